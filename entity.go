@@ -1,0 +1,106 @@
+package tablestore
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Entity is one row of a table: its key, the system properties the engine
+// sets, and up to 252 user properties.
+//
+// Property values must have one of eight Go types, one per EDM type:
+//
+//	string     Edm.String
+//	int32      Edm.Int32
+//	int64      Edm.Int64
+//	float64    Edm.Double
+//	bool       Edm.Boolean
+//	time.Time  Edm.DateTime (stored in UTC at 100 ns precision)
+//	GUID       Edm.Guid
+//	[]byte     Edm.Binary
+//
+// Any other type (including int) is rejected with InvalidValueType; a nil
+// value means "no value": Insert and Replace drop it, Merge ignores it, as
+// Azure does with JSON null. Int32 and Int64 stay distinct, as they do in
+// Azure, because filters compare them differently.
+type Entity struct {
+	PartitionKey string
+	RowKey       string
+	// Timestamp is set by the engine on every write and strictly increases
+	// per entity. Any value the caller sets is ignored.
+	Timestamp time.Time
+	// ETag identifies this version of the entity, for If-Match. The engine
+	// sets it together with Timestamp.
+	ETag ETag
+	// Properties maps property names to values. It never holds
+	// PartitionKey, RowKey, Timestamp or ETag.
+	Properties map[string]any
+}
+
+// ETag is an entity version in Azure's form,
+// W/"datetime'2021-08-31T15%3A41%3A38.3027816Z'". Compare ETags as opaque
+// strings.
+type ETag string
+
+// ETagAny is the If-Match wildcard: it matches any existing entity.
+const ETagAny ETag = "*"
+
+// etagFor returns the ETag of an entity written at ts.
+func etagFor(ts time.Time) ETag {
+	s := ts.UTC().Format("2006-01-02T15:04:05.0000000Z")
+	return ETag(`W/"datetime'` + strings.ReplaceAll(s, ":", "%3A") + `'"`)
+}
+
+// GUID is an Edm.Guid value: 16 bytes in the order the canonical text
+// form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx shows them.
+type GUID [16]byte
+
+// String returns the canonical lowercase text form.
+func (g GUID) String() string {
+	var b [36]byte
+	hex.Encode(b[0:8], g[0:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], g[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], g[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], g[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:36], g[10:16])
+	return string(b[:])
+}
+
+// ParseGUID parses the canonical text form (either case).
+func ParseGUID(s string) (GUID, error) {
+	var g GUID
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return g, newError(CodeInvalidInput, "malformed guid %q", s)
+	}
+	h := s[0:8] + s[9:13] + s[14:18] + s[19:23] + s[24:36]
+	if _, err := hex.Decode(g[:], []byte(h)); err != nil {
+		return GUID{}, newError(CodeInvalidInput, "malformed guid %q", s)
+	}
+	return g, nil
+}
+
+// UpdateMode says how an update or upsert treats the stored entity.
+type UpdateMode uint8
+
+const (
+	// Merge changes or adds the properties given and keeps the others.
+	Merge UpdateMode = iota + 1
+	// Replace stores exactly the properties given.
+	Replace
+)
+
+func (m UpdateMode) String() string {
+	switch m {
+	case Merge:
+		return "merge"
+	case Replace:
+		return "replace"
+	}
+	return fmt.Sprintf("UpdateMode(%d)", uint8(m))
+}

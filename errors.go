@@ -1,0 +1,127 @@
+package tablestore
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is one of Azure Table Storage's error codes, such as
+// "EntityAlreadyExists". The codes are Azure's own, so code that handles
+// Azure errors by code handles ours the same way.
+type Code string
+
+// The error codes this library returns.
+const (
+	CodeTableAlreadyExists                      Code = "TableAlreadyExists"
+	CodeTableNotFound                           Code = "TableNotFound"
+	CodeResourceNotFound                        Code = "ResourceNotFound"
+	CodeEntityAlreadyExists                     Code = "EntityAlreadyExists"
+	CodeUpdateConditionNotSatisfied             Code = "UpdateConditionNotSatisfied"
+	CodePropertiesNeedValue                     Code = "PropertiesNeedValue"
+	CodeInvalidInput                            Code = "InvalidInput"
+	CodeOutOfRangeInput                         Code = "OutOfRangeInput"
+	CodeInvalidResourceName                     Code = "InvalidResourceName"
+	CodePropertyValueTooLarge                   Code = "PropertyValueTooLarge"
+	CodeEntityTooLarge                          Code = "EntityTooLarge"
+	CodeTooManyProperties                       Code = "TooManyProperties"
+	CodeKeyValueTooLarge                        Code = "KeyValueTooLarge"
+	CodePropertyNameInvalid                     Code = "PropertyNameInvalid"
+	CodePropertyNameTooLong                     Code = "PropertyNameTooLong"
+	CodeDuplicatePropertiesSpecified            Code = "DuplicatePropertiesSpecified"
+	CodeInvalidValueType                        Code = "InvalidValueType"
+	CodeInvalidDuplicateRow                     Code = "InvalidDuplicateRow"
+	CodeCommandsInBatchActOnDifferentPartitions Code = "CommandsInBatchActOnDifferentPartitions"
+	CodeNotImplemented                          Code = "NotImplemented"
+)
+
+// Sentinel errors, one per code, for errors.Is. Every *Error and
+// *BatchError matches the sentinel of its code:
+//
+//	if errors.Is(err, tablestore.ErrEntityAlreadyExists) { ... }
+var (
+	ErrTableAlreadyExists                      = newSentinel(CodeTableAlreadyExists, "table already exists")
+	ErrTableNotFound                           = newSentinel(CodeTableNotFound, "table not found")
+	ErrResourceNotFound                        = newSentinel(CodeResourceNotFound, "resource not found")
+	ErrEntityAlreadyExists                     = newSentinel(CodeEntityAlreadyExists, "entity already exists")
+	ErrUpdateConditionNotSatisfied             = newSentinel(CodeUpdateConditionNotSatisfied, "update condition not satisfied")
+	ErrPropertiesNeedValue                     = newSentinel(CodePropertiesNeedValue, "properties need value")
+	ErrInvalidInput                            = newSentinel(CodeInvalidInput, "invalid input")
+	ErrOutOfRangeInput                         = newSentinel(CodeOutOfRangeInput, "out of range input")
+	ErrInvalidResourceName                     = newSentinel(CodeInvalidResourceName, "invalid resource name")
+	ErrPropertyValueTooLarge                   = newSentinel(CodePropertyValueTooLarge, "property value too large")
+	ErrEntityTooLarge                          = newSentinel(CodeEntityTooLarge, "entity too large")
+	ErrTooManyProperties                       = newSentinel(CodeTooManyProperties, "too many properties")
+	ErrKeyValueTooLarge                        = newSentinel(CodeKeyValueTooLarge, "key value too large")
+	ErrPropertyNameInvalid                     = newSentinel(CodePropertyNameInvalid, "property name invalid")
+	ErrPropertyNameTooLong                     = newSentinel(CodePropertyNameTooLong, "property name too long")
+	ErrDuplicatePropertiesSpecified            = newSentinel(CodeDuplicatePropertiesSpecified, "duplicate properties specified")
+	ErrInvalidValueType                        = newSentinel(CodeInvalidValueType, "invalid value type")
+	ErrInvalidDuplicateRow                     = newSentinel(CodeInvalidDuplicateRow, "invalid duplicate row")
+	ErrCommandsInBatchActOnDifferentPartitions = newSentinel(CodeCommandsInBatchActOnDifferentPartitions, "commands in batch act on different partitions")
+	ErrNotImplemented                          = newSentinel(CodeNotImplemented, "not implemented")
+)
+
+// ErrClosed is returned by every operation on a closed DB.
+var ErrClosed = errors.New("tablestore: closed")
+
+type sentinel struct {
+	code Code
+	msg  string
+}
+
+func (s *sentinel) Error() string { return "tablestore: " + s.msg }
+
+var sentinels = map[Code]*sentinel{}
+
+func newSentinel(code Code, msg string) error {
+	s := &sentinel{code: code, msg: msg}
+	sentinels[code] = s
+	return s
+}
+
+// Error is the error every failed operation returns (for batches, wrapped
+// in a *BatchError). Code is Azure's error code; Message says what was
+// wrong in lowercase prose.
+type Error struct {
+	Code    Code
+	Message string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("tablestore: %s: %s", e.Code, e.Message)
+}
+
+// Is reports whether target is the sentinel of e's code.
+func (e *Error) Is(target error) bool {
+	s, ok := target.(*sentinel)
+	return ok && s.code == e.Code
+}
+
+// BatchError is returned by a failed entity group transaction. Index is the
+// 0-based position of the failing action, as Azure reports it; nothing of
+// the transaction was applied. It unwraps to the action's *Error.
+type BatchError struct {
+	Index int
+	Err   *Error
+}
+
+func (e *BatchError) Error() string {
+	return fmt.Sprintf("tablestore: transaction action %d: %s: %s", e.Index, e.Err.Code, e.Err.Message)
+}
+
+// Unwrap returns the failing action's error.
+func (e *BatchError) Unwrap() error { return e.Err }
+
+// ErrorCode returns the Azure error code carried by err, or "" if err
+// carries none.
+func ErrorCode(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+func newError(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,46 @@
+package filter
+
+// This file holds the checked form of a filter: the tree that Check
+// produces, that the evaluator runs and that the engine's planner reads.
+// Names and literal types are resolved here, once, not per entity.
+
+// Op is a comparison operator.
+type Op uint8
+
+// The comparison operators, in Azure's spelling.
+const (
+	OpEQ Op = iota + 1 // eq
+	OpNE               // ne
+	OpGT               // gt
+	OpGE               // ge
+	OpLT               // lt
+	OpLE               // le
+)
+
+// Node is a node of a checked filter: *AndNode, *OrNode, *NotNode or
+// *CompareNode.
+type Node interface{ node() }
+
+// AndNode matches when both X and Y match.
+type AndNode struct{ X, Y Node }
+
+// OrNode matches when X or Y matches.
+type OrNode struct{ X, Y Node }
+
+// NotNode negates X. An entity that lacks a property compared inside X
+// makes X false, so NotNode matches it.
+type NotNode struct{ X Node }
+
+// CompareNode compares one property with a literal. The property is always
+// on the left: a filter written `1 lt X` is checked into `X gt 1`. A bare
+// property name `X` is checked into `X eq true`.
+type CompareNode struct {
+	Property string
+	Op       Op
+	Value    Value
+}
+
+func (*AndNode) node()     {}
+func (*OrNode) node()      {}
+func (*NotNode) node()     {}
+func (*CompareNode) node() {}

@@ -1,0 +1,89 @@
+package tablestore
+
+import (
+	"time"
+
+	"github.com/tablestore/tablestore/filter"
+)
+
+// Options configure a DB. A nil *Options, and every zero field, means the
+// default given in the field's comment.
+type Options struct {
+	// NoSync makes commits return before the write-ahead log reaches
+	// stable storage. Writes stay atomic (a crash never tears an entity or
+	// a transaction) but the newest acknowledged writes may be lost.
+	// Default: false (every commit is synced; concurrent commits share one
+	// fsync through Pebble's group commit).
+	NoSync bool
+
+	// CacheSize is the size in bytes of the block cache shared by all
+	// tables. Default: 64 MiB.
+	CacheSize int64
+
+	// MemTableSize is the size in bytes of Pebble's memtable. Small values
+	// force frequent flushes and compactions (useful in tests).
+	// Default: 4 MiB.
+	MemTableSize uint64
+
+	// BloomBitsPerKey sets the bloom filter built over every key in the
+	// store, so a point lookup of an absent entity rarely reads a block.
+	// Negative disables the filters. Default: 10.
+	BloomBitsPerKey int
+
+	// Clock returns the current time; the engine derives Timestamps and
+	// ETags from it. Timestamps still strictly increase per entity if the
+	// clock stalls or goes backwards. Default: time.Now.
+	Clock func() time.Time
+
+	// FilterLimits bound the size of $filter expressions.
+	// Default: filter.DefaultLimits.
+	FilterLimits *filter.Limits
+
+	// PageScanLimit is the most entities one query page examines before it
+	// ends early with a continuation token (like Azure, a page may then
+	// hold fewer entities than Top, even none). Default: 100,000.
+	PageScanLimit int
+
+	// PageTimeLimit is the longest one query page may take before it ends
+	// early with a continuation token. Default: 5s (Azure's figure).
+	PageTimeLimit time.Duration
+}
+
+const (
+	defaultCacheSize     = 64 << 20
+	defaultMemTableSize  = 4 << 20
+	defaultBloomBits     = 10
+	defaultPageScanLimit = 100_000
+	defaultPageTimeLimit = 5 * time.Second
+)
+
+// withDefaults returns a copy of o with every zero field set to its default.
+func (o *Options) withDefaults() Options {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.CacheSize <= 0 {
+		r.CacheSize = defaultCacheSize
+	}
+	if r.MemTableSize == 0 {
+		r.MemTableSize = defaultMemTableSize
+	}
+	if r.BloomBitsPerKey == 0 {
+		r.BloomBitsPerKey = defaultBloomBits
+	}
+	if r.Clock == nil {
+		r.Clock = time.Now
+	}
+	if r.FilterLimits == nil {
+		l := filter.DefaultLimits
+		r.FilterLimits = &l
+	}
+	if r.PageScanLimit <= 0 {
+		r.PageScanLimit = defaultPageScanLimit
+	}
+	if r.PageTimeLimit <= 0 {
+		r.PageTimeLimit = defaultPageTimeLimit
+	}
+	return r
+}
