@@ -247,3 +247,12 @@ func TestDecodeEntityCorrupt(t *testing.T) {
 		require.ErrorContains(t, err, `tablestore: stored entity ("pk", "rk") is corrupt: codec:`)
 	}
 }
+
+// encodeRecord encodes props with a fixed timestamp, as the engine stores
+// them.
+func encodeRecord(t *testing.T, props []codec.Property) codec.Record {
+	t.Helper()
+	rec := codec.Record(codec.Encode(nil, ticksFromTime(time.Date(2023, 5, 6, 7, 8, 9, 0, time.UTC)), props))
+	require.NoError(t, rec.Check())
+	return rec
+}
