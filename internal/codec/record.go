@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tablestore/tablestore/filter"
 )
@@ -216,26 +217,27 @@ func (r Record) Properties() ([]Property, error) {
 		return nil, nil
 	}
 	props := make([]Property, 0, count)
+	// names is filled once, in order, and never changed after a byte is
+	// written; its capacity is exact, so it never moves. That makes it safe
+	// to view as one string (as strings.Builder does) and hand out
+	// substrings of it.
 	names := make([]byte, 0, nameBytes)
+	var all string
+	if nameBytes > 0 {
+		all = unsafe.String(unsafe.SliceData(names), nameBytes)
+	}
 	values := make([]byte, 0, valueBytes) // non-nil even when empty
 	it = r.Iter()
 	for it.Next() {
+		start := len(names)
 		names = append(names, it.Name()...)
 		v := it.Value()
 		if v.Bytes != nil {
-			start := len(values)
+			vstart := len(values)
 			values = append(values, v.Bytes...)
-			v.Bytes = values[start:len(values):len(values)]
+			v.Bytes = values[vstart:len(values):len(values)]
 		}
-		props = append(props, Property{Value: v})
-	}
-	all := string(names)
-	off := 0
-	it = r.Iter()
-	for i := 0; it.Next(); i++ {
-		n := len(it.Name())
-		props[i].Name = all[off : off+n]
-		off += n
+		props = append(props, Property{Name: all[start:len(names)], Value: v})
 	}
 	return props, nil
 }
