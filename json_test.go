@@ -2,11 +2,15 @@ package tablestore
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
 )
 
@@ -299,5 +303,52 @@ func FuzzEntityJSON(f *testing.F) {
 			t.Fatalf("marshalled entity does not unmarshal: %v\njson: %s", err, out)
 		}
 		requireSameEntity(t, &e, &back)
+	})
+}
+
+// TestJSONDecisions runs testdata/json_entity: how JSON bodies are typed
+// (Azure's inference rules and annotations) and written back.
+//
+//	unmarshal   input: a JSON entity; output: the entity, property by
+//	            property with its EDM type, then MarshalJSON's output
+func TestJSONDecisions(t *testing.T) {
+	datadriven.RunTest(t, "testdata/json_entity", func(t *testing.T, d *datadriven.TestData) string {
+		if d.Cmd != "unmarshal" {
+			d.Fatalf(t, "unknown command %q", d.Cmd)
+		}
+		var e Entity
+		if err := e.UnmarshalJSON([]byte(d.Input)); err != nil {
+			return "error: " + errString(err) + "\n"
+		}
+		var out strings.Builder
+		fmt.Fprintf(&out, "PartitionKey: %q\nRowKey: %q\n", e.PartitionKey, e.RowKey)
+		if !e.Timestamp.IsZero() {
+			fmt.Fprintf(&out, "Timestamp: %s\n", e.Timestamp.Format(time.RFC3339Nano))
+		}
+		if e.ETag != "" {
+			fmt.Fprintf(&out, "ETag: %s\n", e.ETag)
+		}
+		names := make([]string, 0, len(e.Properties))
+		for name := range e.Properties {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			v := e.Properties[name]
+			switch x := v.(type) {
+			case time.Time:
+				v = x.Format(time.RFC3339Nano)
+			case []byte:
+				v = fmt.Sprintf("%x", x)
+			case float64:
+				v = strconv.FormatFloat(x, 'g', -1, 64)
+			}
+			fmt.Fprintf(&out, "%s: %s %v\n", name, edmTypeName(e.Properties[name]), v)
+		}
+		b, err := e.MarshalJSON()
+		if err != nil {
+			return out.String() + "marshal error: " + errString(err) + "\n"
+		}
+		return out.String() + "json: " + string(b) + "\n"
 	})
 }
