@@ -3,9 +3,9 @@ package tablestore
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
-	"math"
 	"strings"
 	"testing"
 	"time"
