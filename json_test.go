@@ -352,3 +352,26 @@ func TestJSONDecisions(t *testing.T) {
 		return out.String() + "json: " + string(b) + "\n"
 	})
 }
+
+func BenchmarkMarshalJSON(b *testing.B) {
+	e := &Entity{PartitionKey: "partition", RowKey: "row", Timestamp: time.Now(), ETag: etagFor(time.Now()),
+		Properties: map[string]any{"S": "some string", "I": int32(5), "L": int64(1 << 40), "D": 2.5,
+			"B": true, "T": time.Now(), "G": GUID{1}, "Bin": []byte("bytes")}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.MarshalJSON(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkUnmarshalJSON(b *testing.B) {
+	data := []byte(recordedQueryEntity)
+	b.ReportAllocs()
+	for b.Loop() {
+		var e Entity
+		if err := e.UnmarshalJSON(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
