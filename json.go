@@ -39,6 +39,9 @@ const (
 // for a system name in Properties or a string that is not valid UTF-8,
 // OutOfRangeInput for a time outside years 1 to 9999.
 func (e *Entity) MarshalJSON() ([]byte, error) {
+	if e == nil {
+		return []byte("null"), nil
+	}
 	b := make([]byte, 0, 128+64*len(e.Properties))
 	b = append(b, '{')
 	if e.ETag != "" {
@@ -239,7 +242,9 @@ func appendJSONString(b []byte, name, s string) ([]byte, error) {
 // null values are dropped. Keys "odata.*" and other "@"-annotations are
 // ignored, except that odata.etag fills ETag and a parseable Timestamp
 // fills Timestamp, so fetched entities round-trip (writes ignore both). On
-// error e is unchanged.
+// error e is unchanged. As encoding/json expects, the literal null leaves e
+// unchanged and is no error (a write of that entity then fails with
+// PropertiesNeedValue).
 //
 // Errors (all *Error): InvalidInput for malformed JSON, a non-object, a
 // nested object or array value, a key that is not a JSON string or is
@@ -250,6 +255,9 @@ func appendJSONString(b []byte, name, s string) ([]byte, error) {
 // property or annotation; PropertyNameInvalid and PropertyNameTooLong for
 // bad names; OutOfRangeInput for a DateTime outside years 1 to 9999.
 func (e *Entity) UnmarshalJSON(data []byte) error {
+	if string(bytes.TrimSpace(data)) == "null" {
+		return nil
+	}
 	values, types, etag, err := scanJSONEntity(data)
 	if err != nil {
 		return err

@@ -221,6 +221,14 @@ func TestMarshalJSON(t *testing.T) {
 	require.Equal(t, want, string(out))
 	require.True(t, json.Valid(out))
 
+	// nil and null, as encoding/json expects.
+	out, err = (*Entity)(nil).MarshalJSON()
+	require.NoError(t, err)
+	require.Equal(t, "null", string(out))
+	keep := Entity{PartitionKey: "keep"}
+	require.NoError(t, keep.UnmarshalJSON([]byte(" null ")))
+	require.Equal(t, "keep", keep.PartitionKey)
+
 	// No ETag or Timestamp: neither is written.
 	out, err = (&Entity{PartitionKey: "p", RowKey: "r"}).MarshalJSON()
 	require.NoError(t, err)

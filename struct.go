@@ -120,7 +120,8 @@ func marshalField(fv reflect.Value, kind fieldKind) any {
 }
 
 // UnmarshalEntity fills the struct v points to from e, following the field
-// rules of MarshalEntity. Properties absent from e (or nil) leave their
+// rules of MarshalEntity. The PartitionKey, RowKey, Timestamp and ETag
+// fields, where the struct has them, are always set from e. Properties absent from e (or nil) leave their
 // fields unchanged; a pointer field gets a newly allocated value. Numbers
 // convert between Int32, Int64 and Double and any numeric field type when
 // the value fits exactly (an Int64 of 5 fills an int8 field, 2.5 does not
