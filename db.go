@@ -75,7 +75,7 @@ func open(dir string, fs vfs.FS, opts *Options) (*DB, error) {
 	if o.NoSync {
 		db.writeOpts = pebble.NoSync
 	}
-	if err := db.loadCatalog(); err != nil {
+	if err := errors.Join(db.loadCatalog(), db.loadClock()); err != nil {
 		_ = pdb.Close()
 		return nil, err
 	}

@@ -132,6 +132,8 @@ func newError(code Code, format string, args ...any) *Error {
 // was damaged outside this library.
 var ErrCorrupt = errors.New("tablestore: corrupt data")
 
+var errBadClock = errors.New("bad clock ceiling")
+
 func corruptRecord(key []byte, err error) error {
 	return fmt.Errorf("%w: entity at key %q: %v", ErrCorrupt, key, err)
 }

@@ -311,3 +311,26 @@ func TestContextCancelled(t *testing.T) {
 	_, err = tbl.Get(ctx, "p", "r", nil)
 	requireCode(t, err, CodeResourceNotFound)
 }
+
+func TestTimestampsIncreaseAcrossReopenWithClockBackwards(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+	clock := func() time.Time { return now }
+	db, err := Open(dir, &Options{Clock: clock})
+	require.NoError(t, err)
+	tbl, err := db.CreateTable(ctx, "clock")
+	require.NoError(t, err)
+	e := &Entity{PartitionKey: "p", RowKey: "r"}
+	require.NoError(t, tbl.Upsert(ctx, e, Replace))
+	first := e.Timestamp
+	require.NoError(t, db.Close())
+
+	now = now.Add(-time.Hour) // the wall clock went backwards
+	db, err = Open(dir, &Options{Clock: clock})
+	require.NoError(t, err)
+	defer db.Close()
+	e2 := &Entity{PartitionKey: "p", RowKey: "r"}
+	require.NoError(t, db.Table("clock").Upsert(ctx, e2, Replace))
+	require.True(t, e2.Timestamp.After(first), "%v not after %v", e2.Timestamp, first)
+	require.NotEqual(t, e.ETag, e2.ETag)
+}

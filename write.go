@@ -97,7 +97,10 @@ func (t *Table) commitOps(ctx context.Context, ops []writeOp) (int, error) {
 		newProps[i] = props
 		floor = max(floor, stamp)
 	}
-	ts := db.clock.next(ticksFromTime(db.opts.Clock()), floor)
+	ts, err := db.clock.next(ticksFromTime(db.opts.Clock()), floor)
+	if err != nil {
+		return 0, err
+	}
 	var enc []byte
 	for i, op := range ops {
 		if op.typ == ActionDelete {
@@ -125,6 +128,11 @@ func (t *Table) commitOps(ctx context.Context, ops []writeOp) (int, error) {
 // entity's Timestamp in ticks (0 if absent).
 // REQUIRES: the partition lock is held.
 func (t *Table) resolveOp(op *writeOp, key []byte) ([]codec.Property, int64, error) {
+	if op.typ == ActionUpsertReplace {
+		// Needs nothing of the stored entity: the clock alone keeps its
+		// Timestamp increasing.
+		return op.props, 0, nil
+	}
 	val, closer, err := t.db.pdb.Get(key)
 	found := true
 	switch {
@@ -148,8 +156,6 @@ func (t *Table) resolveOp(op *writeOp, key []byte) ([]codec.Property, int64, err
 			return nil, 0, newError(CodeEntityAlreadyExists, "entity (%q, %q) already exists", op.pk, op.rk)
 		}
 		return op.props, 0, nil
-	case ActionUpsertReplace:
-		return op.props, stamp, nil
 	case ActionUpsertMerge:
 		if !found {
 			return op.props, 0, nil
