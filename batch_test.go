@@ -227,3 +227,36 @@ func dumpTable(t *testing.T, db *DB, name string) string {
 	}
 	return b.String()
 }
+
+func TestTransactionErrorsUnwrap(t *testing.T) {
+	db := openTestDB(t, nil)
+	tbl, err := db.CreateTable(ctx, "txn")
+	require.NoError(t, err)
+	err = tbl.SubmitTransaction(ctx, nil)
+	var be *BatchError
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, 0, be.Index)
+	requireCode(t, err, CodeInvalidInput)
+
+	require.NoError(t, tbl.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "a"}))
+	err = tbl.NewBatch().Upsert(&Entity{PartitionKey: "p", RowKey: "b"}, Merge).Insert(&Entity{PartitionKey: "p", RowKey: "a"}).Submit(ctx)
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, 1, be.Index)
+	require.ErrorIs(t, err, ErrEntityAlreadyExists)
+	require.Contains(t, err.Error(), "tablestore: transaction action 1: EntityAlreadyExists")
+	_, err = tbl.Get(ctx, "p", "b", nil)
+	requireCode(t, err, CodeResourceNotFound)
+
+	b := tbl.NewBatch().Update(&Entity{PartitionKey: "p", RowKey: "a"}, UpdateMode(7), ETagAny)
+	require.Equal(t, 1, b.Len())
+	require.ErrorIs(t, b.Submit(ctx), ErrInvalidInput)
+
+	// Entities written together share one Timestamp and ETag.
+	x, y := &Entity{PartitionKey: "p", RowKey: "x"}, &Entity{PartitionKey: "p", RowKey: "y"}
+	require.NoError(t, tbl.NewBatch().Insert(x).Upsert(y, Replace).Delete("p", "a", ETagAny).Submit(ctx))
+	require.Equal(t, x.ETag, y.ETag)
+	require.NotEmpty(t, x.ETag)
+	got, err := tbl.Get(ctx, "p", "y", nil)
+	require.NoError(t, err)
+	require.Equal(t, y.ETag, got.ETag)
+}
