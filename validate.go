@@ -209,24 +209,3 @@ func quoteShort(s string) string {
 	return strconv.Quote(s[:cut]) + "..."
 }
 
-// entityProperties validates everything about e that a write checks
-// before touching storage: both keys (validateKey), the properties
-// (encodeProperties) and the limits of the entity as given
-// (checkEntityLimits). It returns the properties in codec form, sorted by
-// name. A Merge must check the limits again on the merged set.
-func entityProperties(e *Entity) ([]codec.Property, error) {
-	if err := validateKey(namePartitionKey, e.PartitionKey); err != nil {
-		return nil, err
-	}
-	if err := validateKey(nameRowKey, e.RowKey); err != nil {
-		return nil, err
-	}
-	props, err := encodeProperties(e.Properties)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkEntityLimits(e.PartitionKey, e.RowKey, props); err != nil {
-		return nil, err
-	}
-	return props, nil
-}

@@ -148,32 +148,3 @@ func TestCheckEntityLimits(t *testing.T) {
 	require.NoError(t, checkEntityLimits("pk", "rk", big))
 }
 
-func TestEntityProperties(t *testing.T) {
-	props, err := entityProperties(&Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"B": int32(1), "A": "x"}})
-	require.NoError(t, err)
-	require.Len(t, props, 2)
-	require.Equal(t, "A", props[0].Name)
-
-	tests := []struct {
-		name string
-		e    Entity
-		code Code
-	}{
-		{"no partition key", Entity{RowKey: "r"}, CodePropertiesNeedValue},
-		{"no row key", Entity{PartitionKey: "p"}, CodePropertiesNeedValue},
-		{"bad row key", Entity{PartitionKey: "p", RowKey: "a#b"}, CodeOutOfRangeInput},
-		{"bad property", Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"A": 1}}, CodeInvalidValueType},
-		{"too large", Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{
-			"A": make([]byte, 65536), "B": make([]byte, 65536), "C": make([]byte, 65536), "D": make([]byte, 65536),
-			"E": make([]byte, 65536), "F": make([]byte, 65536), "G": make([]byte, 65536), "H": make([]byte, 65536),
-			"I": make([]byte, 65536), "J": make([]byte, 65536), "K": make([]byte, 65536), "L": make([]byte, 65536),
-			"M": make([]byte, 65536), "N": make([]byte, 65536), "O": make([]byte, 65536), "P": make([]byte, 65536),
-		}}, CodeEntityTooLarge},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := entityProperties(&tc.e)
-			require.Equal(t, tc.code, ErrorCode(err), "%v", err)
-		})
-	}
-}
