@@ -208,4 +208,3 @@ func quoteShort(s string) string {
 	}
 	return strconv.Quote(s[:cut]) + "..."
 }
-

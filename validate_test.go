@@ -147,4 +147,3 @@ func TestCheckEntityLimits(t *testing.T) {
 	require.Equal(t, maxEntityBytes, entitySize("pk", "rk", big))
 	require.NoError(t, checkEntityLimits("pk", "rk", big))
 }
-
