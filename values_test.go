@@ -256,3 +256,46 @@ func encodeRecord(t *testing.T, props []codec.Property) codec.Record {
 	require.NoError(t, rec.Check())
 	return rec
 }
+
+func benchRecord(b *testing.B) codec.Record {
+	m := map[string]any{}
+	for i := range 10 {
+		name := "Property" + string(rune('A'+i))
+		switch i % 4 {
+		case 0:
+			m[name] = "a moderately long string value"
+		case 1:
+			m[name] = int64(i) << 40
+		case 2:
+			m[name] = float64(i) / 3
+		case 3:
+			m[name] = time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+		}
+	}
+	props, err := encodeProperties(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return codec.Record(codec.Encode(nil, 1, props))
+}
+
+func BenchmarkDecodeEntity10(b *testing.B) {
+	rec := benchRecord(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeEntity("pk", "rk", rec, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeEntitySelect2of10(b *testing.B) {
+	rec := benchRecord(b)
+	sel := []string{"PropertyC", "PropertyH"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeEntity("pk", "rk", rec, sel); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/tablestore/tablestore/filter"
 )
@@ -202,7 +202,8 @@ func (it *Iter) Err() error { return it.err }
 // are copies, safe to keep after r changes. Errors: a corrupt record.
 func (r Record) Properties() ([]Property, error) {
 	// First pass: validate and size everything, so the result takes three
-	// allocations whatever the number of properties.
+	// allocations whatever the number of properties (a third pass hands
+	// out the names as substrings of one string).
 	count, nameBytes, valueBytes := 0, 0, 0
 	it := r.Iter()
 	for it.Next() {
@@ -217,27 +218,26 @@ func (r Record) Properties() ([]Property, error) {
 		return nil, nil
 	}
 	props := make([]Property, 0, count)
-	// names is filled once, in order, and never changed after a byte is
-	// written; its capacity is exact, so it never moves. That makes it safe
-	// to view as one string (as strings.Builder does) and hand out
-	// substrings of it.
-	names := make([]byte, 0, nameBytes)
-	var all string
-	if nameBytes > 0 {
-		all = unsafe.String(unsafe.SliceData(names), nameBytes)
-	}
+	var names strings.Builder // all names, one allocation
+	names.Grow(nameBytes)
 	values := make([]byte, 0, valueBytes) // non-nil even when empty
 	it = r.Iter()
 	for it.Next() {
-		start := len(names)
-		names = append(names, it.Name()...)
+		names.Write(it.Name())
 		v := it.Value()
 		if v.Bytes != nil {
-			vstart := len(values)
+			start := len(values)
 			values = append(values, v.Bytes...)
-			v.Bytes = values[vstart:len(values):len(values)]
+			v.Bytes = values[start:len(values):len(values)]
 		}
-		props = append(props, Property{Name: all[start:len(names)], Value: v})
+		props = append(props, Property{Value: v})
+	}
+	all, off := names.String(), 0
+	it = r.Iter()
+	for i := 0; it.Next(); i++ {
+		n := len(it.Name())
+		props[i].Name = all[off : off+n]
+		off += n
 	}
 	return props, nil
 }
