@@ -113,7 +113,8 @@ func parseLiteral(kind Token, raw string) (Value, string) {
 	return Value{}, "expected literal, found " + kind.String()
 }
 
-// unquote returns the content of a '…' literal, with ” turned into '.
+// unquote returns the content of a quoted literal, with each doubled
+// quote turned into one.
 func unquote(raw string) (string, bool) {
 	if len(raw) < 2 || raw[0] != '\'' || raw[len(raw)-1] != '\'' {
 		return "", false
@@ -313,7 +314,7 @@ func FormatDateTime(ticks int64) string {
 }
 
 // FormatLiteral returns the canonical filter literal for v, which parses
-// back to an equal Value: 'it”s', 5, 5L, 2.5, true, datetime'…Z',
+// back to an equal Value: 'text' (quotes doubled), 5, 5L, 2.5, true, datetime'…Z',
 // guid'…' (lowercase), X'0a0b' (lowercase hex). Doubles that have no
 // literal form (NaN, ±Inf) are written as NaN, INF and -INF, which do not
 // parse.

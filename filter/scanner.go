@@ -63,7 +63,7 @@ func (s *Scanner) Scan() (pos int, tok Token, lit string) {
 	c := s.src[s.off]
 	switch {
 	case c == '\'':
-		if !s.scanQuoted() {
+		if !s.scanQuoted(pos) {
 			return pos, TokIllegal, s.src[pos:s.off]
 		}
 		return pos, TokString, s.src[pos:s.off]
@@ -122,11 +122,10 @@ func (s *Scanner) illegal(pos int, msg string) (int, Token, string) {
 	return pos, TokIllegal, s.src[pos:end]
 }
 
-// scanQuoted consumes a quoted section starting at s.off ('…', with ”
-// for a quote). It reports false, with the error recorded, when the quote
-// is not closed.
-func (s *Scanner) scanQuoted() bool {
-	start := s.off
+// scanQuoted consumes a quoted section starting at s.off, in which a
+// doubled quote stands for one quote. It reports false, with an error at
+// start recorded, when the quote is not closed.
+func (s *Scanner) scanQuoted(start int) bool {
 	s.off++ // opening quote
 	for s.off < len(s.src) {
 		if s.src[s.off] == '\'' {
@@ -213,6 +212,9 @@ func (s *Scanner) scanWord() (int, Token, string) {
 		s.off += size
 	}
 	word := s.src[pos:s.off]
+	if tok := Lookup(word); tok != TokIdent {
+		return pos, tok, word
+	}
 	if s.off < len(s.src) && s.src[s.off] == '\'' {
 		var tok Token
 		switch word {
@@ -223,13 +225,14 @@ func (s *Scanner) scanWord() (int, Token, string) {
 		case "X", "x", "binary":
 			tok = TokBinary
 		default:
-			s.scanQuoted()
+			s.scanQuoted(pos)
+			s.err = nil
 			return s.illegal(pos, "unknown literal prefix '"+word+"'")
 		}
-		if !s.scanQuoted() {
+		if !s.scanQuoted(pos) {
 			return pos, TokIllegal, s.src[pos:s.off]
 		}
 		return pos, tok, s.src[pos:s.off]
 	}
-	return pos, Lookup(word), word
+	return pos, TokIdent, word
 }
