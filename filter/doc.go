@@ -74,8 +74,8 @@
 // but a filter may compare with any date.
 //
 // Guid: the canonical 8-4-4-4-12 hex form, either case, without braces.
-// Binary: an even number of hex digits, either case; X'' is the empty
-// value.
+// Binary: an even number of hex digits, either case; none at all gives
+// the empty value.
 //
 // null is recognised and rejected (InvalidInput), as Azure does not allow
 // it. Double-quoted strings are not strings: `"x"` is a syntax error.

@@ -18,7 +18,8 @@ func (f *Filter) Match(p Properties) bool {
 // Eval reports whether the entity p satisfies the checked tree n. A nil n
 // matches every entity. See Compare for the comparison rules; an entity
 // that lacks the property of a CompareNode fails it, whatever the operator,
-// and NotNode simply negates its operand.
+// and NotNode simply negates its operand. The nodes of n must not be nil
+// pointers.
 func Eval(n Node, p Properties) bool {
 	switch n := n.(type) {
 	case *CompareNode:

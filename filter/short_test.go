@@ -309,3 +309,44 @@ func TestErrorString(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestCheckHandBuilt checks that malformed hand-built trees give errors,
+// not panics.
+func TestCheckHandBuilt(t *testing.T) {
+	one := &BasicLit{Kind: TokInt32, Value: "1"}
+	tests := []struct {
+		x    Expr
+		code string
+		msg  string
+	}{
+		{&BinaryExpr{Op: TokAnd, Y: &Ident{Name: "A"}}, CodeInvalidInput, "missing operand of and"},
+		{&BinaryExpr{X: &Ident{Name: "A"}, Op: TokOr, Y: (*Ident)(nil)}, CodeInvalidInput, "missing operand of or"},
+		{&BinaryExpr{X: &Ident{Name: "A"}, Op: TokEQ, Y: &Ident{Name: "B"}}, CodeInvalidInput, "expected and or or"},
+		{&UnaryExpr{Op: TokNot}, CodeInvalidInput, "missing operand of not"},
+		{&UnaryExpr{Op: TokAnd, X: &Ident{Name: "A"}}, CodeInvalidInput, "expected not"},
+		{&ParenExpr{}, CodeInvalidInput, "empty parentheses"},
+		{(*ParenExpr)(nil), CodeInvalidInput, "missing expression"},
+		{&ComparisonExpr{X: &Ident{Name: "A"}, Op: 0, Y: one}, CodeInvalidInput, "unknown comparison operator"},
+		{&ComparisonExpr{X: &Ident{Name: "A"}, Op: OpEQ}, CodeInvalidInput, "missing operand of eq"},
+		{&ComparisonExpr{X: &ParenExpr{X: &Ident{Name: "A"}}, Op: OpEQ, Y: one}, CodeInvalidInput, "must be a property name and a literal"},
+		{&ComparisonExpr{X: &Ident{Name: "A"}, Op: OpEQ, Y: &BasicLit{Kind: TokInt32, Value: "x"}}, CodeInvalidInput, "unrecognized 'Edm.Int32' literal"},
+		{&ComparisonExpr{X: &Ident{Name: "A"}, Op: OpEQ, Y: &BasicLit{Kind: TokNull, Value: "null"}}, CodeInvalidInput, "null literals"},
+		{&ComparisonExpr{X: &Ident{Name: "A"}, Op: OpEQ, Y: &BasicLit{Kind: TokIdent, Value: "B"}}, CodeInvalidInput, "expected literal"},
+	}
+	for i, tc := range tests {
+		_, err := Check(tc.x)
+		e, ok := err.(*Error)
+		if !ok || e.Code != tc.code || !strings.Contains(e.Msg, tc.msg) {
+			t.Errorf("case %d: got %v, want %s: %s", i, err, tc.code, tc.msg)
+		}
+		_ = Print(tc.x) // must not panic
+	}
+	// A hand-built tree deeper than the parser allows is refused.
+	var deep Expr = &Ident{Name: "A"}
+	for i := 0; i <= hardMaxDepth+1; i++ {
+		deep = &UnaryExpr{Op: TokNot, X: deep}
+	}
+	if _, err := Check(deep); err == nil || !strings.Contains(err.Error(), "nesting deeper") {
+		t.Errorf("deep tree: got %v", err)
+	}
+}
