@@ -173,16 +173,14 @@ func parseGuid(s string) ([]byte, bool) {
 	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return nil, false
 	}
-	b := make([]byte, 0, 16)
-	for i := 0; i < len(s); i += 2 {
-		if s[i] == '-' {
-			i--
-			continue
-		}
-		if !isHex(s[i]) || !isHex(s[i+1]) {
+	digits := s[0:8] + s[9:13] + s[14:18] + s[19:23] + s[24:36]
+	b := make([]byte, 16)
+	for i := range b {
+		hi, lo := digits[2*i], digits[2*i+1]
+		if !isHex(hi) || !isHex(lo) {
 			return nil, false
 		}
-		b = append(b, unhex(s[i])<<4|unhex(s[i+1]))
+		b[i] = unhex(hi)<<4 | unhex(lo)
 	}
 	return b, true
 }
