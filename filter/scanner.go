@@ -23,8 +23,8 @@ func (s *Scanner) Init(src string) {
 	s.err = nil
 }
 
-// Err returns the error of the last TokIllegal that Scan returned, and nil
-// if Scan has returned none.
+// Err returns the error of the first TokIllegal that Scan returned, and
+// nil if Scan has returned none.
 func (s *Scanner) Err() *Error { return s.err }
 
 // isSpace reports whether c separates tokens. Azure filters arrive URL
@@ -63,8 +63,8 @@ func (s *Scanner) Scan() (pos int, tok Token, lit string) {
 	c := s.src[s.off]
 	switch {
 	case c == '\'':
-		if !s.scanQuoted(pos) {
-			return pos, TokIllegal, s.src[pos:s.off]
+		if !s.scanQuoted() {
+			return s.illegal(pos, "unterminated quoted literal")
 		}
 		return pos, TokString, s.src[pos:s.off]
 	case isDigit(c):
@@ -123,9 +123,9 @@ func (s *Scanner) illegal(pos int, msg string) (int, Token, string) {
 }
 
 // scanQuoted consumes a quoted section starting at s.off, in which a
-// doubled quote stands for one quote. It reports false, with an error at
-// start recorded, when the quote is not closed.
-func (s *Scanner) scanQuoted(start int) bool {
+// doubled quote stands for one quote. It reports false, having consumed
+// the rest of the text, when the quote is not closed.
+func (s *Scanner) scanQuoted() bool {
 	s.off++ // opening quote
 	for s.off < len(s.src) {
 		if s.src[s.off] == '\'' {
@@ -138,7 +138,6 @@ func (s *Scanner) scanQuoted(start int) bool {
 		}
 		s.off++
 	}
-	s.illegal(start, "unterminated quoted literal")
 	return false
 }
 
@@ -225,12 +224,11 @@ func (s *Scanner) scanWord() (int, Token, string) {
 		case "X", "x", "binary":
 			tok = TokBinary
 		default:
-			s.scanQuoted(pos)
-			s.err = nil
+			s.scanQuoted()
 			return s.illegal(pos, "unknown literal prefix '"+word+"'")
 		}
-		if !s.scanQuoted(pos) {
-			return pos, TokIllegal, s.src[pos:s.off]
+		if !s.scanQuoted() {
+			return s.illegal(pos, "unterminated quoted literal")
 		}
 		return pos, tok, s.src[pos:s.off]
 	}
