@@ -12,6 +12,8 @@ type Filter struct {
 	Root Node
 	// Names lists the property names the filter reads, sorted, each once.
 	Names []string
+
+	prog []step // Root compiled for Match; nil when Root is nil
 }
 
 // Compile parses and checks src: Parse followed by Check. An empty or
@@ -56,6 +58,7 @@ func Check(x Expr) (*Filter, error) {
 		f.Names = append(f.Names, name)
 	}
 	sort.Strings(f.Names)
+	f.prog = compileProgram(root)
 	return f, nil
 }
 

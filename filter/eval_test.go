@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/big"
+	"math/rand"
 	"testing"
 )
 
@@ -177,6 +178,39 @@ func TestNames(t *testing.T) {
 	}
 	if got := f.Names; len(got) != 3 || got[0] != "A" || got[1] != "B" || got[2] != "C" {
 		t.Errorf("Names = %v, want [A B C]", got)
+	}
+}
+
+// TestMatchAgreesWithEval checks the compiled program of Match against
+// the tree walk of Eval and the reference evaluator on random filters and
+// entities, and that a hand-built Filter is evaluated too.
+func TestMatchAgreesWithEval(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	vals := sampleValues()
+	checked := 0
+	for i := 0; i < 3000; i++ {
+		f, err := Compile(Print(randomExpr(r, 5)), &Limits{})
+		if err != nil {
+			continue
+		}
+		checked++
+		hand := &Filter{Root: f.Root}
+		for j := 0; j < 5; j++ {
+			var e entity
+			for _, name := range f.Names {
+				if r.Intn(4) != 0 {
+					e = append(e, prop{name, vals[r.Intn(len(vals))]})
+				}
+			}
+			var p Properties = e
+			got, tree, ref, byHand := f.Match(p), Eval(f.Root, p), refEval(f.Root, p), hand.Match(p)
+			if got != tree || got != ref || got != byHand {
+				t.Fatalf("%s on %v: Match %t, Eval %t, reference %t, hand-built %t", f, e, got, tree, ref, byHand)
+			}
+		}
+	}
+	if checked < 500 {
+		t.Fatalf("only %d random filters compiled", checked)
 	}
 }
 

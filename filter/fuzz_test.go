@@ -214,6 +214,9 @@ func FuzzEval(f *testing.F) {
 		if want := refEval(flt.Root, p); got != want {
 			t.Fatalf("%q on %v: Match = %t, reference = %t", src, p, got, want)
 		}
+		if tree := Eval(flt.Root, p); tree != got {
+			t.Fatalf("%q on %v: Match = %t, Eval = %t", src, p, got, tree)
+		}
 		if flt.Root != nil && Eval(&NotNode{X: flt.Root}, p) == got {
 			t.Fatalf("%q: not does not negate", src)
 		}
