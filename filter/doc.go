@@ -9,7 +9,9 @@
 //     node.go that the evaluator runs and a query planner reads (check.go).
 //     Compile is Parse followed by Check.
 //   - Filter.Match and Eval evaluate a checked tree against an entity's
-//     Properties (eval.go); Format writes a checked tree as canonical text.
+//     Properties (eval.go). Check also compiles the tree into a flat
+//     program, one step per comparison, which Match runs (program.go).
+//     Format writes a checked tree as canonical text.
 //
 // Typical use:
 //
