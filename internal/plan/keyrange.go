@@ -98,8 +98,8 @@ func (r KeyRange) kind() Kind {
 //
 // A bound that is a Successor prints as the inclusive or exclusive bound on
 // the original string: [Successor(a), ...) prints as "> 'a'" and
-// [..., Successor(b)) as "<= 'b'". Strings print in OData quotes with ”
-// for a quote; strings holding invalid UTF-8 or unprintable characters
+// [..., Successor(b)) as "<= 'b'". Strings print in OData single quotes, a quote
+// inside doubled; strings holding invalid UTF-8 or unprintable characters
 // print Go-quoted.
 func (r KeyRange) String() string {
 	if k, ok := r.Point(); ok {
