@@ -3,8 +3,8 @@ package tablestore
 import (
 	"encoding/base64"
 	"encoding/binary"
-	"hash/crc32"
 	"errors"
+	"hash/crc32"
 	"strings"
 	"testing"
 
