@@ -3,8 +3,8 @@ package tablestore
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
-	"unicode/utf8"
 
 	"github.com/tablestore/tablestore/internal/plan"
 )
@@ -26,9 +26,9 @@ import (
 
 const continuationVersion = 1
 
-// maxContinuationKeyBytes bounds each key of a token. Stored keys are at
-// most 1 KiB; the bound is looser so it never rejects a token this package
-// wrote, and tight enough to bound the work a forged one causes.
+// maxContinuationKeyBytes bounds the bytes of each key of a token: 1024
+// UTF-16 code units (validateKey's limit) take at most 4 KiB of UTF-8. It
+// lets decoding reject an oversized token before any other work.
 const maxContinuationKeyBytes = 4 << 10
 
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
@@ -74,32 +74,29 @@ func decodeContinuation(tok string) (plan.Key, error) {
 	}
 	k := plan.Key{PartitionKey: string(rest[:n]), RowKey: string(rest[n:])}
 	if err := checkContinuationKey(k.PartitionKey); err != "" {
-		return bad("partition key " + err)
+		return bad("partition key: " + err)
 	}
 	if err := checkContinuationKey(k.RowKey); err != "" {
-		return bad("row key " + err)
+		return bad("row key: " + err)
 	}
 	return k, nil
 }
 
-// checkContinuationKey applies the key rules that matter for a position:
-// UTF-8, no control characters (so the position stays inside the table's
-// key span) and no characters keys may not hold. It returns why s is not
+// checkContinuationKey applies the key rules of validateKey to one key of
+// a position, except that a position's key may be empty (Azure's
+// NextRowKey may be). Control characters are among the bytes it rejects,
+// so a position stays inside its table's key span. It returns why s is not
 // acceptable, or "".
 func checkContinuationKey(s string) string {
-	if len(s) > maxContinuationKeyBytes {
-		return "too long"
+	if s == "" {
+		return ""
 	}
-	if !utf8.ValidString(s) {
-		return "not utf-8"
-	}
-	for _, r := range s {
-		switch {
-		case r < 0x20 || (r >= 0x7f && r <= 0x9f):
-			return "holds a control character"
-		case r == '/' || r == '\\' || r == '#' || r == '?':
-			return "holds a character keys may not contain"
+	if err := validateKey("key", s); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return e.Message
 		}
+		return err.Error()
 	}
 	return ""
 }

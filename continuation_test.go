@@ -13,11 +13,11 @@ import (
 
 func TestContinuationRoundTrip(t *testing.T) {
 	for _, k := range []plan.Key{
-		{"", "x"},
-		{"p", ""},
-		{"Sales", "2024-01-01"},
-		{"ünïcødé 日本", "🙂 with spaces "},
-		{strings.Repeat("p", 1024), strings.Repeat("r", 1024)},
+		{PartitionKey: "", RowKey: "x"},
+		{PartitionKey: "p", RowKey: ""},
+		{PartitionKey: "Sales", RowKey: "2024-01-01"},
+		{PartitionKey: "ünïcødé 日本", RowKey: "🙂 with spaces "},
+		{PartitionKey: strings.Repeat("p", 1024), RowKey: strings.Repeat("r", 1024)},
 	} {
 		tok := encodeContinuation(k)
 		got, err := decodeContinuation(tok)
