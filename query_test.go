@@ -363,11 +363,11 @@ func TestQueryClosed(t *testing.T) {
 func TestQueryPlanKinds(t *testing.T) {
 	tbl := newQueryTestTable(t, nil, 0)
 	for filter, want := range map[string]PlanKind{
-		"PartitionKey eq 'a' and RowKey eq '1'":                  PlanPoint,
+		"PartitionKey eq 'a' and RowKey eq '1'":                   PlanPoint,
 		"PartitionKey eq 'a' and RowKey ge '1' and RowKey lt '2'": PlanRange,
-		"PartitionKey eq 'a' and N eq 1":                         PlanPartitionScan,
-		"N eq 1":                                                 PlanTableScan,
-		"PartitionKey eq 'a' and PartitionKey eq 'b'":            PlanEmpty,
+		"PartitionKey eq 'a' and N eq 1":                          PlanPartitionScan,
+		"N eq 1":                                                  PlanTableScan,
+		"PartitionKey eq 'a' and PartitionKey eq 'b'":             PlanEmpty,
 	} {
 		p, err := tbl.Plan(Query{Filter: filter})
 		require.NoError(t, err)
