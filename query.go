@@ -168,6 +168,9 @@ type pageReader struct {
 	page     Page
 	examined int
 	start    int64 // clock reading at the start, in nanoseconds
+	// view is reused for every entity, so evaluating the residual
+	// allocates nothing.
+	view codec.View
 }
 
 // stop says why a page ends before its ranges do.
@@ -204,11 +207,11 @@ func (r *pageReader) admit() (stop, error) {
 // only when it matches.
 func (r *pageReader) examine(pk, rk []byte, val []byte) error {
 	r.examined++
-	view := codec.View{PartitionKey: pk, RowKey: rk, Record: codec.Record(val)}
-	if !filter.Eval(r.pq.plan.Residual, &view) {
+	r.view = codec.View{PartitionKey: pk, RowKey: rk, Record: codec.Record(val)}
+	if !filter.Eval(r.pq.plan.Residual, &r.view) {
 		return nil
 	}
-	e, err := decodeEntity(string(pk), string(rk), view.Record, r.pq.sel)
+	e, err := decodeEntity(string(pk), string(rk), r.view.Record, r.pq.sel)
 	if err != nil {
 		return err
 	}
