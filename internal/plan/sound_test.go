@@ -74,13 +74,9 @@ func randomNode(r *rand.Rand, depth int) filter.Node {
 	return &filter.AndNode{X: randomNode(r, depth-1), Y: randomNode(r, depth-1)}
 }
 
-// TestPlanSound checks the planner's contract on random filters over every
-// key of a small universe: an entity matches the filter exactly when its
-// key lies in a range and it satisfies the residual.
-func TestPlanSound(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 0))
+// keyUniverse returns entities over every pair of short keys built from
+// keyAlphabet, half of them with property N.
+func keyUniverse(r *rand.Rand) []props {
 	var entities []props
 	for _, pk := range keyAlphabet {
 		for _, pk2 := range []string{"", "a", " "} {
@@ -95,25 +91,65 @@ func TestPlanSound(t *testing.T) {
 			}
 		}
 	}
+	return entities
+}
+
+// checkSound fails t unless, for every entity, the plan accepts it
+// (within a range and passing the residual) exactly when n does.
+func checkSound(t *testing.T, n filter.Node, p *Plan, entities []props) {
+	t.Helper()
+	for _, e := range entities {
+		want := filter.Eval(n, e)
+		in := false
+		for _, rg := range p.Ranges {
+			if rg.Contains(Key{e.pk, e.rk}) {
+				in = true
+			}
+		}
+		if got := in && filter.Eval(p.Residual, e); got != want {
+			t.Fatalf("filter %s\nentity (%q, %q)\nfilter says %v, plan says %v (in ranges %v)\n%s",
+				filter.Format(n), e.pk, e.rk, want, got, in, p.Format(p.Ranges, filter.Format))
+		}
+	}
+}
+
+// TestPlanSound checks the planner's contract on random filters over every
+// key of a small universe: an entity matches the filter exactly when its
+// key lies in a range and it satisfies the residual.
+func TestPlanSound(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 0))
+	entities := keyUniverse(r)
 	for i := 0; i < 3000; i++ {
 		n := randomNode(r, 1+r.IntN(4))
 		p := New(n)
 		checkWellFormed(t, p)
-		for _, e := range entities {
-			want := filter.Eval(n, e)
-			in := false
-			for _, rg := range p.Ranges {
-				if rg.Contains(Key{e.pk, e.rk}) {
-					in = true
-				}
-			}
-			got := in && filter.Eval(p.Residual, e)
-			if got != want {
-				t.Fatalf("seed %d: filter %s\nentity (%q, %q)\nfilter says %v, plan says %v (in ranges %v)\n%s",
-					seed, filter.Format(n), e.pk, e.rk, want, got, in, p.Format(p.Ranges, filter.Format))
-			}
-		}
+		checkSound(t, n, p, entities)
 	}
+}
+
+// FuzzPlan plans arbitrary filter text: planning never panics, plans are
+// well formed and sound on a universe of short keys.
+func FuzzPlan(f *testing.F) {
+	for _, s := range []string{
+		"PartitionKey eq 'a' and RowKey eq 'b'",
+		"PartitionKey eq 'a' and (RowKey lt 'b ' or RowKey ge 'ab')",
+		"(PartitionKey eq 'a' or PartitionKey gt 'b') and not (RowKey le 'a') and N eq 1",
+		"RowKey gt 'a' and PartitionKey le 'b' or PartitionKey eq 1",
+	} {
+		f.Add(s)
+	}
+	entities := keyUniverse(rand.New(rand.NewPCG(1, 2)))
+	f.Fuzz(func(t *testing.T, text string) {
+		flt, err := filter.Compile(text, nil)
+		if err != nil {
+			return
+		}
+		p := New(flt.Root)
+		checkWellFormed(t, p)
+		checkSound(t, flt.Root, p, entities)
+	})
 }
 
 // TestMaxRanges checks that a union too large for MaxRanges becomes one
