@@ -138,7 +138,7 @@ func (t *Table) prepare(ctx context.Context, q Query) (*preparedQuery, error) {
 		}
 		ranges = p.From(from)
 	}
-	info, err := t.db.lookupTable(t.name)
+	info, err := t.resolve()
 	if err != nil {
 		return nil, err
 	}

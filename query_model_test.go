@@ -180,15 +180,15 @@ func (g *modelGen) node(depth int) filter.Node {
 // the results (small Top, small PageScanLimit, so most queries take many
 // pages) must return exactly the entities that filter.Eval accepts in a
 // scan of every entity, in (PartitionKey, RowKey) order, with the selected
-// properties. Set TABLESTORE_SEED to replay a failure.
+// properties. Set TABLESTORE_QUERY_SEED to replay a failure.
 func TestQueryModel(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("TABLESTORE_SEED"); s != "" {
+	if s := os.Getenv("TABLESTORE_QUERY_SEED"); s != "" {
 		var err error
 		seed, err = strconv.ParseUint(s, 10, 64)
 		require.NoError(t, err)
 	}
-	t.Logf("seed %d (TABLESTORE_SEED=%d to replay)", seed, seed)
+	t.Logf("seed %d (TABLESTORE_QUERY_SEED=%d to replay)", seed, seed)
 	r := rand.New(rand.NewPCG(seed, seed>>32))
 	filters := 5000
 	if testing.Short() {
