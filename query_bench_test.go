@@ -49,9 +49,23 @@ func runQueryBench(b *testing.B, tbl *Table, q Query, want int) {
 
 // BenchmarkQueryPoint compares the two ways to read one entity: a point
 // plan, served by Pebble's Get (with bloom filters), and a one-entity range
-// plan, served by a bounded iterator.
+// plan, served by a bounded iterator; in the memtable and, after a flush,
+// in sstables.
 func BenchmarkQueryPoint(b *testing.B) {
-	tbl := benchTable(b, 10, 1000)
+	for _, flush := range []bool{false, true} {
+		tbl := benchTable(b, 10, 1000)
+		name := "memtable"
+		if flush {
+			name = "sstable"
+			if err := tbl.db.pdb.Flush(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(name, func(b *testing.B) { benchPointReads(b, tbl) })
+	}
+}
+
+func benchPointReads(b *testing.B, tbl *Table) {
 	b.Run("get", func(b *testing.B) {
 		runQueryBench(b, tbl, Query{Filter: "PartitionKey eq 'p005' and RowKey eq 'r00500'"}, 1)
 	})
