@@ -78,7 +78,7 @@ func (t *Table) Plan(q Query) (*QueryPlan, error) {
 		return nil, err
 	}
 	p := pq.plan
-	qp := &QueryPlan{Kind: PlanKind(p.Kind), text: p.Format(pq.ranges, filter.Format)}
+	qp := &QueryPlan{Kind: PlanKind(p.Kind), text: p.Format(pq.ranges)}
 	for _, r := range pq.ranges {
 		qp.Ranges = append(qp.Ranges, r.String())
 	}

@@ -96,15 +96,11 @@ func (p *Plan) From(k Key) []KeyRange {
 	return out
 }
 
-// String prints the plan as Format does, with the residual in a fully
-// parenthesized structural form; callers with a filter printer use Format.
-func (p *Plan) String() string {
-	return p.Format(p.Ranges, nil)
-}
+// String prints the plan with its own ranges; see Format.
+func (p *Plan) String() string { return p.Format(p.Ranges) }
 
-// Format prints a plan, using ranges in place of p.Ranges (so a caller can
-// print the ranges left after a continuation) and formatNode to print the
-// residual (nil prints a structural form). The format is stable:
+// Format prints a plan, using ranges in place of p.Ranges so a caller can
+// print the ranges left after a continuation. The format is stable:
 //
 //	plan: range
 //	ranges:
@@ -112,9 +108,10 @@ func (p *Plan) String() string {
 //	residual: Age gt 30
 //
 // Each range line describes one half-open range of (PartitionKey, RowKey)
-// positions; see KeyRange.String. An empty plan prints "ranges: none", a
-// plan without residual prints "residual: none".
-func (p *Plan) Format(ranges []KeyRange, formatNode func(filter.Node) string) string {
+// positions; see KeyRange.String. The residual is in the canonical text of
+// filter.Format. An empty plan prints "ranges: none", a plan without
+// residual prints "residual: none".
+func (p *Plan) Format(ranges []KeyRange) string {
 	var b strings.Builder
 	b.WriteString("plan: ")
 	b.WriteString(p.Kind.String())
@@ -130,35 +127,11 @@ func (p *Plan) Format(ranges []KeyRange, formatNode func(filter.Node) string) st
 		}
 	}
 	b.WriteString("residual: ")
-	switch {
-	case p.Residual == nil:
+	if p.Residual == nil {
 		b.WriteString("none")
-	case formatNode != nil:
-		b.WriteString(formatNode(p.Residual))
-	default:
-		b.WriteString(structural(p.Residual))
+	} else {
+		b.WriteString(filter.Format(p.Residual))
 	}
 	b.WriteByte('\n')
 	return b.String()
-}
-
-// structural prints a node with full parentheses, for debugging when no
-// filter printer is at hand.
-func structural(n filter.Node) string {
-	switch n := n.(type) {
-	case *filter.AndNode:
-		return "(" + structural(n.X) + " and " + structural(n.Y) + ")"
-	case *filter.OrNode:
-		return "(" + structural(n.X) + " or " + structural(n.Y) + ")"
-	case *filter.NotNode:
-		return "not " + structural(n.X)
-	case *filter.CompareNode:
-		return fmt.Sprintf("%s %s %v", n.Property, opNames[n.Op], n.Value)
-	}
-	return fmt.Sprintf("%T", n)
-}
-
-var opNames = [...]string{
-	filter.OpEQ: "eq", filter.OpNE: "ne", filter.OpGT: "gt",
-	filter.OpGE: "ge", filter.OpLT: "lt", filter.OpLE: "le",
 }

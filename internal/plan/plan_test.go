@@ -33,7 +33,7 @@ func TestPlan(t *testing.T) {
 				ranges = p.From(Key{pk, rk})
 			}
 			checkWellFormed(t, p)
-			return p.Format(ranges, filter.Format)
+			return p.Format(ranges)
 		}
 		t.Fatalf("unknown command %q", d.Cmd)
 		return ""

@@ -108,7 +108,7 @@ func checkSound(t *testing.T, n filter.Node, p *Plan, entities []props) {
 		}
 		if got := in && filter.Eval(p.Residual, e); got != want {
 			t.Fatalf("filter %s\nentity (%q, %q)\nfilter says %v, plan says %v (in ranges %v)\n%s",
-				filter.Format(n), e.pk, e.rk, want, got, in, p.Format(p.Ranges, filter.Format))
+				filter.Format(n), e.pk, e.rk, want, got, in, p.Format(p.Ranges))
 		}
 	}
 }
