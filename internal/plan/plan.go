@@ -69,14 +69,18 @@ type Plan struct {
 	// none.
 	Ranges []KeyRange
 	// Residual is the part of the filter the ranges do not already
-	// guarantee; nil means every entity in Ranges matches.
+	// guarantee; nil means every entity in Ranges matches. An Empty plan
+	// keeps the whole filter here, for display; nothing is evaluated.
 	Residual filter.Node
 }
 
-// MaxRanges bounds the number of ranges in a plan. A filter whose key
-// constraints would need more (a long chain of `or`) is planned as the
-// smallest single range covering them all, and its residual keeps the
-// whole key constraint, so results stay exact; only the read grows.
+// MaxRanges bounds the number of ranges in a plan, and the number of key
+// boxes the planner tracks for any part of a filter. A part that would need
+// more (a long chain of `or`, or the product of two large ones under `and`)
+// is replaced by the one box bounding it, and a plan that would still have
+// more ranges reads the single range covering them all. The key conditions
+// so coarsened stay in the residual, so results stay exact; only the read
+// grows.
 const MaxRanges = 100
 
 // From returns the ranges still to read when reading resumes at k: ranges
