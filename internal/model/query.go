@@ -1,5 +1,3 @@
-//go:build filterlanded
-
 package model
 
 import (
