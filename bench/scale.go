@@ -27,6 +27,9 @@ type scale struct {
 	ResumePage int `json:"resumePage"`
 	// ResumeReps is how many times each of the two pages is timed.
 	ResumeReps int `json:"resumeReps"`
+	// TxnBatches is how many unsynced batches of 100 the transaction
+	// target commits per side and round (a fifth of that when synced).
+	TxnBatches int `json:"txnBatches"`
 }
 
 var scales = map[string]scale{
@@ -34,16 +37,16 @@ var scales = map[string]scale{
 	// too noisy to mean much.
 	"tiny": {Name: "tiny", Entities: 10_000, SyncLoadEntities: 1_000,
 		WriteDuration: 300 * time.Millisecond, Gets: 2_000, RangeQueries: 200,
-		PartScans: 10, FilterPasses: 1, Pages: 10, ResumePage: 10, ResumeReps: 5},
+		PartScans: 10, FilterPasses: 1, Pages: 10, ResumePage: 10, ResumeReps: 5, TxnBatches: 50},
 	"small": {Name: "small", Entities: 100_000, SyncLoadEntities: 10_000,
 		WriteDuration: 2 * time.Second, Gets: 20_000, RangeQueries: 2_000,
-		PartScans: 100, FilterPasses: 3, Pages: 100, ResumePage: 100, ResumeReps: 30},
+		PartScans: 100, FilterPasses: 3, Pages: 100, ResumePage: 100, ResumeReps: 30, TxnBatches: 500},
 	"1m": {Name: "1m", Entities: 1_000_000, SyncLoadEntities: 50_000,
 		WriteDuration: 3 * time.Second, Gets: 50_000, RangeQueries: 3_000,
-		PartScans: 200, FilterPasses: 1, Pages: 100, ResumePage: 1000, ResumeReps: 30},
+		PartScans: 200, FilterPasses: 1, Pages: 100, ResumePage: 1000, ResumeReps: 30, TxnBatches: 1000},
 	"10m": {Name: "10m", Entities: 10_000_000, SyncLoadEntities: 100_000,
 		WriteDuration: 5 * time.Second, Gets: 100_000, RangeQueries: 5_000,
-		PartScans: 300, FilterPasses: 1, Pages: 100, ResumePage: 1000, ResumeReps: 30},
+		PartScans: 300, FilterPasses: 1, Pages: 100, ResumePage: 1000, ResumeReps: 30, TxnBatches: 1000},
 }
 
 // partitions returns the number of partitions of the main data set.

