@@ -21,7 +21,9 @@ const maxTicks = 3155378975999999999
 const unixEpochTicks = 621355968000000000
 
 // ticks returns t in 100 ns units since 0001-01-01T00:00:00Z UTC.
-func ticks(t time.Time) int64 { return unixEpochTicks + t.Unix()*10_000_000 + int64(t.Nanosecond()/100) }
+func ticks(t time.Time) int64 {
+	return unixEpochTicks + t.Unix()*10_000_000 + int64(t.Nanosecond()/100)
+}
 
 // invertedTicks is the RowKey: later times give smaller keys.
 func invertedTicks(t time.Time) string { return fmt.Sprintf("%019d", maxTicks-ticks(t)) }
