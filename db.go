@@ -1,55 +1,135 @@
 package tablestore
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
 
 // DB is an open store: a set of tables in one Pebble instance. A DB is
 // safe for concurrent use by many goroutines.
 type DB struct {
-	opts Options
+	opts      Options
+	pdb       *pebble.DB
+	writeOpts *pebble.WriteOptions
+	closed    atomic.Bool
+
+	// catMu guards the catalog. Writes hold it in read mode from table
+	// lookup to commit, so a table cannot be deleted under a write;
+	// CreateTable and DeleteTable hold it in write mode.
+	catMu  sync.RWMutex
+	tables map[string]tableInfo // by lowercase name
+	nextID uint64               // next table ID to assign
+
+	locks partitionLocks
+	clock timestampClock
+}
+
+// tableInfo is one catalog entry.
+type tableInfo struct {
+	id   uint64
+	name string // as created
 }
 
 // Open opens (creating if needed) the store in directory dir.
-func Open(dir string, opts *Options) (*DB, error) { panic("skeleton") }
+func Open(dir string, opts *Options) (*DB, error) {
+	return open(dir, vfs.Default, opts)
+}
 
 // OpenInMemory opens an empty store that lives in memory only, for tests.
-// It runs the same code as Open on Pebble's in-memory filesystem.
-func OpenInMemory(opts *Options) (*DB, error) { panic("skeleton") }
+// It runs the same code as Open on Pebble's in-memory filesystem; its
+// contents are gone after Close.
+func OpenInMemory(opts *Options) (*DB, error) {
+	return open("", vfs.NewMem(), opts)
+}
 
-// Close flushes nothing extra (synced commits are already durable) and
-// releases the store. Operations after Close return ErrClosed.
-func (db *DB) Close() error { panic("skeleton") }
+func open(dir string, fs vfs.FS, opts *Options) (*DB, error) {
+	o := opts.withDefaults()
+	cache := pebble.NewCache(o.CacheSize)
+	defer cache.Unref()
+	popts := &pebble.Options{
+		Cache:              cache,
+		FS:                 fs,
+		MemTableSize:       o.MemTableSize,
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             quietLogger{},
+	}
+	if o.BloomBitsPerKey > 0 {
+		for i := range popts.Levels {
+			popts.Levels[i].FilterPolicy = bloom.FilterPolicy(o.BloomBitsPerKey)
+		}
+	}
+	pdb, err := pebble.Open(dir, popts)
+	if err != nil {
+		return nil, fmt.Errorf("tablestore: open %q: %w", dir, err)
+	}
+	db := &DB{opts: o, pdb: pdb, writeOpts: pebble.Sync}
+	db.locks.seed = maphash.MakeSeed()
+	if o.NoSync {
+		db.writeOpts = pebble.NoSync
+	}
+	if err := errors.Join(db.loadCatalog(), db.loadClock()); err != nil {
+		_ = pdb.Close()
+		return nil, err
+	}
+	return db, nil
+}
 
-// CreateTable creates a table. Names follow Azure's rules:
-// ^[A-Za-z][A-Za-z0-9]{2,62}$, "tables" is reserved, and names are unique
-// case-insensitively while keeping the case they were created with.
-// Errors: TableAlreadyExists, InvalidResourceName, OutOfRangeInput,
-// InvalidInput.
-func (db *DB) CreateTable(ctx context.Context, name string) (*Table, error) { panic("skeleton") }
+// Close releases the store. Synced commits are already durable; with
+// NoSync, Close flushes the write-ahead log first. Operations after Close
+// return ErrClosed; Close must not race with other operations on db.
+func (db *DB) Close() error {
+	if db.closed.Swap(true) {
+		return ErrClosed
+	}
+	// Take the catalog lock so no write is between lookup and commit.
+	db.catMu.Lock()
+	defer db.catMu.Unlock()
+	var errs []error
+	if db.opts.NoSync {
+		errs = append(errs, db.pdb.LogData(nil, pebble.Sync))
+	}
+	errs = append(errs, db.pdb.Close())
+	return errors.Join(errs...)
+}
 
-// DeleteTable deletes a table and all its entities in one atomic step
-// that takes constant time; the name can be created again at once.
-// Errors: ResourceNotFound when no such table exists.
-func (db *DB) DeleteTable(ctx context.Context, name string) error { panic("skeleton") }
+// checkOpen returns ErrClosed once Close has begun.
+func (db *DB) checkOpen() error {
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// quietLogger drops Pebble's informational messages; a library must not
+// write to the user's stderr. Fatalf still stops the process, as Pebble
+// requires.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("tablestore: pebble: "+format, args...))
+}
 
 // Table returns a handle on the named table (matched case-insensitively).
 // It does not check that the table exists: operations on a missing table
 // fail with TableNotFound.
-func (db *DB) Table(name string) *Table { panic("skeleton") }
-
-// ListTablesOptions select and page a table listing.
-type ListTablesOptions struct {
-	Prefix       string // only names starting with Prefix (case-insensitive)
-	Top          int    // page size, 1..1000; default 1000
-	Continuation string // from a previous TablePage; "" starts at the beginning
+func (db *DB) Table(name string) *Table {
+	return &Table{db: db, name: name}
 }
 
-// TablePage is one page of a table listing, sorted case-insensitively.
-type TablePage struct {
-	Names        []string // as created
-	Continuation string   // "" when the listing is complete
-}
-
-// ListTables returns one page of table names.
-func (db *DB) ListTables(ctx context.Context, opts *ListTablesOptions) (*TablePage, error) {
-	panic("skeleton")
+// checkContext returns ctx's error, or ErrClosed if db is closed.
+func (db *DB) checkContext(ctx context.Context) error {
+	if err := db.checkOpen(); err != nil {
+		return err
+	}
+	return ctx.Err()
 }

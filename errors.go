@@ -32,6 +32,7 @@ const (
 	CodeInvalidDuplicateRow                     Code = "InvalidDuplicateRow"
 	CodeCommandsInBatchActOnDifferentPartitions Code = "CommandsInBatchActOnDifferentPartitions"
 	CodeNotImplemented                          Code = "NotImplemented"
+	CodeRequestBodyTooLarge                     Code = "RequestBodyTooLarge"
 )
 
 // Sentinel errors, one per code, for errors.Is. Every *Error and
@@ -59,6 +60,7 @@ var (
 	ErrInvalidDuplicateRow                     = newSentinel(CodeInvalidDuplicateRow, "invalid duplicate row")
 	ErrCommandsInBatchActOnDifferentPartitions = newSentinel(CodeCommandsInBatchActOnDifferentPartitions, "commands in batch act on different partitions")
 	ErrNotImplemented                          = newSentinel(CodeNotImplemented, "not implemented")
+	ErrRequestBodyTooLarge                     = newSentinel(CodeRequestBodyTooLarge, "request body too large")
 )
 
 // ErrClosed is returned by every operation on a closed DB.
@@ -124,4 +126,14 @@ func ErrorCode(err error) Code {
 
 func newError(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrCorrupt reports stored bytes that do not decode; it means the store
+// was damaged outside this library.
+var ErrCorrupt = errors.New("tablestore: corrupt data")
+
+var errBadClock = errors.New("bad clock ceiling")
+
+func corruptRecord(key []byte, err error) error {
+	return fmt.Errorf("%w: entity at key %q: %v", ErrCorrupt, key, err)
 }

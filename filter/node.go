@@ -1,5 +1,7 @@
 package filter
 
+import "strconv"
+
 // This file holds the checked form of a filter: the tree that Check
 // produces, that the evaluator runs and that the engine's planner reads.
 // Names and literal types are resolved here, once, not per entity.
@@ -44,3 +46,50 @@ func (*AndNode) node()     {}
 func (*OrNode) node()      {}
 func (*NotNode) node()     {}
 func (*CompareNode) node() {}
+
+var opNames = [...]string{OpEQ: "eq", OpNE: "ne", OpGT: "gt", OpGE: "ge", OpLT: "lt", OpLE: "le"}
+
+// String returns Azure's spelling of op, such as "ge".
+func (op Op) String() string {
+	if op < OpEQ || op > OpLE {
+		return "op(" + strconv.Itoa(int(op)) + ")"
+	}
+	return opNames[op]
+}
+
+// Flip returns the operator that keeps the meaning when the operands swap
+// sides: `1 lt X` is `X gt 1`. eq and ne are their own flips.
+func (op Op) Flip() Op {
+	switch op {
+	case OpGT:
+		return OpLT
+	case OpGE:
+		return OpLE
+	case OpLT:
+		return OpGT
+	case OpLE:
+		return OpGE
+	}
+	return op
+}
+
+// Negate returns the operator whose result is the opposite for an entity
+// that has the property: eq/ne, gt/le, ge/lt. (For an entity without it,
+// both are false.)
+func (op Op) Negate() Op {
+	switch op {
+	case OpEQ:
+		return OpNE
+	case OpNE:
+		return OpEQ
+	case OpGT:
+		return OpLE
+	case OpGE:
+		return OpLT
+	case OpLT:
+		return OpGE
+	case OpLE:
+		return OpGT
+	}
+	return op
+}

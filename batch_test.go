@@ -1,0 +1,262 @@
+package tablestore
+
+import (
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/keys"
+)
+
+// TestBatchDataDriven runs testdata/batch: entity group transactions, what
+// they return and what they leave stored.
+//
+//	reset                       a new store with table "tbl"
+//	batch [table=name]          one action a line:
+//	  insert|upsert-merge|upsert-replace|update-merge|update-replace|delete
+//	    PK RK [etag=*|current|stale|none] [Name=type:value ...]
+//	  repeat n=N <action line>  N copies, RowKey suffixed with the copy number
+//	dump                        every entity of table tbl, in key order
+func TestBatchDataDriven(t *testing.T) {
+	var db *DB
+	defer func() {
+		if db != nil {
+			_ = db.Close()
+		}
+	}()
+	datadriven.RunTest(t, "testdata/batch", func(t *testing.T, td *datadriven.TestData) string {
+		switch td.Cmd {
+		case "reset":
+			if db != nil {
+				require.NoError(t, db.Close())
+			}
+			var err error
+			db, err = OpenInMemory(nil)
+			require.NoError(t, err)
+			_, err = db.CreateTable(ctx, "tbl")
+			require.NoError(t, err)
+			return ""
+		case "batch":
+			name := "tbl"
+			td.MaybeScanArgs(t, "table", &name)
+			tbl := db.Table(name)
+			var actions []TransactionAction
+			for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
+				actions = append(actions, parseActionLine(t, tbl, line)...)
+			}
+			err := tbl.SubmitTransaction(ctx, actions)
+			if err == nil {
+				stamps := map[ETag]bool{}
+				for _, a := range actions {
+					if a.Type != ActionDelete {
+						stamps[a.Entity.ETag] = true
+					}
+				}
+				return fmt.Sprintf("ok (%d distinct etags)", len(stamps))
+			}
+			be, ok := err.(*BatchError)
+			if !ok {
+				return fmt.Sprintf("error: %v", err)
+			}
+			require.ErrorIs(t, err, sentinels[be.Err.Code])
+			return fmt.Sprintf("error: index=%d code=%s", be.Index, be.Err.Code)
+		case "dump":
+			return dumpTable(t, db, "tbl")
+		}
+		t.Fatalf("unknown command %q", td.Cmd)
+		return ""
+	})
+}
+
+func parseActionLine(t *testing.T, tbl *Table, line string) []TransactionAction {
+	f := strings.Fields(line)
+	if f[0] == "repeat" {
+		n, err := strconv.Atoi(strings.TrimPrefix(f[1], "n="))
+		require.NoError(t, err)
+		rest := strings.Join(f[2:], " ")
+		var out []TransactionAction
+		for i := 0; i < n; i++ {
+			a := parseActionLine(t, tbl, rest)[0]
+			a.Entity.RowKey += fmt.Sprintf("%03d", i)
+			out = append(out, a)
+		}
+		return out
+	}
+	types := map[string]ActionType{
+		"insert": ActionInsert, "upsert-merge": ActionUpsertMerge, "upsert-replace": ActionUpsertReplace,
+		"update-merge": ActionUpdateMerge, "update-replace": ActionUpdateReplace, "delete": ActionDelete,
+	}
+	typ, ok := types[f[0]]
+	if !ok {
+		typ = ActionType(99)
+	}
+	e := &Entity{PartitionKey: unquoteArg(f[1]), RowKey: unquoteArg(f[2]), Properties: map[string]any{}}
+	a := TransactionAction{Type: typ, Entity: e}
+	for _, kv := range f[3:] {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "etag" {
+			switch v {
+			case "*":
+				a.IfMatch = ETagAny
+			case "current":
+				cur, err := tbl.Get(ctx, e.PartitionKey, e.RowKey, nil)
+				require.NoError(t, err)
+				a.IfMatch = cur.ETag
+			case "stale":
+				a.IfMatch = etagFor(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC))
+			}
+			continue
+		}
+		e.Properties[k] = parseTypedValue(t, v)
+	}
+	return []TransactionAction{a}
+}
+
+// unquoteArg lets a test write an empty key as '' and control characters
+// as Go escapes.
+func unquoteArg(s string) string {
+	if strings.HasPrefix(s, "'") {
+		u, err := strconv.Unquote(`"` + strings.Trim(s, "'") + `"`)
+		if err == nil {
+			return u
+		}
+	}
+	return s
+}
+
+func parseTypedValue(t *testing.T, s string) any {
+	typ, v, _ := strings.Cut(s, ":")
+	var out any
+	var err error
+	switch typ {
+	case "string":
+		out = v
+	case "bigstring": // bigstring:N is N characters
+		n, e := strconv.Atoi(v)
+		out, err = strings.Repeat("x", n), e
+	case "bigbinary":
+		n, e := strconv.Atoi(v)
+		out, err = make([]byte, n), e
+	case "int32":
+		var n int64
+		n, err = strconv.ParseInt(v, 10, 32)
+		out = int32(n)
+	case "int64":
+		out, err = strconv.ParseInt(v, 10, 64)
+	case "int":
+		out, err = strconv.Atoi(v)
+	case "double":
+		out, err = strconv.ParseFloat(v, 64)
+	case "bool":
+		out, err = strconv.ParseBool(v)
+	case "datetime":
+		out, err = time.Parse(time.RFC3339Nano, v)
+	case "binary":
+		out, err = hex.DecodeString(v)
+	default:
+		t.Fatalf("unknown value type %q", typ)
+	}
+	require.NoError(t, err)
+	return out
+}
+
+func formatValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		if len(x) > 20 {
+			return fmt.Sprintf("string:<%d chars>", len(x))
+		}
+		return "string:" + x
+	case int32:
+		return fmt.Sprintf("int32:%d", x)
+	case int64:
+		return fmt.Sprintf("int64:%d", x)
+	case float64:
+		return "double:" + strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		return fmt.Sprintf("bool:%t", x)
+	case time.Time:
+		return "datetime:" + x.Format(time.RFC3339Nano)
+	case GUID:
+		return "guid:" + x.String()
+	case []byte:
+		if len(x) > 16 {
+			return fmt.Sprintf("binary:<%d bytes>", len(x))
+		}
+		return "binary:" + hex.EncodeToString(x)
+	}
+	return fmt.Sprintf("%T:%v", v, v)
+}
+
+// dumpTable prints every stored entity of the table, read straight from
+// Pebble, with its properties in name order.
+func dumpTable(t *testing.T, db *DB, name string) string {
+	info, err := db.lookupTable(name)
+	require.NoError(t, err)
+	start, end := keys.TableSpan(info.id)
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
+	require.NoError(t, err)
+	defer it.Close()
+	var b strings.Builder
+	for it.First(); it.Valid(); it.Next() {
+		_, pk, rk, err := keys.Split(it.Key())
+		require.NoError(t, err)
+		e, err := decodeEntity(string(pk), string(rk), codec.Record(it.Value()), nil)
+		require.NoError(t, err)
+		names := make([]string, 0, len(e.Properties))
+		for n := range e.Properties {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(&b, "%s/%s:", pk, rk)
+		for _, n := range names {
+			fmt.Fprintf(&b, " %s=%s", n, formatValue(e.Properties[n]))
+		}
+		b.WriteString("\n")
+	}
+	if b.Len() == 0 {
+		return "(empty)"
+	}
+	return b.String()
+}
+
+func TestTransactionErrorsUnwrap(t *testing.T) {
+	db := openTestDB(t, nil)
+	tbl, err := db.CreateTable(ctx, "txn")
+	require.NoError(t, err)
+	err = tbl.SubmitTransaction(ctx, nil)
+	var be *BatchError
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, 0, be.Index)
+	requireCode(t, err, CodeInvalidInput)
+
+	require.NoError(t, tbl.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "a"}))
+	err = tbl.NewBatch().Upsert(&Entity{PartitionKey: "p", RowKey: "b"}, Merge).Insert(&Entity{PartitionKey: "p", RowKey: "a"}).Submit(ctx)
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, 1, be.Index)
+	require.ErrorIs(t, err, ErrEntityAlreadyExists)
+	require.Contains(t, err.Error(), "tablestore: transaction action 1: EntityAlreadyExists")
+	_, err = tbl.Get(ctx, "p", "b", nil)
+	requireCode(t, err, CodeResourceNotFound)
+
+	b := tbl.NewBatch().Update(&Entity{PartitionKey: "p", RowKey: "a"}, UpdateMode(7), ETagAny)
+	require.Equal(t, 1, b.Len())
+	require.ErrorIs(t, b.Submit(ctx), ErrInvalidInput)
+
+	// Entities written together share one Timestamp and ETag.
+	x, y := &Entity{PartitionKey: "p", RowKey: "x"}, &Entity{PartitionKey: "p", RowKey: "y"}
+	require.NoError(t, tbl.NewBatch().Insert(x).Upsert(y, Replace).Delete("p", "a", ETagAny).Submit(ctx))
+	require.Equal(t, x.ETag, y.ETag)
+	require.NotEmpty(t, x.ETag)
+	got, err := tbl.Get(ctx, "p", "y", nil)
+	require.NoError(t, err)
+	require.Equal(t, y.ETag, got.ETag)
+}

@@ -1,0 +1,336 @@
+package tablestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var ctx = context.Background()
+
+func openTestDB(t *testing.T, opts *Options) *DB {
+	t.Helper()
+	db, err := OpenInMemory(opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func requireCode(t *testing.T, err error, code Code) {
+	t.Helper()
+	require.Error(t, err)
+	require.Equal(t, code, ErrorCode(err), "error: %v", err)
+	require.True(t, errors.Is(err, sentinels[code]), "errors.Is(%v, sentinel %s)", err, code)
+}
+
+func TestTableNames(t *testing.T) {
+	db := openTestDB(t, nil)
+	for _, tc := range []struct {
+		name string
+		code Code
+	}{
+		{"abc", ""},
+		{"A1b2C3", ""},
+		{strings.Repeat("a", 63), ""},
+		{"ab", CodeOutOfRangeInput},
+		{strings.Repeat("a", 64), CodeOutOfRangeInput},
+		{"1abc", CodeInvalidResourceName},
+		{"ab-c", CodeInvalidResourceName},
+		{"ab_c", CodeInvalidResourceName},
+		{"abcé", CodeInvalidResourceName},
+		{"tables", CodeInvalidInput},
+		{"Tables", CodeInvalidInput},
+	} {
+		_, err := db.CreateTable(ctx, tc.name)
+		if tc.code == "" {
+			require.NoError(t, err, tc.name)
+		} else {
+			requireCode(t, err, tc.code)
+		}
+	}
+	_, err := db.CreateTable(ctx, "ABC")
+	requireCode(t, err, CodeTableAlreadyExists)
+	page, err := db.ListTables(ctx, &ListTablesOptions{Prefix: "A"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"A1b2C3", strings.Repeat("a", 63), "abc"}, page.Names)
+}
+
+func TestListTablesPaging(t *testing.T) {
+	db := openTestDB(t, nil)
+	var want []string
+	for i := 0; i < 25; i++ {
+		name := fmt.Sprintf("T%03d", i)
+		if i%2 == 0 {
+			name = strings.ToLower(name)
+		}
+		want = append(want, name)
+		_, err := db.CreateTable(ctx, name)
+		require.NoError(t, err)
+	}
+	var got []string
+	opts := &ListTablesOptions{Top: 7}
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 10)
+		page, err := db.ListTables(ctx, opts)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(page.Names), 7)
+		got = append(got, page.Names...)
+		if page.Continuation == "" {
+			break
+		}
+		opts.Continuation = page.Continuation
+	}
+	require.Equal(t, want, got)
+	_, err := db.ListTables(ctx, &ListTablesOptions{Top: 1001})
+	requireCode(t, err, CodeInvalidInput)
+	_, err = db.ListTables(ctx, &ListTablesOptions{Continuation: "no!"})
+	requireCode(t, err, CodeInvalidInput)
+}
+
+func TestEntityLifecycle(t *testing.T) {
+	db := openTestDB(t, nil)
+	tbl, err := db.CreateTable(ctx, "People")
+	require.NoError(t, err)
+	h := db.Table("people") // any case addresses the table
+
+	e := &Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"Name": "Ana", "Age": int32(30)}}
+	require.NoError(t, tbl.Insert(ctx, e))
+	require.Regexp(t, regexp.MustCompile(`^W/"datetime'\d{4}-\d\d-\d\dT\d\d%3A\d\d%3A\d\d\.\d{7}Z'"$`), string(e.ETag))
+	requireCode(t, h.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "r"}), CodeEntityAlreadyExists)
+
+	got, err := h.Get(ctx, "p", "r", nil)
+	require.NoError(t, err)
+	require.Equal(t, e.ETag, got.ETag)
+	require.True(t, e.Timestamp.Equal(got.Timestamp))
+	require.Equal(t, map[string]any{"Name": "Ana", "Age": int32(30)}, got.Properties)
+
+	// Merge keeps Age; a stale ETag is refused.
+	m := &Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"City": "Porto"}}
+	require.NoError(t, h.Update(ctx, m, Merge, e.ETag))
+	require.NotEqual(t, e.ETag, m.ETag)
+	requireCode(t, h.Update(ctx, m, Merge, e.ETag), CodeUpdateConditionNotSatisfied)
+	got, err = h.Get(ctx, "p", "r", nil)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"Name": "Ana", "Age": int32(30), "City": "Porto"}, got.Properties)
+
+	// Replace drops what is not given.
+	r := &Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"Only": true}}
+	require.NoError(t, h.Update(ctx, r, Replace, ETagAny))
+	got, err = h.Get(ctx, "p", "r", &GetOptions{Select: []string{"Only", "Missing"}})
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"Only": true}, got.Properties)
+	require.Equal(t, r.ETag, got.ETag)
+
+	requireCode(t, h.Update(ctx, &Entity{PartitionKey: "p", RowKey: "nope"}, Merge, ETagAny), CodeResourceNotFound)
+	requireCode(t, h.Update(ctx, r, Merge, ""), CodeInvalidInput)
+	requireCode(t, h.Update(ctx, r, UpdateMode(9), ETagAny), CodeInvalidInput)
+
+	// Upsert inserts, then merges or replaces.
+	u := &Entity{PartitionKey: "p", RowKey: "u", Properties: map[string]any{"A": int64(1)}}
+	require.NoError(t, h.Upsert(ctx, u, Merge))
+	require.NoError(t, h.Upsert(ctx, &Entity{PartitionKey: "p", RowKey: "u", Properties: map[string]any{"B": 2.5}}, Merge))
+	got, err = h.Get(ctx, "p", "u", nil)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"A": int64(1), "B": 2.5}, got.Properties)
+	require.NoError(t, h.Upsert(ctx, &Entity{PartitionKey: "p", RowKey: "u", Properties: map[string]any{"C": "c"}}, Replace))
+	got, err = h.Get(ctx, "p", "u", nil)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"C": "c"}, got.Properties)
+
+	// Delete needs an If-Match and honours it.
+	requireCode(t, h.Delete(ctx, "p", "u", ""), CodeInvalidInput)
+	requireCode(t, h.Delete(ctx, "p", "u", e.ETag), CodeUpdateConditionNotSatisfied)
+	require.NoError(t, h.Delete(ctx, "p", "u", got.ETag))
+	requireCode(t, h.Delete(ctx, "p", "u", ETagAny), CodeResourceNotFound)
+	_, err = h.Get(ctx, "p", "u", nil)
+	requireCode(t, err, CodeResourceNotFound)
+
+	// A missing table.
+	missing := db.Table("nothere")
+	requireCode(t, missing.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "r"}), CodeTableNotFound)
+	_, err = missing.Get(ctx, "p", "r", nil)
+	requireCode(t, err, CodeTableNotFound)
+	requireCode(t, missing.Delete(ctx, "p", "r", ETagAny), CodeTableNotFound)
+	requireCode(t, db.DeleteTable(ctx, "nothere"), CodeResourceNotFound)
+}
+
+func TestTimestampsStrictlyIncreaseWithStalledClock(t *testing.T) {
+	fixed := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	db := openTestDB(t, &Options{Clock: func() time.Time { return fixed }})
+	tbl, err := db.CreateTable(ctx, "clock")
+	require.NoError(t, err)
+	e := &Entity{PartitionKey: "p", RowKey: "r"}
+	require.NoError(t, tbl.Insert(ctx, e))
+	require.True(t, e.Timestamp.Equal(fixed))
+	seen := map[ETag]bool{e.ETag: true}
+	prev := e.Timestamp
+	for i := 0; i < 50; i++ {
+		require.NoError(t, tbl.Upsert(ctx, e, Replace))
+		require.True(t, e.Timestamp.After(prev), "timestamp %v not after %v", e.Timestamp, prev)
+		require.False(t, seen[e.ETag])
+		seen[e.ETag] = true
+		prev = e.Timestamp
+	}
+	require.Equal(t, fixed.Add(50*100*time.Nanosecond), e.Timestamp)
+}
+
+func TestInvalidInputChangesNothing(t *testing.T) {
+	db := openTestDB(t, nil)
+	tbl, err := db.CreateTable(ctx, "strict")
+	require.NoError(t, err)
+	orig := &Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"X": int32(1)}}
+	require.NoError(t, tbl.Insert(ctx, orig))
+	bad := []struct {
+		props map[string]any
+		pk    string
+		code  Code
+	}{
+		{map[string]any{"X": 1}, "p", CodeInvalidValueType},
+		{map[string]any{"1x": int32(1)}, "p", CodePropertyNameInvalid},
+		{map[string]any{strings.Repeat("n", 256): int32(1)}, "p", CodePropertyNameTooLong},
+		{map[string]any{"S": strings.Repeat("s", 40000)}, "p", CodePropertyValueTooLarge},
+		{map[string]any{"B": make([]byte, 65537)}, "p", CodePropertyValueTooLarge},
+		{map[string]any{"D": time.Date(1600, 12, 31, 0, 0, 0, 0, time.UTC)}, "p", CodeOutOfRangeInput},
+		{nil, "a/b", CodeOutOfRangeInput},
+		{nil, "a\tb", CodeOutOfRangeInput},
+		{nil, strings.Repeat("k", 1025), CodeKeyValueTooLarge},
+		{nil, "", CodePropertiesNeedValue},
+	}
+	for _, b := range bad {
+		e := &Entity{PartitionKey: b.pk, RowKey: "r", Properties: b.props}
+		requireCode(t, tbl.Upsert(ctx, e, Replace), b.code)
+		require.Empty(t, e.ETag)
+	}
+	many := map[string]any{}
+	for i := 0; i < 253; i++ {
+		many[fmt.Sprintf("P%d", i)] = int32(i)
+	}
+	requireCode(t, tbl.Upsert(ctx, &Entity{PartitionKey: "p", RowKey: "r", Properties: many}, Replace), CodeTooManyProperties)
+	big := map[string]any{}
+	for i := 0; i < 20; i++ {
+		big[fmt.Sprintf("P%d", i)] = make([]byte, 60000)
+	}
+	requireCode(t, tbl.Upsert(ctx, &Entity{PartitionKey: "p", RowKey: "r", Properties: big}, Replace), CodeEntityTooLarge)
+
+	got, err := tbl.Get(ctx, "p", "r", nil)
+	require.NoError(t, err)
+	require.Equal(t, orig.ETag, got.ETag)
+	require.Equal(t, orig.Properties, got.Properties)
+}
+
+func TestMergeBeyondLimitsIsRefused(t *testing.T) {
+	db := openTestDB(t, nil)
+	tbl, err := db.CreateTable(ctx, "merge")
+	require.NoError(t, err)
+	half := map[string]any{}
+	for i := 0; i < 200; i++ {
+		half[fmt.Sprintf("A%d", i)] = int32(i)
+	}
+	e := &Entity{PartitionKey: "p", RowKey: "r", Properties: half}
+	require.NoError(t, tbl.Insert(ctx, e))
+	more := map[string]any{}
+	for i := 0; i < 60; i++ {
+		more[fmt.Sprintf("B%d", i)] = int32(i)
+	}
+	requireCode(t, tbl.Update(ctx, &Entity{PartitionKey: "p", RowKey: "r", Properties: more}, Merge, ETagAny), CodeTooManyProperties)
+	requireCode(t, tbl.Upsert(ctx, &Entity{PartitionKey: "p", RowKey: "r", Properties: more}, Merge), CodeTooManyProperties)
+	got, err := tbl.Get(ctx, "p", "r", nil)
+	require.NoError(t, err)
+	require.Equal(t, e.ETag, got.ETag)
+	require.Len(t, got.Properties, 200)
+}
+
+func TestDeleteTableIsImmediateAndNameReusable(t *testing.T) {
+	db := openTestDB(t, nil)
+	tbl, err := db.CreateTable(ctx, "Daily")
+	require.NoError(t, err)
+	for i := 0; i < 100; i++ {
+		require.NoError(t, tbl.Insert(ctx, &Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}))
+	}
+	require.NoError(t, db.DeleteTable(ctx, "DAILY"))
+	_, err = tbl.Get(ctx, "p", "1", nil)
+	requireCode(t, err, CodeTableNotFound)
+	again, err := db.CreateTable(ctx, "daily")
+	require.NoError(t, err)
+	_, err = again.Get(ctx, "p", "1", nil)
+	requireCode(t, err, CodeResourceNotFound)
+	require.NoError(t, tbl.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "1"}), "old handle addresses the new table")
+	page, err := db.ListTables(ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"daily"}, page.Names)
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, &Options{MemTableSize: 64 << 10})
+	require.NoError(t, err)
+	tbl, err := db.CreateTable(ctx, "Keep")
+	require.NoError(t, err)
+	_, err = db.CreateTable(ctx, "Dropped")
+	require.NoError(t, err)
+	require.NoError(t, db.DeleteTable(ctx, "Dropped"))
+	var last ETag
+	for i := 0; i < 500; i++ {
+		e := &Entity{PartitionKey: fmt.Sprint(i % 7), RowKey: fmt.Sprint(i), Properties: map[string]any{"V": int64(i), "Pad": strings.Repeat("x", 200)}}
+		require.NoError(t, tbl.Insert(ctx, e))
+		last = e.ETag
+	}
+	require.NoError(t, db.Close())
+	require.ErrorIs(t, db.Close(), ErrClosed)
+	require.ErrorIs(t, tbl.Insert(ctx, &Entity{PartitionKey: "a", RowKey: "b"}), ErrClosed)
+
+	db, err = Open(dir, nil)
+	require.NoError(t, err)
+	defer db.Close()
+	got, err := db.Table("keep").Get(ctx, "2", "499", nil)
+	require.NoError(t, err)
+	require.Equal(t, last, got.ETag)
+	require.Equal(t, int64(499), got.Properties["V"])
+	_, err = db.Table("Dropped").Get(ctx, "a", "b", nil)
+	requireCode(t, err, CodeTableNotFound)
+	// A new table must not reuse the dropped table's ID.
+	n, err := db.CreateTable(ctx, "New")
+	require.NoError(t, err)
+	_, err = n.Get(ctx, "0", "0", nil)
+	requireCode(t, err, CodeResourceNotFound)
+}
+
+func TestContextCancelled(t *testing.T) {
+	db := openTestDB(t, nil)
+	tbl, err := db.CreateTable(ctx, "ctx")
+	require.NoError(t, err)
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, tbl.Insert(cctx, &Entity{PartitionKey: "p", RowKey: "r"}), context.Canceled)
+	_, err = tbl.Get(ctx, "p", "r", nil)
+	requireCode(t, err, CodeResourceNotFound)
+}
+
+func TestTimestampsIncreaseAcrossReopenWithClockBackwards(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+	clock := func() time.Time { return now }
+	db, err := Open(dir, &Options{Clock: clock})
+	require.NoError(t, err)
+	tbl, err := db.CreateTable(ctx, "clock")
+	require.NoError(t, err)
+	e := &Entity{PartitionKey: "p", RowKey: "r"}
+	require.NoError(t, tbl.Upsert(ctx, e, Replace))
+	first := e.Timestamp
+	require.NoError(t, db.Close())
+
+	now = now.Add(-time.Hour) // the wall clock went backwards
+	db, err = Open(dir, &Options{Clock: clock})
+	require.NoError(t, err)
+	defer db.Close()
+	e2 := &Entity{PartitionKey: "p", RowKey: "r"}
+	require.NoError(t, db.Table("clock").Upsert(ctx, e2, Replace))
+	require.True(t, e2.Timestamp.After(first), "%v not after %v", e2.Timestamp, first)
+	require.NotEqual(t, e.ETag, e2.ETag)
+}

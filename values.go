@@ -1,0 +1,224 @@
+package tablestore
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/codec"
+)
+
+// DateTime values are ticks: 100 ns units since 0001-01-01T00:00:00Z.
+const (
+	ticksPerSecond = 10_000_000
+	nsPerTick      = 100
+	// unixToTicksSeconds is the number of seconds from 0001-01-01 to the
+	// Unix epoch (1970-01-01), both UTC.
+	unixToTicksSeconds = 62_135_596_800
+	// minDateTimeYear and maxDateTimeYear bound the DateTime values Azure
+	// accepts: 1601-01-01T00:00:00Z to 9999-12-31T23:59:59.9999999Z.
+	minDateTimeYear = 1601
+	maxDateTimeYear = 9999
+)
+
+// ticksFromTime converts t to DateTime ticks, truncating to 100 ns. It is
+// exact, without overflow, for every t in years 0001 to 9999 (any zone);
+// outside that range the result is meaningless.
+func ticksFromTime(t time.Time) int64 {
+	return (t.Unix()+unixToTicksSeconds)*ticksPerSecond + int64(t.Nanosecond()/nsPerTick)
+}
+
+// timeFromTicks converts DateTime ticks to a time.Time in UTC.
+func timeFromTicks(ticks int64) time.Time {
+	sec, rem := ticks/ticksPerSecond, ticks%ticksPerSecond
+	return time.Unix(sec-unixToTicksSeconds, rem*nsPerTick).UTC()
+}
+
+// encodeProperties validates user properties and converts them to codec
+// form, sorted by name. nil values are dropped (Azure drops JSON null).
+// Validation runs in name order, so the error reported is deterministic.
+//
+// Errors:
+//   - PropertyNameInvalid, PropertyNameTooLong: see validatePropertyName.
+//   - InvalidInput: a name is PartitionKey, RowKey, Timestamp or ETag (the
+//     system properties live in Entity's own fields; Properties never holds
+//     them), or a string is not valid UTF-8.
+//   - InvalidValueType: a value's Go type is not one of string, int32,
+//     int64, float64, bool, time.Time, GUID, []byte.
+//   - PropertyValueTooLarge: a string over 64 KiB as UTF-16 (more than
+//     32768 code units) or a []byte over 65536 bytes.
+//   - OutOfRangeInput: a time.Time outside 1601-01-01 to 9999-12-31 UTC.
+//
+// time.Time values are converted to UTC and truncated to 100 ns. Bytes of
+// Binary values alias the caller's slices until the result is encoded.
+func encodeProperties(props map[string]any) ([]codec.Property, error) {
+	names := make([]string, 0, len(props))
+	for name, v := range props {
+		if v != nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	out := make([]codec.Property, 0, len(names))
+	for _, name := range names {
+		if isSystemName(name) {
+			return nil, newError(CodeInvalidInput, "the property name %q is reserved for the entity's own field", name)
+		}
+		if err := validatePropertyName(name); err != nil {
+			return nil, err
+		}
+		v, err := encodeValue(name, props[name])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, codec.Property{Name: name, Value: v})
+	}
+	return out, nil
+}
+
+// encodeValue converts one property value; name is used in messages.
+func encodeValue(name string, v any) (filter.Value, error) {
+	switch x := v.(type) {
+	case string:
+		if !utf8.ValidString(x) {
+			return filter.Value{}, newError(CodeInvalidInput, "property %q holds a string that is not valid UTF-8", name)
+		}
+		if n := utf16Len(x); 2*n > maxValueBytes {
+			return filter.Value{}, newError(CodePropertyValueTooLarge,
+				"property %q holds a string of %d UTF-16 code units; the limit is 64 KiB as UTF-16 (%d code units)",
+				name, n, maxValueBytes/2)
+		}
+		return filter.Value{Type: filter.TypeString, Bytes: []byte(x)}, nil
+	case int32:
+		return filter.Value{Type: filter.TypeInt32, Int: int64(x)}, nil
+	case int64:
+		return filter.Value{Type: filter.TypeInt64, Int: x}, nil
+	case float64:
+		return filter.Value{Type: filter.TypeDouble, Float: x}, nil
+	case bool:
+		b := int64(0)
+		if x {
+			b = 1
+		}
+		return filter.Value{Type: filter.TypeBoolean, Int: b}, nil
+	case time.Time:
+		t := x.UTC()
+		if y := t.Year(); y < minDateTimeYear || y > maxDateTimeYear {
+			return filter.Value{}, newError(CodeOutOfRangeInput,
+				"property %q holds the time %s; DateTime values must lie between 1601-01-01 and 9999-12-31 UTC",
+				name, t.Format(time.RFC3339Nano))
+		}
+		return filter.Value{Type: filter.TypeDateTime, Int: ticksFromTime(t)}, nil
+	case GUID:
+		b := make([]byte, len(x))
+		copy(b, x[:])
+		return filter.Value{Type: filter.TypeGuid, Bytes: b}, nil
+	case []byte:
+		if len(x) > maxValueBytes {
+			return filter.Value{}, newError(CodePropertyValueTooLarge,
+				"property %q holds %d bytes of binary; the limit is %d", name, len(x), maxValueBytes)
+		}
+		if x == nil {
+			x = []byte{}
+		}
+		return filter.Value{Type: filter.TypeBinary, Bytes: x}, nil
+	}
+	return filter.Value{}, newError(CodeInvalidValueType,
+		"property %q has Go type %T; use string, int32, int64, float64, bool, time.Time, GUID or []byte", name, v)
+}
+
+// decodeValue converts a codec value back to the Go type encodeValue took
+// it from. Bytes are copied; time.Time is in UTC. An invalid type gives
+// nil.
+func decodeValue(v filter.Value) any {
+	switch v.Type {
+	case filter.TypeString:
+		return string(v.Bytes)
+	case filter.TypeInt32:
+		return int32(v.Int)
+	case filter.TypeInt64:
+		return v.Int
+	case filter.TypeDouble:
+		return v.Float
+	case filter.TypeBoolean:
+		return v.Int != 0
+	case filter.TypeDateTime:
+		return timeFromTicks(v.Int)
+	case filter.TypeGuid:
+		var g GUID
+		copy(g[:], v.Bytes)
+		return g
+	case filter.TypeBinary:
+		return append(make([]byte, 0, len(v.Bytes)), v.Bytes...)
+	}
+	return nil
+}
+
+// mergeProperties returns old with every property of upd added or, when
+// old has the name, replaced. Both inputs must be sorted by name with
+// unique names; so is the result. The result is a new slice; values are
+// shared with the inputs.
+func mergeProperties(old, upd []codec.Property) []codec.Property {
+	out := make([]codec.Property, 0, len(old)+len(upd))
+	i, j := 0, 0
+	for i < len(old) && j < len(upd) {
+		switch c := strings.Compare(old[i].Name, upd[j].Name); {
+		case c < 0:
+			out = append(out, old[i])
+			i++
+		case c > 0:
+			out = append(out, upd[j])
+			j++
+		default:
+			out = append(out, upd[j])
+			i++
+			j++
+		}
+	}
+	out = append(out, old[i:]...)
+	return append(out, upd[j:]...)
+}
+
+// decodeEntity builds an Entity from a stored key and record. A nil sel
+// decodes every property; otherwise only the properties named in sel
+// (a projection; names of absent properties and system names in sel are
+// ignored). PartitionKey, RowKey, Timestamp and ETag are always set, and
+// Properties is never nil. A corrupt record gives a plain error (no Azure
+// code describes corruption) saying which entity is damaged.
+func decodeEntity(pk, rk string, rec codec.Record, sel []string) (*Entity, error) {
+	ticks, err := rec.Timestamp()
+	if err != nil {
+		return nil, corruptEntity(pk, rk, err)
+	}
+	ts := timeFromTicks(ticks)
+	e := &Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts, ETag: etagFor(ts)}
+	e.Properties = make(map[string]any)
+	it := rec.Iter()
+	for it.Next() {
+		name := it.Name()
+		if sel != nil && !selected(sel, name) {
+			continue
+		}
+		e.Properties[string(name)] = decodeValue(it.Value())
+	}
+	if err := it.Err(); err != nil {
+		return nil, corruptEntity(pk, rk, err)
+	}
+	return e, nil
+}
+
+func selected(sel []string, name []byte) bool {
+	for _, s := range sel {
+		if s == string(name) {
+			return true
+		}
+	}
+	return false
+}
+
+func corruptEntity(pk, rk string, err error) error {
+	return fmt.Errorf("tablestore: stored entity (%s, %s) is corrupt: %w", quoteShort(pk), quoteShort(rk), err)
+}
