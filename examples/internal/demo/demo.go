@@ -125,18 +125,20 @@ const (
 )
 
 // PlanKind returns the plan kind Explain reports for q: one of Point,
-// Range, PartitionScan, TableScan, or "union" for a union of key ranges.
+// Range, PartitionScan, TableScan, or "empty" when the filter rules out
+// every key.
 func PlanKind(t *tablestore.Table, q tablestore.Query) string {
 	text, err := t.Explain(q)
 	NoErr(err, "explain "+describe(q))
 	return kindOf(text)
 }
 
-// kindOf reads the plan kind from the first line of Explain's text.
+// kindOf reads the plan kind from the first line of Explain's text,
+// "plan: <kind>".
 func kindOf(text string) string {
 	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
 	low := strings.ToLower(first)
-	for _, k := range []string{PartitionScan, TableScan, "union", Point, Range} {
+	for _, k := range []string{PartitionScan, TableScan, Point, Range, "empty"} {
 		if strings.Contains(low, k) {
 			return k
 		}
