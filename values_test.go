@@ -244,7 +244,8 @@ func TestDecodeEntityCorrupt(t *testing.T) {
 	good := codec.Encode(nil, 5, props)
 	for _, rec := range [][]byte{nil, good[:4], good[:len(good)-1], append([]byte{0x7f}, good[1:]...)} {
 		_, err := decodeEntity("pk", "rk", rec, nil)
-		require.ErrorContains(t, err, `tablestore: stored entity ("pk", "rk") is corrupt: codec:`)
+		require.ErrorIs(t, err, ErrCorrupt)
+		require.ErrorContains(t, err, `tablestore: corrupt data: entity ("pk", "rk"): codec:`)
 	}
 }
 
