@@ -25,6 +25,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/internal/model"
@@ -366,7 +367,7 @@ var (
 	stringPool = []string{"", "a", "b", "abc", "B", "zz", "O'Neil", "héllo", "日本語", "a b"}
 	int32Pool  = []int32{-2, -1, 0, 1, 2, 3, math.MaxInt32, math.MinInt32}
 	int64Pool  = []int64{-2, -1, 0, 1, 2, 3, 1 << 40, math.MaxInt64, math.MinInt64}
-	floatPool  = []float64{-1.5, 0, 0.5, 1, 2, 3.25, 1e300, -1e-300}
+	floatPool  = []float64{-1.5, 0, 0.5, 1, 2, 3.25, 1e300, -1e-300, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN()}
 	binaryPool = [][]byte{{}, {0}, {1, 2}, {0xff}, {1, 2, 3}}
 )
 
@@ -850,7 +851,19 @@ func (h *harness) invalidEntity(table, pk string) (*ts.Entity, ts.Code) {
 	if pk != "" {
 		e.PartitionKey = pk
 	}
-	switch h.rng.Intn(13) {
+	switch h.rng.Intn(17) {
+	case 13:
+		e.RowKey = "r\xffx"
+		return e, ts.CodeOutOfRangeInput
+	case 14:
+		e.Properties["S"] = "bad\xc3"
+		return e, ts.CodeInvalidInput
+	case 15:
+		e.Properties["N\xff"] = int32(1)
+		return e, ts.CodePropertyNameInvalid
+	case 16:
+		e.Properties[h.pick([]string{"PartitionKey", "RowKey", "Timestamp", "ETag"})] = "x"
+		return e, ts.CodeInvalidInput
 	case 0:
 		bad := "bad" + string("/\\#?\t\n\x00\x1f\x7f"[h.rng.Intn(9)]) + "key"
 		if pk == "" && h.rng.Intn(2) == 0 {
@@ -950,7 +963,7 @@ func (h *harness) opInvalidEntity() {
 // has a predictable answer.
 func checkKeyErr(e *ts.Entity) error {
 	for _, k := range []string{e.PartitionKey, e.RowKey} {
-		if k == "" || len(k) > 1024 || strings.ContainsAny(k, "/\\#?\u0085") {
+		if k == "" || len(k) > 1024 || strings.ContainsAny(k, "/\\#?\u0085") || !utf8.ValidString(k) {
 			return errors.New("bad key")
 		}
 		for _, r := range k {
