@@ -1348,6 +1348,10 @@ func (h *harness) opQuery() {
 		return
 	}
 	h.sameEntities(table, got, want)
+	h.outcomes["query-rows"] += len(want)
+	if len(want) > 0 {
+		h.outcomes["query:nonempty"]++
+	}
 }
 
 func (h *harness) pick2(a, b int) int {
