@@ -19,6 +19,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -266,6 +267,9 @@ func (h *harness) run(ops int) {
 	h.verifyAll()
 	h.t.Logf("%s: %d ops: %v", h.cfg.name, ops, h.stats)
 	h.t.Logf("%s: outcomes: %v", h.cfg.name, h.outcomes)
+	if h.cfg.onDisk {
+		h.t.Logf("%s: %s", h.cfg.name, h.storeFiles())
+	}
 }
 
 // step runs one random operation.
@@ -1429,6 +1433,7 @@ func (h *harness) queryIter(table string, q ts.Query) ([]*ts.Entity, error) {
 // it again and checks every table against the model.
 func (h *harness) reopen() {
 	h.begin("reopen", "%s", h.dir)
+	h.t.Logf("reopen at op %d: %s", h.op, h.storeFiles())
 	old := h.db
 	tb := old.Table(tableBases[0])
 	if err := old.Close(); err != nil {
@@ -1440,6 +1445,18 @@ func (h *harness) reopen() {
 	}
 	h.open()
 	h.verifyAll()
+}
+
+// storeFiles describes the store's files: how many sstables there are and
+// the highest file number, which counts flushes and compactions.
+func (h *harness) storeFiles() string {
+	ssts, _ := filepath.Glob(filepath.Join(h.dir, "*.sst"))
+	highest := 0
+	for _, f := range ssts {
+		n, _ := strconv.Atoi(strings.TrimSuffix(filepath.Base(f), ".sst"))
+		highest = max(highest, n)
+	}
+	return fmt.Sprintf("%d sstables, highest file number %d", len(ssts), highest)
 }
 
 // verifyAll compares the table listing and every table's full contents.
