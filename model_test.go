@@ -287,8 +287,10 @@ func (h *harness) step() {
 		h.opDelete()
 	case r < 680:
 		h.opTransaction()
-	case r < 780:
+	case r < 760:
 		h.opQuery()
+	case r < 780:
+		h.opQueryWithWrites()
 	case r < 850:
 		h.opInvalidEntity()
 	case r < 880:
@@ -1355,6 +1357,96 @@ func (h *harness) opQuery() {
 	h.outcomes["query-rows"] += len(want)
 	if len(want) > 0 {
 		h.outcomes["query:nonempty"]++
+	}
+}
+
+// opQueryWithWrites pages through a query and, between pages, writes
+// entities at or before the last one returned. A continuation token names
+// the next key to read, so those writes must not show in later pages,
+// while each page must hold exactly the matches between the previous
+// page's last entity and its own last entity, as the model held them just
+// before the page was read.
+func (h *harness) opQueryWithWrites() {
+	table := h.existingTable()
+	if table == "" || !h.queries {
+		return
+	}
+	q := ts.Query{Filter: h.queryFilter(), Top: 1 + h.rng.Intn(4)}
+	h.begin("query-writes", "%s filter %q top %d", table, q.Filter, q.Top)
+	tb := h.table(table)
+	var last *model.Key
+	for pages := 0; ; pages++ {
+		if pages > 10_000 {
+			h.failf("query does not end")
+		}
+		all, err := h.queryModel(table, ts.Query{Filter: q.Filter})
+		var rest []*ts.Entity
+		for _, e := range all {
+			if last == nil || last.Less(model.Key{PK: e.PartitionKey, RK: e.RowKey}) {
+				rest = append(rest, e)
+			}
+		}
+		p, gotErr := tb.QueryPage(h.ctx, q)
+		h.sameError(gotErr, err, false)
+		if err != nil {
+			return
+		}
+		if len(p.Entities) > q.Top {
+			h.failf("page of %d entities for top %d", len(p.Entities), q.Top)
+		}
+		want := rest
+		if p.Continuation != "" {
+			n := 0
+			if len(p.Entities) > 0 {
+				end := p.Entities[len(p.Entities)-1]
+				endKey := model.Key{PK: end.PartitionKey, RK: end.RowKey}
+				for n < len(rest) && !endKey.Less(model.Key{PK: rest[n].PartitionKey, RK: rest[n].RowKey}) {
+					n++
+				}
+			}
+			want = rest[:n]
+		}
+		h.sameEntities(table, p.Entities, want)
+		if p.Continuation == "" {
+			return
+		}
+		if len(p.Entities) > 0 {
+			end := p.Entities[len(p.Entities)-1]
+			last = &model.Key{PK: end.PartitionKey, RK: end.RowKey}
+			h.writeAtOrBefore(table, *last)
+		}
+		q.Continuation = p.Continuation
+	}
+}
+
+// writeAtOrBefore upserts or deletes, on both sides, a random entity whose
+// key is at or before k.
+func (h *harness) writeAtOrBefore(table string, k model.Key) {
+	var keys []model.Key
+	for _, key := range h.m.Keys(table) {
+		if !k.Less(key) {
+			keys = append(keys, key)
+		}
+	}
+	if len(keys) == 0 || h.rng.Intn(3) == 0 {
+		return
+	}
+	key := keys[h.rng.Intn(len(keys))]
+	id := entityID{strings.ToLower(table), key.PK, key.RK}
+	if h.rng.Intn(3) == 0 {
+		gotErr := h.table(table).Delete(h.ctx, key.PK, key.RK, ts.ETagAny)
+		wantErr := h.m.Delete(table, key.PK, key.RK, ts.ETagAny)
+		h.sameError(gotErr, wantErr, false)
+		h.forget(id)
+		return
+	}
+	e := &ts.Entity{PartitionKey: key.PK, RowKey: key.RK, Properties: h.randomProps()}
+	ee := copyEntity(e)
+	gotErr := h.table(table).Upsert(h.ctx, ee, ts.Replace)
+	etag, wantErr := h.m.Upsert(table, e, ts.Replace)
+	h.sameError(gotErr, wantErr, false)
+	if wantErr == nil {
+		h.observe(id, ee.ETag, ee.Timestamp, etag, true)
 	}
 }
 
