@@ -22,6 +22,10 @@ type target struct {
 	Unit     string  `json:"unit"`
 	Pass     bool    `json:"pass"`
 	Note     string  `json:"note,omitempty"`
+	// Limit is the goal's bound on Value; AtMost says Value must not
+	// exceed it (otherwise it must reach it).
+	Limit  float64 `json:"limit"`
+	AtMost bool    `json:"atMost"`
 }
 
 // targetWorkloads are the workloads the ratio targets are computed from.
@@ -31,7 +35,7 @@ var targetWorkloads = []string{"get", "partition-scan", "filter-scan"}
 // raw Pebble. timeRatio reports the ratio as time (pebble/tablestore
 // throughput = tablestore/pebble time).
 func ratioTarget(res *results, name, figID, goal string, limit float64, timeRatio bool, note string) target {
-	t := target{Name: name, Goal: goal, Unit: "x", Note: note}
+	t := target{Name: name, Goal: goal, Unit: "x", Note: note, Limit: limit, AtMost: timeRatio}
 	ts, pb := res.value(figID, sideTablestore), res.value(figID, sidePebble)
 	if timeRatio {
 		t.Measured = fmt.Sprintf("tablestore time/op %s ns vs raw pebble %s ns", formatFigure(1e9/ts), formatFigure(1e9/pb))
@@ -78,7 +82,7 @@ func txnTarget(e *env, sync bool) target {
 		kind, batches = "synced", e.sc.TxnBatches/5
 	}
 	t := target{Name: "transactions of 100 upserts, " + kind, Goal: ">= 0.5x raw batch entity throughput",
-		Unit: "x", Value: math.NaN()}
+		Unit: "x", Value: math.NaN(), Limit: 0.5}
 	best := map[string]float64{}
 	err := func() (err error) {
 		defer recoverInto(&err)
@@ -128,7 +132,7 @@ func targetSides() []string { return []string{sideTablestore, sidePebble} }
 func resumeTarget(e *env) target {
 	k := e.sc.resumePage()
 	t := target{Name: fmt.Sprintf("resume at page %s vs page 1 (Top 1000)", commas(float64(k))),
-		Goal: "<= 1.2x time", Unit: "x", Value: math.NaN()}
+		Goal: "<= 1.2x time", Unit: "x", Value: math.NaN(), Limit: 1.2, AtMost: true}
 	if k < 1000 {
 		t.Note = fmt.Sprintf("page %d is the deepest page at scale %s; page 1,000 needs -scale=1m", k, e.sc.Name)
 	}
@@ -190,7 +194,7 @@ func resumeTarget(e *env) target {
 // over the level before the scan, sampled every millisecond.
 func heapTarget(e *env) target {
 	t := target{Name: fmt.Sprintf("heap growth scanning %s entities", commas(float64(e.sc.Entities))),
-		Goal: "< 64 MiB", Unit: "MiB", Value: math.NaN()}
+		Goal: "< 64 MiB", Unit: "MiB", Value: math.NaN(), Limit: 64, AtMost: true}
 	if e.sc.Entities < 1_000_000 {
 		t.Note = fmt.Sprintf("scale %s has %s entities; 1,000,000 needs -scale=1m", e.sc.Name, commas(float64(e.sc.Entities)))
 	}
