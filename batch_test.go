@@ -120,7 +120,7 @@ func parseActionLine(t *testing.T, tbl *Table, line string) []TransactionAction 
 	return []TransactionAction{a}
 }
 
-// unquoteArg lets a test write an empty key as '' and control characters
+// unquoteArg lets a test write an empty key as ” and control characters
 // as Go escapes.
 func unquoteArg(s string) string {
 	if strings.HasPrefix(s, "'") {

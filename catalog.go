@@ -118,6 +118,7 @@ func (db *DB) CreateTable(ctx context.Context, name string) (*Table, error) {
 	}
 	db.tables[lower] = info
 	db.nextID++
+	db.catVersion.Add(1)
 	return &Table{db: db, name: name}, nil
 }
 
@@ -149,6 +150,7 @@ func (db *DB) DeleteTable(ctx context.Context, name string) error {
 		return err
 	}
 	delete(db.tables, lower)
+	db.catVersion.Add(1)
 	return nil
 }
 

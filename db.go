@@ -27,6 +27,9 @@ type DB struct {
 	catMu  sync.RWMutex
 	tables map[string]tableInfo // by lowercase name
 	nextID uint64               // next table ID to assign
+	// catVersion counts catalog changes, so Table handles can cache their
+	// lookup and revalidate it with one atomic load.
+	catVersion atomic.Uint64
 
 	locks partitionLocks
 	clock timestampClock
@@ -124,6 +127,32 @@ func (quietLogger) Fatalf(format string, args ...any) {
 // fail with TableNotFound.
 func (db *DB) Table(name string) *Table {
 	return &Table{db: db, name: name}
+}
+
+// tableCache is a Table handle's memory of its catalog lookup.
+type tableCache struct {
+	version uint64
+	info    tableInfo
+}
+
+// resolve returns the table's catalog entry, from the handle's cache when
+// the catalog has not changed since. Errors: TableNotFound.
+func (t *Table) resolve() (tableInfo, error) { return t.resolveWith(t.db.lookupTable) }
+
+// resolveLocked is resolve for a caller that holds db.catMu.
+func (t *Table) resolveLocked() (tableInfo, error) { return t.resolveWith(t.db.lookupTableLocked) }
+
+func (t *Table) resolveWith(lookup func(string) (tableInfo, error)) (tableInfo, error) {
+	v := t.db.catVersion.Load()
+	if c := t.cache.Load(); c != nil && c.version == v {
+		return c.info, nil
+	}
+	info, err := lookup(t.name)
+	if err != nil {
+		return tableInfo{}, err
+	}
+	t.cache.Store(&tableCache{version: v, info: info})
+	return info, nil
 }
 
 // checkContext returns ctx's error, or ErrClosed if db is closed.

@@ -3,7 +3,6 @@ package tablestore
 import (
 	"encoding/hex"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -47,10 +46,38 @@ type ETag string
 // ETagAny is the If-Match wildcard: it matches any existing entity.
 const ETagAny ETag = "*"
 
-// etagFor returns the ETag of an entity written at ts.
+// etagFor returns the ETag of an entity written at ts:
+// W/"datetime'2006-01-02T15%3A04%3A05.0000000Z'". It is formatted by hand
+// because every read of an entity computes it.
 func etagFor(ts time.Time) ETag {
-	s := ts.UTC().Format("2006-01-02T15:04:05.0000000Z")
-	return ETag(`W/"datetime'` + strings.ReplaceAll(s, ":", "%3A") + `'"`)
+	ts = ts.UTC()
+	year, month, day := ts.Date()
+	hour, min, sec := ts.Clock()
+	var b [51]byte
+	n := copy(b[:], `W/"datetime'`)
+	put := func(v, width int) {
+		for i := width - 1; i >= 0; i-- {
+			b[n+i] = byte('0' + v%10)
+			v /= 10
+		}
+		n += width
+	}
+	lit := func(s string) { n += copy(b[n:], s) }
+	put(year, 4)
+	lit("-")
+	put(int(month), 2)
+	lit("-")
+	put(day, 2)
+	lit("T")
+	put(hour, 2)
+	lit("%3A")
+	put(min, 2)
+	lit("%3A")
+	put(sec, 2)
+	lit(".")
+	put(ts.Nanosecond()/100, 7)
+	lit(`Z'"`)
+	return ETag(b[:n])
 }
 
 // GUID is an Edm.Guid value: 16 bytes in the order the canonical text

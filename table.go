@@ -2,6 +2,7 @@ package tablestore
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/internal/codec"
@@ -16,8 +17,9 @@ import (
 // anything, so a rejected write changes nothing. Writes to one partition
 // are serialized; reads take no lock and see only committed writes.
 type Table struct {
-	db   *DB
-	name string
+	db    *DB
+	name  string
+	cache atomic.Pointer[tableCache]
 }
 
 // Name returns the name the handle was made with.
@@ -114,7 +116,7 @@ func (t *Table) Get(ctx context.Context, partitionKey, rowKey string, opts *GetO
 		}
 		sel = opts.Select
 	}
-	info, err := t.db.lookupTable(t.name)
+	info, err := t.resolve()
 	if err != nil {
 		return nil, err
 	}

@@ -334,3 +334,16 @@ func TestTimestampsIncreaseAcrossReopenWithClockBackwards(t *testing.T) {
 	require.True(t, e2.Timestamp.After(first), "%v not after %v", e2.Timestamp, first)
 	require.NotEqual(t, e.ETag, e2.ETag)
 }
+
+func TestETagFormat(t *testing.T) {
+	for _, ts := range []time.Time{
+		time.Date(2021, 8, 31, 15, 41, 38, 302781600, time.UTC),
+		time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC),
+		time.Date(2024, 2, 29, 1, 2, 3, 100, time.FixedZone("x", 3600)),
+	} {
+		want := `W/"datetime'` + strings.ReplaceAll(ts.UTC().Format("2006-01-02T15:04:05.0000000Z"), ":", "%3A") + `'"`
+		require.Equal(t, ETag(want), etagFor(ts))
+	}
+	require.Equal(t, ETag(`W/"datetime'2021-08-31T15%3A41%3A38.3027816Z'"`), etagFor(time.Date(2021, 8, 31, 15, 41, 38, 302781600, time.UTC)))
+}

@@ -195,17 +195,51 @@ func decodeEntity(pk, rk string, rec codec.Record, sel []string) (*Entity, error
 	}
 	ts := timeFromTicks(ticks)
 	e := &Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts, ETag: etagFor(ts)}
-	e.Properties = make(map[string]any)
+	// Three cheap passes over the record: size the result, copy every
+	// name and string value into one string, then build the map with
+	// substrings of it. That makes one allocation for all the text instead
+	// of one per name and per string.
+	count, textLen := 0, 0
 	it := rec.Iter()
 	for it.Next() {
-		name := it.Name()
-		if sel != nil && !selected(sel, name) {
-			continue
+		if sel == nil || selected(sel, it.Name()) {
+			count++
+			textLen += len(it.Name())
+			if v := it.Value(); v.Type == filter.TypeString {
+				textLen += len(v.Bytes)
+			}
 		}
-		e.Properties[string(name)] = decodeValue(it.Value())
 	}
 	if err := it.Err(); err != nil {
 		return nil, corruptEntity(pk, rk, err)
+	}
+	var text strings.Builder
+	text.Grow(textLen)
+	for it = rec.Iter(); it.Next(); {
+		if sel == nil || selected(sel, it.Name()) {
+			text.Write(it.Name())
+			if v := it.Value(); v.Type == filter.TypeString {
+				text.Write(v.Bytes)
+			}
+		}
+	}
+	all, off := text.String(), 0
+	cut := func(n int) string {
+		s := all[off : off+n]
+		off += n
+		return s
+	}
+	e.Properties = make(map[string]any, count)
+	for it = rec.Iter(); it.Next(); {
+		if sel != nil && !selected(sel, it.Name()) {
+			continue
+		}
+		name := cut(len(it.Name()))
+		if v := it.Value(); v.Type == filter.TypeString {
+			e.Properties[name] = cut(len(v.Bytes))
+		} else {
+			e.Properties[name] = decodeValue(v)
+		}
 	}
 	return e, nil
 }

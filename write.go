@@ -74,7 +74,7 @@ func (t *Table) commitOps(ctx context.Context, ops []writeOp) (int, error) {
 	if err := db.checkOpen(); err != nil {
 		return 0, err
 	}
-	info, err := db.lookupTableLocked(t.name)
+	info, err := t.resolveLocked()
 	if err != nil {
 		return 0, err
 	}

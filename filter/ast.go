@@ -53,7 +53,7 @@ type Ident struct {
 	Name    string
 }
 
-// BasicLit is a literal with its raw spelling: 'O”Connor', -5, 5L, 1.5,
+// BasicLit is a literal with its raw spelling: 'text', -5, 5L, 1.5,
 // 3D, true, datetime'…', guid'…', X'…'.
 type BasicLit struct {
 	ValuePos int

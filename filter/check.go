@@ -2,6 +2,7 @@ package filter
 
 import (
 	"sort"
+	"strconv"
 )
 
 // Filter is a checked filter, ready to evaluate. It is immutable and safe
@@ -11,6 +12,8 @@ type Filter struct {
 	Root Node
 	// Names lists the property names the filter reads, sorted, each once.
 	Names []string
+
+	prog []step // Root compiled for Match; nil when Root is nil
 }
 
 // Compile parses and checks src: Parse followed by Check. An empty or
@@ -55,6 +58,7 @@ func Check(x Expr) (*Filter, error) {
 		f.Names = append(f.Names, name)
 	}
 	sort.Strings(f.Names)
+	f.prog = compileProgram(root)
 	return f, nil
 }
 
@@ -69,12 +73,15 @@ func checkError(code string, pos int, msg string) error {
 // check converts one boolean expression. depth guards hand-built trees
 // deeper than any the parser would produce.
 func (c *checker) check(x Expr, depth int) (Node, error) {
-	if depth > 2*hardMaxDepth {
-		return nil, checkError(CodeInvalidInput, x.Pos(), "expression nested too deeply")
+	if isNilExpr(x) {
+		return nil, checkError(CodeInvalidInput, 0, "missing expression")
+	}
+	if depth > hardMaxDepth {
+		return nil, checkError(CodeInvalidInput, posOf(x), "nesting deeper than the limit of "+strconv.Itoa(hardMaxDepth))
 	}
 	switch x := x.(type) {
 	case *BinaryExpr:
-		if x.X == nil || x.Y == nil {
+		if isNilExpr(x.X) || isNilExpr(x.Y) {
 			return nil, checkError(CodeInvalidInput, x.OpPos, "missing operand of "+x.Op.String())
 		}
 		l, err := c.check(x.X, depth+1)
@@ -96,7 +103,7 @@ func (c *checker) check(x Expr, depth int) (Node, error) {
 		if x.Op != TokNot {
 			return nil, checkError(CodeInvalidInput, x.OpPos, "expected not, found "+x.Op.String())
 		}
-		if x.X == nil {
+		if isNilExpr(x.X) {
 			return nil, checkError(CodeInvalidInput, x.OpPos, "missing operand of not")
 		}
 		n, err := c.check(x.X, depth+1)
@@ -105,7 +112,7 @@ func (c *checker) check(x Expr, depth int) (Node, error) {
 		}
 		return &NotNode{X: n}, nil
 	case *ParenExpr:
-		if x.X == nil {
+		if isNilExpr(x.X) {
 			return nil, checkError(CodeInvalidInput, x.Lparen, "empty parentheses")
 		}
 		return c.check(x.X, depth+1)
@@ -116,17 +123,57 @@ func (c *checker) check(x Expr, depth int) (Node, error) {
 		return nil, checkError(CodeNotImplemented, x.ValuePos, "a constant alone is not a condition")
 	case *ComparisonExpr:
 		return c.checkComparison(x)
-	case nil:
-		return nil, checkError(CodeInvalidInput, 0, "missing expression")
 	}
-	return nil, checkError(CodeInvalidInput, x.Pos(), "unknown expression")
+	return nil, checkError(CodeInvalidInput, 0, "unknown expression")
+}
+
+// isNilExpr reports whether x is nil or a nil pointer, which only a
+// hand-built tree can hold.
+func isNilExpr(x Expr) bool {
+	switch x := x.(type) {
+	case nil:
+		return true
+	case *BinaryExpr:
+		return x == nil
+	case *UnaryExpr:
+		return x == nil
+	case *ParenExpr:
+		return x == nil
+	case *ComparisonExpr:
+		return x == nil
+	case *Ident:
+		return x == nil
+	case *BasicLit:
+		return x == nil
+	}
+	return false
+}
+
+// posOf returns the position of x without trusting its children.
+func posOf(x Expr) int {
+	switch x := x.(type) {
+	case *BinaryExpr:
+		if isNilExpr(x.X) {
+			return x.OpPos
+		}
+		return posOf(x.X)
+	case *ComparisonExpr:
+		if isNilExpr(x.X) {
+			return x.OpPos
+		}
+		return posOf(x.X)
+	}
+	if isNilExpr(x) {
+		return 0
+	}
+	return x.Pos()
 }
 
 func (c *checker) checkComparison(x *ComparisonExpr) (Node, error) {
 	if x.Op < OpEQ || x.Op > OpLE {
 		return nil, checkError(CodeInvalidInput, x.OpPos, "unknown comparison operator")
 	}
-	if x.X == nil || x.Y == nil {
+	if isNilExpr(x.X) || isNilExpr(x.Y) {
 		return nil, checkError(CodeInvalidInput, x.OpPos, "missing operand of "+x.Op.String())
 	}
 	xi, xIdent := x.X.(*Ident)

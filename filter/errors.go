@@ -106,7 +106,7 @@ func excerpt(src string, pos int) (line string, col int) {
 	return b.String(), col
 }
 
-// errorf builds an *Error.
+// newError builds an *Error.
 func newError(code string, src string, pos int, msg string) *Error {
 	return &Error{Code: code, Pos: pos, Msg: msg, Src: src}
 }

@@ -7,10 +7,16 @@ import (
 
 // Match reports whether the entity p satisfies f. A nil Filter or a nil
 // Root matches every entity. Match allocates nothing beyond what p.Lookup
-// does and is safe for concurrent use.
+// does and is safe for concurrent use. It gives the same result as
+// Eval(f.Root, p), faster for a Filter from Check or Compile, which holds
+// Root compiled into a flat program; a Filter built by hand is evaluated
+// with Eval.
 func (f *Filter) Match(p Properties) bool {
-	if f == nil || f.Root == nil {
+	switch {
+	case f == nil || f.Root == nil:
 		return true
+	case f.prog != nil:
+		return run(f.prog, p)
 	}
 	return Eval(f.Root, p)
 }
@@ -18,7 +24,8 @@ func (f *Filter) Match(p Properties) bool {
 // Eval reports whether the entity p satisfies the checked tree n. A nil n
 // matches every entity. See Compare for the comparison rules; an entity
 // that lacks the property of a CompareNode fails it, whatever the operator,
-// and NotNode simply negates its operand.
+// and NotNode simply negates its operand. The nodes of n must not be nil
+// pointers.
 func Eval(n Node, p Properties) bool {
 	switch n := n.(type) {
 	case *CompareNode:

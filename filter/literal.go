@@ -113,7 +113,8 @@ func parseLiteral(kind Token, raw string) (Value, string) {
 	return Value{}, "expected literal, found " + kind.String()
 }
 
-// unquote returns the content of a '…' literal, with ” turned into '.
+// unquote returns the content of a quoted literal, with each doubled
+// quote turned into one.
 func unquote(raw string) (string, bool) {
 	if len(raw) < 2 || raw[0] != '\'' || raw[len(raw)-1] != '\'' {
 		return "", false
@@ -172,16 +173,14 @@ func parseGuid(s string) ([]byte, bool) {
 	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return nil, false
 	}
-	b := make([]byte, 0, 16)
-	for i := 0; i < len(s); i += 2 {
-		if s[i] == '-' {
-			i--
-			continue
-		}
-		if !isHex(s[i]) || !isHex(s[i+1]) {
+	digits := s[0:8] + s[9:13] + s[14:18] + s[19:23] + s[24:36]
+	b := make([]byte, 16)
+	for i := range b {
+		hi, lo := digits[2*i], digits[2*i+1]
+		if !isHex(hi) || !isHex(lo) {
 			return nil, false
 		}
-		b = append(b, unhex(s[i])<<4|unhex(s[i+1]))
+		b[i] = unhex(hi)<<4 | unhex(lo)
 	}
 	return b, true
 }
@@ -313,7 +312,7 @@ func FormatDateTime(ticks int64) string {
 }
 
 // FormatLiteral returns the canonical filter literal for v, which parses
-// back to an equal Value: 'it”s', 5, 5L, 2.5, true, datetime'…Z',
+// back to an equal Value: 'text' (quotes doubled), 5, 5L, 2.5, true, datetime'…Z',
 // guid'…' (lowercase), X'0a0b' (lowercase hex). Doubles that have no
 // literal form (NaN, ±Inf) are written as NaN, INF and -INF, which do not
 // parse.

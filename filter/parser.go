@@ -44,9 +44,9 @@ func Parse(src string, lim *Limits) (x Expr, err error) {
 	x = p.parseOr()
 	if p.tok != TokEOF {
 		if p.tok == TokRParen {
-			p.fail(CodeInvalidInput, p.pos, "unmatched )")
+			p.fail(CodeInvalidInput, p.pos, "unmatched ')'")
 		}
-		p.failExpected("and, or or end of filter")
+		p.failExpected("'and', 'or' or end of filter")
 	}
 	return x, nil
 }
@@ -95,7 +95,16 @@ func (p *parser) describe() string {
 	case p.tok.IsLiteral():
 		return p.tok.String() + " " + p.lit
 	}
-	return p.tok.String()
+	return "'" + p.tok.String() + "'"
+}
+
+// failArithmetic reports the current arithmetic token, which Azure does
+// not implement.
+func (p *parser) failArithmetic() {
+	if p.tok == TokSlash {
+		p.fail(CodeNotImplemented, p.pos, "property paths ('/') are not supported")
+	}
+	p.fail(CodeNotImplemented, p.pos, "arithmetic operator '"+p.tok.String()+"' is not supported")
 }
 
 // enter records one more level of nesting at pos.
@@ -159,7 +168,7 @@ func (p *parser) parsePrimary() Expr {
 		p.next()
 		x := p.parseOr()
 		if p.tok != TokRParen {
-			p.failExpected("and, or or )")
+			p.failExpected("'and', 'or' or ')'")
 		}
 		rparen := p.pos
 		p.depth--
@@ -167,13 +176,16 @@ func (p *parser) parsePrimary() Expr {
 		return &ParenExpr{Lparen: lparen, X: x, Rparen: rparen}
 	}
 	if p.tok != TokIdent && !p.tok.IsLiteral() && !p.tok.IsArithmetic() {
-		p.failExpected("property name, literal, not or (")
+		p.failExpected("property name, literal, 'not' or '('")
 	}
 	start := p.pos
 	x := p.parseOperand()
 	p.count(start)
 	if p.tok.IsArithmetic() {
-		p.fail(CodeNotImplemented, p.pos, "arithmetic operator "+p.tok.String()+" is not supported")
+		p.failArithmetic()
+	}
+	if p.tok == TokIdent || p.tok.IsLiteral() {
+		p.failExpected("comparison operator")
 	}
 	if !p.tok.IsComparison() {
 		return x
@@ -182,7 +194,7 @@ func (p *parser) parsePrimary() Expr {
 	p.next()
 	y := p.parseOperand()
 	if p.tok.IsArithmetic() {
-		p.fail(CodeNotImplemented, p.pos, "arithmetic operator "+p.tok.String()+" is not supported")
+		p.failArithmetic()
 	}
 	return &ComparisonExpr{X: x, OpPos: opPos, Op: op, Y: y}
 }
@@ -204,7 +216,7 @@ func (p *parser) parseOperand() Expr {
 		p.next()
 		return &BasicLit{ValuePos: pos, Kind: tok, Value: lit}
 	case tok.IsArithmetic():
-		p.fail(CodeNotImplemented, pos, "arithmetic operator "+tok.String()+" is not supported")
+		p.failArithmetic()
 	}
 	p.failExpected("property name or literal")
 	return nil

@@ -38,7 +38,10 @@ func exprPrec(x Expr) int {
 
 // printExpr writes x, in parentheses when its precedence is below min.
 func printExpr(b *strings.Builder, x Expr, min int) {
-	if x != nil && exprPrec(x) < min {
+	if isNilExpr(x) {
+		return
+	}
+	if exprPrec(x) < min {
 		b.WriteByte('(')
 		printExpr(b, x, 0)
 		b.WriteByte(')')

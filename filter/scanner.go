@@ -23,8 +23,8 @@ func (s *Scanner) Init(src string) {
 	s.err = nil
 }
 
-// Err returns the error of the last TokIllegal that Scan returned, and nil
-// if Scan has returned none.
+// Err returns the error of the first TokIllegal that Scan returned, and
+// nil if Scan has returned none.
 func (s *Scanner) Err() *Error { return s.err }
 
 // isSpace reports whether c separates tokens. Azure filters arrive URL
@@ -64,7 +64,7 @@ func (s *Scanner) Scan() (pos int, tok Token, lit string) {
 	switch {
 	case c == '\'':
 		if !s.scanQuoted() {
-			return pos, TokIllegal, s.src[pos:s.off]
+			return s.illegal(pos, "unterminated quoted literal")
 		}
 		return pos, TokString, s.src[pos:s.off]
 	case isDigit(c):
@@ -122,11 +122,10 @@ func (s *Scanner) illegal(pos int, msg string) (int, Token, string) {
 	return pos, TokIllegal, s.src[pos:end]
 }
 
-// scanQuoted consumes a quoted section starting at s.off ('…', with ”
-// for a quote). It reports false, with the error recorded, when the quote
-// is not closed.
+// scanQuoted consumes a quoted section starting at s.off, in which a
+// doubled quote stands for one quote. It reports false, having consumed
+// the rest of the text, when the quote is not closed.
 func (s *Scanner) scanQuoted() bool {
-	start := s.off
 	s.off++ // opening quote
 	for s.off < len(s.src) {
 		if s.src[s.off] == '\'' {
@@ -139,7 +138,6 @@ func (s *Scanner) scanQuoted() bool {
 		}
 		s.off++
 	}
-	s.illegal(start, "unterminated quoted literal")
 	return false
 }
 
@@ -213,6 +211,9 @@ func (s *Scanner) scanWord() (int, Token, string) {
 		s.off += size
 	}
 	word := s.src[pos:s.off]
+	if tok := Lookup(word); tok != TokIdent {
+		return pos, tok, word
+	}
 	if s.off < len(s.src) && s.src[s.off] == '\'' {
 		var tok Token
 		switch word {
@@ -227,9 +228,9 @@ func (s *Scanner) scanWord() (int, Token, string) {
 			return s.illegal(pos, "unknown literal prefix '"+word+"'")
 		}
 		if !s.scanQuoted() {
-			return pos, TokIllegal, s.src[pos:s.off]
+			return s.illegal(pos, "unterminated quoted literal")
 		}
 		return pos, tok, s.src[pos:s.off]
 	}
-	return pos, Lookup(word), word
+	return pos, TokIdent, word
 }

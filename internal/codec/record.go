@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/tablestore/tablestore/filter"
@@ -201,7 +202,8 @@ func (it *Iter) Err() error { return it.err }
 // are copies, safe to keep after r changes. Errors: a corrupt record.
 func (r Record) Properties() ([]Property, error) {
 	// First pass: validate and size everything, so the result takes three
-	// allocations whatever the number of properties.
+	// allocations whatever the number of properties (a third pass hands
+	// out the names as substrings of one string).
 	count, nameBytes, valueBytes := 0, 0, 0
 	it := r.Iter()
 	for it.Next() {
@@ -216,11 +218,12 @@ func (r Record) Properties() ([]Property, error) {
 		return nil, nil
 	}
 	props := make([]Property, 0, count)
-	names := make([]byte, 0, nameBytes)
+	var names strings.Builder // all names, one allocation
+	names.Grow(nameBytes)
 	values := make([]byte, 0, valueBytes) // non-nil even when empty
 	it = r.Iter()
 	for it.Next() {
-		names = append(names, it.Name()...)
+		names.Write(it.Name())
 		v := it.Value()
 		if v.Bytes != nil {
 			start := len(values)
@@ -229,8 +232,7 @@ func (r Record) Properties() ([]Property, error) {
 		}
 		props = append(props, Property{Value: v})
 	}
-	all := string(names)
-	off := 0
+	all, off := names.String(), 0
 	it = r.Iter()
 	for i := 0; it.Next(); i++ {
 		n := len(it.Name())

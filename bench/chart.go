@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
+	"math"
+	"os"
+
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/basicfont"
+	"golang.org/x/image/math/fixed"
+)
+
+// The chart shows, for every figure, tablestore's speed relative to each
+// comparator on a log scale centred on 1: bars to the right mean
+// tablestore is faster, to the left slower. ns/op figures are inverted
+// (comparator time / tablestore time) so that right is always better.
+
+const (
+	chartWidth  = 1120
+	labelWidth  = 360
+	plotLeft    = labelWidth + 20
+	plotRight   = chartWidth - 60
+	headerH     = 78
+	barH        = 13
+	rowGap      = 12
+	footerH     = 58
+	chartMinLog = -2 // 0.01x
+	chartMaxLog = 2  // 100x
+)
+
+var (
+	colBackground = color.RGBA{255, 255, 255, 255}
+	colText       = color.RGBA{20, 20, 20, 255}
+	colGrid       = color.RGBA{215, 215, 215, 255}
+	colOne        = color.RGBA{90, 90, 90, 255}
+	colPebble     = color.RGBA{68, 114, 196, 255}
+	colSQLite     = color.RGBA{237, 125, 49, 255}
+)
+
+// speedRatio returns tablestore's speed over the comparator's for row x:
+// the plain ratio for per-second figures, its inverse for ns/op figures.
+func speedRatio(x *row, side string) float64 {
+	r := x.ratio(side)
+	if !x.HigherIsBetter {
+		r = 1 / r
+	}
+	return r
+}
+
+func chartX(v float64) int {
+	l := math.Log10(v)
+	l = math.Max(chartMinLog, math.Min(chartMaxLog, l))
+	return plotLeft + int(math.Round((l-chartMinLog)/(chartMaxLog-chartMinLog)*float64(plotRight-plotLeft)))
+}
+
+// writeChart draws the ratio chart of r to path as a PNG.
+func writeChart(path string, r *results) error {
+	img := drawChart(r)
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := png.Encode(f, img); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func drawChart(r *results) *image.RGBA {
+	rowH := 2*barH + rowGap
+	height := headerH + len(r.Rows)*rowH + footerH
+	img := image.NewRGBA(image.Rect(0, 0, chartWidth, height))
+	draw.Draw(img, img.Bounds(), image.NewUniform(colBackground), image.Point{}, draw.Src)
+
+	text(img, 12, 20, colText, fmt.Sprintf("tablestore speed relative to raw Pebble and SQLite (scale %s, %s entities)",
+		r.Scale.Name, commas(float64(r.Scale.Entities))))
+	text(img, 12, 38, colText, "bar = tablestore speed / comparator speed, log scale; right of 1x: tablestore faster, left: slower")
+	text(img, 12, 56, colText, "(for ns/op figures the ratio is inverted so that right is always better)")
+	fill(img, plotLeft, 64, 12, 10, colPebble)
+	text(img, plotLeft+18, 74, colText, "vs raw Pebble")
+	fill(img, plotLeft+140, 64, 12, 10, colSQLite)
+	text(img, plotLeft+158, 74, colText, "vs SQLite")
+
+	top, bottom := headerH, headerH+len(r.Rows)*rowH
+	for l := chartMinLog; l <= chartMaxLog; l++ {
+		x := chartX(math.Pow(10, float64(l)))
+		c := colGrid
+		if l == 0 {
+			c = colOne
+		}
+		fill(img, x, top-4, 1, bottom-top+8, c)
+		label := fmt.Sprintf("%gx", math.Pow(10, float64(l)))
+		text(img, x-len(label)*7/2, bottom+20, colText, label)
+	}
+	text(img, plotLeft, bottom+42, colText, "<- tablestore slower")
+	text(img, plotRight-19*7, bottom+42, colText, "tablestore faster ->")
+
+	one := chartX(1)
+	for i, x := range r.Rows {
+		y := top + i*rowH
+		label := x.Label
+		if len(label) > labelWidth/7-1 {
+			label = label[:labelWidth/7-2] + "."
+		}
+		text(img, 12, y+barH+4, colText, label)
+		for j, side := range []string{sidePebble, sideSQLite} {
+			by := y + j*barH
+			v := speedRatio(x, side)
+			col := colPebble
+			if side == sideSQLite {
+				col = colSQLite
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+				text(img, one+6, by+barH-2, colText, "n/a")
+				continue
+			}
+			bx := chartX(v)
+			lo, hi := min(one, bx), max(one, bx)
+			fill(img, lo, by+1, max(hi-lo, 1), barH-2, col)
+			s := fmt.Sprintf("%.2fx", v)
+			if v >= 100 {
+				s = fmt.Sprintf("%.0fx", v)
+			}
+			if bx >= one {
+				text(img, min(hi+4, chartWidth-len(s)*7-2), by+barH-2, colText, s)
+			} else {
+				text(img, max(lo-4-len(s)*7, plotLeft-len(s)*7), by+barH-2, colText, s)
+			}
+		}
+	}
+	return img
+}
+
+func fill(img *image.RGBA, x, y, w, h int, c color.Color) {
+	draw.Draw(img, image.Rect(x, y, x+w, y+h), image.NewUniform(c), image.Point{}, draw.Src)
+}
+
+// text draws s with its baseline at (x, y) in the 7x13 fixed font.
+func text(img *image.RGBA, x, y int, c color.Color, s string) {
+	d := font.Drawer{Dst: img, Src: image.NewUniform(c), Face: basicfont.Face7x13, Dot: fixed.P(x, y)}
+	d.DrawString(s)
+}

@@ -1,0 +1,260 @@
+// Command bench measures tablestore against raw Pebble (hand-built keys
+// and values: the floor) and SQLite (through database/sql) on the same
+// workloads in one process, and prints one table of figures and ratios.
+//
+//	go run .                        # default small scale, a few minutes
+//	go run . -scale=1m -targets     # 1,000,000 entities, with the targets
+//	go run . -workloads=get,paging  # a subset
+//
+// Results also go to <out>/results.json and <out>/results.png.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// config is the parsed command line.
+type config struct {
+	scale      scale
+	workloads  []string // selected, in run order
+	sides      []string
+	outDir     string
+	dataDir    string
+	keep       bool
+	targets    bool
+	cacheSize  int64
+	cpuProfile string
+	rounds     int
+}
+
+func parseFlags(args []string) (config, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	scaleName := fs.String("scale", "small", "data set size: small (100,000 entities), 1m, 10m, or tiny (a 10,000-entity smoke test)")
+	wl := fs.String("workloads", "all", "comma-separated workloads to run (see README), or all")
+	sides := fs.String("sides", strings.Join(sideNames, ","), "comma-separated sides to run")
+	out := fs.String("out", "results", "directory for results.json and results.png")
+	data := fs.String("data", "", "directory for the stores (default: a new temporary directory, removed at the end)")
+	keep := fs.Bool("keep", false, "keep the data directory")
+	targets := fs.Bool("targets", false, "also measure and print the project's speed targets")
+	cacheMiB := fs.Int64("cache", 64, "block/page cache size per store, MiB (tablestore's default is 64)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured workloads to this file")
+	rounds := fs.Int("rounds", 3, "rounds of each workload but load-nosync, sides interleaved; the best round is reported")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	sc, err := lookupScale(*scaleName)
+	if err != nil {
+		return config{}, err
+	}
+	c := config{scale: sc, outDir: *out, dataDir: *data, keep: *keep, targets: *targets,
+		cacheSize: *cacheMiB << 20, cpuProfile: *cpuProfile, rounds: *rounds}
+	if c.rounds < 1 {
+		return config{}, fmt.Errorf("rounds must be at least 1")
+	}
+	known := map[string]bool{}
+	for _, w := range workloads() {
+		known[w.name] = true
+	}
+	if *wl == "all" {
+		for _, w := range workloads() {
+			c.workloads = append(c.workloads, w.name)
+		}
+	} else {
+		for _, name := range strings.Split(*wl, ",") {
+			name = strings.TrimSpace(name)
+			if !known[name] {
+				return config{}, fmt.Errorf("unknown workload %q", name)
+			}
+			c.workloads = append(c.workloads, name)
+		}
+	}
+	for _, name := range strings.Split(*sides, ",") {
+		name = strings.TrimSpace(name)
+		if !slices.Contains(sideNames, name) {
+			return config{}, fmt.Errorf("unknown side %q (want %s)", name, strings.Join(sideNames, ", "))
+		}
+		c.sides = append(c.sides, name)
+	}
+	if c.cacheSize <= 0 {
+		return config{}, fmt.Errorf("cache size must be positive")
+	}
+	return c, nil
+}
+
+// readsData reports whether workload name reads the main data set.
+func readsData(name string) bool {
+	switch name {
+	case "get", "range", "partition-scan", "filter-scan", "paging":
+		return true
+	}
+	return false
+}
+
+// plan returns the workloads to run, in order, and which of them to
+// report: the selected ones, plus load-nosync when anything reads the
+// data set, plus what the targets are computed from.
+func plan(c config) (toRun []workload, shown map[string]bool) {
+	shown = map[string]bool{}
+	for _, w := range c.workloads {
+		shown[w] = true
+	}
+	if c.targets {
+		for _, w := range targetWorkloads {
+			shown[w] = true
+		}
+	}
+	needData := c.targets
+	for w := range shown {
+		needData = needData || readsData(w)
+	}
+	for _, w := range workloads() {
+		if shown[w.name] || (w.name == "load-nosync" && needData) {
+			toRun = append(toRun, w)
+		}
+	}
+	return toRun, shown
+}
+
+func run(args []string) error {
+	c, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := os.MkdirAll(c.outDir, 0o755); err != nil {
+		return err
+	}
+	dataDir := c.dataDir
+	if dataDir == "" {
+		if dataDir, err = os.MkdirTemp("", "tablestore-bench-"); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return err
+	}
+	if !c.keep {
+		defer os.RemoveAll(dataDir)
+	}
+	res := &results{Scale: c.scale, Command: "go run . " + strings.Join(args, " "), Started: time.Now().UTC(),
+		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), CacheSize: c.cacheSize, Rounds: c.rounds}
+	e := newEnv(ctx, c.scale, dataDir, c.cacheSize)
+	defer e.closeAll()
+
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	toRun, shown := plan(c)
+	logf("bench: scale %s, %s entities, data in %s", c.scale.Name, commas(float64(c.scale.Entities)), dataDir)
+	for _, w := range toRun {
+		rows := runWorkload(ctx, e, w, c.sides, c.rounds)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if shown[w.name] {
+			res.Rows = append(res.Rows, rows...)
+		}
+	}
+	res.finish()
+	if c.targets && slices.Contains(c.sides, sideTablestore) && slices.Contains(c.sides, sidePebble) {
+		res.Targets = computeTargets(e, res)
+	}
+	res.Seconds = time.Since(res.Started).Seconds()
+
+	printTable(os.Stdout, res)
+	if len(res.Targets) > 0 {
+		printTargets(os.Stdout, res.Targets)
+	}
+	jsonPath := filepath.Join(c.outDir, "results.json")
+	if err := writeJSON(jsonPath, res); err != nil {
+		return err
+	}
+	pngPath := filepath.Join(c.outDir, "results.png")
+	if err := writeChart(pngPath, res); err != nil {
+		return err
+	}
+	fmt.Printf("\nwrote %s and %s (%.0f s)\n", jsonPath, pngPath, res.Seconds)
+	return nil
+}
+
+// runWorkload runs w on every side for the given number of rounds
+// (one for a once workload), rotating the side order each round so no
+// side always runs first, and keeps each side's best value of every
+// figure. A side that fails in any round gets no value.
+func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds int) []*row {
+	rows := make([]*row, len(w.figures))
+	for i, f := range w.figures {
+		rows[i] = &row{figure: f, Values: map[string]float64{}, Errors: map[string]string{}, Rounds: map[string][]float64{}}
+	}
+	if w.once {
+		rounds = 1
+	}
+	for r := 0; r < rounds; r++ {
+		for k := range sides {
+			side := sides[(k+r)%len(sides)]
+			if ctx.Err() != nil {
+				return rows
+			}
+			if _, failed := rows[0].Errors[side]; failed {
+				continue
+			}
+			runtime.GC()
+			logf("%s: %s, round %d/%d ...", w.name, side, r+1, rounds)
+			t0 := time.Now()
+			vals, err := runSafely(w, e, side, r)
+			if err != nil {
+				logf("%s: %s failed: %v", w.name, side, err)
+				for _, x := range rows {
+					x.Errors[side] = err.Error()
+					delete(x.Values, side)
+				}
+				continue
+			}
+			for i, x := range rows {
+				x.Rounds[side] = append(x.Rounds[side], vals[i])
+				if old, ok := x.Values[side]; !ok || x.better(vals[i], old) {
+					x.Values[side] = vals[i]
+				}
+			}
+			logf("%s: %s done in %s", w.name, side, time.Since(t0).Round(time.Millisecond))
+		}
+	}
+	return rows
+}
+
+// runSafely runs one round of a workload on one side, turning a panic
+// into an error.
+func runSafely(w workload, e *env, side string, round int) (vals []float64, err error) {
+	defer recoverInto(&err)
+	vals, err = w.run(e, side, round)
+	if err == nil && len(vals) != len(w.figures) {
+		err = fmt.Errorf("workload %s returned %d figures, want %d", w.name, len(vals), len(w.figures))
+	}
+	return vals, err
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// row is one figure measured on every side.
+type row struct {
+	figure
+	// Values maps side to the figure; a side that failed or did not run
+	// is absent.
+	Values map[string]float64 `json:"values"`
+	// Rounds maps side to the figure of every round, in run order.
+	Rounds map[string][]float64 `json:"rounds"`
+	// Errors maps side to why it has no value.
+	Errors map[string]string `json:"errors,omitempty"`
+	// VsPebble and VsSQLite are tablestore's figure divided by the
+	// comparator's (null when either is missing).
+	VsPebble *float64 `json:"tablestoreOverPebble"`
+	VsSQLite *float64 `json:"tablestoreOverSqlite"`
+}
+
+// results collect a run's figures in report order.
+type results struct {
+	Scale     scale     `json:"scale"`
+	Command   string    `json:"command"`
+	Started   time.Time `json:"started"`
+	Seconds   float64   `json:"seconds"`
+	GoVersion string    `json:"goVersion"`
+	CPUs      int       `json:"cpus"`
+	CacheSize int64     `json:"cacheSizeBytes"`
+	Rounds    int       `json:"rounds"`
+	Rows      []*row    `json:"rows"`
+	Targets   []target  `json:"targets,omitempty"`
+}
+
+func (r *results) row(id string) *row {
+	for _, x := range r.Rows {
+		if x.ID == id {
+			return x
+		}
+	}
+	return nil
+}
+
+// value returns the figure id of side, or NaN.
+func (r *results) value(id, side string) float64 {
+	x := r.row(id)
+	if x == nil {
+		return math.NaN()
+	}
+	v, ok := x.Values[side]
+	if !ok {
+		return math.NaN()
+	}
+	return v
+}
+
+func (r *results) unit(id string) string {
+	if x := r.row(id); x != nil {
+		return x.Unit
+	}
+	return ""
+}
+
+// better reports whether figure value a beats b.
+func (x *row) better(a, b float64) bool {
+	if x.HigherIsBetter {
+		return a > b
+	}
+	return a < b
+}
+
+// ratio returns tablestore's figure over the comparator's.
+func (x *row) ratio(side string) float64 {
+	ts, ok1 := x.Values[sideTablestore]
+	c, ok2 := x.Values[side]
+	if !ok1 || !ok2 || c == 0 {
+		return math.NaN()
+	}
+	return ts / c
+}
+
+// finish fills the ratio fields.
+func (r *results) finish() {
+	for _, x := range r.Rows {
+		x.VsPebble, x.VsSQLite = nil, nil
+		if v := x.ratio(sidePebble); !math.IsNaN(v) {
+			x.VsPebble = &v
+		}
+		if v := x.ratio(sideSQLite); !math.IsNaN(v) {
+			x.VsSQLite = &v
+		}
+	}
+}
+
+func betterWord(higher bool) string {
+	if higher {
+		return "higher"
+	}
+	return "lower"
+}
+
+// printTable writes the one results table.
+func printTable(w io.Writer, r *results) {
+	fmt.Fprintf(w, "\ntablestore vs raw Pebble vs SQLite, scale %s (%s entities), cache %d MiB, %d CPUs, %s,\nbest of %d rounds (bulk load without sync: 1 round)\n\n",
+		r.Scale.Name, commas(float64(r.Scale.Entities)), r.CacheSize>>20, r.CPUs, r.GoVersion, r.Rounds)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\tfigure (better)\ttablestore\traw pebble\tsqlite\ttablestore/pebble\ttablestore/sqlite\t")
+	for _, x := range r.Rows {
+		fmt.Fprintf(tw, "%s\t%s (%s)\t%s\t%s\t%s\t%s\t%s\t\n", x.Label, x.Unit, betterWord(x.HigherIsBetter),
+			cell(x, sideTablestore), cell(x, sidePebble), cell(x, sideSQLite),
+			formatRatio(x.ratio(sidePebble)), formatRatio(x.ratio(sideSQLite)))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nRatios are tablestore's figure divided by the comparator's. For rows whose figure is")
+	fmt.Fprintln(w, "higher-is-better (per second), a ratio above 1 means tablestore is faster; for ns/op rows")
+	fmt.Fprintln(w, "(lower is better), a ratio above 1 means tablestore is slower.")
+	var notes []string
+	for _, x := range r.Rows {
+		for _, side := range sideNames {
+			if msg, ok := x.Errors[side]; ok {
+				notes = append(notes, fmt.Sprintf("  %s, %s: %s", x.Workload, side, msg))
+			}
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "\nn/a figures:")
+		fmt.Fprintln(w, strings.Join(dedupe(notes), "\n"))
+	}
+}
+
+func cell(x *row, side string) string {
+	v, ok := x.Values[side]
+	if !ok {
+		return "n/a"
+	}
+	return formatFigure(v)
+}
+
+func dedupe(lines []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range lines {
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// printTargets writes the target table.
+func printTargets(w io.Writer, ts []target) {
+	fmt.Fprintln(w, "\ntargets (tablestore against raw Pebble in this run, or against itself):")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "target\tgoal\tvalue\tresult\tmeasured")
+	for _, t := range ts {
+		res := "MISS"
+		if t.Pass {
+			res = "ok"
+		}
+		val := "n/a"
+		if !math.IsNaN(t.Value) {
+			val = fmt.Sprintf("%.2f %s", t.Value, t.Unit)
+			if t.Unit == "x" {
+				val = fmt.Sprintf("%.2fx", t.Value)
+			}
+		} else {
+			res = "n/a"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Goal, val, res, t.Measured)
+	}
+	tw.Flush()
+	for _, t := range ts {
+		if t.Note != "" {
+			fmt.Fprintf(w, "  note, %s: %s\n", t.Name, t.Note)
+		}
+	}
+}
+
+// writeJSON writes r to path. NaN target values become null.
+func writeJSON(path string, r *results) error {
+	type jsonTarget struct {
+		target
+		Value *float64 `json:"value"`
+	}
+	out := struct {
+		*results
+		Targets []jsonTarget `json:"targets,omitempty"`
+	}{results: r}
+	for _, t := range r.Targets {
+		jt := jsonTarget{target: t}
+		if !math.IsNaN(t.Value) {
+			v := t.Value
+			jt.Value = &v
+		}
+		out.Targets = append(out.Targets, jt)
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

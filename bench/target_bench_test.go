@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"testing"
+)
+
+// The benchmarks here measure the target pairs (tablestore and raw Pebble
+// doing the same work) under go test, so they can be profiled:
+//
+//	go test -run '^$' -bench 'Txn100/tablestore/nosync' -cpuprofile cpu.out
+//
+// Read benchmarks share one data set of benchEntities entities per side,
+// loaded once per test binary run into a temporary directory.
+
+// benchEntities is the data set size of the read benchmarks.
+const benchEntities = 100_000
+
+var (
+	benchOnce   sync.Once
+	benchDir    string
+	benchStores map[string]store
+	benchErr    error
+)
+
+// benchData returns side's store holding the benchmark data set.
+func benchData(b *testing.B, side string) store {
+	b.Helper()
+	benchOnce.Do(func() {
+		benchDir, benchErr = os.MkdirTemp("", "tablestore-bench-test-")
+		if benchErr != nil {
+			return
+		}
+		benchStores = map[string]store{}
+		for _, side := range []string{sideTablestore, sidePebble} {
+			s, err := safeOpen(side, benchDir+"/"+side, storeSettings{cacheSize: 64 << 20})
+			if err != nil {
+				benchErr = err
+				return
+			}
+			recs := make([]record, batchSize)
+			for i := 0; i < benchEntities; i += batchSize {
+				for j := range recs {
+					genRecord(&recs[j], i+j)
+				}
+				if err := s.upsertBatch(context.Background(), recs); err != nil {
+					benchErr = err
+					return
+				}
+			}
+			benchStores[side] = s
+		}
+	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	return benchStores[side]
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, s := range benchStores {
+		s.close()
+	}
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
+
+// BenchmarkTxn100 measures batches of 100 upserts: tablestore
+// transactions of built entities against raw Pebble batches of 100 Sets
+// of the encoded bytes; one op is one batch. Building entities and
+// encoding is outside the timer.
+func BenchmarkTxn100(b *testing.B) {
+	for _, side := range targetSides() {
+		for _, sync := range []bool{false, true} {
+			name := side + "/nosync"
+			if sync {
+				name = side + "/sync"
+			}
+			b.Run(name, func(b *testing.B) {
+				s, err := safeOpen(side, b.TempDir(), storeSettings{sync: sync, cacheSize: 64 << 20})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.close()
+				bp := s.(batchPreparer)
+				ctx := context.Background()
+				recs := make([]record, batchSize)
+				commits := make([]func() error, 0, txnChunk)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if i%txnChunk == 0 {
+						b.StopTimer()
+						commits = commits[:0]
+						for k := 0; k < txnChunk; k++ {
+							for j := range recs {
+								genRecord(&recs[j], (i+k)*batchSize+j)
+							}
+							commits = append(commits, bp.prepareBatch(ctx, recs))
+						}
+						b.StartTimer()
+					}
+					if err := commits[i%txnChunk](); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N*batchSize)/b.Elapsed().Seconds(), "entities/s")
+			})
+		}
+	}
+}
+
+// BenchmarkGet measures point gets of random existing entities.
+func BenchmarkGet(b *testing.B) {
+	for _, side := range targetSides() {
+		b.Run(side, func(b *testing.B) {
+			s := benchData(b, side)
+			pks, rks := randomKeys(scale{Entities: benchEntities}, 4096, 1)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := s.get(context.Background(), pks[i%4096], rks[i%4096]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPartitionScan measures scans of a 1,000-entity partition.
+func BenchmarkPartitionScan(b *testing.B) {
+	for _, side := range targetSides() {
+		b.Run(side, func(b *testing.B) {
+			s := benchData(b, side)
+			r := rand.New(rand.NewPCG(1, 2))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				n, err := s.partitionScan(context.Background(), partitionKey(r.IntN(benchEntities/partitionSize)))
+				if err != nil || n != partitionSize {
+					b.Fatal(n, err)
+				}
+			}
+			b.ReportMetric(float64(b.N*partitionSize)/b.Elapsed().Seconds(), "entities/s")
+		})
+	}
+}
+
+// BenchmarkFilterScan measures a table scan with a 1% non-key filter.
+func BenchmarkFilterScan(b *testing.B) {
+	want := countMatches(benchEntities)
+	for _, side := range targetSides() {
+		b.Run(side, func(b *testing.B) {
+			s := benchData(b, side)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				n, err := s.filterScan(context.Background(), filterBucket)
+				if err != nil || n != want {
+					b.Fatal(n, err)
+				}
+			}
+			b.ReportMetric(float64(b.N*benchEntities)/b.Elapsed().Seconds(), "entities/s")
+		})
+	}
+}
+
+// BenchmarkResume measures reading page 1 and page 100 (Top 1000) of the
+// whole table; the target compares the two on tablestore.
+func BenchmarkResume(b *testing.B) {
+	for _, side := range targetSides() {
+		s := benchData(b, side)
+		token := ""
+		for p := 1; p < 100; p++ {
+			_, next, err := s.page(context.Background(), token, pageTop)
+			if err != nil {
+				b.Fatal(err)
+			}
+			token = next
+		}
+		for _, c := range []struct {
+			name, token string
+		}{{"page1", ""}, {"page100", token}} {
+			b.Run(fmt.Sprintf("%s/%s", side, c.name), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					if n, _, err := s.page(context.Background(), c.token, pageTop); err != nil || n != pageTop {
+						b.Fatal(n, err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// target is one speed target the project reports, as a ratio of two
+// figures measured in the same run.
+type target struct {
+	Name     string  `json:"name"`
+	Goal     string  `json:"goal"`
+	Measured string  `json:"measured"` // what the two figures are
+	Value    float64 `json:"value"`    // NaN when not measured
+	Unit     string  `json:"unit"`
+	Pass     bool    `json:"pass"`
+	Note     string  `json:"note,omitempty"`
+}
+
+// targetWorkloads are the workloads the ratio targets are computed from.
+var targetWorkloads = []string{"get", "partition-scan", "filter-scan"}
+
+// ratioTarget builds a target from a throughput figure of tablestore and
+// raw Pebble. timeRatio reports the ratio as time (pebble/tablestore
+// throughput = tablestore/pebble time).
+func ratioTarget(res *results, name, figID, goal string, limit float64, timeRatio bool, note string) target {
+	t := target{Name: name, Goal: goal, Unit: "x", Note: note}
+	ts, pb := res.value(figID, sideTablestore), res.value(figID, sidePebble)
+	if timeRatio {
+		t.Measured = fmt.Sprintf("tablestore time/op %s ns vs raw pebble %s ns", formatFigure(1e9/ts), formatFigure(1e9/pb))
+		t.Value = pb / ts
+		t.Pass = t.Value <= limit
+	} else {
+		t.Measured = fmt.Sprintf("tablestore %s vs raw pebble %s %s", formatFigure(ts), formatFigure(pb), res.unit(figID))
+		t.Value = ts / pb
+		t.Pass = t.Value >= limit
+	}
+	if math.IsNaN(t.Value) {
+		t.Pass = false
+	}
+	return t
+}
+
+// computeTargets derives the ratio targets from the workload results and
+// measures the two that need their own runs (resume and heap) on
+// tablestore.
+func computeTargets(e *env, res *results) []target {
+	sc := e.sc
+	scanNote := ""
+	if sc.Entities < 1_000_000 {
+		scanNote = fmt.Sprintf("over %s entities at scale %s; the 1,000,000-entity figure needs -scale=1m",
+			commas(float64(sc.Entities)), sc.Name)
+	}
+	ts := []target{
+		ratioTarget(res, "point get time", "get-tput", "<= 1.5x raw pebble time", 1.5, true,
+			"mean time per get, one reader; raw side decodes its value into a struct"),
+		ratioTarget(res, "partition scan, 1,000 whole entities", "partition-scan", ">= 0.3x raw iteration speed", 0.3, false, ""),
+		ratioTarget(res, "table scan, non-key filter matching 1%", "filter-scan", ">= 0.5x raw iteration speed", 0.5, false, scanNote),
+	}
+	ts = append(ts, txnTarget(e, false), txnTarget(e, true), resumeTarget(e), heapTarget(e))
+	return ts
+}
+
+// txnTarget compares tablestore transactions of 100 upserts with raw
+// Pebble batches of 100 Sets of the same entities, timing only the
+// commits (entities and encoded bytes are made beforehand), best of
+// three interleaved rounds, each side on its own fresh store.
+func txnTarget(e *env, sync bool) target {
+	kind, batches := "unsynced", e.sc.TxnBatches
+	if sync {
+		kind, batches = "synced", e.sc.TxnBatches/5
+	}
+	t := target{Name: "transactions of 100 upserts, " + kind, Goal: ">= 0.5x raw batch entity throughput",
+		Unit: "x", Value: math.NaN()}
+	best := map[string]float64{}
+	err := func() (err error) {
+		defer recoverInto(&err)
+		stores := map[string]store{}
+		for _, side := range targetSides() {
+			dir := filepath.Join(e.dataDir, fmt.Sprintf("%s-txn-%s", side, kind))
+			s, err := safeOpen(side, dir, storeSettings{sync: sync, cacheSize: e.cacheSize})
+			if err != nil {
+				return err
+			}
+			defer safeClose(s)
+			stores[side] = s
+		}
+		sides := targetSides()
+		for r := 0; r < 3; r++ {
+			for k := range sides {
+				side := sides[(k+r)%len(sides)]
+				runtime.GC()
+				v, err := measureTxn100(e.ctx, stores[side], fmt.Sprintf("%s txn100 %s round %d", side, kind, r+1),
+					r*batches*batchSize, batches)
+				if err != nil {
+					return fmt.Errorf("%s: %w", side, err)
+				}
+				best[side] = max(best[side], v)
+			}
+		}
+		return nil
+	}()
+	if err != nil {
+		t.Measured = "error: " + err.Error()
+		return t
+	}
+	ts, pb := best[sideTablestore], best[sidePebble]
+	t.Value = ts / pb
+	t.Pass = t.Value >= 0.5
+	t.Measured = fmt.Sprintf("tablestore %s vs raw pebble %s entities/s, commit time only, %d batches",
+		commas(ts), commas(pb), batches)
+	return t
+}
+
+// targetSides are the two sides every target compares.
+func targetSides() []string { return []string{sideTablestore, sidePebble} }
+
+// resumeTarget times reading page resumePage (from its continuation
+// token) against page 1, on tablestore, taking the median of ResumeReps
+// alternating runs of each.
+func resumeTarget(e *env) target {
+	k := e.sc.resumePage()
+	t := target{Name: fmt.Sprintf("resume at page %s vs page 1 (Top 1000)", commas(float64(k))),
+		Goal: "<= 1.2x time", Unit: "x", Value: math.NaN()}
+	if k < 1000 {
+		t.Note = fmt.Sprintf("page %d is the deepest page at scale %s; page 1,000 needs -scale=1m", k, e.sc.Name)
+	}
+	err := func() (err error) {
+		defer recoverInto(&err)
+		s, err := e.mainStore(sideTablestore)
+		if err != nil {
+			return err
+		}
+		p := startProgress("tablestore resume: paging to page "+commas(float64(k)), "entities", (k-1)*pageTop)
+		token := ""
+		for i := 1; i < k; i++ {
+			n, next, err := s.page(e.ctx, token, pageTop)
+			if err != nil {
+				p.finish()
+				return err
+			}
+			p.add(n)
+			if next == "" {
+				p.finish()
+				return fmt.Errorf("table ended before page %d", k)
+			}
+			token = next
+		}
+		p.finish()
+		first, deep := make([]time.Duration, e.sc.ResumeReps), make([]time.Duration, e.sc.ResumeReps)
+		for r := range e.sc.ResumeReps {
+			for _, c := range []struct {
+				tok string
+				dst *time.Duration
+			}{{"", &first[r]}, {token, &deep[r]}} {
+				t0 := time.Now()
+				n, _, err := s.page(e.ctx, c.tok, pageTop)
+				*c.dst = time.Since(t0)
+				if err != nil {
+					return err
+				}
+				if n != pageTop {
+					return fmt.Errorf("page returned %d entities, want %d", n, pageTop)
+				}
+			}
+		}
+		slices.Sort(first)
+		slices.Sort(deep)
+		f, d := first[len(first)/2], deep[len(deep)/2]
+		t.Value = float64(d) / float64(f)
+		t.Measured = fmt.Sprintf("median page %d %s vs page 1 %s", k, d.Round(time.Microsecond), f.Round(time.Microsecond))
+		t.Pass = t.Value <= 1.2
+		return nil
+	}()
+	if err != nil {
+		t.Measured = "error: " + err.Error()
+	}
+	return t
+}
+
+// heapTarget scans the whole data set through the tablestore query
+// iterator, keeping nothing, and reports the peak growth of HeapInuse
+// over the level before the scan, sampled every millisecond.
+func heapTarget(e *env) target {
+	t := target{Name: fmt.Sprintf("heap growth scanning %s entities", commas(float64(e.sc.Entities))),
+		Goal: "< 64 MiB", Unit: "MiB", Value: math.NaN()}
+	if e.sc.Entities < 1_000_000 {
+		t.Note = fmt.Sprintf("scale %s has %s entities; 1,000,000 needs -scale=1m", e.sc.Name, commas(float64(e.sc.Entities)))
+	}
+	err := func() (err error) {
+		defer recoverInto(&err)
+		s, err := e.mainStore(sideTablestore)
+		if err != nil {
+			return err
+		}
+		ts, ok := s.(*tablestoreStore)
+		if !ok {
+			return fmt.Errorf("not a tablestore store")
+		}
+		p := startProgress("tablestore heap scan", "entities", e.sc.Entities)
+		defer p.finish()
+		peak, base, n, err := measureHeapGrowth(e.ctx, func(ctx context.Context) (int, error) {
+			return ts.scanAllProgress(ctx, p)
+		})
+		if err != nil {
+			return err
+		}
+		if n != e.sc.Entities {
+			return fmt.Errorf("scan returned %d entities, want %d", n, e.sc.Entities)
+		}
+		t.Value = float64(peak-base) / (1 << 20)
+		t.Measured = fmt.Sprintf("HeapInuse %.1f MiB before, peak %.1f MiB", float64(base)/(1<<20), float64(peak)/(1<<20))
+		t.Pass = t.Value < 64
+		return nil
+	}()
+	if err != nil {
+		t.Measured = "error: " + err.Error()
+	}
+	return t
+}
+
+// measureHeapGrowth runs scan while a sampler reads HeapInuse every
+// millisecond; it returns the peak and the level after a GC before the
+// scan started.
+func measureHeapGrowth(ctx context.Context, scan func(context.Context) (int, error)) (peak, base uint64, n int, err error) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base = ms.HeapInuse
+	var peakSeen atomic.Uint64
+	peakSeen.Store(base)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		var m runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				runtime.ReadMemStats(&m)
+				if m.HeapInuse > peakSeen.Load() {
+					peakSeen.Store(m.HeapInuse)
+				}
+			}
+		}
+	}()
+	n, err = scan(ctx)
+	close(stop)
+	wg.Wait()
+	runtime.ReadMemStats(&ms)
+	return max(peakSeen.Load(), ms.HeapInuse), base, n, err
+}

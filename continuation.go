@@ -1,0 +1,147 @@
+package tablestore
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+
+	"github.com/tablestore/tablestore/internal/plan"
+)
+
+// A continuation token names the next (PartitionKey, RowKey) position a
+// query reads; it holds no table ID, no raw stored key and no server state,
+// so tokens never expire, and resuming is one seek.
+//
+// Encoding: base64url without padding of
+//
+//	version (1 byte, continuationVersion)
+//	uvarint length of PartitionKey, PartitionKey bytes, RowKey bytes
+//	CRC-32C (4 bytes, big-endian) of everything before it
+//
+// The checksum catches damaged and hand-edited tokens; it is not a secret.
+// A forged token that passes it still only names a position: both keys are
+// checked against the key rules, so it can move a query forward or back
+// within its own table and nowhere else.
+
+const continuationVersion = 1
+
+// maxContinuationKeyBytes bounds the bytes of each key of a token: 1024
+// UTF-16 code units (validateKey's limit) take at most 4 KiB of UTF-8. It
+// lets decoding reject an oversized token before any other work.
+const maxContinuationKeyBytes = 4 << 10
+
+var crc32c = crc32.MakeTable(crc32.Castagnoli)
+
+// encodeContinuation returns the token for position k.
+func encodeContinuation(k plan.Key) string {
+	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(k.PartitionKey)+len(k.RowKey)+4)
+	b = append(b, continuationVersion)
+	b = binary.AppendUvarint(b, uint64(len(k.PartitionKey)))
+	b = append(b, k.PartitionKey...)
+	b = append(b, k.RowKey...)
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crc32c))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodeContinuation parses a token. Every failure is an InvalidInput
+// *Error; it never panics, whatever the input.
+func decodeContinuation(tok string) (plan.Key, error) {
+	bad := func(why string) (plan.Key, error) {
+		return plan.Key{}, newError(CodeInvalidInput, "malformed continuation token: %s", why)
+	}
+	if len(tok) > 2*(2*maxContinuationKeyBytes+16) {
+		return bad("too long")
+	}
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return bad("not base64url")
+	}
+	if len(b) < 1+1+4 {
+		return bad("too short")
+	}
+	body, sum := b[:len(b)-4], b[len(b)-4:]
+	if crc32.Checksum(body, crc32c) != binary.BigEndian.Uint32(sum) {
+		return bad("checksum mismatch")
+	}
+	if body[0] != continuationVersion {
+		return bad("unknown version")
+	}
+	n, w := binary.Uvarint(body[1:])
+	rest := body[1+max(w, 0):]
+	if w <= 0 || n > uint64(len(rest)) {
+		return bad("bad partition key length")
+	}
+	k := plan.Key{PartitionKey: string(rest[:n]), RowKey: string(rest[n:])}
+	if err := checkContinuationKey(k.PartitionKey); err != "" {
+		return bad("partition key: " + err)
+	}
+	if err := checkContinuationKey(k.RowKey); err != "" {
+		return bad("row key: " + err)
+	}
+	return k, nil
+}
+
+// checkContinuationKey applies the key rules of validateKey to one key of
+// a position, except that a position's key may be empty (Azure's
+// NextRowKey may be). Control characters are among the bytes it rejects,
+// so a position stays inside its table's key span. It returns why s is not
+// acceptable, or "".
+func checkContinuationKey(s string) string {
+	if s == "" {
+		return ""
+	}
+	if err := validateKey("key", s); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return e.Message
+		}
+		return err.Error()
+	}
+	return ""
+}
+
+// NextPartitionKey returns the PartitionKey of the position the next page
+// starts at, Azure's x-ms-continuation-NextPartitionKey; "" when the query
+// is complete (or the Continuation is not a valid token).
+func (p *Page) NextPartitionKey() string {
+	k, ok := p.next()
+	if !ok {
+		return ""
+	}
+	return k.PartitionKey
+}
+
+// NextRowKey returns the RowKey of the position the next page starts at,
+// Azure's x-ms-continuation-NextRowKey; "" when the query is complete.
+func (p *Page) NextRowKey() string {
+	k, ok := p.next()
+	if !ok {
+		return ""
+	}
+	return k.RowKey
+}
+
+func (p *Page) next() (plan.Key, bool) {
+	if p == nil || p.Continuation == "" {
+		return plan.Key{}, false
+	}
+	k, err := decodeContinuation(p.Continuation)
+	return k, err == nil
+}
+
+// ContinuationFromNext returns the token for Azure's continuation pair
+// (NextPartitionKey, NextRowKey), such as a client that speaks Azure's
+// protocol sends back. Two empty values mean no continuation and give "".
+// Keys that break the key rules are InvalidInput.
+func ContinuationFromNext(nextPartitionKey, nextRowKey string) (string, error) {
+	if nextPartitionKey == "" && nextRowKey == "" {
+		return "", nil
+	}
+	for _, s := range [2]string{nextPartitionKey, nextRowKey} {
+		if why := checkContinuationKey(s); why != "" {
+			return "", newError(CodeInvalidInput, "invalid continuation key %q: %s", s, why)
+		}
+	}
+	return encodeContinuation(plan.Key{PartitionKey: nextPartitionKey, RowKey: nextRowKey}), nil
+}

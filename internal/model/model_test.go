@@ -1,0 +1,200 @@
+package model
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	ts "github.com/tablestore/tablestore"
+)
+
+// code returns the model error's code and index, or ("", -1) for nil.
+func code(err error) (ts.Code, int) {
+	if err == nil {
+		return "", -1
+	}
+	e := err.(*Error)
+	return e.Code, e.Index
+}
+
+// errCode returns the model error's code, or "" for nil.
+func errCode(err error) ts.Code {
+	c, _ := code(err)
+	return c
+}
+
+func TestTableNames(t *testing.T) {
+	m := New()
+	for _, tc := range []struct {
+		name string
+		want ts.Code
+	}{
+		{"abc", ""},
+		{"ABC", ts.CodeTableAlreadyExists},
+		{"Mixed1Case", ""},
+		{"mixed1case", ts.CodeTableAlreadyExists},
+		{"ab", ts.CodeOutOfRangeInput},
+		{strings.Repeat("a", 63), ""},
+		{strings.Repeat("a", 64), ts.CodeOutOfRangeInput},
+		{"1abc", ts.CodeInvalidResourceName},
+		{"a-bc", ts.CodeInvalidResourceName},
+		{"tables", ts.CodeInvalidInput},
+	} {
+		if got, _ := code(m.CreateTable(tc.name)); got != tc.want {
+			t.Errorf("CreateTable(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// "aaa..." sorts before "abc"; "Mixed1Case" sorts by its lower case.
+	if got, want := strings.Join(m.TableNames(), ","), strings.Repeat("a", 63)+",abc,Mixed1Case"; got != want {
+		t.Errorf("TableNames = %q, want %q", got, want)
+	}
+	if got, _ := code(m.DeleteTable("MIXED1CASE")); got != "" {
+		t.Errorf("DeleteTable: %q", got)
+	}
+	if got, _ := code(m.DeleteTable("mixed1case")); got != ts.CodeResourceNotFound {
+		t.Errorf("second DeleteTable: %q", got)
+	}
+	if _, err := m.Insert("mixed1case", &ts.Entity{PartitionKey: "p", RowKey: "r"}); errCode(err) != ts.CodeTableNotFound {
+		t.Errorf("Insert into deleted table: %v", err)
+	}
+}
+
+func TestEntityRules(t *testing.T) {
+	m := New()
+	if err := m.CreateTable("t1x"); err != nil {
+		t.Fatal(err)
+	}
+	e := func(pk, rk string, props map[string]any) *ts.Entity {
+		return &ts.Entity{PartitionKey: pk, RowKey: rk, Properties: props}
+	}
+	many := map[string]any{}
+	for i := 0; i < 253; i++ {
+		many["P"+strings.Repeat("x", i%5)+string(rune('a'+i%26))+strings.Repeat("y", i/26)] = int32(i)
+	}
+	for _, tc := range []struct {
+		e    *ts.Entity
+		want ts.Code
+	}{
+		{e("p", "r", map[string]any{"A": int32(1), "N": nil}), ""},
+		{e("p", "r", nil), ts.CodeEntityAlreadyExists},
+		{e("", "r", nil), ts.CodePropertiesNeedValue},
+		{e("p", "", nil), ts.CodePropertiesNeedValue},
+		{e("a/b", "r", nil), ts.CodeOutOfRangeInput},
+		{e("p", "a\x7fb", nil), ts.CodeOutOfRangeInput},
+		{e("p", strings.Repeat("k", 1025), nil), ts.CodeKeyValueTooLarge},
+		{e("p", strings.Repeat("k", 1024), nil), ""},
+		{e("p", "r2", many), ts.CodeTooManyProperties},
+		{e("p", "r3", map[string]any{"1abc": int32(1)}), ts.CodePropertyNameInvalid},
+		{e("p", "r4", map[string]any{"A": 1}), ts.CodeInvalidValueType},
+		{e("p", "r5", map[string]any{"A": strings.Repeat("s", 32769)}), ts.CodePropertyValueTooLarge},
+		{e("p", "r6", map[string]any{"A": time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC)}), ts.CodeOutOfRangeInput},
+		{e("p", "r7", map[string]any{"A": strings.Repeat("s", 32768)}), ""},
+	} {
+		if _, err := m.Insert("t1x", tc.e); errCode(err) != tc.want {
+			got := errCode(err)
+			t.Errorf("Insert(%q,%q,%d props) = %q, want %q", tc.e.PartitionKey, tc.e.RowKey, len(tc.e.Properties), got, tc.want)
+		}
+	}
+	got, err := m.Get("T1X", "p", "r", nil)
+	if err != nil || len(got.Properties) != 1 || got.Properties["A"] != int32(1) {
+		t.Fatalf("Get = %v, %v; want only A=1 (nil values are not stored)", got, err)
+	}
+}
+
+func TestUpdateAndDelete(t *testing.T) {
+	m := New()
+	if err := m.CreateTable("tab"); err != nil {
+		t.Fatal(err)
+	}
+	v1, _ := m.Insert("tab", &ts.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"A": int32(1), "B": "b"}})
+	if _, err := m.Update("tab", &ts.Entity{PartitionKey: "p", RowKey: "r"}, ts.Merge, ""); err == nil || err.(*Error).Code != ts.CodeInvalidInput {
+		t.Fatalf("empty If-Match: %v", err)
+	}
+	v2, err := m.Update("tab", &ts.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"A": int32(2), "B": nil, "C": true}}, ts.Merge, v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := m.Get("tab", "p", "r", nil)
+	if len(got.Properties) != 3 || got.Properties["A"] != int32(2) || got.Properties["B"] != "b" || got.Properties["C"] != true {
+		t.Fatalf("after merge: %v", got.Properties)
+	}
+	if c, _ := code(m.Delete("tab", "p", "r", v1)); c != ts.CodeUpdateConditionNotSatisfied {
+		t.Fatalf("delete with stale ETag: %q", c)
+	}
+	if _, err := m.Update("tab", &ts.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"D": int64(4)}}, ts.Replace, ts.ETagAny); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = m.Get("tab", "p", "r", []string{"D", "A"})
+	if len(got.Properties) != 1 || got.Properties["D"] != int64(4) {
+		t.Fatalf("after replace, select D,A: %v", got.Properties)
+	}
+	if c, _ := code(m.Delete("tab", "p", "r", v2)); c != ts.CodeUpdateConditionNotSatisfied {
+		t.Fatalf("delete with replaced ETag: %q", c)
+	}
+	if err := m.Delete("tab", "p", "r", ts.ETagAny); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := code(m.Delete("tab", "p", "r", ts.ETagAny)); c != ts.CodeResourceNotFound {
+		t.Fatalf("second delete: %q", c)
+	}
+	if _, err := m.Update("tab", &ts.Entity{PartitionKey: "p", RowKey: "r"}, ts.Merge, ts.ETagAny); errCode(err) != ts.CodeResourceNotFound {
+		t.Fatalf("update of missing: %v", err)
+	}
+}
+
+func TestTransactionRules(t *testing.T) {
+	act := func(typ ts.ActionType, pk, rk string, ifMatch ts.ETag) ts.TransactionAction {
+		return ts.TransactionAction{Type: typ, Entity: &ts.Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{"V": int32(7)}}, IfMatch: ifMatch}
+	}
+	ins := func(pk, rk string) ts.TransactionAction { return act(ts.ActionInsert, pk, rk, "") }
+	var hundred, hundredOne []ts.TransactionAction
+	for i := 0; i < 101; i++ {
+		a := act(ts.ActionUpsertMerge, "p", strings.Repeat("x", i+1), "")
+		if i < 100 {
+			hundred = append(hundred, a)
+		}
+		hundredOne = append(hundredOne, a)
+	}
+	for _, tc := range []struct {
+		name    string
+		table   string
+		actions []ts.TransactionAction
+		code    ts.Code
+		index   int
+	}{
+		{"missing table", "nope", []ts.TransactionAction{ins("p", "a")}, ts.CodeTableNotFound, 0},
+		{"empty", "tab", nil, ts.CodeInvalidInput, 0},
+		{"101 actions", "tab", hundredOne, ts.CodeInvalidInput, 0},
+		{"other partition", "tab", []ts.TransactionAction{ins("p", "a"), ins("p", "b"), ins("q", "c"), ins("r", "d")}, ts.CodeCommandsInBatchActOnDifferentPartitions, 2},
+		{"duplicate row", "tab", []ts.TransactionAction{ins("p", "a"), ins("p", "b"), ins("p", "c"), ins("p", "b")}, ts.CodeInvalidDuplicateRow, 3},
+		{"insert existing", "tab", []ts.TransactionAction{ins("p", "a"), ins("p", "exists")}, ts.CodeEntityAlreadyExists, 1},
+		{"update missing", "tab", []ts.TransactionAction{ins("p", "a"), act(ts.ActionUpdateMerge, "p", "b", "*")}, ts.CodeResourceNotFound, 1},
+		{"stale etag", "tab", []ts.TransactionAction{act(ts.ActionDelete, "p", "exists", "m999")}, ts.CodeUpdateConditionNotSatisfied, 0},
+		{"if-match on insert", "tab", []ts.TransactionAction{ins("p", "a"), act(ts.ActionInsert, "p", "b", "*")}, ts.CodeInvalidInput, 1},
+		{"no if-match on delete", "tab", []ts.TransactionAction{ins("p", "a"), act(ts.ActionDelete, "p", "exists", "")}, ts.CodeInvalidInput, 1},
+		{"bad entity", "tab", []ts.TransactionAction{ins("p", "a"), {Type: ts.ActionUpsertReplace, Entity: &ts.Entity{PartitionKey: "p", RowKey: "b", Properties: map[string]any{"x-y": int32(1)}}}}, ts.CodePropertyNameInvalid, 1},
+		{"100 actions", "tab", hundred, "", -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New()
+			if err := m.CreateTable("tab"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Insert("tab", &ts.Entity{PartitionKey: "p", RowKey: "exists"}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := m.SubmitTransaction(tc.table, tc.actions)
+			c, i := code(err)
+			if c != tc.code || i != tc.index {
+				t.Fatalf("got (%q, %d), want (%q, %d)", c, i, tc.code, tc.index)
+			}
+			want := 1
+			if err == nil {
+				want += len(tc.actions)
+			}
+			if n := m.Len("tab"); n != want {
+				t.Fatalf("table holds %d entities, want %d (all or nothing)", n, want)
+			}
+		})
+	}
+}

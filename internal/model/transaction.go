@@ -1,0 +1,108 @@
+package model
+
+import (
+	ts "github.com/tablestore/tablestore"
+)
+
+// maxActions is the most actions one transaction may hold.
+const maxActions = 100
+
+// SubmitTransaction applies 1 to 100 actions on one partition, all or
+// nothing, with Azure's rules:
+//
+//   - a missing table fails at index 0 (TableNotFound);
+//   - zero or more than 100 actions is InvalidInput;
+//   - the first action whose PartitionKey differs from action 0's fails
+//     with CommandsInBatchActOnDifferentPartitions;
+//   - the second action on a RowKey fails with InvalidDuplicateRow;
+//   - an invalid entity, a missing IfMatch on an update or delete, or an
+//     IfMatch on an insert or upsert fails with the usual code;
+//   - then, in order, each action's precondition is checked against the
+//     state before the transaction (no two actions touch one entity), and
+//     the first that fails names its index.
+//
+// On success it returns the new ETag of each action's entity ("" for a
+// delete).
+func (m *Model) SubmitTransaction(tableName string, actions []ts.TransactionAction) ([]ts.ETag, error) {
+	t, err := m.table(tableName)
+	if err != nil {
+		return nil, failAt(ts.CodeTableNotFound, 0)
+	}
+	if len(actions) == 0 || len(actions) > maxActions {
+		return nil, failAt(ts.CodeInvalidInput, 0)
+	}
+	seen := map[string]bool{}
+	for i, a := range actions {
+		if a.Entity == nil {
+			return nil, failAt(ts.CodeInvalidInput, i)
+		}
+		if a.Entity.PartitionKey != actions[0].Entity.PartitionKey {
+			return nil, failAt(ts.CodeCommandsInBatchActOnDifferentPartitions, i)
+		}
+		if seen[a.Entity.RowKey] {
+			return nil, failAt(ts.CodeInvalidDuplicateRow, i)
+		}
+		seen[a.Entity.RowKey] = true
+		if err := checkAction(a); err != nil {
+			return nil, failAt(err.(*Error).Code, i)
+		}
+	}
+	// Check every precondition before changing anything.
+	for i, a := range actions {
+		old, exists := t.rows[Key{a.Entity.PartitionKey, a.Entity.RowKey}]
+		switch a.Type {
+		case ts.ActionInsert:
+			if exists {
+				return nil, failAt(ts.CodeEntityAlreadyExists, i)
+			}
+		case ts.ActionUpdateMerge, ts.ActionUpdateReplace, ts.ActionDelete:
+			if !exists {
+				return nil, failAt(ts.CodeResourceNotFound, i)
+			}
+			if a.IfMatch != ts.ETagAny && a.IfMatch != old.ETag {
+				return nil, failAt(ts.CodeUpdateConditionNotSatisfied, i)
+			}
+		}
+	}
+	etags := make([]ts.ETag, len(actions))
+	for i, a := range actions {
+		k := Key{a.Entity.PartitionKey, a.Entity.RowKey}
+		switch a.Type {
+		case ts.ActionDelete:
+			delete(t.rows, k)
+		case ts.ActionInsert, ts.ActionUpsertReplace, ts.ActionUpdateReplace:
+			t.rows[k] = m.write(t.rows[k], a.Entity, ts.Replace)
+			etags[i] = t.rows[k].ETag
+		case ts.ActionUpsertMerge, ts.ActionUpdateMerge:
+			t.rows[k] = m.write(t.rows[k], a.Entity, ts.Merge)
+			etags[i] = t.rows[k].ETag
+		}
+	}
+	return etags, nil
+}
+
+// checkAction checks one action on its own: its type, its IfMatch and,
+// except for a delete (which reads only the keys), its entity.
+func checkAction(a ts.TransactionAction) error {
+	switch a.Type {
+	case ts.ActionInsert, ts.ActionUpsertMerge, ts.ActionUpsertReplace:
+		if a.IfMatch != "" {
+			return fail(ts.CodeInvalidInput)
+		}
+		return checkEntity(a.Entity)
+	case ts.ActionUpdateMerge, ts.ActionUpdateReplace:
+		if a.IfMatch == "" {
+			return fail(ts.CodeInvalidInput)
+		}
+		return checkEntity(a.Entity)
+	case ts.ActionDelete:
+		if a.IfMatch == "" {
+			return fail(ts.CodeInvalidInput)
+		}
+		if err := checkKey(a.Entity.PartitionKey); err != nil {
+			return err
+		}
+		return checkKey(a.Entity.RowKey)
+	}
+	return fail(ts.CodeInvalidInput)
+}

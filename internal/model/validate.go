@@ -1,0 +1,177 @@
+package model
+
+import (
+	"time"
+	"unicode"
+	"unicode/utf16"
+
+	ts "github.com/tablestore/tablestore"
+)
+
+// Azure's limits, as the protocol digest states them.
+const (
+	maxUserProperties = 252
+	maxKeyUnits       = 1024     // UTF-16 code units in a PartitionKey or RowKey
+	maxValueBytes     = 64 << 10 // a String (as UTF-16) or Binary value
+	maxNameLen        = 255
+	maxEntityBytes    = 1 << 20
+)
+
+// minDateTime is the earliest DateTime Azure stores.
+var minDateTime = time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// maxDateTime is the first instant after the latest DateTime Azure stores.
+var maxDateTime = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// checkTableName applies ^[A-Za-z][A-Za-z0-9]{2,62}$ and the reserved
+// name "tables".
+func checkTableName(name string) error {
+	for i, r := range name {
+		letter := (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z')
+		digit := r >= '0' && r <= '9'
+		if !letter && !(digit && i > 0) {
+			return fail(ts.CodeInvalidResourceName)
+		}
+	}
+	if len(name) < 3 || len(name) > 63 {
+		return fail(ts.CodeOutOfRangeInput)
+	}
+	if name == "tables" {
+		return fail(ts.CodeInvalidInput)
+	}
+	return nil
+}
+
+// utf16Len is the length of s in UTF-16 code units, as Azure measures.
+func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
+
+// checkKey checks one PartitionKey or RowKey value.
+func checkKey(v string) error {
+	if v == "" {
+		return fail(ts.CodePropertiesNeedValue)
+	}
+	if utf16Len(v) > maxKeyUnits {
+		return fail(ts.CodeKeyValueTooLarge)
+	}
+	for _, r := range v {
+		if r == '/' || r == '\\' || r == '#' || r == '?' || r <= 0x1F || (r >= 0x7F && r <= 0x9F) {
+			return fail(ts.CodeOutOfRangeInput)
+		}
+	}
+	return nil
+}
+
+// checkPropertyName applies the C#-identifier rule and the length limit.
+func checkPropertyName(name string) error {
+	if len([]rune(name)) > maxNameLen {
+		return fail(ts.CodePropertyNameTooLong)
+	}
+	if name == "" {
+		return fail(ts.CodePropertyNameInvalid)
+	}
+	for i, r := range name {
+		ok := r == '_' || unicode.IsLetter(r) || (i > 0 && unicode.IsDigit(r))
+		if !ok {
+			return fail(ts.CodePropertyNameInvalid)
+		}
+	}
+	return nil
+}
+
+// valueSize returns the size Azure's formula gives a value, and whether
+// the value has one of the eight allowed Go types.
+func valueSize(v any) (int, bool) {
+	switch v := v.(type) {
+	case string:
+		return 4 + 2*utf16Len(v), true
+	case []byte:
+		return 4 + len(v), true
+	case int32:
+		return 4, true
+	case int64, float64, time.Time:
+		return 8, true
+	case bool:
+		return 1, true
+	case ts.GUID:
+		return 16, true
+	}
+	return 0, false
+}
+
+// checkEntity checks keys, property names, value types, value sizes and
+// the entity size. A nil value is "no value" and only its name is checked.
+func checkEntity(e *ts.Entity) error {
+	if e == nil {
+		return fail(ts.CodeInvalidInput)
+	}
+	if err := checkKey(e.PartitionKey); err != nil {
+		return err
+	}
+	if err := checkKey(e.RowKey); err != nil {
+		return err
+	}
+	if len(e.Properties) > maxUserProperties {
+		return fail(ts.CodeTooManyProperties)
+	}
+	size := 4 + 2*(utf16Len(e.PartitionKey)+utf16Len(e.RowKey))
+	for name, v := range e.Properties {
+		if err := checkPropertyName(name); err != nil {
+			return err
+		}
+		if v == nil {
+			continue
+		}
+		n, ok := valueSize(v)
+		if !ok {
+			return fail(ts.CodeInvalidValueType)
+		}
+		switch v := v.(type) {
+		case string:
+			if 2*utf16Len(v) > maxValueBytes {
+				return fail(ts.CodePropertyValueTooLarge)
+			}
+		case []byte:
+			if len(v) > maxValueBytes {
+				return fail(ts.CodePropertyValueTooLarge)
+			}
+		case time.Time:
+			if v.Before(minDateTime) || !v.Before(maxDateTime) {
+				return fail(ts.CodeOutOfRangeInput)
+			}
+		}
+		size += 8 + 2*utf16Len(name) + n
+	}
+	if size > maxEntityBytes {
+		return fail(ts.CodeEntityTooLarge)
+	}
+	return nil
+}
+
+// normalize returns a deep copy of v as the store keeps it: times in UTC
+// at 100 ns precision, byte slices copied.
+func normalize(v any) any {
+	switch v := v.(type) {
+	case time.Time:
+		return v.UTC().Truncate(100 * time.Nanosecond)
+	case []byte:
+		return append([]byte{}, v...)
+	}
+	return v
+}
+
+// stored returns the entity as the model keeps it: keys and non-nil
+// properties, normalized, with the given ETag.
+func stored(e *ts.Entity, etag ts.ETag) *ts.Entity {
+	s := &ts.Entity{PartitionKey: e.PartitionKey, RowKey: e.RowKey, ETag: etag, Properties: map[string]any{}}
+	for name, v := range e.Properties {
+		if v != nil {
+			s.Properties[name] = normalize(v)
+		}
+	}
+	return s
+}
+
+// clone returns a deep copy of a stored entity.
+func clone(e *ts.Entity) *ts.Entity {
+	return stored(e, e.ETag)
+}

@@ -1,0 +1,389 @@
+package tablestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/internal/plan"
+)
+
+// TestQueryPaging runs testdata/query_paging:
+//
+//	open [scanlimit=N]           a fresh DB and table "Items"
+//	insert                       one entity per line: pk rk [name=literal ...]
+//	pages [top=N] [select=a,b] [resume=pk/rk] [props]
+//	<filter>                     every page until the query completes
+//	explain [resume=pk/rk]
+//	<filter>                     the plan text
+//
+// Literals: 'text' (String), 12 (Int32), 12L (Int64), 1.5 (Double),
+// true/false (Boolean).
+func TestQueryPaging(t *testing.T) {
+	var tbl *Table
+	datadriven.RunTest(t, "testdata/query_paging", func(t *testing.T, d *datadriven.TestData) string {
+		switch d.Cmd {
+		case "open":
+			opts := &Options{}
+			if d.HasArg("scanlimit") {
+				d.ScanArgs(t, "scanlimit", &opts.PageScanLimit)
+			}
+			db := openTestDB(t, opts)
+			var err error
+			tbl, err = db.CreateTable(ctx, "Items")
+			require.NoError(t, err)
+			return ""
+		case "insert":
+			for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
+				e, err := parseTestEntity(line)
+				require.NoError(t, err, line)
+				require.NoError(t, tbl.Insert(ctx, e), line)
+			}
+			return ""
+		case "pages":
+			q := Query{Filter: strings.TrimSpace(d.Input)}
+			if d.HasArg("top") {
+				d.ScanArgs(t, "top", &q.Top)
+			}
+			if d.HasArg("select") {
+				var sel string
+				d.ScanArgs(t, "select", &sel)
+				q.Select = strings.Split(sel, ",")
+			}
+			if tok, ok := resumeArg(t, d); ok {
+				q.Continuation = tok
+			}
+			var b strings.Builder
+			for n := 1; n <= 50; n++ {
+				page, err := tbl.QueryPage(ctx, q)
+				if err != nil {
+					fmt.Fprintf(&b, "error: %v\n", err)
+					return b.String()
+				}
+				fmt.Fprintf(&b, "page %d:", n)
+				for i, e := range page.Entities {
+					if i > 0 {
+						b.WriteByte(',')
+					}
+					b.WriteString(" " + formatTestEntity(e, d.HasArg("props")))
+				}
+				if page.Continuation == "" {
+					b.WriteString(" -> done\n")
+					return b.String()
+				}
+				fmt.Fprintf(&b, " -> next (%s, %s)\n", page.NextPartitionKey(), page.NextRowKey())
+				q.Continuation = page.Continuation
+			}
+			return b.String() + "too many pages\n"
+		case "explain":
+			q := Query{Filter: strings.TrimSpace(d.Input)}
+			if tok, ok := resumeArg(t, d); ok {
+				q.Continuation = tok
+			}
+			s, err := tbl.Explain(q)
+			if err != nil {
+				return "error: " + err.Error() + "\n"
+			}
+			return s
+		}
+		t.Fatalf("unknown command %q", d.Cmd)
+		return ""
+	})
+}
+
+func resumeArg(t *testing.T, d *datadriven.TestData) (string, bool) {
+	if !d.HasArg("resume") {
+		return "", false
+	}
+	var at string
+	d.ScanArgs(t, "resume", &at)
+	pk, rk, _ := strings.Cut(at, "/")
+	tok, err := ContinuationFromNext(pk, rk)
+	require.NoError(t, err)
+	return tok, true
+}
+
+// parseTestEntity parses `pk rk [name=literal ...]`.
+func parseTestEntity(line string) (*Entity, error) {
+	f := strings.Fields(line)
+	if len(f) < 2 {
+		return nil, fmt.Errorf("want pk rk [props]")
+	}
+	e := &Entity{PartitionKey: f[0], RowKey: f[1], Properties: map[string]any{}}
+	for _, p := range f[2:] {
+		name, lit, ok := strings.Cut(p, "=")
+		if !ok {
+			return nil, fmt.Errorf("bad property %q", p)
+		}
+		var v any
+		switch {
+		case strings.HasPrefix(lit, "'"):
+			v = strings.Trim(lit, "'")
+		case lit == "true" || lit == "false":
+			v = lit == "true"
+		case strings.HasSuffix(lit, "L"):
+			n, err := strconv.ParseInt(strings.TrimSuffix(lit, "L"), 10, 64)
+			if err != nil {
+				return nil, err
+			}
+			v = n
+		case strings.Contains(lit, "."):
+			x, err := strconv.ParseFloat(lit, 64)
+			if err != nil {
+				return nil, err
+			}
+			v = x
+		default:
+			n, err := strconv.ParseInt(lit, 10, 32)
+			if err != nil {
+				return nil, err
+			}
+			v = int32(n)
+		}
+		e.Properties[name] = v
+	}
+	return e, nil
+}
+
+// formatTestEntity prints pk/rk and, with props, the properties sorted by
+// name.
+func formatTestEntity(e *Entity, props bool) string {
+	s := e.PartitionKey + "/" + e.RowKey
+	if !props {
+		return s
+	}
+	names := make([]string, 0, len(e.Properties))
+	for n := range e.Properties {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s=%#v", n, e.Properties[n]))
+	}
+	return s + "{" + strings.Join(parts, " ") + "}"
+}
+
+func newQueryTestTable(t *testing.T, opts *Options, entities int) *Table {
+	t.Helper()
+	db := openTestDB(t, opts)
+	tbl, err := db.CreateTable(ctx, "Items")
+	require.NoError(t, err)
+	for i := range entities {
+		e := &Entity{
+			PartitionKey: fmt.Sprintf("p%d", i%3),
+			RowKey:       fmt.Sprintf("r%03d", i),
+			Properties:   map[string]any{"N": int32(i), "S": fmt.Sprint("s", i), "B": []byte{byte(i)}},
+		}
+		require.NoError(t, tbl.Insert(ctx, e))
+	}
+	return tbl
+}
+
+func TestQueryTop(t *testing.T) {
+	tbl := newQueryTestTable(t, nil, 5)
+	for _, top := range []int{-1, 1001, -1000} {
+		_, err := tbl.QueryPage(ctx, Query{Top: top})
+		requireCode(t, err, CodeInvalidInput)
+		_, err = tbl.Explain(Query{Top: top})
+		requireCode(t, err, CodeInvalidInput)
+	}
+	for top, want := range map[int]int{0: 5, 1: 1, 4: 4, 1000: 5} {
+		page, err := tbl.QueryPage(ctx, Query{Top: top})
+		require.NoError(t, err)
+		require.Len(t, page.Entities, want, "top %d", top)
+		require.Equal(t, want < 5, page.Continuation != "", "top %d", top)
+	}
+}
+
+func TestQueryBadInput(t *testing.T) {
+	tbl := newQueryTestTable(t, nil, 5)
+	for name, tc := range map[string]struct {
+		q    Query
+		code Code
+		msg  string
+	}{
+		"syntax error":         {Query{Filter: "N gt and S eq 'x'"}, CodeInvalidInput, "at position 5"},
+		"comparing properties": {Query{Filter: "N eq S"}, CodeNotImplemented, "N eq S\n  ^"},
+		"bad select":           {Query{Select: []string{"1x"}}, CodeInvalidInput, "1x"},
+		"bad token":            {Query{Continuation: "not a token"}, CodeInvalidInput, "continuation"},
+		"forged token":         {Query{Continuation: encodeContinuation(planKey("p\x00", "r"))}, CodeInvalidInput, "continuation token"},
+	} {
+		_, err := tbl.QueryPage(ctx, tc.q)
+		requireCode(t, err, tc.code)
+		require.Contains(t, err.Error(), tc.msg, name)
+	}
+	_, err := tbl.db.Table("Missing").QueryPage(ctx, Query{})
+	requireCode(t, err, CodeTableNotFound)
+	for _, err := range tbl.db.Table("Missing").Query(ctx, Query{}) {
+		requireCode(t, err, CodeTableNotFound)
+	}
+}
+
+func TestQueryContinuationFromAzurePair(t *testing.T) {
+	tbl := newQueryTestTable(t, nil, 30)
+	// Resume at an existing key and between keys; NextRowKey may be empty.
+	for _, tc := range []struct{ pk, rk, first string }{
+		{"p1", "r010", "p1/r010"},
+		{"p1", "r011", "p1/r013"},
+		{"p1", "", "p1/r001"},
+		{"p2", "r999", ""},
+	} {
+		tok, err := ContinuationFromNext(tc.pk, tc.rk)
+		require.NoError(t, err)
+		page, err := tbl.QueryPage(ctx, Query{Continuation: tok, Top: 1})
+		require.NoError(t, err)
+		if tc.first == "" {
+			require.Empty(t, page.Entities)
+			require.Empty(t, page.Continuation)
+			continue
+		}
+		require.Len(t, page.Entities, 1)
+		require.Equal(t, tc.first, formatTestEntity(page.Entities[0], false))
+	}
+}
+
+func TestQuerySelect(t *testing.T) {
+	tbl := newQueryTestTable(t, nil, 6)
+	page, err := tbl.QueryPage(ctx, Query{Filter: "PartitionKey eq 'p1'", Select: []string{"S", "Missing", "RowKey"}})
+	require.NoError(t, err)
+	require.Len(t, page.Entities, 2)
+	for _, e := range page.Entities {
+		require.Equal(t, map[string]any{"S": "s" + strings.TrimLeft(e.RowKey[1:], "0")}, e.Properties)
+		require.Equal(t, "p1", e.PartitionKey)
+		require.False(t, e.Timestamp.IsZero())
+		require.NotEmpty(t, e.ETag)
+	}
+	page, err = tbl.QueryPage(ctx, Query{Filter: "RowKey eq 'r004'"})
+	require.NoError(t, err)
+	require.Len(t, page.Entities, 1)
+	require.Equal(t, map[string]any{"N": int32(4), "S": "s4", "B": []byte{4}}, page.Entities[0].Properties)
+}
+
+// TestQueryScanBudget checks that a page that exhausts PageScanLimit
+// returns what it found, possibly nothing, with a token that resumes after
+// the entities it examined.
+func TestQueryScanBudget(t *testing.T) {
+	tbl := newQueryTestTable(t, &Options{PageScanLimit: 4}, 12)
+	page, err := tbl.QueryPage(ctx, Query{Filter: "N gt 100"})
+	require.NoError(t, err)
+	require.Empty(t, page.Entities)
+	require.NotEmpty(t, page.Continuation)
+	// p0 holds r000 r003 r006 r009; four examined, so p1 is next.
+	require.Equal(t, "p1", page.NextPartitionKey())
+	require.Equal(t, "r001", page.NextRowKey())
+
+	page, err = tbl.QueryPage(ctx, Query{Filter: "N eq 1 or N eq 9"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"p0/r009"}, entityKeys(page.Entities))
+	require.Equal(t, "p1/r001", page.NextPartitionKey()+"/"+page.NextRowKey())
+
+	var all []*Entity
+	for e, err := range tbl.Query(ctx, Query{Filter: "N eq 1 or N eq 9", Top: 1}) {
+		require.NoError(t, err)
+		all = append(all, e)
+	}
+	require.Equal(t, []string{"p0/r009", "p1/r001"}, entityKeys(all))
+}
+
+// TestQueryTimeBudget checks PageTimeLimit with a clock that advances one
+// second per reading.
+func TestQueryTimeBudget(t *testing.T) {
+	var now atomic.Int64
+	clock := func() time.Time { return time.Unix(now.Add(1), 0) }
+	tbl := newQueryTestTable(t, &Options{Clock: clock, PageTimeLimit: time.Second}, 3*budgetCheckEvery+5)
+	page, err := tbl.QueryPage(ctx, Query{})
+	require.NoError(t, err)
+	require.Len(t, page.Entities, budgetCheckEvery)
+	require.NotEmpty(t, page.Continuation)
+	n := 0
+	for _, err := range tbl.Query(ctx, Query{}) {
+		require.NoError(t, err)
+		n++
+	}
+	require.Equal(t, 3*budgetCheckEvery+5, n)
+}
+
+// countdownCtx reports Canceled once Err has been called n times.
+type countdownCtx struct {
+	context.Context
+	n atomic.Int64
+}
+
+func (c *countdownCtx) Err() error {
+	if c.n.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+func TestQueryContextCancel(t *testing.T) {
+	tbl := newQueryTestTable(t, nil, 4*budgetCheckEvery)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err := tbl.QueryPage(cancelled, Query{})
+	require.ErrorIs(t, err, context.Canceled)
+
+	// Cancelled during the scan: the first checks pass, a later one fails.
+	c := &countdownCtx{Context: ctx}
+	c.n.Store(3)
+	_, err = tbl.QueryPage(c, Query{Filter: "N lt 0"})
+	require.ErrorIs(t, err, context.Canceled)
+
+	c.n.Store(3)
+	var n int
+	for _, err = range tbl.Query(c, Query{Top: 10}) {
+		if err != nil {
+			break
+		}
+		n++
+	}
+	require.ErrorIs(t, err, context.Canceled)
+	require.Less(t, n, 4*budgetCheckEvery)
+}
+
+func TestQueryClosed(t *testing.T) {
+	db, err := OpenInMemory(nil)
+	require.NoError(t, err)
+	tbl, err := db.CreateTable(ctx, "Items")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	_, err = tbl.QueryPage(ctx, Query{})
+	require.True(t, errors.Is(err, ErrClosed), "%v", err)
+}
+
+func TestQueryPlanKinds(t *testing.T) {
+	tbl := newQueryTestTable(t, nil, 0)
+	for filter, want := range map[string]PlanKind{
+		"PartitionKey eq 'a' and RowKey eq '1'":                   PlanPoint,
+		"PartitionKey eq 'a' and RowKey ge '1' and RowKey lt '2'": PlanRange,
+		"PartitionKey eq 'a' and N eq 1":                          PlanPartitionScan,
+		"N eq 1":                                                  PlanTableScan,
+		"PartitionKey eq 'a' and PartitionKey eq 'b'":             PlanEmpty,
+	} {
+		p, err := tbl.Plan(Query{Filter: filter})
+		require.NoError(t, err)
+		require.Equal(t, want, p.Kind, filter)
+		require.Equal(t, "plan: "+want.String()+"\n", strings.SplitAfter(p.String(), "\n")[0])
+	}
+	require.Equal(t, []string{"point", "range", "partition scan", "table scan", "empty"},
+		[]string{PlanPoint.String(), PlanRange.String(), PlanPartitionScan.String(), PlanTableScan.String(), PlanEmpty.String()})
+}
+
+func entityKeys(es []*Entity) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.PartitionKey+"/"+e.RowKey)
+	}
+	return out
+}
+
+func planKey(pk, rk string) plan.Key { return plan.Key{PartitionKey: pk, RowKey: rk} }

@@ -1,0 +1,149 @@
+package tablestore
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/codec"
+)
+
+// TestValidateDecisions runs testdata/codec_validate: which keys, property
+// names and $select lists are accepted, and with which code.
+//
+//	key which=<PartitionKey|RowKey>   input: one value per line
+//	name                              input: one name per line
+//	select                            input: the names of one $select
+//
+// A line that starts with '"' is a Go string literal (for control
+// characters and invalid UTF-8); a line `repeat <n> <s>` stands for s
+// repeated n times.
+func TestValidateDecisions(t *testing.T) {
+	datadriven.RunTest(t, "testdata/codec_validate", func(t *testing.T, d *datadriven.TestData) string {
+		var lines []string
+		if d.Input != "" {
+			for _, l := range strings.Split(d.Input, "\n") {
+				lines = append(lines, decodeTestLine(t, l))
+			}
+		}
+		var out strings.Builder
+		switch d.Cmd {
+		case "key":
+			var which string
+			d.ScanArgs(t, "which", &which)
+			for i, l := range lines {
+				fmt.Fprintf(&out, "%s: %s\n", shortLine(d.Input, i), errString(validateKey(which, l)))
+			}
+		case "name":
+			for i, l := range lines {
+				fmt.Fprintf(&out, "%s: %s\n", shortLine(d.Input, i), errString(validatePropertyName(l)))
+			}
+		case "select":
+			fmt.Fprintf(&out, "%s\n", errString(validateSelect(lines)))
+		default:
+			d.Fatalf(t, "unknown command %q", d.Cmd)
+		}
+		return out.String()
+	})
+}
+
+func decodeTestLine(t *testing.T, l string) string {
+	if strings.HasPrefix(l, `"`) {
+		s, err := strconv.Unquote(l)
+		require.NoError(t, err, l)
+		return s
+	}
+	if rest, ok := strings.CutPrefix(l, "repeat "); ok {
+		n, s, _ := strings.Cut(rest, " ")
+		count, err := strconv.Atoi(n)
+		require.NoError(t, err, l)
+		return strings.Repeat(s, count)
+	}
+	return l
+}
+
+func shortLine(input string, i int) string {
+	return strings.Split(input, "\n")[i]
+}
+
+// errString prints an error as "Code: message", or "ok".
+func errString(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return fmt.Sprintf("%s: %s", e.Code, e.Message)
+	}
+	return "untyped: " + err.Error()
+}
+
+func TestUTF16Len(t *testing.T) {
+	tests := []struct {
+		s    string
+		want int
+	}{
+		{"", 0},
+		{"abc", 3},
+		{"é", 1},
+		{"世界", 2},
+		{"😀", 2},    // U+1F600 needs a surrogate pair
+		{"a😀b", 4},  // mixed
+		{"\xff", 1}, // invalid byte: one unit (U+FFFD)
+	}
+	for _, tc := range tests {
+		require.Equal(t, tc.want, utf16Len(tc.s), "%q", tc.s)
+		require.Equal(t, tc.want, utf16LenBytes([]byte(tc.s)), "%q", tc.s)
+	}
+}
+
+func TestEntitySize(t *testing.T) {
+	// Worked by hand from Azure's formula.
+	props := []codec.Property{
+		{Name: "Bin", Value: filter.Value{Type: filter.TypeBinary, Bytes: make([]byte, 10)}}, // 8+6+4+10 = 28
+		{Name: "Bool", Value: filter.Value{Type: filter.TypeBoolean, Int: 1}},                // 8+8+1 = 17
+		{Name: "D", Value: filter.Value{Type: filter.TypeDouble}},                            // 8+2+8 = 18
+		{Name: "Dt", Value: filter.Value{Type: filter.TypeDateTime}},                         // 8+4+8 = 20
+		{Name: "G", Value: filter.Value{Type: filter.TypeGuid, Bytes: make([]byte, 16)}},     // 8+2+16 = 26
+		{Name: "I", Value: filter.Value{Type: filter.TypeInt32}},                             // 8+2+4 = 14
+		{Name: "L", Value: filter.Value{Type: filter.TypeInt64}},                             // 8+2+8 = 18
+		{Name: "S", Value: filter.Value{Type: filter.TypeString, Bytes: []byte("h😀")}},       // 8+2+4+6 = 20
+		{Name: "é", Value: filter.Value{Type: filter.TypeString, Bytes: []byte{}}},           // 8+2+4 = 14
+	}
+	// 4 + 2*(2+4) = 16 for the keys "pk" and "rk😀" (the emoji is two units).
+	require.Equal(t, 16+28+17+18+20+26+14+18+20+14, entitySize("pk", "rk😀", props))
+	require.Equal(t, 4, entitySize("", "", nil))
+}
+
+func TestCheckEntityLimits(t *testing.T) {
+	many := func(n int) []codec.Property {
+		props := make([]codec.Property, n)
+		for i := range props {
+			props[i] = codec.Property{Name: fmt.Sprintf("P%03d", i), Value: filter.Value{Type: filter.TypeInt32}}
+		}
+		return props
+	}
+	require.NoError(t, checkEntityLimits("pk", "rk", many(252)))
+	err := checkEntityLimits("pk", "rk", many(253))
+	require.Equal(t, CodeTooManyProperties, ErrorCode(err))
+	require.ErrorIs(t, err, ErrTooManyProperties)
+
+	// 16 binary values of 64 KiB: 4 + 2*4 + 16*(8+2*3+4+65536) = 1048876 > 1 MiB.
+	big := make([]codec.Property, 16)
+	for i := range big {
+		big[i] = codec.Property{Name: fmt.Sprintf("B%02d", i), Value: filter.Value{Type: filter.TypeBinary, Bytes: make([]byte, 65536)}}
+	}
+	require.Equal(t, 1048876, entitySize("pk", "rk", big))
+	err = checkEntityLimits("pk", "rk", big)
+	require.ErrorIs(t, err, ErrEntityTooLarge)
+
+	// Shrinking the last value to fit exactly at 1 MiB is accepted.
+	big[15].Value.Bytes = make([]byte, 65536-(1048876-maxEntityBytes))
+	require.Equal(t, maxEntityBytes, entitySize("pk", "rk", big))
+	require.NoError(t, checkEntityLimits("pk", "rk", big))
+}

@@ -1,0 +1,301 @@
+package tablestore
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/codec"
+)
+
+// edgeProperties holds every Go type with its edge values.
+func edgeProperties() map[string]any {
+	return map[string]any{
+		"Str":         "héllo 世界 😀",
+		"StrEmpty":    "",
+		"StrMax":      strings.Repeat("x", 32768),
+		"StrMaxPairs": strings.Repeat("😀", 16384),
+		"I32":         int32(-7),
+		"I32Max":      int32(math.MaxInt32),
+		"I32Min":      int32(math.MinInt32),
+		"I64":         int64(7),
+		"I64Max":      int64(math.MaxInt64),
+		"I64Min":      int64(math.MinInt64),
+		"D":           3.25,
+		"DNegZero":    math.Copysign(0, -1),
+		"DNaN":        math.NaN(),
+		"DInf":        math.Inf(1),
+		"DNegInf":     math.Inf(-1),
+		"DMax":        math.MaxFloat64,
+		"DTiny":       math.SmallestNonzeroFloat64,
+		"BTrue":       true,
+		"BFalse":      false,
+		"T":           time.Date(2021, 8, 31, 15, 41, 38, 302781600, time.UTC),
+		"TMin":        time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC),
+		"TMax":        time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC),
+		"G":           GUID{0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 1, 2, 3, 4, 5, 6, 7, 8},
+		"GZero":       GUID{},
+		"Bin":         []byte{0, 1, 0xfe, 0xff},
+		"BinEmpty":    []byte{},
+		"BinMax":      bytes.Repeat([]byte{7}, 65536),
+	}
+}
+
+// requireSameProperties compares decoded properties with the originals:
+// same keys, same Go types, same values bit for bit.
+func requireSameProperties(t *testing.T, want, got map[string]any) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for name, w := range want {
+		g, ok := got[name]
+		require.True(t, ok, "missing %s", name)
+		require.IsType(t, w, g, name)
+		switch w := w.(type) {
+		case float64:
+			require.Equal(t, math.Float64bits(w), math.Float64bits(g.(float64)), name)
+		case time.Time:
+			require.True(t, w.Equal(g.(time.Time)), "%s: %v != %v", name, w, g)
+			require.Equal(t, time.UTC, g.(time.Time).Location(), name)
+		case []byte:
+			require.NotNil(t, g, name)
+			require.True(t, bytes.Equal(w, g.([]byte)), name)
+		default:
+			require.Equal(t, w, g, name)
+		}
+	}
+}
+
+func TestPropertiesRoundTrip(t *testing.T) {
+	in := edgeProperties()
+	props, err := encodeProperties(in)
+	require.NoError(t, err)
+	for i := 1; i < len(props); i++ {
+		require.Less(t, props[i-1].Name, props[i].Name)
+	}
+	require.NoError(t, checkEntityLimits("pk", "rk", props))
+
+	ts := time.Date(2024, 2, 29, 12, 0, 0, 123456700, time.UTC)
+	rec := codec.Record(codec.Encode(nil, ticksFromTime(ts), props))
+	require.NoError(t, rec.Check())
+
+	e, err := decodeEntity("pk", "rk", rec, nil)
+	require.NoError(t, err)
+	require.Equal(t, "pk", e.PartitionKey)
+	require.Equal(t, "rk", e.RowKey)
+	require.True(t, ts.Equal(e.Timestamp))
+	require.Equal(t, ETag(`W/"datetime'2024-02-29T12%3A00%3A00.1234567Z'"`), e.ETag)
+	requireSameProperties(t, in, e.Properties)
+
+	// Int32 and Int64 stay distinct types in the record itself.
+	v, ok := rec.Lookup("I32")
+	require.True(t, ok)
+	require.Equal(t, filter.TypeInt32, v.Type)
+	v, ok = rec.Lookup("I64")
+	require.True(t, ok)
+	require.Equal(t, filter.TypeInt64, v.Type)
+}
+
+func TestEncodePropertiesConversions(t *testing.T) {
+	loc := time.FixedZone("east", 5*3600)
+	props, err := encodeProperties(map[string]any{
+		"Zoned": time.Date(2020, 1, 1, 5, 0, 0, 199, loc), // 2020-01-01T00:00:00.000000199Z
+		"Nil":   nil,
+		"NilB":  []byte(nil),
+	})
+	require.NoError(t, err)
+	require.Len(t, props, 2, "nil values are dropped")
+	require.Equal(t, "NilB", props[0].Name)
+	require.Equal(t, filter.TypeBinary, props[0].Value.Type)
+	require.Equal(t, "Zoned", props[1].Name)
+	want := ticksFromTime(time.Date(2020, 1, 1, 0, 0, 0, 100, time.UTC))
+	require.Equal(t, want, props[1].Value.Int, "converted to UTC and truncated to 100 ns")
+
+	empty, err := encodeProperties(nil)
+	require.NoError(t, err)
+	require.Empty(t, empty)
+}
+
+func TestEncodePropertiesErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		props map[string]any
+		code  Code
+	}{
+		{"reserved PartitionKey", map[string]any{"PartitionKey": "x"}, CodeInvalidInput},
+		{"reserved RowKey", map[string]any{"RowKey": "x"}, CodeInvalidInput},
+		{"reserved Timestamp", map[string]any{"Timestamp": time.Now()}, CodeInvalidInput},
+		{"reserved ETag", map[string]any{"ETag": "x"}, CodeInvalidInput},
+		{"bad name", map[string]any{"1a": "x"}, CodePropertyNameInvalid},
+		{"dash name", map[string]any{"a-b": int32(1)}, CodePropertyNameInvalid},
+		{"long name", map[string]any{strings.Repeat("a", 256): int32(1)}, CodePropertyNameTooLong},
+		{"int", map[string]any{"A": 1}, CodeInvalidValueType},
+		{"uint64", map[string]any{"A": uint64(1)}, CodeInvalidValueType},
+		{"float32", map[string]any{"A": float32(1)}, CodeInvalidValueType},
+		{"pointer", map[string]any{"A": new(string)}, CodeInvalidValueType},
+		{"map", map[string]any{"A": map[string]any{}}, CodeInvalidValueType},
+		{"etag value", map[string]any{"A": ETag("x")}, CodeInvalidValueType},
+		{"bad utf8", map[string]any{"A": "\xff"}, CodeInvalidInput},
+		{"string too long", map[string]any{"A": strings.Repeat("x", 32769)}, CodePropertyValueTooLarge},
+		{"string too long pairs", map[string]any{"A": strings.Repeat("😀", 16385)}, CodePropertyValueTooLarge},
+		{"binary too long", map[string]any{"A": make([]byte, 65537)}, CodePropertyValueTooLarge},
+		{"before 1601", map[string]any{"A": time.Date(1600, 12, 31, 23, 59, 59, 999999999, time.UTC)}, CodeOutOfRangeInput},
+		{"zero time", map[string]any{"A": time.Time{}}, CodeOutOfRangeInput},
+		{"after 9999", map[string]any{"A": time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, CodeOutOfRangeInput},
+		{"zone pushes past 9999", map[string]any{"A": time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("w", -3600))}, CodeOutOfRangeInput},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := encodeProperties(tc.props)
+			require.Error(t, err)
+			require.Equal(t, tc.code, ErrorCode(err), err.Error())
+		})
+	}
+
+	// With several bad properties, the first by name is reported, every time.
+	bad := map[string]any{"Z": 1, "B": uint8(1), "M": 2}
+	for range 10 {
+		_, err := encodeProperties(bad)
+		require.ErrorContains(t, err, `property "B"`)
+	}
+}
+
+func TestTicks(t *testing.T) {
+	tests := []struct {
+		t     time.Time
+		ticks int64
+	}{
+		{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), 0},
+		{time.Date(1, 1, 1, 0, 0, 0, 100, time.UTC), 1},
+		{time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC), 504911232000000000},
+		{time.Unix(0, 0), 621355968000000000},
+		{time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC), 3155378975999999999},
+	}
+	for _, tc := range tests {
+		require.Equal(t, tc.ticks, ticksFromTime(tc.t), "%v", tc.t)
+		got := timeFromTicks(tc.ticks)
+		require.True(t, tc.t.Equal(got), "%v != %v", tc.t, got)
+		require.Equal(t, time.UTC, got.Location())
+	}
+	// Truncation, not rounding; zones do not matter.
+	require.Equal(t, int64(1), ticksFromTime(time.Date(1, 1, 1, 0, 0, 0, 199, time.UTC)))
+	at := time.Date(2000, 6, 1, 12, 0, 0, 0, time.UTC)
+	require.Equal(t, ticksFromTime(at), ticksFromTime(at.In(time.FixedZone("x", -7*3600))))
+	// Negative ticks still convert (before year 1), without panicking.
+	require.True(t, timeFromTicks(-1).Equal(time.Date(0, 12, 31, 23, 59, 59, 999999900, time.UTC)))
+}
+
+func TestMergeProperties(t *testing.T) {
+	p := func(name string, n int64) codec.Property {
+		return codec.Property{Name: name, Value: filter.Value{Type: filter.TypeInt64, Int: n}}
+	}
+	tests := []struct {
+		name      string
+		old, upd  []codec.Property
+		wantNames string
+		wantSum   int64
+	}{
+		{"both empty", nil, nil, "", 0},
+		{"only old", []codec.Property{p("A", 1), p("C", 3)}, nil, "A C", 4},
+		{"only upd", nil, []codec.Property{p("B", 2)}, "B", 2},
+		{"interleaved", []codec.Property{p("A", 1), p("C", 3)}, []codec.Property{p("B", 20), p("D", 40)}, "A B C D", 64},
+		{"replace", []codec.Property{p("A", 1), p("B", 2), p("C", 3)}, []codec.Property{p("B", 200)}, "A B C", 204},
+		{"replace all", []codec.Property{p("A", 1)}, []codec.Property{p("A", 100), p("Z", 5)}, "A Z", 105},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := mergeProperties(tc.old, tc.upd)
+			var names []string
+			var sum int64
+			for _, q := range got {
+				names = append(names, q.Name)
+				sum += q.Value.Int
+			}
+			require.Equal(t, tc.wantNames, strings.Join(names, " "))
+			require.Equal(t, tc.wantSum, sum)
+		})
+	}
+}
+
+func TestDecodeEntitySelect(t *testing.T) {
+	props, err := encodeProperties(map[string]any{"A": "a", "B": int32(2), "C": true})
+	require.NoError(t, err)
+	rec := codec.Record(codec.Encode(nil, 5, props))
+
+	e, err := decodeEntity("pk", "rk", rec, []string{"C", "Missing", "A", "PartitionKey"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"A": "a", "C": true}, e.Properties)
+	require.Equal(t, "pk", e.PartitionKey)
+	require.False(t, e.Timestamp.IsZero())
+	require.NotEmpty(t, e.ETag)
+
+	e, err = decodeEntity("pk", "rk", rec, []string{})
+	require.NoError(t, err)
+	require.NotNil(t, e.Properties)
+	require.Empty(t, e.Properties)
+}
+
+func TestDecodeEntityCorrupt(t *testing.T) {
+	props, err := encodeProperties(map[string]any{"A": "abc"})
+	require.NoError(t, err)
+	good := codec.Encode(nil, 5, props)
+	for _, rec := range [][]byte{nil, good[:4], good[:len(good)-1], append([]byte{0x7f}, good[1:]...)} {
+		_, err := decodeEntity("pk", "rk", rec, nil)
+		require.ErrorContains(t, err, `tablestore: stored entity ("pk", "rk") is corrupt: codec:`)
+	}
+}
+
+// encodeRecord encodes props with a fixed timestamp, as the engine stores
+// them.
+func encodeRecord(t *testing.T, props []codec.Property) codec.Record {
+	t.Helper()
+	rec := codec.Record(codec.Encode(nil, ticksFromTime(time.Date(2023, 5, 6, 7, 8, 9, 0, time.UTC)), props))
+	require.NoError(t, rec.Check())
+	return rec
+}
+
+func benchRecord(b *testing.B) codec.Record {
+	m := map[string]any{}
+	for i := range 10 {
+		name := "Property" + string(rune('A'+i))
+		switch i % 4 {
+		case 0:
+			m[name] = "a moderately long string value"
+		case 1:
+			m[name] = int64(i) << 40
+		case 2:
+			m[name] = float64(i) / 3
+		case 3:
+			m[name] = time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+		}
+	}
+	props, err := encodeProperties(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return codec.Record(codec.Encode(nil, 1, props))
+}
+
+func BenchmarkDecodeEntity10(b *testing.B) {
+	rec := benchRecord(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeEntity("pk", "rk", rec, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeEntitySelect2of10(b *testing.B) {
+	rec := benchRecord(b)
+	sel := []string{"PropertyC", "PropertyH"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeEntity("pk", "rk", rec, sel); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
