@@ -36,7 +36,9 @@ func fill(ctx context.Context, t *tablestore.Table, day time.Time) {
 
 func count(ctx context.Context, t *tablestore.Table) int {
 	n := 0
-	for _, err := range t.Query(ctx, tablestore.Query{Select: []string{"Success"}}) {
+	q := tablestore.Query{Select: []string{"Success"}}
+	demo.ExpectPlan(t, q, demo.TableScan)
+	for _, err := range t.Query(ctx, q) {
 		demo.NoErr(err, "count "+t.Name())
 		n++
 	}
