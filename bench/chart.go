@@ -186,9 +186,9 @@ func drawChart(r *results) *image.RGBA {
 			s += " miss"
 		}
 		if bx >= one {
-			text(img, min(max(hi, chartX(t.goal))+5, chartWidth-len(s)*7-2), y+barH-2, colText, s)
+			text(img, min(max(hi, chartX(t.goal))+8, chartWidth-len(s)*7-2), y+barH-2, colText, s)
 		} else {
-			text(img, max(min(lo, chartX(t.goal))-5-len(s)*7, plotLeft-len(s)*7), y+barH-2, colText, s)
+			text(img, max(min(lo, chartX(t.goal))-8-len(s)*7, plotLeft-len(s)*7), y+barH-2, colText, s)
 		}
 	}
 	return img
