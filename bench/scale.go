@@ -40,7 +40,7 @@ var scales = map[string]scale{
 		PartScans: 10, FilterPasses: 1, Pages: 10, ResumePage: 10, ResumeReps: 5, TxnBatches: 50},
 	"small": {Name: "small", Entities: 100_000, SyncLoadEntities: 10_000,
 		WriteDuration: 2 * time.Second, Gets: 20_000, RangeQueries: 2_000,
-		PartScans: 100, FilterPasses: 3, Pages: 100, ResumePage: 100, ResumeReps: 30, TxnBatches: 500},
+		PartScans: 100, FilterPasses: 10, Pages: 100, ResumePage: 100, ResumeReps: 30, TxnBatches: 500},
 	"1m": {Name: "1m", Entities: 1_000_000, SyncLoadEntities: 50_000,
 		WriteDuration: 3 * time.Second, Gets: 50_000, RangeQueries: 3_000,
 		PartScans: 200, FilterPasses: 1, Pages: 100, ResumePage: 1000, ResumeReps: 30, TxnBatches: 1000},
