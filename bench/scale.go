@@ -28,7 +28,7 @@ type scale struct {
 	// ResumeReps is how many times each of the two pages is timed.
 	ResumeReps int `json:"resumeReps"`
 	// TxnBatches is how many unsynced batches of 100 the transaction
-	// target commits per side and round (a fifth of that when synced).
+	// target commits per side and round (half of that when synced).
 	TxnBatches int `json:"txnBatches"`
 }
 

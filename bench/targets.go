@@ -80,7 +80,7 @@ func computeTargets(e *env, res *results) []target {
 func txnTarget(e *env, sync bool) target {
 	kind, batches := "unsynced", e.sc.TxnBatches
 	if sync {
-		kind, batches = "synced", e.sc.TxnBatches/5
+		kind, batches = "synced", e.sc.TxnBatches/2
 	}
 	t := target{Name: "transactions of 100 upserts, " + kind, Goal: ">= 0.5x raw batch entity throughput",
 		Unit: "x", Value: math.NaN(), Limit: 0.5}
