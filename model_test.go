@@ -19,12 +19,14 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/internal/model"
@@ -265,6 +267,9 @@ func (h *harness) run(ops int) {
 	h.verifyAll()
 	h.t.Logf("%s: %d ops: %v", h.cfg.name, ops, h.stats)
 	h.t.Logf("%s: outcomes: %v", h.cfg.name, h.outcomes)
+	if h.cfg.onDisk {
+		h.t.Logf("%s: %s", h.cfg.name, h.storeFiles())
+	}
 }
 
 // step runs one random operation.
@@ -282,8 +287,10 @@ func (h *harness) step() {
 		h.opDelete()
 	case r < 680:
 		h.opTransaction()
-	case r < 780:
+	case r < 760:
 		h.opQuery()
+	case r < 780:
+		h.opQueryWithWrites()
 	case r < 850:
 		h.opInvalidEntity()
 	case r < 880:
@@ -366,7 +373,7 @@ var (
 	stringPool = []string{"", "a", "b", "abc", "B", "zz", "O'Neil", "héllo", "日本語", "a b"}
 	int32Pool  = []int32{-2, -1, 0, 1, 2, 3, math.MaxInt32, math.MinInt32}
 	int64Pool  = []int64{-2, -1, 0, 1, 2, 3, 1 << 40, math.MaxInt64, math.MinInt64}
-	floatPool  = []float64{-1.5, 0, 0.5, 1, 2, 3.25, 1e300, -1e-300}
+	floatPool  = []float64{-1.5, 0, 0.5, 1, 2, 3.25, 1e300, -1e-300, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN()}
 	binaryPool = [][]byte{{}, {0}, {1, 2}, {0xff}, {1, 2, 3}}
 )
 
@@ -850,7 +857,19 @@ func (h *harness) invalidEntity(table, pk string) (*ts.Entity, ts.Code) {
 	if pk != "" {
 		e.PartitionKey = pk
 	}
-	switch h.rng.Intn(13) {
+	switch h.rng.Intn(17) {
+	case 13:
+		e.RowKey = "r\xffx"
+		return e, ts.CodeOutOfRangeInput
+	case 14:
+		e.Properties["S"] = "bad\xc3"
+		return e, ts.CodeInvalidInput
+	case 15:
+		e.Properties["N\xff"] = int32(1)
+		return e, ts.CodePropertyNameInvalid
+	case 16:
+		e.Properties[h.pick([]string{"PartitionKey", "RowKey", "Timestamp", "ETag"})] = "x"
+		return e, ts.CodeInvalidInput
 	case 0:
 		bad := "bad" + string("/\\#?\t\n\x00\x1f\x7f"[h.rng.Intn(9)]) + "key"
 		if pk == "" && h.rng.Intn(2) == 0 {
@@ -950,7 +969,7 @@ func (h *harness) opInvalidEntity() {
 // has a predictable answer.
 func checkKeyErr(e *ts.Entity) error {
 	for _, k := range []string{e.PartitionKey, e.RowKey} {
-		if k == "" || len(k) > 1024 || strings.ContainsAny(k, "/\\#?\u0085") {
+		if k == "" || len(k) > 1024 || strings.ContainsAny(k, "/\\#?\u0085") || !utf8.ValidString(k) {
 			return errors.New("bad key")
 		}
 		for _, r := range k {
@@ -1335,6 +1354,100 @@ func (h *harness) opQuery() {
 		return
 	}
 	h.sameEntities(table, got, want)
+	h.outcomes["query-rows"] += len(want)
+	if len(want) > 0 {
+		h.outcomes["query:nonempty"]++
+	}
+}
+
+// opQueryWithWrites pages through a query and, between pages, writes
+// entities at or before the last one returned. A continuation token names
+// the next key to read, so those writes must not show in later pages,
+// while each page must hold exactly the matches between the previous
+// page's last entity and its own last entity, as the model held them just
+// before the page was read.
+func (h *harness) opQueryWithWrites() {
+	table := h.existingTable()
+	if table == "" || !h.queries {
+		return
+	}
+	q := ts.Query{Filter: h.queryFilter(), Top: 1 + h.rng.Intn(4)}
+	h.begin("query-writes", "%s filter %q top %d", table, q.Filter, q.Top)
+	tb := h.table(table)
+	var last *model.Key
+	for pages := 0; ; pages++ {
+		if pages > 10_000 {
+			h.failf("query does not end")
+		}
+		all, err := h.queryModel(table, ts.Query{Filter: q.Filter})
+		var rest []*ts.Entity
+		for _, e := range all {
+			if last == nil || last.Less(model.Key{PK: e.PartitionKey, RK: e.RowKey}) {
+				rest = append(rest, e)
+			}
+		}
+		p, gotErr := tb.QueryPage(h.ctx, q)
+		h.sameError(gotErr, err, false)
+		if err != nil {
+			return
+		}
+		if len(p.Entities) > q.Top {
+			h.failf("page of %d entities for top %d", len(p.Entities), q.Top)
+		}
+		want := rest
+		if p.Continuation != "" {
+			n := 0
+			if len(p.Entities) > 0 {
+				end := p.Entities[len(p.Entities)-1]
+				endKey := model.Key{PK: end.PartitionKey, RK: end.RowKey}
+				for n < len(rest) && !endKey.Less(model.Key{PK: rest[n].PartitionKey, RK: rest[n].RowKey}) {
+					n++
+				}
+			}
+			want = rest[:n]
+		}
+		h.sameEntities(table, p.Entities, want)
+		if p.Continuation == "" {
+			return
+		}
+		if len(p.Entities) > 0 {
+			end := p.Entities[len(p.Entities)-1]
+			last = &model.Key{PK: end.PartitionKey, RK: end.RowKey}
+			h.writeAtOrBefore(table, *last)
+		}
+		q.Continuation = p.Continuation
+	}
+}
+
+// writeAtOrBefore upserts or deletes, on both sides, a random entity whose
+// key is at or before k.
+func (h *harness) writeAtOrBefore(table string, k model.Key) {
+	var keys []model.Key
+	for _, key := range h.m.Keys(table) {
+		if !k.Less(key) {
+			keys = append(keys, key)
+		}
+	}
+	if len(keys) == 0 || h.rng.Intn(3) == 0 {
+		return
+	}
+	key := keys[h.rng.Intn(len(keys))]
+	id := entityID{strings.ToLower(table), key.PK, key.RK}
+	if h.rng.Intn(3) == 0 {
+		gotErr := h.table(table).Delete(h.ctx, key.PK, key.RK, ts.ETagAny)
+		wantErr := h.m.Delete(table, key.PK, key.RK, ts.ETagAny)
+		h.sameError(gotErr, wantErr, false)
+		h.forget(id)
+		return
+	}
+	e := &ts.Entity{PartitionKey: key.PK, RowKey: key.RK, Properties: h.randomProps()}
+	ee := copyEntity(e)
+	gotErr := h.table(table).Upsert(h.ctx, ee, ts.Replace)
+	etag, wantErr := h.m.Upsert(table, e, ts.Replace)
+	h.sameError(gotErr, wantErr, false)
+	if wantErr == nil {
+		h.observe(id, ee.ETag, ee.Timestamp, etag, true)
+	}
 }
 
 func (h *harness) pick2(a, b int) int {
@@ -1412,6 +1525,7 @@ func (h *harness) queryIter(table string, q ts.Query) ([]*ts.Entity, error) {
 // it again and checks every table against the model.
 func (h *harness) reopen() {
 	h.begin("reopen", "%s", h.dir)
+	h.t.Logf("reopen at op %d: %s", h.op, h.storeFiles())
 	old := h.db
 	tb := old.Table(tableBases[0])
 	if err := old.Close(); err != nil {
@@ -1423,6 +1537,18 @@ func (h *harness) reopen() {
 	}
 	h.open()
 	h.verifyAll()
+}
+
+// storeFiles describes the store's files: how many sstables there are and
+// the highest file number, which counts flushes and compactions.
+func (h *harness) storeFiles() string {
+	ssts, _ := filepath.Glob(filepath.Join(h.dir, "*.sst"))
+	highest := 0
+	for _, f := range ssts {
+		n, _ := strconv.Atoi(strings.TrimSuffix(filepath.Base(f), ".sst"))
+		highest = max(highest, n)
+	}
+	return fmt.Sprintf("%d sstables, highest file number %d", len(ssts), highest)
 }
 
 // verifyAll compares the table listing and every table's full contents.

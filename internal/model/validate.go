@@ -4,6 +4,7 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	ts "github.com/tablestore/tablestore"
 )
@@ -50,6 +51,9 @@ func checkKey(v string) error {
 	if v == "" {
 		return fail(ts.CodePropertiesNeedValue)
 	}
+	if !utf8.ValidString(v) {
+		return fail(ts.CodeOutOfRangeInput)
+	}
 	if utf16Len(v) > maxKeyUnits {
 		return fail(ts.CodeKeyValueTooLarge)
 	}
@@ -66,7 +70,7 @@ func checkPropertyName(name string) error {
 	if len([]rune(name)) > maxNameLen {
 		return fail(ts.CodePropertyNameTooLong)
 	}
-	if name == "" {
+	if name == "" || !utf8.ValidString(name) {
 		return fail(ts.CodePropertyNameInvalid)
 	}
 	for i, r := range name {
@@ -99,7 +103,7 @@ func valueSize(v any) (int, bool) {
 }
 
 // checkEntity checks keys, property names, value types, value sizes and
-// the entity size. A nil value is "no value" and only its name is checked.
+// the entity size. A nil value is "no value": it is not checked at all.
 func checkEntity(e *ts.Entity) error {
 	if e == nil {
 		return fail(ts.CodeInvalidInput)
@@ -110,16 +114,26 @@ func checkEntity(e *ts.Entity) error {
 	if err := checkKey(e.RowKey); err != nil {
 		return err
 	}
-	if len(e.Properties) > maxUserProperties {
+	n := 0
+	for _, v := range e.Properties {
+		if v != nil {
+			n++
+		}
+	}
+	if n > maxUserProperties {
 		return fail(ts.CodeTooManyProperties)
 	}
 	size := 4 + 2*(utf16Len(e.PartitionKey)+utf16Len(e.RowKey))
 	for name, v := range e.Properties {
+		if v == nil {
+			continue // a nil value is no property at all
+		}
+		switch name {
+		case "PartitionKey", "RowKey", "Timestamp", "ETag":
+			return fail(ts.CodeInvalidInput) // the entity's own fields
+		}
 		if err := checkPropertyName(name); err != nil {
 			return err
-		}
-		if v == nil {
-			continue
 		}
 		n, ok := valueSize(v)
 		if !ok {
@@ -127,6 +141,9 @@ func checkEntity(e *ts.Entity) error {
 		}
 		switch v := v.(type) {
 		case string:
+			if !utf8.ValidString(v) {
+				return fail(ts.CodeInvalidInput)
+			}
 			if 2*utf16Len(v) > maxValueBytes {
 				return fail(ts.CodePropertyValueTooLarge)
 			}
