@@ -50,7 +50,7 @@ func TestExamples(t *testing.T) {
 	bin := t.TempDir()
 	buildCtx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	build := exec.CommandContext(buildCtx, goTool(), "build", "-o", bin+string(filepath.Separator), "./...")
+	build := exec.CommandContext(buildCtx, goTool(), "build", "-ldflags=-s -w", "-o", bin+string(filepath.Separator), "./...")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./examples/...: %v\n%s", err, out)
 	}
