@@ -172,7 +172,7 @@ func printTargets(w io.Writer, ts []target) {
 		if !math.IsNaN(t.Value) {
 			val = fmt.Sprintf("%.2f %s", t.Value, t.Unit)
 			if t.Unit == "x" {
-				val = fmt.Sprintf("%.2fx", t.Value)
+				val = fmt.Sprintf("%.3fx", t.Value)
 			}
 		} else {
 			res = "n/a"
