@@ -62,10 +62,9 @@ func computeTargets(e *env, res *results) []target {
 			commas(float64(sc.Entities)), sc.Name)
 	}
 	ts := []target{
-		ratioTarget(res, "point get time (p50)", "get-p50", "<= 1.5x raw pebble time", 1.5,
-			fmt.Sprintf("median latency, one reader (p50 resists other processes' load better than the mean; "+
-				"mean from throughput: tablestore %s ns, raw pebble %s ns); the raw side decodes its value into a struct",
-				formatFigure(1e9/res.value("get-tput", sideTablestore)), formatFigure(1e9/res.value("get-tput", sidePebble)))),
+		ratioTarget(res, "point get time, p50", "get-p50", "<= 1.5x raw pebble time", 1.5,
+			"median latency of one reader; the raw side decodes its value into a struct"),
+		meanGetTarget(res),
 		ratioTarget(res, "partition scan, 1,000 whole entities", "partition-scan", ">= 0.3x raw iteration speed", 0.3, ""),
 		ratioTarget(res, "table scan, non-key filter matching 1%", "filter-scan", ">= 0.5x raw iteration speed", 0.5, scanNote),
 	}
@@ -121,6 +120,18 @@ func txnTarget(e *env, sync bool) target {
 	t.Pass = t.Value >= 0.5
 	t.Measured = fmt.Sprintf("tablestore %s vs raw pebble %s entities/s, commit time only, %d batches",
 		commas(ts), commas(pb), batches)
+	return t
+}
+
+// meanGetTarget compares the mean time per get (1 / throughput of the
+// get workload's best round).
+func meanGetTarget(res *results) target {
+	t := target{Name: "point get time, mean", Goal: "<= 1.5x raw pebble time", Unit: "x", Limit: 1.5, AtMost: true,
+		Note: "mean = 1 / throughput of one reader; more exposed to GC pauses and other processes than the p50"}
+	ts, pb := res.value("get-tput", sideTablestore), res.value("get-tput", sidePebble)
+	t.Value = pb / ts
+	t.Pass = t.Value <= t.Limit
+	t.Measured = fmt.Sprintf("tablestore %s vs raw pebble %s ns/op", formatFigure(1e9/ts), formatFigure(1e9/pb))
 	return t
 }
 
