@@ -113,7 +113,7 @@ func (db *DB) CreateTable(ctx context.Context, name string) (*Table, error) {
 	defer b.Close()
 	_ = b.Set(catalogKey(lower), append(binary.BigEndian.AppendUint64(nil, info.id), name...), nil)
 	_ = b.Set(nextIDKey(), binary.BigEndian.AppendUint64(nil, info.id+1), nil)
-	if err := b.Commit(db.writeOpts); err != nil {
+	if err := b.Commit(pebble.Sync); err != nil { // catalog changes are always synced
 		return nil, err
 	}
 	db.tables[lower] = info
@@ -146,7 +146,7 @@ func (db *DB) DeleteTable(ctx context.Context, name string) error {
 	defer b.Close()
 	_ = b.Delete(catalogKey(lower), nil)
 	_ = b.DeleteRange(start, end, nil)
-	if err := b.Commit(db.writeOpts); err != nil {
+	if err := b.Commit(pebble.Sync); err != nil { // catalog changes are always synced
 		return err
 	}
 	delete(db.tables, lower)
