@@ -468,3 +468,103 @@ func closeUnderLoad(t *testing.T, round int) {
 		}
 	}
 }
+
+// TestConcurrencyDeleteTable deletes and re-creates a table over and over
+// while writers, through handles taken once at the start, submit
+// two-entity transactions and read them back. The checks:
+//
+//   - a write or read whose whole span saw no DeleteTable begin, and that
+//     began with the table in place, succeeds and reads back exactly what
+//     this writer wrote last (handles follow the name to the new table);
+//   - otherwise the only failures allowed are TableNotFound (the table was
+//     gone for a moment) and, for the read, ResourceNotFound;
+//   - the two entities of a transaction are present together or absent
+//     together, at every read and in the final table.
+func TestConcurrencyDeleteTable(t *testing.T) {
+	const writers, cycles = 4, 40
+	ctx := context.Background()
+	db, tb := openConcurrencyDB(t, nil)
+	var (
+		started  atomic.Int64 // DeleteTable calls begun
+		finished atomic.Int64 // cycles complete (table created again)
+		ops      atomic.Int64
+		done     atomic.Bool
+		wg       sync.WaitGroup
+	)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := int64(0); !done.Load(); n++ {
+				pk := fmt.Sprintf("w%d-%d", w, n%5)
+				s0, f0 := started.Load(), finished.Load()
+				stable := s0 == f0
+				err := tb.SubmitTransaction(ctx, []ts.TransactionAction{
+					{Type: ts.ActionUpsertReplace, Entity: &ts.Entity{PartitionKey: pk, RowKey: "a", Properties: map[string]any{"V": n}}},
+					{Type: ts.ActionUpsertReplace, Entity: &ts.Entity{PartitionKey: pk, RowKey: "b", Properties: map[string]any{"V": n}}},
+				})
+				untouched := stable && started.Load() == s0
+				switch {
+				case err == nil:
+				case errors.Is(err, ts.ErrTableNotFound) && !untouched:
+					continue
+				default:
+					t.Errorf("writer %d: transaction %d: %v (stable %v, untouched %v)", w, n, err, stable, untouched)
+					return
+				}
+				a, errA := tb.Get(ctx, pk, "a", nil)
+				b, errB := tb.Get(ctx, pk, "b", nil)
+				untouched = stable && started.Load() == s0
+				if untouched {
+					if errA != nil || errB != nil {
+						t.Errorf("writer %d: read back %s with no DeleteTable since the write: %v, %v", w, pk, errA, errB)
+						return
+					}
+					if a.Properties["V"] != n || b.Properties["V"] != n {
+						t.Errorf("writer %d: read back %s: V = %v and %v, want %d", w, pk, a.Properties["V"], b.Properties["V"], n)
+						return
+					}
+				}
+				for _, err := range []error{errA, errB} {
+					if err != nil && !errors.Is(err, ts.ErrTableNotFound) && !errors.Is(err, ts.ErrResourceNotFound) {
+						t.Errorf("writer %d: read back: %v", w, err)
+						return
+					}
+				}
+				ops.Add(1)
+			}
+		}()
+	}
+	for c := 0; c < cycles && !t.Failed(); c++ {
+		for target := ops.Load() + 20; ops.Load() < target && !t.Failed(); {
+			time.Sleep(100 * time.Microsecond)
+		}
+		started.Add(1)
+		if err := db.DeleteTable(ctx, "counters"); err != nil {
+			t.Errorf("delete table: %v", err)
+		}
+		if _, err := db.CreateTable(ctx, "Counters"); err != nil {
+			t.Errorf("create table: %v", err)
+		}
+		finished.Add(1)
+	}
+	done.Store(true)
+	wg.Wait()
+	// Final state: transactions are whole.
+	vals := map[string]map[string]any{}
+	for e, err := range tb.Query(ctx, ts.Query{}) {
+		if err != nil {
+			t.Fatalf("final query: %v", err)
+		}
+		if vals[e.PartitionKey] == nil {
+			vals[e.PartitionKey] = map[string]any{}
+		}
+		vals[e.PartitionKey][e.RowKey] = e.Properties["V"]
+	}
+	for pk, rows := range vals {
+		if len(rows) != 2 || rows["a"] != rows["b"] {
+			t.Errorf("partition %s holds a torn transaction: %v", pk, rows)
+		}
+	}
+	t.Logf("%d cycles, %d writes read back, %d partitions at the end", cycles, ops.Load(), len(vals))
+}
