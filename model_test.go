@@ -161,7 +161,7 @@ var (
 	rkPool   = []string{"r00", "r01", "r02", "r03", "r04", "r05", "r06", "r07", "r08", "r09", "r10", "r11", "R00", "r'1", "r 2", "ü", "r1", "r100"}
 	propPool = []string{"A", "B", "C", "Name", "Count", "Flag", "When", "Id", "Blob", "Price", "_x", "Big"}
 	// selectPool adds a name no entity has.
-	selectPool = []string{"A", "B", "C", "Name", "Count", "Flag", "When", "Id", "Blob", "Price", "_x", "Big", "Missing"}
+	selectPool = []string{"A", "B", "C", "Name", "Count", "Flag", "When", "Id", "Blob", "Price", "_x", "Big", "Missing", "PartitionKey", "RowKey", "Timestamp"}
 	// literalStrings adds strings equal to keys.
 	literalStrings = []string{"", "a", "b", "abc", "B", "zz", "O'Neil", "héllo", "日本語", "a b", "p1", "p2", "r05", "r1", "P1"}
 )
@@ -535,6 +535,9 @@ func (h *harness) observe(id entityID, engineETag ts.ETag, stamp time.Time, mode
 		if write && !stamp.After(v.last) {
 			h.failf("entity %v: Timestamp %v of a new version is not after %v", id, stamp, v.last)
 		}
+		if write {
+			h.m.SetTimestamp(id.table, id.pk, id.rk, stamp)
+		}
 		v.toModel[engineETag] = modelETag
 		v.toEngine[modelETag] = engineETag
 		v.stamp[engineETag] = stamp
@@ -569,6 +572,7 @@ var sentinelOf = map[ts.Code]error{
 	ts.CodeInvalidDuplicateRow:                     ts.ErrInvalidDuplicateRow,
 	ts.CodeCommandsInBatchActOnDifferentPartitions: ts.ErrCommandsInBatchActOnDifferentPartitions,
 	ts.CodeNotImplemented:                          ts.ErrNotImplemented,
+	ts.CodeRequestBodyTooLarge:                     ts.ErrRequestBodyTooLarge,
 }
 
 // sameError checks the engine's error against the model's: both nil, or
@@ -598,7 +602,7 @@ func (h *harness) sameError(got, want error, checkIndex bool) {
 	if code != we.Code {
 		h.failf("engine error %q (%v), model %s", code, got, we)
 	}
-	if !errors.Is(got, sentinelOf[code]) {
+	if sentinelOf[code] == nil || !errors.Is(got, sentinelOf[code]) {
 		h.failf("engine error %v does not match sentinel %v with errors.Is", got, sentinelOf[code])
 	}
 	if we.Index >= 0 {
@@ -683,6 +687,9 @@ func (h *harness) sameEntity(table string, got, want *ts.Entity) {
 	if n != len(want.Properties) {
 		h.failf("property sets differ: engine %s, model %s", describe(got), describe(want))
 	}
+	if !want.Timestamp.IsZero() && !got.Timestamp.Equal(want.Timestamp) {
+		h.failf("entity %s: engine Timestamp %v, written with %v", describe(want), got.Timestamp, want.Timestamp)
+	}
 	for _, name := range []string{"PartitionKey", "RowKey", "Timestamp", "ETag"} {
 		if _, ok := got.Properties[name]; ok {
 			h.failf("engine entity holds system property %s in Properties", name)
@@ -716,6 +723,14 @@ func (h *harness) opGet() {
 		table = h.tableName()
 	}
 	pk, rk := h.randomKey(table)
+	if h.rng.Intn(30) == 0 {
+		switch h.rng.Intn(3) {
+		case 0:
+			pk = h.pick([]string{"", "a/b", "x#", "q?", "t\tt"})
+		default:
+			rk = h.pick([]string{"", "a\\b", "\u0080", strings.Repeat("k", 1025), "\xff"})
+		}
+	}
 	var sel []string
 	if h.rng.Intn(3) == 0 {
 		sel = []string{}
@@ -1144,7 +1159,7 @@ func (h *harness) opTransaction() {
 	h.rng.Shuffle(len(rks), func(i, j int) { rks[i], rks[j] = rks[j], rks[i] })
 	fault := "none"
 	if !big && h.rng.Intn(5) == 0 {
-		fault = h.pick([]string{"partition", "duplicate", "entity", "ifmatch-on-insert", "no-ifmatch", "empty"})
+		fault = h.pick([]string{"partition", "duplicate", "entity", "ifmatch-on-insert", "no-ifmatch", "empty", "payload"})
 	}
 	if fault == "empty" {
 		n = 0
@@ -1162,6 +1177,20 @@ func (h *harness) opTransaction() {
 	if fault != "none" && fault != "empty" && n < 2 {
 		n = 2
 		actions = append(actions, ts.TransactionAction{Type: ts.ActionUpsertReplace, Entity: &ts.Entity{PartitionKey: pk, RowKey: rks[1], Properties: h.randomProps()}})
+	}
+	if fault == "payload" {
+		// Six entities of about 900 KB: the fifth passes 4 MiB.
+		for len(actions) < 6 {
+			actions = append(actions, ts.TransactionAction{Type: ts.ActionUpsertMerge, Entity: &ts.Entity{PartitionKey: pk, RowKey: rks[len(actions)]}})
+		}
+		n = len(actions)
+		blob := make([]byte, 60_000)
+		for i := range actions {
+			actions[i].Entity.Properties = map[string]any{}
+			for j := 0; j < 15; j++ {
+				actions[i].Entity.Properties[fmt.Sprintf("Chunk%d", j)] = blob
+			}
+		}
 	}
 	modelIfMatch := make([]ts.ETag, n)
 	for i := range actions {
@@ -1275,6 +1304,9 @@ func (h *harness) randomFilter(depth int) string {
 		case 2, 3:
 			return fmt.Sprintf("RowKey %s '%s'", h.pick(compareOps), strings.ReplaceAll(h.pick(rkPool), "'", "''"))
 		case 4:
+			if h.rng.Intn(2) == 0 {
+				return fmt.Sprintf("Timestamp %s datetime'%s'", h.pick(compareOps), h.someTimestamp().Format("2006-01-02T15:04:05.0000000Z"))
+			}
 			return h.pick([]string{"Flag", "A", "B"})
 		case 5:
 			return fmt.Sprintf("%s %s %s", h.literal(), h.pick(compareOps), h.pick(propPool))
@@ -1290,6 +1322,19 @@ func (h *harness) randomFilter(depth int) string {
 	default:
 		return "(" + h.randomFilter(depth-1) + ") and (" + h.randomFilter(depth-1) + ")"
 	}
+}
+
+// someTimestamp returns the Timestamp of some version the engine wrote, or
+// the test clock's start.
+func (h *harness) someTimestamp() time.Time {
+	for _, v := range h.vers {
+		for _, stamp := range v.stamp {
+			if h.rng.Intn(4) == 0 {
+				return stamp
+			}
+		}
+	}
+	return time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC)
 }
 
 // queryFilter returns a random filter: mostly well formed, shaped like the
