@@ -330,11 +330,14 @@ func (c *crashRun) runCycle() {
 	c.verify(start, c.next, false)
 }
 
-// getEntity reads one entity; nil when absent.
+// getEntity reads one entity; nil when absent. The table itself may be
+// absent if the first child was killed before creating it durably; the
+// checks on acknowledged and once-seen writes catch a table that vanishes
+// later.
 func (c *crashRun) getEntity(tb *ts.Table, pk, rk string) *ts.Entity {
 	c.t.Helper()
 	e, err := tb.Get(context.Background(), pk, rk, nil)
-	if errors.Is(err, ts.ErrResourceNotFound) {
+	if errors.Is(err, ts.ErrResourceNotFound) || errors.Is(err, ts.ErrTableNotFound) {
 		return nil
 	}
 	if err != nil {
@@ -386,6 +389,9 @@ func (c *crashRun) verify(from, to int64, final bool) {
 			c.present[n] = true
 		}
 	}
+	if final {
+		c.scanAll(tb)
+	}
 	if c.mode == modeSingleSync {
 		return
 	}
@@ -402,6 +408,47 @@ func (c *crashRun) verify(from, to int64, final bool) {
 					c.failf("transaction %d was acknowledged (synced) but partition %s holds transaction %d", n, pk, newest)
 				}
 			}
+		}
+	}
+}
+
+// scanAll reads the whole table with a query and checks it holds exactly
+// the entities of the writes found present, and nothing else.
+func (c *crashRun) scanAll(tb *ts.Table) {
+	c.t.Helper()
+	counts := map[string]int{}
+	for e, err := range tb.Query(context.Background(), ts.Query{}) {
+		if errors.Is(err, ts.ErrTableNotFound) && len(c.present) == 0 {
+			break
+		}
+		if err != nil {
+			c.failf("final scan: %v", err)
+		}
+		counts[e.PartitionKey]++
+	}
+	want := map[string]int{}
+	for n := range c.present {
+		switch {
+		case c.mode == modeSingleSync:
+			want["single"]++
+		case n%2 == 0:
+			want[batchPartition(n)] = batchRows(n) + 1
+		}
+	}
+	for pk, n := range counts {
+		if strings.HasPrefix(pk, "s") && c.mode != modeSingleSync {
+			if n > 51 {
+				c.failf("final scan: shared partition %s holds %d entities, more than 50 rows and a record", pk, n)
+			}
+			continue
+		}
+		if want[pk] != n {
+			c.failf("final scan: partition %s holds %d entities, want %d", pk, n, want[pk])
+		}
+	}
+	for pk, n := range want {
+		if counts[pk] != n {
+			c.failf("final scan: partition %s holds %d entities, want %d", pk, counts[pk], n)
 		}
 	}
 }
