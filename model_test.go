@@ -74,6 +74,7 @@ type modelConfig struct {
 	reopens  int // Close and reopen this many times, evenly spread
 	memTable uint64
 	scanCap  int // Options.PageScanLimit
+	noSync   bool
 	bigValue bool
 }
 
@@ -83,6 +84,7 @@ func TestModel(t *testing.T) {
 	configs := []modelConfig{
 		{name: "InMemory", scanCap: 7},
 		{name: "OnDisk", onDisk: true, reopens: 2, memTable: 64 << 10, bigValue: true},
+		{name: "OnDiskNoSync", onDisk: true, noSync: true, reopens: 3, scanCap: 3},
 	}
 	for _, cfg := range configs {
 		t.Run(cfg.name, func(t *testing.T) {
@@ -179,7 +181,7 @@ func newHarness(t *testing.T, cfg modelConfig, seed int64) *harness {
 		outcomes: map[string]int{},
 	}
 	clock := &testClock{rng: rand.New(rand.NewSource(seed + 1)), now: time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC)}
-	h.opts = &ts.Options{MemTableSize: cfg.memTable, PageScanLimit: cfg.scanCap, Clock: clock.Now}
+	h.opts = &ts.Options{MemTableSize: cfg.memTable, PageScanLimit: cfg.scanCap, Clock: clock.Now, NoSync: cfg.noSync}
 	if cfg.onDisk {
 		h.dir = t.TempDir()
 	}
@@ -1399,6 +1401,9 @@ func (h *harness) opQuery() {
 		return
 	}
 	h.sameEntities(table, got, want)
+	if plan, err := h.table(table).Explain(q); err != nil || plan == "" {
+		h.failf("Explain of a query that ran: %q, %v", plan, err)
+	}
 	h.outcomes["query-rows"] += len(want)
 	if len(want) > 0 {
 		h.outcomes["query:nonempty"]++
