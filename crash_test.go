@@ -164,7 +164,7 @@ func TestCrash(t *testing.T) {
 	for i, set := range sets {
 		t.Run(set.mode, func(t *testing.T) {
 			c := &crashRun{t: t, mode: set.mode, seed: seed + int64(i), rng: rand.New(rand.NewSource(seed + int64(i))),
-				present: map[int64]bool{}, sharedSeen: map[string]int64{}}
+				present: map[int64]bool{}, sharedSeen: map[string]int64{"s0": -1, "s1": -1, "s2": -1}, sharedStamp: map[string]time.Time{}}
 			dir, err := os.MkdirTemp("", "tablestore-crash-")
 			if err != nil {
 				t.Fatal(err)
@@ -191,9 +191,10 @@ type crashRun struct {
 	next  int64 // first number the next child writes
 	acked int
 
-	ackedSet   map[int64]bool   // acknowledged numbers of the last cycle
-	present    map[int64]bool   // numbers the parent has seen committed
-	sharedSeen map[string]int64 // newest transaction seen per shared partition
+	ackedSet    map[int64]bool       // acknowledged numbers of the last cycle
+	present     map[int64]bool       // numbers the parent has seen committed
+	sharedSeen  map[string]int64     // newest transaction seen per shared partition
+	sharedStamp map[string]time.Time // its record's Timestamp
 }
 
 func (c *crashRun) failf(format string, args ...any) {
@@ -397,11 +398,19 @@ func (c *crashRun) verify(from, to int64, final bool) {
 	}
 	for s := int64(0); s < 3; s++ {
 		pk := fmt.Sprintf("s%d", s)
-		newest := c.checkShared(tb, pk)
+		newest, stamp := c.checkShared(tb, pk)
 		if newest < c.sharedSeen[pk] {
 			c.failf("shared partition %s went back from transaction %d to %d", pk, c.sharedSeen[pk], newest)
 		}
-		c.sharedSeen[pk] = newest
+		// Timestamps strictly increase per entity, across crashes too.
+		prev := c.sharedStamp[pk]
+		if newest > c.sharedSeen[pk] && !prev.IsZero() && !stamp.After(prev) {
+			c.failf("partition %s record: transaction %d has Timestamp %v, not after %v of transaction %d", pk, newest, stamp, prev, c.sharedSeen[pk])
+		}
+		if newest == c.sharedSeen[pk] && !prev.IsZero() && !stamp.Equal(prev) {
+			c.failf("partition %s record: transaction %d's Timestamp changed from %v to %v", pk, newest, prev, stamp)
+		}
+		c.sharedSeen[pk], c.sharedStamp[pk] = newest, stamp
 		if synced && !final {
 			for n := range c.ackedSet {
 				if n%2 == 1 && batchPartition(n) == pk && n > newest {
@@ -502,12 +511,14 @@ func (c *crashRun) checkFresh(tb *ts.Table, n int64) bool {
 // checkShared checks a shared partition: the record names the newest
 // transaction B that wrote it; rows below B's count hold B's content,
 // later rows hold an older transaction's content or are absent. It returns
-// B, or -1 if nothing wrote the partition.
-func (c *crashRun) checkShared(tb *ts.Table, pk string) int64 {
+// B and the record's Timestamp, or -1 if nothing wrote the partition.
+func (c *crashRun) checkShared(tb *ts.Table, pk string) (int64, time.Time) {
 	record := c.getEntity(tb, pk, "record")
 	newest := int64(-1)
+	var stamp time.Time
 	rows := 0
 	if record != nil {
+		stamp = record.Timestamp
 		b, ok := record.Properties["Batch"].(int64)
 		if !ok || batchPartition(b) != pk || record.Properties["Count"] != int32(batchRows(b)) {
 			c.failf("partition %s record has wrong content: %s", pk, describe(record))
@@ -533,7 +544,7 @@ func (c *crashRun) checkShared(tb *ts.Table, pk string) int64 {
 			c.failf("partition %s is torn: record names transaction %d (%d rows), row %d holds transaction %d", pk, newest, rows, i, b)
 		}
 	}
-	return newest
+	return newest, stamp
 }
 
 func bytesEqual(v any, want []byte) bool {
