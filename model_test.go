@@ -32,7 +32,7 @@ import (
 	"github.com/tablestore/tablestore/internal/model"
 )
 
-var seedFlag = flag.Int64("seed", 0, "seed of the randomized model, concurrency and crash tests (0 picks one)")
+var seedFlag = flag.Int64("seed", 0, "seed of the randomized model and crash tests (0 picks one)")
 
 // testSeed returns the seed from -seed, else from TABLESTORE_SEED, else a
 // fresh one; it logs the seed so that every run can be replayed.
