@@ -281,7 +281,8 @@ func (e *Entity) UnmarshalJSON(data []byte) error {
 	slices.Sort(annotated)
 	for _, name := range annotated {
 		if _, ok := values[name]; !ok {
-			return newError(CodeInvalidInput, "the type annotation %q has no property %q", name+jsonTypeSuffix, name)
+			return newError(CodeInvalidInput, "the type annotation %s has no property %s",
+				quoteShort(name+jsonTypeSuffix), quoteShort(name))
 		}
 	}
 	names := make([]string, 0, len(values))

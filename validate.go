@@ -70,8 +70,10 @@ func validateKey(which, v string) error {
 }
 
 // validatePropertyName checks a user property name against Azure's rules
-// (C# identifiers): a letter or '_' first, then letters, decimal digits and
-// '_'. Letters and digits are Unicode ones; '-' and '.' are rejected.
+// (C# identifiers): a letter or '_' first, then letters, decimal digits,
+// '_' and the other Unicode connectors (Pc) and combining marks (Mn, Mc).
+// Letters and digits are Unicode ones; '-' and '.' are rejected. These are
+// the identifiers the filter scanner reads.
 // Errors: PropertyNameInvalid, PropertyNameTooLong (over 255 UTF-16 code
 // units).
 func validatePropertyName(name string) error {
@@ -83,9 +85,10 @@ func validatePropertyName(name string) error {
 			quoteShort(name), n, maxNameUTF16)
 	}
 	for i, r := range name {
-		ok := r == '_' || unicode.IsLetter(r) || (i > 0 && unicode.IsDigit(r))
+		ok := r == '_' || unicode.IsLetter(r) ||
+			(i > 0 && (unicode.IsDigit(r) || unicode.In(r, unicode.Mn, unicode.Mc, unicode.Pc)))
 		if r == utf8.RuneError || !ok {
-			return newError(CodePropertyNameInvalid, "the property name %s is invalid: a name is a letter or '_' followed by letters, digits and '_'",
+			return newError(CodePropertyNameInvalid, "the property name %s is invalid: a name is a letter or '_' followed by letters, digits, '_' and combining marks",
 				quoteShort(name))
 		}
 	}

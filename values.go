@@ -186,8 +186,8 @@ func mergeProperties(old, upd []codec.Property) []codec.Property {
 // decodes every property; otherwise only the properties named in sel
 // (a projection; names of absent properties and system names in sel are
 // ignored). PartitionKey, RowKey, Timestamp and ETag are always set, and
-// Properties is never nil. A corrupt record gives a plain error (no Azure
-// code describes corruption) saying which entity is damaged.
+// Properties is never nil. A corrupt record gives an error matching
+// ErrCorrupt (no Azure code describes corruption) naming the entity.
 func decodeEntity(pk, rk string, rec codec.Record, sel []string) (*Entity, error) {
 	ticks, err := rec.Timestamp()
 	if err != nil {
@@ -254,5 +254,5 @@ func selected(sel []string, name []byte) bool {
 }
 
 func corruptEntity(pk, rk string, err error) error {
-	return fmt.Errorf("tablestore: stored entity (%s, %s) is corrupt: %w", quoteShort(pk), quoteShort(rk), err)
+	return fmt.Errorf("%w: entity (%s, %s): %v", ErrCorrupt, quoteShort(pk), quoteShort(rk), err)
 }

@@ -244,7 +244,8 @@ func TestDecodeEntityCorrupt(t *testing.T) {
 	good := codec.Encode(nil, 5, props)
 	for _, rec := range [][]byte{nil, good[:4], good[:len(good)-1], append([]byte{0x7f}, good[1:]...)} {
 		_, err := decodeEntity("pk", "rk", rec, nil)
-		require.ErrorContains(t, err, `tablestore: stored entity ("pk", "rk") is corrupt: codec:`)
+		require.ErrorIs(t, err, ErrCorrupt)
+		require.ErrorContains(t, err, `tablestore: corrupt data: entity ("pk", "rk"): codec:`)
 	}
 }
 
@@ -298,4 +299,40 @@ func BenchmarkDecodeEntitySelect2of10(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzDecodeEntity decodes arbitrary bytes as a stored record: never a
+// panic, and a record that decodes gives the same properties with or
+// without a projection.
+func FuzzDecodeEntity(f *testing.F) {
+	props, err := encodeProperties(map[string]any{
+		"A": "x", "B": int32(-1), "C": int64(2), "D": 0.5, "E": true,
+		"F": time.Date(2020, 1, 2, 3, 4, 5, 600, time.UTC), "G": GUID{1}, "H": []byte{1},
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(codec.Encode(nil, 5, props))
+	f.Add(codec.Encode(nil, -5, nil))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		all, err := decodeEntity("pk", "rk", data, nil)
+		if err != nil {
+			if _, err := decodeEntity("pk", "rk", data, []string{"Str"}); err == nil {
+				t.Fatal("a projection hides corruption the full decode reports")
+			}
+			return
+		}
+		names := make([]string, 0, len(all.Properties))
+		for name := range all.Properties {
+			names = append(names, name)
+		}
+		some, err := decodeEntity("pk", "rk", data, names[:len(names)/2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		require.Len(t, some.Properties, len(names)/2)
+		for name, v := range some.Properties {
+			requireSameProperties(t, map[string]any{name: all.Properties[name]}, map[string]any{name: v})
+		}
+	})
 }

@@ -24,7 +24,7 @@ const (
 	labelWidth  = 360
 	plotLeft    = labelWidth + 20
 	plotRight   = chartWidth - 60
-	headerH     = 78
+	headerH     = 92
 	barH        = 13
 	rowGap      = 12
 	footerH     = 58
@@ -39,7 +39,34 @@ var (
 	colOne        = color.RGBA{90, 90, 90, 255}
 	colPebble     = color.RGBA{68, 114, 196, 255}
 	colSQLite     = color.RGBA{237, 125, 49, 255}
+	colTarget     = color.RGBA{112, 173, 71, 255}
+	colMiss       = color.RGBA{192, 0, 0, 255}
 )
+
+// chartTarget is one target drawn as a bar: tablestore's speed relative
+// to the reference, and the goal on the same scale.
+type chartTarget struct {
+	label       string
+	speed, goal float64
+	pass        bool
+}
+
+// chartTargets returns the ratio targets (those in x) on the speed scale:
+// time ratios are inverted like ns/op rows.
+func chartTargets(ts []target) []chartTarget {
+	var out []chartTarget
+	for _, t := range ts {
+		if t.Unit != "x" {
+			continue
+		}
+		c := chartTarget{label: "target: " + t.Name, speed: t.Value, goal: t.Limit, pass: t.Pass}
+		if t.AtMost {
+			c.speed, c.goal = 1/t.Value, 1/t.Limit
+		}
+		out = append(out, c)
+	}
+	return out
+}
 
 // speedRatio returns tablestore's speed over the comparator's for row x:
 // the plain ratio for per-second figures, its inverse for ns/op figures.
@@ -73,7 +100,9 @@ func writeChart(path string, r *results) error {
 
 func drawChart(r *results) *image.RGBA {
 	rowH := 2*barH + rowGap
-	height := headerH + len(r.Rows)*rowH + footerH
+	targets := chartTargets(r.Targets)
+	targetH := barH + rowGap
+	height := headerH + len(r.Rows)*rowH + len(targets)*targetH + footerH
 	img := image.NewRGBA(image.Rect(0, 0, chartWidth, height))
 	draw.Draw(img, img.Bounds(), image.NewUniform(colBackground), image.Point{}, draw.Src)
 
@@ -81,12 +110,16 @@ func drawChart(r *results) *image.RGBA {
 		r.Scale.Name, commas(float64(r.Scale.Entities))))
 	text(img, 12, 38, colText, "bar = tablestore speed / comparator speed, log scale; right of 1x: tablestore faster, left: slower")
 	text(img, 12, 56, colText, "(for ns/op figures the ratio is inverted so that right is always better)")
-	fill(img, plotLeft, 64, 12, 10, colPebble)
-	text(img, plotLeft+18, 74, colText, "vs raw Pebble")
-	fill(img, plotLeft+140, 64, 12, 10, colSQLite)
-	text(img, plotLeft+158, 74, colText, "vs SQLite")
+	fill(img, plotLeft, 66, 12, 10, colPebble)
+	text(img, plotLeft+18, 76, colText, "vs raw Pebble")
+	fill(img, plotLeft+140, 66, 12, 10, colSQLite)
+	text(img, plotLeft+158, 76, colText, "vs SQLite")
+	if len(targets) > 0 {
+		fill(img, plotLeft+260, 66, 12, 10, colTarget)
+		text(img, plotLeft+278, 76, colText, "target (red tick: goal)")
+	}
 
-	top, bottom := headerH, headerH+len(r.Rows)*rowH
+	top, bottom := headerH, headerH+len(r.Rows)*rowH+len(targets)*targetH
 	for l := chartMinLog; l <= chartMaxLog; l++ {
 		x := chartX(math.Pow(10, float64(l)))
 		c := colGrid
@@ -131,6 +164,31 @@ func drawChart(r *results) *image.RGBA {
 			} else {
 				text(img, max(lo-4-len(s)*7, plotLeft-len(s)*7), by+barH-2, colText, s)
 			}
+		}
+	}
+	for i, t := range targets {
+		y := top + len(r.Rows)*rowH + i*targetH
+		label := t.label
+		if len(label) > labelWidth/7-1 {
+			label = label[:labelWidth/7-2] + "."
+		}
+		text(img, 12, y+barH-2, colText, label)
+		if math.IsNaN(t.speed) || math.IsInf(t.speed, 0) || t.speed <= 0 {
+			text(img, one+6, y+barH-2, colText, "n/a")
+			continue
+		}
+		bx := chartX(t.speed)
+		lo, hi := min(one, bx), max(one, bx)
+		fill(img, lo, y+1, max(hi-lo, 1), barH-2, colTarget)
+		fill(img, chartX(t.goal)-1, y-2, 3, barH+4, colMiss)
+		s := fmt.Sprintf("%.2fx", t.speed)
+		if !t.pass {
+			s += " miss"
+		}
+		if bx >= one {
+			text(img, min(max(hi, chartX(t.goal))+5, chartWidth-len(s)*7-2), y+barH-2, colText, s)
+		} else {
+			text(img, max(min(lo, chartX(t.goal))-5-len(s)*7, plotLeft-len(s)*7), y+barH-2, colText, s)
 		}
 	}
 	return img

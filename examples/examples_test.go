@@ -48,9 +48,9 @@ func TestExamples(t *testing.T) {
 	}
 	names := programs(t)
 	bin := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	buildCtx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	build := exec.CommandContext(ctx, goTool(), "build", "-o", bin+string(filepath.Separator), "./...")
+	build := exec.CommandContext(buildCtx, goTool(), "build", "-ldflags=-s -w", "-o", bin+string(filepath.Separator), "./...")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./examples/...: %v\n%s", err, out)
 	}
@@ -64,7 +64,9 @@ func TestExamples(t *testing.T) {
 			if _, err := os.Stat(exe); err != nil {
 				t.Fatalf("no binary for %s: %v", name, err)
 			}
-			runCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+			// Parallel subtests run after this function returns, so each
+			// gets its own deadline rather than one derived from buildCtx.
+			runCtx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			out, err := exec.CommandContext(runCtx, exe).CombinedOutput()
 			if err != nil {

@@ -48,23 +48,55 @@ func Check(x Expr) (*Filter, error) {
 	if x == nil {
 		return &Filter{}, nil
 	}
-	c := checker{names: map[string]struct{}{}}
+	var c checker
 	root, err := c.check(x, 0)
 	if err != nil {
 		return nil, err
 	}
-	f := &Filter{Root: root, Names: make([]string, 0, len(c.names))}
-	for name := range c.names {
+	return NewFilter(root), nil
+}
+
+// NewFilter returns a Filter for a checked tree built or rewritten outside
+// Check, such as a planner's residual predicate: it fills in Names and
+// compiles root for Match, which then runs faster than Eval(root, p). A nil
+// root gives the empty filter. root must not be changed afterwards.
+func NewFilter(root Node) *Filter {
+	names := map[string]struct{}{}
+	collectNames(root, names)
+	f := &Filter{Root: root, Names: make([]string, 0, len(names))}
+	for name := range names {
 		f.Names = append(f.Names, name)
 	}
 	sort.Strings(f.Names)
 	f.prog = compileProgram(root)
-	return f, nil
+	return f
 }
 
-type checker struct {
-	names map[string]struct{}
+func collectNames(n Node, names map[string]struct{}) {
+	switch n := n.(type) {
+	case *CompareNode:
+		if n != nil {
+			names[n.Property] = struct{}{}
+		}
+	case *AndNode:
+		if n != nil {
+			collectNames(n.X, names)
+			collectNames(n.Y, names)
+		}
+	case *OrNode:
+		if n != nil {
+			collectNames(n.X, names)
+			collectNames(n.Y, names)
+		}
+	case *NotNode:
+		if n != nil {
+			collectNames(n.X, names)
+		}
+	}
 }
+
+// checker converts syntax trees to checked trees.
+type checker struct{}
 
 func checkError(code string, pos int, msg string) error {
 	return newError(code, "", pos, msg)
@@ -117,7 +149,6 @@ func (c *checker) check(x Expr, depth int) (Node, error) {
 		}
 		return c.check(x.X, depth+1)
 	case *Ident:
-		c.names[x.Name] = struct{}{}
 		return &CompareNode{Property: x.Name, Op: OpEQ, Value: Value{Type: TypeBoolean, Int: 1}}, nil
 	case *BasicLit:
 		return nil, checkError(CodeNotImplemented, x.ValuePos, "a constant alone is not a condition")
@@ -201,6 +232,5 @@ func (c *checker) checkComparison(x *ComparisonExpr) (Node, error) {
 	if msg != "" {
 		return nil, checkError(CodeInvalidInput, lit.ValuePos, msg)
 	}
-	c.names[name] = struct{}{}
 	return &CompareNode{Property: name, Op: op, Value: v}, nil
 }

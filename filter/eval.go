@@ -30,7 +30,7 @@ func Eval(n Node, p Properties) bool {
 	switch n := n.(type) {
 	case *CompareNode:
 		v, ok := p.Lookup(n.Property)
-		return ok && Compare(v, n.Op, n.Value)
+		return ok && compare(&v, n.Op, &n.Value)
 	case *AndNode:
 		return Eval(n.X, p) && Eval(n.Y, p)
 	case *OrNode:
@@ -58,6 +58,12 @@ func Eval(n Node, p Properties) bool {
 //   - Doubles are totally ordered: NaN equals NaN and sorts below every
 //     other value, -0 equals +0.
 func Compare(prop Value, op Op, lit Value) bool {
+	return compare(&prop, op, &lit)
+}
+
+// compare is Compare on pointers, which spares the evaluator copying two
+// Values per comparison.
+func compare(prop *Value, op Op, lit *Value) bool {
 	c, ok := order(prop, lit)
 	if !ok {
 		return op == OpNE || op == OpLT || op == OpLE
@@ -81,7 +87,7 @@ func Compare(prop Value, op Op, lit Value) bool {
 
 // order returns the sign of prop - lit, and false when the two are not
 // comparable.
-func order(prop, lit Value) (int, bool) {
+func order(prop, lit *Value) (int, bool) {
 	switch prop.Type {
 	case TypeString, TypeBinary, TypeGuid:
 		if lit.Type != prop.Type {

@@ -171,6 +171,18 @@ func TestOpMethods(t *testing.T) {
 	}
 }
 
+func TestNewFilterNames(t *testing.T) {
+	root := &OrNode{X: &CompareNode{Property: "Z", Op: OpEQ, Value: Value{Type: TypeInt32, Int: 1}},
+		Y: &NotNode{X: &CompareNode{Property: "A", Op: OpLT, Value: Value{Type: TypeInt32, Int: 2}}}}
+	f := NewFilter(root)
+	if len(f.Names) != 2 || f.Names[0] != "A" || f.Names[1] != "Z" {
+		t.Errorf("Names = %v, want [A Z]", f.Names)
+	}
+	if !f.Match(entity{{"Z", Value{Type: TypeInt32, Int: 1}}}) || f.Match(entity{{"A", Value{Type: TypeInt32, Int: 1}}}) {
+		t.Error("NewFilter's program evaluates wrongly")
+	}
+}
+
 func TestNames(t *testing.T) {
 	f, err := Compile("B eq 1 and (A or not (B lt 2)) or 3 gt C", nil)
 	if err != nil {
@@ -195,6 +207,10 @@ func TestMatchAgreesWithEval(t *testing.T) {
 		}
 		checked++
 		hand := &Filter{Root: f.Root}
+		rebuilt := NewFilter(f.Root)
+		if len(rebuilt.Names) != len(f.Names) || rebuilt.prog == nil {
+			t.Fatalf("NewFilter(%s) differs from Compile: names %v vs %v", f, rebuilt.Names, f.Names)
+		}
 		for j := 0; j < 5; j++ {
 			var e entity
 			for _, name := range f.Names {
@@ -204,7 +220,7 @@ func TestMatchAgreesWithEval(t *testing.T) {
 			}
 			var p Properties = e
 			got, tree, ref, byHand := f.Match(p), Eval(f.Root, p), refEval(f.Root, p), hand.Match(p)
-			if got != tree || got != ref || got != byHand {
+			if got != tree || got != ref || got != byHand || got != rebuilt.Match(p) {
 				t.Fatalf("%s on %v: Match %t, Eval %t, reference %t, hand-built %t", f, e, got, tree, ref, byHand)
 			}
 		}

@@ -100,7 +100,7 @@ func run(prog []step, p Properties) bool {
 	for {
 		s := &prog[i]
 		v, ok := p.Lookup(s.property)
-		if ok && Compare(v, s.op, s.value) {
+		if ok && compare(&v, s.op, &s.value) {
 			i = s.onTrue
 		} else {
 			i = s.onFalse

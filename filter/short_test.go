@@ -218,6 +218,9 @@ func TestEmptyFilter(t *testing.T) {
 			t.Errorf("Compile(%q): empty filter must match everything and print as \"\"", src)
 		}
 	}
+	if e := NewFilter(nil); e.Root != nil || len(e.Names) != 0 || !e.Match(entity{}) {
+		t.Error("NewFilter(nil) must be the empty filter")
+	}
 	var nilFilter *Filter
 	if !nilFilter.Match(entity{}) {
 		t.Error("a nil *Filter must match everything")

@@ -31,7 +31,9 @@ const (
 // (Azure queues call it the dequeue count). stopAt simulates a crash.
 func archiveWorker(ctx context.Context, db *tablestore.DB, stopAt string) (done int, err error) {
 	current, archive, work := db.Table("Current"), db.Table("Archive"), db.Table("WorkItems")
-	for item, err := range work.Query(ctx, tablestore.Query{Filter: "PartitionKey eq '" + pending + "'"}) {
+	q := tablestore.Query{Filter: "PartitionKey eq '" + pending + "'"}
+	demo.ExpectPlan(work, q, demo.PartitionScan)
+	for item, err := range work.Query(ctx, q) {
 		if err != nil {
 			return done, err
 		}

@@ -66,7 +66,9 @@ func main() {
 	demo.Check(pages >= (total+299)/300, "read %d entities in only %d pages of 300", total, pages)
 
 	demo.Step("a saved token resumes after the store is closed and reopened")
-	first, err := t.QueryPage(ctx, tablestore.Query{Filter: "PartitionKey eq 'customer2'", Top: 150})
+	cq := tablestore.Query{Filter: "PartitionKey eq 'customer2'", Top: 150}
+	demo.ExpectPlan(t, cq, demo.PartitionScan)
+	first, err := t.QueryPage(ctx, cq)
 	demo.NoErr(err, "read first page of customer2")
 	token := first.Continuation
 	demo.Check(token != "", "customer2 has %d orders; the first page of 150 should leave a token", perPartition)
@@ -77,6 +79,7 @@ func main() {
 	t = db.Table("Orders")
 	rest := 0
 	next := tablestore.Query{Filter: "PartitionKey eq 'customer2'", Top: 150, Continuation: token}
+	demo.ExpectPlan(t, next, demo.PartitionScan)
 	for {
 		page, err := t.QueryPage(ctx, next)
 		demo.NoErr(err, "read with the saved token")
@@ -119,13 +122,16 @@ func main() {
 
 	demo.Step("the iterator walks every page; breaking out early is fine")
 	n := 0
-	for e, err := range t.Query(ctx, tablestore.Query{Filter: "Rush eq true", Top: 10}) {
+	iq := tablestore.Query{Filter: "Rush eq true", Top: 10}
+	demo.ExpectPlan(t, iq, demo.TableScan)
+	for e, err := range t.Query(ctx, iq) {
 		demo.NoErr(err, "iterate rush orders")
 		demo.Check(e.Properties["Rush"] == true, "%s/%s is not a rush order", e.PartitionKey, e.RowKey)
 		n++
 	}
 	demo.Check(n == rush, "the iterator found %d rush orders, the page loop %d", n, rush)
 	seen := 0
+	demo.ExpectPlan(t, tablestore.Query{}, demo.TableScan)
 	for _, err := range t.Query(ctx, tablestore.Query{}) {
 		demo.NoErr(err, "iterate")
 		if seen++; seen == 10 {

@@ -66,7 +66,9 @@ func logHour(ctx context.Context, t *tablestore.Table, key keyFunc, hour time.Ti
 // partitionShares counts the entities of each PartitionKey in t.
 func partitionShares(ctx context.Context, t *tablestore.Table) (partitions, largest int) {
 	counts := map[string]int{}
-	for e, err := range t.Query(ctx, tablestore.Query{Select: []string{"Employee"}}) {
+	q := tablestore.Query{Select: []string{"Employee"}}
+	demo.ExpectPlan(t, q, demo.TableScan)
+	for e, err := range t.Query(ctx, q) {
 		demo.NoErr(err, "scan "+t.Name())
 		counts[e.PartitionKey]++
 	}

@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/tablestore/tablestore"
@@ -122,7 +123,10 @@ func main() {
 	demo.Check(len(older) == 2, "Age ge 25 matched %d entities, want 2 (Carol 25, Ann 31)", len(older))
 	text, err := customers.Explain(tablestore.Query{Filter: "PartitionKey eq 'Brown' and Age gt 23"})
 	demo.NoErr(err, "explain")
-	demo.Say("Explain says:\n%s", text)
+	demo.Say("Explain(PartitionKey eq 'Brown' and Age gt 23) says:")
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		demo.Say("  | %s", line)
+	}
 
 	demo.Step("delete")
 	demo.NoErr(customers.Delete(ctx, "Smith", "Jeff", tablestore.ETagAny), "delete Smith/Jeff")

@@ -124,26 +124,12 @@ const (
 	TableScan     = "table scan"
 )
 
-// PlanKind returns the plan kind Explain reports for q: one of Point,
-// Range, PartitionScan, TableScan, or "empty" when the filter rules out
-// every key.
+// PlanKind returns the kind of plan q runs as: one of Point, Range,
+// PartitionScan, TableScan, or "empty" when the filter rules out every key.
 func PlanKind(t *tablestore.Table, q tablestore.Query) string {
-	text, err := t.Explain(q)
-	NoErr(err, "explain "+describe(q))
-	return kindOf(text)
-}
-
-// kindOf reads the plan kind from the first line of Explain's text,
-// "plan: <kind>".
-func kindOf(text string) string {
-	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
-	low := strings.ToLower(first)
-	for _, k := range []string{PartitionScan, TableScan, Point, Range, "empty"} {
-		if strings.Contains(low, k) {
-			return k
-		}
-	}
-	return first
+	p, err := t.Plan(q)
+	NoErr(err, "plan "+describe(q))
+	return p.Kind.String()
 }
 
 // ExpectPlan prints the plan kind of q and fails unless it is want.
