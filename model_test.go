@@ -148,7 +148,6 @@ type harness struct {
 	kind    string // of the operation running, or "readback"
 	recent  []string
 	stats   map[string]int
-	queries bool // the engine implements queries
 	// outcomes counts results by operation and code, to show the
 	// workload reaches both successes and each failure.
 	outcomes map[string]int
@@ -186,23 +185,7 @@ func newHarness(t *testing.T, cfg modelConfig, seed int64) *harness {
 		h.dir = t.TempDir()
 	}
 	h.open()
-	h.queries = queriesImplemented(h.db)
-	if !h.queries {
-		t.Logf("the engine does not implement queries yet: query operations are skipped")
-	}
 	return h
-}
-
-// queriesImplemented reports whether QueryPage runs rather than panics
-// (while the query engine is being written).
-func queriesImplemented(db *ts.DB) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	_, _ = db.Table(missingTableName).QueryPage(context.Background(), ts.Query{})
-	return true
 }
 
 func (h *harness) open() {
@@ -1031,9 +1014,6 @@ func (h *harness) opMissingTable() {
 		h.sameError(gotErr, wantErr, true)
 		return
 	default:
-		if !h.queries {
-			return
-		}
 		h.begin("query-missing-table", "%s", name)
 		_, gotErr = tb.QueryPage(h.ctx, ts.Query{})
 		_, wantErr = h.queryModel(name, ts.Query{})
@@ -1370,10 +1350,6 @@ func (h *harness) queryModel(table string, q ts.Query) ([]*ts.Entity, error) {
 }
 
 func (h *harness) opQuery() {
-	if !h.queries {
-		h.opCheckEntity()
-		return
-	}
 	table := h.existingTable()
 	if table == "" {
 		table = h.tableName()
@@ -1418,7 +1394,7 @@ func (h *harness) opQuery() {
 // before the page was read.
 func (h *harness) opQueryWithWrites() {
 	table := h.existingTable()
-	if table == "" || !h.queries {
+	if table == "" {
 		return
 	}
 	q := ts.Query{Filter: h.queryFilter(), Top: 1 + h.rng.Intn(4)}
@@ -1613,10 +1589,6 @@ func (h *harness) verifyAll() {
 		h.failf("tables: engine %q, model %q", got, want)
 	}
 	for _, name := range want {
-		if !h.queries {
-			h.getAll(name)
-			continue
-		}
 		es, err := h.queryPages(name, ts.Query{})
 		if err != nil {
 			h.failf("scan %s: %v", name, err)
@@ -1626,18 +1598,5 @@ func (h *harness) verifyAll() {
 			h.failf("model scan %s: %v", name, err)
 		}
 		h.sameEntities(name, es, ms)
-	}
-}
-
-// getAll compares, by Get, every key the workload can write in a table.
-func (h *harness) getAll(table string) {
-	h.t.Helper()
-	for _, pk := range pkPool {
-		for _, rk := range rkPool {
-			h.checkKey(table, pk, rk)
-		}
-		for i := 0; i < 100; i++ {
-			h.checkKey(table, pk, fmt.Sprintf("t%03d", i))
-		}
 	}
 }
