@@ -26,6 +26,10 @@ const (
 //     state before the transaction (no two actions touch one entity), and
 //     the first that fails names its index.
 //
+// When an input breaks several of these rules in form (not precondition),
+// the model reports the first in this list; the contract does not fix
+// that order, so tests build inputs with at most one fault in form.
+//
 // On success it returns the new ETag of each action's entity ("" for a
 // delete).
 func (m *Model) SubmitTransaction(tableName string, actions []ts.TransactionAction) ([]ts.ETag, error) {
