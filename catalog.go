@@ -93,18 +93,17 @@ func validateTableName(name string) error {
 // Errors: TableAlreadyExists, InvalidResourceName (bad characters),
 // OutOfRangeInput (bad length), InvalidInput (reserved name).
 func (db *DB) CreateTable(ctx context.Context, name string) (*Table, error) {
-	if err := db.checkContext(ctx); err != nil {
-		return nil, err
-	}
 	if err := validateTableName(name); err != nil {
 		return nil, err
 	}
+	release, err := db.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	lower := strings.ToLower(name)
 	db.catMu.Lock()
 	defer db.catMu.Unlock()
-	if err := db.checkOpen(); err != nil {
-		return nil, err
-	}
 	if _, ok := db.tables[lower]; ok {
 		return nil, newError(CodeTableAlreadyExists, "table %q already exists", name)
 	}
@@ -128,15 +127,14 @@ func (db *DB) CreateTable(ctx context.Context, name string) (*Table, error) {
 // compactions. The name can be created again at once; the new table starts
 // empty. Errors: ResourceNotFound when no such table exists (as Azure).
 func (db *DB) DeleteTable(ctx context.Context, name string) error {
-	if err := db.checkContext(ctx); err != nil {
+	release, err := db.enter(ctx)
+	if err != nil {
 		return err
 	}
+	defer release()
 	lower := strings.ToLower(name)
 	db.catMu.Lock()
 	defer db.catMu.Unlock()
-	if err := db.checkOpen(); err != nil {
-		return err
-	}
 	info, ok := db.tables[lower]
 	if !ok {
 		return newError(CodeResourceNotFound, "table %q does not exist", name)

@@ -66,14 +66,13 @@ func prepareOp(typ ActionType, e *Entity, ifMatch ETag) (writeOp, error) {
 // returns the index of the failing op and its error; nothing was written.
 func (t *Table) commitOps(ctx context.Context, ops []writeOp) (int, error) {
 	db := t.db
-	if err := db.checkContext(ctx); err != nil {
+	release, err := db.enter(ctx)
+	if err != nil {
 		return 0, err
 	}
+	defer release()
 	db.catMu.RLock()
 	defer db.catMu.RUnlock()
-	if err := db.checkOpen(); err != nil {
-		return 0, err
-	}
 	info, err := t.resolveLocked()
 	if err != nil {
 		return 0, err
