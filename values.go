@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
@@ -55,28 +56,49 @@ func timeFromTicks(ticks int64) time.Time {
 // time.Time values are converted to UTC and truncated to 100 ns. Bytes of
 // Binary values alias the caller's slices until the result is encoded.
 func encodeProperties(props map[string]any) ([]codec.Property, error) {
-	names := make([]string, 0, len(props))
+	// Collect the raw values first and sort them, so validation runs in
+	// name order without a second map lookup per property.
+	type raw struct {
+		name string
+		v    any
+	}
+	raws := make([]raw, 0, len(props))
 	for name, v := range props {
 		if v != nil {
-			names = append(names, name)
+			raws = append(raws, raw{name, v})
 		}
 	}
-	slices.Sort(names)
-	out := make([]codec.Property, 0, len(names))
-	for _, name := range names {
-		if isSystemName(name) {
-			return nil, newError(CodeInvalidInput, "the property name %q is reserved for the entity's own field", name)
+	if len(raws) <= 16 {
+		for i := 1; i < len(raws); i++ { // insertion sort: cheapest for a few
+			for j := i; j > 0 && raws[j].name < raws[j-1].name; j-- {
+				raws[j], raws[j-1] = raws[j-1], raws[j]
+			}
 		}
-		if err := validatePropertyName(name); err != nil {
+	} else {
+		slices.SortFunc(raws, func(a, b raw) int { return strings.Compare(a.name, b.name) })
+	}
+	out := make([]codec.Property, len(raws))
+	for i, r := range raws {
+		if isSystemName(r.name) {
+			return nil, newError(CodeInvalidInput, "the property name %q is reserved for the entity's own field", r.name)
+		}
+		if err := validatePropertyName(r.name); err != nil {
 			return nil, err
 		}
-		v, err := encodeValue(name, props[name])
+		v, err := encodeValue(r.name, r.v)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, codec.Property{Name: name, Value: v})
+		out[i] = codec.Property{Name: r.name, Value: v}
 	}
 	return out, nil
+}
+
+// readOnlyBytes returns the bytes of s without copying them. The result
+// aliases s and must never be written: the engine only reads it, to encode
+// the entity.
+func readOnlyBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // encodeValue converts one property value; name is used in messages.
@@ -91,7 +113,7 @@ func encodeValue(name string, v any) (filter.Value, error) {
 				"property %q holds a string of %d UTF-16 code units; the limit is 64 KiB as UTF-16 (%d code units)",
 				name, n, maxValueBytes/2)
 		}
-		return filter.Value{Type: filter.TypeString, Bytes: []byte(x)}, nil
+		return filter.Value{Type: filter.TypeString, Bytes: readOnlyBytes(x)}, nil
 	case int32:
 		return filter.Value{Type: filter.TypeInt32, Int: int64(x)}, nil
 	case int64:
