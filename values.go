@@ -217,48 +217,42 @@ func decodeEntity(pk, rk string, rec codec.Record, sel []string) (*Entity, error
 	}
 	ts := timeFromTicks(ticks)
 	e := &Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts, ETag: etagFor(ts)}
-	// Three cheap passes over the record: size the result, copy every
-	// name and string value into one string, then build the map with
-	// substrings of it. That makes one allocation for all the text instead
-	// of one per name and per string.
-	count, textLen := 0, 0
+	count := 0
 	it := rec.Iter()
 	for it.Next() {
 		if sel == nil || selected(sel, it.Name()) {
 			count++
-			textLen += len(it.Name())
-			if v := it.Value(); v.Type == filter.TypeString {
-				textLen += len(v.Bytes)
-			}
 		}
 	}
 	if err := it.Err(); err != nil {
 		return nil, corruptEntity(pk, rk, err)
 	}
-	var text strings.Builder
-	text.Grow(textLen)
-	for it = rec.Iter(); it.Next(); {
-		if sel == nil || selected(sel, it.Name()) {
-			text.Write(it.Name())
-			if v := it.Value(); v.Type == filter.TypeString {
-				text.Write(v.Bytes)
-			}
-		}
-	}
-	all, off := text.String(), 0
-	cut := func(n int) string {
-		s := all[off : off+n]
-		off += n
-		return s
-	}
 	e.Properties = make(map[string]any, count)
+	if count == 0 {
+		return e, nil
+	}
+	// Copy the record into one string and take every name and string value
+	// as a substring of it: one allocation for all the text instead of one
+	// per name and per string. A projection copies only what it keeps.
+	var all string
+	if sel == nil {
+		all = string(rec)
+	}
+	text := func(b []byte) string {
+		if sel != nil {
+			return string(b)
+		}
+		// b lies inside rec: its offset there is its offset in all.
+		off := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(rec))))
+		return all[off : off+len(b)]
+	}
 	for it = rec.Iter(); it.Next(); {
 		if sel != nil && !selected(sel, it.Name()) {
 			continue
 		}
-		name := cut(len(it.Name()))
+		name := text(it.Name())
 		if v := it.Value(); v.Type == filter.TypeString {
-			e.Properties[name] = cut(len(v.Bytes))
+			e.Properties[name] = text(v.Bytes)
 		} else {
 			e.Properties[name] = decodeValue(v)
 		}
