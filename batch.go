@@ -91,7 +91,7 @@ func prepareTransaction(actions []TransactionAction) ([]writeOp, error) {
 		if err != nil {
 			return nil, asBatchError(i, err)
 		}
-		size += entitySize(op.pk, op.rk, op.props)
+		size += op.size
 		if size > MaxTransactionBytes {
 			return nil, asBatchError(i, newError(CodeRequestBodyTooLarge,
 				"the transaction's payload exceeds %d bytes", MaxTransactionBytes))

@@ -93,18 +93,17 @@ func validateTableName(name string) error {
 // Errors: TableAlreadyExists, InvalidResourceName (bad characters),
 // OutOfRangeInput (bad length), InvalidInput (reserved name).
 func (db *DB) CreateTable(ctx context.Context, name string) (*Table, error) {
-	if err := db.checkContext(ctx); err != nil {
-		return nil, err
-	}
 	if err := validateTableName(name); err != nil {
 		return nil, err
 	}
+	release, err := db.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	lower := strings.ToLower(name)
 	db.catMu.Lock()
 	defer db.catMu.Unlock()
-	if err := db.checkOpen(); err != nil {
-		return nil, err
-	}
 	if _, ok := db.tables[lower]; ok {
 		return nil, newError(CodeTableAlreadyExists, "table %q already exists", name)
 	}
@@ -113,7 +112,7 @@ func (db *DB) CreateTable(ctx context.Context, name string) (*Table, error) {
 	defer b.Close()
 	_ = b.Set(catalogKey(lower), append(binary.BigEndian.AppendUint64(nil, info.id), name...), nil)
 	_ = b.Set(nextIDKey(), binary.BigEndian.AppendUint64(nil, info.id+1), nil)
-	if err := b.Commit(db.writeOpts); err != nil {
+	if err := b.Commit(pebble.Sync); err != nil { // catalog changes are always synced
 		return nil, err
 	}
 	db.tables[lower] = info
@@ -128,15 +127,14 @@ func (db *DB) CreateTable(ctx context.Context, name string) (*Table, error) {
 // compactions. The name can be created again at once; the new table starts
 // empty. Errors: ResourceNotFound when no such table exists (as Azure).
 func (db *DB) DeleteTable(ctx context.Context, name string) error {
-	if err := db.checkContext(ctx); err != nil {
+	release, err := db.enter(ctx)
+	if err != nil {
 		return err
 	}
+	defer release()
 	lower := strings.ToLower(name)
 	db.catMu.Lock()
 	defer db.catMu.Unlock()
-	if err := db.checkOpen(); err != nil {
-		return err
-	}
 	info, ok := db.tables[lower]
 	if !ok {
 		return newError(CodeResourceNotFound, "table %q does not exist", name)
@@ -146,7 +144,7 @@ func (db *DB) DeleteTable(ctx context.Context, name string) error {
 	defer b.Close()
 	_ = b.Delete(catalogKey(lower), nil)
 	_ = b.DeleteRange(start, end, nil)
-	if err := b.Commit(db.writeOpts); err != nil {
+	if err := b.Commit(pebble.Sync); err != nil { // catalog changes are always synced
 		return err
 	}
 	delete(db.tables, lower)

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -288,4 +289,282 @@ func TestConcurrencyTransactionsDistinctPartitions(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestConcurrencyQuerySnapshot runs a writer that sets all K entities of a
+// partition to one new value per transaction, and readers that query the
+// partition in one page. A page reads from one consistent snapshot, so
+// every page shows K entities that all hold the same value, and the value
+// a reader sees never goes back.
+func TestConcurrencyQuerySnapshot(t *testing.T) {
+	const k, readers, rounds = 20, 4, 300
+	ctx := context.Background()
+	_, tb := openConcurrencyDB(t, nil)
+	actions := func(v int64) []ts.TransactionAction {
+		a := make([]ts.TransactionAction, k)
+		for i := range a {
+			a[i] = ts.TransactionAction{Type: ts.ActionUpsertReplace, Entity: &ts.Entity{
+				PartitionKey: "snap", RowKey: fmt.Sprintf("e%02d", i), Properties: map[string]any{"V": v}}}
+		}
+		return a
+	}
+	if err := tb.SubmitTransaction(ctx, actions(0)); err != nil {
+		t.Fatalf("first transaction: %v", err)
+	}
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	var pagesRead atomic.Int64
+	for r := 0; r < readers; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			seen := int64(-1)
+			for !done.Load() {
+				p, err := tb.QueryPage(ctx, ts.Query{Filter: "PartitionKey eq 'snap'"})
+				if err != nil {
+					t.Errorf("query: %v", err)
+					return
+				}
+				if len(p.Entities) != k || p.Continuation != "" {
+					t.Errorf("page of %d entities (continuation %q), want all %d", len(p.Entities), p.Continuation, k)
+					return
+				}
+				v := p.Entities[0].Properties["V"].(int64)
+				for _, e := range p.Entities {
+					if e.Properties["V"] != v {
+						t.Errorf("one page shows two transactions: %s holds %v, %s holds %d", e.RowKey, e.Properties["V"], p.Entities[0].RowKey, v)
+						return
+					}
+				}
+				if v < seen {
+					t.Errorf("a later page shows an older transaction: %d after %d", v, seen)
+					return
+				}
+				seen = v
+				pagesRead.Add(1)
+			}
+		}()
+	}
+	for v := int64(1); v <= rounds; v++ {
+		if err := tb.SubmitTransaction(ctx, actions(v)); err != nil {
+			t.Errorf("transaction %d: %v", v, err)
+			break
+		}
+	}
+	done.Store(true)
+	wg.Wait()
+	t.Logf("%d transactions, %d pages read", rounds, pagesRead.Load())
+}
+
+// TestConcurrencyClose closes an on-disk store while goroutines write and
+// read, over several rounds. Every operation must succeed or fail with
+// ErrClosed (never panic or fail otherwise), Close must succeed, and after
+// reopening, every write that was acknowledged must be there.
+func TestConcurrencyClose(t *testing.T) {
+	const rounds = 20
+	for round := 0; round < rounds && !t.Failed(); round++ {
+		closeUnderLoad(t, round)
+	}
+}
+
+func closeUnderLoad(t *testing.T, round int) {
+	const writers, readers = 3, 6
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := ts.Open(dir, nil)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	tb, err := db.CreateTable(ctx, "Closing")
+	if err != nil {
+		t.Fatalf("create table: %v", err)
+	}
+	if err := tb.Insert(ctx, &ts.Entity{PartitionKey: "p0", RowKey: "first"}); err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+	var (
+		mu    sync.Mutex
+		acked []string
+		wg    sync.WaitGroup
+		ops   atomic.Int64
+	)
+	// check reports an error other than ErrClosed; it returns false when
+	// the goroutine should stop.
+	check := func(what string, err error) bool {
+		if err == nil {
+			return true
+		}
+		if !errors.Is(err, ts.ErrClosed) {
+			t.Errorf("round %d: %s during Close: %v, want nil or ErrClosed", round, what, err)
+		}
+		return false
+	}
+	guard := func(what string) {
+		if r := recover(); r != nil {
+			t.Errorf("round %d: %s panicked during Close: %v", round, what, r)
+		}
+	}
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer guard("Insert")
+			for i := 0; ; i++ {
+				rk := fmt.Sprintf("w%d-%06d", w, i)
+				err := tb.Insert(ctx, &ts.Entity{PartitionKey: fmt.Sprintf("p%d", w), RowKey: rk, Properties: map[string]any{"I": int32(i)}})
+				if !check("Insert", err) {
+					return
+				}
+				ops.Add(1)
+				mu.Lock()
+				acked = append(acked, fmt.Sprintf("p%d/%s", w, rk))
+				mu.Unlock()
+			}
+		}()
+	}
+	for r := 0; r < readers; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			what := "Get"
+			if r%2 == 1 {
+				what = "QueryPage"
+			}
+			defer guard(what)
+			for {
+				var err error
+				if r%2 == 0 {
+					_, err = tb.Get(ctx, "p0", "first", nil)
+				} else {
+					_, err = tb.QueryPage(ctx, ts.Query{Filter: "PartitionKey eq 'p1'", Top: 50})
+				}
+				if !check(what, err) {
+					return
+				}
+				ops.Add(1)
+			}
+		}()
+	}
+	for ops.Load() < 100 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := db.Close(); err != nil {
+		t.Errorf("round %d: Close while reads and writes run: %v", round, err)
+	}
+	wg.Wait()
+	if err := db.Close(); !errors.Is(err, ts.ErrClosed) {
+		t.Errorf("round %d: second Close: %v, want ErrClosed", round, err)
+	}
+	db, err = ts.Open(dir, nil)
+	if err != nil {
+		t.Fatalf("round %d: reopen: %v", round, err)
+	}
+	defer db.Close()
+	tb = db.Table("Closing")
+	for _, key := range acked {
+		pk, rk, _ := strings.Cut(key, "/")
+		if _, err := tb.Get(ctx, pk, rk, nil); err != nil {
+			t.Fatalf("round %d: acknowledged insert %s after reopen: %v", round, key, err)
+		}
+	}
+}
+
+// TestConcurrencyDeleteTable deletes and re-creates a table over and over
+// while writers, through handles taken once at the start, submit
+// two-entity transactions and read them back. The checks:
+//
+//   - a write or read whose whole span saw no DeleteTable begin, and that
+//     began with the table in place, succeeds and reads back exactly what
+//     this writer wrote last (handles follow the name to the new table);
+//   - otherwise the only failures allowed are TableNotFound (the table was
+//     gone for a moment) and, for the read, ResourceNotFound;
+//   - the two entities of a transaction are present together or absent
+//     together, at every read and in the final table.
+func TestConcurrencyDeleteTable(t *testing.T) {
+	const writers, cycles = 4, 40
+	ctx := context.Background()
+	db, tb := openConcurrencyDB(t, nil)
+	var (
+		started  atomic.Int64 // DeleteTable calls begun
+		finished atomic.Int64 // cycles complete (table created again)
+		ops      atomic.Int64
+		done     atomic.Bool
+		wg       sync.WaitGroup
+	)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := int64(0); !done.Load(); n++ {
+				pk := fmt.Sprintf("w%d-%d", w, n%5)
+				s0, f0 := started.Load(), finished.Load()
+				stable := s0 == f0
+				err := tb.SubmitTransaction(ctx, []ts.TransactionAction{
+					{Type: ts.ActionUpsertReplace, Entity: &ts.Entity{PartitionKey: pk, RowKey: "a", Properties: map[string]any{"V": n}}},
+					{Type: ts.ActionUpsertReplace, Entity: &ts.Entity{PartitionKey: pk, RowKey: "b", Properties: map[string]any{"V": n}}},
+				})
+				untouched := stable && started.Load() == s0
+				switch {
+				case err == nil:
+				case errors.Is(err, ts.ErrTableNotFound) && !untouched:
+					continue
+				default:
+					t.Errorf("writer %d: transaction %d: %v (stable %v, untouched %v)", w, n, err, stable, untouched)
+					return
+				}
+				a, errA := tb.Get(ctx, pk, "a", nil)
+				b, errB := tb.Get(ctx, pk, "b", nil)
+				untouched = stable && started.Load() == s0
+				if untouched {
+					if errA != nil || errB != nil {
+						t.Errorf("writer %d: read back %s with no DeleteTable since the write: %v, %v", w, pk, errA, errB)
+						return
+					}
+					if a.Properties["V"] != n || b.Properties["V"] != n {
+						t.Errorf("writer %d: read back %s: V = %v and %v, want %d", w, pk, a.Properties["V"], b.Properties["V"], n)
+						return
+					}
+				}
+				for _, err := range []error{errA, errB} {
+					if err != nil && !errors.Is(err, ts.ErrTableNotFound) && !errors.Is(err, ts.ErrResourceNotFound) {
+						t.Errorf("writer %d: read back: %v", w, err)
+						return
+					}
+				}
+				ops.Add(1)
+			}
+		}()
+	}
+	for c := 0; c < cycles && !t.Failed(); c++ {
+		for target := ops.Load() + 20; ops.Load() < target && !t.Failed(); {
+			time.Sleep(100 * time.Microsecond)
+		}
+		started.Add(1)
+		if err := db.DeleteTable(ctx, "counters"); err != nil {
+			t.Errorf("delete table: %v", err)
+		}
+		if _, err := db.CreateTable(ctx, "Counters"); err != nil {
+			t.Errorf("create table: %v", err)
+		}
+		finished.Add(1)
+	}
+	done.Store(true)
+	wg.Wait()
+	// Final state: transactions are whole.
+	vals := map[string]map[string]any{}
+	for e, err := range tb.Query(ctx, ts.Query{}) {
+		if err != nil {
+			t.Fatalf("final query: %v", err)
+		}
+		if vals[e.PartitionKey] == nil {
+			vals[e.PartitionKey] = map[string]any{}
+		}
+		vals[e.PartitionKey][e.RowKey] = e.Properties["V"]
+	}
+	for pk, rows := range vals {
+		if len(rows) != 2 || rows["a"] != rows["b"] {
+			t.Errorf("partition %s holds a torn transaction: %v", pk, rows)
+		}
+	}
+	t.Logf("%d cycles, %d writes read back, %d partitions at the end", cycles, ops.Load(), len(vals))
 }

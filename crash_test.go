@@ -164,7 +164,7 @@ func TestCrash(t *testing.T) {
 	for i, set := range sets {
 		t.Run(set.mode, func(t *testing.T) {
 			c := &crashRun{t: t, mode: set.mode, seed: seed + int64(i), rng: rand.New(rand.NewSource(seed + int64(i))),
-				present: map[int64]bool{}, sharedSeen: map[string]int64{}}
+				present: map[int64]bool{}, sharedSeen: map[string]int64{"s0": -1, "s1": -1, "s2": -1}, sharedStamp: map[string]time.Time{}}
 			dir, err := os.MkdirTemp("", "tablestore-crash-")
 			if err != nil {
 				t.Fatal(err)
@@ -191,9 +191,10 @@ type crashRun struct {
 	next  int64 // first number the next child writes
 	acked int
 
-	ackedSet   map[int64]bool   // acknowledged numbers of the last cycle
-	present    map[int64]bool   // numbers the parent has seen committed
-	sharedSeen map[string]int64 // newest transaction seen per shared partition
+	ackedSet    map[int64]bool       // acknowledged numbers of the last cycle
+	present     map[int64]bool       // numbers the parent has seen committed
+	sharedSeen  map[string]int64     // newest transaction seen per shared partition
+	sharedStamp map[string]time.Time // its record's Timestamp
 }
 
 func (c *crashRun) failf(format string, args ...any) {
@@ -330,11 +331,14 @@ func (c *crashRun) runCycle() {
 	c.verify(start, c.next, false)
 }
 
-// getEntity reads one entity; nil when absent.
+// getEntity reads one entity; nil when absent. The table itself may be
+// absent if the first child was killed before creating it durably; the
+// checks on acknowledged and once-seen writes catch a table that vanishes
+// later.
 func (c *crashRun) getEntity(tb *ts.Table, pk, rk string) *ts.Entity {
 	c.t.Helper()
 	e, err := tb.Get(context.Background(), pk, rk, nil)
-	if errors.Is(err, ts.ErrResourceNotFound) {
+	if errors.Is(err, ts.ErrResourceNotFound) || errors.Is(err, ts.ErrTableNotFound) {
 		return nil
 	}
 	if err != nil {
@@ -386,22 +390,74 @@ func (c *crashRun) verify(from, to int64, final bool) {
 			c.present[n] = true
 		}
 	}
+	if final {
+		c.scanAll(tb)
+	}
 	if c.mode == modeSingleSync {
 		return
 	}
 	for s := int64(0); s < 3; s++ {
 		pk := fmt.Sprintf("s%d", s)
-		newest := c.checkShared(tb, pk)
+		newest, stamp := c.checkShared(tb, pk)
 		if newest < c.sharedSeen[pk] {
 			c.failf("shared partition %s went back from transaction %d to %d", pk, c.sharedSeen[pk], newest)
 		}
-		c.sharedSeen[pk] = newest
+		// Timestamps strictly increase per entity, across crashes too.
+		prev := c.sharedStamp[pk]
+		if newest > c.sharedSeen[pk] && !prev.IsZero() && !stamp.After(prev) {
+			c.failf("partition %s record: transaction %d has Timestamp %v, not after %v of transaction %d", pk, newest, stamp, prev, c.sharedSeen[pk])
+		}
+		if newest == c.sharedSeen[pk] && !prev.IsZero() && !stamp.Equal(prev) {
+			c.failf("partition %s record: transaction %d's Timestamp changed from %v to %v", pk, newest, prev, stamp)
+		}
+		c.sharedSeen[pk], c.sharedStamp[pk] = newest, stamp
 		if synced && !final {
 			for n := range c.ackedSet {
 				if n%2 == 1 && batchPartition(n) == pk && n > newest {
 					c.failf("transaction %d was acknowledged (synced) but partition %s holds transaction %d", n, pk, newest)
 				}
 			}
+		}
+	}
+}
+
+// scanAll reads the whole table with a query and checks it holds exactly
+// the entities of the writes found present, and nothing else.
+func (c *crashRun) scanAll(tb *ts.Table) {
+	c.t.Helper()
+	counts := map[string]int{}
+	for e, err := range tb.Query(context.Background(), ts.Query{}) {
+		if errors.Is(err, ts.ErrTableNotFound) && len(c.present) == 0 {
+			break
+		}
+		if err != nil {
+			c.failf("final scan: %v", err)
+		}
+		counts[e.PartitionKey]++
+	}
+	want := map[string]int{}
+	for n := range c.present {
+		switch {
+		case c.mode == modeSingleSync:
+			want["single"]++
+		case n%2 == 0:
+			want[batchPartition(n)] = batchRows(n) + 1
+		}
+	}
+	for pk, n := range counts {
+		if strings.HasPrefix(pk, "s") && c.mode != modeSingleSync {
+			if n > 51 {
+				c.failf("final scan: shared partition %s holds %d entities, more than 50 rows and a record", pk, n)
+			}
+			continue
+		}
+		if want[pk] != n {
+			c.failf("final scan: partition %s holds %d entities, want %d", pk, n, want[pk])
+		}
+	}
+	for pk, n := range want {
+		if counts[pk] != n {
+			c.failf("final scan: partition %s holds %d entities, want %d", pk, counts[pk], n)
 		}
 	}
 }
@@ -455,12 +511,14 @@ func (c *crashRun) checkFresh(tb *ts.Table, n int64) bool {
 // checkShared checks a shared partition: the record names the newest
 // transaction B that wrote it; rows below B's count hold B's content,
 // later rows hold an older transaction's content or are absent. It returns
-// B, or -1 if nothing wrote the partition.
-func (c *crashRun) checkShared(tb *ts.Table, pk string) int64 {
+// B and the record's Timestamp, or -1 if nothing wrote the partition.
+func (c *crashRun) checkShared(tb *ts.Table, pk string) (int64, time.Time) {
 	record := c.getEntity(tb, pk, "record")
 	newest := int64(-1)
+	var stamp time.Time
 	rows := 0
 	if record != nil {
+		stamp = record.Timestamp
 		b, ok := record.Properties["Batch"].(int64)
 		if !ok || batchPartition(b) != pk || record.Properties["Count"] != int32(batchRows(b)) {
 			c.failf("partition %s record has wrong content: %s", pk, describe(record))
@@ -486,7 +544,7 @@ func (c *crashRun) checkShared(tb *ts.Table, pk string) int64 {
 			c.failf("partition %s is torn: record names transaction %d (%d rows), row %d holds transaction %d", pk, newest, rows, i, b)
 		}
 	}
-	return newest
+	return newest, stamp
 }
 
 func bytesEqual(v any, want []byte) bool {

@@ -20,6 +20,10 @@ type DB struct {
 	pdb       *pebble.DB
 	writeOpts *pebble.WriteOptions
 	closed    atomic.Bool
+	// closeMu is held in read mode by every operation while it uses
+	// Pebble, and in write mode by Close, so Close waits for operations in
+	// flight and later ones see ErrClosed.
+	closeMu sync.RWMutex
 
 	// catMu guards the catalog. Writes hold it in read mode from table
 	// lookup to commit, so a table cannot be deleted under a write;
@@ -86,15 +90,15 @@ func open(dir string, fs vfs.FS, opts *Options) (*DB, error) {
 }
 
 // Close releases the store. Synced commits are already durable; with
-// NoSync, Close flushes the write-ahead log first. Operations after Close
-// return ErrClosed; Close must not race with other operations on db.
+// NoSync, Close syncs the write-ahead log first. Close waits for
+// operations in flight (a query page, a write) to finish; operations that
+// start later return ErrClosed, and so does a second Close.
 func (db *DB) Close() error {
 	if db.closed.Swap(true) {
 		return ErrClosed
 	}
-	// Take the catalog lock so no write is between lookup and commit.
-	db.catMu.Lock()
-	defer db.catMu.Unlock()
+	db.closeMu.Lock()
+	defer db.closeMu.Unlock()
 	var errs []error
 	if db.opts.NoSync {
 		errs = append(errs, db.pdb.LogData(nil, pebble.Sync))
@@ -161,4 +165,19 @@ func (db *DB) checkContext(ctx context.Context) error {
 		return err
 	}
 	return ctx.Err()
+}
+
+// enter admits an operation that will use Pebble: it fails with ctx's
+// error or ErrClosed, or returns the function that ends the operation.
+// Close waits for every admitted operation to end.
+func (db *DB) enter(ctx context.Context) (release func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	db.closeMu.RLock()
+	if db.closed.Load() {
+		db.closeMu.RUnlock()
+		return nil, ErrClosed
+	}
+	return db.closeMu.RUnlock, nil
 }

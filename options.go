@@ -12,6 +12,7 @@ type Options struct {
 	// NoSync makes commits return before the write-ahead log reaches
 	// stable storage. Writes stay atomic (a crash never tears an entity or
 	// a transaction) but the newest acknowledged writes may be lost.
+	// CreateTable and DeleteTable are synced regardless.
 	// Default: false (every commit is synced; concurrent commits share one
 	// fsync through Pebble's group commit).
 	NoSync bool

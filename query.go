@@ -221,11 +221,12 @@ func (r *pageReader) examine(pk, rk []byte, val []byte) error {
 
 // readPage reads one page of a prepared query from its current ranges.
 func (t *Table) readPage(ctx context.Context, pq *preparedQuery) (*Page, error) {
-	if err := t.db.checkContext(ctx); err != nil {
+	release, err := t.db.enter(ctx)
+	if err != nil {
 		return nil, err
 	}
+	defer release()
 	r := &pageReader{ctx: ctx, db: t.db, pq: pq, start: t.db.opts.Clock().UnixNano()}
-	var err error
 	switch {
 	case len(pq.ranges) == 0:
 	case allPoints(pq.ranges):

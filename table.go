@@ -100,9 +100,11 @@ type GetOptions struct {
 // Errors: ResourceNotFound, TableNotFound, InvalidInput for a bad Select,
 // and the key codes of Insert.
 func (t *Table) Get(ctx context.Context, partitionKey, rowKey string, opts *GetOptions) (*Entity, error) {
-	if err := t.db.checkContext(ctx); err != nil {
+	release, err := t.db.enter(ctx)
+	if err != nil {
 		return nil, err
 	}
+	defer release()
 	if err := validateKey("PartitionKey", partitionKey); err != nil {
 		return nil, err
 	}

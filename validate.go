@@ -1,6 +1,7 @@
 package tablestore
 
 import (
+	"encoding/binary"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -84,6 +85,9 @@ func validatePropertyName(name string) error {
 		return newError(CodePropertyNameTooLong, "the property name %s is %d UTF-16 code units long; the limit is %d",
 			quoteShort(name), n, maxNameUTF16)
 	}
+	if asciiIdentifier(name) {
+		return nil
+	}
 	for i, r := range name {
 		ok := r == '_' || unicode.IsLetter(r) ||
 			(i > 0 && (unicode.IsDigit(r) || unicode.In(r, unicode.Mn, unicode.Mc, unicode.Pc)))
@@ -93,6 +97,22 @@ func validatePropertyName(name string) error {
 		}
 	}
 	return nil
+}
+
+// asciiIdentifier reports whether name is an ASCII identifier: a letter
+// or '_', then letters, digits and '_'. It is the common case, checked
+// without Unicode tables.
+func asciiIdentifier(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // isSystemName reports whether name is one of the names Properties may
@@ -168,16 +188,35 @@ func entitySize(pk, rk string, props []codec.Property) int {
 // utf16Len returns the number of UTF-16 code units of s. Invalid UTF-8
 // bytes count one unit each.
 func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
+	n := asciiPrefixLen(readOnlyBytes(s))
+	if n == len(s) {
+		return n
+	}
+	for _, r := range s[n:] {
 		n += utf16Units(r)
+	}
+	return n
+}
+
+// asciiPrefixLen returns the length of b's longest ASCII prefix, reading
+// eight bytes at a time: ASCII text is one UTF-16 code unit a byte.
+func asciiPrefixLen(b []byte) int {
+	n := 0
+	for ; n+8 <= len(b); n += 8 {
+		if binary.LittleEndian.Uint64(b[n:])&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for n < len(b) && b[n] < utf8.RuneSelf {
+		n++
 	}
 	return n
 }
 
 // utf16LenBytes is utf16Len for a byte slice.
 func utf16LenBytes(b []byte) int {
-	n := 0
+	n := asciiPrefixLen(b)
+	b = b[n:]
 	for len(b) > 0 {
 		c := b[0]
 		if c < utf8.RuneSelf {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
@@ -55,28 +56,49 @@ func timeFromTicks(ticks int64) time.Time {
 // time.Time values are converted to UTC and truncated to 100 ns. Bytes of
 // Binary values alias the caller's slices until the result is encoded.
 func encodeProperties(props map[string]any) ([]codec.Property, error) {
-	names := make([]string, 0, len(props))
+	// Collect the raw values first and sort them, so validation runs in
+	// name order without a second map lookup per property.
+	type raw struct {
+		name string
+		v    any
+	}
+	raws := make([]raw, 0, len(props))
 	for name, v := range props {
 		if v != nil {
-			names = append(names, name)
+			raws = append(raws, raw{name, v})
 		}
 	}
-	slices.Sort(names)
-	out := make([]codec.Property, 0, len(names))
-	for _, name := range names {
-		if isSystemName(name) {
-			return nil, newError(CodeInvalidInput, "the property name %q is reserved for the entity's own field", name)
+	if len(raws) <= 16 {
+		for i := 1; i < len(raws); i++ { // insertion sort: cheapest for a few
+			for j := i; j > 0 && raws[j].name < raws[j-1].name; j-- {
+				raws[j], raws[j-1] = raws[j-1], raws[j]
+			}
 		}
-		if err := validatePropertyName(name); err != nil {
+	} else {
+		slices.SortFunc(raws, func(a, b raw) int { return strings.Compare(a.name, b.name) })
+	}
+	out := make([]codec.Property, len(raws))
+	for i, r := range raws {
+		if isSystemName(r.name) {
+			return nil, newError(CodeInvalidInput, "the property name %q is reserved for the entity's own field", r.name)
+		}
+		if err := validatePropertyName(r.name); err != nil {
 			return nil, err
 		}
-		v, err := encodeValue(name, props[name])
+		v, err := encodeValue(r.name, r.v)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, codec.Property{Name: name, Value: v})
+		out[i] = codec.Property{Name: r.name, Value: v}
 	}
 	return out, nil
+}
+
+// readOnlyBytes returns the bytes of s without copying them. The result
+// aliases s and must never be written: the engine only reads it, to encode
+// the entity.
+func readOnlyBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // encodeValue converts one property value; name is used in messages.
@@ -91,7 +113,7 @@ func encodeValue(name string, v any) (filter.Value, error) {
 				"property %q holds a string of %d UTF-16 code units; the limit is 64 KiB as UTF-16 (%d code units)",
 				name, n, maxValueBytes/2)
 		}
-		return filter.Value{Type: filter.TypeString, Bytes: []byte(x)}, nil
+		return filter.Value{Type: filter.TypeString, Bytes: readOnlyBytes(x)}, nil
 	case int32:
 		return filter.Value{Type: filter.TypeInt32, Int: int64(x)}, nil
 	case int64:
@@ -195,48 +217,42 @@ func decodeEntity(pk, rk string, rec codec.Record, sel []string) (*Entity, error
 	}
 	ts := timeFromTicks(ticks)
 	e := &Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts, ETag: etagFor(ts)}
-	// Three cheap passes over the record: size the result, copy every
-	// name and string value into one string, then build the map with
-	// substrings of it. That makes one allocation for all the text instead
-	// of one per name and per string.
-	count, textLen := 0, 0
+	count := 0
 	it := rec.Iter()
 	for it.Next() {
 		if sel == nil || selected(sel, it.Name()) {
 			count++
-			textLen += len(it.Name())
-			if v := it.Value(); v.Type == filter.TypeString {
-				textLen += len(v.Bytes)
-			}
 		}
 	}
 	if err := it.Err(); err != nil {
 		return nil, corruptEntity(pk, rk, err)
 	}
-	var text strings.Builder
-	text.Grow(textLen)
-	for it = rec.Iter(); it.Next(); {
-		if sel == nil || selected(sel, it.Name()) {
-			text.Write(it.Name())
-			if v := it.Value(); v.Type == filter.TypeString {
-				text.Write(v.Bytes)
-			}
-		}
-	}
-	all, off := text.String(), 0
-	cut := func(n int) string {
-		s := all[off : off+n]
-		off += n
-		return s
-	}
 	e.Properties = make(map[string]any, count)
+	if count == 0 {
+		return e, nil
+	}
+	// Copy the record into one string and take every name and string value
+	// as a substring of it: one allocation for all the text instead of one
+	// per name and per string. A projection copies only what it keeps.
+	var all string
+	if sel == nil {
+		all = string(rec)
+	}
+	text := func(b []byte) string {
+		if sel != nil {
+			return string(b)
+		}
+		// b lies inside rec: its offset there is its offset in all.
+		off := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(rec))))
+		return all[off : off+len(b)]
+	}
 	for it = rec.Iter(); it.Next(); {
 		if sel != nil && !selected(sel, it.Name()) {
 			continue
 		}
-		name := cut(len(it.Name()))
+		name := text(it.Name())
 		if v := it.Value(); v.Type == filter.TypeString {
-			e.Properties[name] = cut(len(v.Bytes))
+			e.Properties[name] = text(v.Bytes)
 		} else {
 			e.Properties[name] = decodeValue(v)
 		}

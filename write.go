@@ -14,6 +14,7 @@ type writeOp struct {
 	typ     ActionType
 	pk, rk  string
 	props   []codec.Property // validated and sorted; nil for deletes
+	size    int              // by Azure's formula (entitySize)
 	ifMatch ETag
 	entity  *Entity // receives Timestamp and ETag on success; nil for deletes
 }
@@ -45,6 +46,7 @@ func prepareOp(typ ActionType, e *Entity, ifMatch ETag) (writeOp, error) {
 		return op, err
 	}
 	if typ == ActionDelete {
+		op.size = entitySize(op.pk, op.rk, nil)
 		return op, nil
 	}
 	props, err := encodeProperties(e.Properties)
@@ -54,7 +56,7 @@ func prepareOp(typ ActionType, e *Entity, ifMatch ETag) (writeOp, error) {
 	if err := checkEntityLimits(op.pk, op.rk, props); err != nil {
 		return op, err
 	}
-	op.props, op.entity = props, e
+	op.props, op.entity, op.size = props, e, entitySize(op.pk, op.rk, props)
 	return op, nil
 }
 
@@ -66,14 +68,13 @@ func prepareOp(typ ActionType, e *Entity, ifMatch ETag) (writeOp, error) {
 // returns the index of the failing op and its error; nothing was written.
 func (t *Table) commitOps(ctx context.Context, ops []writeOp) (int, error) {
 	db := t.db
-	if err := db.checkContext(ctx); err != nil {
+	release, err := db.enter(ctx)
+	if err != nil {
 		return 0, err
 	}
+	defer release()
 	db.catMu.RLock()
 	defer db.catMu.RUnlock()
-	if err := db.checkOpen(); err != nil {
-		return 0, err
-	}
 	info, err := t.resolveLocked()
 	if err != nil {
 		return 0, err
@@ -114,10 +115,11 @@ func (t *Table) commitOps(ctx context.Context, ops []writeOp) (int, error) {
 		return 0, err
 	}
 	when := timeFromTicks(ts)
+	etag := etagFor(when)
 	for _, op := range ops {
 		if op.entity != nil {
 			op.entity.Timestamp = when
-			op.entity.ETag = etagFor(when)
+			op.entity.ETag = etag
 		}
 	}
 	return 0, nil

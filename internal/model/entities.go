@@ -1,6 +1,8 @@
 package model
 
 import (
+	"time"
+
 	ts "github.com/tablestore/tablestore"
 )
 
@@ -25,6 +27,12 @@ func (m *Model) Insert(tableName string, e *ts.Entity) (ts.ETag, error) {
 // Get returns a copy of one entity, restricted to the selected properties
 // when sel is not nil (a selected property the entity lacks is absent).
 func (m *Model) Get(tableName, pk, rk string, sel []string) (*ts.Entity, error) {
+	if err := checkKey(pk); err != nil {
+		return nil, err
+	}
+	if err := checkKey(rk); err != nil {
+		return nil, err
+	}
 	t, err := m.table(tableName)
 	if err != nil {
 		return nil, err
@@ -133,4 +141,17 @@ func (m *Model) Delete(tableName, pk, rk string, ifMatch ts.ETag) error {
 	}
 	delete(t.rows, k)
 	return nil
+}
+
+// SetTimestamp records the Timestamp the engine gave the entity's current
+// version. The model has no clock of its own; it keeps the value only so
+// that filters on Timestamp can be evaluated.
+func (m *Model) SetTimestamp(tableName, pk, rk string, stamp time.Time) {
+	t, err := m.table(tableName)
+	if err != nil {
+		return
+	}
+	if e, ok := t.rows[Key{pk, rk}]; ok {
+		e.Timestamp = stamp
+	}
 }

@@ -40,9 +40,9 @@ func (m *Model) Query(tableName string, q ts.Query) ([]*ts.Entity, error) {
 	return out, nil
 }
 
-// properties gives the filter evaluator an entity's keys and user
-// properties. The model keeps no Timestamp, so a filter on Timestamp sees
-// it as absent; tests do not generate such filters.
+// properties gives the filter evaluator an entity's keys, its Timestamp
+// (as recorded by SetTimestamp; absent if never recorded) and its user
+// properties.
 type properties struct{ e *ts.Entity }
 
 func (p properties) Lookup(name string) (filter.Value, bool) {
@@ -51,6 +51,11 @@ func (p properties) Lookup(name string) (filter.Value, bool) {
 		return filter.Value{Type: filter.TypeString, Bytes: []byte(p.e.PartitionKey)}, true
 	case "RowKey":
 		return filter.Value{Type: filter.TypeString, Bytes: []byte(p.e.RowKey)}, true
+	case "Timestamp":
+		if p.e.Timestamp.IsZero() {
+			return filter.Value{}, false
+		}
+		return ToValue(p.e.Timestamp)
 	}
 	v, ok := p.e.Properties[name]
 	if !ok {

@@ -4,8 +4,11 @@ import (
 	ts "github.com/tablestore/tablestore"
 )
 
-// maxActions is the most actions one transaction may hold.
-const maxActions = 100
+// Transaction limits: actions, and payload by Azure's entity size formula.
+const (
+	maxActions = 100
+	maxPayload = 4 << 20
+)
 
 // SubmitTransaction applies 1 to 100 actions on one partition, all or
 // nothing, with Azure's rules:
@@ -17,9 +20,15 @@ const maxActions = 100
 //   - the second action on a RowKey fails with InvalidDuplicateRow;
 //   - an invalid entity, a missing IfMatch on an update or delete, or an
 //     IfMatch on an insert or upsert fails with the usual code;
+//   - the action that takes the payload (the sum of entity sizes, keys
+//     only for a delete) over 4 MiB fails with RequestBodyTooLarge;
 //   - then, in order, each action's precondition is checked against the
 //     state before the transaction (no two actions touch one entity), and
 //     the first that fails names its index.
+//
+// When an input breaks several of these rules in form (not precondition),
+// the model reports the first in this list; the contract does not fix
+// that order, so tests build inputs with at most one fault in form.
 //
 // On success it returns the new ETag of each action's entity ("" for a
 // delete).
@@ -32,6 +41,7 @@ func (m *Model) SubmitTransaction(tableName string, actions []ts.TransactionActi
 		return nil, failAt(ts.CodeInvalidInput, 0)
 	}
 	seen := map[string]bool{}
+	size := 0
 	for i, a := range actions {
 		if a.Entity == nil {
 			return nil, failAt(ts.CodeInvalidInput, i)
@@ -45,6 +55,10 @@ func (m *Model) SubmitTransaction(tableName string, actions []ts.TransactionActi
 		seen[a.Entity.RowKey] = true
 		if err := checkAction(a); err != nil {
 			return nil, failAt(err.(*Error).Code, i)
+		}
+		size += entitySize(a.Entity, a.Type == ts.ActionDelete)
+		if size > maxPayload {
+			return nil, failAt(ts.CodeRequestBodyTooLarge, i)
 		}
 	}
 	// Check every precondition before changing anything.
@@ -64,6 +78,7 @@ func (m *Model) SubmitTransaction(tableName string, actions []ts.TransactionActi
 			}
 		}
 	}
+	// Apply.
 	etags := make([]ts.ETag, len(actions))
 	for i, a := range actions {
 		k := Key{a.Entity.PartitionKey, a.Entity.RowKey}

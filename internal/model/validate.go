@@ -123,7 +123,6 @@ func checkEntity(e *ts.Entity) error {
 	if n > maxUserProperties {
 		return fail(ts.CodeTooManyProperties)
 	}
-	size := 4 + 2*(utf16Len(e.PartitionKey)+utf16Len(e.RowKey))
 	for name, v := range e.Properties {
 		if v == nil {
 			continue // a nil value is no property at all
@@ -135,8 +134,7 @@ func checkEntity(e *ts.Entity) error {
 		if err := checkPropertyName(name); err != nil {
 			return err
 		}
-		n, ok := valueSize(v)
-		if !ok {
+		if _, ok := valueSize(v); !ok {
 			return fail(ts.CodeInvalidValueType)
 		}
 		switch v := v.(type) {
@@ -156,9 +154,8 @@ func checkEntity(e *ts.Entity) error {
 				return fail(ts.CodeOutOfRangeInput)
 			}
 		}
-		size += 8 + 2*utf16Len(name) + n
 	}
-	if size > maxEntityBytes {
+	if entitySize(e, false) > maxEntityBytes {
 		return fail(ts.CodeEntityTooLarge)
 	}
 	return nil
@@ -190,5 +187,22 @@ func stored(e *ts.Entity, etag ts.ETag) *ts.Entity {
 
 // clone returns a deep copy of a stored entity.
 func clone(e *ts.Entity) *ts.Entity {
-	return stored(e, e.ETag)
+	c := stored(e, e.ETag)
+	c.Timestamp = e.Timestamp
+	return c
+}
+
+// entitySize is an entity's size by Azure's formula (see checkEntity),
+// counting only the keys for a delete.
+func entitySize(e *ts.Entity, keysOnly bool) int {
+	size := 4 + 2*(utf16Len(e.PartitionKey)+utf16Len(e.RowKey))
+	if keysOnly {
+		return size
+	}
+	for name, v := range e.Properties {
+		if n, ok := valueSize(v); ok && v != nil {
+			size += 8 + 2*utf16Len(name) + n
+		}
+	}
+	return size
 }
