@@ -145,11 +145,17 @@ func validateSelect(names []string) error {
 // has more than 252 user properties, EntityTooLarge when entitySize
 // exceeds 1 MiB.
 func checkEntityLimits(pk, rk string, props []codec.Property) error {
-	if len(props) > maxUserProperties {
+	return checkLimits(len(props), entitySize(pk, rk, props))
+}
+
+// checkLimits is checkEntityLimits given the property count and the
+// entity's size by Azure's formula.
+func checkLimits(count, size int) error {
+	if count > maxUserProperties {
 		return newError(CodeTooManyProperties, "the entity has %d properties; the limit is %d user properties",
-			len(props), maxUserProperties)
+			count, maxUserProperties)
 	}
-	if size := entitySize(pk, rk, props); size > maxEntityBytes {
+	if size > maxEntityBytes {
 		return newError(CodeEntityTooLarge, "the entity is %d bytes by Azure's size formula; the limit is %d",
 			size, maxEntityBytes)
 	}

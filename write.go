@@ -49,14 +49,15 @@ func prepareOp(typ ActionType, e *Entity, ifMatch ETag) (writeOp, error) {
 		op.size = entitySize(op.pk, op.rk, nil)
 		return op, nil
 	}
-	props, err := encodeProperties(e.Properties)
+	props, size, err := encodePropertiesSized(e.Properties)
 	if err != nil {
 		return op, err
 	}
-	if err := checkEntityLimits(op.pk, op.rk, props); err != nil {
+	size += entitySize(op.pk, op.rk, nil)
+	if err := checkLimits(len(props), size); err != nil {
 		return op, err
 	}
-	op.props, op.entity, op.size = props, e, entitySize(op.pk, op.rk, props)
+	op.props, op.entity, op.size = props, e, size
 	return op, nil
 }
 
