@@ -1334,9 +1334,10 @@ func (h *harness) queryFilter() string {
 	case 3:
 		return fmt.Sprintf("PartitionKey eq '%s' and (%s)", pk, h.randomFilter(2))
 	case 4:
-		return fmt.Sprintf("(PartitionKey eq '%s' and RowKey eq '%s') or (PartitionKey eq '%s' and RowKey ge '%s')", pk, rk, h.pick(pkPool), h.pick(rkPool))
+		return fmt.Sprintf("(PartitionKey eq '%s' and RowKey eq '%s') or (PartitionKey eq '%s' and RowKey ge '%s')",
+			pk, rk, strings.ReplaceAll(h.pick(pkPool), "'", "''"), strings.ReplaceAll(h.pick(rkPool), "'", "''"))
 	case 5:
-		return fmt.Sprintf("PartitionKey ge '%s' and PartitionKey lt '%s'", pk, h.pick(pkPool))
+		return fmt.Sprintf("PartitionKey ge '%s' and PartitionKey lt '%s'", pk, strings.ReplaceAll(h.pick(pkPool), "'", "''"))
 	case 6:
 		return h.pick([]string{"A eq", "A eq B", "1 eq 2", "(A eq 1", "A eq 'x", "A eq 99999999999", "A eq null", "Count gt 1 and"})
 	default:

@@ -15,10 +15,8 @@ import (
 // with filter.DefaultLimits and evaluated by filter's own Match, over
 // every entity in turn.
 func (m *Model) Query(tableName string, q ts.Query) ([]*ts.Entity, error) {
-	t, err := m.table(tableName)
-	if err != nil {
-		return nil, err
-	}
+	// Like every operation, a query rejects bad input before it looks for
+	// the table.
 	if q.Top < 0 || q.Top > 1000 {
 		return nil, fail(ts.CodeInvalidInput)
 	}
@@ -29,6 +27,10 @@ func (m *Model) Query(tableName string, q ts.Query) ([]*ts.Entity, error) {
 			return nil, fail(ts.Code(fe.Code))
 		}
 		return nil, fail(ts.CodeInvalidInput)
+	}
+	t, err := m.table(tableName)
+	if err != nil {
+		return nil, err
 	}
 	var out []*ts.Entity
 	for _, k := range t.sortedKeys() {
