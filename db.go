@@ -107,14 +107,6 @@ func (db *DB) Close() error {
 	return errors.Join(errs...)
 }
 
-// checkOpen returns ErrClosed once Close has begun.
-func (db *DB) checkOpen() error {
-	if db.closed.Load() {
-		return ErrClosed
-	}
-	return nil
-}
-
 // quietLogger drops Pebble's informational messages; a library must not
 // write to the user's stderr. Fatalf still stops the process, as Pebble
 // requires.
@@ -161,8 +153,8 @@ func (t *Table) resolveWith(lookup func(string) (tableInfo, error)) (tableInfo, 
 
 // checkContext returns ctx's error, or ErrClosed if db is closed.
 func (db *DB) checkContext(ctx context.Context) error {
-	if err := db.checkOpen(); err != nil {
-		return err
+	if db.closed.Load() {
+		return ErrClosed
 	}
 	return ctx.Err()
 }

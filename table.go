@@ -131,9 +131,5 @@ func (t *Table) Get(ctx context.Context, partitionKey, rowKey string, opts *GetO
 		return nil, err
 	}
 	defer closer.Close()
-	e, err := decodeEntity(partitionKey, rowKey, codec.Record(val), sel)
-	if err != nil {
-		return nil, corruptRecord(key, err)
-	}
-	return e, nil
+	return decodeEntity(partitionKey, rowKey, codec.Record(val), sel) // errors already name the entity
 }
