@@ -468,7 +468,7 @@ func (im *importer) rejected(rec *record, err error) error {
 		return &stopError{rec: rec, err: err}
 	}
 	if im.reported < maxReported {
-		fmt.Fprintf(im.io.stderr, "import: %s: rejected: %s\n", rec.where(), errorText(err))
+		fmt.Fprintf(im.io.stderr, "import: rejected %s: %s\n", rec.where(), errorText(err))
 		im.reported++
 		if im.reported == maxReported {
 			fmt.Fprintf(im.io.stderr, "import: further rejected lines are only written to %s\n", im.skipPath)

@@ -200,8 +200,7 @@ func (t *tableWriter) flush() error {
 				b.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)+2))
 			}
 		}
-		b.WriteByte('\n')
-		_, err := io.WriteString(t.w, b.String())
+		_, err := io.WriteString(t.w, strings.TrimRight(b.String(), " ")+"\n")
 		return err
 	}
 	if err := line(cols); err != nil {
