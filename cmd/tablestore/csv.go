@@ -197,7 +197,9 @@ func (c *csvReader) read() (fields []string, quoted []bool, line int, err error)
 			// A quoted field goes on on the next line.
 			if err := c.readLine(); err != nil {
 				if err == io.EOF {
-					bad = "a quoted field is not closed"
+					if bad == "" {
+						bad = "a quoted field is not closed"
+					}
 					break
 				}
 				if err == errRecordTooLong {
@@ -227,9 +229,13 @@ func (c *csvReader) read() (fields []string, quoted []bool, line int, err error)
 			field, wasQuoted = field[:0], false
 		case '"':
 			if len(field) > 0 || wasQuoted {
+				// A stray quote is kept as text, so it cannot swallow the
+				// lines after it.
 				if bad == "" {
 					bad = fmt.Sprintf("a quote inside an unquoted field (field %d)", len(fields)+1)
 				}
+				field = append(field, ch)
+				continue
 			}
 			inQuotes, wasQuoted = true, true
 		case '\r':

@@ -273,6 +273,7 @@ func TestCopy(t *testing.T) {
 // TestInterruptResume runs the built command on a file, interrupts it
 // with SIGINT part-way, resumes it, and finds every entity exactly once.
 func TestInterruptResume(t *testing.T) {
+	binary := buildBinary(t)
 	dir := t.TempDir()
 	// One entity per partition, so each is its own synced commit and the
 	// import takes long enough to interrupt. If it still finishes before

@@ -8,33 +8,45 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
 )
 
-// binary is the command built once for the tests that run it as a
-// process.
-var binary string
+// binaryDir holds the command, built once by the first test that runs
+// it as a process (fuzzing workers never build it).
+var (
+	binaryDir  string
+	binaryOnce sync.Once
+	binary     string
+	binaryErr  error
+)
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "tablestore-cli-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "tablestore")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the command:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	if binaryDir != "" {
+		os.RemoveAll(binaryDir)
+	}
 	os.Exit(code)
+}
+
+// buildBinary builds the command with go build and returns its path.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	binaryOnce.Do(func() {
+		if binaryDir, binaryErr = os.MkdirTemp("", "tablestore-cli-test-"); binaryErr != nil {
+			return
+		}
+		binary = filepath.Join(binaryDir, "tablestore")
+		out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+		if err != nil {
+			binaryErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, binaryErr)
+	return binary
 }
 
 // result is one in-process run of the command.
