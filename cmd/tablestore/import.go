@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/tablestore/tablestore"
@@ -311,14 +312,13 @@ func (im *importer) dropNewResumeFile() {
 // openSource positions the input after what is already handled and
 // returns the reader of its format.
 func (im *importer) openSource(in io.ReadCloser) (source, error) {
-	keepRaw := im.skipPath != ""
 	if im.format == "json" {
 		if im.state.Offset > 0 {
 			if err := seekLineStart(in, im.state.Offset); err != nil {
 				return nil, err
 			}
 		}
-		return newJSONSource(in, im.state.Line, im.state.Offset, keepRaw), nil
+		return newJSONSource(in, im.state.Line, im.state.Offset), nil
 	}
 	r := newCSVReader(in, 0, 0)
 	fields, _, _, err := r.read()
@@ -341,7 +341,7 @@ func (im *importer) openSource(in io.ReadCloser) (source, error) {
 	} else {
 		im.state.Offset, im.state.Line = r.offset, r.line
 	}
-	return &csvSource{r: r, cols: cols, keepRaw: keepRaw}, nil
+	return &csvSource{r: r, cols: cols}, nil
 }
 
 // seekLineStart moves f to off, which must start a line.
@@ -388,43 +388,65 @@ func (im *importer) openSkipFile() error {
 	return nil
 }
 
-// pump reads records and hands them to c until the input ends, c stops,
-// or ctx is cancelled. Reading runs ahead of committing in its own
-// goroutine.
+// pump reads records and hands them to c, in order, until the input
+// ends, c stops, or ctx is cancelled. One goroutine reads chunks of
+// records; parsers (one per CPU) turn them into entities ahead of the
+// commits.
 func (im *importer) pump(ctx context.Context, src source, c *committer) error {
 	type chunk struct {
-		recs []*record
-		err  error
+		recs   []*record
+		err    error         // reading stopped here
+		parsed chan struct{} // closed when recs are parsed
 	}
-	const chunkSize = 256
-	chunks := make(chan chunk, 8)
+	const chunkSize = 128
+	workers := max(1, runtime.GOMAXPROCS(0))
+	ordered := make(chan *chunk, 2*workers)
+	work := make(chan *chunk, 2*workers)
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
-		defer close(chunks)
-		var recs []*record
+		defer close(ordered)
+		defer close(work)
 		for {
-			rec, err := src.next()
-			if rec != nil {
-				recs = append(recs, rec)
+			ch := &chunk{parsed: make(chan struct{})}
+			for len(ch.recs) < chunkSize {
+				rec, err := src.next()
+				if err != nil {
+					if err != io.EOF {
+						ch.err = err
+					}
+					break
+				}
+				ch.recs = append(ch.recs, rec)
 			}
-			if err != nil || len(recs) == chunkSize {
-				if err == io.EOF {
-					err = nil
-				}
-				select {
-				case chunks <- chunk{recs, err}:
-				case <-done:
-					return
-				}
-				if err != nil || rec == nil {
-					return
-				}
-				recs = nil
+			last := ch.err != nil || len(ch.recs) < chunkSize
+			select {
+			case ordered <- ch:
+			case <-done:
+				return
+			}
+			select {
+			case work <- ch:
+			case <-done:
+				return
+			}
+			if last {
+				return
 			}
 		}
 	}()
-	for ch := range chunks {
+	for range workers {
+		go func() {
+			for ch := range work {
+				for _, rec := range ch.recs {
+					src.parse(rec)
+				}
+				close(ch.parsed)
+			}
+		}()
+	}
+	for ch := range ordered {
+		<-ch.parsed
 		for _, rec := range ch.recs {
 			select {
 			case <-ctx.Done():

@@ -11,11 +11,14 @@ import (
 
 // record is one input entity on its way into a store.
 type record struct {
-	line   int    // the 1-based line it starts on; 0 when not from a file
-	lines  int    // the lines read through its end
-	end    int64  // the byte offset just after it in its file
-	size   int64  // its size in bytes, for progress
-	raw    []byte // its text, kept for --skip-bad
+	line  int    // the 1-based line it starts on; 0 when not from a file
+	lines int    // the lines read through its end
+	end   int64  // the byte offset just after it in its file
+	raw   []byte // its text, without the line ending
+	// fields and quoted are a CSV record's cells, until parsed.
+	fields []string
+	quoted []bool
+
 	entity *tablestore.Entity
 	err    error // why it cannot be stored (a *tablestore.Error); entity is nil
 }
@@ -31,24 +34,27 @@ func (r *record) where() string {
 	return "entity"
 }
 
-// source yields records in input order. next returns io.EOF at the end;
+// source reads records in input order. next returns io.EOF at the end;
 // any other error is fatal (a bad record is a record with err set).
+// parse turns a record's text into its entity (or err); it is safe to
+// call concurrently on different records, so parsing runs in parallel
+// while reading stays sequential.
 type source interface {
 	next() (*record, error)
+	parse(rec *record)
 }
 
 // jsonSource reads JSON lines, one entity per line in Azure's JSON wire
 // format. Blank lines are skipped.
 type jsonSource struct {
-	r       *bufio.Reader
-	line    int
-	offset  int64
-	keepRaw bool
-	buf     []byte
+	r      *bufio.Reader
+	line   int
+	offset int64
+	buf    []byte
 }
 
-func newJSONSource(r io.Reader, line int, offset int64, keepRaw bool) *jsonSource {
-	return &jsonSource{r: bufio.NewReaderSize(r, 1<<16), line: line, offset: offset, keepRaw: keepRaw}
+func newJSONSource(r io.Reader, line int, offset int64) *jsonSource {
+	return &jsonSource{r: bufio.NewReaderSize(r, 1<<16), line: line, offset: offset}
 }
 
 func (s *jsonSource) next() (*record, error) {
@@ -78,8 +84,9 @@ func (s *jsonSource) next() (*record, error) {
 			return nil, io.EOF
 		}
 		s.line++
-		rec := &record{line: s.line, lines: s.line, end: s.offset, size: int64(len(s.buf))}
+		rec := &record{line: s.line, lines: s.line, end: s.offset}
 		if tooLong {
+			rec.raw = []byte("(a line over 16 MiB)")
 			rec.err = &tablestore.Error{Code: tablestore.CodeRequestBodyTooLarge, Message: errRecordTooLong.Error()}
 			return rec, nil
 		}
@@ -90,25 +97,27 @@ func (s *jsonSource) next() (*record, error) {
 			}
 			continue
 		}
-		if s.keepRaw {
-			rec.raw = bytes.Clone(text)
-		}
-		e := new(tablestore.Entity)
-		if err := e.UnmarshalJSON(text); err != nil {
-			rec.err = err
-		} else {
-			rec.entity = e
-		}
+		rec.raw = bytes.Clone(text)
 		return rec, nil
 	}
 }
 
+func (s *jsonSource) parse(rec *record) {
+	if rec.err != nil {
+		return
+	}
+	e := new(tablestore.Entity)
+	if err := e.UnmarshalJSON(rec.raw); err != nil {
+		rec.err = err
+		return
+	}
+	rec.entity = e
+}
+
 // csvSource reads CSV rows under a typed header (see csv.go).
 type csvSource struct {
-	r       *csvReader
-	cols    []csvColumn
-	keepRaw bool
-	buf     []byte
+	r    *csvReader
+	cols []csvColumn
 }
 
 func (s *csvSource) next() (*record, error) {
@@ -116,23 +125,24 @@ func (s *csvSource) next() (*record, error) {
 	if err != nil && (line == 0 || !isCodeError(err)) {
 		return nil, err
 	}
-	rec := &record{line: line, lines: s.r.line, end: s.r.offset, size: int64(len(s.r.raw))}
-	if s.keepRaw {
-		rec.raw = bytes.Clone(trimLineEnd(s.r.raw))
+	rec := &record{line: line, lines: s.r.line, end: s.r.offset, raw: bytes.Clone(trimLineEnd(s.r.raw)),
+		fields: fields, quoted: quoted, err: err}
+	return rec, nil
+}
+
+func (s *csvSource) parse(rec *record) {
+	if rec.err != nil {
+		return
 	}
-	if err != nil {
-		rec.err = err
-		return rec, nil
-	}
-	s.buf, err = csvRowJSON(s.buf, s.cols, fields, quoted)
+	data, err := csvRowJSON(nil, s.cols, rec.fields, rec.quoted)
+	rec.fields, rec.quoted = nil, nil
 	if err == nil {
 		e := new(tablestore.Entity)
-		if err = e.UnmarshalJSON(s.buf); err == nil {
+		if err = e.UnmarshalJSON(data); err == nil {
 			rec.entity = e
 		}
 	}
 	rec.err = err
-	return rec, nil
 }
 
 // isCodeError reports whether err carries an Azure error code.
