@@ -41,7 +41,7 @@ tablestore copy data data-copy People Orders --mode upsert`,
 				if args[0] == args[1] {
 					return usagef("SOURCE and DEST are the same store")
 				}
-				src, err := openStore(args[0], nil)
+				src, err := openStore(args[0], &tablestore.Options{CacheSize: scanCacheSize})
 				if err != nil {
 					return err
 				}

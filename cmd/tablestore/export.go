@@ -16,6 +16,10 @@ import (
 	"github.com/tablestore/tablestore"
 )
 
+// scanCacheSize is the block cache of stores opened only to be read
+// through once (export, the source of copy).
+const scanCacheSize = 8 << 20
+
 func exportCommand() *command {
 	return &command{
 		name:    "export",
@@ -77,7 +81,8 @@ tablestore export --store data People --format csv --columns PartitionKey,RowKey
 						return usagef("--columns: %v", err)
 					}
 				}
-				db, err := openStore(*store, nil)
+				// A scan reads each block once: a small cache keeps memory flat.
+				db, err := openStore(*store, &tablestore.Options{CacheSize: scanCacheSize})
 				if err != nil {
 					return err
 				}
