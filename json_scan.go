@@ -7,36 +7,36 @@ import (
 )
 
 // scanFlatJSON is the fast path of scanJSONEntity for the common input:
-// one valid JSON object of scalar values with no repeated keys. It
-// returns exactly what the token-by-token scan returns for such input,
-// and ok == false for anything else (malformed JSON, nested values,
-// repeats, a non-string annotation), which the token scan then reports.
+// one JSON object of scalar values with no repeated keys. It checks the
+// JSON grammar as it goes and returns exactly what the token-by-token
+// scan returns for such input, and ok == false for anything else
+// (malformed JSON, nested values, repeats, a non-string annotation),
+// which the token scan then reports.
 func scanFlatJSON(data []byte) (values map[string]any, types map[string]string, etag ETag, ok bool) {
-	if !json.Valid(data) {
-		return nil, nil, "", false
-	}
 	i := skipJSONSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, nil, "", false
 	}
-	i++
+	i = skipJSONSpace(data, i+1)
 	values = make(map[string]any, 16)
 	types = make(map[string]string, 4)
 	var seenOData map[string]bool
+	if i < len(data) && data[i] == '}' {
+		return values, types, etag, skipJSONSpace(data, i+1) == len(data)
+	}
 	for {
-		i = skipJSONSpace(data, i)
-		switch data[i] {
-		case '}':
-			return values, types, etag, true
-		case ',':
-			i = skipJSONSpace(data, i+1)
-		}
 		key, next, ok := scanJSONString(data, i)
 		if !ok {
 			return nil, nil, "", false
 		}
 		i = skipJSONSpace(data, next)
-		i = skipJSONSpace(data, i+1) // the ':'
+		if i >= len(data) || data[i] != ':' {
+			return nil, nil, "", false
+		}
+		i = skipJSONSpace(data, i+1)
+		if i >= len(data) {
+			return nil, nil, "", false
+		}
 		var val any
 		switch c := data[i]; c {
 		case '"':
@@ -45,14 +45,12 @@ func scanFlatJSON(data []byte) (values map[string]any, types map[string]string, 
 				return nil, nil, "", false
 			}
 			val, i = s, next
-		case '{', '[':
-			return nil, nil, "", false
-		default:
+		case 't', 'f', 'n':
 			j := i
-			for j < len(data) && !strings.ContainsRune(",} \t\r\n", rune(data[j])) {
+			for j < len(data) && data[j] >= 'a' && data[j] <= 'z' {
 				j++
 			}
-			switch lit := string(data[i:j]); lit {
+			switch string(data[i:j]) {
 			case "true":
 				val = true
 			case "false":
@@ -60,9 +58,15 @@ func scanFlatJSON(data []byte) (values map[string]any, types map[string]string, 
 			case "null":
 				val = nil
 			default:
-				val = json.Number(lit)
+				return nil, nil, "", false
 			}
 			i = j
+		default:
+			j, ok := scanJSONNumber(data, i)
+			if !ok {
+				return nil, nil, "", false
+			}
+			val, i = json.Number(data[i:j]), j
 		}
 		switch {
 		case strings.HasSuffix(key, jsonTypeSuffix):
@@ -89,6 +93,18 @@ func scanFlatJSON(data []byte) (values map[string]any, types map[string]string, 
 			}
 			values[key] = val
 		}
+		i = skipJSONSpace(data, i)
+		if i >= len(data) {
+			return nil, nil, "", false
+		}
+		switch data[i] {
+		case ',':
+			i = skipJSONSpace(data, i+1)
+		case '}':
+			return values, types, etag, skipJSONSpace(data, i+1) == len(data)
+		default:
+			return nil, nil, "", false
+		}
 	}
 }
 
@@ -100,21 +116,83 @@ func skipJSONSpace(data []byte, i int) int {
 	return i
 }
 
-// scanJSONString decodes the string starting at data[i] (a '"') in valid
-// JSON and returns the index after it. Strings with escapes or invalid
-// UTF-8 are decoded by encoding/json itself, so the result is always
-// encoding/json's.
+// scanJSONNumber returns the end of the JSON number at data[i], checking
+// its grammar: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
+func scanJSONNumber(data []byte, i int) (int, bool) {
+	digits := func(i int) int {
+		for i < len(data) && data[i] >= '0' && data[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	if i < len(data) && data[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(data) && data[i] == '0':
+		i++
+	case i < len(data) && data[i] >= '1' && data[i] <= '9':
+		i = digits(i)
+	default:
+		return i, false
+	}
+	if i < len(data) && data[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return i, false
+		}
+		i = j
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return i, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+// scanJSONString decodes the JSON string starting at data[i] and returns
+// the index after it, checking that it is well formed (no raw control
+// characters, known escapes). Strings with escapes or invalid UTF-8 are
+// decoded by encoding/json itself, so the result is always encoding/json's.
 func scanJSONString(data []byte, i int) (string, int, bool) {
 	if i >= len(data) || data[i] != '"' {
 		return "", i, false
 	}
 	escaped := false
 	j := i + 1
-	for ; data[j] != '"'; j++ {
-		if data[j] == '\\' {
+	for ; j < len(data) && data[j] != '"'; j++ {
+		switch c := data[j]; {
+		case c < 0x20:
+			return "", i, false
+		case c == '\\':
 			escaped = true
-			j++ // skip the escaped byte (valid JSON: never past the end)
+			j++
+			if j >= len(data) {
+				return "", i, false
+			}
+			switch data[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				for k := 1; k <= 4; k++ {
+					if j+k >= len(data) || !isHexDigit(data[j+k]) {
+						return "", i, false
+					}
+				}
+				j += 4
+			default:
+				return "", i, false
+			}
 		}
+	}
+	if j >= len(data) {
+		return "", i, false
 	}
 	raw := data[i+1 : j]
 	if !escaped && utf8.Valid(raw) {
@@ -125,4 +203,8 @@ func scanJSONString(data []byte, i int) (string, int, bool) {
 		return "", i, false
 	}
 	return s, j + 1, true
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
