@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/limits"
 )
 
 // TestValidateDecisions runs testdata/codec_validate: which keys, property
@@ -98,7 +99,7 @@ func TestUTF16Len(t *testing.T) {
 	}
 	for _, tc := range tests {
 		require.Equal(t, tc.want, utf16Len(tc.s), "%q", tc.s)
-		require.Equal(t, tc.want, utf16LenBytes([]byte(tc.s)), "%q", tc.s)
+		require.Equal(t, tc.want, limits.UTF16LenBytes([]byte(tc.s)), "%q", tc.s)
 	}
 }
 

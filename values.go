@@ -8,35 +8,24 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 )
 
-// DateTime values are ticks: 100 ns units since 0001-01-01T00:00:00Z.
+// minDateTimeYear and maxDateTimeYear bound the DateTime values Azure
+// accepts: 1601-01-01T00:00:00Z to 9999-12-31T23:59:59.9999999Z.
 const (
-	ticksPerSecond = 10_000_000
-	nsPerTick      = 100
-	// unixToTicksSeconds is the number of seconds from 0001-01-01 to the
-	// Unix epoch (1970-01-01), both UTC.
-	unixToTicksSeconds = 62_135_596_800
-	// minDateTimeYear and maxDateTimeYear bound the DateTime values Azure
-	// accepts: 1601-01-01T00:00:00Z to 9999-12-31T23:59:59.9999999Z.
 	minDateTimeYear = 1601
 	maxDateTimeYear = 9999
+	nsPerTick       = 100 // DateTime precision
 )
 
-// ticksFromTime converts t to DateTime ticks, truncating to 100 ns. It is
-// exact, without overflow, for every t in years 0001 to 9999 (any zone);
-// outside that range the result is meaningless.
-func ticksFromTime(t time.Time) int64 {
-	return (t.Unix()+unixToTicksSeconds)*ticksPerSecond + int64(t.Nanosecond()/nsPerTick)
-}
+// ticksFromTime converts t to DateTime ticks (see codec.TicksFromTime).
+func ticksFromTime(t time.Time) int64 { return codec.TicksFromTime(t) }
 
 // timeFromTicks converts DateTime ticks to a time.Time in UTC.
-func timeFromTicks(ticks int64) time.Time {
-	sec, rem := ticks/ticksPerSecond, ticks%ticksPerSecond
-	return time.Unix(sec-unixToTicksSeconds, rem*nsPerTick).UTC()
-}
+func timeFromTicks(ticks int64) time.Time { return codec.TimeFromTicks(ticks) }
 
 // encodeProperties validates user properties and converts them to codec
 // form, sorted by name. nil values are dropped (Azure drops JSON null).
@@ -259,31 +248,6 @@ func decodeValue(v filter.Value) any {
 	return nil
 }
 
-// mergeProperties returns old with every property of upd added or, when
-// old has the name, replaced. Both inputs must be sorted by name with
-// unique names; so is the result. The result is a new slice; values are
-// shared with the inputs.
-func mergeProperties(old, upd []codec.Property) []codec.Property {
-	out := make([]codec.Property, 0, len(old)+len(upd))
-	i, j := 0, 0
-	for i < len(old) && j < len(upd) {
-		switch c := strings.Compare(old[i].Name, upd[j].Name); {
-		case c < 0:
-			out = append(out, old[i])
-			i++
-		case c > 0:
-			out = append(out, upd[j])
-			j++
-		default:
-			out = append(out, upd[j])
-			i++
-			j++
-		}
-	}
-	out = append(out, old[i:]...)
-	return append(out, upd[j:]...)
-}
-
 // decodeEntity builds an Entity from a stored key and record. A nil sel
 // decodes every property; otherwise only the properties named in sel
 // (a projection; names of absent properties and system names in sel are
@@ -291,12 +255,23 @@ func mergeProperties(old, upd []codec.Property) []codec.Property {
 // Properties is never nil. A corrupt record gives an error matching
 // ErrCorrupt (no Azure code describes corruption) naming the entity.
 func decodeEntity(pk, rk string, rec codec.Record, sel []string) (*Entity, error) {
+	return decodeRow(driver.Row{PartitionKey: pk, RowKey: rk, Record: rec}, sel)
+}
+
+// decodeRow is decodeEntity for a driver's row; the ETag is the row's, or
+// derived from the Timestamp when the row has none.
+func decodeRow(r driver.Row, sel []string) (*Entity, error) {
+	pk, rk, rec := r.PartitionKey, r.RowKey, r.Record
 	ticks, err := rec.Timestamp()
 	if err != nil {
 		return nil, corruptEntity(pk, rk, err)
 	}
 	ts := timeFromTicks(ticks)
-	e := &Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts, ETag: etagFor(ts)}
+	etag := ETag(r.ETag)
+	if etag == "" {
+		etag = etagFor(ts)
+	}
+	e := &Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts, ETag: etag}
 	count := 0
 	it := rec.Iter()
 	for it.Next() {
