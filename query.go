@@ -161,7 +161,7 @@ func (t *Table) readPage(ctx context.Context, pq *preparedQuery) (*Page, error) 
 	page := &Page{}
 	sel := pq.req.Select
 	res, err := t.drv.QueryPage(ctx, &pq.req, func(r driver.Row) error {
-		e, err := decodeRow(r, sel)
+		e, err := decodeRow(r, sel, false)
 		if err != nil {
 			return err
 		}

@@ -50,14 +50,9 @@ func (t *Table) Get(ctx context.Context, partitionKey, rowKey string, opts *GetO
 		}
 		sel = opts.Select
 	}
-	var e *Entity
-	err := t.drv.Get(ctx, partitionKey, rowKey, sel, func(r driver.Row) error {
-		var err error
-		e, err = decodeRow(r, sel) // errors already name the entity
-		return err
-	})
+	r, err := t.drv.Get(ctx, partitionKey, rowKey, sel)
 	if err != nil {
 		return nil, mapError(err, false)
 	}
-	return e, nil
+	return decodeRow(r, sel, true) // errors already name the entity
 }

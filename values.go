@@ -255,12 +255,14 @@ func decodeValue(v filter.Value) any {
 // Properties is never nil. A corrupt record gives an error matching
 // ErrCorrupt (no Azure code describes corruption) naming the entity.
 func decodeEntity(pk, rk string, rec codec.Record, sel []string) (*Entity, error) {
-	return decodeRow(driver.Row{PartitionKey: pk, RowKey: rk, Record: rec}, sel)
+	return decodeRow(driver.Row{PartitionKey: pk, RowKey: rk, Record: rec}, sel, false)
 }
 
 // decodeRow is decodeEntity for a driver's row; the ETag is the row's, or
-// derived from the Timestamp when the row has none.
-func decodeRow(r driver.Row, sel []string) (*Entity, error) {
+// derived from the Timestamp when the row has none. owned says the record
+// is the caller's and never written again, so the entity's strings may
+// alias it instead of a copy.
+func decodeRow(r driver.Row, sel []string, owned bool) (*Entity, error) {
 	pk, rk, rec := r.PartitionKey, r.RowKey, r.Record
 	ticks, err := rec.Timestamp()
 	if err != nil {
@@ -290,7 +292,11 @@ func decodeRow(r driver.Row, sel []string) (*Entity, error) {
 	// as a substring of it: one allocation for all the text instead of one
 	// per name and per string. A projection copies only what it keeps.
 	var all string
-	if sel == nil {
+	switch {
+	case sel != nil:
+	case owned:
+		all = unsafe.String(unsafe.SliceData(rec), len(rec))
+	default:
 		all = string(rec)
 	}
 	text := func(b []byte) string {

@@ -65,13 +65,13 @@ type Table interface {
 	// Exists returns nil when the table exists, else TableNotFound.
 	Exists(ctx context.Context) error
 
-	// Get reads one entity and calls fn once with it, before returning;
-	// fn's Row (and its Record) is valid only during the call. sel is the
-	// validated $select (nil: all); a driver may ignore it and pass every
-	// property, since the caller projects while decoding. fn's error is
-	// returned as is. Errors: ResourceNotFound when the entity is absent,
-	// ErrCorrupt (wrapped) for stored bytes that do not decode.
-	Get(ctx context.Context, pk, rk string, sel []string, fn func(Row) error) error
+	// Get reads one entity. The returned Row, Record included, is the
+	// caller's: the driver keeps no reference to it, so the caller may
+	// alias the record's bytes. sel is the validated $select (nil: all); a
+	// driver may ignore it and return every property, since the caller
+	// projects while decoding. Errors: ResourceNotFound when the entity is
+	// absent, ErrCorrupt (wrapped) for stored bytes that do not decode.
+	Get(ctx context.Context, pk, rk string, sel []string) (Row, error)
 
 	// Commit applies actions atomically: every action takes effect, in
 	// order, or none does. The caller guarantees 1 to 100 actions, one
@@ -186,7 +186,8 @@ type PageResult struct {
 type Row struct {
 	PartitionKey, RowKey string
 	// Record holds the Timestamp and the properties, encoded by package
-	// codec; it may alias driver memory valid only during the callback.
+	// codec. In a QueryPage callback it may alias driver memory valid only
+	// during the call; from Get it is the caller's.
 	Record codec.Record
 	// ETag is the entity's version. Rows with the same Timestamp may share
 	// one string.

@@ -60,28 +60,28 @@ func (t *table) Exists(ctx context.Context) error {
 }
 
 // Get implements driver.Table with one Pebble Get (bloom filters make a
-// miss cheap); fn sees the stored bytes without a copy.
-func (t *table) Get(ctx context.Context, pk, rk string, _ []string, fn func(driver.Row) error) error {
+// miss cheap) and one copy of the stored bytes.
+func (t *table) Get(ctx context.Context, pk, rk string, _ []string) (driver.Row, error) {
 	release, err := t.db.enter(ctx)
 	if err != nil {
-		return err
+		return driver.Row{}, err
 	}
 	defer release()
 	info, err := t.resolve()
 	if err != nil {
-		return err
+		return driver.Row{}, err
 	}
 	key := keys.Entity(nil, info.id, pk, rk)
 	val, closer, err := t.db.pdb.Get(key)
 	if err == pebble.ErrNotFound {
-		return errorf("ResourceNotFound", "entity (%q, %q) does not exist", pk, rk)
+		return driver.Row{}, errorf("ResourceNotFound", "entity (%q, %q) does not exist", pk, rk)
 	}
 	if err != nil {
-		return err
+		return driver.Row{}, err
 	}
-	defer closer.Close()
-	rec := codec.Record(val)
-	return fn(driver.Row{PartitionKey: pk, RowKey: rk, Record: rec, ETag: etagOf(rec)})
+	rec := codec.Record(append([]byte(nil), val...))
+	closer.Close()
+	return driver.Row{PartitionKey: pk, RowKey: rk, Record: rec, ETag: etagOf(rec)}, nil
 }
 
 // etagOf returns the ETag of a stored record, or "" when its Timestamp
