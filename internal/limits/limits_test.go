@@ -44,4 +44,3 @@ func TestEntitySize(t *testing.T) {
 	require.Equal(t, 16+28+17+18+20+26+14+18+20+14, EntitySize("pk", "rk😀", props))
 	require.Equal(t, 4, EntitySize("", "", nil))
 }
-
