@@ -652,21 +652,40 @@ func (h *harness) sameEntity(table string, got, want *ts.Entity) {
 
 // ---- operations ----
 
-func (h *harness) opInsert() {
+// writeTable returns an existing table to write to; when there is none it
+// creates one instead and returns false.
+func (h *harness) writeTable() (string, bool) {
 	table := h.existingTable()
 	if table == "" {
 		h.opCreateTable()
-		return
+		return "", false
 	}
-	e := h.randomEntity(table)
-	h.begin("insert", "%s %s", table, Describe(e))
+	return table, true
+}
+
+// write runs one single-entity write of e on the engine (on a copy, which
+// receives the engine's Timestamp and ETag) and on the model, compares
+// their errors and, on success, pairs the engine's new version with the
+// model's.
+func (h *harness) write(table string, e *ts.Entity, engine func(*ts.Entity) error, model func() (ts.ETag, error)) {
 	ee := copyEntity(e)
-	gotErr := h.table(table).Insert(h.ctx, ee)
-	etag, wantErr := h.m.Insert(table, e)
+	gotErr := engine(ee)
+	etag, wantErr := model()
 	h.sameError(gotErr, wantErr, false)
 	if wantErr == nil {
 		h.observe(entityID{strings.ToLower(table), e.PartitionKey, e.RowKey}, ee.ETag, ee.Timestamp, etag, true)
 	}
+}
+
+func (h *harness) opInsert() {
+	table, ok := h.writeTable()
+	if !ok {
+		return
+	}
+	e := h.randomEntity(table)
+	h.begin("insert", "%s %s", table, Describe(e))
+	h.write(table, e, func(ee *ts.Entity) error { return h.table(table).Insert(h.ctx, ee) },
+		func() (ts.ETag, error) { return h.m.Insert(table, e) })
 }
 
 func (h *harness) opGet() {
@@ -724,9 +743,8 @@ func (h *harness) randomMode() ts.UpdateMode {
 }
 
 func (h *harness) opUpdate() {
-	table := h.existingTable()
-	if table == "" {
-		h.opCreateTable()
+	table, ok := h.writeTable()
+	if !ok {
 		return
 	}
 	e := h.randomEntity(table)
@@ -737,37 +755,25 @@ func (h *harness) opUpdate() {
 		engineETag, modelETag, kind = "", "", "empty"
 	}
 	h.begin("update", "%s %s %s if-match %s (%s)", table, mode, Describe(e), engineETag, kind)
-	ee := copyEntity(e)
-	gotErr := h.table(table).Update(h.ctx, ee, mode, engineETag)
-	etag, wantErr := h.m.Update(table, e, mode, modelETag)
-	h.sameError(gotErr, wantErr, false)
-	if wantErr == nil {
-		h.observe(id, ee.ETag, ee.Timestamp, etag, true)
-	}
+	h.write(table, e, func(ee *ts.Entity) error { return h.table(table).Update(h.ctx, ee, mode, engineETag) },
+		func() (ts.ETag, error) { return h.m.Update(table, e, mode, modelETag) })
 }
 
 func (h *harness) opUpsert() {
-	table := h.existingTable()
-	if table == "" {
-		h.opCreateTable()
+	table, ok := h.writeTable()
+	if !ok {
 		return
 	}
 	e := h.randomEntity(table)
 	mode := h.randomMode()
 	h.begin("upsert", "%s %s %s", table, mode, Describe(e))
-	ee := copyEntity(e)
-	gotErr := h.table(table).Upsert(h.ctx, ee, mode)
-	etag, wantErr := h.m.Upsert(table, e, mode)
-	h.sameError(gotErr, wantErr, false)
-	if wantErr == nil {
-		h.observe(entityID{strings.ToLower(table), e.PartitionKey, e.RowKey}, ee.ETag, ee.Timestamp, etag, true)
-	}
+	h.write(table, e, func(ee *ts.Entity) error { return h.table(table).Upsert(h.ctx, ee, mode) },
+		func() (ts.ETag, error) { return h.m.Upsert(table, e, mode) })
 }
 
 func (h *harness) opDelete() {
-	table := h.existingTable()
-	if table == "" {
-		h.opCreateTable()
+	table, ok := h.writeTable()
+	if !ok {
 		return
 	}
 	pk, rk := h.randomKey(table)
@@ -895,9 +901,8 @@ func (h *harness) invalidEntity(table, pk string) (*ts.Entity, ts.Code) {
 }
 
 func (h *harness) opInvalidEntity() {
-	table := h.existingTable()
-	if table == "" {
-		h.opCreateTable()
+	table, ok := h.writeTable()
+	if !ok {
 		return
 	}
 	e, code := h.invalidEntity(table, "")
@@ -1084,9 +1089,8 @@ func (h *harness) actionTypeFor(table string, e *ts.Entity) ts.ActionType {
 // valid in form (it may still fail a precondition), sometimes with one
 // fault in form, which the model must predict.
 func (h *harness) opTransaction() {
-	table := h.existingTable()
-	if table == "" {
-		h.opCreateTable()
+	table, ok := h.writeTable()
+	if !ok {
 		return
 	}
 	pk := h.pick(pkPool)
@@ -1435,13 +1439,8 @@ func (h *harness) writeAtOrBefore(table string, k model.Key) {
 		return
 	}
 	e := &ts.Entity{PartitionKey: key.PK, RowKey: key.RK, Properties: h.randomProps()}
-	ee := copyEntity(e)
-	gotErr := h.table(table).Upsert(h.ctx, ee, ts.Replace)
-	etag, wantErr := h.m.Upsert(table, e, ts.Replace)
-	h.sameError(gotErr, wantErr, false)
-	if wantErr == nil {
-		h.observe(id, ee.ETag, ee.Timestamp, etag, true)
-	}
+	h.write(table, e, func(ee *ts.Entity) error { return h.table(table).Upsert(h.ctx, ee, ts.Replace) },
+		func() (ts.ETag, error) { return h.m.Upsert(table, e, ts.Replace) })
 }
 
 func (h *harness) pick2(a, b int) int {
