@@ -51,7 +51,7 @@ var codeStatus = map[string]int{
 	string(tablestore.CodeCommandsInBatchActOnDifferentPartitions): http.StatusBadRequest,
 	// Azure answers 501 for filter features it lacks; azcore does not
 	// retry 501, and the answer is deterministic.
-	string(tablestore.CodeNotImplemented):     http.StatusNotImplemented,
+	string(tablestore.CodeNotImplemented):      http.StatusNotImplemented,
 	string(tablestore.CodeRequestBodyTooLarge): http.StatusRequestEntityTooLarge,
 
 	"InvalidXmlDocument":                 http.StatusBadRequest,

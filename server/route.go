@@ -193,7 +193,7 @@ func parseTableArg(args string) (string, error) {
 }
 
 // parseKeyArgs reads PartitionKey='p',RowKey='r' (either order, spaces
-// allowed around the tokens) with '' standing for one quote.
+// allowed around the tokens) with ” standing for one quote.
 func parseKeyArgs(args string) (pk, rk string, err error) {
 	p := literalParser{s: args}
 	var havePK, haveRK bool
@@ -260,7 +260,7 @@ func (p *literalParser) word(w string) bool {
 	return false
 }
 
-// stringLit reads 'text' with '' for a quote.
+// stringLit reads 'text' with ” for a quote.
 func (p *literalParser) stringLit() (string, bool) {
 	if !p.byte('\'') {
 		return "", false
