@@ -85,3 +85,5 @@ func responseBody(t *testing.T, err error) string {
 	}
 	return b.String()
 }
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
