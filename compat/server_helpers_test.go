@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,7 +16,10 @@ import (
 	"github.com/tablestore/tablestore/tablestoretest"
 )
 
-var tableSeq atomic.Int64
+var (
+	tableSeq   atomic.Int64
+	tableNames sync.Map // *aztables.Client -> table name
+)
 
 // newService starts a server and returns a service client for it.
 func newService(t *testing.T) (*tablestoretest.Server, *aztables.ServiceClient) {
@@ -36,6 +40,7 @@ func newTable(t *testing.T, svc *aztables.ServiceClient) *aztables.Client {
 	if _, err := c.CreateTable(ctx(t), nil); err != nil {
 		t.Fatalf("create table %s: %v", name, err)
 	}
+	tableNames.Store(c, name)
 	return c
 }
 
