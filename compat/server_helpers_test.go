@@ -92,3 +92,5 @@ func responseBody(t *testing.T, err error) string {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
