@@ -177,9 +177,9 @@ func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 		return s, errBadBatch("a sub-request URL is malformed")
 	}
 	rest, _ := h.stripAccount(u.Host, u.EscapedPath())
-	q, err := url.ParseQuery(u.RawQuery)
+	q, err := parseQuery(u.RawQuery)
 	if err != nil {
-		return s, errBadBatch("a sub-request query string is malformed")
+		return s, err
 	}
 	s.res, err = parseResource(resource{query: q}, rest)
 	if err != nil {
@@ -200,8 +200,12 @@ func (s *subRequest) action() (tablestore.TransactionAction, op, error) {
 		return a, 0, apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: If-None-Match is not supported on this operation.")
 	}
 	decode := func() (*tablestore.Entity, error) {
+		body := s.body
+		if s.res.kind == kindEntity {
+			body = withKeys(body, s.res.pk, s.res.rk)
+		}
 		var e tablestore.Entity
-		if err := e.UnmarshalJSON(s.body); err != nil {
+		if err := e.UnmarshalJSON(body); err != nil {
 			return nil, err
 		}
 		return &e, nil

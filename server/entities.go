@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
@@ -166,7 +168,7 @@ func (q *request) writeEntity(mode tablestore.UpdateMode) {
 		q.fail(err)
 		return
 	}
-	e, err := decodeEntity(q.r, body)
+	e, err := decodeEntity(q.r, withKeys(body, q.res.pk, q.res.rk))
 	if err != nil {
 		q.fail(err)
 		return
@@ -280,6 +282,37 @@ func (q *request) queryEntities() {
 		hd.Set("x-ms-continuation-NextRowKey", encodeNextKey(page.NextRowKey()))
 	}
 	q.writeJSON(http.StatusOK, l, b)
+}
+
+// withKeys adds PartitionKey and RowKey to a JSON object body that lacks
+// them, as bodies of URL-addressed writes may. Anything that is not a
+// JSON object is returned unchanged for the decoder to reject.
+func withKeys(body []byte, pk, rk string) []byte {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil || top == nil {
+		return body
+	}
+	_, hasPK := top["PartitionKey"]
+	_, hasRK := top["RowKey"]
+	if hasPK && hasRK {
+		return body
+	}
+	rest := bytes.TrimSpace(body)[1:] // after '{'
+	out := []byte{'{'}
+	if !hasPK {
+		out = append(out, `"PartitionKey":`...)
+		out = appendString(out, pk)
+		out = append(out, ',')
+	}
+	if !hasRK {
+		out = append(out, `"RowKey":`...)
+		out = appendString(out, rk)
+		out = append(out, ',')
+	}
+	if r := bytes.TrimSpace(rest); len(r) > 0 && r[0] == '}' {
+		out = out[:len(out)-1]
+	}
+	return append(out, rest...)
 }
 
 func readAll(r io.Reader) ([]byte, error) { return io.ReadAll(r) }

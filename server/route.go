@@ -39,9 +39,9 @@ type resource struct {
 func (h *handler) route(r *http.Request) (resource, error) {
 	var res resource
 	res.rawPath = requestPath(r)
-	q, err := url.ParseQuery(r.URL.RawQuery)
+	q, err := parseQuery(r.URL.RawQuery)
 	if err != nil {
-		return res, apiError(http.StatusBadRequest, "InvalidQueryParameterValue", "The query string is not well formed.")
+		return res, err
 	}
 	res.query = q
 	scheme := "http"
@@ -57,6 +57,26 @@ func (h *handler) route(r *http.Request) (resource, error) {
 		res.kind = kindACL // refined below: must name a table
 	}
 	return parseResource(res, rest)
+}
+
+// parseQuery splits a query string on '&' only: clients leave the ';'
+// of $format=application/json;odata=... unescaped, which url.ParseQuery
+// refuses. Errors: InvalidQueryParameterValue for a bad escape.
+func parseQuery(raw string) (url.Values, error) {
+	v := url.Values{}
+	for _, kv := range strings.Split(raw, "&") {
+		if kv == "" {
+			continue
+		}
+		k, val, _ := strings.Cut(kv, "=")
+		k, err1 := url.QueryUnescape(k)
+		val, err2 := url.QueryUnescape(val)
+		if err1 != nil || err2 != nil {
+			return nil, apiError(http.StatusBadRequest, "InvalidQueryParameterValue", "The query string is not well formed.")
+		}
+		v.Add(k, val)
+	}
+	return v, nil
 }
 
 // stripAccount returns the path after the account. Path-style addressing
