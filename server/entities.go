@@ -72,7 +72,7 @@ func (q *request) insertEntity() {
 	}
 	hd := q.w.Header()
 	loc := q.res.base + entityPath(q.res.table, e.PartitionKey, e.RowKey)
-	hd.Set("ETag", string(e.ETag))
+	setExact(hd, "ETag", string(e.ETag))
 	hd.Set("Location", loc)
 	if preferNoContent(q.r) {
 		hd.Set("Preference-Applied", "return-no-content")
@@ -143,7 +143,7 @@ func (q *request) getEntity() {
 		q.fail(err)
 		return
 	}
-	q.w.Header().Set("ETag", string(e.ETag))
+	setExact(q.w.Header(), "ETag", string(e.ETag))
 	q.writeJSON(http.StatusOK, l, b)
 }
 
@@ -185,7 +185,7 @@ func (q *request) writeEntity(mode tablestore.UpdateMode) {
 		q.fail(err)
 		return
 	}
-	q.w.Header().Set("ETag", string(e.ETag))
+	setExact(q.w.Header(), "ETag", string(e.ETag))
 	q.w.Header().Set("Content-Length", "0")
 	q.w.WriteHeader(http.StatusNoContent)
 }
@@ -278,8 +278,8 @@ func (q *request) queryEntities() {
 	b = append(b, "]}"...)
 	if page.Continuation != "" {
 		hd := q.w.Header()
-		hd.Set("x-ms-continuation-NextPartitionKey", encodeNextKey(page.NextPartitionKey()))
-		hd.Set("x-ms-continuation-NextRowKey", encodeNextKey(page.NextRowKey()))
+		setExact(hd, "x-ms-continuation-NextPartitionKey", encodeNextKey(page.NextPartitionKey()))
+		setExact(hd, "x-ms-continuation-NextRowKey", encodeNextKey(page.NextRowKey()))
 	}
 	q.writeJSON(http.StatusOK, l, b)
 }

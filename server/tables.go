@@ -186,7 +186,7 @@ scan:
 	}
 	b = append(b, "]}"...)
 	if next != "" {
-		q.w.Header().Set("x-ms-continuation-NextTableName", next)
+		setExact(q.w.Header(), "x-ms-continuation-NextTableName", next)
 	}
 	q.writeJSON(http.StatusOK, l, b)
 }

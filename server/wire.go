@@ -213,3 +213,12 @@ func (q *request) writeJSON(status int, l metaLevel, body []byte) {
 	q.w.WriteHeader(status)
 	_, _ = q.w.Write(body)
 }
+
+// setExact sets a response header with the exact spelling Azure uses
+// (ETag, x-ms-continuation-NextPartitionKey), which Go's canonical form
+// would change. Header names are case-insensitive, but some clients match
+// them literally.
+func setExact(h http.Header, key, value string) {
+	h.Del(key)
+	h[key] = []string{value}
+}
