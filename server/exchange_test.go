@@ -125,7 +125,7 @@ func formatResponse(resp *http.Response) string {
 	}
 	slices.Sort(names)
 	for _, k := range names {
-		fmt.Fprintf(&b, "%s: %s\n", k, mask(resp.Header.Get(k)))
+		fmt.Fprintf(&b, "%s: %s\n", k, mask(resp.Header[k][0]))
 	}
 	for _, k := range []string{"X-Ms-Request-Id", "Date", "X-Ms-Version"} {
 		if resp.Header.Get(k) == "" {
