@@ -233,3 +233,56 @@ func (q *request) mustRestrict(t *testing.T, f string) string {
 	}
 	return s
 }
+
+// signServiceSAS builds a service SAS query for table, signed with DevKey.
+func signServiceSAS(fields map[string]string) string {
+	get := func(k string) string { return fields[k] }
+	toSign := strings.Join([]string{get("sp"), get("st"), get("se"), "/table/" + DevAccount + "/" + strings.ToLower(get("tn")),
+		get("si"), get("sip"), get("spr"), get("sv"), get("spk"), get("srk"), get("epk"), get("erk")}, "\n")
+	k, _ := base64.StdEncoding.DecodeString(DevKey)
+	m := hmac.New(sha256.New, k)
+	m.Write([]byte(toSign))
+	v := make([]string, 0, len(fields)+1)
+	for k, val := range fields {
+		v = append(v, k+"="+urlQueryEscape(val))
+	}
+	v = append(v, "sig="+urlQueryEscape(base64.StdEncoding.EncodeToString(m.Sum(nil))))
+	return strings.Join(v, "&")
+}
+
+func urlQueryEscape(s string) string { return strings.NewReplacer("+", "%2B", "/", "%2F", "=", "%3D", " ", "%20").Replace(s) }
+
+func TestServiceSASRules(t *testing.T) {
+	hd, _ := newTestHandler(t, nil)
+	h := hd.(*handler)
+	future := time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04:05Z")
+	past := time.Now().UTC().Add(-time.Hour).Format("2006-01-02T15:04Z")
+	_ = h.policies.SetPolicies(context.Background(), "things", []AccessPolicy{{ID: "pol", Permission: "r", Expiry: time.Now().Add(time.Hour)}})
+	for _, tc := range []struct {
+		name   string
+		fields map[string]string
+		status int
+		code   string
+	}{
+		{"ok", map[string]string{"sv": "2019-02-02", "tn": "things", "sp": "r", "se": future}, 200, ""},
+		{"date only expiry", map[string]string{"sv": "2019-02-02", "tn": "THINGS", "sp": "r", "se": "2999-01-01"}, 200, ""},
+		{"expired", map[string]string{"sv": "2019-02-02", "tn": "things", "sp": "r", "se": past}, 403, "AuthenticationFailed"},
+		{"not yet", map[string]string{"sv": "2019-02-02", "tn": "things", "sp": "r", "st": future, "se": "2999-01-01"}, 403, "AuthenticationFailed"},
+		{"order", map[string]string{"sv": "2019-02-02", "tn": "things", "sp": "dr", "se": future}, 403, "AuthenticationFailed"},
+		{"no read", map[string]string{"sv": "2019-02-02", "tn": "things", "sp": "a", "se": future}, 403, "AuthorizationPermissionMismatch"},
+		{"other table", map[string]string{"sv": "2019-02-02", "tn": "others", "sp": "r", "se": future}, 403, "AuthorizationPermissionMismatch"},
+		{"policy", map[string]string{"sv": "2019-02-02", "tn": "things", "si": "pol"}, 200, ""},
+		{"policy and sp", map[string]string{"sv": "2019-02-02", "tn": "things", "si": "pol", "sp": "r"}, 400, "InvalidQueryParameterValue"},
+		{"policy and se", map[string]string{"sv": "2019-02-02", "tn": "things", "si": "pol", "se": future}, 400, "InvalidQueryParameterValue"},
+		{"no policy", map[string]string{"sv": "2019-02-02", "tn": "things", "si": "nope"}, 403, "AuthenticationFailed"},
+		{"ip", map[string]string{"sv": "2019-02-02", "tn": "things", "sp": "r", "se": future, "sip": "10.0.0.1-10.0.0.9"}, 403, "AuthorizationSourceIPMismatch"},
+		{"ip ok", map[string]string{"sv": "2019-02-02", "tn": "things", "sp": "r", "se": future, "sip": "192.0.2.1"}, 200, ""},
+	} {
+		target := "/devstoreaccount1/things()?" + signServiceSAS(tc.fields)
+		r := httptest.NewRequest("GET", target, nil)
+		w := serve(h, r)
+		if w.Code != tc.status || w.Header().Get("x-ms-error-code") != tc.code {
+			t.Errorf("%s: %d %s: %s", tc.name, w.Code, w.Header().Get("x-ms-error-code"), w.Body)
+		}
+	}
+}
