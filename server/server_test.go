@@ -250,7 +250,9 @@ func signServiceSAS(fields map[string]string) string {
 	return strings.Join(v, "&")
 }
 
-func urlQueryEscape(s string) string { return strings.NewReplacer("+", "%2B", "/", "%2F", "=", "%3D", " ", "%20").Replace(s) }
+func urlQueryEscape(s string) string {
+	return strings.NewReplacer("+", "%2B", "/", "%2F", "=", "%3D", " ", "%20").Replace(s)
+}
 
 func TestServiceSASRules(t *testing.T) {
 	hd, _ := newTestHandler(t, nil)
