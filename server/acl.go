@@ -2,65 +2,12 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/xml"
 	"net/http"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/tablestore/tablestore"
 )
-
-// AccessPolicy is one stored access policy of a table (Azure's
-// SignedIdentifier): a service SAS naming it with si takes its start,
-// expiry and permissions from here. Zero times and an empty Permission
-// mean the field is left to the signature.
-type AccessPolicy struct {
-	ID         string
-	Start      time.Time
-	Expiry     time.Time
-	Permission string
-}
-
-// MaxAccessPolicies is Azure's limit of stored access policies per table.
-const MaxAccessPolicies = 5
-
-// PolicyStore keeps each table's stored access policies. Table names
-// are matched case-insensitively. Implementations must be safe for
-// concurrent use.
-type PolicyStore interface {
-	// Policies returns the table's policies; none is not an error.
-	Policies(ctx context.Context, table string) ([]AccessPolicy, error)
-	// SetPolicies replaces the table's policies; nil removes them.
-	SetPolicies(ctx context.Context, table string, policies []AccessPolicy) error
-}
-
-// NewMemoryPolicyStore returns a PolicyStore that keeps policies in
-// memory.
-func NewMemoryPolicyStore() PolicyStore { return &memoryPolicies{m: map[string][]AccessPolicy{}} }
-
-type memoryPolicies struct {
-	mu sync.Mutex
-	m  map[string][]AccessPolicy
-}
-
-func (s *memoryPolicies) Policies(_ context.Context, table string) ([]AccessPolicy, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]AccessPolicy(nil), s.m[strings.ToLower(table)]...), nil
-}
-
-func (s *memoryPolicies) SetPolicies(_ context.Context, table string, p []AccessPolicy) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(p) == 0 {
-		delete(s.m, strings.ToLower(table))
-		return nil
-	}
-	s.m[strings.ToLower(table)] = append([]AccessPolicy(nil), p...)
-	return nil
-}
 
 // The ACL document: <SignedIdentifiers><SignedIdentifier><Id/>
 // <AccessPolicy><Start/><Expiry/><Permission/></AccessPolicy>...
@@ -93,7 +40,7 @@ func (q *request) getACL() {
 		q.fail(err)
 		return
 	}
-	pols, err := q.h.policies.Policies(q.r.Context(), q.res.table)
+	pols, err := q.h.db.Table(q.res.table).AccessPolicies(q.r.Context())
 	if err != nil {
 		q.fail(err)
 		return
@@ -136,11 +83,12 @@ func (q *request) setACL() {
 		q.fail(err)
 		return
 	}
-	if _, err := q.lookupTable(q.res.table, tablestore.CodeTableNotFound); err != nil {
-		q.fail(err)
-		return
-	}
-	if err := q.h.policies.SetPolicies(q.r.Context(), q.res.table, pols); err != nil {
+	if err := q.h.db.Table(q.res.table).SetAccessPolicies(q.r.Context(), pols); err != nil {
+		// The library checks the policies (count, IDs, permissions);
+		// Azure reports those problems as a bad XML document.
+		if tablestore.ErrorCode(err) == tablestore.CodeInvalidInput {
+			err = apiError(http.StatusBadRequest, "InvalidXmlDocument", "XML specified is not syntactically valid: "+err.(*tablestore.Error).Message+".")
+		}
 		q.fail(err)
 		return
 	}
@@ -149,9 +97,8 @@ func (q *request) setACL() {
 }
 
 // parseACL reads a SignedIdentifiers document. Errors: InvalidXmlDocument
-// for bad XML, more than five policies, an empty or over-long Id, a
-// repeated Id, a bad time or permission.
-func parseACL(body []byte) ([]AccessPolicy, error) {
+// for bad XML or a bad time; Table.SetAccessPolicies checks the rest.
+func parseACL(body []byte) ([]tablestore.AccessPolicy, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, nil
 	}
@@ -159,17 +106,9 @@ func parseACL(body []byte) ([]AccessPolicy, error) {
 	if err := xml.Unmarshal(body, &doc); err != nil {
 		return nil, errBadXML
 	}
-	if len(doc.Identifiers) > MaxAccessPolicies {
-		return nil, errBadXML
-	}
-	seen := map[string]bool{}
-	var out []AccessPolicy
+	var out []tablestore.AccessPolicy
 	for _, id := range doc.Identifiers {
-		if id.ID == "" || len(id.ID) > 64 || seen[id.ID] {
-			return nil, errBadXML
-		}
-		seen[id.ID] = true
-		p := AccessPolicy{ID: id.ID}
+		p := tablestore.AccessPolicy{ID: id.ID}
 		if id.Policy != nil {
 			var ok bool
 			if s := strings.TrimSpace(id.Policy.Start); s != "" {
@@ -183,9 +122,6 @@ func parseACL(body []byte) ([]AccessPolicy, error) {
 				}
 			}
 			p.Permission = strings.TrimSpace(id.Policy.Permission)
-			if !inOrder(p.Permission, "raud") {
-				return nil, errBadXML
-			}
 		}
 		out = append(out, p)
 	}

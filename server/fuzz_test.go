@@ -169,7 +169,12 @@ func FuzzSASQuery(f *testing.F) {
 		f.Fatal(err)
 	}
 	h := hd.(*handler)
-	_ = h.policies.SetPolicies(context.Background(), "fzz", []AccessPolicy{{ID: "pol", Expiry: time.Now().Add(time.Hour), Permission: "r"}})
+	if _, err := db.CreateTable(context.Background(), "fzz"); err != nil {
+		f.Fatal(err)
+	}
+	if err := db.Table("fzz").SetAccessPolicies(context.Background(), []tablestore.AccessPolicy{{ID: "pol", Expiry: time.Now().Add(time.Hour), Permission: "r"}}); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, query string) {
 		r := httptest.NewRequest("GET", "/devstoreaccount1/fzz()", nil)
 		r.URL.RawQuery = query

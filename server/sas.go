@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/filter"
 )
 
@@ -134,11 +135,11 @@ func (h *handler) checkServiceSAS(r *http.Request, res resource, sig string) (*s
 		return nil, sasFailed("the signature does not match.")
 	}
 	if si := v.Get("si"); si != "" {
-		pols, err := h.policies.Policies(r.Context(), tn)
-		if err != nil {
+		pols, err := h.db.Table(tn).AccessPolicies(r.Context())
+		if err != nil && tablestore.ErrorCode(err) != tablestore.CodeTableNotFound {
 			return nil, err
 		}
-		var found *AccessPolicy
+		var found *tablestore.AccessPolicy
 		for i := range pols {
 			if pols[i].ID == si {
 				found = &pols[i]

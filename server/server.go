@@ -91,23 +91,19 @@ type Options struct {
 	// NewHTTPServer applies the same bound on the wire. Default
 	// DefaultMaxHeaderBytes.
 	MaxHeaderBytes int
-	// Policies stores each table's stored access policies (Set Table ACL).
-	// Default: kept in memory for the handler's lifetime.
-	Policies PolicyStore
 }
 
 // handler serves the Table REST API.
 type handler struct {
-	db       *tablestore.DB
-	account  string
-	keys     [][]byte
-	anon     bool
-	log      *slog.Logger
-	sem      *semaphore.Weighted
-	wait     time.Duration
-	maxBody  int64
-	maxHdr   int
-	policies PolicyStore
+	db      *tablestore.DB
+	account string
+	keys    [][]byte
+	anon    bool
+	log     *slog.Logger
+	sem     *semaphore.Weighted
+	wait    time.Duration
+	maxBody int64
+	maxHdr  int
 
 	propsMu sync.Mutex
 	props   []byte // service properties document set by PUT; nil: default
@@ -136,14 +132,13 @@ func New(db *tablestore.DB, opts *Options) (http.Handler, error) {
 		return nil, fmt.Errorf("tablestore: server: %d keys given; an account has at most two", len(o.Keys))
 	}
 	h := &handler{
-		db:       db,
-		account:  o.Account,
-		anon:     o.Anonymous,
-		log:      o.Logger,
-		wait:     o.QueueWait,
-		maxBody:  o.MaxBodyBytes,
-		maxHdr:   o.MaxHeaderBytes,
-		policies: o.Policies,
+		db:      db,
+		account: o.Account,
+		anon:    o.Anonymous,
+		log:     o.Logger,
+		wait:    o.QueueWait,
+		maxBody: o.MaxBodyBytes,
+		maxHdr:  o.MaxHeaderBytes,
 	}
 	for _, k := range o.Keys {
 		key, err := base64.StdEncoding.DecodeString(k)
@@ -165,9 +160,6 @@ func New(db *tablestore.DB, opts *Options) (http.Handler, error) {
 	}
 	if h.maxHdr <= 0 {
 		h.maxHdr = DefaultMaxHeaderBytes
-	}
-	if h.policies == nil {
-		h.policies = NewMemoryPolicyStore()
 	}
 	return h, nil
 }

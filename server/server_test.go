@@ -259,7 +259,9 @@ func TestServiceSASRules(t *testing.T) {
 	h := hd.(*handler)
 	future := time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04:05Z")
 	past := time.Now().UTC().Add(-time.Hour).Format("2006-01-02T15:04Z")
-	_ = h.policies.SetPolicies(context.Background(), "things", []AccessPolicy{{ID: "pol", Permission: "r", Expiry: time.Now().Add(time.Hour)}})
+	if err := h.db.Table("things").SetAccessPolicies(context.Background(), []tablestore.AccessPolicy{{ID: "pol", Permission: "r", Expiry: time.Now().Add(time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name   string
 		fields map[string]string

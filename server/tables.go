@@ -284,9 +284,6 @@ func (q *request) createTable() {
 		q.fail(err)
 		return
 	}
-	// A new table starts with no stored access policies, even if an
-	// earlier table of that name had some.
-	_ = q.h.policies.SetPolicies(q.r.Context(), name, nil)
 	hd := q.w.Header()
 	hd.Set("Location", q.res.base+"Tables("+keyLiteral(name)+")")
 	if preferNoContent(q.r) {
@@ -310,7 +307,6 @@ func (q *request) deleteTable() {
 		q.fail(err)
 		return
 	}
-	_ = q.h.policies.SetPolicies(q.r.Context(), q.res.table, nil)
 	q.w.WriteHeader(http.StatusNoContent)
 }
 
