@@ -36,10 +36,6 @@ func (q *request) getACL() {
 		q.fail(err)
 		return
 	}
-	if _, err := q.lookupTable(q.res.table, tablestore.CodeTableNotFound); err != nil {
-		q.fail(err)
-		return
-	}
 	pols, err := q.h.db.Table(q.res.table).AccessPolicies(q.r.Context())
 	if err != nil {
 		q.fail(err)
