@@ -38,10 +38,11 @@ const (
 // PropertyNameInvalid and PropertyNameTooLong for bad names, InvalidInput
 // for a system name in Properties or a string that is not valid UTF-8,
 // OutOfRangeInput for a time outside years 1 to 9999.
-func (e *Entity) MarshalJSON() ([]byte, error) {
-	if e == nil {
-		return []byte("null"), nil
-	}
+//
+// The receiver is a value, so an Entity, a *Entity and a struct or slice
+// holding either all encode this way with json.Marshal (which writes a nil
+// *Entity as null).
+func (e Entity) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, 128+64*len(e.Properties))
 	b = append(b, '{')
 	if e.ETag != "" {

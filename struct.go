@@ -170,7 +170,7 @@ func UnmarshalEntity(e *Entity, v any) error {
 			dst = reflect.New(fv.Type().Elem()).Elem()
 		}
 		if !unmarshalField(dst, f.kind, val) {
-			return newError(CodeInvalidValueType, "field %s: property %q holds %s %v, which does not fit a %s",
+			return newError(CodeInvalidValueType, "field %s: property %q holds %s %v, which does not fit the field's type %s",
 				f.goName, f.name, edmTypeName(val), val, fv.Type())
 		}
 		if f.pointer {

@@ -2,6 +2,7 @@ package tablestore
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/internal/codec"
@@ -190,21 +191,23 @@ func (t *Table) resolveOp(op *writeOp, key []byte) ([]codec.Property, int64, err
 	return merged, stamp, nil
 }
 
-// String returns the action's name as the Azure SDKs spell it.
+// String returns the value of the matching aztables TransactionType
+// ("add", "updatemerge", "updatereplace", "insertmerge", "insertreplace",
+// "delete"), so aztables.TransactionType(a.String()) names the same action.
 func (a ActionType) String() string {
 	switch a {
 	case ActionInsert:
-		return "insert"
+		return "add"
 	case ActionUpdateMerge:
-		return "update (merge)"
+		return "updatemerge"
 	case ActionUpdateReplace:
-		return "update (replace)"
+		return "updatereplace"
 	case ActionUpsertMerge:
-		return "upsert (merge)"
+		return "insertmerge"
 	case ActionUpsertReplace:
-		return "upsert (replace)"
+		return "insertreplace"
 	case ActionDelete:
 		return "delete"
 	}
-	return "unknown action"
+	return fmt.Sprintf("ActionType(%d)", uint8(a))
 }
