@@ -675,7 +675,7 @@ func (h *harness) sameEntity(table string, got, want *ts.Entity) {
 	if !want.Timestamp.IsZero() && !got.Timestamp.Equal(want.Timestamp) {
 		h.failf("entity %s: engine Timestamp %v, written with %v", describe(want), got.Timestamp, want.Timestamp)
 	}
-	for _, name := range []string{"PartitionKey", "RowKey", "Timestamp", "ETag"} {
+	for _, name := range []string{"PartitionKey", "RowKey", "Timestamp"} {
 		if _, ok := got.Properties[name]; ok {
 			h.failf("engine entity holds system property %s in Properties", name)
 		}
@@ -868,7 +868,7 @@ func (h *harness) invalidEntity(table, pk string) (*ts.Entity, ts.Code) {
 		e.Properties["N\xff"] = int32(1)
 		return e, ts.CodePropertyNameInvalid
 	case 16:
-		e.Properties[h.pick([]string{"PartitionKey", "RowKey", "Timestamp", "ETag"})] = "x"
+		e.Properties[h.pick([]string{"PartitionKey", "RowKey", "Timestamp"})] = "x"
 		return e, ts.CodeInvalidInput
 	case 0:
 		bad := "bad" + string("/\\#?\t\n\x00\x1f\x7f"[h.rng.Intn(9)]) + "key"

@@ -16,9 +16,11 @@ import (
 // value. Fields of embedded structs (not pointers to them) are promoted, as
 // in encoding/json. Unexported fields are ignored.
 //
-// The fields named (or tagged) PartitionKey and RowKey (of string kind),
-// Timestamp (time.Time) and ETag (ETag or string kind) fill the Entity's
-// own fields. Other fields convert by type:
+// The fields named (or tagged) PartitionKey and RowKey (of string kind)
+// and Timestamp (time.Time) fill the Entity's own fields, and so does a
+// field of type ETag, whatever its name, for the entity's ETag. Any other
+// field named ETag (a string, say) is an ordinary property named "ETag",
+// which Azure allows. Other fields convert by type:
 //
 //	string kinds                 Edm.String
 //	int32, int16, int8,
@@ -120,8 +122,9 @@ func marshalField(fv reflect.Value, kind fieldKind) any {
 }
 
 // UnmarshalEntity fills the struct v points to from e, following the field
-// rules of MarshalEntity. The PartitionKey, RowKey, Timestamp and ETag
-// fields, where the struct has them, are always set from e. Properties absent from e (or nil) leave their
+// rules of MarshalEntity. The PartitionKey, RowKey and Timestamp fields
+// and the field of type ETag, where the struct has them, are always set
+// from e. Properties absent from e (or nil) leave their
 // fields unchanged; a pointer field gets a newly allocated value. Numbers
 // convert between Int32, Int64 and Double and any numeric field type when
 // the value fits exactly (an Int64 of 5 fills an int8 field, 2.5 does not
@@ -353,6 +356,7 @@ var structPlans sync.Map
 var (
 	timeType = reflect.TypeFor[time.Time]()
 	guidType = reflect.TypeFor[GUID]()
+	etagType = reflect.TypeFor[ETag]()
 )
 
 func structPlanFor(t reflect.Type) (*structPlan, error) {
@@ -400,6 +404,13 @@ func buildFields(t reflect.Type, index []int, prefix string, seen map[string]str
 				prev, goName, t, name)
 		}
 		seen[name] = goName
+		if sf.Type == etagType {
+			if prev, dup := seen["\x00etag"]; dup {
+				return nil, newError(CodeDuplicatePropertiesSpecified, "fields %s and %s of %s are both of type ETag",
+					prev, goName, t)
+			}
+			seen["\x00etag"] = goName
+		}
 		f := fieldPlan{index: idx, name: name, goName: goName, omitEmpty: opts == "omitempty"}
 		if err := planField(&f, sf.Type); err != nil {
 			return nil, err
@@ -411,12 +422,16 @@ func buildFields(t reflect.Type, index []int, prefix string, seen map[string]str
 
 // planField sets the system or kind of f from the field's type.
 func planField(f *fieldPlan, ft reflect.Type) error {
+	if ft == etagType {
+		f.system = systemETag
+		return nil
+	}
 	switch f.name {
-	case namePartitionKey, nameRowKey, nameETag:
+	case namePartitionKey, nameRowKey:
 		if ft.Kind() != reflect.String {
 			return newError(CodeInvalidValueType, "field %s maps to %s and must be a string, not %s", f.goName, f.name, ft)
 		}
-		f.system = map[string]systemField{namePartitionKey: systemPartitionKey, nameRowKey: systemRowKey, nameETag: systemETag}[f.name]
+		f.system = map[string]systemField{namePartitionKey: systemPartitionKey, nameRowKey: systemRowKey}[f.name]
 		return nil
 	case nameTimestamp:
 		if ft != timeType {

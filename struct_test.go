@@ -231,8 +231,9 @@ func TestStructErrors(t *testing.T) {
 	type badNested struct{ A Address }
 	type badPK struct{ PartitionKey int }
 	type badTS struct{ Timestamp string }
-	type badETag struct {
-		V int `table:"ETag"`
+	type twoETags struct {
+		V ETag
+		W ETag
 	}
 	type badTag struct {
 		N int `table:"1abc"`
@@ -255,7 +256,7 @@ func TestStructErrors(t *testing.T) {
 		{"nested struct", badNested{}, CodeInvalidValueType, "field A has type tablestore.Address"},
 		{"int partition key", badPK{}, CodeInvalidValueType, "field PartitionKey maps to PartitionKey and must be a string"},
 		{"string timestamp", badTS{}, CodeInvalidValueType, "must be a time.Time"},
-		{"int etag", badETag{}, CodeInvalidValueType, "field V maps to ETag"},
+		{"two etag fields", twoETags{}, CodeDuplicatePropertiesSpecified, "fields V and W of tablestore.twoETags are both of type ETag"},
 		{"bad tag", badTag{}, CodePropertyNameInvalid, "field N: the property name \"1abc\" is invalid"},
 		{"duplicate", dup{}, CodeDuplicatePropertiesSpecified, "fields A and B"},
 		{"embedded pointer", embeddedPtr{}, CodeInvalidValueType, "field Address has type *tablestore.Address"},

@@ -37,6 +37,9 @@ func prepareOp(typ ActionType, e *Entity, ifMatch ETag) (writeOp, error) {
 		if ifMatch == "" {
 			return op, newError(CodeInvalidInput, "%s requires an if-match etag (use ETagAny to match any)", typ)
 		}
+		if err := checkIfMatch(ifMatch); err != nil {
+			return op, err
+		}
 	default:
 		return op, newError(CodeInvalidInput, "unknown action type %d", uint8(typ))
 	}

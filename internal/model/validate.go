@@ -128,7 +128,7 @@ func checkEntity(e *ts.Entity) error {
 			continue // a nil value is no property at all
 		}
 		switch name {
-		case "PartitionKey", "RowKey", "Timestamp", "ETag":
+		case "PartitionKey", "RowKey", "Timestamp":
 			return fail(ts.CodeInvalidInput) // the entity's own fields
 		}
 		if err := checkPropertyName(name); err != nil {
