@@ -79,8 +79,8 @@ func TestIfMatchSyntax(t *testing.T) {
 	malformed := []ETag{"abc", `W/abc`, `"unterminated`, `W/"has space"`, `W/"a"b"`, `"`, `W/`, " *", "**", `""x`}
 	wellFormed := []ETag{
 		`W/"datetime'2001-01-01T00%3A00%3A00.0000000Z'"`, // ours, stale
-		`W/"0x8D9A1B2C3D4E5F6"`,                         // Azure's older form
-		`"0x8D9A1B2C3D4E5F6"`,                           // strong
+		`W/"0x8D9A1B2C3D4E5F6"`,                          // Azure's older form
+		`"0x8D9A1B2C3D4E5F6"`,                            // strong
 		`W/""`, `""`,
 	}
 	try := func(tag ETag) []error {

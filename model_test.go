@@ -463,7 +463,7 @@ func (h *harness) pickIfMatch(id entityID) (ts.ETag, ts.ETag, string) {
 		p := v.pairs[h.rng.Intn(len(v.pairs))]
 		return p[0], p[1], "known"
 	case r < 8:
-		return staleETag, "never-existed", "stale"
+		return staleETag, `W/"never-existed"`, "stale"
 	case r < 9:
 		return "garbage", "garbage", "garbage"
 	}
