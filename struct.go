@@ -32,15 +32,20 @@ import (
 //	GUID                         Edm.Guid
 //	[]byte (any byte slice)      Edm.Binary; nil means no value
 //
-// and pointers to any of these, where nil means no value. A zero time.Time
-// is a value (year 1) that writes reject with OutOfRangeInput; tag such
-// fields omitempty or use *time.Time. Byte slices are not copied: the
-// Entity shares them with v.
+// and pointers to any of these, where nil means no value. Byte slices are
+// not copied: the Entity shares them with v.
+//
+// A time.Time field must hold a time Azure can store, 1601-01-01 to
+// 9999-12-31 UTC: a zero time.Time (year 1) fails here with
+// OutOfRangeInput, as Insert would, unless the field is tagged omitempty
+// (a zero value is then left out, as encoding/json leaves it out) or is a
+// *time.Time left nil.
 //
 // Errors: InvalidValueType naming the field for any other field type (uint,
 // uint64, maps, nested structs, ...), PropertyNameInvalid for a tag that is
 // not a valid property name, DuplicatePropertiesSpecified when two fields
-// map to one name, InvalidInput for a nil pointer. Per-type field plans are
+// map to one name, InvalidInput for a nil pointer, OutOfRangeInput naming
+// the field for a time outside Azure's DateTime range. Per-type field plans are
 // cached, so repeated calls for one type only read fields.
 func MarshalEntity(v any) (*Entity, error) {
 	rv := reflect.ValueOf(v)
@@ -87,7 +92,13 @@ func MarshalEntity(v any) (*Entity, error) {
 		if f.kind == fieldBinary && fv.IsNil() {
 			continue
 		}
-		e.Properties[f.name] = marshalField(fv, f.kind)
+		v := marshalField(fv, f.kind)
+		if f.kind == fieldDateTime {
+			if err := checkTimeField(f, v); err != nil {
+				return nil, err
+			}
+		}
+		e.Properties[f.name] = v
 	}
 	return e, nil
 }
@@ -130,9 +141,18 @@ func marshalField(fv reflect.Value, kind fieldKind) any {
 // the value fits exactly (an Int64 of 5 fills an int8 field, 2.5 does not
 // fill an int field). Byte slices are shared with e, not copied.
 //
+// A string property fills a field whose type says what the string holds,
+// as Azure's no-metadata JSON writes these types as strings: an Int64
+// field kind (int, int64, uint32) takes a decimal integer, a float field
+// "NaN", "Infinity", "-Infinity" or a number, a time.Time field an ISO 8601
+// date and time, a GUID field the canonical form, a []byte field base64.
+// The conversion is as strict as Azure's JSON decoding of that type.
+//
 // Errors: InvalidValueType naming the field when a property's type cannot
-// be stored in it (or the value does not fit), plus the field-plan errors
-// of MarshalEntity; InvalidInput if v is not a non-nil pointer to a struct
+// be stored in it (or the value does not fit), InvalidInput (or
+// OutOfRangeInput for a DateTime outside years 1 to 9999) naming the field
+// when such a string is malformed, plus the field-plan errors of
+// MarshalEntity; InvalidInput if v is not a non-nil pointer to a struct
 // or e is nil. On error, fields before the failing one may have been set.
 func UnmarshalEntity(e *Entity, v any) error {
 	if e == nil {
@@ -167,6 +187,11 @@ func UnmarshalEntity(e *Entity, v any) error {
 		val, ok := e.Properties[f.name]
 		if !ok || val == nil {
 			continue
+		}
+		if s, ok := val.(string); ok && f.kind != fieldString {
+			if val, err = stringField(f, s); err != nil {
+				return err
+			}
 		}
 		dst := fv
 		if f.pointer {
@@ -411,7 +436,7 @@ func buildFields(t reflect.Type, index []int, prefix string, seen map[string]str
 			}
 			seen["\x00etag"] = goName
 		}
-		f := fieldPlan{index: idx, name: name, goName: goName, omitEmpty: opts == "omitempty"}
+		f := fieldPlan{index: idx, name: name, goName: goName, omitEmpty: hasTagOption(opts, "omitempty")}
 		if err := planField(&f, sf.Type); err != nil {
 			return nil, err
 		}
