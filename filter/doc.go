@@ -24,6 +24,19 @@
 // A Filter is immutable and safe for concurrent use. Match allocates
 // nothing itself.
 //
+// # User input
+//
+// Build puts Go values into a filter as typed literals, so user input can
+// never change the filter's shape (build.go):
+//
+//	src, err := filter.Build("PartitionKey eq %s and Age ge %s", pk, int32(30))
+//
+// The Go type picks the EDM type: int32 gives 30, int64 30L, float64 30.0,
+// time.Time datetime'...', a [16]byte kind (tablestore.GUID) guid'...',
+// []byte X'...', a string a quoted literal with ' doubled. Other types (int
+// included: say int32 or int64) are errors, never a %v rendering. Literal
+// gives one value's literal.
+//
 // # Grammar
 //
 // Tokens may be separated by spaces, tabs and line breaks; parentheses and
