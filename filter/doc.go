@@ -126,7 +126,17 @@
 // Doubles are totally ordered, so that exactly one of lt, eq and gt holds
 // for every comparable pair: NaN equals NaN and sorts below every other
 // value, -INF included, and -0 equals +0. (Literals cannot be NaN; stored
-// values can.)
+// values can.) So a stored NaN matches `X lt 0`, `X le -1e308` and
+// `X ne 5`, and never `X ge ...` or `X eq ...`.
+//
+// What Azure does with a stored NaN is not documented, and no observation
+// of it is known to us (the digest's comparison matrix has no NaN case).
+// This order is a choice: it is the order of .NET's Double.CompareTo
+// (NaN equal to itself and less than every number), which a .NET service
+// comparing boxed values would apply; IEEE comparison operators would
+// instead make every comparison with NaN false but ne. A total order keeps
+// `not (X lt 5)` equal to `X ge 5` on every Double, which query planning
+// and paging rely on.
 //
 // # Limits
 //
