@@ -40,3 +40,23 @@ func TestMarshalJSONValue(t *testing.T) {
 	require.Equal(t, e.Properties, back.Items[0].Properties)
 	require.Nil(t, back.Nil)
 }
+
+// TestUnmarshalJSONBigIntegers checks that a bare integer beyond Int32 is a
+// Double when a double holds it exactly (Azure's inference) and an Int64
+// when a double would round it.
+func TestUnmarshalJSONBigIntegers(t *testing.T) {
+	for raw, want := range map[string]any{
+		"2147483647":           int32(2147483647),
+		"2147483648":           float64(2147483648),
+		"9007199254740992":     float64(1 << 53),
+		"9007199254740993":     int64(1<<53 + 1),
+		"-9007199254740993":    int64(-(1<<53 + 1)),
+		"9223372036854775807":  int64(9223372036854775807),
+		"9223372036854775808":  float64(9223372036854775808),
+		"-9223372036854775808": float64(-9223372036854775808),
+	} {
+		var e Entity
+		require.NoError(t, json.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","N":`+raw+`}`), &e), raw)
+		require.Equal(t, want, e.Properties["N"], raw)
+	}
+}
