@@ -101,7 +101,7 @@ func TestInteropFromTablestore(t *testing.T) {
 		want[k] = v
 	}
 	want["T"] = when.UTC()
-	want["Whole"] = int32(2)  // aztables writes float64(2) as 2
+	want["Whole"] = int32(2)   // aztables writes float64(2) as 2
 	want["NegZero"] = int32(0) // and -0 as -0, which reads as the integer 0
 	delete(want, "NaN")        // aztables wrote null for each
 	delete(want, "Inf")
@@ -142,7 +142,7 @@ func TestInteropFromAztables(t *testing.T) {
 		"I64":       int64(math.MinInt64), "T": utc,
 		"Local": time.Date(2024, 5, 6, 7, 8, 9, 123456700, time.UTC), // aztables wrote paris clock digits with a Z
 		"G":     testGUID, "Bin": []byte{9, 8}, "B": false,
-		"ETag":  int32(3),
+		"ETag": int32(3),
 	}
 	require.Equal(t, want, e.Properties)
 	require.False(t, e.Properties["Local"].(time.Time).Equal(local), "the instant moved by the zone offset on aztables' side")
