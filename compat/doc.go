@@ -1,4 +1,5 @@
-// Package compat holds tests that drive the tablestore REST server with
-// Azure's official SDKs. It is a module of its own so that the library's
-// go.mod never depends on the Azure SDK.
+// Package compat holds tests that run tablestore against the Azure SDK for
+// Go (aztables): JSON interoperability in both directions, and the REST
+// server's conversations with the SDK. It is its own module so that the
+// SDK never enters the library's dependencies.
 package compat

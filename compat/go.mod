@@ -2,12 +2,11 @@ module github.com/tablestore/tablestore/compat
 
 go 1.26.8
 
-replace github.com/tablestore/tablestore => ../
-
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.20.0
 	github.com/Azure/azure-sdk-for-go/sdk/data/aztables v1.4.1
-	github.com/tablestore/tablestore v0.0.0-00010101000000-000000000000
+	github.com/stretchr/testify v1.12.1
+	github.com/tablestore/tablestore v0.0.0
 )
 
 require (
@@ -39,6 +38,7 @@ require (
 	github.com/prometheus/common v0.42.0 // indirect
 	github.com/prometheus/procfs v0.10.1 // indirect
 	github.com/rogpeppe/go-internal v1.12.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
 	golang.org/x/net v0.43.0 // indirect
 	golang.org/x/sync v0.16.0 // indirect
@@ -46,3 +46,5 @@ require (
 	golang.org/x/text v0.28.0 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
 )
+
+replace github.com/tablestore/tablestore => ../
