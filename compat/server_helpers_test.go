@@ -13,6 +13,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/tablestoretest"
 )
 
@@ -94,3 +95,25 @@ func responseBody(t *testing.T, err error) string {
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+func newServiceB(b *testing.B) (*tablestoretest.Server, *aztables.ServiceClient) {
+	srv := tablestoretest.NewServer(b)
+	svc, err := aztables.NewServiceClientFromConnectionString(srv.ConnectionString(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return srv, svc
+}
+
+// seedDirect writes partition p (100 entities) straight into the store.
+func seedDirect(b *testing.B, tb *tablestore.Table, p int) error {
+	actions := make([]tablestore.TransactionAction, 100)
+	for j := range actions {
+		actions[j] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Entity: &tablestore.Entity{
+			PartitionKey: fmt.Sprintf("p%03d", p), RowKey: fmt.Sprintf("%03d", j),
+			Properties: map[string]any{"Name": "entity", "N": int32(j), "F": 1.5}}}
+	}
+	return tb.SubmitTransaction(b.Context(), actions)
+}
