@@ -3,6 +3,7 @@ module github.com/tablestore/tablestore/cmd/tablestore
 go 1.26.8
 
 require (
+	github.com/stretchr/testify v1.12.1
 	github.com/tablestore/tablestore v0.0.0
 	golang.org/x/term v0.47.0
 )
@@ -35,8 +36,9 @@ require (
 	github.com/prometheus/common v0.42.0 // indirect
 	github.com/prometheus/procfs v0.10.1 // indirect
 	github.com/rogpeppe/go-internal v1.9.0 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
+	golang.org/x/sync v0.7.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
