@@ -89,7 +89,7 @@ tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
 				defer closeStore(db, &err)
 				h, err := server.New(db, &server.Options{Account: *account, Keys: keys, Anonymous: *anonymous, Logger: logger})
 				if err != nil {
-					return usagef("%v", err)
+					return usagef("%s", errorText(err))
 				}
 				ln, err := net.Listen("tcp", *addr)
 				if err != nil {
