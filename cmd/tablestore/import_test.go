@@ -350,3 +350,19 @@ func TestProgressLine(t *testing.T) {
 	_ = context.Background
 	_ = tablestore.ETagAny
 }
+
+func TestCSVResume(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	in := writeFile(t, dir, "in.csv", "PartitionKey,RowKey,Note,Age:Edm.Int32\na,1,\"two\nlines\",1\na,2,x,two\na,3,y,3\n")
+	r := cli(t, "import", "--store", store, "People", in)
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, "line 4: InvalidInput")
+	require.Contains(t, r.stderr, "every line up to 3 committed or rejected, nothing at or after line 4; run again with --resume to continue from line 4")
+	require.NoError(t, os.WriteFile(in, []byte("PartitionKey,RowKey,Note,Age:Edm.Int32\na,1,\"two\nlines\",1\na,2,x,2\na,3,y,3\n"), 0o644))
+	ok(t, "import", "--store", store, "People", in, "--resume")
+	got := readEntities(t, store, "People")
+	require.Equal(t, []string{"a/1", "a/2", "a/3"}, keys(got))
+	require.Equal(t, "two\nlines", got[0].Properties["Note"])
+	require.Equal(t, int32(2), got[1].Properties["Age"])
+}
