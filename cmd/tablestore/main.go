@@ -97,15 +97,15 @@ func run(ctx context.Context, args []string, io *stdio) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.stderr)
 	runFn := cmd.flags(fs, io)
-	fs.Usage = func() { printCommandHelp(fs.Output(), cmd, fs) }
+	fs.Usage = func() {} // printed below, once, where it belongs
 	pos, err := parseInterspersed(fs, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
-		fs.SetOutput(io.stdout)
 		printCommandHelp(io.stdout, cmd, fs)
 		return exitOK
 	}
 	if err != nil {
-		// The flag package has printed the error and the usage.
+		// The flag package has printed the error.
+		fmt.Fprintf(io.stderr, "Run 'tablestore %s --help' for usage.\n", name)
 		return exitUsage
 	}
 	err = runFn(ctx, pos)

@@ -148,7 +148,8 @@ func TestHelp(t *testing.T) {
 		require.Contains(t, r.stdout, "  "+c.name+" ")
 		for _, args := range [][]string{{c.name, "--help"}, {c.name, "-h"}, {"help", c.name}} {
 			r := ok(t, args...)
-			require.Contains(t, r.stdout, "Usage: tablestore "+c.name, args)
+			require.Empty(t, r.stderr, args)
+			require.Equal(t, 1, strings.Count(r.stdout, "Usage: tablestore "+c.name), args)
 			require.Contains(t, r.stdout, "Example:\n  tablestore "+c.name, args)
 			require.NotEmpty(t, strings.TrimSpace(c.summary))
 		}
