@@ -5,7 +5,8 @@
 #   compat/js/run.sh              tablestore serve --in-memory (built from this checkout)
 #   compat/js/run.sh azurite      Azurite, for comparison
 #
-# Extra arguments go to `node --test` (for example --test-name-pattern=edm).
+# TABLESTORE_BIN names a prebuilt tablestore binary to use instead of
+# building ./cmd/tablestore. Extra arguments go to `node --test` (for example --test-name-pattern=edm).
 # Needs `npm ci` in compat/js first. Exits non-zero when any scenario fails
 # or the server does not come up within 60 seconds.
 set -euo pipefail
@@ -41,8 +42,12 @@ port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{
 
 case "$target" in
 tablestore)
-  (cd "$root" && go build -o "$work/tablestore" ./cmd/tablestore)
-  "$work/tablestore" serve --in-memory --addr "127.0.0.1:$port" >"$work/server.log" 2>&1 &
+  bin=${TABLESTORE_BIN:-}
+  if [ -z "$bin" ]; then
+    bin="$work/tablestore"
+    (cd "$root" && go build -o "$bin" ./cmd/tablestore)
+  fi
+  "$bin" serve --in-memory --addr "127.0.0.1:$port" >"$work/server.log" 2>&1 &
   pid=$!
   ;;
 azurite)
