@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,12 +32,12 @@ import (
 
 // sdkConfig is the sdk mode's command line.
 type sdkConfig struct {
-	entities  int
-	gets      int
-	workers   int
-	servers   []string
-	serveBin  string
-	serveArgs string
+	entities   int
+	gets       int
+	workers    int
+	servers    []string
+	serveBin   string
+	cpuProfile string
 }
 
 const (
@@ -51,10 +52,11 @@ func parseSDKFlags(args []string) (sdkConfig, error) {
 	workers := fs.Int("workers", 4, "concurrent SubmitTransaction callers during the load")
 	servers := fs.String("servers", "tablestore,azurite", "comma-separated servers to drive")
 	bin := fs.String("tablestore-bin", "", "a tablestore binary to run as `serve --in-memory --addr 127.0.0.1:<port>` (default: this program serves tablestore's REST handler over an in-memory store in a child process)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the SDK client side) to this file")
 	if err := fs.Parse(args); err != nil {
 		return sdkConfig{}, err
 	}
-	c := sdkConfig{entities: *entities, gets: *gets, workers: *workers, serveBin: *bin}
+	c := sdkConfig{entities: *entities, gets: *gets, workers: *workers, serveBin: *bin, cpuProfile: *cpuProfile}
 	if c.entities <= 0 || c.entities%partitionSize != 0 {
 		return c, fmt.Errorf("-entities must be a positive multiple of %d", partitionSize)
 	}
@@ -73,19 +75,22 @@ func parseSDKFlags(args []string) (sdkConfig, error) {
 
 // sdkResult holds one server's figures.
 type sdkResult struct {
-	server      string
-	how         string        // how the server was run
-	load        float64       // entities/s
-	loadTime    time.Duration //
-	getP50      time.Duration //
-	getP99      time.Duration //
-	getRate     float64       // gets/s, sequential
-	paging      float64       // entities/s
-	pagingTime  time.Duration //
-	pages       int           //
-	peakRSS     int64         // VmHWM of the server process, bytes
-	err         error
-	failedPhase string
+	server     string
+	how        string        // how the server was run
+	load       float64       // entities/s
+	loadTime   time.Duration //
+	getP50     time.Duration //
+	getP99     time.Duration //
+	getRate    float64       // gets/s, sequential
+	paging     float64       // entities/s
+	pagingTime time.Duration //
+	pages      int           //
+	peakRSS    int64         // VmHWM of the server process, bytes
+	// CPU seconds the server process and this process (the SDK client)
+	// spent in each phase: load, gets, paging.
+	serverCPU, clientCPU [3]float64
+	err                  error
+	failedPhase          string
 }
 
 // runSDK runs the sdk mode: for each server, start it, load the data set
@@ -96,6 +101,17 @@ func runSDK(ctx context.Context, args []string) error {
 	c, err := parseSDKFlags(args)
 	if err != nil {
 		return err
+	}
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var results []*sdkResult
 	for _, name := range c.servers {
@@ -276,19 +292,34 @@ func driveSDK(ctx context.Context, c sdkConfig, srv *sdkServer, r *sdkResult) {
 		r.err, r.failedPhase = err, "create table"
 		return
 	}
-	if r.loadTime, err = sdkLoad(ctx, client, c); err != nil {
-		r.err, r.failedPhase = err, "load"
+	phase := func(i int, name string, f func() error) bool {
+		s0, c0 := cpuSeconds(srv.pid), cpuSeconds(os.Getpid())
+		if err := f(); err != nil {
+			r.err, r.failedPhase = err, name
+			return false
+		}
+		r.serverCPU[i], r.clientCPU[i] = cpuSeconds(srv.pid)-s0, cpuSeconds(os.Getpid())-c0
+		return true
+	}
+	bodies := make([][]byte, c.entities)
+	var rec record
+	for i := range bodies {
+		genRecord(&rec, i)
+		if bodies[i], err = sdkEntity(&rec); err != nil {
+			r.err, r.failedPhase = err, "encode"
+			return
+		}
+	}
+	if !phase(0, "load", func() (err error) { r.loadTime, err = sdkLoad(ctx, client, c, bodies); return err }) {
 		return
 	}
 	r.load = rate(c.entities, r.loadTime)
 	logf("sdk: %s load: %s entities/s", r.server, commas(r.load))
-	if err := sdkGets(ctx, client, c, r); err != nil {
-		r.err, r.failedPhase = err, "gets"
+	if !phase(1, "gets", func() error { return sdkGets(ctx, client, c, r) }) {
 		return
 	}
 	logf("sdk: %s gets: p50 %s, p99 %s", r.server, r.getP50, r.getP99)
-	if err := sdkPaging(ctx, client, c, r); err != nil {
-		r.err, r.failedPhase = err, "paging"
+	if !phase(2, "paging", func() error { return sdkPaging(ctx, client, c, r) }) {
 		return
 	}
 	logf("sdk: %s paging: %s entities/s", r.server, commas(r.paging))
@@ -314,8 +345,8 @@ func sdkEntity(rec *record) ([]byte, error) {
 }
 
 // sdkLoad inserts the data set in transactions of batchSize entities,
-// c.workers transactions at a time.
-func sdkLoad(ctx context.Context, client *aztables.Client, c sdkConfig) (time.Duration, error) {
+// c.workers transactions at a time; bodies[i] is entity i's JSON.
+func sdkLoad(ctx context.Context, client *aztables.Client, c sdkConfig, bodies [][]byte) (time.Duration, error) {
 	batches := c.entities / batchSize
 	var next atomic.Int64
 	p := startProgress("load", "entities", c.entities)
@@ -328,7 +359,6 @@ func sdkLoad(ctx context.Context, client *aztables.Client, c sdkConfig) (time.Du
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var rec record
 			actions := make([]aztables.TransactionAction, batchSize)
 			for ctx.Err() == nil {
 				b := int(next.Add(1) - 1)
@@ -336,13 +366,7 @@ func sdkLoad(ctx context.Context, client *aztables.Client, c sdkConfig) (time.Du
 					return
 				}
 				for k := range batchSize {
-					genRecord(&rec, b*batchSize+k)
-					body, err := sdkEntity(&rec)
-					if err != nil {
-						cancel(err)
-						return
-					}
-					actions[k] = aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: body}
+					actions[k] = aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: bodies[b*batchSize+k]}
 				}
 				// The SDK reports any failed sub-response as an error.
 				if _, err := client.SubmitTransaction(ctx, actions, nil); err != nil {
@@ -455,6 +479,26 @@ func vmHWM(pid int) (int64, error) {
 	return 0, errors.New("no VmHWM line")
 }
 
+// cpuSeconds returns the user plus system CPU time a process has used,
+// from /proc/<pid>/stat (Linux; 0 elsewhere). Clock ticks are taken as
+// 100 per second, the value on every Linux architecture Go supports.
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses and may
+	// hold spaces: state is field 3, utime 14, stime 15.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100
+}
+
 func printSDK(w io.Writer, c sdkConfig, rs []*sdkResult) {
 	fmt.Fprintf(w, "\nSame aztables v1.4.1 calls against each server on this machine: %s entities loaded with SubmitTransaction (100 per batch, %d concurrent), %s sequential point gets, one paging pass with Top %d.\n\n",
 		commas(float64(c.entities)), c.workers, commas(float64(c.gets)), pageTop)
@@ -467,6 +511,18 @@ func printSDK(w io.Writer, c sdkConfig, rs []*sdkResult) {
 		fmt.Fprintf(w, "%-11s %14s %10s %10s %12s %16s %9.0f MiB  %s\n", r.server, commas(r.load),
 			r.getP50.Round(time.Microsecond), r.getP99.Round(time.Microsecond), commas(r.getRate),
 			commas(r.paging), float64(r.peakRSS)/(1<<20), r.how)
+	}
+	fmt.Fprintf(w, "\nCPU seconds per phase, server process / this process (the SDK client):\n")
+	fmt.Fprintf(w, "%-11s %16s %16s %16s\n", "server", "load", "gets", "paging")
+	for _, r := range rs {
+		if r.err != nil {
+			continue
+		}
+		fmt.Fprintf(w, "%-11s", r.server)
+		for i := range r.serverCPU {
+			fmt.Fprintf(w, " %16s", fmt.Sprintf("%.1f / %.1f", r.serverCPU[i], r.clientCPU[i]))
+		}
+		fmt.Fprintln(w)
 	}
 	var ts, az *sdkResult
 	for _, r := range rs {

@@ -81,3 +81,21 @@ func TestVmHWM(t *testing.T) {
 		t.Error("vmHWM(-1): no error")
 	}
 }
+
+func TestCPUSeconds(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	before := cpuSeconds(os.Getpid())
+	deadline := time.Now().Add(300 * time.Millisecond)
+	x := 0
+	for time.Now().Before(deadline) {
+		x++
+	}
+	if after := cpuSeconds(os.Getpid()); after <= before {
+		t.Errorf("cpu seconds %v then %v after a busy loop of %d iterations", before, after, x)
+	}
+	if cpuSeconds(-1) != 0 {
+		t.Error("cpuSeconds(-1) != 0")
+	}
+}
