@@ -33,6 +33,11 @@ const (
 // compat/js/node_modules.
 const EnvBinary = "TABLESTORE_AZURITE"
 
+// EnvRequire names an environment variable that, when set to a non-empty
+// value, turns Start's skip for a missing installation into a failure.
+// .ci/run sets it so that CI never skips the tests that need Azurite.
+const EnvRequire = "TABLESTORE_REQUIRE_AZURITE"
+
 // relBinary is where `npm ci` in compat/js puts the executable, relative
 // to the repository root.
 var relBinary = filepath.Join("compat", "js", "node_modules", ".bin", "azurite-table")
@@ -217,8 +222,9 @@ func (p *Process) Close() error {
 }
 
 // Start launches Azurite for a test and returns its connection string. It
-// calls t.Skip when Node or the azurite package is absent, t.Fatal when
-// the process fails to start, and stops the process in t.Cleanup.
+// calls t.Skip when Node or the azurite package is absent (t.Fatal when
+// $TABLESTORE_REQUIRE_AZURITE is set), t.Fatal when the process fails to
+// start, and stops the process in t.Cleanup.
 func Start(t testing.TB) string {
 	t.Helper()
 	return StartProcess(t).ConnectionString()
@@ -229,6 +235,9 @@ func Start(t testing.TB) string {
 func StartProcess(t testing.TB) *Process {
 	t.Helper()
 	p, err := Launch(context.Background())
+	if errors.Is(err, ErrNotInstalled) && os.Getenv(EnvRequire) != "" {
+		t.Fatalf("azurite required by %s but unavailable: %v", EnvRequire, err)
+	}
 	if errors.Is(err, ErrNotInstalled) {
 		t.Skipf("azurite unavailable (%v); run `npm ci` in compat/js or set %s", err, EnvBinary)
 	}
