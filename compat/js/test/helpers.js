@@ -7,6 +7,7 @@ const assert = require("node:assert/strict");
 const { test } = require("node:test");
 const {
   AzureNamedKeyCredential,
+  AzureSASCredential,
   TableClient,
   TableServiceClient,
 } = require("@azure/data-tables");
@@ -80,12 +81,10 @@ function tableClient(name) {
 
 // A client authorised only by a SAS token (no account key).
 function sasTableClient(name, sas) {
-  const { AzureSASCredential } = require("@azure/data-tables");
-  return new TableClient(`${endpoint}`, name, new AzureSASCredential(sas), clientOptions());
+  return new TableClient(endpoint, name, new AzureSASCredential(sas), clientOptions());
 }
 
 function sasServiceClient(sas) {
-  const { AzureSASCredential } = require("@azure/data-tables");
   return new TableServiceClient(endpoint, new AzureSASCredential(sas), clientOptions());
 }
 

@@ -46,7 +46,7 @@ h.scenario("tables: create, list by name, create again, delete", async () => {
 
 h.scenario("tables: invalid name is refused with 400", async () => {
   const svc = h.serviceClient();
-  await h.expectRestError(svc.createTable("1-not-valid"), 400);
+  await h.expectRestError(svc.createTable("1-not-valid"), 400, "InvalidResourceName");
 });
 
 h.scenario("tables: list pages with byPage continuation tokens", async (t) => {
