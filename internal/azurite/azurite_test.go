@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -78,11 +79,25 @@ func do(t *testing.T, p *Process, method, path, body string) answer {
 	return answer{resp.StatusCode, string(b)}
 }
 
-// TestFindMissing reports ErrNotInstalled for a missing override path.
+// TestFindMissing reports ErrNotInstalled for a missing override path
+// and for a PATH without node.
 func TestFindMissing(t *testing.T) {
-	t.Setenv(EnvBinary, "/nonexistent/azurite-table")
-	_, err := Find()
-	if err == nil || !strings.Contains(err.Error(), "not installed") {
-		t.Fatalf("Find() error = %v, want ErrNotInstalled", err)
-	}
+	t.Run("override", func(t *testing.T) {
+		t.Setenv(EnvBinary, "/nonexistent/azurite-table")
+		_, err := Find()
+		require.ErrorIs(t, err, ErrNotInstalled)
+	})
+	t.Run("no node", func(t *testing.T) {
+		t.Setenv("PATH", t.TempDir())
+		_, err := Find()
+		require.ErrorIs(t, err, ErrNotInstalled)
+	})
+	t.Run("no package", func(t *testing.T) {
+		if _, err := exec.LookPath("node"); err != nil {
+			t.Skip("node not on PATH")
+		}
+		t.Chdir(t.TempDir())
+		_, err := Find()
+		require.ErrorIs(t, err, ErrNotInstalled)
+	})
 }
