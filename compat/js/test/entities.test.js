@@ -124,3 +124,25 @@ h.scenario("entities: bad input is a 400 and stores nothing", async (t) => {
   const left = await h.collect(c.listEntities());
   assert.deepEqual(left, []);
 });
+
+h.scenario("entities: Azure's limits on keys, properties and size", async (t) => {
+  const c = await h.freshTable(t, "jslim");
+  for (const bad of ["a#b", "a?b", "a\\b"]) {
+    await h.expectRestError(c.createEntity({ partitionKey: bad, rowKey: "r" }), 400);
+    await h.expectRestError(c.createEntity({ partitionKey: "p", rowKey: bad }), 400);
+  }
+  // 252 custom properties are allowed, 253 are not.
+  const wide = { partitionKey: "p", rowKey: "wide" };
+  for (let i = 0; i < 252; i++) wide[`p${i}`] = i;
+  await c.createEntity(wide);
+  assert.equal(Object.keys(await c.getEntity("p", "wide")).filter((k) => k.startsWith("p") && k !== "partitionKey").length, 252);
+  await h.expectRestError(c.createEntity({ ...wide, rowKey: "wider", p252: 1 }), 400, "TooManyProperties");
+  // An entity over 1 MiB.
+  const huge = { partitionKey: "p", rowKey: "huge" };
+  for (let i = 0; i < 17; i++) huge[`s${i}`] = "y".repeat(32000);
+  await h.expectRestError(c.createEntity(huge), 400, "EntityTooLarge");
+  // DateTime before 1601 is out of range.
+  await h.expectRestError(c.createEntity({ partitionKey: "p", rowKey: "old", d: new Date("1600-12-31T00:00:00Z") }), 400);
+  const keys = (await h.collect(c.listEntities())).map((e) => e.rowKey);
+  assert.deepEqual(keys, ["wide"]);
+});

@@ -76,3 +76,20 @@ h.scenario("tables: list pages with byPage continuation tokens", async (t) => {
   const all = await h.collect(svc.listTables({ queryOptions: { filter } }).byPage({ maxPageSize: 2 }));
   assert.deepEqual(all.flat().map((x) => x.name), names);
 });
+
+h.scenario("tables: names are case-insensitive", async (t) => {
+  const svc = h.serviceClient();
+  const name = h.tableName("JsCase");
+  await svc.createTable(name);
+  t.after(() => svc.deleteTable(name).catch(() => {}));
+  let status;
+  await svc.createTable(name.toLowerCase(), {
+    onResponse: (r) => {
+      status = r.status;
+    },
+  });
+  assert.equal(status, 409, "a name differing only in case exists already");
+  const lower = h.tableClient(name.toLowerCase());
+  await lower.createEntity({ partitionKey: "p", rowKey: "r" });
+  assert.equal((await h.collect(h.tableClient(name).listEntities())).length, 1);
+});
