@@ -10,10 +10,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/stretchr/testify/require"
-	"github.com/tablestore/tablestore/internal/codec"
-	"github.com/tablestore/tablestore/internal/keys"
 )
 
 // TestBatchDataDriven runs testdata/batch: entity group transactions, what
@@ -196,27 +193,18 @@ func formatValue(v any) string {
 	return fmt.Sprintf("%T:%v", v, v)
 }
 
-// dumpTable prints every stored entity of the table, read straight from
-// Pebble, with its properties in name order.
+// dumpTable prints every stored entity of the table, read by a full
+// scan, with its properties in name order.
 func dumpTable(t *testing.T, db *DB, name string) string {
-	info, err := db.lookupTable(name)
-	require.NoError(t, err)
-	start, end := keys.TableSpan(info.id)
-	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
-	require.NoError(t, err)
-	defer it.Close()
 	var b strings.Builder
-	for it.First(); it.Valid(); it.Next() {
-		_, pk, rk, err := keys.Split(it.Key())
-		require.NoError(t, err)
-		e, err := decodeEntity(string(pk), string(rk), codec.Record(it.Value()), nil)
+	for e, err := range db.Table(name).Query(ctx, Query{}) {
 		require.NoError(t, err)
 		names := make([]string, 0, len(e.Properties))
 		for n := range e.Properties {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		fmt.Fprintf(&b, "%s/%s:", pk, rk)
+		fmt.Fprintf(&b, "%s/%s:", e.PartitionKey, e.RowKey)
 		for _, n := range names {
 			fmt.Fprintf(&b, " %s=%s", n, formatValue(e.Properties[n]))
 		}

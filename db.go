@@ -3,90 +3,53 @@ package tablestore
 import (
 	"context"
 	"errors"
-	"fmt"
-	"hash/maphash"
-	"sync"
 	"sync/atomic"
 
-	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/bloom"
-	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/internal/engine"
 )
 
-// DB is an open store: a set of tables in one Pebble instance. A DB is
-// safe for concurrent use by many goroutines.
+// DB is an open store: a set of tables behind one driver (the embedded
+// engine, or another driver.Conn given to OpenDriver). A DB is safe for
+// concurrent use by many goroutines.
 type DB struct {
-	opts      Options
-	pdb       *pebble.DB
-	writeOpts *pebble.WriteOptions
-	closed    atomic.Bool
-	// closeMu is held in read mode by every operation while it uses
-	// Pebble, and in write mode by Close, so Close waits for operations in
-	// flight and later ones see ErrClosed.
-	closeMu sync.RWMutex
-
-	// catMu guards the catalog. Writes hold it in read mode from table
-	// lookup to commit, so a table cannot be deleted under a write;
-	// CreateTable and DeleteTable hold it in write mode.
-	catMu  sync.RWMutex
-	tables map[string]tableInfo // by lowercase name
-	nextID uint64               // next table ID to assign
-	// catVersion counts catalog changes, so Table handles can cache their
-	// lookup and revalidate it with one atomic load.
-	catVersion atomic.Uint64
-
-	locks partitionLocks
-	clock timestampClock
-}
-
-// tableInfo is one catalog entry.
-type tableInfo struct {
-	id   uint64
-	name string // as created
+	opts   Options
+	conn   driver.Conn
+	closed atomic.Bool
 }
 
 // Open opens (creating if needed) the store in directory dir.
 func Open(dir string, opts *Options) (*DB, error) {
-	return open(dir, vfs.Default, opts)
+	o := opts.withDefaults()
+	e, err := engine.Open(dir, o.engineOptions())
+	if err != nil {
+		return nil, mapError(err, false)
+	}
+	return &DB{opts: o, conn: e}, nil
 }
 
 // OpenInMemory opens an empty store that lives in memory only, for tests.
 // It runs the same code as Open on Pebble's in-memory filesystem; its
 // contents are gone after Close.
 func OpenInMemory(opts *Options) (*DB, error) {
-	return open("", vfs.NewMem(), opts)
+	o := opts.withDefaults()
+	e, err := engine.OpenInMemory(o.engineOptions())
+	if err != nil {
+		return nil, mapError(err, false)
+	}
+	return &DB{opts: o, conn: e}, nil
 }
 
-func open(dir string, fs vfs.FS, opts *Options) (*DB, error) {
-	o := opts.withDefaults()
-	cache := pebble.NewCache(o.CacheSize)
-	defer cache.Unref()
-	popts := &pebble.Options{
-		Cache:              cache,
-		FS:                 fs,
-		MemTableSize:       o.MemTableSize,
-		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             quietLogger{},
+// OpenDriver returns a DB over an open driver connection, such as the
+// remote Azure driver's. The DB validates everything before it reaches
+// conn and maps conn's errors to this package's; Close closes conn. Of
+// opts only FilterLimits applies: the others configure the embedded
+// engine. A nil conn is InvalidInput.
+func OpenDriver(conn driver.Conn, opts *Options) (*DB, error) {
+	if conn == nil {
+		return nil, newError(CodeInvalidInput, "driver connection is nil")
 	}
-	if o.BloomBitsPerKey > 0 {
-		for i := range popts.Levels {
-			popts.Levels[i].FilterPolicy = bloom.FilterPolicy(o.BloomBitsPerKey)
-		}
-	}
-	pdb, err := pebble.Open(dir, popts)
-	if err != nil {
-		return nil, fmt.Errorf("tablestore: open %q: %w", dir, err)
-	}
-	db := &DB{opts: o, pdb: pdb, writeOpts: pebble.Sync}
-	db.locks.seed = maphash.MakeSeed()
-	if o.NoSync {
-		db.writeOpts = pebble.NoSync
-	}
-	if err := errors.Join(db.loadCatalog(), db.loadClock()); err != nil {
-		_ = pdb.Close()
-		return nil, err
-	}
-	return db, nil
+	return &DB{opts: opts.withDefaults(), conn: conn}, nil
 }
 
 // Close releases the store. Synced commits are already durable; with
@@ -97,61 +60,18 @@ func (db *DB) Close() error {
 	if db.closed.Swap(true) {
 		return ErrClosed
 	}
-	db.closeMu.Lock()
-	defer db.closeMu.Unlock()
-	var errs []error
-	if db.opts.NoSync {
-		errs = append(errs, db.pdb.LogData(nil, pebble.Sync))
-	}
-	errs = append(errs, db.pdb.Close())
-	return errors.Join(errs...)
-}
-
-// quietLogger drops Pebble's informational messages; a library must not
-// write to the user's stderr. Fatalf still stops the process, as Pebble
-// requires.
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any)  {}
-func (quietLogger) Errorf(string, ...any) {}
-func (quietLogger) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf("tablestore: pebble: "+format, args...))
+	return mapError(db.conn.Close(), false)
 }
 
 // Table returns a handle on the named table (matched case-insensitively).
 // It does not check that the table exists: operations on a missing table
 // fail with TableNotFound.
 func (db *DB) Table(name string) *Table {
-	return &Table{db: db, name: name}
+	return &Table{db: db, name: name, drv: db.conn.Table(name)}
 }
 
-// tableCache is a Table handle's memory of its catalog lookup.
-type tableCache struct {
-	version uint64
-	info    tableInfo
-}
-
-// resolve returns the table's catalog entry, from the handle's cache when
-// the catalog has not changed since. Errors: TableNotFound.
-func (t *Table) resolve() (tableInfo, error) { return t.resolveWith(t.db.lookupTable) }
-
-// resolveLocked is resolve for a caller that holds db.catMu.
-func (t *Table) resolveLocked() (tableInfo, error) { return t.resolveWith(t.db.lookupTableLocked) }
-
-func (t *Table) resolveWith(lookup func(string) (tableInfo, error)) (tableInfo, error) {
-	v := t.db.catVersion.Load()
-	if c := t.cache.Load(); c != nil && c.version == v {
-		return c.info, nil
-	}
-	info, err := lookup(t.name)
-	if err != nil {
-		return tableInfo{}, err
-	}
-	t.cache.Store(&tableCache{version: v, info: info})
-	return info, nil
-}
-
-// checkContext returns ctx's error, or ErrClosed if db is closed.
+// checkContext returns ctx's error, or ErrClosed if db is closed. Calls
+// check it before validating, so those errors come first.
 func (db *DB) checkContext(ctx context.Context) error {
 	if db.closed.Load() {
 		return ErrClosed
@@ -159,17 +79,19 @@ func (db *DB) checkContext(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// enter admits an operation that will use Pebble: it fails with ctx's
-// error or ErrClosed, or returns the function that ends the operation.
-// Close waits for every admitted operation to end.
-func (db *DB) enter(ctx context.Context) (release func(), err error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
+// mapError turns a driver's error into this package's, in one place for
+// every driver: a *driver.Error becomes an *Error with the same code and
+// message, wrapped in a *BatchError with the failing action's index when
+// tx is set (a transaction); ErrClosed, ErrCorrupt (both shared with
+// package driver), context errors and I/O errors pass through.
+func mapError(err error, tx bool) error {
+	var de *driver.Error
+	if err == nil || !errors.As(err, &de) {
+		return err
 	}
-	db.closeMu.RLock()
-	if db.closed.Load() {
-		db.closeMu.RUnlock()
-		return nil, ErrClosed
+	e := &Error{Code: Code(de.Code), Message: de.Message}
+	if tx {
+		return &BatchError{Index: de.Index, Err: e}
 	}
-	return db.closeMu.RUnlock, nil
+	return e
 }

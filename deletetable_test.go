@@ -38,7 +38,7 @@ func TestDeleteLargeTable(t *testing.T) {
 		}
 		require.NoError(t, b.Submit(ctx))
 	}
-	require.NoError(t, db.pdb.Flush())
+	require.NoError(t, flush(db))
 
 	start := time.Now()
 	require.NoError(t, db.DeleteTable(ctx, "Big"))

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/filter"
 )
 
 // TestEncodePropertiesSortsAndSizes checks the fast encoding path against
@@ -48,5 +50,69 @@ func TestEncodePropertiesErrorIsDeterministic(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		_, err := encodeProperties(props)
 		requireCode(t, err, CodeInvalidValueType) // then "B"
+	}
+}
+
+func TestEncodePropertiesConversions(t *testing.T) {
+	loc := time.FixedZone("east", 5*3600)
+	props, err := encodeProperties(map[string]any{
+		"Zoned": time.Date(2020, 1, 1, 5, 0, 0, 199, loc), // 2020-01-01T00:00:00.000000199Z
+		"Nil":   nil,
+		"NilB":  []byte(nil),
+	})
+	require.NoError(t, err)
+	require.Len(t, props, 2, "nil values are dropped")
+	require.Equal(t, "NilB", props[0].Name)
+	require.Equal(t, filter.TypeBinary, props[0].Value.Type)
+	require.Equal(t, "Zoned", props[1].Name)
+	want := ticksFromTime(time.Date(2020, 1, 1, 0, 0, 0, 100, time.UTC))
+	require.Equal(t, want, props[1].Value.Int, "converted to UTC and truncated to 100 ns")
+
+	empty, err := encodeProperties(nil)
+	require.NoError(t, err)
+	require.Empty(t, empty)
+}
+
+func TestEncodePropertiesErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		props map[string]any
+		code  Code
+	}{
+		{"reserved PartitionKey", map[string]any{"PartitionKey": "x"}, CodeInvalidInput},
+		{"reserved RowKey", map[string]any{"RowKey": "x"}, CodeInvalidInput},
+		{"reserved Timestamp", map[string]any{"Timestamp": time.Now()}, CodeInvalidInput},
+		{"reserved ETag", map[string]any{"ETag": "x"}, CodeInvalidInput},
+		{"bad name", map[string]any{"1a": "x"}, CodePropertyNameInvalid},
+		{"dash name", map[string]any{"a-b": int32(1)}, CodePropertyNameInvalid},
+		{"long name", map[string]any{strings.Repeat("a", 256): int32(1)}, CodePropertyNameTooLong},
+		{"int", map[string]any{"A": 1}, CodeInvalidValueType},
+		{"uint64", map[string]any{"A": uint64(1)}, CodeInvalidValueType},
+		{"float32", map[string]any{"A": float32(1)}, CodeInvalidValueType},
+		{"pointer", map[string]any{"A": new(string)}, CodeInvalidValueType},
+		{"map", map[string]any{"A": map[string]any{}}, CodeInvalidValueType},
+		{"etag value", map[string]any{"A": ETag("x")}, CodeInvalidValueType},
+		{"bad utf8", map[string]any{"A": "\xff"}, CodeInvalidInput},
+		{"string too long", map[string]any{"A": strings.Repeat("x", 32769)}, CodePropertyValueTooLarge},
+		{"string too long pairs", map[string]any{"A": strings.Repeat("😀", 16385)}, CodePropertyValueTooLarge},
+		{"binary too long", map[string]any{"A": make([]byte, 65537)}, CodePropertyValueTooLarge},
+		{"before 1601", map[string]any{"A": time.Date(1600, 12, 31, 23, 59, 59, 999999999, time.UTC)}, CodeOutOfRangeInput},
+		{"zero time", map[string]any{"A": time.Time{}}, CodeOutOfRangeInput},
+		{"after 9999", map[string]any{"A": time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, CodeOutOfRangeInput},
+		{"zone pushes past 9999", map[string]any{"A": time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("w", -3600))}, CodeOutOfRangeInput},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := encodeProperties(tc.props)
+			require.Error(t, err)
+			require.Equal(t, tc.code, ErrorCode(err), err.Error())
+		})
+	}
+
+	// With several bad properties, the first by name is reported, every time.
+	bad := map[string]any{"Z": 1, "B": uint8(1), "M": 2}
+	for range 10 {
+		_, err := encodeProperties(bad)
+		require.ErrorContains(t, err, `property "B"`)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"time"
+
+	"github.com/tablestore/tablestore/internal/codec"
 )
 
 // Entity is one row of a table: its key, the system properties the engine
@@ -47,38 +49,8 @@ type ETag string
 const ETagAny ETag = "*"
 
 // etagFor returns the ETag of an entity written at ts:
-// W/"datetime'2006-01-02T15%3A04%3A05.0000000Z'". It is formatted by hand
-// because every read of an entity computes it.
-func etagFor(ts time.Time) ETag {
-	ts = ts.UTC()
-	year, month, day := ts.Date()
-	hour, min, sec := ts.Clock()
-	var b [51]byte
-	n := copy(b[:], `W/"datetime'`)
-	put := func(v, width int) {
-		for i := width - 1; i >= 0; i-- {
-			b[n+i] = byte('0' + v%10)
-			v /= 10
-		}
-		n += width
-	}
-	lit := func(s string) { n += copy(b[n:], s) }
-	put(year, 4)
-	lit("-")
-	put(int(month), 2)
-	lit("-")
-	put(day, 2)
-	lit("T")
-	put(hour, 2)
-	lit("%3A")
-	put(min, 2)
-	lit("%3A")
-	put(sec, 2)
-	lit(".")
-	put(ts.Nanosecond()/100, 7)
-	lit(`Z'"`)
-	return ETag(b[:n])
-}
+// W/"datetime'2006-01-02T15%3A04%3A05.0000000Z'".
+func etagFor(ts time.Time) ETag { return ETag(codec.FormatETag(ts)) }
 
 // GUID is an Edm.Guid value: 16 bytes in the order the canonical text
 // form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx shows them.

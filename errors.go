@@ -3,6 +3,8 @@ package tablestore
 import (
 	"errors"
 	"fmt"
+
+	"github.com/tablestore/tablestore/driver"
 )
 
 // Code is one of Azure Table Storage's error codes, such as
@@ -64,7 +66,7 @@ var (
 )
 
 // ErrClosed is returned by every operation on a closed DB.
-var ErrClosed = errors.New("tablestore: closed")
+var ErrClosed = driver.ErrClosed
 
 type sentinel struct {
 	code Code
@@ -130,10 +132,4 @@ func newError(code Code, format string, args ...any) *Error {
 
 // ErrCorrupt reports stored bytes that do not decode; it means the store
 // was damaged outside this library.
-var ErrCorrupt = errors.New("tablestore: corrupt data")
-
-var errBadClock = errors.New("bad clock ceiling")
-
-func corruptRecord(key []byte, err error) error {
-	return fmt.Errorf("%w: entity at key %q: %v", ErrCorrupt, key, err)
-}
+var ErrCorrupt = driver.ErrCorrupt

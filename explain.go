@@ -73,11 +73,15 @@ func (p *QueryPlan) String() string { return p.text }
 // q.Continuation on, when given) and its residual filter. It reads no
 // entity. Errors are those of QueryPage for the same query.
 func (t *Table) Plan(q Query) (*QueryPlan, error) {
-	pq, err := t.prepare(context.Background(), q)
+	ctx := context.Background()
+	pq, err := t.prepare(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	p := pq.plan
+	if err := t.drv.Exists(ctx); err != nil {
+		return nil, mapError(err, false)
+	}
+	p := pq.req.Plan
 	qp := &QueryPlan{Kind: PlanKind(p.Kind), text: p.Format(pq.ranges)}
 	for _, r := range pq.ranges {
 		qp.Ranges = append(qp.Ranges, r.String())

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/engine"
 )
 
 // Options configure a DB. A nil *Options, and every zero field, means the
@@ -87,4 +88,17 @@ func (o *Options) withDefaults() Options {
 		r.PageTimeLimit = defaultPageTimeLimit
 	}
 	return r
+}
+
+// engineOptions returns the embedded engine's share of o (with defaults).
+func (o *Options) engineOptions() engine.Options {
+	return engine.Options{
+		NoSync:          o.NoSync,
+		CacheSize:       o.CacheSize,
+		MemTableSize:    o.MemTableSize,
+		BloomBitsPerKey: o.BloomBitsPerKey,
+		Clock:           o.Clock,
+		PageScanLimit:   o.PageScanLimit,
+		PageTimeLimit:   o.PageTimeLimit,
+	}
 }

@@ -52,12 +52,12 @@ func runQueryBench(b *testing.B, tbl *Table, q Query, want int) {
 // plan, served by a bounded iterator; in the memtable and, after a flush,
 // in sstables.
 func BenchmarkQueryPoint(b *testing.B) {
-	for _, flush := range []bool{false, true} {
+	for _, onDisk := range []bool{false, true} {
 		tbl := benchTable(b, 10, 1000)
 		name := "memtable"
-		if flush {
+		if onDisk {
 			name = "sstable"
-			if err := tbl.db.pdb.Flush(); err != nil {
+			if err := flush(tbl.db); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/internal/engine"
 	"github.com/tablestore/tablestore/internal/plan"
 )
 
@@ -299,17 +300,17 @@ func TestQueryScanBudget(t *testing.T) {
 func TestQueryTimeBudget(t *testing.T) {
 	var now atomic.Int64
 	clock := func() time.Time { return time.Unix(now.Add(1), 0) }
-	tbl := newQueryTestTable(t, &Options{Clock: clock, PageTimeLimit: time.Second}, 3*budgetCheckEvery+5)
+	tbl := newQueryTestTable(t, &Options{Clock: clock, PageTimeLimit: time.Second}, 3*engine.BudgetCheckEvery+5)
 	page, err := tbl.QueryPage(ctx, Query{})
 	require.NoError(t, err)
-	require.Len(t, page.Entities, budgetCheckEvery)
+	require.Len(t, page.Entities, engine.BudgetCheckEvery)
 	require.NotEmpty(t, page.Continuation)
 	n := 0
 	for _, err := range tbl.Query(ctx, Query{}) {
 		require.NoError(t, err)
 		n++
 	}
-	require.Equal(t, 3*budgetCheckEvery+5, n)
+	require.Equal(t, 3*engine.BudgetCheckEvery+5, n)
 }
 
 // countdownCtx reports Canceled once Err has been called n times.
@@ -326,7 +327,7 @@ func (c *countdownCtx) Err() error {
 }
 
 func TestQueryContextCancel(t *testing.T) {
-	tbl := newQueryTestTable(t, nil, 4*budgetCheckEvery)
+	tbl := newQueryTestTable(t, nil, 4*engine.BudgetCheckEvery)
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	_, err := tbl.QueryPage(cancelled, Query{})
@@ -347,7 +348,7 @@ func TestQueryContextCancel(t *testing.T) {
 		n++
 	}
 	require.ErrorIs(t, err, context.Canceled)
-	require.Less(t, n, 4*budgetCheckEvery)
+	require.Less(t, n, 4*engine.BudgetCheckEvery)
 }
 
 func TestQueryClosed(t *testing.T) {

@@ -1,23 +1,23 @@
 package tablestore
 
 import (
-	"encoding/binary"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/limits"
 )
 
-// Azure's limits on keys, names, values and entities.
+// Azure's limits on keys, names, values and entities (see internal/limits).
 const (
-	maxKeyUTF16          = 1024    // UTF-16 code units in a PartitionKey or RowKey
-	maxNameUTF16         = 255     // UTF-16 code units in a property name
-	maxValueBytes        = 1 << 16 // String (as UTF-16) and Binary values
-	maxUserProperties    = 252     // 255 minus PartitionKey, RowKey, Timestamp
-	maxEntityBytes       = 1 << 20 // Azure's size formula, see entitySize
-	quotedValuePrefixLen = 64      // bytes of a bad value quoted in messages
+	maxKeyUTF16          = limits.MaxKeyUTF16
+	maxNameUTF16         = limits.MaxNameUTF16
+	maxValueBytes        = limits.MaxValueBytes
+	maxUserProperties    = limits.MaxUserProperties
+	maxEntityBytes       = limits.MaxEntityBytes
+	quotedValuePrefixLen = 64 // bytes of a bad value quoted in messages
 )
 
 // The system property names. They never appear in Entity.Properties.
@@ -60,7 +60,7 @@ func validateKey(which, v string) error {
 			return newError(CodeOutOfRangeInput, "the %s value %s is out of range: it contains the character %U",
 				which, quoteShort(v), r)
 		}
-		units += utf16Units(r)
+		units += limits.UTF16Units(r)
 		i += size
 	}
 	if units > maxKeyUTF16 {
@@ -151,98 +151,20 @@ func checkEntityLimits(pk, rk string, props []codec.Property) error {
 // checkLimits is checkEntityLimits given the property count and the
 // entity's size by Azure's formula.
 func checkLimits(count, size int) error {
-	if count > maxUserProperties {
-		return newError(CodeTooManyProperties, "the entity has %d properties; the limit is %d user properties",
-			count, maxUserProperties)
-	}
-	if size > maxEntityBytes {
-		return newError(CodeEntityTooLarge, "the entity is %d bytes by Azure's size formula; the limit is %d",
-			size, maxEntityBytes)
+	if code, msg := limits.Check(count, size); code != "" {
+		return newError(Code(code), "%s", msg)
 	}
 	return nil
 }
 
-// entitySize returns the size of an entity by Azure's formula: 4 bytes,
-// plus 2 bytes per UTF-16 code unit of both keys, plus for each property
-// 8 bytes, 2 per UTF-16 code unit of its name, and its value's size
-// (String 4 + 2 per code unit, Binary 4 + length, DateTime 8, Guid 16,
-// Double 8, Int32 4, Int64 8, Boolean 1). Transactions sum it against their
-// 4 MiB limit.
+// entitySize returns the size of an entity by Azure's formula (see
+// limits.EntitySize).
 func entitySize(pk, rk string, props []codec.Property) int {
-	n := 4 + 2*(utf16Len(pk)+utf16Len(rk))
-	for i := range props {
-		p := &props[i]
-		n += 8 + 2*utf16Len(p.Name)
-		switch p.Value.Type {
-		case filter.TypeString:
-			n += 4 + 2*utf16LenBytes(p.Value.Bytes)
-		case filter.TypeBinary:
-			n += 4 + len(p.Value.Bytes)
-		case filter.TypeInt32:
-			n += 4
-		case filter.TypeBoolean:
-			n++
-		case filter.TypeGuid:
-			n += 16
-		default: // Int64, Double, DateTime
-			n += 8
-		}
-	}
-	return n
+	return limits.EntitySize(pk, rk, props)
 }
 
-// utf16Len returns the number of UTF-16 code units of s. Invalid UTF-8
-// bytes count one unit each.
-func utf16Len(s string) int {
-	n := asciiPrefixLen(readOnlyBytes(s))
-	if n == len(s) {
-		return n
-	}
-	for _, r := range s[n:] {
-		n += utf16Units(r)
-	}
-	return n
-}
-
-// asciiPrefixLen returns the length of b's longest ASCII prefix, reading
-// eight bytes at a time: ASCII text is one UTF-16 code unit a byte.
-func asciiPrefixLen(b []byte) int {
-	n := 0
-	for ; n+8 <= len(b); n += 8 {
-		if binary.LittleEndian.Uint64(b[n:])&0x8080808080808080 != 0 {
-			break
-		}
-	}
-	for n < len(b) && b[n] < utf8.RuneSelf {
-		n++
-	}
-	return n
-}
-
-// utf16LenBytes is utf16Len for a byte slice.
-func utf16LenBytes(b []byte) int {
-	n := asciiPrefixLen(b)
-	b = b[n:]
-	for len(b) > 0 {
-		c := b[0]
-		if c < utf8.RuneSelf {
-			n++
-			b = b[1:]
-			continue
-		}
-		r, size := utf8.DecodeRune(b)
-		n += utf16Units(r)
-		b = b[size:]
-	}
-	return n
-}
-
-func utf16Units(r rune) int {
-	if r >= 0x10000 {
-		return 2
-	}
-	return 1
-}
+// utf16Len returns the number of UTF-16 code units of s.
+func utf16Len(s string) int { return limits.UTF16Len(s) }
 
 // quoteShort quotes s for an error message, cutting it after
 // quotedValuePrefixLen bytes.
@@ -255,4 +177,38 @@ func quoteShort(s string) string {
 		cut--
 	}
 	return strconv.Quote(s[:cut]) + "..."
+}
+
+// validateTableName applies Azure's rules: ^[A-Za-z][A-Za-z0-9]{2,62}$,
+// and "tables" is reserved.
+func validateTableName(name string) error {
+	if len(name) < 3 || len(name) > 63 {
+		return newError(CodeOutOfRangeInput, "table name %q must be 3 to 63 characters long", name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		letter := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
+		digit := c >= '0' && c <= '9'
+		if !letter && !(digit && i > 0) {
+			return newError(CodeInvalidResourceName, "table name %q must start with a letter and hold only letters and digits", name)
+		}
+	}
+	if strings.EqualFold(name, "tables") {
+		return newError(CodeInvalidInput, "table name %q is reserved", name)
+	}
+	return nil
+}
+
+// maxPageSize is the largest $top, for entities and for table listings.
+const maxPageSize = 1000
+
+// pageSize validates a Top value: 0 means 1000; 1..1000 are accepted.
+func pageSize(top int) (int, error) {
+	switch {
+	case top == 0:
+		return maxPageSize, nil
+	case top < 0 || top > maxPageSize:
+		return 0, newError(CodeInvalidInput, "top must be between 1 and %d, got %d", maxPageSize, top)
+	}
+	return top, nil
 }

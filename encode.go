@@ -1,7 +1,6 @@
 package tablestore
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -11,32 +10,6 @@ import (
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 )
-
-// DateTime values are ticks: 100 ns units since 0001-01-01T00:00:00Z.
-const (
-	ticksPerSecond = 10_000_000
-	nsPerTick      = 100
-	// unixToTicksSeconds is the number of seconds from 0001-01-01 to the
-	// Unix epoch (1970-01-01), both UTC.
-	unixToTicksSeconds = 62_135_596_800
-	// minDateTimeYear and maxDateTimeYear bound the DateTime values Azure
-	// accepts: 1601-01-01T00:00:00Z to 9999-12-31T23:59:59.9999999Z.
-	minDateTimeYear = 1601
-	maxDateTimeYear = 9999
-)
-
-// ticksFromTime converts t to DateTime ticks, truncating to 100 ns. It is
-// exact, without overflow, for every t in years 0001 to 9999 (any zone);
-// outside that range the result is meaningless.
-func ticksFromTime(t time.Time) int64 {
-	return (t.Unix()+unixToTicksSeconds)*ticksPerSecond + int64(t.Nanosecond()/nsPerTick)
-}
-
-// timeFromTicks converts DateTime ticks to a time.Time in UTC.
-func timeFromTicks(ticks int64) time.Time {
-	sec, rem := ticks/ticksPerSecond, ticks%ticksPerSecond
-	return time.Unix(sec-unixToTicksSeconds, rem*nsPerTick).UTC()
-}
 
 // encodeProperties validates user properties and converts them to codec
 // form, sorted by name. nil values are dropped (Azure drops JSON null).
@@ -230,125 +203,4 @@ func encodeValueSized(name string, v any) (filter.Value, int, error) {
 	}
 	return filter.Value{}, 0, newError(CodeInvalidValueType,
 		"property %q has Go type %T; use string, int32, int64, float64, bool, time.Time, GUID or []byte", name, v)
-}
-
-// decodeValue converts a codec value back to the Go type encodeValue took
-// it from. Bytes are copied; time.Time is in UTC. An invalid type gives
-// nil.
-func decodeValue(v filter.Value) any {
-	switch v.Type {
-	case filter.TypeString:
-		return string(v.Bytes)
-	case filter.TypeInt32:
-		return int32(v.Int)
-	case filter.TypeInt64:
-		return v.Int
-	case filter.TypeDouble:
-		return v.Float
-	case filter.TypeBoolean:
-		return v.Int != 0
-	case filter.TypeDateTime:
-		return timeFromTicks(v.Int)
-	case filter.TypeGuid:
-		var g GUID
-		copy(g[:], v.Bytes)
-		return g
-	case filter.TypeBinary:
-		return append(make([]byte, 0, len(v.Bytes)), v.Bytes...)
-	}
-	return nil
-}
-
-// mergeProperties returns old with every property of upd added or, when
-// old has the name, replaced. Both inputs must be sorted by name with
-// unique names; so is the result. The result is a new slice; values are
-// shared with the inputs.
-func mergeProperties(old, upd []codec.Property) []codec.Property {
-	out := make([]codec.Property, 0, len(old)+len(upd))
-	i, j := 0, 0
-	for i < len(old) && j < len(upd) {
-		switch c := strings.Compare(old[i].Name, upd[j].Name); {
-		case c < 0:
-			out = append(out, old[i])
-			i++
-		case c > 0:
-			out = append(out, upd[j])
-			j++
-		default:
-			out = append(out, upd[j])
-			i++
-			j++
-		}
-	}
-	out = append(out, old[i:]...)
-	return append(out, upd[j:]...)
-}
-
-// decodeEntity builds an Entity from a stored key and record. A nil sel
-// decodes every property; otherwise only the properties named in sel
-// (a projection; names of absent properties and system names in sel are
-// ignored). PartitionKey, RowKey, Timestamp and ETag are always set, and
-// Properties is never nil. A corrupt record gives an error matching
-// ErrCorrupt (no Azure code describes corruption) naming the entity.
-func decodeEntity(pk, rk string, rec codec.Record, sel []string) (*Entity, error) {
-	ticks, err := rec.Timestamp()
-	if err != nil {
-		return nil, corruptEntity(pk, rk, err)
-	}
-	ts := timeFromTicks(ticks)
-	e := &Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts, ETag: etagFor(ts)}
-	count := 0
-	it := rec.Iter()
-	for it.Next() {
-		if sel == nil || selected(sel, it.Name()) {
-			count++
-		}
-	}
-	if err := it.Err(); err != nil {
-		return nil, corruptEntity(pk, rk, err)
-	}
-	e.Properties = make(map[string]any, count)
-	if count == 0 {
-		return e, nil
-	}
-	// Copy the record into one string and take every name and string value
-	// as a substring of it: one allocation for all the text instead of one
-	// per name and per string. A projection copies only what it keeps.
-	var all string
-	if sel == nil {
-		all = string(rec)
-	}
-	text := func(b []byte) string {
-		if sel != nil {
-			return string(b)
-		}
-		// b lies inside rec: its offset there is its offset in all.
-		off := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(rec))))
-		return all[off : off+len(b)]
-	}
-	for it = rec.Iter(); it.Next(); {
-		if sel != nil && !selected(sel, it.Name()) {
-			continue
-		}
-		name := text(it.Name())
-		if v := it.Value(); v.Type == filter.TypeString {
-			e.Properties[name] = text(v.Bytes)
-		} else {
-			e.Properties[name] = decodeValue(v)
-		}
-	}
-	return e, nil
-}
-
-func selected(sel []string, name []byte) bool {
-	for _, s := range sel {
-		if s == string(name) {
-			return true
-		}
-	}
-	return false
-}
-
-func corruptEntity(pk, rk string, err error) error {
-	return fmt.Errorf("%w: entity (%s, %s): %v", ErrCorrupt, quoteShort(pk), quoteShort(rk), err)
 }

@@ -1,4 +1,4 @@
-package tablestore
+package engine
 
 import (
 	"encoding/binary"
@@ -51,7 +51,7 @@ func clockKey() []byte {
 }
 
 // loadClock reads the durable ceiling at Open.
-func (db *DB) loadClock() error {
+func (db *Engine) loadClock() error {
 	db.clock.persist = func(ceiling int64) error {
 		return db.pdb.Set(clockKey(), binary.BigEndian.AppendUint64(nil, uint64(ceiling)), pebble.Sync)
 	}

@@ -1,4 +1,4 @@
-package tablestore
+package engine
 
 import (
 	"hash/maphash"

@@ -1,0 +1,215 @@
+// Package driver defines the interface a storage engine implements to sit
+// behind package tablestore, in the spirit of database/sql/driver.
+//
+// The root package keeps the user's API and every check: table names,
+// keys, property names, types and sizes, Azure's limits, $filter, $select
+// and $top, the shape of a transaction (1 to 100 actions, one
+// PartitionKey, no repeated RowKey, 4 MiB), struct and JSON conversion,
+// query iteration and the continuation-token format, Explain, and the
+// mapping of errors to *tablestore.Error. A driver only ever receives
+// validated work, and reports failures as *Error values carrying Azure's
+// codes, which the root package turns into its typed errors.
+//
+// Entities cross the boundary encoded (package internal/codec): a record
+// holds the Timestamp in ticks and the user properties sorted by name.
+// Drivers live in this repository (internal/engine, the embedded Pebble
+// engine; the remote Azure driver in its own module); the record type is
+// internal, so a driver outside it cannot be written.
+//
+// Open a store over a driver with tablestore.OpenDriver.
+package driver
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/plan"
+)
+
+// Conn is an open store. It is safe for concurrent use by many goroutines.
+// Every method but Table and Close fails with ErrClosed once Close has
+// been called, and with ctx's error when ctx is done before it starts.
+type Conn interface {
+	// CreateTable creates a table; name has passed Azure's table-name
+	// rules. Names are unique case-insensitively and keep the case they
+	// were created with. Errors: TableAlreadyExists.
+	CreateTable(ctx context.Context, name string) error
+
+	// DeleteTable deletes a table and all its entities atomically; name
+	// matches case-insensitively. Errors: ResourceNotFound when no such
+	// table exists.
+	DeleteTable(ctx context.Context, name string) error
+
+	// ListTables returns one page of table names, as created, sorted
+	// case-insensitively (ties by exact name).
+	ListTables(ctx context.Context, req ListTablesRequest) (ListTablesResult, error)
+
+	// Table returns a handle on the named table. It does not check that
+	// the table exists and does no I/O; the handle addresses the table by
+	// name, so after DeleteTable and CreateTable of the same name it
+	// addresses the new table. Handles are safe for concurrent use.
+	Table(name string) Table
+
+	// Close releases the store. It waits for operations in flight to end;
+	// later operations fail with ErrClosed, and so does a second Close.
+	Close() error
+}
+
+// Table is a handle on one table. It is safe for concurrent use. Every
+// method fails with ErrClosed after Conn.Close, with ctx's error when ctx
+// ends, and with TableNotFound when the table does not exist.
+type Table interface {
+	// Exists returns nil when the table exists, else TableNotFound.
+	Exists(ctx context.Context) error
+
+	// Get reads one entity. The returned Row, Record included, is the
+	// caller's: the driver keeps no reference to it, so the caller may
+	// alias the record's bytes. sel is the validated $select (nil: all); a
+	// driver may ignore it and return every property, since the caller
+	// projects while decoding. Errors: ResourceNotFound when the entity is
+	// absent, ErrCorrupt (wrapped) for stored bytes that do not decode.
+	Get(ctx context.Context, pk, rk string, sel []string) (Row, error)
+
+	// Commit applies actions atomically: every action takes effect, in
+	// order, or none does. The caller guarantees 1 to 100 actions, one
+	// PartitionKey, distinct RowKeys, validated and sorted properties and
+	// the If-Match rules of each action's type. Commits on one partition
+	// serialize; on different partitions they may run in parallel. Every
+	// entity written gets the result's Timestamp and ETag.
+	//
+	// A failing precondition is an *Error whose Index is the failing
+	// action's: EntityAlreadyExists, ResourceNotFound,
+	// UpdateConditionNotSatisfied, and for a merge whose result exceeds
+	// Azure's limits TooManyProperties or EntityTooLarge. TableNotFound has
+	// Index 0. Nothing is written on any error.
+	Commit(ctx context.Context, actions []Action) (CommitResult, error)
+
+	// QueryPage reads one page of a query: it calls emit, in
+	// (PartitionKey, RowKey) order, for each matching entity, at most
+	// q.Top times, all from one consistent view of the table. emit's Row
+	// is valid only during the call; emit's error ends the page and is
+	// returned as is. When entities may remain, the result names the
+	// position the next page starts at (More is true); the page may end
+	// early, even with no entity emitted, when a driver's own budget (scan
+	// count, time) runs out. Errors: ErrCorrupt (wrapped).
+	QueryPage(ctx context.Context, q *QueryRequest, emit func(Row) error) (PageResult, error)
+}
+
+// ListTablesRequest selects one page of a table listing.
+type ListTablesRequest struct {
+	// Prefix keeps only names starting with it, case-insensitively.
+	Prefix string
+	// After starts the listing at the first name not less than it,
+	// case-insensitively ("" starts at the beginning); it is a table name
+	// (a previous result's Next).
+	After string
+	// Top is the page size, 1 to 1000.
+	Top int
+}
+
+// ListTablesResult is one page of a table listing.
+type ListTablesResult struct {
+	Names []string // as created
+	Next  string   // the first name of the next page; "" when complete
+}
+
+// ActionType is the kind of one action; the values are those of
+// tablestore.ActionType.
+type ActionType uint8
+
+// The action types.
+const (
+	ActionInsert ActionType = iota + 1
+	ActionUpdateMerge
+	ActionUpdateReplace
+	ActionUpsertMerge
+	ActionUpsertReplace
+	ActionDelete
+)
+
+// Action is one validated write.
+type Action struct {
+	Type         ActionType
+	PartitionKey string
+	RowKey       string
+	// Properties are the user properties, validated, sorted by name with
+	// unique names; nil for ActionDelete. Values may alias the caller's
+	// memory until Commit returns; the driver must not modify them.
+	Properties []codec.Property
+	// IfMatch is the ETag an update or delete requires ("*" matches any
+	// existing entity); "" for inserts and upserts.
+	IfMatch string
+}
+
+// CommitResult is what a successful Commit gave every written entity.
+type CommitResult struct {
+	Timestamp time.Time // UTC, at 100 ns precision
+	ETag      string
+}
+
+// QueryRequest is one validated, planned query page. The caller reuses
+// one request for every page of a query, changing only the resume point,
+// and does not modify it during a call.
+type QueryRequest struct {
+	// Filter is the checked $filter (nil: every entity) and FilterText its
+	// text as the user wrote it.
+	Filter     filter.Node
+	FilterText string
+	// Plan is Filter's plan: the key ranges to read and the residual to
+	// evaluate on each entity in them. A remote driver may ignore it.
+	Plan *plan.Plan
+	// Select is the validated $select (nil: all). A driver may return
+	// more properties; the caller projects.
+	Select []string
+	// Top is the most entities to emit, 1 to 1000.
+	Top int
+	// NextPartitionKey and NextRowKey resume a query where a previous
+	// page's result pointed; both "" start at the beginning. They are
+	// opaque to the caller: the embedded engine puts the next entity's
+	// keys there, a remote driver whatever its service's continuation
+	// holds.
+	NextPartitionKey, NextRowKey string
+}
+
+// PageResult ends one page of a query.
+type PageResult struct {
+	// More reports whether the query may have more matches; then the next
+	// page resumes at (NextPartitionKey, NextRowKey).
+	More                         bool
+	NextPartitionKey, NextRowKey string
+}
+
+// Row is one stored entity as a driver passes it to the caller.
+type Row struct {
+	PartitionKey, RowKey string
+	// Record holds the Timestamp and the properties, encoded by package
+	// codec. In a QueryPage callback it may alias driver memory valid only
+	// during the call; from Get it is the caller's.
+	Record codec.Record
+	// ETag is the entity's version. Rows with the same Timestamp may share
+	// one string.
+	ETag string
+}
+
+// Error is a failure with one of Azure's error codes, such as
+// "EntityAlreadyExists". Index is the failing action's index for Commit,
+// else 0. Message is lowercase prose without a prefix.
+type Error struct {
+	Code    string
+	Index   int
+	Message string
+}
+
+func (e *Error) Error() string { return "tablestore: " + e.Code + ": " + e.Message }
+
+// Sentinel errors shared by every driver; package tablestore exports them
+// as its own ErrClosed and ErrCorrupt.
+var (
+	// ErrClosed is returned by every operation on a closed Conn.
+	ErrClosed = errors.New("tablestore: closed")
+	// ErrCorrupt, wrapped, reports stored bytes that do not decode.
+	ErrCorrupt = errors.New("tablestore: corrupt data")
+)

@@ -1,0 +1,181 @@
+// Package engine is the embedded storage engine behind package tablestore:
+// a driver.Conn on one Pebble instance. It owns the catalog and table IDs,
+// the keyspace (internal/keys), the stored records (internal/codec), the
+// partition locks, the durable clock behind Timestamps, transaction commit
+// and page reads through the planner (internal/plan) with the residual
+// filter evaluated on encoded bytes.
+//
+// It trusts its caller: every name, key, property, filter and transaction
+// shape has been validated by package tablestore.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tablestore/tablestore/driver"
+)
+
+// Options configure an Engine. Every field is used as given: package
+// tablestore fills in its defaults.
+type Options struct {
+	NoSync          bool             // commits do not wait for the WAL to sync
+	CacheSize       int64            // block cache bytes
+	MemTableSize    uint64           // Pebble memtable bytes
+	BloomBitsPerKey int              // bloom filter bits per key; <= 0 disables
+	Clock           func() time.Time // source of Timestamps and page time budget
+	PageScanLimit   int              // most entities a query page examines
+	PageTimeLimit   time.Duration    // longest a query page runs
+}
+
+// Engine is an open store: a set of tables in one Pebble instance. It is
+// safe for concurrent use by many goroutines.
+type Engine struct {
+	opts      Options
+	pdb       *pebble.DB
+	writeOpts *pebble.WriteOptions
+	closed    atomic.Bool
+	// closeMu is held in read mode by every operation while it uses
+	// Pebble, and in write mode by Close, so Close waits for operations in
+	// flight and later ones see ErrClosed.
+	closeMu sync.RWMutex
+
+	// catMu guards the catalog. Writes hold it in read mode from table
+	// lookup to commit, so a table cannot be deleted under a write;
+	// CreateTable and DeleteTable hold it in write mode.
+	catMu  sync.RWMutex
+	tables map[string]tableInfo // by lowercase name
+	nextID uint64               // next table ID to assign
+	// catVersion counts catalog changes, so table handles can cache their
+	// lookup and revalidate it with one atomic load.
+	catVersion atomic.Uint64
+
+	locks partitionLocks
+	clock timestampClock
+}
+
+var _ driver.Conn = (*Engine)(nil)
+
+// Open opens (creating if needed) the store in directory dir.
+func Open(dir string, opts Options) (*Engine, error) {
+	return open(dir, vfs.Default, opts)
+}
+
+// OpenInMemory opens an empty store on Pebble's in-memory filesystem; its
+// contents are gone after Close.
+func OpenInMemory(opts Options) (*Engine, error) {
+	return open("", vfs.NewMem(), opts)
+}
+
+func open(dir string, fs vfs.FS, o Options) (*Engine, error) {
+	cache := pebble.NewCache(o.CacheSize)
+	defer cache.Unref()
+	popts := &pebble.Options{
+		Cache:              cache,
+		FS:                 fs,
+		MemTableSize:       o.MemTableSize,
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             quietLogger{},
+	}
+	if o.BloomBitsPerKey > 0 {
+		for i := range popts.Levels {
+			popts.Levels[i].FilterPolicy = bloom.FilterPolicy(o.BloomBitsPerKey)
+		}
+	}
+	pdb, err := pebble.Open(dir, popts)
+	if err != nil {
+		return nil, fmt.Errorf("tablestore: open %q: %w", dir, err)
+	}
+	db := &Engine{opts: o, pdb: pdb, writeOpts: pebble.Sync}
+	db.locks.seed = maphash.MakeSeed()
+	if o.NoSync {
+		db.writeOpts = pebble.NoSync
+	}
+	if err := errors.Join(db.loadCatalog(), db.loadClock()); err != nil {
+		_ = pdb.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Close releases the store. Synced commits are already durable; with
+// NoSync, Close syncs the write-ahead log first. Close waits for
+// operations in flight to finish; operations that start later return
+// ErrClosed, and so does a second Close.
+func (db *Engine) Close() error {
+	if db.closed.Swap(true) {
+		return driver.ErrClosed
+	}
+	db.closeMu.Lock()
+	defer db.closeMu.Unlock()
+	var errs []error
+	if db.opts.NoSync {
+		errs = append(errs, db.pdb.LogData(nil, pebble.Sync))
+	}
+	errs = append(errs, db.pdb.Close())
+	return errors.Join(errs...)
+}
+
+// Flush flushes the memtable to sstables, for tests and benchmarks that
+// need data on disk.
+func (db *Engine) Flush() error {
+	release, err := db.enter(context.Background())
+	if err != nil {
+		return err
+	}
+	defer release()
+	return db.pdb.Flush()
+}
+
+// quietLogger drops Pebble's informational messages; a library must not
+// write to the user's stderr. Fatalf still stops the process, as Pebble
+// requires.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("tablestore: pebble: "+format, args...))
+}
+
+// checkContext returns ctx's error, or ErrClosed if db is closed.
+func (db *Engine) checkContext(ctx context.Context) error {
+	if db.closed.Load() {
+		return driver.ErrClosed
+	}
+	return ctx.Err()
+}
+
+// enter admits an operation that will use Pebble: it fails with ctx's
+// error or ErrClosed, or returns the function that ends the operation.
+// Close waits for every admitted operation to end.
+func (db *Engine) enter(ctx context.Context) (release func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	db.closeMu.RLock()
+	if db.closed.Load() {
+		db.closeMu.RUnlock()
+		return nil, driver.ErrClosed
+	}
+	return db.closeMu.RUnlock, nil
+}
+
+// errorf returns a *driver.Error with Azure's code.
+func errorf(code string, format string, args ...any) *driver.Error {
+	return &driver.Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+var errBadClock = errors.New("bad clock ceiling")
+
+func corruptRecord(key []byte, err error) error {
+	return fmt.Errorf("%w: entity at key %q: %v", driver.ErrCorrupt, key, err)
+}

@@ -1,0 +1,222 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/keys"
+	"github.com/tablestore/tablestore/internal/plan"
+)
+
+// BudgetCheckEvery is how many examined entities pass between checks of
+// the context and of PageTimeLimit; reading the clock per entity would
+// cost more than evaluating most filters.
+const BudgetCheckEvery = 64
+
+// QueryPage implements driver.Table. It reads q.Plan's ranges from the
+// resume point on, evaluating the residual filter on each stored entity's
+// encoded bytes. A page ends early when it has examined PageScanLimit
+// entities or run for PageTimeLimit. The resume point it returns is the
+// key of the next entity in the ranges, so More is true exactly when at
+// least one more entity remains to be examined.
+func (t *table) QueryPage(ctx context.Context, q *driver.QueryRequest, emit func(driver.Row) error) (driver.PageResult, error) {
+	release, err := t.db.enter(ctx)
+	if err != nil {
+		return driver.PageResult{}, err
+	}
+	defer release()
+	info, err := t.resolve()
+	if err != nil {
+		return driver.PageResult{}, err
+	}
+	ranges := q.Plan.Ranges
+	if q.NextPartitionKey != "" || q.NextRowKey != "" {
+		ranges = q.Plan.From(plan.Key{PartitionKey: q.NextPartitionKey, RowKey: q.NextRowKey})
+	}
+	r := &pageReader{ctx: ctx, db: t.db, q: q, id: info.id, emit: emit, start: t.db.opts.Clock().UnixNano()}
+	switch {
+	case len(ranges) == 0:
+	case allPoints(ranges):
+		err = r.readPoints(ranges)
+	default:
+		err = r.scan(ranges)
+	}
+	if err != nil {
+		return driver.PageResult{}, err
+	}
+	return r.result, nil
+}
+
+// pageReader reads one page and enforces its budgets.
+type pageReader struct {
+	ctx      context.Context
+	db       *Engine
+	q        *driver.QueryRequest
+	id       uint64
+	emit     func(driver.Row) error
+	result   driver.PageResult
+	emitted  int
+	examined int
+	start    int64 // clock reading at the start, in nanoseconds
+	// view is reused for every entity, so evaluating the residual
+	// allocates nothing.
+	view codec.View
+	// The ETag of the last emitted Timestamp, shared by the rows of one
+	// transaction.
+	lastTicks int64
+	lastETag  string
+}
+
+// stop says why a page ends before its ranges do.
+type stop int
+
+const (
+	goOn stop = iota
+	stopFull
+	stopBudget
+)
+
+// admit is called with each entity the page reaches, before it is
+// examined: it reports whether the page must end here, leaving this entity
+// as the resume point, or returns ctx's error.
+func (r *pageReader) admit() (stop, error) {
+	if r.emitted >= r.q.Top {
+		return stopFull, nil
+	}
+	if r.examined >= r.db.opts.PageScanLimit {
+		return stopBudget, nil
+	}
+	if r.examined > 0 && r.examined%BudgetCheckEvery == 0 {
+		if err := r.ctx.Err(); err != nil {
+			return goOn, err
+		}
+		if r.db.opts.Clock().UnixNano()-r.start >= int64(r.db.opts.PageTimeLimit) {
+			return stopBudget, nil
+		}
+	}
+	return goOn, nil
+}
+
+// resumeAt ends the page with (pk, rk) as the next page's start.
+func (r *pageReader) resumeAt(pk, rk string) {
+	r.result = driver.PageResult{More: true, NextPartitionKey: pk, NextRowKey: rk}
+}
+
+// examine evaluates the residual filter on one stored entity and emits it
+// when it matches. pkStr and rkStr are the keys as strings when the caller
+// has them ("" to convert pk and rk).
+func (r *pageReader) examine(pk, rk []byte, pkStr, rkStr string, val []byte) error {
+	r.examined++
+	r.view = codec.View{PartitionKey: pk, RowKey: rk, Record: codec.Record(val)}
+	if !filter.Eval(r.q.Plan.Residual, &r.view) {
+		return nil
+	}
+	if pkStr == "" {
+		pkStr, rkStr = string(pk), string(rk)
+	}
+	rec := r.view.Record
+	etag := ""
+	if ticks, err := rec.Timestamp(); err == nil {
+		if ticks != r.lastTicks || r.lastETag == "" {
+			r.lastTicks, r.lastETag = ticks, codec.FormatETag(codec.TimeFromTicks(ticks))
+		}
+		etag = r.lastETag
+	}
+	r.emitted++
+	return r.emit(driver.Row{PartitionKey: pkStr, RowKey: rkStr, Record: rec, ETag: etag})
+}
+
+func allPoints(ranges []plan.KeyRange) bool {
+	for _, rg := range ranges {
+		if _, ok := rg.Point(); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// readPoints serves a plan made only of points with Gets, which use the
+// bloom filters, instead of an iterator.
+func (r *pageReader) readPoints(ranges []plan.KeyRange) error {
+	get := r.db.pdb.Get
+	if len(ranges) > 1 {
+		snap := r.db.pdb.NewSnapshot()
+		defer snap.Close()
+		get = snap.Get
+	}
+	var key []byte
+	for _, rg := range ranges {
+		k, _ := rg.Point()
+		key = keys.Entity(key[:0], r.id, k.PartitionKey, k.RowKey)
+		val, closer, err := get(key)
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		why, err := r.admit()
+		if err == nil && why == goOn {
+			err = r.examine([]byte(k.PartitionKey), []byte(k.RowKey), k.PartitionKey, k.RowKey, val)
+		}
+		closer.Close()
+		if err != nil {
+			return err
+		}
+		if why != goOn {
+			r.resumeAt(k.PartitionKey, k.RowKey)
+			return nil
+		}
+	}
+	return nil
+}
+
+// scan serves a plan with an iterator, one range at a time; the iterator
+// is one consistent view across all of them.
+func (r *pageReader) scan(ranges []plan.KeyRange) error {
+	id := r.id
+	it, err := r.db.pdb.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var lower, upper []byte
+	for _, rg := range ranges {
+		lower = keys.Entity(lower[:0], id, rg.Start.PartitionKey, rg.Start.RowKey)
+		if rg.Unbounded {
+			_, upper = keys.TableSpan(id)
+		} else {
+			upper = keys.Entity(upper[:0], id, rg.End.PartitionKey, rg.End.RowKey)
+		}
+		it.SetBounds(lower, upper)
+		for valid := it.First(); valid; valid = it.Next() {
+			_, pk, rk, err := keys.Split(it.Key())
+			if err != nil {
+				return corruptRecord(it.Key(), err)
+			}
+			why, err := r.admit()
+			if err != nil {
+				return err
+			}
+			if why != goOn {
+				r.resumeAt(string(pk), string(rk))
+				return nil
+			}
+			val, err := it.ValueAndErr()
+			if err != nil {
+				return err
+			}
+			if err := r.examine(pk, rk, "", "", val); err != nil {
+				return err
+			}
+		}
+		if err := it.Error(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/keys"
+)
+
+// table is a handle on one table, by name; it caches its catalog lookup.
+type table struct {
+	db    *Engine
+	name  string
+	cache atomic.Pointer[tableCache]
+}
+
+var _ driver.Table = (*table)(nil)
+
+// Table implements driver.Conn.
+func (db *Engine) Table(name string) driver.Table {
+	return &table{db: db, name: name}
+}
+
+// tableCache is a handle's memory of its catalog lookup.
+type tableCache struct {
+	version uint64
+	info    tableInfo
+}
+
+// resolve returns the table's catalog entry, from the handle's cache when
+// the catalog has not changed since. Errors: TableNotFound.
+func (t *table) resolve() (tableInfo, error) { return t.resolveWith(t.db.lookupTable) }
+
+// resolveLocked is resolve for a caller that holds db.catMu.
+func (t *table) resolveLocked() (tableInfo, error) { return t.resolveWith(t.db.lookupTableLocked) }
+
+func (t *table) resolveWith(lookup func(string) (tableInfo, error)) (tableInfo, error) {
+	v := t.db.catVersion.Load()
+	if c := t.cache.Load(); c != nil && c.version == v {
+		return c.info, nil
+	}
+	info, err := lookup(t.name)
+	if err != nil {
+		return tableInfo{}, err
+	}
+	t.cache.Store(&tableCache{version: v, info: info})
+	return info, nil
+}
+
+// Exists implements driver.Table.
+func (t *table) Exists(ctx context.Context) error {
+	if err := t.db.checkContext(ctx); err != nil {
+		return err
+	}
+	_, err := t.resolve()
+	return err
+}
+
+// Get implements driver.Table with one Pebble Get (bloom filters make a
+// miss cheap) and one copy of the stored bytes.
+func (t *table) Get(ctx context.Context, pk, rk string, _ []string) (driver.Row, error) {
+	release, err := t.db.enter(ctx)
+	if err != nil {
+		return driver.Row{}, err
+	}
+	defer release()
+	info, err := t.resolve()
+	if err != nil {
+		return driver.Row{}, err
+	}
+	key := keys.Entity(nil, info.id, pk, rk)
+	val, closer, err := t.db.pdb.Get(key)
+	if err == pebble.ErrNotFound {
+		return driver.Row{}, errorf("ResourceNotFound", "entity (%q, %q) does not exist", pk, rk)
+	}
+	if err != nil {
+		return driver.Row{}, err
+	}
+	rec := codec.Record(append([]byte(nil), val...))
+	closer.Close()
+	return driver.Row{PartitionKey: pk, RowKey: rk, Record: rec, ETag: etagOf(rec)}, nil
+}
+
+// etagOf returns the ETag of a stored record, or "" when its Timestamp
+// does not decode (the caller's decoding then reports the corruption).
+func etagOf(rec codec.Record) string {
+	ticks, err := rec.Timestamp()
+	if err != nil {
+		return ""
+	}
+	return codec.FormatETag(codec.TimeFromTicks(ticks))
+}
