@@ -112,11 +112,16 @@ func (p *progress) finish(summary string) {
 // elapsed is the time since the start.
 func (p *progress) elapsed() time.Duration { return time.Since(p.start) }
 
-// summary is "N entities, B in D (R entities/s)".
+// summary is "N entities, B in D (R entities/s)", without B when no
+// bytes were counted.
 func (p *progress) summary() string {
 	el := p.elapsed()
-	n := p.entities.Load()
-	return fmt.Sprintf("%s entities, %s in %s (%s entities/s)", count(n), size(p.bytes.Load()),
+	n, b := p.entities.Load(), p.bytes.Load()
+	bytes := ""
+	if b > 0 {
+		bytes = ", " + size(b)
+	}
+	return fmt.Sprintf("%s entities%s in %s (%s entities/s)", count(n), bytes,
 		el.Round(time.Millisecond), count(int64(rate(n, el))))
 }
 
