@@ -72,9 +72,12 @@ func (p *QueryPlan) String() string { return p.text }
 // Plan returns how q would run: its kind, the key ranges it reads (from
 // q.Continuation on, when given) and its residual filter. It reads no
 // entity. Errors are those of QueryPage for the same query.
-func (t *Table) Plan(q Query) (*QueryPlan, error) {
+func (t *Table) Plan(q Query) (*QueryPlan, error) { return t.plan(q, nil) }
+
+// plan is Plan in the table, or in part when not nil.
+func (t *Table) plan(q Query, part *Partition) (*QueryPlan, error) {
 	ctx := context.Background()
-	pq, err := t.prepare(ctx, q)
+	pq, err := t.prepareIn(ctx, q, part)
 	if err != nil {
 		return nil, err
 	}
@@ -94,8 +97,9 @@ func (t *Table) Plan(q Query) (*QueryPlan, error) {
 
 // Explain describes how q would run: the plan kind, the key ranges and the
 // residual filter, in the format of QueryPlan.String.
-func (t *Table) Explain(q Query) (string, error) {
-	p, err := t.Plan(q)
+func (t *Table) Explain(q Query) (string, error) { return explain(t.Plan(q)) }
+
+func explain(p *QueryPlan, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}

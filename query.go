@@ -49,7 +49,7 @@ type Page struct {
 // properties), TableNotFound, ErrClosed, and ctx's error when ctx ends
 // during the read.
 func (t *Table) QueryPage(ctx context.Context, q Query) (*Page, error) {
-	pq, err := t.prepare(ctx, q)
+	pq, err := t.prepareIn(ctx, q, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -62,8 +62,13 @@ func (t *Table) QueryPage(ctx context.Context, q Query) (*Page, error) {
 // pages may or may not show. On an error the iterator yields (nil, err)
 // and stops.
 func (t *Table) Query(ctx context.Context, q Query) iter.Seq2[*Entity, error] {
+	return t.query(ctx, q, nil)
+}
+
+// query iterates over q's results in the table, or in part when not nil.
+func (t *Table) query(ctx context.Context, q Query, part *Partition) iter.Seq2[*Entity, error] {
 	return func(yield func(*Entity, error) bool) {
-		pq, err := t.prepare(ctx, q)
+		pq, err := t.prepareIn(ctx, q, part)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -101,9 +106,9 @@ type preparedQuery struct {
 	ranges []plan.KeyRange // the plan's ranges from the continuation on
 }
 
-// prepare validates q, compiles its filter, plans it and applies its
-// continuation.
-func (t *Table) prepare(ctx context.Context, q Query) (*preparedQuery, error) {
+// prepareIn validates q, compiles its filter (and-ed with part's key when
+// part is not nil), plans it and applies its continuation.
+func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*preparedQuery, error) {
 	if err := t.db.checkContext(ctx); err != nil {
 		return nil, err
 	}
@@ -120,9 +125,15 @@ func (t *Table) prepare(ctx context.Context, q Query) (*preparedQuery, error) {
 	if err != nil {
 		return nil, filterError(err)
 	}
-	p := plan.New(f.Root)
+	root, text := f.Root, q.Filter
+	if part != nil {
+		if root, text, err = part.restrict(root, text); err != nil {
+			return nil, err
+		}
+	}
+	p := plan.New(root)
 	pq := &preparedQuery{
-		req:    driver.QueryRequest{Filter: f.Root, FilterText: q.Filter, Plan: p, Select: q.Select, Top: top},
+		req:    driver.QueryRequest{Filter: root, FilterText: text, Plan: p, Select: q.Select, Top: top},
 		ranges: p.Ranges,
 	}
 	if q.Continuation != "" {
