@@ -22,3 +22,32 @@ func (m *Model) QueryPartition(tableName, pk string, q ts.Query) ([]*ts.Entity, 
 	}
 	return out, nil
 }
+
+// DeleteRange deletes the entities of partition pk whose RowKey lies in
+// [from, to), "" leaving a side unbounded, the plain way: entity by
+// entity. Errors are those of Partition.DeleteRange.
+func (m *Model) DeleteRange(tableName, pk, from, to string) error {
+	if err := checkKey(pk); err != nil {
+		return err
+	}
+	for _, k := range []string{from, to} {
+		if k != "" {
+			if err := checkKey(k); err != nil {
+				return err
+			}
+		}
+	}
+	if from != "" && to != "" && from > to {
+		return fail(ts.CodeInvalidInput)
+	}
+	t, err := m.table(tableName)
+	if err != nil {
+		return err
+	}
+	for k := range t.rows {
+		if k.PK == pk && k.RK >= from && (to == "" || k.RK < to) {
+			delete(t.rows, k)
+		}
+	}
+	return nil
+}

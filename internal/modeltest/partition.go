@@ -14,7 +14,7 @@ func (h *harness) partitionOp() {
 	case 3, 4, 5:
 		h.opPartitionQuery()
 	default:
-		h.opPartitionWrite()
+		h.opPartitionDelete()
 	}
 }
 
@@ -88,4 +88,51 @@ func (h *harness) opPartitionQuery() {
 	}
 	h.sameEntities(table, got, want)
 	h.outcomes["partition-query-rows"] += len(want)
+}
+
+// opPartitionDelete deletes a partition, or a RowKey range of one, on both
+// sides, and then compares every entity of the partition.
+func (h *harness) opPartitionDelete() {
+	table, ok := h.writeTable()
+	if !ok {
+		return
+	}
+	pk, _ := h.randomKey(table)
+	var from, to string
+	switch h.rng.Intn(4) {
+	case 0: // the whole partition
+	case 1:
+		from = h.pick(rkPool)
+	case 2:
+		to = h.pick(rkPool)
+	default:
+		from, to = h.pick(rkPool), h.pick(rkPool)
+	}
+	if h.rng.Intn(30) == 0 {
+		from = h.pick([]string{"a/b", "x#", "\u0080"})
+	}
+	h.begin("partition-delete", "%s pk %q [%q, %q)", table, pk, from, to)
+	p := h.table(table).Partition(pk)
+	var gotErr error
+	if from == "" && to == "" && h.rng.Intn(2) == 0 {
+		gotErr = p.DeleteAll(h.ctx)
+	} else {
+		gotErr = p.DeleteRange(h.ctx, from, to)
+	}
+	wantErr := h.m.DeleteRange(table, pk, from, to)
+	h.sameError(gotErr, wantErr, false)
+	if wantErr != nil {
+		return
+	}
+	for id := range h.vers {
+		if id.table == strings.ToLower(table) && id.pk == pk && id.rk >= from && (to == "" || id.rk < to) {
+			h.forget(id)
+		}
+	}
+	got, err := h.pages(ts.Query{}, p.QueryPage)
+	if err != nil {
+		h.failf("partition scan after delete: %v", err)
+	}
+	want, _ := h.m.QueryPartition(table, pk, ts.Query{})
+	h.sameEntities(table, got, want)
 }
