@@ -44,6 +44,9 @@ type QueryPlan struct {
 	// Residual is the canonical text of the filter evaluated on each
 	// entity in the ranges; "" when every entity there matches.
 	Residual string
+	// Reverse is set for a Reverse query, whose Ranges are listed in the
+	// order they are read: last first.
+	Reverse bool
 
 	text string
 }
@@ -66,7 +69,9 @@ type QueryPlan struct {
 //	all                                         the whole table
 //
 // "ranges: none" means nothing is read; "residual: none" means no entity
-// in the ranges is filtered out.
+// in the ranges is filtered out. A Reverse query's plan line ends with
+// ", reverse" ("plan: range, reverse") and its ranges are listed in the
+// order they are read, last first.
 func (p *QueryPlan) String() string { return p.text }
 
 // Plan returns how q would run: its kind, the key ranges it reads (from
@@ -85,9 +90,17 @@ func (t *Table) plan(q Query, part *Partition) (*QueryPlan, error) {
 		return nil, mapError(err, false)
 	}
 	p := pq.req.Plan
-	qp := &QueryPlan{Kind: PlanKind(p.Kind), text: p.Format(pq.ranges)}
-	for _, r := range pq.ranges {
-		qp.Ranges = append(qp.Ranges, r.String())
+	qp := &QueryPlan{Kind: PlanKind(p.Kind), Reverse: pq.reverse}
+	if pq.reverse {
+		qp.text = p.FormatReverse(pq.ranges)
+		for i := len(pq.ranges) - 1; i >= 0; i-- {
+			qp.Ranges = append(qp.Ranges, pq.ranges[i].String())
+		}
+	} else {
+		qp.text = p.Format(pq.ranges)
+		for _, r := range pq.ranges {
+			qp.Ranges = append(qp.Ranges, r.String())
+		}
 	}
 	if p.Residual != nil {
 		qp.Residual = filter.Format(p.Residual)

@@ -64,9 +64,9 @@ func (h *harness) opPartitionQuery() {
 		table = h.tableName()
 	}
 	pk, _ := h.randomKey(table)
-	q := ts.Query{Filter: h.queryFilter(), Top: []int{0, 1, 2, 3, 7}[h.rng.Intn(5)]}
+	q := ts.Query{Filter: h.queryFilter(), Top: []int{0, 1, 2, 3, 7}[h.rng.Intn(5)], Reverse: h.rng.Intn(3) == 0}
 	iterate := h.rng.Intn(3) == 0
-	h.begin("partition-query", "%s pk %q filter %q top %d iterate %v", table, pk, q.Filter, q.Top, iterate)
+	h.begin("partition-query", "%s pk %q filter %q top %d iterate %v reverse %v", table, pk, q.Filter, q.Top, iterate, q.Reverse)
 	p := h.table(table).Partition(pk)
 	want, wantErr := h.m.QueryPartition(table, pk, q)
 	var got []*ts.Entity
