@@ -33,6 +33,10 @@ type Query struct {
 	// reverse (its design guide stores inverted timestamps instead), so a
 	// driver for a remote Azure store refuses it with NotImplemented.
 	Reverse bool
+	// Segment, when set, restricts the query to one segment of
+	// Table.Segments (of this table; another table's is InvalidInput):
+	// the plan reads only the part of its ranges inside the segment.
+	Segment *Segment
 }
 
 // Page is one page of query results, in (PartitionKey, RowKey) order
@@ -142,6 +146,12 @@ func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*prepa
 		}
 	}
 	p := plan.New(root)
+	if s := q.Segment; s != nil {
+		if s.table != strings.ToLower(t.name) {
+			return nil, newError(CodeInvalidInput, "the segment is of another table")
+		}
+		p = p.Within(s.r)
+	}
 	pq := &preparedQuery{
 		req:     driver.QueryRequest{Filter: root, FilterText: text, Plan: p, Select: q.Select, Top: top},
 		ranges:  p.Ranges,

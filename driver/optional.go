@@ -1,6 +1,10 @@
 package driver
 
-import "context"
+import (
+	"context"
+
+	"github.com/tablestore/tablestore/internal/plan"
+)
 
 // The interfaces below are optional: a Table implements those it can. The
 // caller checks for them with a type assertion; when a Table lacks one,
@@ -45,4 +49,16 @@ type ReverseQuerier interface {
 	// result's resume point likewise. A driver that cannot read in reverse
 	// on this table returns an *Error with Code "NotImplemented".
 	QueryPageReverse(ctx context.Context, q *QueryRequest, emit func(Row) error) (PageResult, error)
+}
+
+// Segmenter is a Table that can split itself into key ranges of about
+// equal data volume, for segmented scans.
+type Segmenter interface {
+	// Segments returns n-1 split positions, in ascending order, possibly
+	// repeated: segment i runs from split i-1 (the table's start for the
+	// first) to split i, excluded (the table's end for the last). Together
+	// the segments cover every position exactly once; a repeated split
+	// makes an empty segment. Positions obey the key rules (see package
+	// plan). The caller guarantees 1 <= n <= 1000.
+	Segments(ctx context.Context, n int) ([]plan.Key, error)
 }

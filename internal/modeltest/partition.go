@@ -8,7 +8,9 @@ import (
 
 // partitionOp runs one operation through a Partition view.
 func (h *harness) partitionOp() {
-	switch h.rng.Intn(10) {
+	switch h.rng.Intn(12) {
+	case 10, 11:
+		h.opSegments()
 	case 0, 1, 2:
 		h.opPartitionWrite()
 	case 3, 4, 5:
