@@ -66,7 +66,11 @@ func (t *table) queryPage(ctx context.Context, q *driver.QueryRequest, emit func
 	case allPoints(ranges):
 		err = r.readPoints(ranges)
 	default:
-		err = r.scan(ranges)
+		if spans := rawSpans(info.id, ranges); r.parallelOK(spans) {
+			err = r.parallelScan(spans)
+		} else {
+			err = r.scan(ranges)
+		}
 	}
 	if err != nil {
 		return driver.PageResult{}, err
