@@ -69,7 +69,7 @@ func computeTargets(e *env, res *results) []target {
 		ratioTarget(res, "table scan, non-key filter matching 1%", "filter-scan", ">= 0.5x raw iteration speed", 0.5, scanNote),
 	}
 	ts = append(ts, txnTarget(e, false), txnTarget(e, true), resumeTarget(e), reverseResumeTarget(e), heapTarget(e),
-		partitionDropTarget(e))
+		parallelScanTarget(e), segmentsTarget(e), partitionDropTarget(e))
 	return ts
 }
 
