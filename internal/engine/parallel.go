@@ -301,6 +301,10 @@ func (db *Engine) splitAfter(lo, end []byte, want uint64) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		if u >= want-want/4 && u <= want+want/4 {
+			b = mid // close enough: segments need not be exact
+			break
+		}
 		if u < want {
 			a = mid
 		} else {
