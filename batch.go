@@ -6,8 +6,9 @@ import "context"
 // convenience over SubmitTransaction; a Batch is not safe for concurrent
 // use.
 type Batch struct {
-	table   *Table
-	actions []TransactionAction
+	table     *Table
+	partition *Partition // nil for a table's batch
+	actions   []TransactionAction
 }
 
 // NewBatch starts an empty transaction on the table.
@@ -42,7 +43,24 @@ func (b *Batch) add(typ ActionType, e *Entity, ifMatch ETag) *Batch {
 // Len returns the number of actions added so far.
 func (b *Batch) Len() int { return len(b.actions) }
 
-// Submit runs the collected actions with SubmitTransaction.
+// Submit runs the collected actions with SubmitTransaction. In a
+// partition's batch, actions with an empty PartitionKey get the
+// partition's first, and an action naming another partition fails with
+// CommandsInBatchActOnDifferentPartitions at its index.
 func (b *Batch) Submit(ctx context.Context) error {
+	if p := b.partition; p != nil {
+		for i, a := range b.actions {
+			if a.Entity == nil {
+				continue
+			}
+			if a.Entity.PartitionKey == "" {
+				a.Entity.PartitionKey = p.pk
+			}
+			if a.Entity.PartitionKey != p.pk {
+				return asBatchError(i, newError(CodeCommandsInBatchActOnDifferentPartitions,
+					"partition key %q differs from the partition's %q", a.Entity.PartitionKey, p.pk))
+			}
+		}
+	}
 	return b.table.SubmitTransaction(ctx, b.actions)
 }

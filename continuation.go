@@ -15,7 +15,8 @@ import (
 //
 // Encoding: base64url without padding of
 //
-//	version (1 byte, continuationVersion)
+//	version (1 byte, continuationVersion; reverseContinuationVersion for
+//	a reverse query, which reads from the position down)
 //	uvarint length of PartitionKey, PartitionKey bytes, RowKey bytes
 //	CRC-32C (4 bytes, big-endian) of everything before it
 //
@@ -24,7 +25,10 @@ import (
 // checked against the key rules, so it can move a query forward or back
 // within its own table and nowhere else.
 
-const continuationVersion = 1
+const (
+	continuationVersion        = 1
+	reverseContinuationVersion = 2
+)
 
 // maxContinuationKeyBytes bounds the bytes of each key of a token: 1024
 // UTF-16 code units (validateKey's limit) take at most 4 KiB of UTF-8. It
@@ -33,10 +37,15 @@ const maxContinuationKeyBytes = 4 << 10
 
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
-// encodeContinuation returns the token for position k.
-func encodeContinuation(k plan.Key) string {
+// encodeContinuation returns the token for position k of a forward query,
+// or of a reverse one.
+func encodeContinuation(k plan.Key, reverse bool) string {
 	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(k.PartitionKey)+len(k.RowKey)+4)
-	b = append(b, continuationVersion)
+	version := byte(continuationVersion)
+	if reverse {
+		version = reverseContinuationVersion
+	}
+	b = append(b, version)
 	b = binary.AppendUvarint(b, uint64(len(k.PartitionKey)))
 	b = append(b, k.PartitionKey...)
 	b = append(b, k.RowKey...)
@@ -44,11 +53,12 @@ func encodeContinuation(k plan.Key) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// decodeContinuation parses a token. Every failure is an InvalidInput
-// *Error; it never panics, whatever the input.
-func decodeContinuation(tok string) (plan.Key, error) {
-	bad := func(why string) (plan.Key, error) {
-		return plan.Key{}, newError(CodeInvalidInput, "malformed continuation token: %s", why)
+// decodeContinuation parses a token and reports whether it is a reverse
+// query's. Every failure is an InvalidInput *Error; it never panics,
+// whatever the input.
+func decodeContinuation(tok string) (k plan.Key, reverse bool, err error) {
+	bad := func(why string) (plan.Key, bool, error) {
+		return plan.Key{}, false, newError(CodeInvalidInput, "malformed continuation token: %s", why)
 	}
 	if len(tok) > 2*(2*maxContinuationKeyBytes+16) {
 		return bad("too long")
@@ -64,7 +74,7 @@ func decodeContinuation(tok string) (plan.Key, error) {
 	if crc32.Checksum(body, crc32c) != binary.BigEndian.Uint32(sum) {
 		return bad("checksum mismatch")
 	}
-	if body[0] != continuationVersion {
+	if body[0] != continuationVersion && body[0] != reverseContinuationVersion {
 		return bad("unknown version")
 	}
 	n, w := binary.Uvarint(body[1:])
@@ -72,14 +82,14 @@ func decodeContinuation(tok string) (plan.Key, error) {
 	if w <= 0 || n > uint64(len(rest)) {
 		return bad("bad partition key length")
 	}
-	k := plan.Key{PartitionKey: string(rest[:n]), RowKey: string(rest[n:])}
+	k = plan.Key{PartitionKey: string(rest[:n]), RowKey: string(rest[n:])}
 	if err := checkContinuationKey(k.PartitionKey); err != "" {
 		return bad("partition key: " + err)
 	}
 	if err := checkContinuationKey(k.RowKey); err != "" {
 		return bad("row key: " + err)
 	}
-	return k, nil
+	return k, body[0] == reverseContinuationVersion, nil
 }
 
 // checkContinuationKey applies the key rules of validateKey to one key of
@@ -126,7 +136,7 @@ func (p *Page) next() (plan.Key, bool) {
 	if p == nil || p.Continuation == "" {
 		return plan.Key{}, false
 	}
-	k, err := decodeContinuation(p.Continuation)
+	k, _, err := decodeContinuation(p.Continuation)
 	return k, err == nil
 }
 
@@ -143,5 +153,5 @@ func ContinuationFromNext(nextPartitionKey, nextRowKey string) (string, error) {
 			return "", newError(CodeInvalidInput, "invalid continuation key %q: %s", s, why)
 		}
 	}
-	return encodeContinuation(plan.Key{PartitionKey: nextPartitionKey, RowKey: nextRowKey}), nil
+	return encodeContinuation(plan.Key{PartitionKey: nextPartitionKey, RowKey: nextRowKey}, false), nil
 }

@@ -44,6 +44,9 @@ type QueryPlan struct {
 	// Residual is the canonical text of the filter evaluated on each
 	// entity in the ranges; "" when every entity there matches.
 	Residual string
+	// Reverse is set for a Reverse query, whose Ranges are listed in the
+	// order they are read: last first.
+	Reverse bool
 
 	text string
 }
@@ -66,15 +69,20 @@ type QueryPlan struct {
 //	all                                         the whole table
 //
 // "ranges: none" means nothing is read; "residual: none" means no entity
-// in the ranges is filtered out.
+// in the ranges is filtered out. A Reverse query's plan line ends with
+// ", reverse" ("plan: range, reverse") and its ranges are listed in the
+// order they are read, last first.
 func (p *QueryPlan) String() string { return p.text }
 
 // Plan returns how q would run: its kind, the key ranges it reads (from
 // q.Continuation on, when given) and its residual filter. It reads no
 // entity. Errors are those of QueryPage for the same query.
-func (t *Table) Plan(q Query) (*QueryPlan, error) {
+func (t *Table) Plan(q Query) (*QueryPlan, error) { return t.plan(q, nil) }
+
+// plan is Plan in the table, or in part when not nil.
+func (t *Table) plan(q Query, part *Partition) (*QueryPlan, error) {
 	ctx := context.Background()
-	pq, err := t.prepare(ctx, q)
+	pq, err := t.prepareIn(ctx, q, part)
 	if err != nil {
 		return nil, err
 	}
@@ -82,9 +90,17 @@ func (t *Table) Plan(q Query) (*QueryPlan, error) {
 		return nil, mapError(err, false)
 	}
 	p := pq.req.Plan
-	qp := &QueryPlan{Kind: PlanKind(p.Kind), text: p.Format(pq.ranges)}
-	for _, r := range pq.ranges {
-		qp.Ranges = append(qp.Ranges, r.String())
+	qp := &QueryPlan{Kind: PlanKind(p.Kind), Reverse: pq.reverse}
+	if pq.reverse {
+		qp.text = p.FormatReverse(pq.ranges)
+		for i := len(pq.ranges) - 1; i >= 0; i-- {
+			qp.Ranges = append(qp.Ranges, pq.ranges[i].String())
+		}
+	} else {
+		qp.text = p.Format(pq.ranges)
+		for _, r := range pq.ranges {
+			qp.Ranges = append(qp.Ranges, r.String())
+		}
 	}
 	if p.Residual != nil {
 		qp.Residual = filter.Format(p.Residual)
@@ -94,8 +110,9 @@ func (t *Table) Plan(q Query) (*QueryPlan, error) {
 
 // Explain describes how q would run: the plan kind, the key ranges and the
 // residual filter, in the format of QueryPlan.String.
-func (t *Table) Explain(q Query) (string, error) {
-	p, err := t.Plan(q)
+func (t *Table) Explain(q Query) (string, error) { return explain(t.Plan(q)) }
+
+func explain(p *QueryPlan, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}

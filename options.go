@@ -1,6 +1,7 @@
 package tablestore
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/tablestore/tablestore/filter"
@@ -49,6 +50,16 @@ type Options struct {
 	// PageTimeLimit is the longest one query page may take before it ends
 	// early with a continuation token. Default: 5s (Azure's figure).
 	PageTimeLimit time.Duration
+
+	// Parallelism is how many goroutines read a query page that scans
+	// much data (a table scan or a wide range, at least a few MiB on
+	// disk) with a residual filter: the key space is cut into segments of
+	// about 1 MiB read concurrently from one snapshot, and the matches are
+	// merged in key order, so pages, continuation tokens and results are
+	// exactly those of a serial read (the time budget aside). 1 turns it
+	// off; reverse queries always read serially.
+	// Default: runtime.GOMAXPROCS(0).
+	Parallelism int
 }
 
 const (
@@ -87,6 +98,9 @@ func (o *Options) withDefaults() Options {
 	if r.PageTimeLimit <= 0 {
 		r.PageTimeLimit = defaultPageTimeLimit
 	}
+	if r.Parallelism <= 0 {
+		r.Parallelism = runtime.GOMAXPROCS(0)
+	}
 	return r
 }
 
@@ -100,5 +114,6 @@ func (o *Options) engineOptions() engine.Options {
 		Clock:           o.Clock,
 		PageScanLimit:   o.PageScanLimit,
 		PageTimeLimit:   o.PageTimeLimit,
+		Parallelism:     o.Parallelism,
 	}
 }

@@ -23,11 +23,24 @@ type Query struct {
 	// InvalidInput.
 	Top int
 	// Continuation resumes a query where a previous page ended; "" starts
-	// at the beginning. It must come from the same table.
+	// at the beginning. It must come from the same table, and from a query
+	// with the same Reverse.
 	Continuation string
+	// Reverse returns the results in descending (PartitionKey, RowKey)
+	// order, newest first for keys that grow with time: the same key
+	// ranges as the forward query, read from the end. Its pages resume
+	// downwards, at the same cost at any depth. Azure cannot read in
+	// reverse (its design guide stores inverted timestamps instead), so a
+	// driver for a remote Azure store refuses it with NotImplemented.
+	Reverse bool
+	// Segment, when set, restricts the query to one segment of
+	// Table.Segments (of this table; another table's is InvalidInput):
+	// the plan reads only the part of its ranges inside the segment.
+	Segment *Segment
 }
 
-// Page is one page of query results, in (PartitionKey, RowKey) order.
+// Page is one page of query results, in (PartitionKey, RowKey) order
+// (descending for a Reverse query).
 type Page struct {
 	Entities []*Entity
 	// Continuation is "" when the query is complete; otherwise pass it in
@@ -49,7 +62,7 @@ type Page struct {
 // properties), TableNotFound, ErrClosed, and ctx's error when ctx ends
 // during the read.
 func (t *Table) QueryPage(ctx context.Context, q Query) (*Page, error) {
-	pq, err := t.prepare(ctx, q)
+	pq, err := t.prepareIn(ctx, q, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -62,8 +75,13 @@ func (t *Table) QueryPage(ctx context.Context, q Query) (*Page, error) {
 // pages may or may not show. On an error the iterator yields (nil, err)
 // and stops.
 func (t *Table) Query(ctx context.Context, q Query) iter.Seq2[*Entity, error] {
+	return t.query(ctx, q, nil)
+}
+
+// query iterates over q's results in the table, or in part when not nil.
+func (t *Table) query(ctx context.Context, q Query, part *Partition) iter.Seq2[*Entity, error] {
 	return func(yield func(*Entity, error) bool) {
-		pq, err := t.prepare(ctx, q)
+		pq, err := t.prepareIn(ctx, q, part)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -84,7 +102,7 @@ func (t *Table) Query(ctx context.Context, q Query) iter.Seq2[*Entity, error] {
 			}
 			// The token is one this package just wrote; decoding it again
 			// keeps a single code path for resuming.
-			from, err := decodeContinuation(page.Continuation)
+			from, _, err := decodeContinuation(page.Continuation)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -97,13 +115,14 @@ func (t *Table) Query(ctx context.Context, q Query) iter.Seq2[*Entity, error] {
 // preparedQuery is a validated, planned query: the request its pages
 // send to the driver.
 type preparedQuery struct {
-	req    driver.QueryRequest
-	ranges []plan.KeyRange // the plan's ranges from the continuation on
+	req     driver.QueryRequest
+	ranges  []plan.KeyRange // the plan's ranges from the continuation on
+	reverse bool            // read with drv's driver.ReverseQuerier
 }
 
-// prepare validates q, compiles its filter, plans it and applies its
-// continuation.
-func (t *Table) prepare(ctx context.Context, q Query) (*preparedQuery, error) {
+// prepareIn validates q, compiles its filter (and-ed with part's key when
+// part is not nil), plans it and applies its continuation.
+func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*preparedQuery, error) {
 	if err := t.db.checkContext(ctx); err != nil {
 		return nil, err
 	}
@@ -120,15 +139,36 @@ func (t *Table) prepare(ctx context.Context, q Query) (*preparedQuery, error) {
 	if err != nil {
 		return nil, filterError(err)
 	}
-	p := plan.New(f.Root)
+	root, text := f.Root, q.Filter
+	if part != nil {
+		if root, text, err = part.restrict(root, text); err != nil {
+			return nil, err
+		}
+	}
+	p := plan.New(root)
+	if s := q.Segment; s != nil {
+		if s.table != strings.ToLower(t.name) {
+			return nil, newError(CodeInvalidInput, "the segment is of another table")
+		}
+		p = p.Within(s.r)
+	}
 	pq := &preparedQuery{
-		req:    driver.QueryRequest{Filter: f.Root, FilterText: q.Filter, Plan: p, Select: q.Select, Top: top},
-		ranges: p.Ranges,
+		req:     driver.QueryRequest{Filter: root, FilterText: text, Plan: p, Select: q.Select, Top: top},
+		ranges:  p.Ranges,
+		reverse: q.Reverse,
+	}
+	if q.Reverse {
+		if _, ok := t.drv.(driver.ReverseQuerier); !ok {
+			return nil, newError(CodeNotImplemented, "this store cannot read a query in reverse")
+		}
 	}
 	if q.Continuation != "" {
-		from, err := decodeContinuation(q.Continuation)
+		from, reverse, err := decodeContinuation(q.Continuation)
 		if err != nil {
 			return nil, err
+		}
+		if reverse != q.Reverse {
+			return nil, newError(CodeInvalidInput, "the continuation token is from a query in the other direction")
 		}
 		pq.resume(from)
 	}
@@ -138,7 +178,11 @@ func (t *Table) prepare(ctx context.Context, q Query) (*preparedQuery, error) {
 // resume makes the next page start at position k.
 func (pq *preparedQuery) resume(k plan.Key) {
 	pq.req.NextPartitionKey, pq.req.NextRowKey = k.PartitionKey, k.RowKey
-	pq.ranges = pq.req.Plan.From(k)
+	if pq.reverse {
+		pq.ranges = pq.req.Plan.Upto(k)
+	} else {
+		pq.ranges = pq.req.Plan.From(k)
+	}
 }
 
 // filterError turns an error of package filter into an *Error with the
@@ -160,7 +204,11 @@ func filterError(err error) error {
 func (t *Table) readPage(ctx context.Context, pq *preparedQuery) (*Page, error) {
 	page := &Page{}
 	sel := pq.req.Select
-	res, err := t.drv.QueryPage(ctx, &pq.req, func(r driver.Row) error {
+	read := t.drv.QueryPage
+	if pq.reverse {
+		read = t.drv.(driver.ReverseQuerier).QueryPageReverse
+	}
+	res, err := read(ctx, &pq.req, func(r driver.Row) error {
 		e, err := decodeRow(r, sel, false)
 		if err != nil {
 			return err
@@ -172,7 +220,7 @@ func (t *Table) readPage(ctx context.Context, pq *preparedQuery) (*Page, error) 
 		return nil, mapError(err, false)
 	}
 	if res.More {
-		page.Continuation = encodeContinuation(plan.Key{PartitionKey: res.NextPartitionKey, RowKey: res.NextRowKey})
+		page.Continuation = encodeContinuation(plan.Key{PartitionKey: res.NextPartitionKey, RowKey: res.NextRowKey}, pq.reverse)
 	}
 	return page, nil
 }

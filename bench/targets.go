@@ -68,7 +68,8 @@ func computeTargets(e *env, res *results) []target {
 		ratioTarget(res, "partition scan, 1,000 whole entities", "partition-scan", ">= 0.3x raw iteration speed", 0.3, ""),
 		ratioTarget(res, "table scan, non-key filter matching 1%", "filter-scan", ">= 0.5x raw iteration speed", 0.5, scanNote),
 	}
-	ts = append(ts, txnTarget(e, false), txnTarget(e, true), resumeTarget(e), heapTarget(e))
+	ts = append(ts, txnTarget(e, false), txnTarget(e, true), resumeTarget(e), reverseResumeTarget(e), heapTarget(e),
+		parallelScanTarget(e), segmentsTarget(e), partitionDropTarget(e))
 	return ts
 }
 
@@ -171,7 +172,16 @@ func measureResume(e *env, side string, k int) (first, deep time.Duration, err e
 	if err != nil {
 		return 0, 0, err
 	}
-	p := startProgress(side+" resume: paging to page "+commas(float64(k)), "entities", (k-1)*pageTop)
+	return measurePages(e, side, s.page, k)
+}
+
+// measurePages is measureResume over the page function page.
+func measurePages(e *env, name string, page func(context.Context, string, int) (int, string, error), k int) (first, deep time.Duration, err error) {
+	defer recoverInto(&err)
+	s := struct {
+		page func(context.Context, string, int) (int, string, error)
+	}{page}
+	p := startProgress(name+" resume: paging to page "+commas(float64(k)), "entities", (k-1)*pageTop)
 	token := ""
 	for i := 1; i < k; i++ {
 		n, next, err := s.page(e.ctx, token, pageTop)

@@ -1,6 +1,10 @@
 package driver
 
-import "context"
+import (
+	"context"
+
+	"github.com/tablestore/tablestore/internal/plan"
+)
 
 // Optional interfaces: a Conn implements them when its store can do what
 // they describe. Package tablestore checks for them with a type assertion
@@ -35,4 +39,61 @@ type TableStats struct {
 	// Unflushed is true when writes still held in memory may be missing
 	// from both estimates.
 	Unflushed bool
+}
+
+// The interfaces below are optional: a Table implements those it can. The
+// caller checks for them with a type assertion; when a Table lacks one,
+// package tablestore reports NotImplemented for the operation. A Table that
+// implements one may still refuse a particular call with an *Error whose
+// Code is "NotImplemented".
+
+// RangeDeleter is a Table that can delete a range of one partition.
+type RangeDeleter interface {
+	// DeleteRange deletes every entity of partition pk whose RowKey lies
+	// in the half-open range [fromRowKey, toRowKey); "" leaves a side
+	// unbounded (both "" delete the whole partition). The caller has
+	// validated both bounds and guarantees fromRowKey < toRowKey when both
+	// are set. Deleting nothing is not an error. Errors: TableNotFound.
+	//
+	// Azure has no such operation. The embedded engine writes one range
+	// deletion under the partition's lock: constant time, atomic with
+	// respect to transactions and other writes of the partition, durable
+	// like a commit; it reports Atomic. A remote driver over Azure can only
+	// query the range and delete what it finds in transactions of up to
+	// 100 entities: that is not atomic (concurrent writers may add
+	// entities behind it, readers see it half done, and an error leaves it
+	// half done), and it reports Atomic false.
+	DeleteRange(ctx context.Context, pk, fromRowKey, toRowKey string) (DeleteRangeResult, error)
+}
+
+// DeleteRangeResult describes a successful DeleteRange.
+type DeleteRangeResult struct {
+	// Atomic reports that the deletion took effect as one atomic write.
+	Atomic bool
+	// Deleted is the number of entities deleted, or -1 when the driver
+	// does not count them (a range deletion never reads them).
+	Deleted int64
+}
+
+// ReverseQuerier is a Table that can read a query in descending order.
+type ReverseQuerier interface {
+	// QueryPageReverse is QueryPage in descending (PartitionKey, RowKey)
+	// order: the same ranges and residual, read from the last position
+	// down. A resume point (q.NextPartitionKey, q.NextRowKey) names the
+	// next entity to read, which is the greatest one still to examine; the
+	// result's resume point likewise. A driver that cannot read in reverse
+	// on this table returns an *Error with Code "NotImplemented".
+	QueryPageReverse(ctx context.Context, q *QueryRequest, emit func(Row) error) (PageResult, error)
+}
+
+// Segmenter is a Table that can split itself into key ranges of about
+// equal data volume, for segmented scans.
+type Segmenter interface {
+	// Segments returns n-1 split positions, in ascending order, possibly
+	// repeated: segment i runs from split i-1 (the table's start for the
+	// first) to split i, excluded (the table's end for the last). Together
+	// the segments cover every position exactly once; a repeated split
+	// makes an empty segment. Positions obey the key rules (see package
+	// plan). The caller guarantees 1 <= n <= 1000.
+	Segments(ctx context.Context, n int) ([]plan.Key, error)
 }

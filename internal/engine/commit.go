@@ -7,29 +7,37 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/internal/codec"
-	"github.com/tablestore/tablestore/internal/keys"
 	"github.com/tablestore/tablestore/internal/limits"
 )
 
-// Commit implements driver.Table. It locks the partition, checks every
-// action's precondition against the stored entity, computes the new
-// values, and commits one Pebble batch in which every written entity gets
-// the same new Timestamp, one the clock has never issued before and
-// greater than every replaced entity's.
+// Commit implements driver.Table: it resolves the table and commits the
+// actions on the partition of the first action's PartitionKey (the caller
+// guarantees they all share it).
 func (t *table) Commit(ctx context.Context, actions []driver.Action) (driver.CommitResult, error) {
-	db := t.db
-	release, err := db.enter(ctx)
+	release, err := t.db.enter(ctx)
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
 	defer release()
-	db.catMu.RLock()
-	defer db.catMu.RUnlock()
+	t.db.catMu.RLock()
+	defer t.db.catMu.RUnlock()
 	info, err := t.resolveLocked()
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
-	unlock := db.locks.lock(info.id, actions[0].PartitionKey)
+	return t.db.partition(info.id, actions[0].PartitionKey).commit(actions)
+}
+
+// commit locks the partition, checks every action's precondition against
+// the stored entity, computes the new values, and commits one Pebble batch
+// in which every written entity gets the same new Timestamp, one the clock
+// has never issued before and greater than every replaced entity's. Keys
+// are the partition's: an action's PartitionKey is not read, so a
+// transaction cannot reach another partition.
+// REQUIRES: db.catMu held in read mode.
+func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) {
+	db := p.db
+	unlock := p.lock()
 	defer unlock()
 
 	b := db.pdb.NewBatch()
@@ -39,9 +47,9 @@ func (t *table) Commit(ctx context.Context, actions []driver.Action) (driver.Com
 	var floor int64
 	for i := range actions {
 		a := &actions[i]
-		key := keys.Entity(nil, info.id, a.PartitionKey, a.RowKey)
+		key := p.key(nil, a.RowKey)
 		keyBufs[i] = key
-		props, stamp, err := t.resolveAction(a, key)
+		props, stamp, err := p.resolveAction(a, key)
 		if err != nil {
 			if de, ok := err.(*driver.Error); ok {
 				de.Index = i
@@ -75,13 +83,13 @@ func (t *table) Commit(ctx context.Context, actions []driver.Action) (driver.Com
 // and returns the properties to store (nil for a delete) and the stored
 // entity's Timestamp in ticks (0 if absent).
 // REQUIRES: the partition lock is held.
-func (t *table) resolveAction(a *driver.Action, key []byte) ([]codec.Property, int64, error) {
+func (p partition) resolveAction(a *driver.Action, key []byte) ([]codec.Property, int64, error) {
 	if a.Type == driver.ActionUpsertReplace {
 		// Needs nothing of the stored entity: the clock alone keeps its
 		// Timestamp increasing.
 		return a.Properties, 0, nil
 	}
-	val, closer, err := t.db.pdb.Get(key)
+	val, closer, err := p.db.pdb.Get(key)
 	found := true
 	switch {
 	case err == pebble.ErrNotFound:
@@ -101,7 +109,7 @@ func (t *table) resolveAction(a *driver.Action, key []byte) ([]codec.Property, i
 	switch a.Type {
 	case driver.ActionInsert:
 		if found {
-			return nil, 0, errorf("EntityAlreadyExists", "entity (%q, %q) already exists", a.PartitionKey, a.RowKey)
+			return nil, 0, errorf("EntityAlreadyExists", "entity (%q, %q) already exists", p.pk, a.RowKey)
 		}
 		return a.Properties, 0, nil
 	case driver.ActionUpsertMerge:
@@ -110,10 +118,10 @@ func (t *table) resolveAction(a *driver.Action, key []byte) ([]codec.Property, i
 		}
 	case driver.ActionUpdateMerge, driver.ActionUpdateReplace, driver.ActionDelete:
 		if !found {
-			return nil, 0, errorf("ResourceNotFound", "entity (%q, %q) does not exist", a.PartitionKey, a.RowKey)
+			return nil, 0, errorf("ResourceNotFound", "entity (%q, %q) does not exist", p.pk, a.RowKey)
 		}
 		if a.IfMatch != "*" && a.IfMatch != codec.FormatETag(codec.TimeFromTicks(stamp)) {
-			return nil, 0, errorf("UpdateConditionNotSatisfied", "etag %s does not match entity (%q, %q)", a.IfMatch, a.PartitionKey, a.RowKey)
+			return nil, 0, errorf("UpdateConditionNotSatisfied", "etag %s does not match entity (%q, %q)", a.IfMatch, p.pk, a.RowKey)
 		}
 		if a.Type == driver.ActionDelete {
 			return nil, stamp, nil
@@ -129,7 +137,7 @@ func (t *table) resolveAction(a *driver.Action, key []byte) ([]codec.Property, i
 		return nil, 0, corruptRecord(key, err)
 	}
 	merged := mergeProperties(old, a.Properties)
-	if code, msg := limits.Check(len(merged), limits.EntitySize(a.PartitionKey, a.RowKey, merged)); code != "" {
+	if code, msg := limits.Check(len(merged), limits.EntitySize(p.pk, a.RowKey, merged)); code != "" {
 		return nil, 0, errorf(code, "%s", msg)
 	}
 	return merged, stamp, nil

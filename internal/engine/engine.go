@@ -34,6 +34,7 @@ type Options struct {
 	Clock           func() time.Time // source of Timestamps and page time budget
 	PageScanLimit   int              // most entities a query page examines
 	PageTimeLimit   time.Duration    // longest a query page runs
+	Parallelism     int              // workers of a parallel scan; <= 1 reads serially
 }
 
 // Engine is an open store: a set of tables in one Pebble instance. It is

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
@@ -24,6 +25,19 @@ const BudgetCheckEvery = 64
 // key of the next entity in the ranges, so More is true exactly when at
 // least one more entity remains to be examined.
 func (t *table) QueryPage(ctx context.Context, q *driver.QueryRequest, emit func(driver.Row) error) (driver.PageResult, error) {
+	return t.queryPage(ctx, q, emit, false)
+}
+
+var _ driver.ReverseQuerier = (*table)(nil)
+
+// QueryPageReverse implements driver.ReverseQuerier: QueryPage reading
+// the same ranges from the resume point down, with an iterator running
+// backwards (Pebble's Prev), at the cost of a forward read.
+func (t *table) QueryPageReverse(ctx context.Context, q *driver.QueryRequest, emit func(driver.Row) error) (driver.PageResult, error) {
+	return t.queryPage(ctx, q, emit, true)
+}
+
+func (t *table) queryPage(ctx context.Context, q *driver.QueryRequest, emit func(driver.Row) error, reverse bool) (driver.PageResult, error) {
 	release, err := t.db.enter(ctx)
 	if err != nil {
 		return driver.PageResult{}, err
@@ -35,15 +49,28 @@ func (t *table) QueryPage(ctx context.Context, q *driver.QueryRequest, emit func
 	}
 	ranges := q.Plan.Ranges
 	if q.NextPartitionKey != "" || q.NextRowKey != "" {
-		ranges = q.Plan.From(plan.Key{PartitionKey: q.NextPartitionKey, RowKey: q.NextRowKey})
+		next := plan.Key{PartitionKey: q.NextPartitionKey, RowKey: q.NextRowKey}
+		if reverse {
+			ranges = q.Plan.Upto(next)
+		} else {
+			ranges = q.Plan.From(next)
+		}
 	}
-	r := &pageReader{ctx: ctx, db: t.db, q: q, id: info.id, emit: emit, start: t.db.opts.Clock().UnixNano()}
+	if reverse {
+		ranges = slices.Clone(ranges)
+		slices.Reverse(ranges)
+	}
+	r := &pageReader{ctx: ctx, db: t.db, q: q, id: info.id, emit: emit, reverse: reverse, start: t.db.opts.Clock().UnixNano()}
 	switch {
 	case len(ranges) == 0:
 	case allPoints(ranges):
 		err = r.readPoints(ranges)
 	default:
-		err = r.scan(ranges)
+		if spans := rawSpans(info.id, ranges); r.parallelOK(spans) {
+			err = r.parallelScan(spans)
+		} else {
+			err = r.scan(ranges)
+		}
 	}
 	if err != nil {
 		return driver.PageResult{}, err
@@ -58,6 +85,7 @@ type pageReader struct {
 	q        *driver.QueryRequest
 	id       uint64
 	emit     func(driver.Row) error
+	reverse  bool // ranges are in reading order, each read backwards
 	result   driver.PageResult
 	emitted  int
 	examined int
@@ -140,7 +168,7 @@ func allPoints(ranges []plan.KeyRange) bool {
 }
 
 // readPoints serves a plan made only of points with Gets, which use the
-// bloom filters, instead of an iterator.
+// bloom filters, instead of an iterator. ranges are in reading order.
 func (r *pageReader) readPoints(ranges []plan.KeyRange) error {
 	get := r.db.pdb.Get
 	if len(ranges) > 1 {
@@ -175,8 +203,9 @@ func (r *pageReader) readPoints(ranges []plan.KeyRange) error {
 	return nil
 }
 
-// scan serves a plan with an iterator, one range at a time; the iterator
-// is one consistent view across all of them.
+// scan serves a plan with an iterator, one range at a time, in the order
+// of ranges and each backwards when r.reverse; the iterator is one
+// consistent view across all of them.
 func (r *pageReader) scan(ranges []plan.KeyRange) error {
 	id := r.id
 	it, err := r.db.pdb.NewIter(nil)
@@ -193,7 +222,11 @@ func (r *pageReader) scan(ranges []plan.KeyRange) error {
 			upper = keys.Entity(upper[:0], id, rg.End.PartitionKey, rg.End.RowKey)
 		}
 		it.SetBounds(lower, upper)
-		for valid := it.First(); valid; valid = it.Next() {
+		first, next := it.First, it.Next
+		if r.reverse {
+			first, next = it.Last, it.Prev
+		}
+		for valid := first(); valid; valid = next() {
 			_, pk, rk, err := keys.Split(it.Key())
 			if err != nil {
 				return corruptRecord(it.Key(), err)

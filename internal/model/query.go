@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	ts "github.com/tablestore/tablestore"
@@ -9,7 +10,8 @@ import (
 )
 
 // Query returns every entity of the table that matches q.Filter, in
-// (PartitionKey, RowKey) order, projected on q.Select. It ignores paging
+// (PartitionKey, RowKey) order (descending when q.Reverse), projected on
+// q.Select. It ignores paging
 // (Top only has to be valid, Continuation is not read): a test compares
 // it with the concatenation of the engine's pages. Filters are compiled
 // with filter.DefaultLimits and evaluated by filter's own Match, over
@@ -38,6 +40,9 @@ func (m *Model) Query(tableName string, q ts.Query) ([]*ts.Entity, error) {
 		if f.Match(properties{e}) {
 			out = append(out, project(e, q.Select))
 		}
+	}
+	if q.Reverse {
+		slices.Reverse(out)
 	}
 	return out, nil
 }

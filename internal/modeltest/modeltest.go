@@ -224,7 +224,9 @@ func (h *harness) run(ops int) {
 
 // step runs one random operation.
 func (h *harness) step() {
-	switch r := h.rng.Intn(1000); {
+	switch r := h.rng.Intn(1100); {
+	case r >= 1000:
+		h.partitionOp()
 	case r < 130:
 		h.opInsert()
 	case r < 230:
@@ -1335,7 +1337,8 @@ func (h *harness) opQuery() {
 		q.Top = h.pick2(-1, 1001)
 	}
 	iterate := h.rng.Intn(4) == 0
-	h.begin("query", "%s filter %q select %q top %d iterate %v", table, q.Filter, q.Select, q.Top, iterate)
+	q.Reverse = h.rng.Intn(4) == 0
+	h.begin("query", "%s filter %q select %q top %d iterate %v reverse %v", table, q.Filter, q.Select, q.Top, iterate, q.Reverse)
 	want, wantErr := h.queryModel(table, q)
 	var got []*ts.Entity
 	var gotErr error
@@ -1469,17 +1472,22 @@ func (h *harness) sameEntities(table string, got, want []*ts.Entity) {
 
 // queryPages reads every page, checking page sizes against Top.
 func (h *harness) queryPages(table string, q ts.Query) ([]*ts.Entity, error) {
+	return h.pages(q, h.table(table).QueryPage)
+}
+
+// pages reads every page of q with readPage, checking page sizes against
+// Top.
+func (h *harness) pages(q ts.Query, readPage func(context.Context, ts.Query) (*ts.Page, error)) ([]*ts.Entity, error) {
 	limit := q.Top
 	if limit == 0 {
 		limit = 1000
 	}
 	var all []*ts.Entity
-	tb := h.table(table)
 	for pages := 0; ; pages++ {
 		if pages > 10_000 {
 			h.failf("query does not end after %d pages", pages)
 		}
-		p, err := tb.QueryPage(h.ctx, q)
+		p, err := readPage(h.ctx, q)
 		if err != nil {
 			if pages > 0 {
 				h.failf("page %d failed: %v", pages, err)

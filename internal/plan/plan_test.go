@@ -8,36 +8,48 @@ import (
 	"github.com/tablestore/tablestore/filter"
 )
 
-// TestPlan runs the planner decisions in testdata/plan:
+// TestPlan runs the planner decisions in the files of testdata:
 //
-//	plan [resume=<pk>/<rk>]
+//	plan [reverse] [resume=<pk>/<rk>]
 //	<filter>
 //	----
 //	<printed plan>
 //
-// resume prints the ranges left when reading resumes at that position.
+// resume prints the ranges left when reading resumes at that position;
+// reverse prints the plan of a reverse read (resuming with Upto).
 func TestPlan(t *testing.T) {
-	datadriven.RunTest(t, "testdata/plan", func(t *testing.T, d *datadriven.TestData) string {
-		switch d.Cmd {
-		case "plan":
-			f, err := filter.Compile(strings.TrimSpace(d.Input), nil)
-			if err != nil {
-				return "error: " + err.Error() + "\n"
-			}
-			p := New(f.Root)
-			ranges := p.Ranges
-			if d.HasArg("resume") {
-				var at string
-				d.ScanArgs(t, "resume", &at)
-				pk, rk, _ := strings.Cut(at, "/")
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		datadriven.RunTest(t, path, runPlan)
+	})
+}
+
+func runPlan(t *testing.T, d *datadriven.TestData) string {
+	switch d.Cmd {
+	case "plan":
+		f, err := filter.Compile(strings.TrimSpace(d.Input), nil)
+		if err != nil {
+			return "error: " + err.Error() + "\n"
+		}
+		p := New(f.Root)
+		ranges := p.Ranges
+		if d.HasArg("resume") {
+			var at string
+			d.ScanArgs(t, "resume", &at)
+			pk, rk, _ := strings.Cut(at, "/")
+			if d.HasArg("reverse") {
+				ranges = p.Upto(Key{pk, rk})
+			} else {
 				ranges = p.From(Key{pk, rk})
 			}
-			checkWellFormed(t, p)
-			return p.Format(ranges)
 		}
-		t.Fatalf("unknown command %q", d.Cmd)
-		return ""
-	})
+		checkWellFormed(t, p)
+		if d.HasArg("reverse") {
+			return p.FormatReverse(ranges)
+		}
+		return p.Format(ranges)
+	}
+	t.Fatalf("unknown command %q", d.Cmd)
+	return ""
 }
 
 // checkWellFormed fails t unless p's ranges are non-empty, sorted and

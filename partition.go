@@ -1,0 +1,132 @@
+package tablestore
+
+import (
+	"context"
+	"iter"
+
+	"github.com/tablestore/tablestore/filter"
+)
+
+// Partition is a view of one PartitionKey of a table: the unit of Azure's
+// entity group transactions and of this store's write locking. It is
+// cheap, safe for concurrent use, and addresses the table by name like
+// its Table.
+//
+// Its writes are the Table's writes with the PartitionKey filled in: an
+// entity whose PartitionKey is "" gets the partition's (the field is set
+// on the caller's entity), and one whose PartitionKey names another
+// partition is rejected with InvalidInput (CommandsInBatchActOnDifferentPartitions
+// in a batch) before anything is read or written. Its queries read
+// nothing outside the partition.
+//
+// An invalid partition key (empty, too long, or holding a forbidden
+// character) makes every operation fail with the key codes of
+// Table.Insert.
+type Partition struct {
+	t  *Table
+	pk string
+}
+
+// Partition returns the view of the table's partition pk. It does no I/O.
+func (t *Table) Partition(pk string) *Partition { return &Partition{t: t, pk: pk} }
+
+// Table returns the partition's table.
+func (p *Partition) Table() *Table { return p.t }
+
+// Key returns the partition's PartitionKey.
+func (p *Partition) Key() string { return p.pk }
+
+// Get reads the partition's entity rowKey; see Table.Get.
+func (p *Partition) Get(ctx context.Context, rowKey string, opts *GetOptions) (*Entity, error) {
+	return p.t.Get(ctx, p.pk, rowKey, opts)
+}
+
+// Insert adds a new entity to the partition; see Table.Insert.
+func (p *Partition) Insert(ctx context.Context, e *Entity) error {
+	if err := p.own(e); err != nil {
+		return err
+	}
+	return p.t.Insert(ctx, e)
+}
+
+// Update changes an existing entity of the partition; see Table.Update.
+func (p *Partition) Update(ctx context.Context, e *Entity, mode UpdateMode, ifMatch ETag) error {
+	if err := p.own(e); err != nil {
+		return err
+	}
+	return p.t.Update(ctx, e, mode, ifMatch)
+}
+
+// Upsert inserts or updates an entity of the partition; see Table.Upsert.
+func (p *Partition) Upsert(ctx context.Context, e *Entity, mode UpdateMode) error {
+	if err := p.own(e); err != nil {
+		return err
+	}
+	return p.t.Upsert(ctx, e, mode)
+}
+
+// Delete removes the partition's entity rowKey; see Table.Delete.
+func (p *Partition) Delete(ctx context.Context, rowKey string, ifMatch ETag) error {
+	return p.t.Delete(ctx, p.pk, rowKey, ifMatch)
+}
+
+// own fills in an entity's empty PartitionKey with the partition's, and
+// rejects one naming another partition. A nil entity is left to the
+// write's own check.
+func (p *Partition) own(e *Entity) error {
+	if e == nil {
+		return nil
+	}
+	if e.PartitionKey == "" {
+		e.PartitionKey = p.pk
+	}
+	if e.PartitionKey != p.pk {
+		return newError(CodeInvalidInput, "partition key %q differs from the partition's %q", e.PartitionKey, p.pk)
+	}
+	return nil
+}
+
+// NewBatch starts an empty entity group transaction on the partition. Its
+// actions may leave PartitionKey "" (Batch.Delete takes "" too); one
+// naming another partition makes Submit fail with a *BatchError at that
+// action, code CommandsInBatchActOnDifferentPartitions.
+func (p *Partition) NewBatch() *Batch { return &Batch{table: p.t, partition: p} }
+
+// QueryPage reads one page of the entities of the partition matching
+// q.Filter; see Table.QueryPage. The filter is combined with
+// `PartitionKey eq <key>`, so the plan is never wider than a partition
+// scan.
+func (p *Partition) QueryPage(ctx context.Context, q Query) (*Page, error) {
+	pq, err := p.t.prepareIn(ctx, q, p)
+	if err != nil {
+		return nil, err
+	}
+	return p.t.readPage(ctx, pq)
+}
+
+// Query iterates over the entities of the partition matching q; see
+// Table.Query.
+func (p *Partition) Query(ctx context.Context, q Query) iter.Seq2[*Entity, error] {
+	return p.t.query(ctx, q, p)
+}
+
+// Plan returns how q would run on the partition; see Table.Plan.
+func (p *Partition) Plan(q Query) (*QueryPlan, error) { return p.t.plan(q, p) }
+
+// Explain describes how q would run on the partition; see Table.Explain.
+func (p *Partition) Explain(q Query) (string, error) { return explain(p.Plan(q)) }
+
+// restrict returns f and-ed with `PartitionKey eq <key>`, as a node and
+// as text, after checking the key.
+func (p *Partition) restrict(f filter.Node, text string) (filter.Node, string, error) {
+	if err := validateKey("PartitionKey", p.pk); err != nil {
+		return nil, "", err
+	}
+	eq := &filter.CompareNode{Property: "PartitionKey", Op: filter.OpEQ,
+		Value: filter.Value{Type: filter.TypeString, Bytes: []byte(p.pk)}}
+	cond := filter.Format(eq)
+	if f == nil {
+		return eq, cond, nil
+	}
+	return &filter.AndNode{X: eq, Y: f}, cond + " and (" + text + ")", nil
+}
