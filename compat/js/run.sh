@@ -44,6 +44,10 @@ case "$target" in
 tablestore)
   bin=${TABLESTORE_BIN:-}
   if [ -z "$bin" ]; then
+    if [ ! -d "$root/cmd/tablestore" ]; then
+      echo "compat/js: no cmd/tablestore in this checkout and TABLESTORE_BIN unset" >&2
+      exit 1
+    fi
     bin="$work/tablestore"
     (cd "$root" && go build -o "$bin" ./cmd/tablestore)
   fi
