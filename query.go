@@ -159,9 +159,9 @@ func filterError(err error) error {
 // readPage reads one page of a prepared query from its resume point.
 func (t *Table) readPage(ctx context.Context, pq *preparedQuery) (*Page, error) {
 	page := &Page{}
-	sel := pq.req.Select
+	d := &decoder{sel: pq.req.Select}
 	res, err := t.drv.QueryPage(ctx, &pq.req, func(r driver.Row) error {
-		e, err := decodeRow(r, sel, false)
+		e, err := d.entity(r)
 		if err != nil {
 			return err
 		}
