@@ -87,6 +87,9 @@ func (d *decoder) entity(r driver.Row) (*Entity, error) {
 		etag = etagFor(ts)
 	}
 	props := d.props[:0]
+	if props == nil {
+		props = make([]namedValue, 0, 16)
+	}
 	for it := rec.Iter(); ; {
 		if !it.Next() {
 			if err := it.Err(); err != nil {
@@ -102,7 +105,11 @@ func (d *decoder) entity(r driver.Row) (*Entity, error) {
 		props = append(props, namedValue{name: d.text(name), val: d.value(it.Value())})
 	}
 	if len(d.ents) == cap(d.ents) {
-		d.ents = make([]Entity, 0, slabSize(cap(d.ents)))
+		n := slabSize(cap(d.ents))
+		if d.owned {
+			n = 1 // a Get: one entity
+		}
+		d.ents = make([]Entity, 0, n)
 	}
 	d.ents = append(d.ents, Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts, ETag: etag,
 		Properties: make(map[string]any, len(props))})

@@ -14,8 +14,13 @@ type arena struct {
 	bin  []byte // the current chunk for Binary values, apart from text
 }
 
-// arenaChunk is the size of a fresh chunk; longer values get their own.
-const arenaChunk = 16 << 10
+// Chunks start at arenaFirst bytes and double up to arenaChunk, so one
+// small entity costs little and a long page few allocations; values
+// longer than a quarter of arenaChunk get their own.
+const (
+	arenaFirst = 512
+	arenaChunk = 16 << 10
+)
 
 // String returns a copy of b as a string.
 func (a *arena) String(b []byte) string {
@@ -41,7 +46,7 @@ func (a *arena) take(chunk *[]byte, b []byte) []byte {
 		if len(b) > arenaChunk/4 {
 			return append(make([]byte, 0, len(b)), b...)
 		}
-		c = make([]byte, 0, arenaChunk)
+		c = make([]byte, 0, max(min(2*cap(c), arenaChunk), arenaFirst, len(b)))
 	}
 	start := len(c)
 	c = append(c, b...)

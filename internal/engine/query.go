@@ -75,15 +75,19 @@ type pageReader struct {
 	keys []byte
 }
 
-// keysChunk is the size of one chunk of key text.
-const keysChunk = 8 << 10
+// Chunks of key text start at keysFirst bytes and double up to
+// keysChunk.
+const (
+	keysFirst = 256
+	keysChunk = 8 << 10
+)
 
 // keyStrings returns pk and rk as strings sliced from the page's key
 // chunk. Chunk bytes handed out are never written again.
 func (r *pageReader) keyStrings(pk, rk []byte) (string, string) {
 	n := len(pk) + len(rk)
 	if cap(r.keys)-len(r.keys) < n {
-		r.keys = make([]byte, 0, max(keysChunk, n))
+		r.keys = make([]byte, 0, max(min(2*cap(r.keys), keysChunk), keysFirst, n))
 	}
 	start := len(r.keys)
 	r.keys = append(append(r.keys, pk...), rk...)
