@@ -2,7 +2,6 @@ package tablestore
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
@@ -51,6 +50,32 @@ func decodeEntity(pk, rk string, rec codec.Record, sel []string) (*Entity, error
 // is the caller's and never written again, so the entity's strings may
 // alias it instead of a copy.
 func decodeRow(r driver.Row, sel []string, owned bool) (*Entity, error) {
+	var d decoder
+	d.sel, d.owned = sel, owned
+	return d.entity(r)
+}
+
+// decoder turns the rows of one page (or one Get) into entities. It hands
+// out memory from slabs it allocates as it goes, so a page costs a few
+// allocations per slab instead of several per entity: entities, copied
+// text, boxed values. A decoder is used by one goroutine.
+type decoder struct {
+	sel   []string
+	owned bool // see decodeRow; then strings alias the row's record
+	arena arena
+	boxes boxes
+	ents  []Entity
+	props []namedValue // one entity's properties, before the map is sized
+}
+
+// namedValue is one decoded property awaiting its map.
+type namedValue struct {
+	name string
+	val  any
+}
+
+// entity decodes one row; see decodeRow.
+func (d *decoder) entity(r driver.Row) (*Entity, error) {
 	pk, rk, rec := r.PartitionKey, r.RowKey, r.Record
 	ticks, err := rec.Timestamp()
 	if err != nil {
@@ -61,52 +86,86 @@ func decodeRow(r driver.Row, sel []string, owned bool) (*Entity, error) {
 	if etag == "" {
 		etag = etagFor(ts)
 	}
-	e := &Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts, ETag: etag}
-	count := 0
-	it := rec.Iter()
-	for it.Next() {
-		if sel == nil || selected(sel, it.Name()) {
-			count++
+	props := d.props[:0]
+	if props == nil {
+		props = make([]namedValue, 0, 16)
+	}
+	for it := rec.Iter(); ; {
+		if !it.Next() {
+			if err := it.Err(); err != nil {
+				d.props = props[:0]
+				return nil, corruptEntity(pk, rk, err)
+			}
+			break
 		}
-	}
-	if err := it.Err(); err != nil {
-		return nil, corruptEntity(pk, rk, err)
-	}
-	e.Properties = make(map[string]any, count)
-	if count == 0 {
-		return e, nil
-	}
-	// Copy the record into one string and take every name and string value
-	// as a substring of it: one allocation for all the text instead of one
-	// per name and per string. A projection copies only what it keeps.
-	var all string
-	switch {
-	case sel != nil:
-	case owned:
-		all = unsafe.String(unsafe.SliceData(rec), len(rec))
-	default:
-		all = string(rec)
-	}
-	text := func(b []byte) string {
-		if sel != nil {
-			return string(b)
-		}
-		// b lies inside rec: its offset there is its offset in all.
-		off := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(rec))))
-		return all[off : off+len(b)]
-	}
-	for it = rec.Iter(); it.Next(); {
-		if sel != nil && !selected(sel, it.Name()) {
+		name := it.Name()
+		if d.sel != nil && !selected(d.sel, name) {
 			continue
 		}
-		name := text(it.Name())
-		if v := it.Value(); v.Type == filter.TypeString {
-			e.Properties[name] = text(v.Bytes)
-		} else {
-			e.Properties[name] = decodeValue(v)
-		}
+		props = append(props, namedValue{name: d.text(name), val: d.value(it.Value())})
 	}
+	if len(d.ents) == cap(d.ents) {
+		n := slabSize(cap(d.ents))
+		if d.owned {
+			n = 1 // a Get: one entity
+		}
+		d.ents = make([]Entity, 0, n)
+	}
+	d.ents = append(d.ents, Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts, ETag: etag,
+		Properties: make(map[string]any, len(props))})
+	e := &d.ents[len(d.ents)-1]
+	for i := range props {
+		e.Properties[props[i].name] = props[i].val
+		props[i] = namedValue{}
+	}
+	d.props = props[:0]
 	return e, nil
+}
+
+// text returns b as a string: aliasing the record when it is owned, else
+// a copy in the decoder's arena.
+func (d *decoder) text(b []byte) string {
+	if d.owned {
+		return unsafeString(b)
+	}
+	return d.arena.String(b)
+}
+
+// value boxes one property value, copying what the record holds.
+func (d *decoder) value(v filter.Value) any {
+	switch v.Type {
+	case filter.TypeString:
+		return d.boxes.String(d.text(v.Bytes))
+	case filter.TypeInt32:
+		return d.boxes.Int32(int32(v.Int))
+	case filter.TypeInt64:
+		return d.boxes.Int64(v.Int)
+	case filter.TypeDouble:
+		return d.boxes.Float64(v.Float)
+	case filter.TypeBoolean:
+		return v.Int != 0 // the runtime boxes booleans without allocating
+	case filter.TypeDateTime:
+		return d.boxes.Time(timeFromTicks(v.Int))
+	case filter.TypeGuid:
+		var g GUID
+		copy(g[:], v.Bytes)
+		return d.boxes.GUID(g)
+	case filter.TypeBinary:
+		return d.boxes.Bytes(d.arena.Bytes(v.Bytes))
+	}
+	return nil
+}
+
+// slabSize is the length of the next slab after one of length prev:
+// small at first, so one Get stays cheap, growing for long pages.
+func slabSize(prev int) int {
+	switch {
+	case prev < 4:
+		return 4
+	case prev >= 256:
+		return 256
+	}
+	return 2 * prev
 }
 
 func selected(sel []string, name []byte) bool {

@@ -203,13 +203,9 @@ func filterError(err error) error {
 // readPage reads one page of a prepared query from its resume point.
 func (t *Table) readPage(ctx context.Context, pq *preparedQuery) (*Page, error) {
 	page := &Page{}
-	sel := pq.req.Select
-	read := t.drv.QueryPage
-	if pq.reverse {
-		read = t.drv.(driver.ReverseQuerier).QueryPageReverse
-	}
-	res, err := read(ctx, &pq.req, func(r driver.Row) error {
-		e, err := decodeRow(r, sel, false)
+	d := &decoder{sel: pq.req.Select}
+	cont, err := t.readRows(ctx, pq, func(r driver.Row) error {
+		e, err := d.entity(r)
 		if err != nil {
 			return err
 		}
@@ -217,10 +213,25 @@ func (t *Table) readPage(ctx context.Context, pq *preparedQuery) (*Page, error) 
 		return nil
 	})
 	if err != nil {
-		return nil, mapError(err, false)
+		return nil, err
 	}
-	if res.More {
-		page.Continuation = encodeContinuation(plan.Key{PartitionKey: res.NextPartitionKey, RowKey: res.NextRowKey}, pq.reverse)
-	}
+	page.Continuation = cont
 	return page, nil
+}
+
+// readRows passes one page's rows to emit, in the query's direction, and
+// returns the page's continuation ("" when the query is complete).
+func (t *Table) readRows(ctx context.Context, pq *preparedQuery, emit func(driver.Row) error) (string, error) {
+	read := t.drv.QueryPage
+	if pq.reverse {
+		read = t.drv.(driver.ReverseQuerier).QueryPageReverse
+	}
+	res, err := read(ctx, &pq.req, emit)
+	if err != nil {
+		return "", mapError(err, false)
+	}
+	if !res.More {
+		return "", nil
+	}
+	return encodeContinuation(plan.Key{PartitionKey: res.NextPartitionKey, RowKey: res.NextRowKey}, pq.reverse), nil
 }

@@ -188,22 +188,32 @@ func UnmarshalEntity(e *Entity, v any) error {
 		if !ok || val == nil {
 			continue
 		}
-		if s, ok := val.(string); ok && f.kind != fieldString {
-			if val, err = stringField(f, s); err != nil {
-				return err
-			}
+		if err := setField(f, fv, val); err != nil {
+			return err
 		}
-		dst := fv
-		if f.pointer {
-			dst = reflect.New(fv.Type().Elem()).Elem()
+	}
+	return nil
+}
+
+// setField stores a property value in the field fv that f describes, by
+// UnmarshalEntity's rules.
+func setField(f *fieldPlan, fv reflect.Value, val any) error {
+	if s, ok := val.(string); ok && f.kind != fieldString {
+		var err error
+		if val, err = stringField(f, s); err != nil {
+			return err
 		}
-		if !unmarshalField(dst, f.kind, val) {
-			return newError(CodeInvalidValueType, "field %s: property %q holds %s %v, which does not fit the field's type %s",
-				f.goName, f.name, edmTypeName(val), val, fv.Type())
-		}
-		if f.pointer {
-			fv.Set(dst.Addr())
-		}
+	}
+	dst := fv
+	if f.pointer {
+		dst = reflect.New(fv.Type().Elem()).Elem()
+	}
+	if !unmarshalField(dst, f.kind, val) {
+		return newError(CodeInvalidValueType, "field %s: property %q holds %s %v, which does not fit the field's type %s",
+			f.goName, f.name, edmTypeName(val), val, fv.Type())
+	}
+	if f.pointer {
+		fv.Set(dst.Addr())
 	}
 	return nil
 }

@@ -34,6 +34,19 @@ type GetOptions struct {
 // Errors: ResourceNotFound, TableNotFound, InvalidInput for a bad Select,
 // and the key codes of Insert.
 func (t *Table) Get(ctx context.Context, partitionKey, rowKey string, opts *GetOptions) (*Entity, error) {
+	sel, err := t.checkGet(ctx, partitionKey, rowKey, opts)
+	if err != nil {
+		return nil, err
+	}
+	r, err := t.drv.Get(ctx, partitionKey, rowKey, sel)
+	if err != nil {
+		return nil, mapError(err, false)
+	}
+	return decodeRow(r, sel, true) // errors already name the entity
+}
+
+// checkGet validates a Get's arguments and returns its projection.
+func (t *Table) checkGet(ctx context.Context, partitionKey, rowKey string, opts *GetOptions) ([]string, error) {
 	if err := t.db.checkContext(ctx); err != nil {
 		return nil, err
 	}
@@ -43,16 +56,11 @@ func (t *Table) Get(ctx context.Context, partitionKey, rowKey string, opts *GetO
 	if err := validateKey("RowKey", rowKey); err != nil {
 		return nil, err
 	}
-	var sel []string
 	if opts != nil && opts.Select != nil {
 		if err := validateSelect(opts.Select); err != nil {
 			return nil, err
 		}
-		sel = opts.Select
+		return opts.Select, nil
 	}
-	r, err := t.drv.Get(ctx, partitionKey, rowKey, sel)
-	if err != nil {
-		return nil, mapError(err, false)
-	}
-	return decodeRow(r, sel, true) // errors already name the entity
+	return nil, nil
 }

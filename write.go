@@ -86,7 +86,27 @@ func prepareAction(typ ActionType, e *Entity, ifMatch ETag) (driver.Action, int,
 	if e == nil {
 		return driver.Action{}, 0, newError(CodeInvalidInput, "entity is nil")
 	}
-	a := driver.Action{Type: driver.ActionType(typ), PartitionKey: e.PartitionKey, RowKey: e.RowKey, IfMatch: string(ifMatch)}
+	a, keySize, err := prepareKeys(typ, e.PartitionKey, e.RowKey, ifMatch)
+	if err != nil || typ == ActionDelete {
+		return a, keySize, err
+	}
+	props, size, err := encodePropertiesSized(e.Properties)
+	if err != nil {
+		return a, 0, err
+	}
+	size += keySize
+	if err := checkLimits(len(props), size); err != nil {
+		return a, 0, err
+	}
+	a.Properties = props
+	return a, size, nil
+}
+
+// prepareKeys is the part of prepareAction before the properties: the
+// If-Match rules of the type and the keys. It returns the keys' share of
+// the entity size.
+func prepareKeys(typ ActionType, pk, rk string, ifMatch ETag) (driver.Action, int, error) {
+	a := driver.Action{Type: driver.ActionType(typ), PartitionKey: pk, RowKey: rk, IfMatch: string(ifMatch)}
 	switch typ {
 	case ActionInsert, ActionUpsertMerge, ActionUpsertReplace:
 		if ifMatch != "" {
@@ -108,18 +128,5 @@ func prepareAction(typ ActionType, e *Entity, ifMatch ETag) (driver.Action, int,
 	if err := validateKey("RowKey", a.RowKey); err != nil {
 		return a, 0, err
 	}
-	keySize := limits.EntitySize(a.PartitionKey, a.RowKey, nil)
-	if typ == ActionDelete {
-		return a, keySize, nil
-	}
-	props, size, err := encodePropertiesSized(e.Properties)
-	if err != nil {
-		return a, 0, err
-	}
-	size += keySize
-	if err := checkLimits(len(props), size); err != nil {
-		return a, 0, err
-	}
-	a.Properties = props
-	return a, size, nil
+	return a, limits.EntitySize(a.PartitionKey, a.RowKey, nil), nil
 }

@@ -79,9 +79,12 @@ func (x *row) better(a, b float64) bool {
 }
 
 // ratio returns tablestore's figure over the comparator's.
-func (x *row) ratio(side string) float64 {
-	ts, ok1 := x.Values[sideTablestore]
-	c, ok2 := x.Values[side]
+func (x *row) ratio(side string) float64 { return x.ratioOf(sideTablestore, side) }
+
+// ratioOf returns side a's figure over side b's.
+func (x *row) ratioOf(a, b string) float64 {
+	ts, ok1 := x.Values[a]
+	c, ok2 := x.Values[b]
 	if !ok1 || !ok2 || c == 0 {
 		return math.NaN()
 	}
@@ -113,11 +116,11 @@ func printTable(w io.Writer, r *results) {
 	fmt.Fprintf(w, "\ntablestore vs raw Pebble vs SQLite, scale %s (%s entities), cache %d MiB, %d CPUs, %s,\nbest of %d rounds (bulk load without sync: 1 round)\n\n",
 		r.Scale.Name, commas(float64(r.Scale.Entities)), r.CacheSize>>20, r.CPUs, r.GoVersion, r.Rounds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tfigure (better)\ttablestore\traw pebble\tsqlite\ttablestore/pebble\ttablestore/sqlite\t")
+	fmt.Fprintln(tw, "workload\tfigure (better)\ttablestore\ttyped\traw pebble\tsqlite\ttablestore/pebble\ttyped/pebble\ttablestore/sqlite\t")
 	for _, x := range r.Rows {
-		fmt.Fprintf(tw, "%s\t%s (%s)\t%s\t%s\t%s\t%s\t%s\t\n", x.Label, x.Unit, betterWord(x.HigherIsBetter),
-			cell(x, sideTablestore), cell(x, sidePebble), cell(x, sideSQLite),
-			formatRatio(x.ratio(sidePebble)), formatRatio(x.ratio(sideSQLite)))
+		fmt.Fprintf(tw, "%s\t%s (%s)\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Label, x.Unit, betterWord(x.HigherIsBetter),
+			cell(x, sideTablestore), cell(x, sideTyped), cell(x, sidePebble), cell(x, sideSQLite),
+			formatRatio(x.ratio(sidePebble)), formatRatio(x.ratioOf(sideTyped, sidePebble)), formatRatio(x.ratio(sideSQLite)))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nRatios are tablestore's figure divided by the comparator's. For rows whose figure is")

@@ -51,10 +51,11 @@ var errConflict = errors.New("bench: write conflict")
 var errNotFound = errors.New("bench: entity not found")
 
 // sideNames are the sides in report order.
-var sideNames = []string{sideTablestore, sidePebble, sideSQLite}
+var sideNames = []string{sideTablestore, sideTyped, sidePebble, sideSQLite}
 
 const (
 	sideTablestore = "tablestore"
+	sideTyped      = "typed" // tablestore through its typed (struct) API
 	sidePebble     = "pebble"
 	sideSQLite     = "sqlite"
 )
@@ -70,6 +71,8 @@ func openStore(name, dir string, s storeSettings) (store, error) {
 	switch name {
 	case sideTablestore:
 		return openTablestore(dir, s)
+	case sideTyped:
+		return openTyped(dir, s)
 	case sidePebble:
 		return openPebble(dir, s)
 	case sideSQLite:

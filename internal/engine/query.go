@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
@@ -97,6 +98,29 @@ type pageReader struct {
 	// transaction.
 	lastTicks int64
 	lastETag  string
+	// keys holds the text of emitted keys: one allocation per chunk
+	// instead of two per entity.
+	keys []byte
+}
+
+// Chunks of key text start at keysFirst bytes and double up to
+// keysChunk.
+const (
+	keysFirst = 256
+	keysChunk = 8 << 10
+)
+
+// keyStrings returns pk and rk as strings sliced from the page's key
+// chunk. Chunk bytes handed out are never written again.
+func (r *pageReader) keyStrings(pk, rk []byte) (string, string) {
+	n := len(pk) + len(rk)
+	if cap(r.keys)-len(r.keys) < n {
+		r.keys = make([]byte, 0, max(min(2*cap(r.keys), keysChunk), keysFirst, n))
+	}
+	start := len(r.keys)
+	r.keys = append(append(r.keys, pk...), rk...)
+	b := r.keys[start:]
+	return unsafe.String(unsafe.SliceData(b), len(pk)), unsafe.String(unsafe.SliceData(b[len(pk):]), len(rk))
 }
 
 // stop says why a page ends before its ranges do.
@@ -144,7 +168,7 @@ func (r *pageReader) examine(pk, rk []byte, pkStr, rkStr string, val []byte) err
 		return nil
 	}
 	if pkStr == "" {
-		pkStr, rkStr = string(pk), string(rk)
+		pkStr, rkStr = r.keyStrings(pk, rk)
 	}
 	rec := r.view.Record
 	etag := ""

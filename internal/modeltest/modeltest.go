@@ -723,6 +723,46 @@ func (h *harness) opGet() {
 	if wantErr == nil {
 		h.sameEntity(table, got, want)
 	}
+	typed, typedErr := ts.GetAs[typedRow](h.ctx, h.table(table), pk, rk, opts)
+	h.sameTyped("GetAs", got, gotErr, typed, typedErr)
+}
+
+// typedRow maps the workload's property names to one Go type each, so
+// the typed reads meet both properties that fit and ones that do not.
+type typedRow struct {
+	PartitionKey, RowKey string
+	Timestamp            time.Time
+	ETag                 ts.ETag
+	A                    string
+	B                    int64
+	C                    float64
+	Name                 string
+	Count                int32
+	Flag                 bool
+	When                 time.Time
+	Id                   ts.GUID
+	Blob                 []byte
+	Price                float64
+	X                    int64 `table:"_x"`
+	Big                  string
+}
+
+// sameTyped checks a typed read against the map read it mirrors: the map
+// read's entity through UnmarshalEntity gives the same value or the same
+// error.
+func (h *harness) sameTyped(what string, e *ts.Entity, mapErr error, got typedRow, gotErr error) {
+	h.t.Helper()
+	var want typedRow
+	wantErr := mapErr
+	if wantErr == nil {
+		wantErr = ts.UnmarshalEntity(e, &want)
+	}
+	if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
+		h.failf("%s: error %v, the map path's %v", what, gotErr, wantErr)
+	}
+	if wantErr == nil && fmt.Sprintf("%+v", want) != fmt.Sprintf("%+v", got) {
+		h.failf("%s: %+v, the map path gives %+v", what, got, want)
+	}
 }
 
 func dedupe(names []string) []string {
@@ -1392,6 +1432,7 @@ func (h *harness) opQueryWithWrites() {
 		if err != nil {
 			return
 		}
+		h.sameTypedPage(tb, q, p)
 		if len(p.Entities) > q.Top {
 			h.failf("page of %d entities for top %d", len(p.Entities), q.Top)
 		}
@@ -1575,5 +1616,37 @@ func (h *harness) verifyAll() {
 			h.failf("model scan %s: %v", name, err)
 		}
 		h.sameEntities(name, es, ms)
+	}
+}
+
+// sameTypedPage reads page q again with QueryPageAs and checks it against
+// the map page p: up to the first entity UnmarshalEntity rejects, the same
+// values, then that entity's error.
+func (h *harness) sameTypedPage(tb *ts.Table, q ts.Query, p *ts.Page) {
+	h.t.Helper()
+	tp, err := ts.QueryPageAs[typedRow](h.ctx, tb, q)
+	for i, e := range p.Entities {
+		var want typedRow
+		if werr := ts.UnmarshalEntity(e, &want); werr != nil {
+			if fmt.Sprint(werr) != fmt.Sprint(err) {
+				h.failf("QueryPageAs: error %v, the map path's %v", err, werr)
+			}
+			return
+		}
+		if err != nil {
+			continue // the typed page failed at a later entity
+		}
+		if i >= len(tp.Entities) || fmt.Sprintf("%+v", want) != fmt.Sprintf("%+v", tp.Entities[i]) {
+			h.failf("QueryPageAs: entity %d differs from the map path's %+v", i, want)
+			return
+		}
+	}
+	if err != nil {
+		h.failf("QueryPageAs: %v, where the map path succeeds", err)
+		return
+	}
+	if len(tp.Entities) != len(p.Entities) || tp.Continuation != p.Continuation {
+		h.failf("QueryPageAs: %d entities and continuation %q, the map path %d and %q",
+			len(tp.Entities), tp.Continuation, len(p.Entities), p.Continuation)
 	}
 }

@@ -1,0 +1,121 @@
+package tablestore
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// allocEntity is shaped like bench/'s entities: ten properties, four
+// strings, two Int32, an Int64, a Double, a Boolean and a DateTime.
+func allocEntity(p, r int) *Entity {
+	return &Entity{
+		PartitionKey: fmt.Sprintf("p%07d", p),
+		RowKey:       fmt.Sprintf("r%07d", r),
+		Properties: map[string]any{
+			"Name": fmt.Sprintf("name %d", r), "Email": fmt.Sprintf("user%d@example.com", r),
+			"City": "Lisbon", "Note": "a note of some length, for the record",
+			"Count": int32(r), "Bucket": int32(r % 100), "Score": int64(r) * 1000,
+			"Amount": float64(r) / 4, "Active": r%2 == 0,
+			"Created": time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(r) * time.Second),
+		},
+	}
+}
+
+func allocTable(t testing.TB, rows int) *Table {
+	t.Helper()
+	db, err := OpenInMemory(&Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	tbl, err := db.CreateTable(ctx, "Allocs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := 0; r < rows; r += 100 {
+		var actions []TransactionAction
+		for i := r; i < r+100 && i < rows; i++ {
+			actions = append(actions, TransactionAction{Type: ActionInsert, Entity: allocEntity(0, i)})
+		}
+		if err := tbl.SubmitTransaction(ctx, actions); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tbl
+}
+
+// TestAllocsPerEntity bounds the allocations of reading entities, which
+// are deterministic, unlike their time: a page of 1,000 entities decoded
+// into maps, and the same page read into structs.
+func TestAllocsPerEntity(t *testing.T) {
+	const rows = 1000
+	tbl := allocTable(t, rows)
+	perEntity := func(name string, limit float64, read func() int) {
+		t.Helper()
+		var n int
+		allocs := testing.AllocsPerRun(5, func() { n = read() })
+		if n != rows {
+			t.Fatalf("%s: read %d entities, want %d", name, n, rows)
+		}
+		got := allocs / rows
+		t.Logf("%s: %.2f allocations per entity", name, got)
+		if got > limit {
+			t.Errorf("%s: %.2f allocations per entity; the target is at most %v", name, got, limit)
+		}
+	}
+	perEntity("page into maps", 6, func() int {
+		page, err := tbl.QueryPage(ctx, Query{Top: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(page.Entities)
+	})
+}
+
+// allocRow is allocEntity's struct form.
+type allocRow struct {
+	PartitionKey, RowKey string
+	Timestamp            time.Time
+	ETag                 ETag
+	Name, Email          string
+	City, Note           string
+	Count, Bucket        int32
+	Score                int64
+	Amount               float64
+	Active               bool
+	Created              time.Time
+}
+
+func TestAllocsPerEntityTyped(t *testing.T) {
+	const rows = 1000
+	tbl := allocTable(t, rows)
+	for _, c := range []struct {
+		name  string
+		limit float64
+		read  func() int
+	}{
+		{"page into structs", 2, func() int {
+			page, err := QueryPageAs[allocRow](ctx, tbl, Query{Top: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(page.Entities)
+		}},
+		{"get into a struct, per entity", 2, func() int {
+			for i := 0; i < rows; i++ {
+				if _, err := GetAs[allocRow](ctx, tbl, "p0000000", fmt.Sprintf("r%07d", 7), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return rows
+		}},
+	} {
+		var n int
+		allocs := testing.AllocsPerRun(5, func() { n = c.read() })
+		if n != rows {
+			t.Fatalf("%s: read %d entities, want %d", c.name, n, rows)
+		}
+		t.Logf("%s: %.2f allocations per entity", c.name, allocs/rows)
+	}
+}

@@ -1,0 +1,89 @@
+package tablestore
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// typedPlan is a struct type's field plan in the form the typed path
+// reads and writes fields by: memory offsets instead of index paths, user
+// properties sorted by name as records store them. It is derived from the
+// struct plan MarshalEntity and UnmarshalEntity use, so the field rules
+// are the same.
+type typedPlan struct {
+	typ    reflect.Type
+	props  []typedField // user properties, sorted by name
+	system []typedField // PartitionKey, RowKey, Timestamp, ETag fields
+	err    error
+}
+
+// typedField is one field: its plan, where it lies and its Go kind.
+type typedField struct {
+	*fieldPlan
+	off      uintptr
+	typ      reflect.Type // the field's type
+	base     reflect.Kind // kind of the field's type, or of its element for pointers
+	nameSize int          // the name's share of Azure's entity size
+}
+
+var typedPlans sync.Map // reflect.Type -> *typedPlan
+
+// typedPlanFor returns the cached typed plan of struct type t.
+func typedPlanFor(t reflect.Type) (*typedPlan, error) {
+	if p, ok := typedPlans.Load(t); ok {
+		p := p.(*typedPlan)
+		return p, p.err
+	}
+	p := &typedPlan{typ: t}
+	sp, err := structPlanFor(t)
+	if err != nil {
+		p.err = err
+	} else {
+		for i := range sp.fields {
+			f := &sp.fields[i]
+			tf := typedField{fieldPlan: f, nameSize: 8 + 2*utf16Len(f.name)}
+			cur := t
+			for _, idx := range f.index {
+				sf := cur.Field(idx)
+				tf.off += sf.Offset
+				cur = sf.Type
+			}
+			tf.typ, tf.base = cur, cur.Kind()
+			if f.pointer {
+				tf.base = cur.Elem().Kind()
+			}
+			if f.system != systemNone {
+				p.system = append(p.system, tf)
+			} else {
+				p.props = append(p.props, tf)
+			}
+		}
+		slices.SortFunc(p.props, func(a, b typedField) int { return strings.Compare(a.name, b.name) })
+	}
+	actual, _ := typedPlans.LoadOrStore(t, p)
+	p = actual.(*typedPlan)
+	return p, p.err
+}
+
+// planOf returns the typed plan of T, which must be a struct type; the
+// errors are UnmarshalEntity's for a *T.
+func planOf[T any]() (*typedPlan, error) {
+	t := reflect.TypeFor[T]()
+	if t.Kind() != reflect.Struct {
+		return nil, newError(CodeInvalidInput, "cannot unmarshal an entity into %T: need a non-nil pointer to a struct", (*T)(nil))
+	}
+	return typedPlanFor(t)
+}
+
+// at returns the address of field f in the struct at base.
+func (f *typedField) at(base unsafe.Pointer) unsafe.Pointer { return unsafe.Add(base, f.off) }
+
+// value returns field f of the struct at base as an addressable
+// reflect.Value, for the rare conversions the typed path leaves to the
+// reflective code.
+func (f *typedField) value(base unsafe.Pointer) reflect.Value {
+	return reflect.NewAt(f.typ, f.at(base)).Elem()
+}
