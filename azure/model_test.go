@@ -1,0 +1,69 @@
+package azure_test
+
+import (
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/azure"
+	"github.com/tablestore/tablestore/internal/azurite"
+	"github.com/tablestore/tablestore/internal/modeltest"
+	"github.com/tablestore/tablestore/tablestoretest"
+)
+
+// The model-based workload of internal/modeltest, the one that checks the
+// embedded engine, runs here against the remote driver pointed at
+// Azurite and at tablestore's own server. TABLESTORE_REMOTE_OPS sets the
+// number of operations (default 300); TABLESTORE_SEED replays a seed.
+
+func TestModelAzurite(t *testing.T) {
+	cs := azurite.Start(t)
+	cfg := remoteConfig(t, "Azurite")
+	cfg.Remote = modeltest.AzuriteQuirks()
+	modeltest.Run(t, opener(cs), cfg)
+}
+
+func TestModelServer(t *testing.T) {
+	s := tablestoretest.NewServer(t)
+	cfg := remoteConfig(t, "Server")
+	modeltest.Run(t, opener(s.ConnectionString()), cfg)
+}
+
+// opener opens the remote DB; every call reaches the same service, so the
+// workload's reopens check that nothing lives in the client.
+func opener(connectionString string) modeltest.Opener {
+	return func(t *testing.T, _ func() time.Time) *ts.DB {
+		db, err := azure.Open(connectionString, nil)
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		return db
+	}
+}
+
+func remoteConfig(t *testing.T, name string) modeltest.Config {
+	return modeltest.Config{Name: name, Seed: seed(t), Ops: envInt(t, "TABLESTORE_REMOTE_OPS", 300), Reopens: 1}
+}
+
+func seed(t *testing.T) int64 {
+	s := envInt(t, "TABLESTORE_SEED", 0)
+	if s == 0 {
+		s = int(time.Now().UnixNano() % (1 << 40))
+	}
+	t.Logf("seed %d (replay with TABLESTORE_SEED=%d)", s, s)
+	return int64(s)
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		t.Fatalf("bad %s %q", name, v)
+	}
+	return n
+}
