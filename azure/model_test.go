@@ -21,7 +21,6 @@ import (
 func TestModelAzurite(t *testing.T) {
 	cs := azurite.Start(t)
 	cfg := remoteConfig(t, "Azurite")
-	cfg.Remote = modeltest.AzuriteQuirks()
 	modeltest.Run(t, opener(cs), cfg)
 }
 
