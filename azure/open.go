@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/filter"
@@ -108,6 +109,7 @@ func clientOptions(opts *Options) *aztables.ClientOptions {
 	if opts != nil {
 		co.ClientOptions = opts.Client
 	}
+	co.PerCallPolicies = append(append([]policy.Policy(nil), co.PerCallPolicies...), quotePolicy{})
 	return co
 }
 

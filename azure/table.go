@@ -147,7 +147,7 @@ func (t *table) commitBatch(ctx context.Context, actions []driver.Action, bodies
 		}
 	}
 	var raw *http.Response
-	_, err := t.client.SubmitTransaction(policy.WithCaptureResponse(ctx, &raw), txn, nil)
+	_, err := t.client.SubmitTransaction(policy.WithCaptureResponse(withQuotedKeys(ctx, actions), &raw), txn, nil)
 	var re *azcore.ResponseError
 	if err != nil && !(errors.As(err, &re) && re.StatusCode == http.StatusAccepted) {
 		de := mapError(err, opEntity)
