@@ -21,6 +21,7 @@ import (
 func TestModelAzurite(t *testing.T) {
 	cs := azurite.Start(t)
 	cfg := remoteConfig(t, "Azurite")
+	cfg.Quirks = azuriteQuirks
 	modeltest.Run(t, opener(cs), cfg)
 }
 
@@ -28,6 +29,15 @@ func TestModelServer(t *testing.T) {
 	s := tablestoretest.NewServer(t)
 	cfg := remoteConfig(t, "Server")
 	modeltest.Run(t, opener(s.ConnectionString()), cfg)
+}
+
+// azuriteQuirks are Azurite's own bugs (Azurite 3.37.0), each listed in
+// the README's divergences; Azure Table Storage and tablestore's server
+// have none of them.
+var azuriteQuirks = modeltest.Quirks{
+	// Entity operations on "BeTa" answer TableNotFound for a table
+	// created as "Beta".
+	TableNameCase: true,
 }
 
 // opener opens the remote DB; every call reaches the same service, so the

@@ -48,6 +48,8 @@ type Config struct {
 	BigValue bool
 	// Dir is the store's directory, to report its files; "" for none.
 	Dir string
+	// Quirks are the known divergences of a remote service under test.
+	Quirks Quirks
 }
 
 // Opener opens the store under test. Run calls it once at the start and
@@ -262,8 +264,12 @@ func (h *harness) step() {
 
 func (h *harness) pick(pool []string) string { return pool[h.rng.Intn(len(pool))] }
 
-// randomCase returns name with each letter's case flipped at random.
+// randomCase returns name with each letter's case flipped at random
+// (unchanged under Quirks.TableNameCase).
 func (h *harness) randomCase(name string) string {
+	if h.cfg.Quirks.TableNameCase {
+		return name
+	}
 	b := []byte(name)
 	for i, c := range b {
 		if h.rng.Intn(3) == 0 {

@@ -1,0 +1,14 @@
+package modeltest
+
+// Quirks name the known ways a remote service departs from Azure's
+// behaviour, which the model follows. Each switch turns off exactly the
+// checks that service would fail, and no other; the zero value checks
+// everything. A remote driver's tests set the quirks of the service they
+// run against and say why in the README's list of divergences.
+type Quirks struct {
+	// TableNameCase: the service matches table names case-sensitively
+	// (Azure matches them case-insensitively). The workload then
+	// addresses each table in the case it was created with, and never
+	// creates two names that differ only in case.
+	TableNameCase bool
+}
