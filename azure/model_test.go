@@ -38,6 +38,8 @@ var azuriteQuirks = modeltest.Quirks{
 	// Entity operations on "BeTa" answer TableNotFound for a table
 	// created as "Beta".
 	TableNameCase: true,
+	// If-Match: garbage answers 400 InvalidInput.
+	MalformedIfMatch: true,
 }
 
 // opener opens the remote DB; every call reaches the same service, so the

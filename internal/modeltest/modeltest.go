@@ -435,7 +435,7 @@ func (h *harness) pickIfMatch(id entityID) (ts.ETag, ts.ETag, string) {
 		return p[0], p[1], "known"
 	case r < 8:
 		return staleETag, "never-existed", "stale"
-	case r < 9:
+	case r < 9 && !h.cfg.Quirks.MalformedIfMatch:
 		return "garbage", "garbage", "garbage"
 	}
 	return ts.ETagAny, ts.ETagAny, "*"

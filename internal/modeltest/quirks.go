@@ -11,4 +11,10 @@ type Quirks struct {
 	// addresses each table in the case it was created with, and never
 	// creates two names that differ only in case.
 	TableNameCase bool
+	// MalformedIfMatch: the service refuses an If-Match value that is not
+	// an ETag ("garbage") with InvalidInput, where the model answers as
+	// for any ETag that matches no version (ResourceNotFound or
+	// UpdateConditionNotSatisfied). The workload then sends only
+	// well-formed ETags and "*".
+	MalformedIfMatch bool
 }
