@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -174,12 +175,23 @@ func (t *table) commitBatch(ctx context.Context, actions []driver.Action, bodies
 	if out.Err != nil {
 		return driver.CommitResult{}, out.Err
 	}
+	var res driver.CommitResult
 	for _, etag := range out.ETags {
 		if etag != "" {
-			return commitResult(etag), nil
+			res = commitResult(etag)
+			break
 		}
 	}
-	return driver.CommitResult{}, nil
+	if len(out.ETags) == len(actions) {
+		// Each entity's own version: Azure gives them all one, Azurite
+		// one each.
+		res.ETags = out.ETags
+		res.Timestamps = make([]time.Time, len(actions))
+		for i, etag := range out.ETags {
+			res.Timestamps[i], _ = timeOfETag(etag)
+		}
+	}
+	return res, nil
 }
 
 // QueryPage sends the printed filter, the $select (with the keys and
