@@ -40,6 +40,8 @@ var azuriteQuirks = modeltest.Quirks{
 	TableNameCase: true,
 	// If-Match: garbage answers 400 InvalidInput.
 	MalformedIfMatch: true,
+	// A Double -0.0 reads back as 0 (JavaScript's JSON.stringify).
+	NegativeZero: true,
 }
 
 // opener opens the remote DB; every call reaches the same service, so the

@@ -347,7 +347,11 @@ func (h *harness) randomValue() any {
 	case 2:
 		return int64Pool[h.rng.Intn(len(int64Pool))]
 	case 3:
-		return floatPool[h.rng.Intn(len(floatPool))]
+		f := floatPool[h.rng.Intn(len(floatPool))]
+		if f == 0 && h.cfg.Quirks.NegativeZero {
+			return 0.0
+		}
+		return f
 	case 4:
 		return h.rng.Intn(2) == 0
 	case 5:

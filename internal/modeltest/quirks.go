@@ -17,4 +17,7 @@ type Quirks struct {
 	// UpdateConditionNotSatisfied). The workload then sends only
 	// well-formed ETags and "*".
 	MalformedIfMatch bool
+	// NegativeZero: the service stores the Double -0.0 as 0. The
+	// workload then writes no -0.0.
+	NegativeZero bool
 }
