@@ -26,12 +26,15 @@ var azureCodes = map[string]ts.Code{
 }
 
 // statusCodes gives the code of a response that carries none, by HTTP
-// status. 404 and 409 depend on the operation (see opDefaults).
+// status; 404 and 409 depend on the operation (see libraryCode).
 var statusCodes = map[int]ts.Code{
 	http.StatusBadRequest:            ts.CodeInvalidInput,
 	http.StatusPreconditionFailed:    ts.CodeUpdateConditionNotSatisfied,
 	http.StatusRequestEntityTooLarge: ts.CodeRequestBodyTooLarge,
 	http.StatusNotImplemented:        ts.CodeNotImplemented,
+	// Azure's own codes for these, which the library does not define.
+	http.StatusInternalServerError: "InternalError",
+	http.StatusServiceUnavailable:  "ServerBusy",
 }
 
 // opKind names the operation an error came from, for the codes that

@@ -1261,17 +1261,23 @@ var compareOps = []string{"eq", "ne", "gt", "ge", "lt", "le"}
 // planner's ranges are exercised.
 func (h *harness) randomFilter(depth int) string {
 	if depth <= 0 || h.rng.Intn(3) == 0 {
-		switch h.rng.Intn(10) {
-		case 0, 1:
+		leaves := 10
+		if h.cfg.Quirks.PropertyFilters {
+			leaves = 4 // keys, and Timestamp below
+		}
+		switch r := h.rng.Intn(leaves); {
+		case r == 3 && h.cfg.Quirks.PropertyFilters:
+			return fmt.Sprintf("Timestamp %s datetime'%s'", h.pick(compareOps), h.someTimestamp().Format("2006-01-02T15:04:05.0000000Z"))
+		case r == 0 || r == 1:
 			return fmt.Sprintf("PartitionKey %s '%s'", h.pick(compareOps), strings.ReplaceAll(h.pick(pkPool), "'", "''"))
-		case 2, 3:
+		case r == 2 || r == 3:
 			return fmt.Sprintf("RowKey %s '%s'", h.pick(compareOps), strings.ReplaceAll(h.pick(rkPool), "'", "''"))
-		case 4:
+		case r == 4:
 			if h.rng.Intn(2) == 0 {
 				return fmt.Sprintf("Timestamp %s datetime'%s'", h.pick(compareOps), h.someTimestamp().Format("2006-01-02T15:04:05.0000000Z"))
 			}
 			return h.pick([]string{"Flag", "A", "B"})
-		case 5:
+		case r == 5:
 			return fmt.Sprintf("%s %s %s", h.literal(), h.pick(compareOps), h.pick(propPool))
 		default:
 			return fmt.Sprintf("%s %s %s", h.pick(propPool), h.pick(compareOps), h.literal())

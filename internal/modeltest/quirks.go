@@ -20,4 +20,10 @@ type Quirks struct {
 	// NegativeZero: the service stores the Double -0.0 as 0. The
 	// workload then writes no -0.0.
 	NegativeZero bool
+	// PropertyFilters: the service evaluates $filter comparisons on user
+	// properties unlike Azure (Azurite: an Int64 literal against a Double
+	// property fails with 500, a comparison across types answers false
+	// for ne, Guid values do not order). The workload's filters then
+	// compare only PartitionKey, RowKey and Timestamp.
+	PropertyFilters bool
 }
