@@ -1266,14 +1266,14 @@ func (h *harness) randomFilter(depth int) string {
 			leaves = 4 // keys, and Timestamp below
 		}
 		switch r := h.rng.Intn(leaves); {
-		case r == 3 && h.cfg.Quirks.PropertyFilters:
+		case r == 3 && h.cfg.Quirks.PropertyFilters && !h.cfg.Quirks.TimestampFilters:
 			return fmt.Sprintf("Timestamp %s datetime'%s'", h.pick(compareOps), h.someTimestamp().Format("2006-01-02T15:04:05.0000000Z"))
 		case r == 0 || r == 1:
 			return fmt.Sprintf("PartitionKey %s '%s'", h.pick(compareOps), strings.ReplaceAll(h.pick(pkPool), "'", "''"))
 		case r == 2 || r == 3:
 			return fmt.Sprintf("RowKey %s '%s'", h.pick(compareOps), strings.ReplaceAll(h.pick(rkPool), "'", "''"))
 		case r == 4:
-			if h.rng.Intn(2) == 0 {
+			if h.rng.Intn(2) == 0 && !h.cfg.Quirks.TimestampFilters {
 				return fmt.Sprintf("Timestamp %s datetime'%s'", h.pick(compareOps), h.someTimestamp().Format("2006-01-02T15:04:05.0000000Z"))
 			}
 			return h.pick([]string{"Flag", "A", "B"})

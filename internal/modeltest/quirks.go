@@ -26,4 +26,8 @@ type Quirks struct {
 	// for ne, Guid values do not order). The workload's filters then
 	// compare only PartitionKey, RowKey and Timestamp.
 	PropertyFilters bool
+	// TimestampFilters: the service compares Timestamp in $filter at
+	// millisecond precision (Azurite; Azure at 100 ns, as the model).
+	// The workload's filters then leave Timestamp out.
+	TimestampFilters bool
 }
