@@ -38,8 +38,6 @@ var azuriteQuirks = modeltest.Quirks{
 	// Entity operations on "BeTa" answer TableNotFound for a table
 	// created as "Beta".
 	TableNameCase: true,
-	// If-Match: garbage answers 400 InvalidInput.
-	MalformedIfMatch: true,
 	// A Double -0.0 reads back as 0 (JavaScript's JSON.stringify).
 	NegativeZero: true,
 	// Filters on user properties: "Price lt 5L" on a Double Price

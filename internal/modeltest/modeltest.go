@@ -438,8 +438,8 @@ func (h *harness) pickIfMatch(id entityID) (ts.ETag, ts.ETag, string) {
 		p := v.pairs[h.rng.Intn(len(v.pairs))]
 		return p[0], p[1], "known"
 	case r < 8:
-		return staleETag, "never-existed", "stale"
-	case r < 9 && !h.cfg.Quirks.MalformedIfMatch:
+		return staleETag, `W/"never-existed"`, "stale"
+	case r < 9:
 		return "garbage", "garbage", "garbage"
 	}
 	return ts.ETagAny, ts.ETagAny, "*"
@@ -652,7 +652,7 @@ func (h *harness) sameEntity(table string, got, want *ts.Entity) {
 	if !want.Timestamp.IsZero() && !got.Timestamp.Equal(want.Timestamp) {
 		h.failf("entity %s: engine Timestamp %v, written with %v", Describe(want), got.Timestamp, want.Timestamp)
 	}
-	for _, name := range []string{"PartitionKey", "RowKey", "Timestamp", "ETag"} {
+	for _, name := range []string{"PartitionKey", "RowKey", "Timestamp"} {
 		if _, ok := got.Properties[name]; ok {
 			h.failf("engine entity holds system property %s in Properties", name)
 		}
@@ -851,7 +851,7 @@ func (h *harness) invalidEntity(table, pk string) (*ts.Entity, ts.Code) {
 		e.Properties["N\xff"] = int32(1)
 		return e, ts.CodePropertyNameInvalid
 	case 16:
-		e.Properties[h.pick([]string{"PartitionKey", "RowKey", "Timestamp", "ETag"})] = "x"
+		e.Properties[h.pick([]string{"PartitionKey", "RowKey", "Timestamp"})] = "x"
 		return e, ts.CodeInvalidInput
 	case 0:
 		bad := "bad" + string("/\\#?\t\n\x00\x1f\x7f"[h.rng.Intn(9)]) + "key"

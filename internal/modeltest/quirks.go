@@ -11,12 +11,6 @@ type Quirks struct {
 	// addresses each table in the case it was created with, and never
 	// creates two names that differ only in case.
 	TableNameCase bool
-	// MalformedIfMatch: the service refuses an If-Match value that is not
-	// an ETag ("garbage") with InvalidInput, where the model answers as
-	// for any ETag that matches no version (ResourceNotFound or
-	// UpdateConditionNotSatisfied). The workload then sends only
-	// well-formed ETags and "*".
-	MalformedIfMatch bool
 	// NegativeZero: the service stores the Double -0.0 as 0. The
 	// workload then writes no -0.0.
 	NegativeZero bool
