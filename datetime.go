@@ -29,7 +29,6 @@ func timeFromTicks(ticks int64) time.Time { return codec.TimeFromTicks(ticks) }
 // UTC. Errors: InvalidInput for bad syntax or fields, OutOfRangeInput for a
 // UTC year outside 1 to 9999.
 func parseJSONTime(s string) (time.Time, error) {
-	bad := newError(CodeInvalidInput, "malformed datetime %s", quoteShort(s))
 	p := timeParser{s: s, ok: true}
 	year := p.digits(4)
 	month := p.sep('-').digits(2)
@@ -81,7 +80,7 @@ func parseJSONTime(s string) (time.Time, error) {
 	}
 	if !p.ok || p.i != len(s) || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 ||
 		day > daysIn(time.Month(month), year) {
-		return time.Time{}, bad
+		return time.Time{}, newError(CodeInvalidInput, "malformed datetime %s", quoteShort(s))
 	}
 	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC).Add(-time.Duration(offset) * time.Second)
 	if y := t.Year(); y < 1 || y > 9999 {

@@ -324,6 +324,14 @@ func (e *Entity) UnmarshalJSON(data []byte) error {
 // keys are seen. values holds each property's token (string, json.Number,
 // bool or nil), types each "@odata.type" annotation.
 func scanJSONEntity(data []byte) (values map[string]any, types map[string]string, etag ETag, err error) {
+	if values, types, etag, ok := scanFlatJSON(data); ok {
+		return values, types, etag, nil
+	}
+	return scanJSONTokens(data)
+}
+
+// scanJSONTokens is scanJSONEntity's general path, for any input.
+func scanJSONTokens(data []byte) (values map[string]any, types map[string]string, etag ETag, err error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	tok, err := dec.Token()

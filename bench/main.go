@@ -43,6 +43,12 @@ type config struct {
 	cacheSize  int64
 	cpuProfile string
 	rounds     int
+	// jsonl, with n, makes the run only write the data set as JSON lines.
+	jsonl string
+	n     string
+	// cliImport makes the run only compare `tablestore import` with the
+	// library's bulk load.
+	cliImport bool
 }
 
 func parseFlags(args []string) (config, error) {
@@ -57,6 +63,9 @@ func parseFlags(args []string) (config, error) {
 	cacheMiB := fs.Int64("cache", 64, "block/page cache size per store, MiB (tablestore's default is 64)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured workloads to this file")
 	rounds := fs.Int("rounds", 3, "rounds of each workload but load-nosync, sides interleaved; the best round is reported")
+	jsonl := fs.String("jsonl", "", "only write the first -n entities of the data set to this file as JSON lines (tablestore import's input) and exit")
+	n := fs.String("n", "1000000", "entities -jsonl writes")
+	cliImport := fs.Bool("cli-import", false, "only compare `tablestore import` of the data set (-scale) with the library's batch-100 bulk load, unsynced and synced")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -65,7 +74,8 @@ func parseFlags(args []string) (config, error) {
 		return config{}, err
 	}
 	c := config{scale: sc, outDir: *out, dataDir: *data, keep: *keep, targets: *targets,
-		cacheSize: *cacheMiB << 20, cpuProfile: *cpuProfile, rounds: *rounds}
+		cacheSize: *cacheMiB << 20, cpuProfile: *cpuProfile, rounds: *rounds,
+		jsonl: *jsonl, n: *n, cliImport: *cliImport}
 	if c.rounds < 1 {
 		return config{}, fmt.Errorf("rounds must be at least 1")
 	}
@@ -146,6 +156,13 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	if c.jsonl != "" {
+		n, err := parseCount(c.n)
+		if err != nil {
+			return err
+		}
+		return writeJSONL(c.jsonl, n)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := os.MkdirAll(c.outDir, 0o755); err != nil {
@@ -161,6 +178,9 @@ func run(args []string) error {
 	}
 	if !c.keep {
 		defer os.RemoveAll(dataDir)
+	}
+	if c.cliImport {
+		return runCLIImport(ctx, c, dataDir)
 	}
 	res := &results{Scale: c.scale, Command: "go run . " + strings.Join(args, " "), Started: time.Now().UTC(),
 		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), CacheSize: c.cacheSize, Rounds: c.rounds}

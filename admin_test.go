@@ -1,0 +1,119 @@
+package tablestore
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestCheckpointWhileWriting takes checkpoints while writers commit
+// transactions, and checks that each copy opens and holds whole
+// transactions only, and every transaction acknowledged before the
+// checkpoint began.
+func TestCheckpointWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := Open(filepath.Join(dir, "live"), &Options{NoSync: true, MemTableSize: 1 << 20})
+	require.NoError(t, err)
+	defer db.Close()
+	tbl, err := db.CreateTable(ctx, "Events")
+	require.NoError(t, err)
+
+	// Each writer commits transactions of 10 entities in its own
+	// partition; acked[w] counts its acknowledged transactions.
+	const writers, perTx = 3, 10
+	var acked [writers]atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; n < 100_000; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				b := tbl.NewBatch()
+				for i := range perTx {
+					b.Insert(&Entity{PartitionKey: fmt.Sprint("w", w), RowKey: fmt.Sprintf("%06d-%02d", n, i),
+						Properties: map[string]any{"N": int32(n)}})
+				}
+				if err := b.Submit(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+				acked[w].Add(1)
+			}
+		}()
+	}
+	for c := range 3 {
+		var before [writers]int64
+		for w := range writers {
+			before[w] = acked[w].Load()
+		}
+		cp := filepath.Join(dir, fmt.Sprint("copy", c))
+		require.NoError(t, db.Checkpoint(ctx, cp))
+		copyDB, err := Open(cp, nil)
+		require.NoError(t, err)
+		for w := range writers {
+			n := 0
+			for e, err := range copyDB.Table("Events").Query(ctx, Query{Filter: fmt.Sprintf("PartitionKey eq 'w%d'", w)}) {
+				require.NoError(t, err)
+				require.Equal(t, int32(n/perTx), e.Properties["N"], "transactions are whole and in order")
+				n++
+			}
+			require.Zero(t, n%perTx, "a partial transaction in the copy")
+			require.GreaterOrEqual(t, int64(n/perTx), before[w], "an acknowledged transaction is missing")
+		}
+		require.NoError(t, copyDB.Close())
+	}
+	close(stop)
+	wg.Wait()
+	require.Error(t, db.Checkpoint(ctx, filepath.Join(dir, "copy0")), "the directory exists")
+}
+
+func TestTableStats(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(t.TempDir(), &Options{NoSync: true, MemTableSize: 1 << 20})
+	require.NoError(t, err)
+	defer db.Close()
+	big, err := db.CreateTable(ctx, "Big")
+	require.NoError(t, err)
+	small, err := db.CreateTable(ctx, "Small")
+	require.NoError(t, err)
+	for p := range 50 {
+		b := big.NewBatch()
+		for r := range 100 {
+			b.Insert(&Entity{PartitionKey: fmt.Sprint(p), RowKey: fmt.Sprint(r), Properties: map[string]any{"S": "some text to take space"}})
+		}
+		require.NoError(t, b.Submit(ctx))
+	}
+	require.NoError(t, small.Insert(ctx, &Entity{PartitionKey: "a", RowKey: "b"}))
+	require.NoError(t, db.conn.(interface{ Flush() error }).Flush())
+
+	st, err := big.Stats(ctx)
+	require.NoError(t, err)
+	require.InDelta(t, 5000, st.Entities, 500)
+	require.Greater(t, st.Bytes, int64(10_000))
+	require.False(t, st.Unflushed, "everything was flushed")
+	st2, err := small.Stats(ctx)
+	require.NoError(t, err)
+	// One entity in a file shared with Big is estimated at data-block
+	// granularity (about 4 KiB of Big's entities).
+	require.Less(t, st2.Entities, int64(300))
+	require.Less(t, st2.Bytes, st.Bytes/10)
+
+	_, err = db.Table("Nope").Stats(ctx)
+	require.ErrorIs(t, err, ErrTableNotFound)
+	require.NoError(t, db.Close())
+	_, err = big.Stats(ctx)
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, db.Checkpoint(ctx, t.TempDir()+"/x"), ErrClosed)
+}

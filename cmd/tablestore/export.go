@@ -1,0 +1,252 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tablestore/tablestore"
+)
+
+// scanCacheSize is the block cache of stores opened only to be read
+// through once (export, the source of copy).
+const scanCacheSize = 8 << 20
+
+func exportCommand() *command {
+	return &command{
+		name:    "export",
+		args:    "TABLE [FILE]",
+		summary: "write a table as JSON lines or CSV",
+		help: `export writes the entities of TABLE (those matching --filter, when given) to
+FILE, or to standard output without FILE or with "-", in (PartitionKey,
+RowKey) order. It reads page by page, so memory stays small whatever the
+table's size; each page is a consistent view, but writes made while export
+runs may or may not show.
+
+JSON lines (the default; CSV for a .csv file or --format csv): one entity
+per line in Azure's JSON wire format, properties in name order with
+"Name@odata.type" annotations where JSON cannot tell the type, as import
+reads it. The engine's Timestamp and ETag are left out unless --system, so
+two stores holding the same entities export identical bytes.
+
+CSV: a typed header, then one row per entity (see "tablestore import
+--help" for the format). The columns come from a first pass over the
+table, unless --columns lists them; a property of an entity with no column
+for its name and type fails the export.`,
+		example: `tablestore export --store data People people.jsonl
+tablestore export --store data People people.csv --filter "PartitionKey eq 'Sales'"
+tablestore export --store data People --format csv --columns PartitionKey,RowKey,Name,Age:Edm.Int32`,
+		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
+			store := storeFlag(fs)
+			format := fs.String("format", "", "json or csv (default: csv for a .csv file, else json)")
+			filter := fs.String("filter", "", "export only the entities matching this OData $filter")
+			system := fs.Bool("system", false, "JSON: include each entity's odata.etag and Timestamp")
+			var columns stringList
+			fs.Var(&columns, "columns", "CSV: the header columns, NAME or NAME:TYPE, comma-separated (default: found by a first pass)")
+			return func(ctx context.Context, args []string) (err error) {
+				if err := wantArgs(args, 1, 2, "TABLE [FILE]"); err != nil {
+					return err
+				}
+				path := "-"
+				if len(args) == 2 {
+					path = args[1]
+				}
+				f := *format
+				if f == "" {
+					f = "json"
+					if strings.EqualFold(filepath.Ext(path), ".csv") {
+						f = "csv"
+					}
+				}
+				if f != "json" && f != "csv" {
+					return usagef("unknown --format %q: want json or csv", f)
+				}
+				if f == "csv" && *system {
+					return usagef("--system is for JSON only")
+				}
+				var cols []csvColumn
+				if columns != nil {
+					if f != "csv" {
+						return usagef("--columns is for CSV only")
+					}
+					if cols, err = parseCSVHeader(columns); err != nil {
+						return usagef("--columns: %v", err)
+					}
+				}
+				// A scan reads each block once: a small cache keeps memory flat.
+				db, err := openStore(*store, &tablestore.Options{CacheSize: scanCacheSize})
+				if err != nil {
+					return err
+				}
+				defer closeStore(db, &err)
+				t := db.Table(args[0])
+				q := tablestore.Query{Filter: *filter}
+				// Fail on a missing table or a bad filter before creating FILE.
+				if _, err := t.QueryPage(ctx, tablestore.Query{Filter: *filter, Top: 1}); err != nil {
+					return err
+				}
+				if f == "csv" && cols == nil {
+					if cols, err = discoverColumns(ctx, t, q); err != nil {
+						return err
+					}
+				}
+				out := io.stdout
+				if path != "-" {
+					file, err := os.Create(path)
+					if err != nil {
+						return err
+					}
+					defer func() {
+						if cerr := file.Close(); err == nil {
+							err = cerr
+						}
+					}()
+					out = file
+				}
+				return exportTable(ctx, io, t, q, out, f, cols, *system)
+			}
+		},
+	}
+}
+
+// exportTable streams the entities of t matching q to out.
+func exportTable(ctx context.Context, io *stdio, t *tablestore.Table, q tablestore.Query, out io.Writer,
+	format string, cols []csvColumn, system bool) error {
+	w := bufio.NewWriterSize(out, 256<<10)
+	prog := startProgress(io, "export", 0, 0)
+	var line []byte
+	var err error
+	var enc *csvEncoder
+	if format == "csv" {
+		enc = newCSVEncoder(cols)
+		line = enc.header(line[:0])
+		_, err = w.Write(line)
+	}
+	for e, qerr := range t.Query(ctx, q) {
+		if err != nil {
+			break
+		}
+		if qerr != nil {
+			err = qerr
+			break
+		}
+		if format == "csv" {
+			line, err = enc.row(line[:0], e)
+		} else {
+			line, err = exportJSON(line[:0], e, system)
+		}
+		if err == nil {
+			_, err = w.Write(line)
+		}
+		prog.add(1, int64(len(line)))
+	}
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	prog.finish("export: " + prog.summary())
+	return err
+}
+
+// exportJSON appends e's JSON line; without system, without the Timestamp
+// and ETag the engine set.
+func exportJSON(b []byte, e *tablestore.Entity, system bool) ([]byte, error) {
+	if !system {
+		e.Timestamp, e.ETag = time.Time{}, ""
+	}
+	j, err := e.MarshalJSON()
+	if err != nil {
+		return b, err
+	}
+	b = append(b, j...)
+	return append(b, '\n'), nil
+}
+
+// discoverColumns reads the entities of q once and returns the CSV
+// columns that hold them all: PartitionKey, RowKey, then every property
+// name and type seen, sorted.
+func discoverColumns(ctx context.Context, t *tablestore.Table, q tablestore.Query) ([]csvColumn, error) {
+	seen := map[csvColumn]bool{}
+	for e, err := range t.Query(ctx, q) {
+		if err != nil {
+			return nil, err
+		}
+		for name, v := range e.Properties {
+			if v != nil {
+				seen[csvColumn{name: name, edm: edmType(v)}] = true
+			}
+		}
+	}
+	cols := []csvColumn{{"PartitionKey", "Edm.String"}, {"RowKey", "Edm.String"}}
+	var props []csvColumn
+	for c := range seen {
+		props = append(props, c)
+	}
+	slices.SortFunc(props, func(a, b csvColumn) int {
+		return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.edm, b.edm))
+	})
+	return append(cols, props...), nil
+}
+
+// csvEncoder writes entities as CSV rows under fixed columns.
+type csvEncoder struct {
+	cols    []csvColumn
+	index   map[csvColumn]int
+	pk, rk  int
+	fields  []string
+	present []bool
+}
+
+func newCSVEncoder(cols []csvColumn) *csvEncoder {
+	enc := &csvEncoder{cols: cols, index: map[csvColumn]int{},
+		fields: make([]string, len(cols)), present: make([]bool, len(cols))}
+	for i, c := range cols {
+		enc.index[c] = i
+		switch c.name {
+		case "PartitionKey":
+			enc.pk = i
+		case "RowKey":
+			enc.rk = i
+		}
+	}
+	return enc
+}
+
+// header appends the header line.
+func (enc *csvEncoder) header(b []byte) []byte {
+	names := make([]string, len(enc.cols))
+	present := make([]bool, len(enc.cols))
+	for i, c := range enc.cols {
+		names[i], present[i] = c.String(), true
+		if c.name == "PartitionKey" || c.name == "RowKey" {
+			names[i] = c.name
+		}
+	}
+	return appendCSVRecord(b, names, present)
+}
+
+// row appends e's row. A property with no column fails.
+func (enc *csvEncoder) row(b []byte, e *tablestore.Entity) ([]byte, error) {
+	clear(enc.present)
+	enc.fields[enc.pk], enc.present[enc.pk] = e.PartitionKey, true
+	enc.fields[enc.rk], enc.present[enc.rk] = e.RowKey, true
+	for name, v := range e.Properties {
+		if v == nil {
+			continue
+		}
+		c := csvColumn{name: name, edm: edmType(v)}
+		i, ok := enc.index[c]
+		if !ok {
+			return b, fmt.Errorf("entity (%q, %q): property %s has no column %s", e.PartitionKey, e.RowKey, name, c)
+		}
+		enc.fields[i], enc.present[i] = valueText(v), true
+	}
+	return appendCSVRecord(b, enc.fields, enc.present), nil
+}

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tablestore/tablestore"
+)
+
+// maxPage is the largest page a query reads (Azure's limit on $top).
+const maxPage = 1000
+
+func queryCommand() *command {
+	return &command{
+		name:    "query",
+		args:    "TABLE",
+		summary: "query a table with an OData $filter",
+		help: `query prints the entities matching --filter (Azure's OData $filter; all
+entities without it), in (PartitionKey, RowKey) order. It prints at most
+--top entities (default 1000) and, when more match, the --continuation to
+pass for the next ones on standard error; --all prints every match.
+
+On a terminal the result is an aligned table (long values shortened);
+otherwise, or with --json, one entity per line in Azure's JSON wire format
+with its odata.etag and Timestamp.`,
+		example: `tablestore query --store data People --filter "PartitionKey eq 'Sales' and Age ge 40" --select Name,Age
+tablestore query --store data People --all --json > people.jsonl`,
+		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
+			store := storeFlag(fs)
+			filter := fs.String("filter", "", "OData $filter expression (default: every entity)")
+			var sel stringList
+			fs.Var(&sel, "select", "properties to return, comma-separated or repeated (default all)")
+			top := fs.Int("top", maxPage, "the most entities to print")
+			all := fs.Bool("all", false, "print every matching entity (overrides --top)")
+			asJSON := fs.Bool("json", false, "JSON lines even on a terminal")
+			cont := fs.String("continuation", "", "resume after a previous query's last entity")
+			return func(ctx context.Context, args []string) (err error) {
+				if err := wantArgs(args, 1, 1, "TABLE"); err != nil {
+					return err
+				}
+				if *top < 1 && !*all {
+					return usagef("--top must be at least 1")
+				}
+				db, err := openStore(*store, nil)
+				if err != nil {
+					return err
+				}
+				defer closeStore(db, &err)
+				out := bufio.NewWriterSize(io.stdout, 64<<10)
+				var w entityWriter = &jsonLineWriter{w: out}
+				if io.outTerminal && !*asJSON {
+					w = &tableWriter{w: out, maxCell: 40}
+				}
+				q := tablestore.Query{Filter: *filter, Select: sel, Continuation: *cont}
+				next, err := queryEntities(ctx, db.Table(args[0]), q, *top, *all, w)
+				if ferr := w.flush(); err == nil {
+					err = ferr
+				}
+				if ferr := out.Flush(); err == nil {
+					err = ferr
+				}
+				if err == nil && next != "" {
+					fmt.Fprintf(io.stderr, "more entities match: add --continuation %s (or --all)\n", next)
+				}
+				return err
+			}
+		},
+	}
+}
+
+// queryEntities writes up to limit entities matching q (all of them if
+// all) and returns the continuation of the rest.
+func queryEntities(ctx context.Context, t *tablestore.Table, q tablestore.Query, limit int, all bool, w entityWriter) (string, error) {
+	left := limit
+	for {
+		q.Top = maxPage
+		if !all && left < maxPage {
+			q.Top = left
+		}
+		page, err := t.QueryPage(ctx, q)
+		if err != nil {
+			return "", err
+		}
+		for _, e := range page.Entities {
+			if err := w.write(e); err != nil {
+				return "", err
+			}
+		}
+		left -= len(page.Entities)
+		if page.Continuation == "" {
+			return "", nil
+		}
+		if !all && left == 0 {
+			return page.Continuation, nil
+		}
+		q.Continuation = page.Continuation
+	}
+}
+
+// entityWriter prints query results.
+type entityWriter interface {
+	write(e *tablestore.Entity) error
+	flush() error
+}
+
+// jsonLineWriter writes one entity per line in Azure's JSON form.
+type jsonLineWriter struct{ w io.Writer }
+
+func (j *jsonLineWriter) write(e *tablestore.Entity) error {
+	b, err := e.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = j.w.Write(b)
+	return err
+}
+
+func (j *jsonLineWriter) flush() error { return nil }
+
+// tableWriter prints entities as an aligned table, in blocks of up to
+// maxPage rows, each with its own header and column widths.
+type tableWriter struct {
+	w       io.Writer
+	maxCell int // longest cell, in runes
+	rows    []*tablestore.Entity
+	printed bool
+}
+
+func (t *tableWriter) write(e *tablestore.Entity) error {
+	t.rows = append(t.rows, e)
+	if len(t.rows) == maxPage {
+		return t.flush()
+	}
+	return nil
+}
+
+func (t *tableWriter) flush() error {
+	if len(t.rows) == 0 {
+		if !t.printed {
+			_, err := fmt.Fprintln(t.w, "(no entities)")
+			t.printed = true
+			return err
+		}
+		return nil
+	}
+	cols := []string{"PartitionKey", "RowKey", "Timestamp"}
+	seen := map[string]bool{}
+	var props []string
+	for _, e := range t.rows {
+		for name := range e.Properties {
+			if !seen[name] {
+				seen[name] = true
+				props = append(props, name)
+			}
+		}
+	}
+	slices.Sort(props)
+	cols = append(cols, props...)
+	cells := make([][]string, len(t.rows))
+	width := make([]int, len(cols))
+	for i, c := range cols {
+		width[i] = utf8.RuneCountInString(c)
+	}
+	for r, e := range t.rows {
+		row := make([]string, len(cols))
+		row[0], row[1], row[2] = e.PartitionKey, e.RowKey, formatTime(e.Timestamp)
+		for i, name := range props {
+			if v, ok := e.Properties[name]; ok {
+				row[3+i] = valueText(v)
+			}
+		}
+		for i := range row {
+			row[i] = shorten(row[i], t.maxCell)
+			width[i] = max(width[i], utf8.RuneCountInString(row[i]))
+		}
+		cells[r] = row
+	}
+	if t.printed {
+		if _, err := fmt.Fprintln(t.w); err != nil {
+			return err
+		}
+	}
+	t.printed = true
+	line := func(row []string) error {
+		var b strings.Builder
+		for i, c := range row {
+			b.WriteString(c)
+			if i < len(row)-1 {
+				b.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)+2))
+			}
+		}
+		_, err := io.WriteString(t.w, strings.TrimRight(b.String(), " ")+"\n")
+		return err
+	}
+	if err := line(cols); err != nil {
+		return err
+	}
+	for _, row := range cells {
+		if err := line(row); err != nil {
+			return err
+		}
+	}
+	t.rows = t.rows[:0]
+	return nil
+}
+
+// shorten cuts s to at most n runes, ending in "…" when cut, and makes
+// control characters visible so each row stays on one line.
+func shorten(s string, n int) string {
+	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		q := strconv.Quote(s)
+		s = q[1 : len(q)-1]
+	}
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// valueText is the text form of a property value, as CSV export writes
+// it: the forms Azure's JSON uses for each EDM type.
+func valueText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case int32:
+		return strconv.FormatInt(int64(v), 10)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case float64:
+		switch {
+		case math.IsNaN(v):
+			return "NaN"
+		case math.IsInf(v, 1):
+			return "Infinity"
+		case math.IsInf(v, -1):
+			return "-Infinity"
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(v)
+	case time.Time:
+		return formatTime(v)
+	case tablestore.GUID:
+		return v.String()
+	case []byte:
+		return base64.StdEncoding.EncodeToString(v)
+	}
+	return fmt.Sprint(v)
+}
+
+// formatTime writes a DateTime as Azure does: UTC, 7 fraction digits.
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
+}
+
+// edmType is the EDM type name of a property value.
+func edmType(v any) string {
+	switch v.(type) {
+	case string:
+		return "Edm.String"
+	case int32:
+		return "Edm.Int32"
+	case int64:
+		return "Edm.Int64"
+	case float64:
+		return "Edm.Double"
+	case bool:
+		return "Edm.Boolean"
+	case time.Time:
+		return "Edm.DateTime"
+	case tablestore.GUID:
+		return "Edm.Guid"
+	case []byte:
+		return "Edm.Binary"
+	}
+	return ""
+}
+
+func explainCommand() *command {
+	return &command{
+		name:    "explain",
+		args:    "TABLE",
+		summary: "show how a query runs",
+		help: `explain prints the plan of a query without reading any entity: its kind
+(point, range, partition scan, table scan or empty), the key ranges it
+reads and the residual filter evaluated on each entity, exactly as
+Table.Explain describes it.`,
+		example: `tablestore explain --store data People --filter "PartitionKey eq 'Sales' and RowKey ge 'A' and RowKey lt 'B'"`,
+		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
+			store := storeFlag(fs)
+			filter := fs.String("filter", "", "OData $filter expression")
+			var sel stringList
+			fs.Var(&sel, "select", "properties to return")
+			return func(ctx context.Context, args []string) (err error) {
+				if err := wantArgs(args, 1, 1, "TABLE"); err != nil {
+					return err
+				}
+				db, err := openStore(*store, nil)
+				if err != nil {
+					return err
+				}
+				defer closeStore(db, &err)
+				s, err := db.Table(args[0]).Explain(tablestore.Query{Filter: *filter, Select: sel})
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintln(io.stdout, strings.TrimRight(s, "\n"))
+				return err
+			}
+		},
+	}
+}

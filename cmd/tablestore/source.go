@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/tablestore/tablestore"
+)
+
+// record is one input entity on its way into a store.
+type record struct {
+	line  int    // the 1-based line it starts on; 0 when not from a file
+	lines int    // the lines read through its end
+	end   int64  // the byte offset just after it in its file
+	raw   []byte // its text, without the line ending
+	// fields and quoted are a CSV record's cells, until parsed.
+	fields []string
+	quoted []bool
+
+	entity *tablestore.Entity
+	err    error // why it cannot be stored (a *tablestore.Error); entity is nil
+}
+
+// where names the record in messages.
+func (r *record) where() string {
+	if r.line > 0 {
+		return fmt.Sprintf("line %d", r.line)
+	}
+	if r.entity != nil {
+		return fmt.Sprintf("entity (%q, %q)", r.entity.PartitionKey, r.entity.RowKey)
+	}
+	return "entity"
+}
+
+// source reads records in input order. next returns io.EOF at the end;
+// any other error is fatal (a bad record is a record with err set).
+// parse turns a record's text into its entity (or err); it is safe to
+// call concurrently on different records, so parsing runs in parallel
+// while reading stays sequential.
+type source interface {
+	next() (*record, error)
+	parse(rec *record)
+}
+
+// jsonSource reads JSON lines, one entity per line in Azure's JSON wire
+// format. Blank lines are skipped.
+type jsonSource struct {
+	r      *bufio.Reader
+	line   int
+	offset int64
+	buf    []byte
+}
+
+func newJSONSource(r io.Reader, line int, offset int64) *jsonSource {
+	return &jsonSource{r: bufio.NewReaderSize(r, 1<<16), line: line, offset: offset}
+}
+
+func (s *jsonSource) next() (*record, error) {
+	for {
+		s.buf = s.buf[:0]
+		tooLong := false
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = s.r.ReadSlice('\n')
+			s.offset += int64(len(chunk))
+			if !tooLong {
+				s.buf = append(s.buf, chunk...)
+			}
+			if err == bufio.ErrBufferFull {
+				if len(s.buf) > maxRecord {
+					tooLong, s.buf = true, s.buf[:0]
+				}
+				continue
+			}
+			break
+		}
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		if len(s.buf) == 0 && !tooLong {
+			return nil, io.EOF
+		}
+		s.line++
+		rec := &record{line: s.line, lines: s.line, end: s.offset}
+		if tooLong {
+			rec.raw = []byte("(a line over 16 MiB)")
+			rec.err = &tablestore.Error{Code: tablestore.CodeRequestBodyTooLarge, Message: errRecordTooLong.Error()}
+			return rec, nil
+		}
+		text := trimLineEnd(s.buf)
+		if len(bytes.TrimSpace(text)) == 0 {
+			if err == io.EOF {
+				return nil, io.EOF
+			}
+			continue
+		}
+		rec.raw = bytes.Clone(text)
+		return rec, nil
+	}
+}
+
+func (s *jsonSource) parse(rec *record) {
+	if rec.err != nil {
+		return
+	}
+	e := new(tablestore.Entity)
+	if err := e.UnmarshalJSON(rec.raw); err != nil {
+		rec.err = err
+		return
+	}
+	rec.entity = e
+}
+
+// csvSource reads CSV rows under a typed header (see csv.go).
+type csvSource struct {
+	r    *csvReader
+	cols []csvColumn
+}
+
+func (s *csvSource) next() (*record, error) {
+	fields, quoted, line, err := s.r.read()
+	if err != nil && (line == 0 || !isCodeError(err)) {
+		return nil, err
+	}
+	rec := &record{line: line, lines: s.r.line, end: s.r.offset, raw: bytes.Clone(trimLineEnd(s.r.raw)),
+		fields: fields, quoted: quoted, err: err}
+	return rec, nil
+}
+
+func (s *csvSource) parse(rec *record) {
+	if rec.err != nil {
+		return
+	}
+	data, err := csvRowJSON(nil, s.cols, rec.fields, rec.quoted)
+	rec.fields, rec.quoted = nil, nil
+	if err == nil {
+		e := new(tablestore.Entity)
+		if err = e.UnmarshalJSON(data); err == nil {
+			rec.entity = e
+		}
+	}
+	rec.err = err
+}
+
+// isCodeError reports whether err carries an Azure error code.
+func isCodeError(err error) bool { return tablestore.ErrorCode(err) != "" }
