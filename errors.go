@@ -35,6 +35,10 @@ const (
 	CodeCommandsInBatchActOnDifferentPartitions Code = "CommandsInBatchActOnDifferentPartitions"
 	CodeNotImplemented                          Code = "NotImplemented"
 	CodeRequestBodyTooLarge                     Code = "RequestBodyTooLarge"
+	// CodeTableBeingDeleted comes only from a remote service: Azure
+	// refuses to create a table for about 40 s after a table of that
+	// name was deleted.
+	CodeTableBeingDeleted Code = "TableBeingDeleted"
 )
 
 // Sentinel errors, one per code, for errors.Is. Every *Error and
@@ -63,6 +67,7 @@ var (
 	ErrCommandsInBatchActOnDifferentPartitions = newSentinel(CodeCommandsInBatchActOnDifferentPartitions, "commands in batch act on different partitions")
 	ErrNotImplemented                          = newSentinel(CodeNotImplemented, "not implemented")
 	ErrRequestBodyTooLarge                     = newSentinel(CodeRequestBodyTooLarge, "request body too large")
+	ErrTableBeingDeleted                       = newSentinel(CodeTableBeingDeleted, "table being deleted")
 )
 
 // ErrClosed is returned by every operation on a closed DB.

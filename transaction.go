@@ -40,7 +40,8 @@ const (
 
 // SubmitTransaction applies 1 to 100 actions on one partition of the table
 // atomically and in order: either every action takes effect or none does.
-// Every entity written gets the same new Timestamp and ETag.
+// Every entity written gets the same new Timestamp and ETag (on a remote
+// service that versions them one by one, as Azurite does, each its own).
 //
 // The whole transaction is validated before anything is read or written:
 // the action count (InvalidInput), one PartitionKey
@@ -65,9 +66,12 @@ func (t *Table) SubmitTransaction(ctx context.Context, actions []TransactionActi
 	if err != nil {
 		return mapError(err, true)
 	}
-	for _, a := range actions {
+	for i, a := range actions {
 		if a.Type != ActionDelete {
 			a.Entity.Timestamp, a.Entity.ETag = res.Timestamp, ETag(res.ETag)
+			if len(res.ETags) == len(actions) && len(res.Timestamps) == len(actions) {
+				a.Entity.Timestamp, a.Entity.ETag = res.Timestamps[i], ETag(res.ETags[i])
+			}
 		}
 	}
 	return nil

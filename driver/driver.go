@@ -148,6 +148,12 @@ type Action struct {
 type CommitResult struct {
 	Timestamp time.Time // UTC, at 100 ns precision
 	ETag      string
+	// Timestamps and ETags, when not nil, hold each action's own version,
+	// in order (zero for a delete), for a service that gives the entities
+	// of one transaction different versions (Azurite does). Timestamp and
+	// ETag are then the first written entity's.
+	Timestamps []time.Time
+	ETags      []string
 }
 
 // QueryRequest is one validated, planned query page. The caller reuses

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/azure"
 )
 
 // storeEnv names the environment variable that supplies --store.
@@ -28,10 +29,6 @@ func isRemote(store string) bool {
 		strings.Contains(s, "usedevelopmentstorage=")
 }
 
-// errNeedAzureDriver answers a connection string until the remote driver
-// is linked in.
-var errNeedAzureDriver = errors.New("remote stores need the azure driver, which this build does not include yet; give a store directory")
-
 // openStore opens the store named by a --store argument: a directory
 // (created if missing) or a connection string for a remote store. Every
 // command opens stores through here. opts applies to local stores.
@@ -40,8 +37,12 @@ func openStore(store string, opts *tablestore.Options) (*tablestore.DB, error) {
 		return nil, usagef("no store: give --store DIR or set $%s", storeEnv)
 	}
 	if isRemote(store) {
-		// Wired to azure.Open(store, ...) once that module exists.
-		return nil, errNeedAzureDriver
+		// The remote driver; of opts only FilterLimits applies there.
+		var ro *azure.Options
+		if opts != nil {
+			ro = &azure.Options{FilterLimits: opts.FilterLimits}
+		}
+		return azure.Open(store, ro)
 	}
 	db, err := tablestore.Open(store, opts)
 	if err != nil {

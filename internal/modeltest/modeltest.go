@@ -48,6 +48,8 @@ type Config struct {
 	BigValue bool
 	// Dir is the store's directory, to report its files; "" for none.
 	Dir string
+	// Quirks are the known divergences of a remote service under test.
+	Quirks Quirks
 }
 
 // Opener opens the store under test. Run calls it once at the start and
@@ -264,8 +266,12 @@ func (h *harness) step() {
 
 func (h *harness) pick(pool []string) string { return pool[h.rng.Intn(len(pool))] }
 
-// randomCase returns name with each letter's case flipped at random.
+// randomCase returns name with each letter's case flipped at random
+// (unchanged under Quirks.TableNameCase).
 func (h *harness) randomCase(name string) string {
+	if h.cfg.Quirks.TableNameCase {
+		return name
+	}
 	b := []byte(name)
 	for i, c := range b {
 		if h.rng.Intn(3) == 0 {
@@ -343,7 +349,11 @@ func (h *harness) randomValue() any {
 	case 2:
 		return int64Pool[h.rng.Intn(len(int64Pool))]
 	case 3:
-		return floatPool[h.rng.Intn(len(floatPool))]
+		f := floatPool[h.rng.Intn(len(floatPool))]
+		if f == 0 && h.cfg.Quirks.NegativeZero {
+			return 0.0
+		}
+		return f
 	case 4:
 		return h.rng.Intn(2) == 0
 	case 5:
@@ -1293,17 +1303,23 @@ var compareOps = []string{"eq", "ne", "gt", "ge", "lt", "le"}
 // planner's ranges are exercised.
 func (h *harness) randomFilter(depth int) string {
 	if depth <= 0 || h.rng.Intn(3) == 0 {
-		switch h.rng.Intn(10) {
-		case 0, 1:
+		leaves := 10
+		if h.cfg.Quirks.PropertyFilters {
+			leaves = 4 // keys, and Timestamp below
+		}
+		switch r := h.rng.Intn(leaves); {
+		case r == 3 && h.cfg.Quirks.PropertyFilters && !h.cfg.Quirks.TimestampFilters:
+			return fmt.Sprintf("Timestamp %s datetime'%s'", h.pick(compareOps), h.someTimestamp().Format("2006-01-02T15:04:05.0000000Z"))
+		case r == 0 || r == 1:
 			return fmt.Sprintf("PartitionKey %s '%s'", h.pick(compareOps), strings.ReplaceAll(h.pick(pkPool), "'", "''"))
-		case 2, 3:
+		case r == 2 || r == 3:
 			return fmt.Sprintf("RowKey %s '%s'", h.pick(compareOps), strings.ReplaceAll(h.pick(rkPool), "'", "''"))
-		case 4:
-			if h.rng.Intn(2) == 0 {
+		case r == 4:
+			if h.rng.Intn(2) == 0 && !h.cfg.Quirks.TimestampFilters {
 				return fmt.Sprintf("Timestamp %s datetime'%s'", h.pick(compareOps), h.someTimestamp().Format("2006-01-02T15:04:05.0000000Z"))
 			}
 			return h.pick([]string{"Flag", "A", "B"})
-		case 5:
+		case r == 5:
 			return fmt.Sprintf("%s %s %s", h.literal(), h.pick(compareOps), h.pick(propPool))
 		default:
 			return fmt.Sprintf("%s %s %s", h.pick(propPool), h.pick(compareOps), h.literal())

@@ -48,10 +48,11 @@ func Open() (*tablestore.DB, string) {
 	return Reopen(dir), dir
 }
 
-// Reopen opens the store in dir; Done or Fail closes it unless the
-// program closed it first.
+// Reopen opens the store in dir (or the remote store TABLESTORE_DRIVER
+// names, see driver.go); Done or Fail closes it unless the program closed
+// it first.
 func Reopen(dir string) *tablestore.DB {
-	db, err := tablestore.Open(dir, nil)
+	db, err := openStore(dir)
 	if err != nil {
 		Fail("open store in %s: %v", dir, err)
 	}

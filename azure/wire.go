@@ -1,0 +1,169 @@
+package azure
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/codec"
+)
+
+// The JSON this driver sends and reads is Azure's minimal-metadata entity
+// form. Two details of aztables shape it:
+//
+//   - aztables decodes every entity it is given into a map[string]any and
+//     encodes it again, so a whole Double such as 2.0 leaves as 2 and would
+//     be stored as Int32. Every Double is therefore sent with its
+//     Edm.Double annotation.
+//   - aztables hands back entities it decoded the same way, losing the
+//     same distinction on the way in. The driver reads the raw response
+//     bodies instead (azcore's policy.WithCaptureResponse) and decodes them with the root
+//     package's JSON decoder, which infers types as Azure does.
+
+// entityJSON returns the JSON body of an entity with the given keys and
+// properties: every type whose JSON form is ambiguous carries its
+// "@odata.type" annotation.
+func entityJSON(pk, rk string, props []codec.Property) ([]byte, error) {
+	m := make(map[string]any, 2+2*len(props))
+	m["PartitionKey"] = pk
+	m["RowKey"] = rk
+	for _, p := range props {
+		v := p.Value
+		var val any
+		switch v.Type {
+		case filter.TypeString:
+			val = string(v.Bytes)
+		case filter.TypeInt32:
+			val = int32(v.Int)
+		case filter.TypeBoolean:
+			val = v.Int != 0
+		case filter.TypeInt64:
+			val = strconv.FormatInt(v.Int, 10)
+		case filter.TypeDouble:
+			switch f := v.Float; {
+			case math.IsNaN(f):
+				val = "NaN"
+			case math.IsInf(f, 1):
+				val = "Infinity"
+			case math.IsInf(f, -1):
+				val = "-Infinity"
+			default:
+				val = f
+			}
+		case filter.TypeDateTime:
+			val = codec.TimeFromTicks(v.Int).Format("2006-01-02T15:04:05.0000000Z")
+		case filter.TypeGuid:
+			var g ts.GUID
+			copy(g[:], v.Bytes)
+			val = g.String()
+		case filter.TypeBinary:
+			val = base64.StdEncoding.EncodeToString(v.Bytes)
+		default:
+			return nil, fmt.Errorf("tablestore: azure: property %q has invalid type %d", p.Name, v.Type)
+		}
+		m[p.Name] = val
+		switch v.Type {
+		case filter.TypeInt64, filter.TypeDouble, filter.TypeDateTime, filter.TypeGuid, filter.TypeBinary:
+			m[p.Name+"@odata.type"] = v.Type.String()
+		}
+	}
+	return json.Marshal(m)
+}
+
+// decodeEntity turns one entity of a response body into a driver row. The
+// ETag is the entity's odata.etag, else etag (a response header).
+func decodeEntity(raw []byte, etag string) (driver.Row, error) {
+	var e ts.Entity
+	if err := e.UnmarshalJSON(raw); err != nil {
+		return driver.Row{}, fmt.Errorf("%w: azure: entity in response: %v", driver.ErrCorrupt, err)
+	}
+	props := make([]codec.Property, 0, len(e.Properties))
+	for name, v := range e.Properties {
+		fv, ok := filterValue(v)
+		if !ok {
+			return driver.Row{}, fmt.Errorf("%w: azure: property %q has Go type %T", driver.ErrCorrupt, name, v)
+		}
+		props = append(props, codec.Property{Name: name, Value: fv})
+	}
+	slices.SortFunc(props, func(a, b codec.Property) int { return strings.Compare(a.Name, b.Name) })
+	if e.ETag != "" {
+		etag = string(e.ETag)
+	}
+	stamp := e.Timestamp
+	if stamp.IsZero() {
+		// Without a Timestamp (a $select that left it out), the ETag
+		// still names the version's time.
+		stamp, _ = timeOfETag(etag)
+	}
+	rec := codec.Encode(make(codec.Record, 0, codec.EncodedLen(props)), codec.TicksFromTime(stamp), props)
+	return driver.Row{PartitionKey: e.PartitionKey, RowKey: e.RowKey, Record: rec, ETag: etag}, nil
+}
+
+// filterValue converts a property value of the root package's JSON
+// decoder to its codec form.
+func filterValue(v any) (filter.Value, bool) {
+	switch v := v.(type) {
+	case string:
+		return filter.Value{Type: filter.TypeString, Bytes: []byte(v)}, true
+	case int32:
+		return filter.Value{Type: filter.TypeInt32, Int: int64(v)}, true
+	case int64:
+		return filter.Value{Type: filter.TypeInt64, Int: v}, true
+	case float64:
+		return filter.Value{Type: filter.TypeDouble, Float: v}, true
+	case bool:
+		b := int64(0)
+		if v {
+			b = 1
+		}
+		return filter.Value{Type: filter.TypeBoolean, Int: b}, true
+	case time.Time:
+		return filter.Value{Type: filter.TypeDateTime, Int: codec.TicksFromTime(v)}, true
+	case ts.GUID:
+		return filter.Value{Type: filter.TypeGuid, Bytes: v[:]}, true
+	case []byte:
+		return filter.Value{Type: filter.TypeBinary, Bytes: v}, true
+	}
+	return filter.Value{}, false
+}
+
+// timeOfETag reads the time in an ETag of Azure's form
+// W/"datetime'2021-08-31T15%3A41%3A38.3027816Z'".
+func timeOfETag(etag string) (time.Time, bool) {
+	s, ok := strings.CutPrefix(etag, `W/"datetime'`)
+	if !ok {
+		return time.Time{}, false
+	}
+	s, ok = strings.CutSuffix(s, `'"`)
+	if !ok {
+		return time.Time{}, false
+	}
+	s = strings.ReplaceAll(s, "%3A", ":")
+	ticks, msg := filter.ParseDateTime(s)
+	if msg != "" {
+		return time.Time{}, false
+	}
+	return codec.TimeFromTicks(ticks), true
+}
+
+// queryValues splits a query response body, {"value":[...], ...}, into
+// its entities.
+func queryValues(body []byte) ([]json.RawMessage, error) {
+	var page struct {
+		Value []json.RawMessage `json:"value"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&page); err != nil {
+		return nil, fmt.Errorf("%w: azure: query response: %v", driver.ErrCorrupt, err)
+	}
+	return page.Value, nil
+}

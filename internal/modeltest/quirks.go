@@ -1,0 +1,27 @@
+package modeltest
+
+// Quirks name the known ways a remote service departs from Azure's
+// behaviour, which the model follows. Each switch turns off exactly the
+// checks that service would fail, and no other; the zero value checks
+// everything. A remote driver's tests set the quirks of the service they
+// run against and say why in the README's list of divergences.
+type Quirks struct {
+	// TableNameCase: the service matches table names case-sensitively
+	// (Azure matches them case-insensitively). The workload then
+	// addresses each table in the case it was created with, and never
+	// creates two names that differ only in case.
+	TableNameCase bool
+	// NegativeZero: the service stores the Double -0.0 as 0. The
+	// workload then writes no -0.0.
+	NegativeZero bool
+	// PropertyFilters: the service evaluates $filter comparisons on user
+	// properties unlike Azure (Azurite: an Int64 literal against a Double
+	// property fails with 500, a comparison across types answers false
+	// for ne, Guid values do not order). The workload's filters then
+	// compare only PartitionKey, RowKey and Timestamp.
+	PropertyFilters bool
+	// TimestampFilters: the service compares Timestamp in $filter at
+	// millisecond precision (Azurite; Azure at 100 ns, as the model).
+	// The workload's filters then leave Timestamp out.
+	TimestampFilters bool
+}
