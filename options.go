@@ -49,6 +49,13 @@ type Options struct {
 	// PageTimeLimit is the longest one query page may take before it ends
 	// early with a continuation token. Default: 5s (Azure's figure).
 	PageTimeLimit time.Duration
+
+	// OnCorruption, if set, is called once, on its own goroutine, with the
+	// first fault the store meets (an error matching ErrCorrupt for
+	// damaged data, found by a read, a write or a background compaction);
+	// from then on the store refuses writes. DB.Health returns the same
+	// error. Default: nil.
+	OnCorruption func(error)
 }
 
 const (
@@ -90,6 +97,15 @@ func (o *Options) withDefaults() Options {
 	return r
 }
 
+// onFault adapts OnCorruption to the engine's error values.
+func (o *Options) onFault() func(error) {
+	if o.OnCorruption == nil {
+		return nil
+	}
+	f := o.OnCorruption
+	return func(err error) { f(mapError(err, false)) }
+}
+
 // engineOptions returns the embedded engine's share of o (with defaults).
 func (o *Options) engineOptions() engine.Options {
 	return engine.Options{
@@ -100,5 +116,6 @@ func (o *Options) engineOptions() engine.Options {
 		Clock:           o.Clock,
 		PageScanLimit:   o.PageScanLimit,
 		PageTimeLimit:   o.PageTimeLimit,
+		OnFault:         o.onFault(),
 	}
 }

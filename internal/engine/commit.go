@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -16,13 +17,17 @@ import (
 // values, and commits one Pebble batch in which every written entity gets
 // the same new Timestamp, one the clock has never issued before and
 // greater than every replaced entity's.
-func (t *table) Commit(ctx context.Context, actions []driver.Action) (driver.CommitResult, error) {
+func (t *table) Commit(ctx context.Context, actions []driver.Action) (_ driver.CommitResult, err error) {
 	db := t.db
 	release, err := db.enter(ctx)
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
 	defer release()
+	if err := db.writable(); err != nil {
+		return driver.CommitResult{}, err
+	}
+	defer db.recoverStop("commit to table "+t.name, &err)
 	db.catMu.RLock()
 	defer db.catMu.RUnlock()
 	info, err := t.resolveLocked()
@@ -65,7 +70,7 @@ func (t *table) Commit(ctx context.Context, actions []driver.Action) (driver.Com
 		_ = b.Set(keyBufs[i], enc, nil)
 	}
 	if err := b.Commit(db.writeOpts); err != nil {
-		return driver.CommitResult{}, err
+		return driver.CommitResult{}, db.storageErr("commit to table "+t.name, err)
 	}
 	when := codec.TimeFromTicks(ts)
 	return driver.CommitResult{Timestamp: when, ETag: codec.FormatETag(when)}, nil
@@ -87,7 +92,7 @@ func (t *table) resolveAction(a *driver.Action, key []byte) ([]codec.Property, i
 	case err == pebble.ErrNotFound:
 		found = false
 	case err != nil:
-		return nil, 0, err
+		return nil, 0, t.db.storageErr(fmt.Sprintf("read of (%s, %q, %q) for a commit", t.name, a.PartitionKey, a.RowKey), err)
 	default:
 		defer closer.Close()
 	}

@@ -23,12 +23,14 @@ const BudgetCheckEvery = 64
 // entities or run for PageTimeLimit. The resume point it returns is the
 // key of the next entity in the ranges, so More is true exactly when at
 // least one more entity remains to be examined.
-func (t *table) QueryPage(ctx context.Context, q *driver.QueryRequest, emit func(driver.Row) error) (driver.PageResult, error) {
+func (t *table) QueryPage(ctx context.Context, q *driver.QueryRequest, emit func(driver.Row) error) (_ driver.PageResult, err error) {
 	release, err := t.db.enter(ctx)
 	if err != nil {
 		return driver.PageResult{}, err
 	}
 	defer release()
+	op := "query of table " + t.name
+	defer t.db.recoverStop(op, &err)
 	info, err := t.resolve()
 	if err != nil {
 		return driver.PageResult{}, err
@@ -44,6 +46,9 @@ func (t *table) QueryPage(ctx context.Context, q *driver.QueryRequest, emit func
 		err = r.readPoints(ranges)
 	default:
 		err = r.scan(ranges)
+	}
+	if err != nil && !r.emitFailed {
+		err = t.db.storageErr(op, err)
 	}
 	if err != nil {
 		return driver.PageResult{}, err
@@ -69,6 +74,8 @@ type pageReader struct {
 	// transaction.
 	lastTicks int64
 	lastETag  string
+	// emitFailed says the error ending the page is emit's, returned as is.
+	emitFailed bool
 }
 
 // stop says why a page ends before its ranges do.
@@ -127,7 +134,9 @@ func (r *pageReader) examine(pk, rk []byte, pkStr, rkStr string, val []byte) err
 		etag = r.lastETag
 	}
 	r.emitted++
-	return r.emit(driver.Row{PartitionKey: pkStr, RowKey: rkStr, Record: rec, ETag: etag})
+	err := r.emit(driver.Row{PartitionKey: pkStr, RowKey: rkStr, Record: rec, ETag: etag})
+	r.emitFailed = err != nil
+	return err
 }
 
 func allPoints(ranges []plan.KeyRange) bool {
