@@ -182,6 +182,15 @@ func runDamage(t *testing.T, pristine string, lay damageLayout, kind string, see
 	}()
 	// A damaged WAL or MANIFEST that Open accepted would mean a silent loss.
 	require.False(t, kind == "wal" || kind == "manifest", "open accepted a damaged %s", kind)
+	compact := func() {
+		if err := db.conn.(*engine.Engine).Compact(); err != nil {
+			require.ErrorIs(t, err, ErrCorrupt, "compact")
+			require.ErrorIs(t, db.Health(), ErrCorrupt)
+		}
+	}
+	if seed%2 == 1 {
+		compact() // the compaction meets the damage first
+	}
 	for _, name := range append(slices.Clone(damageTables), "Wal") {
 		n, err := countRows(ctx, db.Table(name))
 		if err != nil {
@@ -196,9 +205,30 @@ func runDamage(t *testing.T, pristine string, lay damageLayout, kind string, see
 			require.ErrorIs(t, err, ErrCorrupt, "get %s", name)
 		}
 	}
+	// A compaction (Open starts one: five files sit in L0) that read every
+	// block of a damaged file but the unread ones (a bloom filter) rewrote
+	// it whole and removed it; then its tables must read completely.
+	var present []string
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			present = append(present, f)
+			continue
+		}
+		for name := range damagedTables {
+			if lay.tableFile[name] == f {
+				delete(damagedTables, name)
+				n, err := countRows(ctx, db.Table(name))
+				require.NoError(t, err, "table %s rewritten by a compaction", name)
+				require.Equal(t, lay.want[name], n, "table %s rewritten by a compaction", name)
+			}
+		}
+	}
 	rep, err := db.Check(ctx)
 	require.NoError(t, err)
-	requireNamed(t, rep, files)
+	requireNamed(t, rep, present)
+	if len(present) == 0 {
+		return
+	}
 	require.ErrorIs(t, db.Health(), ErrCorrupt)
 	for _, name := range damageTables {
 		err := db.Table(name).Upsert(ctx, &Entity{PartitionKey: "new", RowKey: "1"}, Replace)
@@ -206,9 +236,7 @@ func runDamage(t *testing.T, pristine string, lay damageLayout, kind string, see
 	}
 	_, err = db.CreateTable(ctx, "Another")
 	require.ErrorIs(t, err, ErrCorrupt)
-	if err := db.conn.(*engine.Engine).Compact(); err != nil {
-		require.ErrorIs(t, err, ErrCorrupt, "compact")
-	}
+	compact()
 	for name := range lay.want {
 		if damagedTables[name] || kind == "catalog" {
 			continue

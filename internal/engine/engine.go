@@ -201,16 +201,14 @@ func (db *Engine) Flush() (err error) {
 }
 
 // Compact compacts the whole keyspace, for tests that need compactions
-// to read every file.
+// to read every file. It runs on a damaged store too: compactions change
+// no content, and one that meets damage fails as a whole.
 func (db *Engine) Compact() (err error) {
 	release, err := db.enter(context.Background())
 	if err != nil {
 		return err
 	}
 	defer release()
-	if err := db.writable(); err != nil {
-		return err
-	}
 	defer db.recoverStop("compaction", &err)
 	return db.storageErr("compaction", db.pdb.Compact(context.Background(), []byte{0}, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, true))
 }
