@@ -10,21 +10,32 @@ import (
 )
 
 // A continuation token names the next (PartitionKey, RowKey) position a
-// query reads; it holds no table ID, no raw stored key and no server state,
-// so tokens never expire, and resuming is one seek.
+// query reads and, when the driver gives one, the identity of the table
+// the previous page read (the embedded engine's table ID, in decimal); it
+// holds no raw stored key and no server state, so tokens never expire,
+// and resuming is one seek.
 //
 // Encoding: base64url without padding of
 //
-//	version (1 byte, continuationVersion)
+//	version (1 byte: 1 without a table identity, 2 with one)
+//	version 2 only: uvarint length of the table identity, its bytes
 //	uvarint length of PartitionKey, PartitionKey bytes, RowKey bytes
 //	CRC-32C (4 bytes, big-endian) of everything before it
 //
 // The checksum catches damaged and hand-edited tokens; it is not a secret.
 // A forged token that passes it still only names a position: both keys are
 // checked against the key rules, so it can move a query forward or back
-// within its own table and nowhere else.
+// within its own table and nowhere else. The identity makes a token from
+// a page of another table, or of a table since deleted or re-created
+// under the same name, fail with TableNotFound. Nothing ties a token to
+// its filter: one from another query of the same table resumes this query
+// at the named position (as Azure's NextPartitionKey/NextRowKey would).
 
-const continuationVersion = 1
+const (
+	continuationVersion      = 1
+	continuationTableVersion = 2
+	maxTableIdentityBytes    = 64
+)
 
 // maxContinuationKeyBytes bounds the bytes of each key of a token: 1024
 // UTF-16 code units (validateKey's limit) take at most 4 KiB of UTF-8. It
@@ -34,9 +45,19 @@ const maxContinuationKeyBytes = 4 << 10
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
 // encodeContinuation returns the token for position k.
-func encodeContinuation(k plan.Key) string {
-	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(k.PartitionKey)+len(k.RowKey)+4)
-	b = append(b, continuationVersion)
+func encodeContinuation(k plan.Key) string { return encodeTableContinuation(k, "") }
+
+// encodeTableContinuation returns the token for position k in the table
+// with identity table ("" for none).
+func encodeTableContinuation(k plan.Key, table string) string {
+	b := make([]byte, 0, 1+2*binary.MaxVarintLen64+len(table)+len(k.PartitionKey)+len(k.RowKey)+4)
+	if table == "" {
+		b = append(b, continuationVersion)
+	} else {
+		b = append(b, continuationTableVersion)
+		b = binary.AppendUvarint(b, uint64(len(table)))
+		b = append(b, table...)
+	}
 	b = binary.AppendUvarint(b, uint64(len(k.PartitionKey)))
 	b = append(b, k.PartitionKey...)
 	b = append(b, k.RowKey...)
@@ -44,13 +65,20 @@ func encodeContinuation(k plan.Key) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// decodeContinuation parses a token. Every failure is an InvalidInput
-// *Error; it never panics, whatever the input.
+// decodeContinuation parses a token, ignoring its table identity.
 func decodeContinuation(tok string) (plan.Key, error) {
-	bad := func(why string) (plan.Key, error) {
-		return plan.Key{}, newError(CodeInvalidInput, "malformed continuation token: %s", why)
+	k, _, err := decodeTableContinuation(tok)
+	return k, err
+}
+
+// decodeTableContinuation parses a token into its position and table
+// identity ("" when it has none). Every failure is an InvalidInput
+// *Error; it never panics, whatever the input.
+func decodeTableContinuation(tok string) (plan.Key, string, error) {
+	bad := func(why string) (plan.Key, string, error) {
+		return plan.Key{}, "", newError(CodeInvalidInput, "malformed continuation token: %s", why)
 	}
-	if len(tok) > 2*(2*maxContinuationKeyBytes+16) {
+	if len(tok) > 2*(2*maxContinuationKeyBytes+maxTableIdentityBytes+24) {
 		return bad("too long")
 	}
 	b, err := base64.RawURLEncoding.DecodeString(tok)
@@ -64,11 +92,21 @@ func decodeContinuation(tok string) (plan.Key, error) {
 	if crc32.Checksum(body, crc32c) != binary.BigEndian.Uint32(sum) {
 		return bad("checksum mismatch")
 	}
-	if body[0] != continuationVersion {
+	rest := body[1:]
+	table := ""
+	switch body[0] {
+	case continuationVersion:
+	case continuationTableVersion:
+		n, w := binary.Uvarint(rest)
+		if w <= 0 || n == 0 || n > maxTableIdentityBytes || n > uint64(len(rest)-w) {
+			return bad("bad table identity length")
+		}
+		table, rest = string(rest[w:w+int(n)]), rest[w+int(n):]
+	default:
 		return bad("unknown version")
 	}
-	n, w := binary.Uvarint(body[1:])
-	rest := body[1+max(w, 0):]
+	n, w := binary.Uvarint(rest)
+	rest = rest[max(w, 0):]
 	if w <= 0 || n > uint64(len(rest)) {
 		return bad("bad partition key length")
 	}
@@ -79,7 +117,7 @@ func decodeContinuation(tok string) (plan.Key, error) {
 	if err := checkContinuationKey(k.RowKey); err != "" {
 		return bad("row key: " + err)
 	}
-	return k, nil
+	return k, table, nil
 }
 
 // checkContinuationKey applies the key rules of validateKey to one key of

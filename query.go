@@ -23,7 +23,10 @@ type Query struct {
 	// InvalidInput.
 	Top int
 	// Continuation resumes a query where a previous page ended; "" starts
-	// at the beginning. It must come from the same table.
+	// at the beginning. It must come from a page of the same table: one
+	// from another table, or from a table since deleted (and perhaps
+	// re-created under the same name), fails with TableNotFound. Tokens
+	// made by ContinuationFromNext name no table and resume any table.
 	Continuation string
 }
 
@@ -83,13 +86,15 @@ func (t *Table) Query(ctx context.Context, q Query) iter.Seq2[*Entity, error] {
 				return
 			}
 			// The token is one this package just wrote; decoding it again
-			// keeps a single code path for resuming.
-			from, err := decodeContinuation(page.Continuation)
+			// keeps a single code path for resuming. It carries the
+			// table's identity, so a table deleted or re-created between
+			// pages ends the iteration with TableNotFound.
+			from, table, err := decodeTableContinuation(page.Continuation)
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			pq.resume(from)
+			pq.resume(from, table)
 		}
 	}
 }
@@ -126,18 +131,20 @@ func (t *Table) prepare(ctx context.Context, q Query) (*preparedQuery, error) {
 		ranges: p.Ranges,
 	}
 	if q.Continuation != "" {
-		from, err := decodeContinuation(q.Continuation)
+		from, table, err := decodeTableContinuation(q.Continuation)
 		if err != nil {
 			return nil, err
 		}
-		pq.resume(from)
+		pq.resume(from, table)
 	}
 	return pq, nil
 }
 
-// resume makes the next page start at position k.
-func (pq *preparedQuery) resume(k plan.Key) {
+// resume makes the next page start at position k of the table with
+// identity table ("" for any).
+func (pq *preparedQuery) resume(k plan.Key, table string) {
 	pq.req.NextPartitionKey, pq.req.NextRowKey = k.PartitionKey, k.RowKey
+	pq.req.Table = table
 	pq.ranges = pq.req.Plan.From(k)
 }
 
@@ -172,7 +179,7 @@ func (t *Table) readPage(ctx context.Context, pq *preparedQuery) (*Page, error) 
 		return nil, mapError(err, false)
 	}
 	if res.More {
-		page.Continuation = encodeContinuation(plan.Key{PartitionKey: res.NextPartitionKey, RowKey: res.NextRowKey})
+		page.Continuation = encodeTableContinuation(plan.Key{PartitionKey: res.NextPartitionKey, RowKey: res.NextRowKey}, res.Table)
 	}
 	return page, nil
 }

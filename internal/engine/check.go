@@ -106,20 +106,40 @@ func (c *checker) report() driver.CheckReport {
 	return rep
 }
 
-// run checks an open store.
-func (c *checker) run() error {
-	db := c.db
-	c.fs, c.dir = db.fs, db.dir
+// LiveSSTables returns the file names of the sstables in the store's
+// current version (an sstable a compaction replaced may stay on disk a
+// little longer), each with the tables it holds.
+func (db *Engine) LiveSSTables() (map[string][]string, error) {
+	release, err := db.enter(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return db.liveSSTables()
+}
+
+func (db *Engine) liveSSTables() (map[string][]string, error) {
 	infos, err := db.pdb.SSTables()
 	if err != nil {
-		return db.storageErr("check: list sstables", err)
+		return nil, db.storageErr("list sstables", err)
 	}
-	live := map[string][]string{} // sstable file name -> tables
+	live := map[string][]string{}
 	for _, level := range infos {
 		for _, t := range level {
 			name := fmt.Sprintf("%06d.sst", uint64(t.BackingSSTNum))
 			live[name] = db.tablesInSpan(t.Smallest.UserKey, t.Largest.UserKey)
 		}
+	}
+	return live, nil
+}
+
+// run checks an open store.
+func (c *checker) run() error {
+	db := c.db
+	c.fs, c.dir = db.fs, db.dir
+	live, err := db.liveSSTables()
+	if err != nil {
+		return err
 	}
 	if err := c.files(live); err != nil {
 		return err

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
@@ -35,6 +36,10 @@ func (t *table) QueryPage(ctx context.Context, q *driver.QueryRequest, emit func
 	if err != nil {
 		return driver.PageResult{}, err
 	}
+	identity := strconv.FormatUint(info.id, 10)
+	if q.Table != "" && q.Table != identity {
+		return driver.PageResult{}, errorf("TableNotFound", "table %q is not the table the continuation was made for (deleted or re-created since)", t.name)
+	}
 	ranges := q.Plan.Ranges
 	if q.NextPartitionKey != "" || q.NextRowKey != "" {
 		ranges = q.Plan.From(plan.Key{PartitionKey: q.NextPartitionKey, RowKey: q.NextRowKey})
@@ -53,6 +58,7 @@ func (t *table) QueryPage(ctx context.Context, q *driver.QueryRequest, emit func
 	if err != nil {
 		return driver.PageResult{}, err
 	}
+	r.result.Table = identity
 	return r.result, nil
 }
 
