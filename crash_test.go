@@ -32,6 +32,7 @@ import (
 	"time"
 
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/internal/modeltest"
 )
 
 const (
@@ -470,7 +471,7 @@ func (c *crashRun) checkSingle(tb *ts.Table, n int64) bool {
 		return false
 	}
 	if e.Properties["N"] != n || !bytesEqual(e.Properties["Payload"], payload(n, 0)) {
-		c.failf("single write %d has wrong content: %v", n, describe(e))
+		c.failf("single write %d has wrong content: %v", n, modeltest.Describe(e))
 	}
 	return true
 }
@@ -490,7 +491,7 @@ func (c *crashRun) checkFresh(tb *ts.Table, n int64) bool {
 		}
 		present = append(present, i)
 		if e.Properties["Batch"] != n || e.Properties["Index"] != int32(i) || !bytesEqual(e.Properties["Payload"], payload(n, i)) {
-			c.failf("transaction %d row %d has wrong content: %s", n, i, describe(e))
+			c.failf("transaction %d row %d has wrong content: %s", n, i, modeltest.Describe(e))
 		}
 	}
 	if record == nil {
@@ -500,7 +501,7 @@ func (c *crashRun) checkFresh(tb *ts.Table, n int64) bool {
 		return false
 	}
 	if record.Properties["Batch"] != n || record.Properties["Count"] != int32(rows) {
-		c.failf("transaction %d record has wrong content: %s", n, describe(record))
+		c.failf("transaction %d record has wrong content: %s", n, modeltest.Describe(record))
 	}
 	if len(present) != rows || absent[0] != rows {
 		c.failf("transaction %d is torn: record present, rows %v of 0..%d missing", n, absent, rows-1)
@@ -521,7 +522,7 @@ func (c *crashRun) checkShared(tb *ts.Table, pk string) (int64, time.Time) {
 		stamp = record.Timestamp
 		b, ok := record.Properties["Batch"].(int64)
 		if !ok || batchPartition(b) != pk || record.Properties["Count"] != int32(batchRows(b)) {
-			c.failf("partition %s record has wrong content: %s", pk, describe(record))
+			c.failf("partition %s record has wrong content: %s", pk, modeltest.Describe(record))
 		}
 		newest, rows = b, batchRows(b)
 	}
@@ -535,7 +536,7 @@ func (c *crashRun) checkShared(tb *ts.Table, pk string) (int64, time.Time) {
 		}
 		b, ok := e.Properties["Batch"].(int64)
 		if !ok || e.Properties["Index"] != int32(i) || !bytesEqual(e.Properties["Payload"], payload(b, i)) {
-			c.failf("partition %s row %d has wrong content: %s", pk, i, describe(e))
+			c.failf("partition %s row %d has wrong content: %s", pk, i, modeltest.Describe(e))
 		}
 		switch {
 		case i < rows && b != newest:

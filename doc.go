@@ -22,6 +22,11 @@
 // errors.Is against the Err* sentinels, or read the code with ErrorCode.
 // Bad input is always rejected before anything is written.
 //
+// Storage sits behind package driver: Open and OpenInMemory use the
+// embedded engine, OpenDriver any other driver.Conn, such as the remote
+// Azure driver. Validation, conversion, paging and errors stay in this
+// package, so code behaves the same on every driver.
+//
 // Concurrency: a DB and its Tables are safe for concurrent use. Writes to
 // one partition (table, PartitionKey) serialize on a lock; reads take no
 // lock and see committed data only. Entities returned to the caller are

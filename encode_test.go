@@ -82,7 +82,6 @@ func TestEncodePropertiesErrors(t *testing.T) {
 		{"reserved PartitionKey", map[string]any{"PartitionKey": "x"}, CodeInvalidInput},
 		{"reserved RowKey", map[string]any{"RowKey": "x"}, CodeInvalidInput},
 		{"reserved Timestamp", map[string]any{"Timestamp": time.Now()}, CodeInvalidInput},
-		{"reserved ETag", map[string]any{"ETag": "x"}, CodeInvalidInput},
 		{"bad name", map[string]any{"1a": "x"}, CodePropertyNameInvalid},
 		{"dash name", map[string]any{"a-b": int32(1)}, CodePropertyNameInvalid},
 		{"long name", map[string]any{strings.Repeat("a", 256): int32(1)}, CodePropertyNameTooLong},

@@ -36,13 +36,21 @@ type Entity struct {
 	// sets it together with Timestamp.
 	ETag ETag
 	// Properties maps property names to values. It never holds
-	// PartitionKey, RowKey, Timestamp or ETag.
+	// PartitionKey, RowKey or Timestamp. It may hold a user property named
+	// ETag, as Azure allows: that is data, unrelated to the ETag field.
 	Properties map[string]any
 }
 
 // ETag is an entity version in Azure's form,
 // W/"datetime'2021-08-31T15%3A41%3A38.3027816Z'". Compare ETags as opaque
 // strings.
+//
+// As an If-Match value an ETag must be well-formed: ETagAny, or an HTTP
+// entity-tag (an optional W/ and a double-quoted string of visible ASCII
+// characters other than '"'). A well-formed ETag that is not the entity's
+// current one fails with UpdateConditionNotSatisfied; anything else (no
+// quotes, spaces, "abc") fails with InvalidInput before the entity is
+// read. Azure's older ETags, W/"0x8D...", are well-formed.
 type ETag string
 
 // ETagAny is the If-Match wildcard: it matches any existing entity.

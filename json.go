@@ -38,10 +38,11 @@ const (
 // PropertyNameInvalid and PropertyNameTooLong for bad names, InvalidInput
 // for a system name in Properties or a string that is not valid UTF-8,
 // OutOfRangeInput for a time outside years 1 to 9999.
-func (e *Entity) MarshalJSON() ([]byte, error) {
-	if e == nil {
-		return []byte("null"), nil
-	}
+//
+// The receiver is a value, so an Entity, a *Entity and a struct or slice
+// holding either all encode this way with json.Marshal (which writes a nil
+// *Entity as null).
+func (e Entity) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, 128+64*len(e.Properties))
 	b = append(b, '{')
 	if e.ETag != "" {
@@ -231,7 +232,10 @@ func appendJSONString(b []byte, name, s string) ([]byte, error) {
 // as Azure does:
 //   - without an annotation: a string is Edm.String, true/false
 //     Edm.Boolean, an integer literal Edm.Int32 if it fits and Edm.Double
-//     otherwise, a number with a fraction or exponent Edm.Double;
+//     otherwise, except that an integer a double cannot hold exactly (such
+//     as 2^53+1, which aztables writes bare for a Go int64) is Edm.Int64
+//     where Azure would round it; a number with a fraction or exponent
+//     Edm.Double;
 //   - "Name@odata.type" selects any of the eight types; Int32, Double and
 //     Boolean then also accept strings ("12345", "3.14", "NaN",
 //     "Infinity", "-Infinity", "False"), Int64 takes a decimal string (or
@@ -422,6 +426,13 @@ func jsonValue(name string, raw any, edm string) (any, error) {
 			if !strings.ContainsAny(s, ".eE") {
 				if n, err := strconv.ParseInt(s, 10, 32); err == nil {
 					return int32(n), nil
+				}
+				// Azure infers Double, which would round this integer:
+				// keep it exact as an Int64.
+				if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+					if _, exact := exactFloat(n); !exact {
+						return n, nil
+					}
 				}
 			}
 			f, err := strconv.ParseFloat(s, 64)

@@ -16,9 +16,11 @@ import (
 // value. Fields of embedded structs (not pointers to them) are promoted, as
 // in encoding/json. Unexported fields are ignored.
 //
-// The fields named (or tagged) PartitionKey and RowKey (of string kind),
-// Timestamp (time.Time) and ETag (ETag or string kind) fill the Entity's
-// own fields. Other fields convert by type:
+// The fields named (or tagged) PartitionKey and RowKey (of string kind)
+// and Timestamp (time.Time) fill the Entity's own fields, and so does a
+// field of type ETag, whatever its name, for the entity's ETag. Any other
+// field named ETag (a string, say) is an ordinary property named "ETag",
+// which Azure allows. Other fields convert by type:
 //
 //	string kinds                 Edm.String
 //	int32, int16, int8,
@@ -30,15 +32,20 @@ import (
 //	GUID                         Edm.Guid
 //	[]byte (any byte slice)      Edm.Binary; nil means no value
 //
-// and pointers to any of these, where nil means no value. A zero time.Time
-// is a value (year 1) that writes reject with OutOfRangeInput; tag such
-// fields omitempty or use *time.Time. Byte slices are not copied: the
-// Entity shares them with v.
+// and pointers to any of these, where nil means no value. Byte slices are
+// not copied: the Entity shares them with v.
+//
+// A time.Time field must hold a time Azure can store, 1601-01-01 to
+// 9999-12-31 UTC: a zero time.Time (year 1) fails here with
+// OutOfRangeInput, as Insert would, unless the field is tagged omitempty
+// (a zero value is then left out, as encoding/json leaves it out) or is a
+// *time.Time left nil.
 //
 // Errors: InvalidValueType naming the field for any other field type (uint,
 // uint64, maps, nested structs, ...), PropertyNameInvalid for a tag that is
 // not a valid property name, DuplicatePropertiesSpecified when two fields
-// map to one name, InvalidInput for a nil pointer. Per-type field plans are
+// map to one name, InvalidInput for a nil pointer, OutOfRangeInput naming
+// the field for a time outside Azure's DateTime range. Per-type field plans are
 // cached, so repeated calls for one type only read fields.
 func MarshalEntity(v any) (*Entity, error) {
 	rv := reflect.ValueOf(v)
@@ -85,7 +92,13 @@ func MarshalEntity(v any) (*Entity, error) {
 		if f.kind == fieldBinary && fv.IsNil() {
 			continue
 		}
-		e.Properties[f.name] = marshalField(fv, f.kind)
+		v := marshalField(fv, f.kind)
+		if f.kind == fieldDateTime {
+			if err := checkTimeField(f, v); err != nil {
+				return nil, err
+			}
+		}
+		e.Properties[f.name] = v
 	}
 	return e, nil
 }
@@ -120,16 +133,26 @@ func marshalField(fv reflect.Value, kind fieldKind) any {
 }
 
 // UnmarshalEntity fills the struct v points to from e, following the field
-// rules of MarshalEntity. The PartitionKey, RowKey, Timestamp and ETag
-// fields, where the struct has them, are always set from e. Properties absent from e (or nil) leave their
+// rules of MarshalEntity. The PartitionKey, RowKey and Timestamp fields
+// and the field of type ETag, where the struct has them, are always set
+// from e. Properties absent from e (or nil) leave their
 // fields unchanged; a pointer field gets a newly allocated value. Numbers
 // convert between Int32, Int64 and Double and any numeric field type when
 // the value fits exactly (an Int64 of 5 fills an int8 field, 2.5 does not
 // fill an int field). Byte slices are shared with e, not copied.
 //
+// A string property fills a field whose type says what the string holds,
+// as Azure's no-metadata JSON writes these types as strings: an Int64
+// field kind (int, int64, uint32) takes a decimal integer, a float field
+// "NaN", "Infinity", "-Infinity" or a number, a time.Time field an ISO 8601
+// date and time, a GUID field the canonical form, a []byte field base64.
+// The conversion is as strict as Azure's JSON decoding of that type.
+//
 // Errors: InvalidValueType naming the field when a property's type cannot
-// be stored in it (or the value does not fit), plus the field-plan errors
-// of MarshalEntity; InvalidInput if v is not a non-nil pointer to a struct
+// be stored in it (or the value does not fit), InvalidInput (or
+// OutOfRangeInput for a DateTime outside years 1 to 9999) naming the field
+// when such a string is malformed, plus the field-plan errors of
+// MarshalEntity; InvalidInput if v is not a non-nil pointer to a struct
 // or e is nil. On error, fields before the failing one may have been set.
 func UnmarshalEntity(e *Entity, v any) error {
 	if e == nil {
@@ -165,12 +188,17 @@ func UnmarshalEntity(e *Entity, v any) error {
 		if !ok || val == nil {
 			continue
 		}
+		if s, ok := val.(string); ok && f.kind != fieldString {
+			if val, err = stringField(f, s); err != nil {
+				return err
+			}
+		}
 		dst := fv
 		if f.pointer {
 			dst = reflect.New(fv.Type().Elem()).Elem()
 		}
 		if !unmarshalField(dst, f.kind, val) {
-			return newError(CodeInvalidValueType, "field %s: property %q holds %s %v, which does not fit a %s",
+			return newError(CodeInvalidValueType, "field %s: property %q holds %s %v, which does not fit the field's type %s",
 				f.goName, f.name, edmTypeName(val), val, fv.Type())
 		}
 		if f.pointer {
@@ -353,6 +381,7 @@ var structPlans sync.Map
 var (
 	timeType = reflect.TypeFor[time.Time]()
 	guidType = reflect.TypeFor[GUID]()
+	etagType = reflect.TypeFor[ETag]()
 )
 
 func structPlanFor(t reflect.Type) (*structPlan, error) {
@@ -400,7 +429,14 @@ func buildFields(t reflect.Type, index []int, prefix string, seen map[string]str
 				prev, goName, t, name)
 		}
 		seen[name] = goName
-		f := fieldPlan{index: idx, name: name, goName: goName, omitEmpty: opts == "omitempty"}
+		if sf.Type == etagType {
+			if prev, dup := seen["\x00etag"]; dup {
+				return nil, newError(CodeDuplicatePropertiesSpecified, "fields %s and %s of %s are both of type ETag",
+					prev, goName, t)
+			}
+			seen["\x00etag"] = goName
+		}
+		f := fieldPlan{index: idx, name: name, goName: goName, omitEmpty: hasTagOption(opts, "omitempty")}
 		if err := planField(&f, sf.Type); err != nil {
 			return nil, err
 		}
@@ -411,12 +447,16 @@ func buildFields(t reflect.Type, index []int, prefix string, seen map[string]str
 
 // planField sets the system or kind of f from the field's type.
 func planField(f *fieldPlan, ft reflect.Type) error {
+	if ft == etagType {
+		f.system = systemETag
+		return nil
+	}
 	switch f.name {
-	case namePartitionKey, nameRowKey, nameETag:
+	case namePartitionKey, nameRowKey:
 		if ft.Kind() != reflect.String {
 			return newError(CodeInvalidValueType, "field %s maps to %s and must be a string, not %s", f.goName, f.name, ft)
 		}
-		f.system = map[string]systemField{namePartitionKey: systemPartitionKey, nameRowKey: systemRowKey, nameETag: systemETag}[f.name]
+		f.system = map[string]systemField{namePartitionKey: systemPartitionKey, nameRowKey: systemRowKey}[f.name]
 		return nil
 	case nameTimestamp:
 		if ft != timeType {

@@ -177,7 +177,7 @@ func TestUnmarshalEntityConversions(t *testing.T) {
 		{"NaN into float32", map[string]any{"F32": math.NaN()}, target{F32: float32(math.NaN())}, ""},
 		{"into pointer", map[string]any{"P": int32(300)}, target{P: ptrTo(int16(300))}, ""},
 		{"null leaves field", map[string]any{"I8": nil}, target{}, ""},
-		{"overflow int8", map[string]any{"I8": int32(128)}, target{}, "field I8: property \"I8\" holds Edm.Int32 128, which does not fit a int8"},
+		{"overflow int8", map[string]any{"I8": int32(128)}, target{}, "field I8: property \"I8\" holds Edm.Int32 128, which does not fit the field's type int8"},
 		{"negative into uint8", map[string]any{"U8": int32(-1)}, target{}, "field U8"},
 		{"fraction into int", map[string]any{"I": 2.5}, target{}, "field I"},
 		{"NaN into int", map[string]any{"I": math.NaN()}, target{}, "field I"},
@@ -186,7 +186,7 @@ func TestUnmarshalEntityConversions(t *testing.T) {
 		{"max int64 into float64", map[string]any{"F64": int64(math.MaxInt64)}, target{}, "field F64"},
 		{"inexact double into float32", map[string]any{"F32": 0.1}, target{}, "field F32"},
 		{"inexact int32 into float32", map[string]any{"F32": int32(1<<24 + 1)}, target{}, "field F32"},
-		{"string into int", map[string]any{"I": "5"}, target{}, "field I: property \"I\" holds Edm.String 5"},
+		{"string into int8", map[string]any{"I8": "5"}, target{}, "field I8: property \"I8\" holds Edm.String 5"},
 		{"bool into pointer", map[string]any{"P": true}, target{}, "field P"},
 		{"unsupported value type", map[string]any{"I": uint(5)}, target{}, "holds uint 5"},
 	}
@@ -231,8 +231,9 @@ func TestStructErrors(t *testing.T) {
 	type badNested struct{ A Address }
 	type badPK struct{ PartitionKey int }
 	type badTS struct{ Timestamp string }
-	type badETag struct {
-		V int `table:"ETag"`
+	type twoETags struct {
+		V ETag
+		W ETag
 	}
 	type badTag struct {
 		N int `table:"1abc"`
@@ -255,7 +256,7 @@ func TestStructErrors(t *testing.T) {
 		{"nested struct", badNested{}, CodeInvalidValueType, "field A has type tablestore.Address"},
 		{"int partition key", badPK{}, CodeInvalidValueType, "field PartitionKey maps to PartitionKey and must be a string"},
 		{"string timestamp", badTS{}, CodeInvalidValueType, "must be a time.Time"},
-		{"int etag", badETag{}, CodeInvalidValueType, "field V maps to ETag"},
+		{"two etag fields", twoETags{}, CodeDuplicatePropertiesSpecified, "fields V and W of tablestore.twoETags are both of type ETag"},
 		{"bad tag", badTag{}, CodePropertyNameInvalid, "field N: the property name \"1abc\" is invalid"},
 		{"duplicate", dup{}, CodeDuplicatePropertiesSpecified, "fields A and B"},
 		{"embedded pointer", embeddedPtr{}, CodeInvalidValueType, "field Address has type *tablestore.Address"},

@@ -3,6 +3,7 @@ package tablestore
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/tablestore/tablestore/driver"
 )
@@ -122,21 +123,23 @@ func asBatchError(i int, err error) error {
 	return &BatchError{Index: i, Err: e}
 }
 
-// String returns the action's name as the Azure SDKs spell it.
+// String returns the value of the matching aztables TransactionType
+// ("add", "updatemerge", "updatereplace", "insertmerge", "insertreplace",
+// "delete"), so aztables.TransactionType(a.String()) names the same action.
 func (a ActionType) String() string {
 	switch a {
 	case ActionInsert:
-		return "insert"
+		return "add"
 	case ActionUpdateMerge:
-		return "update (merge)"
+		return "updatemerge"
 	case ActionUpdateReplace:
-		return "update (replace)"
+		return "updatereplace"
 	case ActionUpsertMerge:
-		return "upsert (merge)"
+		return "insertmerge"
 	case ActionUpsertReplace:
-		return "upsert (replace)"
+		return "insertreplace"
 	case ActionDelete:
 		return "delete"
 	}
-	return "unknown action"
+	return fmt.Sprintf("ActionType(%d)", uint8(a))
 }

@@ -25,7 +25,6 @@ const (
 	namePartitionKey = "PartitionKey"
 	nameRowKey       = "RowKey"
 	nameTimestamp    = "Timestamp"
-	nameETag         = "ETag"
 )
 
 // validateKey checks a PartitionKey or RowKey value; which names the key
@@ -116,10 +115,12 @@ func asciiIdentifier(name string) bool {
 }
 
 // isSystemName reports whether name is one of the names Properties may
-// not hold: PartitionKey, RowKey, Timestamp and ETag.
+// not hold: PartitionKey, RowKey and Timestamp. ETag is an ordinary
+// property name, as in Azure: the entity's own ETag travels apart from
+// its properties (in odata.etag and the ETag header).
 func isSystemName(name string) bool {
 	switch name {
-	case namePartitionKey, nameRowKey, nameTimestamp, nameETag:
+	case namePartitionKey, nameRowKey, nameTimestamp:
 		return true
 	}
 	return false

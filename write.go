@@ -20,7 +20,8 @@ func (t *Table) Insert(ctx context.Context, e *Entity) error {
 // matches any). Merge keeps stored properties not in e; Replace drops
 // them. On success it sets e.Timestamp and e.ETag.
 // Errors: ResourceNotFound when absent, UpdateConditionNotSatisfied on an
-// ETag mismatch, InvalidInput for an empty ifMatch or a bad mode,
+// ETag mismatch, InvalidInput for an empty or malformed ifMatch (see
+// ETag) or a bad mode,
 // EntityTooLarge or TooManyProperties when a merge result exceeds Azure's
 // limits, TableNotFound, and the validation codes of Insert.
 func (t *Table) Update(ctx context.Context, e *Entity, mode UpdateMode, ifMatch ETag) error {
@@ -45,7 +46,8 @@ func (t *Table) Upsert(ctx context.Context, e *Entity, mode UpdateMode) error {
 
 // Delete removes an entity if its ETag matches ifMatch (ETagAny matches
 // any). Errors: ResourceNotFound, UpdateConditionNotSatisfied,
-// InvalidInput for an empty ifMatch, TableNotFound, and the key codes.
+// InvalidInput for an empty or malformed ifMatch (see ETag),
+// TableNotFound, and the key codes.
 func (t *Table) Delete(ctx context.Context, partitionKey, rowKey string, ifMatch ETag) error {
 	return t.write(ctx, ActionDelete, &Entity{PartitionKey: partitionKey, RowKey: rowKey}, ifMatch)
 }
@@ -93,6 +95,9 @@ func prepareAction(typ ActionType, e *Entity, ifMatch ETag) (driver.Action, int,
 	case ActionUpdateMerge, ActionUpdateReplace, ActionDelete:
 		if ifMatch == "" {
 			return a, 0, newError(CodeInvalidInput, "%s requires an if-match etag (use ETagAny to match any)", typ)
+		}
+		if err := checkIfMatch(ifMatch); err != nil {
+			return a, 0, err
 		}
 	default:
 		return a, 0, newError(CodeInvalidInput, "unknown action type %d", uint8(typ))

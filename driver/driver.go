@@ -222,3 +222,28 @@ var (
 	// ErrCorrupt, wrapped, reports stored bytes that do not decode.
 	ErrCorrupt = errors.New("tablestore: corrupt data")
 )
+
+// AccessPolicy is one stored access policy of a table (Azure's
+// SignedIdentifier). Zero times and an empty Permission mean the field is
+// not set.
+type AccessPolicy struct {
+	ID         string
+	Start      time.Time // UTC
+	Expiry     time.Time // UTC
+	Permission string    // letters of "raud", in that order
+}
+
+// PolicyTable is implemented by a Table that stores access policies
+// (Azure's Get and Set Table ACL). It is optional: package tablestore
+// answers NotImplemented for a driver whose tables lack it.
+type PolicyTable interface {
+	// AccessPolicies returns the table's stored access policies in the
+	// order they were set; none is an empty result. Errors: TableNotFound.
+	AccessPolicies(ctx context.Context) ([]AccessPolicy, error)
+
+	// SetAccessPolicies replaces the table's policies (nil removes them).
+	// The caller has validated them: at most five, distinct IDs of 1 to 64
+	// characters, permissions from "raud". Policies are deleted with the
+	// table. Errors: TableNotFound.
+	SetAccessPolicies(ctx context.Context, policies []AccessPolicy) error
+}

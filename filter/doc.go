@@ -24,6 +24,19 @@
 // A Filter is immutable and safe for concurrent use. Match allocates
 // nothing itself.
 //
+// # User input
+//
+// Build puts Go values into a filter as typed literals, so user input can
+// never change the filter's shape (build.go):
+//
+//	src, err := filter.Build("PartitionKey eq %s and Age ge %s", pk, int32(30))
+//
+// The Go type picks the EDM type: int32 gives 30, int64 30L, float64 30.0,
+// time.Time datetime'...', a [16]byte kind (tablestore.GUID) guid'...',
+// []byte X'...', a string a quoted literal with ' doubled. Other types (int
+// included: say int32 or int64) are errors, never a %v rendering. Literal
+// gives one value's literal.
+//
 // # Grammar
 //
 // Tokens may be separated by spaces, tabs and line breaks; parentheses and
@@ -113,7 +126,17 @@
 // Doubles are totally ordered, so that exactly one of lt, eq and gt holds
 // for every comparable pair: NaN equals NaN and sorts below every other
 // value, -INF included, and -0 equals +0. (Literals cannot be NaN; stored
-// values can.)
+// values can.) So a stored NaN matches `X lt 0`, `X le -1e308` and
+// `X ne 5`, and never `X ge ...` or `X eq ...`.
+//
+// What Azure does with a stored NaN is not documented, and no observation
+// of it is known to us (the digest's comparison matrix has no NaN case).
+// This order is a choice: it is the order of .NET's Double.CompareTo
+// (NaN equal to itself and less than every number), which a .NET service
+// comparing boxed values would apply; IEEE comparison operators would
+// instead make every comparison with NaN false but ne. A total order keeps
+// `not (X lt 5)` equal to `X ge 5` on every Double, which query planning
+// and paging rely on.
 //
 // # Limits
 //

@@ -118,44 +118,6 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// refEval evaluates a checked tree with refOrder, independently of Eval.
-func refEval(n Node, p Properties) bool {
-	switch n := n.(type) {
-	case nil:
-		return true
-	case *AndNode:
-		return refEval(n.X, p) && refEval(n.Y, p)
-	case *OrNode:
-		return refEval(n.X, p) || refEval(n.Y, p)
-	case *NotNode:
-		return !refEval(n.X, p)
-	case *CompareNode:
-		v, ok := p.Lookup(n.Property)
-		if !ok {
-			return false
-		}
-		c, ok := refOrder(v, n.Value)
-		if !ok {
-			return n.Op == OpNE || n.Op == OpLT || n.Op == OpLE
-		}
-		switch n.Op {
-		case OpEQ:
-			return c == 0
-		case OpNE:
-			return c != 0
-		case OpGT:
-			return c > 0
-		case OpGE:
-			return c >= 0
-		case OpLT:
-			return c < 0
-		case OpLE:
-			return c <= 0
-		}
-	}
-	return false
-}
-
 // entityFromBytes builds an entity from fuzz data: each 11-byte chunk is
 // a name index into names, a type (0..8, 0 being invalid) and 9 bytes of
 // value.
@@ -211,7 +173,7 @@ func FuzzEval(f *testing.F) {
 		}
 		var p Properties = entityFromBytes(data, flt.Names)
 		got := flt.Match(p)
-		if want := refEval(flt.Root, p); got != want {
+		if want := oracleEval(flt.Root, p); got != want {
 			t.Fatalf("%q on %v: Match = %t, reference = %t", src, p, got, want)
 		}
 		if tree := Eval(flt.Root, p); tree != got {

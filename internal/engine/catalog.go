@@ -136,6 +136,7 @@ func (db *Engine) DeleteTable(ctx context.Context, name string) (err error) {
 	b := db.pdb.NewBatch()
 	defer b.Close()
 	_ = b.Delete(catalogKey(lower), nil)
+	_ = b.Delete(policyKey(info.id), nil)
 	_ = b.DeleteRange(start, end, nil)
 	if err := b.Commit(pebble.Sync); err != nil {
 		return db.storageErr("delete table "+name, err)

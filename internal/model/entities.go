@@ -66,7 +66,7 @@ func project(s *ts.Entity, sel []string) *ts.Entity {
 // Update changes an existing entity whose ETag matches ifMatch ("*"
 // matches any) and returns the new ETag.
 func (m *Model) Update(tableName string, e *ts.Entity, mode ts.UpdateMode, ifMatch ts.ETag) (ts.ETag, error) {
-	if ifMatch == "" || (mode != ts.Merge && mode != ts.Replace) {
+	if !wellFormedETag(ifMatch) || (mode != ts.Merge && mode != ts.Replace) {
 		return "", fail(ts.CodeInvalidInput)
 	}
 	t, err := m.table(tableName)
@@ -124,7 +124,7 @@ func (m *Model) write(old, e *ts.Entity, mode ts.UpdateMode) *ts.Entity {
 
 // Delete removes an entity whose ETag matches ifMatch.
 func (m *Model) Delete(tableName, pk, rk string, ifMatch ts.ETag) error {
-	if ifMatch == "" {
+	if !wellFormedETag(ifMatch) {
 		return fail(ts.CodeInvalidInput)
 	}
 	t, err := m.table(tableName)

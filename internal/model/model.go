@@ -4,8 +4,8 @@
 //
 // Simplicity wins over speed everywhere: tables live in a map keyed by the
 // lowercased name, entities in a map keyed by (PartitionKey, RowKey) that
-// is sorted whenever order matters. ETags are opaque counters ("m1",
-// "m2", ...), unique across the whole model, so a test compares them with
+// is sorted whenever order matters. ETags are opaque counters (W/"m1",
+// W/"m2", ...), unique across the whole model, so a test compares them with
 // the engine's by behaviour, never by text.
 //
 // A Model is not safe for concurrent use.
@@ -50,7 +50,7 @@ func New() *Model {
 // newETag returns an ETag no other version in the model has had.
 func (m *Model) newETag() ts.ETag {
 	m.lastETag++
-	return ts.ETag(fmt.Sprintf("m%d", m.lastETag))
+	return ts.ETag(fmt.Sprintf(`W/"m%d"`, m.lastETag))
 }
 
 // CreateTable creates a table under Azure's naming rules.

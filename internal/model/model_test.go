@@ -169,7 +169,7 @@ func TestTransactionRules(t *testing.T) {
 		{"duplicate row", "tab", []ts.TransactionAction{ins("p", "a"), ins("p", "b"), ins("p", "c"), ins("p", "b")}, ts.CodeInvalidDuplicateRow, 3},
 		{"insert existing", "tab", []ts.TransactionAction{ins("p", "a"), ins("p", "exists")}, ts.CodeEntityAlreadyExists, 1},
 		{"update missing", "tab", []ts.TransactionAction{ins("p", "a"), act(ts.ActionUpdateMerge, "p", "b", "*")}, ts.CodeResourceNotFound, 1},
-		{"stale etag", "tab", []ts.TransactionAction{act(ts.ActionDelete, "p", "exists", "m999")}, ts.CodeUpdateConditionNotSatisfied, 0},
+		{"stale etag", "tab", []ts.TransactionAction{act(ts.ActionDelete, "p", "exists", `W/"m999"`)}, ts.CodeUpdateConditionNotSatisfied, 0},
 		{"if-match on insert", "tab", []ts.TransactionAction{ins("p", "a"), act(ts.ActionInsert, "p", "b", "*")}, ts.CodeInvalidInput, 1},
 		{"no if-match on delete", "tab", []ts.TransactionAction{ins("p", "a"), act(ts.ActionDelete, "p", "exists", "")}, ts.CodeInvalidInput, 1},
 		{"bad entity", "tab", []ts.TransactionAction{ins("p", "a"), {Type: ts.ActionUpsertReplace, Entity: &ts.Entity{PartitionKey: "p", RowKey: "b", Properties: map[string]any{"x-y": int32(1)}}}}, ts.CodePropertyNameInvalid, 1},

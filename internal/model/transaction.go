@@ -106,12 +106,12 @@ func checkAction(a ts.TransactionAction) error {
 		}
 		return checkEntity(a.Entity)
 	case ts.ActionUpdateMerge, ts.ActionUpdateReplace:
-		if a.IfMatch == "" {
+		if !wellFormedETag(a.IfMatch) {
 			return fail(ts.CodeInvalidInput)
 		}
 		return checkEntity(a.Entity)
 	case ts.ActionDelete:
-		if a.IfMatch == "" {
+		if !wellFormedETag(a.IfMatch) {
 			return fail(ts.CodeInvalidInput)
 		}
 		if err := checkKey(a.Entity.PartitionKey); err != nil {

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf16"
@@ -128,7 +129,7 @@ func checkEntity(e *ts.Entity) error {
 			continue // a nil value is no property at all
 		}
 		switch name {
-		case "PartitionKey", "RowKey", "Timestamp", "ETag":
+		case "PartitionKey", "RowKey", "Timestamp":
 			return fail(ts.CodeInvalidInput) // the entity's own fields
 		}
 		if err := checkPropertyName(name); err != nil {
@@ -205,4 +206,19 @@ func entitySize(e *ts.Entity, keysOnly bool) int {
 		}
 	}
 	return size
+}
+
+// wellFormedETag reports whether an If-Match value is "*" or an HTTP
+// entity-tag: W/ optionally, then "..." holding no '"', space or control
+// character. The empty value is not one.
+func wellFormedETag(tag ts.ETag) bool {
+	if tag == ts.ETagAny {
+		return true
+	}
+	body, ok := strings.CutPrefix(strings.TrimPrefix(string(tag), "W/"), `"`)
+	if !ok {
+		return false
+	}
+	body, ok = strings.CutSuffix(body, `"`)
+	return ok && !strings.ContainsFunc(body, func(r rune) bool { return r <= ' ' || r == '"' || r == 0x7f })
 }

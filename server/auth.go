@@ -1,0 +1,139 @@
+package server
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// maxClockSkew is how old (or how far in the future) a signed request's
+// date may be.
+const maxClockSkew = 15 * time.Minute
+
+// op is an operation, as permissions see it.
+type op int
+
+const (
+	opListTables op = iota + 1
+	opCreateTable
+	opDeleteTable
+	opGetACL
+	opSetACL
+	opGetService
+	opSetService
+	opBatch // the outer $batch request; each sub-operation is checked too
+	opRead
+	opInsert
+	opUpdate
+	opUpsert
+	opDelete
+)
+
+// authenticate checks the request's credentials: SharedKey or
+// SharedKeyLite in Authorization, or a shared access signature in the
+// query. Anonymous handlers accept everything.
+func (q *request) authenticate() error {
+	if q.h.anon {
+		return nil
+	}
+	if auth := q.r.Header.Get("Authorization"); auth != "" {
+		return q.checkSharedKey(auth)
+	}
+	if q.res.query.Get("sig") != "" {
+		g, err := q.h.checkSAS(q.r, q.res)
+		if err != nil {
+			return err
+		}
+		q.sas = g
+		return nil
+	}
+	return apiError(http.StatusForbidden, "AuthenticationFailed", "Server failed to authenticate the request: no Authorization header or shared access signature.")
+}
+
+// checkSharedKey verifies "SharedKey account:sig" or "SharedKeyLite
+// account:sig" against either account key.
+func (q *request) checkSharedKey(auth string) error {
+	scheme, cred, ok := strings.Cut(auth, " ")
+	if !ok {
+		return errAuthFailed
+	}
+	account, sig, ok := strings.Cut(strings.TrimSpace(cred), ":")
+	if !ok || account != q.h.account {
+		return errAuthFailed
+	}
+	date := q.r.Header.Get("x-ms-date")
+	if date == "" {
+		date = q.r.Header.Get("Date")
+	}
+	t, err := http.ParseTime(date)
+	if err != nil {
+		return apiError(http.StatusForbidden, "AuthenticationFailed", "Server failed to authenticate the request: the x-ms-date or Date header is missing or not in RFC 1123 form.")
+	}
+	if d := time.Since(t); d > maxClockSkew || d < -maxClockSkew {
+		return apiError(http.StatusForbidden, "AuthenticationFailed", "Server failed to authenticate the request: the request is more than 15 minutes old or in the future.")
+	}
+	resource := q.canonicalResource()
+	var toSign string
+	switch scheme {
+	case "SharedKeyLite":
+		toSign = date + "\n" + resource
+	case "SharedKey":
+		toSign = q.r.Method + "\n" + q.r.Header.Get("Content-MD5") + "\n" + q.r.Header.Get("Content-Type") + "\n" + date + "\n" + resource
+	default:
+		return errAuthFailed
+	}
+	if !q.h.verify(toSign, sig) {
+		return apiError(http.StatusForbidden, "AuthenticationFailed", "Server failed to authenticate the request. Make sure the value of the Authorization header is formed correctly including the signature.")
+	}
+	return nil
+}
+
+// canonicalResource is "/" + account + the raw request path, plus
+// ?comp=... when comp is present.
+func (q *request) canonicalResource() string {
+	s := "/" + q.h.account + q.res.rawPath
+	if c, ok := q.res.query["comp"]; ok {
+		s += "?comp=" + c[0]
+	}
+	return s
+}
+
+// verify reports whether sig is the base64 HMAC-SHA256 of s under one of
+// the account keys.
+func (h *handler) verify(s, sig string) bool {
+	got, err := base64.StdEncoding.DecodeString(sig)
+	if err != nil {
+		return false
+	}
+	for _, k := range h.keys {
+		m := hmac.New(sha256.New, k)
+		m.Write([]byte(s))
+		if hmac.Equal(m.Sum(nil), got) {
+			return true
+		}
+	}
+	return false
+}
+
+// authorize checks that the request's credentials allow op on table
+// and, for the entity operations, on the entity (pk, rk): a service SAS
+// limits keys to its range. Shared key and anonymous requests may do
+// anything.
+func (q *request) authorize(o op, table, pk, rk string) error {
+	if q.sas == nil {
+		return nil
+	}
+	return q.sas.allow(o, table, pk, rk, o >= opRead)
+}
+
+// authorizeQuery is authorize for a query, whose key range is enforced
+// by restrictFilter instead.
+func (q *request) authorizeQuery(table string) error {
+	if q.sas == nil {
+		return nil
+	}
+	return q.sas.allow(opRead, table, "", "", false)
+}

@@ -1,0 +1,357 @@
+package server
+
+import (
+	"bytes"
+	"mime"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strings"
+
+	"github.com/tablestore/tablestore"
+)
+
+// A $batch body is multipart/mixed holding one changeset, itself
+// multipart/mixed, whose parts are application/http sub-requests. The
+// parser is tolerant as clients differ: CRLF or bare LF, a preamble,
+// header names in any case, sub-requests without Content-Length and with
+// blank lines before the body, absolute or relative sub-request URLs.
+
+// mimePart is one part of a multipart body.
+type mimePart struct {
+	header textproto.MIMEHeader
+	body   []byte
+}
+
+// splitMultipart splits body (with LF line endings) on boundary.
+// Errors: InvalidInput when the boundary never appears or never closes.
+func splitMultipart(body []byte, boundary string) ([]mimePart, error) {
+	delim := "--" + boundary
+	var parts []mimePart
+	var cur []string
+	in, closed := false, false
+	for _, line := range strings.Split(string(body), "\n") {
+		t := strings.TrimRight(line, " \t")
+		switch {
+		case t == delim+"--":
+			if in {
+				parts = append(parts, newPart(cur))
+			}
+			in, closed = false, true
+		case t == delim:
+			if in {
+				parts = append(parts, newPart(cur))
+			}
+			in, cur = true, nil
+		default:
+			if in {
+				cur = append(cur, line)
+			}
+		}
+		if closed {
+			break
+		}
+	}
+	if !closed {
+		return nil, errBadBatch("the multipart body is not closed by its boundary")
+	}
+	return parts, nil
+}
+
+// newPart reads a part's header block and body. Continuation lines are
+// not used by any client and are taken as ordinary lines.
+func newPart(lines []string) mimePart {
+	p := mimePart{header: textproto.MIMEHeader{}}
+	i := 0
+	for i < len(lines) && strings.TrimSpace(lines[i]) == "" {
+		i++ // blank lines before the headers
+	}
+	for ; i < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) == "" {
+			i++
+			break
+		}
+		k, v, ok := strings.Cut(lines[i], ":")
+		if ok {
+			p.header.Add(textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(k)), strings.TrimSpace(v))
+		}
+	}
+	if i < len(lines) {
+		p.body = []byte(strings.Join(lines[i:], "\n"))
+	}
+	return p
+}
+
+func errBadBatch(why string) *apiErr {
+	return apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: "+why+".")
+}
+
+func boundaryOf(contentType string) (string, bool) {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil || mt != "multipart/mixed" || params["boundary"] == "" {
+		return "", false
+	}
+	return params["boundary"], true
+}
+
+// subRequest is one parsed operation of a changeset.
+type subRequest struct {
+	method string
+	res    resource
+	header textproto.MIMEHeader
+	body   []byte
+}
+
+// parseBatch reads the whole envelope. Errors are answered as ordinary
+// (non-202) errors: nothing has run yet.
+func (h *handler) parseBatch(contentType string, body []byte) ([]subRequest, error) {
+	boundary, ok := boundaryOf(contentType)
+	if !ok {
+		return nil, errBadBatch("a batch needs Content-Type multipart/mixed with a boundary")
+	}
+	body = bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n"))
+	outer, err := splitMultipart(body, boundary)
+	if err != nil {
+		return nil, err
+	}
+	if len(outer) != 1 {
+		return nil, errBadBatch("a batch holds exactly one changeset")
+	}
+	csBoundary, ok := boundaryOf(outer[0].header.Get("Content-Type"))
+	if !ok {
+		return nil, errBadBatch("the batch part must be a multipart/mixed changeset; queries in a batch are not supported")
+	}
+	inner, err := splitMultipart(outer[0].body, csBoundary)
+	if err != nil {
+		return nil, err
+	}
+	if len(inner) == 0 {
+		return nil, errBadBatch("the changeset is empty")
+	}
+	subs := make([]subRequest, 0, len(inner))
+	for _, p := range inner {
+		s, err := h.parseSubRequest(p.body)
+		if err != nil {
+			return nil, err
+		}
+		subs = append(subs, s)
+	}
+	return subs, nil
+}
+
+// parseSubRequest reads "VERB URL HTTP/1.1", headers, and the body: all
+// that follows the header block, trimmed.
+func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
+	var s subRequest
+	lines := strings.Split(string(b), "\n")
+	i := 0
+	for i < len(lines) && strings.TrimSpace(lines[i]) == "" {
+		i++
+	}
+	if i == len(lines) {
+		return s, errBadBatch("a changeset part holds no request")
+	}
+	f := strings.Fields(lines[i])
+	if len(f) != 3 || !strings.HasPrefix(f[2], "HTTP/") {
+		return s, errBadBatch("a changeset part does not start with a request line")
+	}
+	p := newPart(lines[i+1:])
+	s.method, s.header = strings.ToUpper(f[0]), p.header
+	s.body = bytes.TrimSpace(p.body)
+	if xs := s.header.Values("X-Http-Method"); len(xs) > 0 {
+		switch {
+		case s.method != http.MethodPost:
+			return s, errXMethodNotUsingPost
+		case len(xs) > 1:
+			return s, errXMethodIncorrectCount
+		}
+		switch m := strings.ToUpper(xs[0]); m {
+		case "MERGE", "PATCH", "PUT", "DELETE":
+			s.method = m
+		default:
+			return s, errXMethodIncorrectValue
+		}
+	}
+	u, err := url.Parse(f[1])
+	if err != nil {
+		return s, errBadBatch("a sub-request URL is malformed")
+	}
+	rest, _ := h.stripAccount(u.Host, u.EscapedPath())
+	q, err := parseQuery(u.RawQuery)
+	if err != nil {
+		return s, err
+	}
+	s.res, err = parseResource(resource{query: q}, rest)
+	if err != nil {
+		return s, err
+	}
+	if s.res.kind != kindEntities && s.res.kind != kindEntity {
+		return s, errBadBatch("a sub-request must address an entity or a table's entities")
+	}
+	return s, nil
+}
+
+// action turns a sub-request into a transaction action and the
+// operation it needs permission for.
+func (s *subRequest) action() (tablestore.TransactionAction, op, error) {
+	var a tablestore.TransactionAction
+	ifMatch := tablestore.ETag(s.header.Get("If-Match"))
+	if s.header.Get("If-None-Match") != "" {
+		return a, 0, apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: If-None-Match is not supported on this operation.")
+	}
+	decode := func() (*tablestore.Entity, error) {
+		body := s.body
+		if s.res.kind == kindEntity {
+			body = withKeys(body, s.res.pk, s.res.rk)
+		}
+		var e tablestore.Entity
+		if err := e.UnmarshalJSON(body); err != nil {
+			return nil, err
+		}
+		return &e, nil
+	}
+	switch {
+	case s.method == http.MethodPost && s.res.kind == kindEntities:
+		e, err := decode()
+		if err != nil {
+			return a, 0, err
+		}
+		return tablestore.TransactionAction{Type: tablestore.ActionInsert, Entity: e}, opInsert, nil
+	case s.res.kind != kindEntity:
+		return a, 0, errMethodNotAllowed
+	case s.method == http.MethodDelete:
+		e := &tablestore.Entity{PartitionKey: s.res.pk, RowKey: s.res.rk}
+		return tablestore.TransactionAction{Type: tablestore.ActionDelete, Entity: e, IfMatch: ifMatch}, opDelete, nil
+	case s.method == http.MethodPut || s.method == "MERGE" || s.method == http.MethodPatch:
+		e, err := decode()
+		if err != nil {
+			return a, 0, err
+		}
+		e.PartitionKey, e.RowKey = s.res.pk, s.res.rk
+		replace := s.method == http.MethodPut
+		switch {
+		case ifMatch != "" && replace:
+			a.Type = tablestore.ActionUpdateReplace
+		case ifMatch != "":
+			a.Type = tablestore.ActionUpdateMerge
+		case replace:
+			a.Type = tablestore.ActionUpsertReplace
+		default:
+			a.Type = tablestore.ActionUpsertMerge
+		}
+		a.Entity, a.IfMatch = e, ifMatch
+		if ifMatch != "" {
+			return a, opUpdate, nil
+		}
+		return a, opUpsert, nil
+	}
+	return a, 0, errMethodNotAllowed
+}
+
+// batch serves POST $batch: one changeset, run as one transaction.
+func (q *request) batch() {
+	if err := q.authorize(opBatch, "", "", ""); err != nil {
+		q.fail(err)
+		return
+	}
+	body, err := q.readBody()
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	subs, err := q.h.parseBatch(q.r.Header.Get("Content-Type"), body)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	actions := make([]tablestore.TransactionAction, len(subs))
+	table := subs[0].res.table
+	for i := range subs {
+		s := &subs[i]
+		if !strings.EqualFold(s.res.table, table) {
+			q.batchFailure(i, errBadBatch("all operations of a batch must address the same table"))
+			return
+		}
+		a, o, err := s.action()
+		if err != nil {
+			q.batchFailure(i, err)
+			return
+		}
+		if err := q.authorize(o, s.res.table, a.Entity.PartitionKey, a.Entity.RowKey); err != nil {
+			q.batchFailure(i, err)
+			return
+		}
+		actions[i] = a
+	}
+	err = q.h.db.Table(table).SubmitTransaction(q.r.Context(), actions)
+	if err != nil {
+		var be *tablestore.BatchError
+		if as(err, &be) {
+			q.batchFailure(be.Index, be.Err)
+			return
+		}
+		q.fail(err)
+		return
+	}
+	base := q.res.base
+	if base == "" {
+		base = "/"
+	}
+	var parts []string
+	for i, s := range subs {
+		a := actions[i]
+		var b strings.Builder
+		b.WriteString("HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n")
+		if a.Type == tablestore.ActionInsert {
+			loc := base + entityPath(s.res.table, a.Entity.PartitionKey, a.Entity.RowKey)
+			b.WriteString("Preference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\n")
+			b.WriteString("Location: " + loc + "\r\nDataServiceId: " + loc + "\r\n")
+		} else {
+			b.WriteString("DataServiceVersion: 1.0;\r\n")
+		}
+		if a.Type != tablestore.ActionDelete {
+			b.WriteString("ETag: " + string(a.Entity.ETag) + "\r\n")
+		}
+		b.WriteString("\r\n")
+		parts = append(parts, b.String())
+	}
+	q.writeBatch(parts)
+}
+
+// batchFailure answers 202 with a changeset holding the one failed
+// operation: its status and a one-line JSON error whose message starts
+// with "index:".
+func (q *request) batchFailure(index int, err error) {
+	ae := toAPIError(err)
+	msg := itoa(index) + ":" + ae.msg + "\nRequestId:" + q.id + "\nTime:" + q.start.UTC().Format("2006-01-02T15:04:05.0000000Z")
+	body := errorJSON(ae.code, msg)
+	part := "HTTP/1.1 " + itoa(ae.status) + " " + http.StatusText(ae.status) + "\r\n" +
+		"X-Content-Type-Options: nosniff\r\n" +
+		"DataServiceVersion: 3.0;\r\n" +
+		"Content-Type: " + contentType(metaMinimal) + "\r\n" +
+		"\r\n" + string(body) + "\r\n"
+	q.writeBatch([]string{part})
+}
+
+// writeBatch writes the 202 multipart response around the changeset
+// response parts. The body starts with the batch boundary and the
+// changeset boundary follows the part's blank line directly, as the Go
+// SDK's parser requires; the JavaScript SDK needs the boundary prefix
+// changesetresponse_.
+func (q *request) writeBatch(parts []string) {
+	bb := "batchresponse_" + newRequestID()
+	cb := "changesetresponse_" + newRequestID()
+	var b strings.Builder
+	b.WriteString("--" + bb + "\r\nContent-Type: multipart/mixed; boundary=" + cb + "\r\n\r\n")
+	for _, p := range parts {
+		b.WriteString("--" + cb + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
+		b.WriteString(p)
+		b.WriteString("\r\n")
+	}
+	b.WriteString("--" + cb + "--\r\n--" + bb + "--\r\n")
+	hd := q.w.Header()
+	hd.Set("Content-Type", "multipart/mixed; boundary="+bb)
+	hd.Set("Content-Length", itoa(b.Len()))
+	q.w.WriteHeader(http.StatusAccepted)
+	_, _ = q.w.Write([]byte(b.String()))
+}
