@@ -19,7 +19,11 @@ type DB struct {
 	closed atomic.Bool
 }
 
-// Open opens (creating if needed) the store in directory dir.
+// Open opens the store in directory dir, creating it when dir does not
+// exist or is empty. Errors: ErrNotStore (code InvalidInput) when dir
+// holds files but no store; ErrCorrupt (InternalError) when the store's
+// MANIFEST or a WAL is damaged (CheckDir names the file); I/O and lock
+// errors (InternalError), such as a store open in another process.
 func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
 	e, err := engine.Open(dir, o.engineOptions())
