@@ -55,6 +55,9 @@ func inspectDir(fs vfs.FS, dir string) (fresh bool, err error) {
 	}
 	manifest, err := atomicfs.ReadMarker(fs, dir, "manifest")
 	if err != nil || manifest == "" {
+		if onlyCreationLeftovers(ls) {
+			return true, nil // a creation that stopped before any data
+		}
 		for _, name := range ls {
 			if looksLikePebble(name) {
 				return false, &driver.CorruptError{File: dir, Op: "open", Err: errors.New("pebble files without a MANIFEST marker")}
@@ -80,6 +83,19 @@ func inspectDir(fs vfs.FS, dir string) (fresh bool, err error) {
 }
 
 func isNotExist(err error) bool { return errors.Is(err, iofs.ErrNotExist) }
+
+// onlyCreationLeftovers reports whether ls holds nothing but the files
+// Pebble writes before a new store's first MANIFEST (the lock, options,
+// the format marker, temporary files), so no data can have been written.
+func onlyCreationLeftovers(ls []string) bool {
+	for _, name := range ls {
+		if name != "LOCK" && !strings.HasPrefix(name, "OPTIONS-") &&
+			!strings.HasPrefix(name, "marker.format-version.") && !strings.HasSuffix(name, ".dbtmp") {
+			return false
+		}
+	}
+	return true
+}
 
 // looksLikePebble reports whether name is one of Pebble's file names.
 func looksLikePebble(name string) bool {
