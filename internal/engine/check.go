@@ -215,18 +215,33 @@ func verifySSTable(ctx context.Context, fs vfs.FS, path string) error {
 // record, so damage the file checks cannot see (memtables rebuilt from the
 // WAL, records that do not decode) shows too.
 func (c *checker) scan() error {
-	db := c.db
-	it, err := db.pdb.NewIter(nil)
+	names := *c.db.names.Load()
+	ids := make([]uint64, 0, len(names))
+	for id := range names {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if err := c.scanTable(id, names[id]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanTable reads one table's keys; damage ends the table's scan, not
+// the check.
+func (c *checker) scanTable(id uint64, name string) error {
+	lower, upper := keys.TableSpan(id)
+	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		c.addRead(err)
 		return nil
 	}
 	defer it.Close()
-	names := *db.names.Load()
-	meta := keys.TablePrefix(nil, keys.MetaTableID+1)
-	bad := map[uint64]error{}
+	var bad error
 	n := 0
-	for valid := it.SeekGE(meta); valid; valid = it.Next() {
+	for valid := it.First(); valid; valid = it.Next() {
 		if n++; n%4096 == 0 {
 			if err := c.ctx.Err(); err != nil {
 				return err
@@ -244,7 +259,7 @@ func (c *checker) scan() error {
 				c.addRead(err)
 				return nil
 			}
-			bad[tableIDOf(it.Key())] = errors.Join(bad[tableIDOf(it.Key())], fmt.Errorf("key %q: %w", it.Key(), err))
+			bad = errors.Join(bad, fmt.Errorf("key %q: %w", it.Key(), err))
 			continue
 		}
 		c.entities++
@@ -252,12 +267,8 @@ func (c *checker) scan() error {
 	if err := it.Error(); err != nil {
 		c.addRead(err)
 	}
-	for id, err := range bad {
-		name, ok := names[id]
-		if !ok {
-			name = fmt.Sprintf("#%d", id)
-		}
-		c.add("", "records", []string{name}, err)
+	if bad != nil {
+		c.add("", "records", []string{name}, bad)
 	}
 	return nil
 }
@@ -267,7 +278,7 @@ func (c *checker) addRead(err error) {
 	path := ""
 	var tables []string
 	if info := pebble.ExtractDataCorruptionInfo(err); info != nil {
-		path = info.Path
+		path, err = info.Path, info.Details
 		tables = c.db.tablesInSpan(info.Bounds.Start, info.Bounds.End.Key)
 	}
 	if d, ok := c.damaged[path]; ok && path != "" {

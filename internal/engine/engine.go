@@ -75,6 +75,7 @@ type Engine struct {
 	// fault is the first fault (see fault.go); stopped says Pebble must
 	// not be called again.
 	fault   atomic.Pointer[error]
+	faulted chan struct{} // closed when fault is set
 	stopped atomic.Bool
 	// names maps table IDs to names, for describing damaged key spans
 	// without taking catMu.
@@ -95,7 +96,7 @@ func OpenInMemory(opts Options) (*Engine, error) {
 }
 
 func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
-	db = &Engine{opts: o, fs: fs, dir: dir, writeOpts: pebble.Sync}
+	db = &Engine{opts: o, fs: fs, dir: dir, writeOpts: pebble.Sync, faulted: make(chan struct{})}
 	db.names.Store(&map[uint64]string{})
 	defer func() {
 		if err != nil {
@@ -140,9 +141,6 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 	if err == nil && !o.readOnly {
 		err = db.checkStoreMarker(fresh)
 	}
-	if err == nil {
-		err = db.Health() // a damaged block read while opening
-	}
 	if err != nil {
 		_ = pdb.Close()
 		return nil, err
@@ -158,7 +156,7 @@ func openError(dir string, err error) error {
 	case pebble.IsCorruptionError(err):
 		ce := &driver.CorruptError{Op: "open", Err: err}
 		if info := pebble.ExtractDataCorruptionInfo(err); info != nil {
-			ce.File = info.Path
+			ce.File, ce.Err = info.Path, info.Details
 		}
 		return ce
 	}
@@ -201,16 +199,33 @@ func (db *Engine) Flush() (err error) {
 }
 
 // Compact compacts the whole keyspace, for tests that need compactions
-// to read every file. It runs on a damaged store too: compactions change
-// no content, and one that meets damage fails as a whole.
+// to read every file. On a damaged store it returns the fault: Pebble
+// retries a failing compaction, so one waiting for it could wait forever;
+// for the same reason a fault recorded meanwhile ends the wait.
 func (db *Engine) Compact() (err error) {
 	release, err := db.enter(context.Background())
 	if err != nil {
 		return err
 	}
 	defer release()
+	if err := db.writable(); err != nil {
+		return err
+	}
 	defer db.recoverStop("compaction", &err)
-	return db.storageErr("compaction", db.pdb.Compact(context.Background(), []byte{0}, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, true))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-db.faulted:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err = db.pdb.Compact(ctx, []byte{0}, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, true)
+	if werr := db.writable(); werr != nil {
+		return werr
+	}
+	return db.storageErr("compaction", err)
 }
 
 // checkContext returns ctx's error, or ErrClosed if db is closed.

@@ -56,7 +56,11 @@ func (db *Engine) Health() error {
 // calls Options.OnFault with it on a new goroutine (so the callback can
 // neither block Pebble nor deadlock on the engine).
 func (db *Engine) setFault(err error) {
-	if db.fault.CompareAndSwap(nil, &err) && db.opts.OnFault != nil {
+	if !db.fault.CompareAndSwap(nil, &err) {
+		return
+	}
+	close(db.faulted)
+	if db.opts.OnFault != nil {
 		go db.opts.OnFault(err)
 	}
 }
@@ -73,10 +77,11 @@ func (db *Engine) writable() error {
 	if err == nil {
 		return nil
 	}
-	if db.stopped.Load() {
+	var ce *driver.CorruptError
+	if db.stopped.Load() || !errors.As(err, &ce) {
 		return err
 	}
-	return fmt.Errorf("tablestore: writes refused: %w", err)
+	return &driver.CorruptError{File: ce.File, Op: "a write, refused since the " + ce.Op, Err: ce.Err}
 }
 
 // storageErr turns an error Pebble returned during op into the engine's:
@@ -95,7 +100,9 @@ func (db *Engine) storageErr(op string, err error) error {
 	if pebble.IsCorruptionError(err) {
 		ce = &driver.CorruptError{Op: op, Err: err}
 		if info := pebble.ExtractDataCorruptionInfo(err); info != nil {
-			ce.File = info.Path
+			// Details is err without Pebble's detail carrier, whose text
+			// would end the message with a line of its own.
+			ce.File, ce.Err = info.Path, info.Details
 		}
 		db.setFault(ce)
 		return ce
@@ -152,7 +159,7 @@ func (db *Engine) describeSpan(start, end []byte) string {
 	if len(names) == 0 {
 		return "unknown keys"
 	}
-	return strings.Join(names, ", ")
+	return "keys of " + strings.Join(names, ", ")
 }
 
 // tablesInSpan lists the tables (names as created, "#id" when absent from
