@@ -5,6 +5,7 @@
 //	go run .                        # default small scale, a few minutes
 //	go run . -scale=1m -targets     # 1,000,000 entities, with the targets
 //	go run . -workloads=get,paging  # a subset
+//	go run . -sdk                   # tablestore's REST server against Azurite, through aztables
 //
 // Results also go to <out>/results.json and <out>/results.png.
 package main
@@ -133,6 +134,14 @@ func plan(c config) (toRun []workload, shown map[string]bool) {
 }
 
 func run(args []string) error {
+	if len(args) > 0 && (args[0] == "-sdk" || args[0] == "--sdk" || args[0] == sdkServeArg) {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		if args[0] == sdkServeArg {
+			return runSDKServe(ctx)
+		}
+		return runSDK(ctx, args[1:])
+	}
 	c, err := parseFlags(args)
 	if err != nil {
 		return err

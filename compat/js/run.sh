@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Runs the @azure/data-tables scenarios in test/ against a fresh server on
+# a free loopback port and stops it afterwards.
+#
+#   compat/js/run.sh              tablestore serve --in-memory (built from this checkout)
+#   compat/js/run.sh azurite      Azurite, for comparison
+#
+# TABLESTORE_BIN names a prebuilt tablestore binary to use instead of
+# building ./cmd/tablestore. Extra arguments go to `node --test` (for example --test-name-pattern=edm).
+# Needs `npm ci` in compat/js first. Exits non-zero when any scenario fails
+# or the server does not come up within 60 seconds.
+set -euo pipefail
+cd "$(dirname "$0")"
+here=$(pwd)
+root=$(cd ../.. && pwd)
+
+target=tablestore
+if [ $# -gt 0 ] && [[ "$1" != -* ]]; then
+  target=$1
+  shift
+fi
+
+if [ ! -x node_modules/.bin/azurite-table ] || [ ! -d node_modules/@azure/data-tables ]; then
+  echo "compat/js: node_modules missing; run \`npm ci\` in compat/js" >&2
+  exit 2
+fi
+
+work=$(mktemp -d)
+pid=
+stop() {
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap stop EXIT
+
+port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+
+case "$target" in
+tablestore)
+  bin=${TABLESTORE_BIN:-}
+  if [ -z "$bin" ]; then
+    bin="$work/tablestore"
+    (cd "$root" && go build -o "$bin" ./cmd/tablestore)
+  fi
+  "$bin" serve --in-memory --addr "127.0.0.1:$port" >"$work/server.log" 2>&1 &
+  pid=$!
+  ;;
+azurite)
+  (cd "$work" && exec "$here/node_modules/.bin/azurite-table" --tableHost 127.0.0.1 --tablePort "$port" \
+    --inMemoryPersistence --skipApiVersionCheck --disableProductStyleUrl --disableTelemetry --silent) \
+    >"$work/server.log" 2>&1 &
+  pid=$!
+  ;;
+*)
+  echo "usage: $0 [tablestore|azurite] [node --test flags]" >&2
+  exit 2
+  ;;
+esac
+
+# Ready when the port accepts a connection; bounded at 60 s.
+ready=
+for _ in $(seq 600); do
+  if ! kill -0 "$pid" 2>/dev/null; then
+    echo "compat/js: $target exited before listening:" >&2
+    cat "$work/server.log" >&2
+    exit 1
+  fi
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    ready=1
+    break
+  fi
+  sleep 0.1
+done
+if [ -z "$ready" ]; then
+  echo "compat/js: $target did not listen on 127.0.0.1:$port within 60s:" >&2
+  cat "$work/server.log" >&2
+  exit 1
+fi
+
+export TABLES_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;TableEndpoint=http://127.0.0.1:$port/devstoreaccount1;"
+echo "compat/js: @azure/data-tables scenarios against $target on 127.0.0.1:$port"
+status=0
+node --test --test-concurrency=1 --test-reporter=spec "$@" test/*.test.js || status=$?
+if [ "$status" -ne 0 ] && [ -s "$work/server.log" ]; then
+  echo "--- last lines of the $target log" >&2
+  tail -n 40 "$work/server.log" >&2
+fi
+exit "$status"
