@@ -10,24 +10,34 @@ import (
 )
 
 // A continuation token names the next (PartitionKey, RowKey) position a
-// query reads; it holds no table ID, no raw stored key and no server state,
-// so tokens never expire, and resuming is one seek.
+// query reads and, when the driver gives one, the identity of the table
+// the previous page read (the embedded engine's table ID, in decimal); it
+// holds no raw stored key and no server state, so tokens never expire,
+// and resuming is one seek.
 //
 // Encoding: base64url without padding of
 //
-//	version (1 byte, continuationVersion; reverseContinuationVersion for
-//	a reverse query, which reads from the position down)
+//	version (1 byte: 1 forward, 2 reverse (reading from the position
+//	down), 3 forward with a table identity, 4 reverse with one)
+//	versions 3 and 4 only: uvarint length of the table identity, its bytes
 //	uvarint length of PartitionKey, PartitionKey bytes, RowKey bytes
 //	CRC-32C (4 bytes, big-endian) of everything before it
 //
 // The checksum catches damaged and hand-edited tokens; it is not a secret.
 // A forged token that passes it still only names a position: both keys are
 // checked against the key rules, so it can move a query forward or back
-// within its own table and nowhere else.
+// within its own table and nowhere else. The identity makes a token from
+// a page of another table, or of a table since deleted or re-created
+// under the same name, fail with TableNotFound. Nothing ties a token to
+// its filter: one from another query of the same table resumes this query
+// at the named position (as Azure's NextPartitionKey/NextRowKey would).
 
 const (
-	continuationVersion        = 1
-	reverseContinuationVersion = 2
+	continuationVersion             = 1
+	reverseContinuationVersion      = 2
+	continuationTableVersion        = 3
+	reverseContinuationTableVersion = 4
+	maxTableIdentityBytes           = 64
 )
 
 // maxContinuationKeyBytes bounds the bytes of each key of a token: 1024
@@ -37,15 +47,22 @@ const maxContinuationKeyBytes = 4 << 10
 
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
-// encodeContinuation returns the token for position k of a forward query,
-// or of a reverse one.
-func encodeContinuation(k plan.Key, reverse bool) string {
-	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(k.PartitionKey)+len(k.RowKey)+4)
+// encodeContinuation returns the token for position k of a forward or
+// reverse query in the table with identity table ("" for none).
+func encodeContinuation(k plan.Key, reverse bool, table string) string {
+	b := make([]byte, 0, 1+2*binary.MaxVarintLen64+len(table)+len(k.PartitionKey)+len(k.RowKey)+4)
 	version := byte(continuationVersion)
+	if table != "" {
+		version = continuationTableVersion
+	}
 	if reverse {
-		version = reverseContinuationVersion
+		version++
 	}
 	b = append(b, version)
+	if table != "" {
+		b = binary.AppendUvarint(b, uint64(len(table)))
+		b = append(b, table...)
+	}
 	b = binary.AppendUvarint(b, uint64(len(k.PartitionKey)))
 	b = append(b, k.PartitionKey...)
 	b = append(b, k.RowKey...)
@@ -53,14 +70,14 @@ func encodeContinuation(k plan.Key, reverse bool) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// decodeContinuation parses a token and reports whether it is a reverse
-// query's. Every failure is an InvalidInput *Error; it never panics,
-// whatever the input.
-func decodeContinuation(tok string) (k plan.Key, reverse bool, err error) {
-	bad := func(why string) (plan.Key, bool, error) {
-		return plan.Key{}, false, newError(CodeInvalidInput, "malformed continuation token: %s", why)
+// decodeContinuation parses a token into its position, its direction and
+// its table identity ("" when it has none). Every failure is an
+// InvalidInput *Error; it never panics, whatever the input.
+func decodeContinuation(tok string) (k plan.Key, reverse bool, table string, err error) {
+	bad := func(why string) (plan.Key, bool, string, error) {
+		return plan.Key{}, false, "", newError(CodeInvalidInput, "malformed continuation token: %s", why)
 	}
-	if len(tok) > 2*(2*maxContinuationKeyBytes+16) {
+	if len(tok) > 2*(2*maxContinuationKeyBytes+maxTableIdentityBytes+24) {
 		return bad("too long")
 	}
 	b, err := base64.RawURLEncoding.DecodeString(tok)
@@ -74,11 +91,20 @@ func decodeContinuation(tok string) (k plan.Key, reverse bool, err error) {
 	if crc32.Checksum(body, crc32c) != binary.BigEndian.Uint32(sum) {
 		return bad("checksum mismatch")
 	}
-	if body[0] != continuationVersion && body[0] != reverseContinuationVersion {
+	rest := body[1:]
+	switch body[0] {
+	case continuationVersion, reverseContinuationVersion:
+	case continuationTableVersion, reverseContinuationTableVersion:
+		n, w := binary.Uvarint(rest)
+		if w <= 0 || n == 0 || n > maxTableIdentityBytes || n > uint64(len(rest)-w) {
+			return bad("bad table identity length")
+		}
+		table, rest = string(rest[w:w+int(n)]), rest[w+int(n):]
+	default:
 		return bad("unknown version")
 	}
-	n, w := binary.Uvarint(body[1:])
-	rest := body[1+max(w, 0):]
+	n, w := binary.Uvarint(rest)
+	rest = rest[max(w, 0):]
 	if w <= 0 || n > uint64(len(rest)) {
 		return bad("bad partition key length")
 	}
@@ -89,7 +115,7 @@ func decodeContinuation(tok string) (k plan.Key, reverse bool, err error) {
 	if err := checkContinuationKey(k.RowKey); err != "" {
 		return bad("row key: " + err)
 	}
-	return k, body[0] == reverseContinuationVersion, nil
+	return k, body[0] == reverseContinuationVersion || body[0] == reverseContinuationTableVersion, table, nil
 }
 
 // checkContinuationKey applies the key rules of validateKey to one key of
@@ -136,7 +162,7 @@ func (p *Page) next() (plan.Key, bool) {
 	if p == nil || p.Continuation == "" {
 		return plan.Key{}, false
 	}
-	k, _, err := decodeContinuation(p.Continuation)
+	k, _, _, err := decodeContinuation(p.Continuation)
 	return k, err == nil
 }
 
@@ -153,5 +179,5 @@ func ContinuationFromNext(nextPartitionKey, nextRowKey string) (string, error) {
 			return "", newError(CodeInvalidInput, "invalid continuation key %q: %s", s, why)
 		}
 	}
-	return encodeContinuation(plan.Key{PartitionKey: nextPartitionKey, RowKey: nextRowKey}, false), nil
+	return encodeContinuation(plan.Key{PartitionKey: nextPartitionKey, RowKey: nextRowKey}, false, ""), nil
 }

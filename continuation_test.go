@@ -20,12 +20,12 @@ func TestContinuationRoundTrip(t *testing.T) {
 		{PartitionKey: strings.Repeat("p", 1024), RowKey: strings.Repeat("r", 1024)},
 	} {
 		for _, reverse := range []bool{false, true} {
-			got, rev, err := decodeContinuation(encodeContinuation(k, reverse))
-			if err != nil || got != k || rev != reverse {
+			got, rev, table, err := decodeContinuation(encodeContinuation(k, reverse, "42"))
+			if err != nil || got != k || rev != reverse || table != "42" {
 				t.Fatalf("round trip of %q (reverse %v): got %q, %v, %v", k, reverse, got, rev, err)
 			}
 		}
-		tok := encodeContinuation(k, false)
+		tok := encodeContinuation(k, false, "")
 		p := &Page{Continuation: tok}
 		if p.NextPartitionKey() != k.PartitionKey || p.NextRowKey() != k.RowKey {
 			t.Fatalf("Next pair of %q: got (%q, %q)", k, p.NextPartitionKey(), p.NextRowKey())
@@ -68,7 +68,7 @@ func forge(body []byte) string {
 }
 
 func TestBadContinuation(t *testing.T) {
-	good := encodeContinuation(plan.Key{PartitionKey: "p", RowKey: "r"}, false)
+	good := encodeContinuation(plan.Key{PartitionKey: "p", RowKey: "r"}, false, "")
 	flipped := []byte(good)
 	flipped[3] ^= 1
 	for name, tok := range map[string]string{
@@ -77,7 +77,7 @@ func TestBadContinuation(t *testing.T) {
 		"too short":           base64.RawURLEncoding.EncodeToString([]byte{1, 0}),
 		"flipped bit":         string(flipped),
 		"truncated":           good[:len(good)-2],
-		"wrong version":       forge([]byte{3, 1, 'p', 'r'}),
+		"wrong version":       forge([]byte{9, 1, 'p', 'r'}),
 		"length past end":     forge([]byte{1, 9, 'p', 'r'}),
 		"overlong varint":     forge([]byte{1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}),
 		"control in key":      forge([]byte{1, 2, 'p', 0, 'r'}),
@@ -86,7 +86,7 @@ func TestBadContinuation(t *testing.T) {
 		"forbidden character": forge([]byte{1, 1, '?', 'r'}),
 		"huge":                strings.Repeat("A", 1<<16),
 	} {
-		_, _, err := decodeContinuation(tok)
+		_, _, _, err := decodeContinuation(tok)
 		if !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("%s: got %v, want InvalidInput", name, err)
 		}
@@ -97,13 +97,13 @@ func TestBadContinuation(t *testing.T) {
 // positions that obey the key rules, and that accepted tokens re-encode to
 // a token decoding to the same position.
 func FuzzContinuation(f *testing.F) {
-	f.Add(encodeContinuation(plan.Key{PartitionKey: "p", RowKey: "r"}, false))
-	f.Add(encodeContinuation(plan.Key{PartitionKey: "", RowKey: "x"}, true))
+	f.Add(encodeContinuation(plan.Key{PartitionKey: "p", RowKey: "r"}, false, ""))
+	f.Add(encodeContinuation(plan.Key{PartitionKey: "", RowKey: "x"}, true, "7"))
 	f.Add("")
 	f.Add("AQ")
 	f.Add(forge([]byte{1, 1, 'p', 0, 'r'}))
 	f.Fuzz(func(t *testing.T, tok string) {
-		k, reverse, err := decodeContinuation(tok)
+		k, reverse, table, err := decodeContinuation(tok)
 		if err != nil {
 			if !errors.Is(err, ErrInvalidInput) {
 				t.Fatalf("error %v is not InvalidInput", err)
@@ -113,8 +113,8 @@ func FuzzContinuation(f *testing.F) {
 		if checkContinuationKey(k.PartitionKey) != "" || checkContinuationKey(k.RowKey) != "" {
 			t.Fatalf("accepted a position that breaks the key rules: %q", k)
 		}
-		again, rev, err := decodeContinuation(encodeContinuation(k, reverse))
-		if err != nil || again != k || rev != reverse {
+		again, rev, againTable, err := decodeContinuation(encodeContinuation(k, reverse, table))
+		if err != nil || again != k || rev != reverse || againTable != table {
 			t.Fatalf("re-encoding %q gives %q, %v", k, again, err)
 		}
 	})

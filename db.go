@@ -3,6 +3,7 @@ package tablestore
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 
 	"github.com/tablestore/tablestore/driver"
@@ -18,7 +19,11 @@ type DB struct {
 	closed atomic.Bool
 }
 
-// Open opens (creating if needed) the store in directory dir.
+// Open opens the store in directory dir, creating it when dir does not
+// exist or is empty. Errors: ErrNotStore (code InvalidInput) when dir
+// holds files but no store; ErrCorrupt (InternalError) when the store's
+// MANIFEST or a WAL is damaged (CheckDir names the file); I/O and lock
+// errors (InternalError), such as a store open in another process.
 func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
 	e, err := engine.Open(dir, o.engineOptions())
@@ -58,7 +63,7 @@ func OpenDriver(conn driver.Conn, opts *Options) (*DB, error) {
 // start later return ErrClosed, and so does a second Close.
 func (db *DB) Close() error {
 	if db.closed.Swap(true) {
-		return ErrClosed
+		return mapError(ErrClosed, false)
 	}
 	return mapError(db.conn.Close(), false)
 }
@@ -74,20 +79,27 @@ func (db *DB) Table(name string) *Table {
 // check it before validating, so those errors come first.
 func (db *DB) checkContext(ctx context.Context) error {
 	if db.closed.Load() {
-		return ErrClosed
+		return mapError(ErrClosed, false)
 	}
-	return ctx.Err()
+	return mapError(ctx.Err(), false)
 }
 
 // mapError turns a driver's error into this package's, in one place for
 // every driver: a *driver.Error becomes an *Error with the same code and
 // message, wrapped in a *BatchError with the failing action's index when
-// tx is set (a transaction); ErrClosed, ErrCorrupt (both shared with
-// package driver), context errors and I/O errors pass through.
+// tx is set (a transaction); any other error becomes an *Error that
+// unwraps to it (see codeOf).
 func mapError(err error, tx bool) error {
+	if err == nil {
+		return nil
+	}
 	var de *driver.Error
-	if err == nil || !errors.As(err, &de) {
-		return err
+	if !errors.As(err, &de) {
+		var e *Error
+		if errors.As(err, &e) {
+			return err
+		}
+		return &Error{Code: codeOf(err), Message: strings.TrimPrefix(err.Error(), "tablestore: "), err: err}
 	}
 	e := &Error{Code: Code(de.Code), Message: de.Message}
 	if tx {

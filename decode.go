@@ -178,5 +178,5 @@ func selected(sel []string, name []byte) bool {
 }
 
 func corruptEntity(pk, rk string, err error) error {
-	return fmt.Errorf("%w: entity (%s, %s): %v", ErrCorrupt, quoteShort(pk), quoteShort(rk), err)
+	return mapError(&driver.CorruptError{Op: fmt.Sprintf("decode of entity (%s, %s)", quoteShort(pk), quoteShort(rk)), Err: err}, false)
 }

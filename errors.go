@@ -1,6 +1,7 @@
 package tablestore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -39,6 +40,11 @@ const (
 	// refuses to create a table for about 40 s after a table of that
 	// name was deleted.
 	CodeTableBeingDeleted Code = "TableBeingDeleted"
+	// The codes of errors about the store rather than the request; see
+	// codeOf.
+	CodeInternalError     Code = "InternalError"
+	CodeServerBusy        Code = "ServerBusy"
+	CodeOperationTimedOut Code = "OperationTimedOut"
 )
 
 // Sentinel errors, one per code, for errors.Is. Every *Error and
@@ -68,10 +74,35 @@ var (
 	ErrNotImplemented                          = newSentinel(CodeNotImplemented, "not implemented")
 	ErrRequestBodyTooLarge                     = newSentinel(CodeRequestBodyTooLarge, "request body too large")
 	ErrTableBeingDeleted                       = newSentinel(CodeTableBeingDeleted, "table being deleted")
+	ErrInternalError                           = newSentinel(CodeInternalError, "internal error")
+	ErrServerBusy                              = newSentinel(CodeServerBusy, "server busy")
+	ErrOperationTimedOut                       = newSentinel(CodeOperationTimedOut, "operation timed out")
 )
 
-// ErrClosed is returned by every operation on a closed DB.
+// ErrClosed is matched by the error of every operation on a closed DB (an
+// *Error with code ServerBusy).
 var ErrClosed = driver.ErrClosed
+
+// ErrNotStore is matched by Open's error for a directory that holds files
+// but no store (an *Error with code InvalidInput).
+var ErrNotStore = driver.ErrNotStore
+
+// codeOf gives an error without an Azure code the code an Azure client
+// would see for it: ServerBusy for ErrClosed (503, retry later),
+// OperationTimedOut for a context's cancellation or deadline (as Azure's
+// server-side timeout), InvalidInput for ErrNotStore, and InternalError
+// for the rest: ErrCorrupt, I/O and lock errors.
+func codeOf(err error) Code {
+	switch {
+	case errors.Is(err, ErrClosed):
+		return CodeServerBusy
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return CodeOperationTimedOut
+	case errors.Is(err, ErrNotStore):
+		return CodeInvalidInput
+	}
+	return CodeInternalError
+}
 
 type sentinel struct {
 	code Code
@@ -94,7 +125,15 @@ func newSentinel(code Code, msg string) error {
 type Error struct {
 	Code    Code
 	Message string
+	// err is the cause of an error that is not about the request
+	// (ErrClosed, ErrCorrupt, a context's error, an I/O error).
+	err error
 }
+
+// Unwrap returns the cause, for errors.Is(err, ErrCorrupt),
+// errors.Is(err, context.Canceled) and the like; nil for errors about the
+// request.
+func (e *Error) Unwrap() error { return e.err }
 
 func (e *Error) Error() string {
 	return fmt.Sprintf("tablestore: %s: %s", e.Code, e.Message)
@@ -135,6 +174,9 @@ func newError(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// ErrCorrupt reports stored bytes that do not decode; it means the store
-// was damaged outside this library.
+// ErrCorrupt is matched by the error (an *Error with code InternalError)
+// of an operation that met damaged stored data: a block failing its
+// checksum, a file that does not parse, a record that does not decode. The
+// message names the file when known and what was being read. It means the
+// store was damaged outside this library; see DB.Health and DB.Check.
 var ErrCorrupt = driver.ErrCorrupt

@@ -60,6 +60,12 @@ type Options struct {
 	// off; reverse queries always read serially.
 	// Default: runtime.GOMAXPROCS(0).
 	Parallelism int
+	// OnCorruption, if set, is called once, on its own goroutine, with the
+	// first fault the store meets (an error matching ErrCorrupt for
+	// damaged data, found by a read, a write or a background compaction);
+	// from then on the store refuses writes. DB.Health returns the same
+	// error. Default: nil.
+	OnCorruption func(error)
 }
 
 const (
@@ -104,6 +110,15 @@ func (o *Options) withDefaults() Options {
 	return r
 }
 
+// onFault adapts OnCorruption to the engine's error values.
+func (o *Options) onFault() func(error) {
+	if o.OnCorruption == nil {
+		return nil
+	}
+	f := o.OnCorruption
+	return func(err error) { f(mapError(err, false)) }
+}
+
 // engineOptions returns the embedded engine's share of o (with defaults).
 func (o *Options) engineOptions() engine.Options {
 	return engine.Options{
@@ -115,5 +130,6 @@ func (o *Options) engineOptions() engine.Options {
 		PageScanLimit:   o.PageScanLimit,
 		PageTimeLimit:   o.PageTimeLimit,
 		Parallelism:     o.Parallelism,
+		OnFault:         o.onFault(),
 	}
 }

@@ -23,8 +23,11 @@ type Query struct {
 	// InvalidInput.
 	Top int
 	// Continuation resumes a query where a previous page ended; "" starts
-	// at the beginning. It must come from the same table, and from a query
-	// with the same Reverse.
+	// at the beginning. It must come from a page of the same table and from
+	// a query with the same Reverse: one from another table, or from a
+	// table since deleted (and perhaps re-created under the same name),
+	// fails with TableNotFound. Tokens made by ContinuationFromNext name
+	// no table and resume any table.
 	Continuation string
 	// Reverse returns the results in descending (PartitionKey, RowKey)
 	// order, newest first for keys that grow with time: the same key
@@ -101,13 +104,15 @@ func (t *Table) query(ctx context.Context, q Query, part *Partition) iter.Seq2[*
 				return
 			}
 			// The token is one this package just wrote; decoding it again
-			// keeps a single code path for resuming.
-			from, _, err := decodeContinuation(page.Continuation)
+			// keeps a single code path for resuming. It carries the
+			// table's identity, so a table deleted or re-created between
+			// pages ends the iteration with TableNotFound.
+			from, _, table, err := decodeContinuation(page.Continuation)
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			pq.resume(from)
+			pq.resume(from, table)
 		}
 	}
 }
@@ -163,21 +168,23 @@ func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*prepa
 		}
 	}
 	if q.Continuation != "" {
-		from, reverse, err := decodeContinuation(q.Continuation)
+		from, reverse, table, err := decodeContinuation(q.Continuation)
 		if err != nil {
 			return nil, err
 		}
 		if reverse != q.Reverse {
 			return nil, newError(CodeInvalidInput, "the continuation token is from a query in the other direction")
 		}
-		pq.resume(from)
+		pq.resume(from, table)
 	}
 	return pq, nil
 }
 
-// resume makes the next page start at position k.
-func (pq *preparedQuery) resume(k plan.Key) {
+// resume makes the next page start at position k of the table with
+// identity table ("" for any).
+func (pq *preparedQuery) resume(k plan.Key, table string) {
 	pq.req.NextPartitionKey, pq.req.NextRowKey = k.PartitionKey, k.RowKey
+	pq.req.Table = table
 	if pq.reverse {
 		pq.ranges = pq.req.Plan.Upto(k)
 	} else {
@@ -233,5 +240,5 @@ func (t *Table) readRows(ctx context.Context, pq *preparedQuery, emit func(drive
 	if !res.More {
 		return "", nil
 	}
-	return encodeContinuation(plan.Key{PartitionKey: res.NextPartitionKey, RowKey: res.NextRowKey}, pq.reverse), nil
+	return encodeContinuation(plan.Key{PartitionKey: res.NextPartitionKey, RowKey: res.NextRowKey}, pq.reverse, res.Table), nil
 }

@@ -216,7 +216,7 @@ func TestQueryBadInput(t *testing.T) {
 		"comparing properties": {Query{Filter: "N eq S"}, CodeNotImplemented, "N eq S\n  ^"},
 		"bad select":           {Query{Select: []string{"1x"}}, CodeInvalidInput, "1x"},
 		"bad token":            {Query{Continuation: "not a token"}, CodeInvalidInput, "continuation"},
-		"forged token":         {Query{Continuation: encodeContinuation(planKey("p\x00", "r"), false)}, CodeInvalidInput, "continuation token"},
+		"forged token":         {Query{Continuation: encodeContinuation(planKey("p\x00", "r"), false, "")}, CodeInvalidInput, "continuation token"},
 	} {
 		_, err := tbl.QueryPage(ctx, tc.q)
 		requireCode(t, err, tc.code)

@@ -11,8 +11,12 @@ import (
 // ^[A-Za-z][A-Za-z0-9]{2,62}$, "tables" is reserved, and names are unique
 // case-insensitively while keeping the case they were created with.
 // Errors: TableAlreadyExists, InvalidResourceName (bad characters),
-// OutOfRangeInput (bad length), InvalidInput (reserved name).
+// OutOfRangeInput (bad length), InvalidInput (reserved name); ErrClosed
+// and ctx's error come before any of these.
 func (db *DB) CreateTable(ctx context.Context, name string) (*Table, error) {
+	if err := db.checkContext(ctx); err != nil {
+		return nil, err
+	}
 	if err := validateTableName(name); err != nil {
 		return nil, err
 	}

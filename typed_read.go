@@ -95,12 +95,12 @@ func QueryAs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, error]
 			if page.Continuation == "" {
 				return
 			}
-			from, _, err := decodeContinuation(page.Continuation)
+			from, _, table, err := decodeContinuation(page.Continuation)
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			pq.resume(from)
+			pq.resume(from, table)
 		}
 	}
 }

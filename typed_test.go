@@ -129,7 +129,7 @@ func TestStructEncodingMatchesMap(t *testing.T) {
 				got, _, _, gotErr := prepareStruct(typ, v, ifMatch)
 				require.Equal(t, errText(wantErr), errText(gotErr))
 				if wantErr != nil {
-					require.Equal(t, fmt.Sprint(codeOf(wantErr)), fmt.Sprint(codeOf(gotErr)))
+					require.Equal(t, fmt.Sprint(errorCode(wantErr)), fmt.Sprint(errorCode(gotErr)))
 					return
 				}
 				require.Equal(t, want.PartitionKey, got.PartitionKey)
@@ -143,7 +143,7 @@ func TestStructEncodingMatchesMap(t *testing.T) {
 	}
 }
 
-func codeOf(err error) Code {
+func errorCode(err error) Code {
 	if e, ok := err.(*Error); ok {
 		return e.Code
 	}
@@ -283,7 +283,7 @@ func TestTypedWriteSetsTimestampAndETag(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, e.ETag, c.ETag)
 	require.Equal(t, e.Timestamp, c.Timestamp)
-	require.Equal(t, CodeEntityAlreadyExists, codeOf(unwrapErr(tbl.InsertStruct(ctx, &c))))
+	require.Equal(t, CodeEntityAlreadyExists, errorCode(unwrapErr(tbl.InsertStruct(ctx, &c))))
 	require.NoError(t, tbl.UpdateStruct(ctx, &c, Merge, c.ETag))
 	require.NoError(t, tbl.UpsertStruct(ctx, c, Replace))
 	got, err := GetAs[Customer](ctx, tbl, c.PartitionKey, c.RowKey, nil)

@@ -178,6 +178,11 @@ type QueryRequest struct {
 	// keys there, a remote driver whatever its service's continuation
 	// holds.
 	NextPartitionKey, NextRowKey string
+	// Table, when not "", is the identity of the table the query must
+	// read (a previous page's PageResult.Table): if the name now resolves
+	// to another table, or to none, QueryPage fails with TableNotFound.
+	// "" reads whatever table the name resolves to.
+	Table string
 }
 
 // PageResult ends one page of a query.
@@ -186,6 +191,10 @@ type PageResult struct {
 	// page resumes at (NextPartitionKey, NextRowKey).
 	More                         bool
 	NextPartitionKey, NextRowKey string
+	// Table is the identity of the table read, at most 64 bytes (the
+	// embedded engine's table ID in decimal); "" when the driver keeps
+	// none. The caller passes it back in QueryRequest.Table.
+	Table string
 }
 
 // Row is one stored entity as a driver passes it to the caller.

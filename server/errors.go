@@ -94,6 +94,11 @@ var azureMessages = map[string]string{
 	string(tablestore.CodePropertiesNeedValue):                     "The values are not specified for all properties in the entity.",
 	string(tablestore.CodeInvalidDuplicateRow):                     "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request.",
 	string(tablestore.CodeCommandsInBatchActOnDifferentPartitions): "All commands in a batch must operate on same entity group.",
+	// The store's own faults (closed, corrupt, I/O) keep their details,
+	// such as file paths, on the server.
+	string(tablestore.CodeInternalError):     "The server encountered an internal error. Please retry the request.",
+	string(tablestore.CodeServerBusy):        "The server is busy; retry the request.",
+	string(tablestore.CodeOperationTimedOut): "The operation could not be completed within the permitted time.",
 }
 
 var (

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -43,13 +45,14 @@ func (db *Engine) loadCatalog() error {
 	prefix := catalogKey("")
 	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: keys.Successor(append(prefix[:len(prefix):len(prefix)], 0xff))})
 	if err != nil {
-		return err
+		return db.storageErr("open: read the catalog", err)
 	}
 	for it.First(); it.Valid(); it.Next() {
 		v := it.Value()
 		if len(v) < 8 {
+			err := &driver.CorruptError{Op: fmt.Sprintf("open: read the catalog entry %q", it.Key()), Err: errors.New("value shorter than 8 bytes")}
 			_ = it.Close()
-			return errorf("InvalidInput", "corrupt catalog entry %q", it.Key())
+			return err
 		}
 		info := tableInfo{id: binary.BigEndian.Uint64(v), name: string(v[8:])}
 		db.tables[strings.ToLower(info.name)] = info
@@ -58,13 +61,14 @@ func (db *Engine) loadCatalog() error {
 		}
 	}
 	if err := it.Close(); err != nil {
-		return err
+		return db.storageErr("open: read the catalog", err)
 	}
+	db.publishNames()
 	v, closer, err := db.pdb.Get(nextIDKey())
 	switch {
 	case err == pebble.ErrNotFound:
 	case err != nil:
-		return err
+		return db.storageErr("open: read the catalog", err)
 	default:
 		if len(v) == 8 && binary.BigEndian.Uint64(v) > db.nextID {
 			db.nextID = binary.BigEndian.Uint64(v)
@@ -75,12 +79,16 @@ func (db *Engine) loadCatalog() error {
 }
 
 // CreateTable implements driver.Conn. The catalog change is always synced.
-func (db *Engine) CreateTable(ctx context.Context, name string) error {
+func (db *Engine) CreateTable(ctx context.Context, name string) (err error) {
 	release, err := db.enter(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
+	if err := db.writable(); err != nil {
+		return err
+	}
+	defer db.recoverStop("create table "+name, &err)
 	lower := strings.ToLower(name)
 	db.catMu.Lock()
 	defer db.catMu.Unlock()
@@ -93,11 +101,12 @@ func (db *Engine) CreateTable(ctx context.Context, name string) error {
 	_ = b.Set(catalogKey(lower), append(binary.BigEndian.AppendUint64(nil, info.id), name...), nil)
 	_ = b.Set(nextIDKey(), binary.BigEndian.AppendUint64(nil, info.id+1), nil)
 	if err := b.Commit(pebble.Sync); err != nil {
-		return err
+		return db.storageErr("create table "+name, err)
 	}
 	db.tables[lower] = info
 	db.nextID++
 	db.catVersion.Add(1)
+	db.publishNames()
 	return nil
 }
 
@@ -106,12 +115,16 @@ func (db *Engine) CreateTable(ctx context.Context, name string) error {
 // keys commit in one synced batch, and the space is reclaimed by later
 // compactions. The name can be created again at once, as a new empty table
 // with a new ID.
-func (db *Engine) DeleteTable(ctx context.Context, name string) error {
+func (db *Engine) DeleteTable(ctx context.Context, name string) (err error) {
 	release, err := db.enter(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
+	if err := db.writable(); err != nil {
+		return err
+	}
+	defer db.recoverStop("delete table "+name, &err)
 	lower := strings.ToLower(name)
 	db.catMu.Lock()
 	defer db.catMu.Unlock()
@@ -126,10 +139,11 @@ func (db *Engine) DeleteTable(ctx context.Context, name string) error {
 	_ = b.Delete(policyKey(info.id), nil)
 	_ = b.DeleteRange(start, end, nil)
 	if err := b.Commit(pebble.Sync); err != nil {
-		return err
+		return db.storageErr("delete table "+name, err)
 	}
 	delete(db.tables, lower)
 	db.catVersion.Add(1)
+	db.publishNames()
 	return nil
 }
 

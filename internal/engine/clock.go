@@ -53,14 +53,14 @@ func clockKey() []byte {
 // loadClock reads the durable ceiling at Open.
 func (db *Engine) loadClock() error {
 	db.clock.persist = func(ceiling int64) error {
-		return db.pdb.Set(clockKey(), binary.BigEndian.AppendUint64(nil, uint64(ceiling)), pebble.Sync)
+		return db.storageErr("write the clock ceiling", db.pdb.Set(clockKey(), binary.BigEndian.AppendUint64(nil, uint64(ceiling)), pebble.Sync))
 	}
 	v, closer, err := db.pdb.Get(clockKey())
 	if err == pebble.ErrNotFound {
 		return nil
 	}
 	if err != nil {
-		return err
+		return db.storageErr("open: read the clock ceiling", err)
 	}
 	defer closer.Close()
 	if len(v) != 8 {

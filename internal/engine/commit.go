@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -13,12 +14,16 @@ import (
 // Commit implements driver.Table: it resolves the table and commits the
 // actions on the partition of the first action's PartitionKey (the caller
 // guarantees they all share it).
-func (t *table) Commit(ctx context.Context, actions []driver.Action) (driver.CommitResult, error) {
+func (t *table) Commit(ctx context.Context, actions []driver.Action) (_ driver.CommitResult, err error) {
 	release, err := t.db.enter(ctx)
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
 	defer release()
+	if err := t.db.writable(); err != nil {
+		return driver.CommitResult{}, err
+	}
+	defer t.db.recoverStop("commit to table "+t.name, &err)
 	t.db.catMu.RLock()
 	defer t.db.catMu.RUnlock()
 	info, err := t.resolveLocked()
@@ -73,7 +78,7 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 		_ = b.Set(keyBufs[i], enc, nil)
 	}
 	if err := b.Commit(db.writeOpts); err != nil {
-		return driver.CommitResult{}, err
+		return driver.CommitResult{}, db.storageErr(fmt.Sprintf("commit to partition %q of table #%d", p.pk, p.tableID), err)
 	}
 	when := codec.TimeFromTicks(ts)
 	return driver.CommitResult{Timestamp: when, ETag: codec.FormatETag(when)}, nil
@@ -95,7 +100,7 @@ func (p partition) resolveAction(a *driver.Action, key []byte) ([]codec.Property
 	case err == pebble.ErrNotFound:
 		found = false
 	case err != nil:
-		return nil, 0, err
+		return nil, 0, p.db.storageErr(fmt.Sprintf("read of (%q, %q) in table #%d for a commit", p.pk, a.RowKey, p.tableID), err)
 	default:
 		defer closer.Close()
 	}

@@ -39,12 +39,17 @@ func (p partition) deleteRange(from, to string) error {
 var _ driver.RangeDeleter = (*table)(nil)
 
 // DeleteRange implements driver.RangeDeleter: one atomic range deletion.
-func (t *table) DeleteRange(ctx context.Context, pk, fromRowKey, toRowKey string) (driver.DeleteRangeResult, error) {
+func (t *table) DeleteRange(ctx context.Context, pk, fromRowKey, toRowKey string) (_ driver.DeleteRangeResult, err error) {
 	release, err := t.db.enter(ctx)
 	if err != nil {
 		return driver.DeleteRangeResult{}, err
 	}
 	defer release()
+	if err := t.db.writable(); err != nil {
+		return driver.DeleteRangeResult{}, err
+	}
+	op := "range deletion in table " + t.name
+	defer t.db.recoverStop(op, &err)
 	t.db.catMu.RLock()
 	defer t.db.catMu.RUnlock()
 	info, err := t.resolveLocked()
@@ -52,7 +57,7 @@ func (t *table) DeleteRange(ctx context.Context, pk, fromRowKey, toRowKey string
 		return driver.DeleteRangeResult{}, err
 	}
 	if err := t.db.partition(info.id, pk).deleteRange(fromRowKey, toRowKey); err != nil {
-		return driver.DeleteRangeResult{}, err
+		return driver.DeleteRangeResult{}, t.db.storageErr(op, err)
 	}
 	return driver.DeleteRangeResult{Atomic: true, Deleted: -1}, nil
 }

@@ -35,12 +35,23 @@ type Options struct {
 	PageScanLimit   int              // most entities a query page examines
 	PageTimeLimit   time.Duration    // longest a query page runs
 	Parallelism     int              // workers of a parallel scan; <= 1 reads serially
+	// OnFault, if set, is called once, on its own goroutine, with the
+	// first fault (see Health).
+	OnFault func(error)
+
+	// DisableAutoCompactions keeps Pebble from compacting on its own, for
+	// tests that need each flush to stay in its own file.
+	DisableAutoCompactions bool
+
+	readOnly bool // for CheckDir: Pebble read-only, no store marker written
 }
 
 // Engine is an open store: a set of tables in one Pebble instance. It is
 // safe for concurrent use by many goroutines.
 type Engine struct {
 	opts      Options
+	fs        vfs.FS
+	dir       string
 	pdb       *pebble.DB
 	writeOpts *pebble.WriteOptions
 	closed    atomic.Bool
@@ -61,6 +72,15 @@ type Engine struct {
 
 	locks partitionLocks
 	clock timestampClock
+
+	// fault is the first fault (see fault.go); stopped says Pebble must
+	// not be called again.
+	fault   atomic.Pointer[error]
+	faulted chan struct{} // closed when fault is set
+	stopped atomic.Bool
+	// names maps table IDs to names, for describing damaged key spans
+	// without taking catMu.
+	names atomic.Pointer[map[uint64]string]
 }
 
 var _ driver.Conn = (*Engine)(nil)
@@ -76,7 +96,21 @@ func OpenInMemory(opts Options) (*Engine, error) {
 	return open("", vfs.NewMem(), opts)
 }
 
-func open(dir string, fs vfs.FS, o Options) (*Engine, error) {
+func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
+	db = &Engine{opts: o, fs: fs, dir: dir, writeOpts: pebble.Sync, faulted: make(chan struct{})}
+	db.names.Store(&map[uint64]string{})
+	defer func() {
+		if err != nil {
+			db = nil
+		}
+	}()
+	defer db.recoverStop("open", &err)
+	fresh := true
+	if dir != "" {
+		if fresh, err = inspectDir(fs, dir); err != nil {
+			return nil, err
+		}
+	}
 	cache := pebble.NewCache(o.CacheSize)
 	defer cache.Unref()
 	popts := &pebble.Options{
@@ -84,8 +118,12 @@ func open(dir string, fs vfs.FS, o Options) (*Engine, error) {
 		FS:                 fs,
 		MemTableSize:       o.MemTableSize,
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             quietLogger{},
+		Logger:             pebbleLogger{db},
+		EventListener:      db.eventListener(),
+		ErrorIfNotExists:   !fresh,
+		ReadOnly:           o.readOnly,
 	}
+	popts.DisableAutomaticCompactions = o.DisableAutoCompactions
 	if o.BloomBitsPerKey > 0 {
 		for i := range popts.Levels {
 			popts.Levels[i].FilterPolicy = bloom.FilterPolicy(o.BloomBitsPerKey)
@@ -93,58 +131,102 @@ func open(dir string, fs vfs.FS, o Options) (*Engine, error) {
 	}
 	pdb, err := pebble.Open(dir, popts)
 	if err != nil {
-		return nil, fmt.Errorf("tablestore: open %q: %w", dir, err)
+		return nil, openError(dir, err)
 	}
-	db := &Engine{opts: o, pdb: pdb, writeOpts: pebble.Sync}
+	db.pdb = pdb
 	db.locks.seed = maphash.MakeSeed()
 	if o.NoSync {
 		db.writeOpts = pebble.NoSync
 	}
-	if err := errors.Join(db.loadCatalog(), db.loadClock()); err != nil {
+	err = errors.Join(db.loadCatalog(), db.loadClock())
+	if err == nil && !o.readOnly {
+		err = db.checkStoreMarker(fresh)
+	}
+	if err != nil {
 		_ = pdb.Close()
 		return nil, err
 	}
 	return db, nil
 }
 
+// openError describes a failed pebble.Open.
+func openError(dir string, err error) error {
+	switch {
+	case errors.Is(err, pebble.ErrDBDoesNotExist):
+		return fmt.Errorf("%w: %q holds files but no store", driver.ErrNotStore, dir)
+	case pebble.IsCorruptionError(err):
+		ce := &driver.CorruptError{Op: "open", Err: err}
+		if info := pebble.ExtractDataCorruptionInfo(err); info != nil {
+			ce.File, ce.Err = info.Path, info.Details
+		}
+		return ce
+	}
+	return fmt.Errorf("tablestore: open %q: %w", dir, err)
+}
+
 // Close releases the store. Synced commits are already durable; with
 // NoSync, Close syncs the write-ahead log first. Close waits for
 // operations in flight to finish; operations that start later return
-// ErrClosed, and so does a second Close.
-func (db *Engine) Close() error {
+// ErrClosed, and so does a second Close. After a stop (see fault.go)
+// Close releases nothing of Pebble's and returns the fault.
+func (db *Engine) Close() (err error) {
 	if db.closed.Swap(true) {
 		return driver.ErrClosed
 	}
 	db.closeMu.Lock()
 	defer db.closeMu.Unlock()
+	if db.stopped.Load() {
+		return db.Health()
+	}
+	defer db.recoverStop("close", &err)
 	var errs []error
 	if db.opts.NoSync {
 		errs = append(errs, db.pdb.LogData(nil, pebble.Sync))
 	}
 	errs = append(errs, db.pdb.Close())
-	return errors.Join(errs...)
+	return db.storageErr("close", errors.Join(errs...))
 }
 
 // Flush flushes the memtable to sstables, for tests and benchmarks that
 // need data on disk.
-func (db *Engine) Flush() error {
+func (db *Engine) Flush() (err error) {
 	release, err := db.enter(context.Background())
 	if err != nil {
 		return err
 	}
 	defer release()
-	return db.pdb.Flush()
+	defer db.recoverStop("flush", &err)
+	return db.storageErr("flush", db.pdb.Flush())
 }
 
-// quietLogger drops Pebble's informational messages; a library must not
-// write to the user's stderr. Fatalf still stops the process, as Pebble
-// requires.
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any)  {}
-func (quietLogger) Errorf(string, ...any) {}
-func (quietLogger) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf("tablestore: pebble: "+format, args...))
+// Compact compacts the whole keyspace, for tests that need compactions
+// to read every file. On a damaged store it returns the fault: Pebble
+// retries a failing compaction, so one waiting for it could wait forever;
+// for the same reason a fault recorded meanwhile ends the wait.
+func (db *Engine) Compact() (err error) {
+	release, err := db.enter(context.Background())
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := db.writable(); err != nil {
+		return err
+	}
+	defer db.recoverStop("compaction", &err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-db.faulted:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err = db.pdb.Compact(ctx, []byte{0}, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, true)
+	if werr := db.writable(); werr != nil {
+		return werr
+	}
+	return db.storageErr("compaction", err)
 }
 
 // checkContext returns ctx's error, or ErrClosed if db is closed.
@@ -167,6 +249,10 @@ func (db *Engine) enter(ctx context.Context) (release func(), err error) {
 		db.closeMu.RUnlock()
 		return nil, driver.ErrClosed
 	}
+	if db.stopped.Load() {
+		db.closeMu.RUnlock()
+		return nil, db.Health()
+	}
 	return db.closeMu.RUnlock, nil
 }
 
@@ -178,5 +264,5 @@ func errorf(code string, format string, args ...any) *driver.Error {
 var errBadClock = errors.New("bad clock ceiling")
 
 func corruptRecord(key []byte, err error) error {
-	return fmt.Errorf("%w: entity at key %q: %v", driver.ErrCorrupt, key, err)
+	return &driver.CorruptError{Op: fmt.Sprintf("decode of the record at key %q", key), Err: err}
 }

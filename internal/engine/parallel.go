@@ -227,6 +227,7 @@ func (r *pageReader) mergeChunks(ctx context.Context, snap *pebble.Snapshot, spa
 			}
 			r.emitted++
 			if err := r.emit(row); err != nil {
+				r.emitFailed = true
 				return err
 			}
 			prev = c.at[i]

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
@@ -27,12 +26,14 @@ func policyKey(id uint64) []byte {
 var _ driver.PolicyTable = (*table)(nil)
 
 // AccessPolicies implements driver.PolicyTable.
-func (t *table) AccessPolicies(ctx context.Context) ([]driver.AccessPolicy, error) {
+func (t *table) AccessPolicies(ctx context.Context) (_ []driver.AccessPolicy, err error) {
 	release, err := t.db.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	op := "read of the access policies of table " + t.name
+	defer t.db.recoverStop(op, &err)
 	info, err := t.resolve()
 	if err != nil {
 		return nil, err
@@ -42,24 +43,29 @@ func (t *table) AccessPolicies(ctx context.Context) ([]driver.AccessPolicy, erro
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, t.db.storageErr(op, err)
 	}
 	defer closer.Close()
 	var out []driver.AccessPolicy
 	if err := json.Unmarshal(v, &out); err != nil {
-		return nil, fmt.Errorf("%w: access policies of table %q: %v", driver.ErrCorrupt, t.name, err)
+		return nil, &driver.CorruptError{Op: op, Err: err}
 	}
 	return out, nil
 }
 
 // SetAccessPolicies implements driver.PolicyTable with one synced write,
 // under the catalog lock so the table cannot be deleted meanwhile.
-func (t *table) SetAccessPolicies(ctx context.Context, policies []driver.AccessPolicy) error {
+func (t *table) SetAccessPolicies(ctx context.Context, policies []driver.AccessPolicy) (err error) {
 	release, err := t.db.enter(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
+	if err := t.db.writable(); err != nil {
+		return err
+	}
+	op := "write of the access policies of table " + t.name
+	defer t.db.recoverStop(op, &err)
 	t.db.catMu.RLock()
 	defer t.db.catMu.RUnlock()
 	info, err := t.resolveLocked()
@@ -67,11 +73,11 @@ func (t *table) SetAccessPolicies(ctx context.Context, policies []driver.AccessP
 		return err
 	}
 	if len(policies) == 0 {
-		return t.db.pdb.Delete(policyKey(info.id), pebble.Sync)
+		return t.db.storageErr(op, t.db.pdb.Delete(policyKey(info.id), pebble.Sync))
 	}
 	v, err := json.Marshal(policies)
 	if err != nil {
 		return err
 	}
-	return t.db.pdb.Set(policyKey(info.id), v, pebble.Sync)
+	return t.db.storageErr(op, t.db.pdb.Set(policyKey(info.id), v, pebble.Sync))
 }

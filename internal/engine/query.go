@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -38,15 +39,21 @@ func (t *table) QueryPageReverse(ctx context.Context, q *driver.QueryRequest, em
 	return t.queryPage(ctx, q, emit, true)
 }
 
-func (t *table) queryPage(ctx context.Context, q *driver.QueryRequest, emit func(driver.Row) error, reverse bool) (driver.PageResult, error) {
+func (t *table) queryPage(ctx context.Context, q *driver.QueryRequest, emit func(driver.Row) error, reverse bool) (_ driver.PageResult, err error) {
 	release, err := t.db.enter(ctx)
 	if err != nil {
 		return driver.PageResult{}, err
 	}
 	defer release()
+	op := "query of table " + t.name
+	defer t.db.recoverStop(op, &err)
 	info, err := t.resolve()
 	if err != nil {
 		return driver.PageResult{}, err
+	}
+	identity := strconv.FormatUint(info.id, 10)
+	if q.Table != "" && q.Table != identity {
+		return driver.PageResult{}, errorf("TableNotFound", "table %q is not the table the continuation was made for (deleted or re-created since)", t.name)
 	}
 	ranges := q.Plan.Ranges
 	if q.NextPartitionKey != "" || q.NextRowKey != "" {
@@ -73,9 +80,13 @@ func (t *table) queryPage(ctx context.Context, q *driver.QueryRequest, emit func
 			err = r.scan(ranges)
 		}
 	}
+	if err != nil && !r.emitFailed {
+		err = t.db.storageErr(op, err)
+	}
 	if err != nil {
 		return driver.PageResult{}, err
 	}
+	r.result.Table = identity
 	return r.result, nil
 }
 
@@ -101,6 +112,8 @@ type pageReader struct {
 	// keys holds the text of emitted keys: one allocation per chunk
 	// instead of two per entity.
 	keys []byte
+	// emitFailed says the error ending the page is emit's, returned as is.
+	emitFailed bool
 }
 
 // Chunks of key text start at keysFirst bytes and double up to
@@ -179,7 +192,9 @@ func (r *pageReader) examine(pk, rk []byte, pkStr, rkStr string, val []byte) err
 		etag = r.lastETag
 	}
 	r.emitted++
-	return r.emit(driver.Row{PartitionKey: pkStr, RowKey: rkStr, Record: rec, ETag: etag})
+	err := r.emit(driver.Row{PartitionKey: pkStr, RowKey: rkStr, Record: rec, ETag: etag})
+	r.emitFailed = err != nil
+	return err
 }
 
 func allPoints(ranges []plan.KeyRange) bool {

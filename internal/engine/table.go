@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -61,12 +62,14 @@ func (t *table) Exists(ctx context.Context) error {
 
 // Get implements driver.Table with one Pebble Get (bloom filters make a
 // miss cheap) and one copy of the stored bytes.
-func (t *table) Get(ctx context.Context, pk, rk string, _ []string) (driver.Row, error) {
+func (t *table) Get(ctx context.Context, pk, rk string, _ []string) (_ driver.Row, err error) {
 	release, err := t.db.enter(ctx)
 	if err != nil {
 		return driver.Row{}, err
 	}
 	defer release()
+	op := fmt.Sprintf("get (%s, %q, %q)", t.name, pk, rk)
+	defer t.db.recoverStop(op, &err)
 	info, err := t.resolve()
 	if err != nil {
 		return driver.Row{}, err
@@ -77,7 +80,7 @@ func (t *table) Get(ctx context.Context, pk, rk string, _ []string) (driver.Row,
 		return driver.Row{}, errorf("ResourceNotFound", "entity (%q, %q) does not exist", pk, rk)
 	}
 	if err != nil {
-		return driver.Row{}, err
+		return driver.Row{}, t.db.storageErr(op, err)
 	}
 	rec := codec.Record(append([]byte(nil), val...))
 	closer.Close()

@@ -1,0 +1,181 @@
+package tablestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/stretchr/testify/require"
+)
+
+func TestQueryIteratorFollowsTableIdentity(t *testing.T) {
+	for _, recreate := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recreate=%v", recreate), func(t *testing.T) {
+			db := openTestDB(t, nil)
+			tb, err := db.CreateTable(ctx, "Moving")
+			require.NoError(t, err)
+			insertRows(t, tb, 30)
+			n := 0
+			var last error
+			for _, err := range tb.Query(ctx, Query{Top: 10}) {
+				if err != nil {
+					last = err
+					break
+				}
+				if n++; n == 5 {
+					require.NoError(t, db.DeleteTable(ctx, "Moving"))
+					if recreate {
+						again, err := db.CreateTable(ctx, "moving")
+						require.NoError(t, err)
+						insertRows(t, again, 30)
+					}
+				}
+			}
+			require.Equal(t, 10, n, "rows before the next page")
+			requireCode(t, last, CodeTableNotFound)
+		})
+	}
+}
+
+func TestContinuationOfAnotherTable(t *testing.T) {
+	db := openTestDB(t, nil)
+	a, err := db.CreateTable(ctx, "First")
+	require.NoError(t, err)
+	b, err := db.CreateTable(ctx, "Second")
+	require.NoError(t, err)
+	insertRows(t, a, 20)
+	insertRows(t, b, 20)
+	page, err := a.QueryPage(ctx, Query{Top: 5})
+	require.NoError(t, err)
+	require.NotEmpty(t, page.Continuation)
+	_, err = b.QueryPage(ctx, Query{Top: 5, Continuation: page.Continuation})
+	requireCode(t, err, CodeTableNotFound)
+	// The same token resumes its own table.
+	next, err := a.QueryPage(ctx, Query{Top: 5, Continuation: page.Continuation})
+	require.NoError(t, err)
+	require.Equal(t, "r00005", next.Entities[0].RowKey)
+	// A token from Azure's pair names no table and resumes any.
+	tok, err := ContinuationFromNext(page.NextPartitionKey(), page.NextRowKey())
+	require.NoError(t, err)
+	other, err := b.QueryPage(ctx, Query{Top: 5, Continuation: tok})
+	require.NoError(t, err)
+	require.Equal(t, "r00005", other.Entities[0].RowKey)
+}
+
+func TestStoreErrorsAreTyped(t *testing.T) {
+	db, err := OpenInMemory(nil)
+	require.NoError(t, err)
+	tb, err := db.CreateTable(ctx, "Typed")
+	require.NoError(t, err)
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	err = tb.Insert(cctx, &Entity{PartitionKey: "p", RowKey: "r"})
+	requireCode(t, err, CodeOperationTimedOut)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = tb.QueryPage(cctx, Query{})
+	require.ErrorIs(t, err, context.Canceled)
+
+	require.NoError(t, db.Close())
+	for what, err := range map[string]error{
+		"second close": db.Close(),
+		"insert":       tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "r"}),
+		"create table with a bad name": func() error {
+			_, err := db.CreateTable(ctx, "x") // too short: ErrClosed comes first
+			return err
+		}(),
+		"delete table": db.DeleteTable(ctx, "Typed"),
+		"list tables": func() error {
+			_, err := db.ListTables(ctx, nil)
+			return err
+		}(),
+	} {
+		requireCode(t, err, CodeServerBusy)
+		require.ErrorIs(t, err, ErrClosed, what)
+		var e *Error
+		require.True(t, errors.As(err, &e), what)
+	}
+	require.NoError(t, db.Health())
+}
+
+func TestListTablesRejectsGarbageContinuation(t *testing.T) {
+	db := openTestDB(t, nil)
+	for _, tok := range []string{"!!", "a", "ab c", "x\x00y"} {
+		_, err := db.ListTables(ctx, &ListTablesOptions{Continuation: tok})
+		requireCode(t, err, CodeInvalidInput)
+	}
+}
+
+func TestOpenRefusesForeignDirectory(t *testing.T) {
+	// A directory of unrelated files.
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello"), 0o644))
+	_, err := Open(dir, nil)
+	require.ErrorIs(t, err, ErrNotStore)
+	requireCode(t, err, CodeInvalidInput)
+	ls, _ := os.ReadDir(dir)
+	require.Len(t, ls, 1, "open wrote into a foreign directory")
+
+	// A Pebble store with keys of another program.
+	dir = t.TempDir()
+	p, err := pebble.Open(dir, &pebble.Options{FormatMajorVersion: pebble.FormatNewest})
+	require.NoError(t, err)
+	require.NoError(t, p.Set([]byte("user:1"), []byte("x"), pebble.Sync))
+	require.NoError(t, p.Close())
+	_, err = Open(dir, nil)
+	require.ErrorIs(t, err, ErrNotStore)
+
+	// A store made before the store marker: catalog keys only.
+	dir = t.TempDir()
+	p, err = pebble.Open(dir, &pebble.Options{FormatMajorVersion: pebble.FormatNewest})
+	require.NoError(t, err)
+	next := []byte{0, 0, 0, 0, 0, 0, 0, 0, 'N', 0, 0, 0, 0, 0, 0, 0, 7}
+	require.NoError(t, p.Set(next[:9], next[9:], pebble.Sync))
+	require.NoError(t, p.Close())
+	db, err := Open(dir, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	// A new directory, and an empty one.
+	for _, d := range []string{filepath.Join(t.TempDir(), "new"), t.TempDir()} {
+		db, err := Open(d, nil)
+		require.NoError(t, err)
+		_, err = db.CreateTable(ctx, "Fresh")
+		require.NoError(t, err)
+		require.NoError(t, db.Close())
+		db, err = Open(d, nil)
+		require.NoError(t, err)
+		page, err := db.ListTables(ctx, nil)
+		require.NoError(t, err)
+		require.Equal(t, []string{"Fresh"}, page.Names)
+		require.NoError(t, db.Close())
+	}
+}
+
+func TestCheckHealthyStore(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, nil)
+	require.NoError(t, err)
+	tb, err := db.CreateTable(ctx, "Healthy")
+	require.NoError(t, err)
+	insertRows(t, tb, 120)
+	rep, err := db.Check(ctx)
+	require.NoError(t, err)
+	require.Empty(t, rep.Damaged)
+	require.Equal(t, 120, rep.Entities)
+	require.NoError(t, db.Health())
+	require.NoError(t, db.Close())
+	_, err = db.Check(ctx)
+	require.ErrorIs(t, err, ErrClosed)
+
+	rep, err = CheckDir(ctx, dir, nil)
+	require.NoError(t, err)
+	require.Empty(t, rep.Damaged)
+	require.Equal(t, 120, rep.Entities)
+	_, err = CheckDir(ctx, t.TempDir(), nil)
+	require.ErrorIs(t, err, ErrNotStore)
+}

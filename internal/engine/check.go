@@ -1,0 +1,289 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/atomicfs"
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/keys"
+)
+
+var _ driver.Checker = (*Engine)(nil)
+
+// Check implements driver.Checker. It reads, straight from disk (past
+// the block cache), every block of every live sstable with its checksum,
+// every record of the current MANIFEST and of each WAL, then scans every
+// key through Pebble and decodes every record. It writes nothing; the
+// store stays usable meanwhile. Damage found also records the store's
+// fault, as any read that meets it does.
+func (db *Engine) Check(ctx context.Context) (rep driver.CheckReport, err error) {
+	release, err := db.enter(ctx)
+	if err != nil {
+		return driver.CheckReport{}, err
+	}
+	defer release()
+	defer db.recoverStop("check", &err)
+	c := checker{db: db, ctx: ctx, damaged: map[string]*driver.DamagedFile{}}
+	if err := c.run(); err != nil {
+		return driver.CheckReport{}, err
+	}
+	return c.report(), nil
+}
+
+// CheckDir checks the closed store in dir without writing to it. When
+// Pebble can open it read-only, it runs Check; otherwise (a damaged
+// MANIFEST or WAL stops Pebble from opening) it verifies every file in dir
+// on its own and cannot say which tables a file holds. Errors:
+// driver.ErrNotStore, I/O and lock errors; damage is in the report.
+func CheckDir(ctx context.Context, dir string, opts Options) (driver.CheckReport, error) {
+	fs := vfs.Default
+	fresh, err := inspectDir(fs, dir)
+	switch {
+	case err == nil && fresh:
+		return driver.CheckReport{}, fmt.Errorf("%w: %q holds no store", driver.ErrNotStore, dir)
+	case err == nil:
+		opts.readOnly = true
+		db, err := open(dir, fs, opts)
+		if err == nil {
+			rep, err := db.Check(ctx)
+			return rep, errors.Join(err, db.Close())
+		}
+		if !errors.Is(err, driver.ErrCorrupt) {
+			return driver.CheckReport{}, err
+		}
+	case !errors.Is(err, driver.ErrCorrupt):
+		return driver.CheckReport{}, err
+	}
+	c := checker{ctx: ctx, fs: fs, dir: dir, damaged: map[string]*driver.DamagedFile{}}
+	if err := c.files(nil); err != nil {
+		return driver.CheckReport{}, err
+	}
+	return c.report(), nil
+}
+
+// checker gathers one check's findings.
+type checker struct {
+	db       *Engine // nil for a store Pebble cannot open
+	ctx      context.Context
+	fs       vfs.FS
+	dir      string
+	damaged  map[string]*driver.DamagedFile // by path, or "records "+table
+	files_   int
+	entities int
+}
+
+func (c *checker) add(path, kind string, tables []string, err error) {
+	key := path
+	if path == "" {
+		key = kind + " " + strings.Join(tables, ",")
+	}
+	if d, ok := c.damaged[key]; ok {
+		d.Err = errors.Join(d.Err, err)
+		return
+	}
+	c.damaged[key] = &driver.DamagedFile{Path: path, Kind: kind, Tables: tables, Err: err}
+	if c.db != nil {
+		c.db.setFault(&driver.CorruptError{File: path, Op: "check", Err: err})
+	}
+}
+
+func (c *checker) report() driver.CheckReport {
+	rep := driver.CheckReport{Files: c.files_, Entities: c.entities}
+	for _, d := range c.damaged {
+		rep.Damaged = append(rep.Damaged, *d)
+	}
+	slices.SortFunc(rep.Damaged, func(a, b driver.DamagedFile) int {
+		return strings.Compare(a.Path+a.Kind+strings.Join(a.Tables, ","), b.Path+b.Kind+strings.Join(b.Tables, ","))
+	})
+	return rep
+}
+
+// LiveSSTables returns the file names of the sstables in the store's
+// current version (an sstable a compaction replaced may stay on disk a
+// little longer), each with the tables it holds.
+func (db *Engine) LiveSSTables() (map[string][]string, error) {
+	release, err := db.enter(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return db.liveSSTables()
+}
+
+func (db *Engine) liveSSTables() (map[string][]string, error) {
+	infos, err := db.pdb.SSTables()
+	if err != nil {
+		return nil, db.storageErr("list sstables", err)
+	}
+	live := map[string][]string{}
+	for _, level := range infos {
+		for _, t := range level {
+			name := fmt.Sprintf("%06d.sst", uint64(t.BackingSSTNum))
+			live[name] = db.tablesInSpan(t.Smallest.UserKey, t.Largest.UserKey)
+		}
+	}
+	return live, nil
+}
+
+// run checks an open store.
+func (c *checker) run() error {
+	db := c.db
+	c.fs, c.dir = db.fs, db.dir
+	live, err := db.liveSSTables()
+	if err != nil {
+		return err
+	}
+	if err := c.files(live); err != nil {
+		return err
+	}
+	return c.scan()
+}
+
+// files verifies the current MANIFEST, every WAL and the sstables: those
+// in live (name -> tables) for an open store, every *.sst for live nil.
+func (c *checker) files(live map[string][]string) error {
+	ls, err := c.fs.List(c.dir)
+	if err != nil {
+		return fmt.Errorf("tablestore: check: %w", err)
+	}
+	slices.Sort(ls)
+	manifest, _ := atomicfs.ReadMarker(c.fs, c.dir, "manifest")
+	if manifest == "" && c.dir != "" {
+		c.add(c.dir, "manifest", nil, errors.New("no MANIFEST marker"))
+	}
+	for _, name := range ls {
+		if err := c.ctx.Err(); err != nil {
+			return err
+		}
+		path := c.fs.PathJoin(c.dir, name)
+		var err error
+		kind, tables := "", []string(nil)
+		switch {
+		case name == manifest:
+			kind, err = "manifest", verifyLog(c.fs, path, false)
+		case strings.HasSuffix(name, ".log"):
+			kind, err = "wal", verifyLog(c.fs, path, true)
+		case strings.HasSuffix(name, ".sst"):
+			t, ok := live[name]
+			if live != nil && !ok {
+				continue // obsolete, or newer than the list
+			}
+			kind, tables, err = "sstable", t, verifySSTable(c.ctx, c.fs, path)
+		default:
+			continue
+		}
+		if err != nil && isNotExist(err) {
+			continue // deleted meanwhile (compacted, or a WAL recycled)
+		}
+		c.files_++
+		if err != nil {
+			c.add(path, kind, tables, err)
+		}
+	}
+	return nil
+}
+
+// verifySSTable reads every block of one sstable, with its checksum,
+// straight from the file.
+func verifySSTable(ctx context.Context, fs vfs.FS, path string) error {
+	f, err := fs.Open(path)
+	if err != nil {
+		return err
+	}
+	readable, err := sstable.NewSimpleReadable(f)
+	if err != nil {
+		_ = f.Close()
+		return err
+	}
+	r, err := sstable.NewReader(ctx, readable, sstable.ReaderOptions{})
+	if err != nil {
+		_ = readable.Close()
+		return err
+	}
+	return errors.Join(r.ValidateBlockChecksums(), r.Close())
+}
+
+// scan reads every key of the store through Pebble and decodes every
+// record, so damage the file checks cannot see (memtables rebuilt from the
+// WAL, records that do not decode) shows too.
+func (c *checker) scan() error {
+	names := *c.db.names.Load()
+	ids := make([]uint64, 0, len(names))
+	for id := range names {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if err := c.scanTable(id, names[id]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanTable reads one table's keys; damage ends the table's scan, not
+// the check.
+func (c *checker) scanTable(id uint64, name string) error {
+	lower, upper := keys.TableSpan(id)
+	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		c.addRead(err)
+		return nil
+	}
+	defer it.Close()
+	var bad error
+	n := 0
+	for valid := it.First(); valid; valid = it.Next() {
+		if n++; n%4096 == 0 {
+			if err := c.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		_, _, _, err := keys.Split(it.Key())
+		if err == nil {
+			var val []byte
+			if val, err = it.ValueAndErr(); err == nil {
+				_, err = codec.Record(val).Properties()
+			}
+		}
+		if err != nil {
+			if pebble.IsCorruptionError(err) {
+				c.addRead(err)
+				return nil
+			}
+			bad = errors.Join(bad, fmt.Errorf("key %q: %w", it.Key(), err))
+			continue
+		}
+		c.entities++
+	}
+	if err := it.Error(); err != nil {
+		c.addRead(err)
+	}
+	if bad != nil {
+		c.add("", "records", []string{name}, bad)
+	}
+	return nil
+}
+
+// addRead records damage a read through Pebble met.
+func (c *checker) addRead(err error) {
+	path := ""
+	var tables []string
+	if info := pebble.ExtractDataCorruptionInfo(err); info != nil {
+		path, err = info.Path, info.Details
+		tables = c.db.tablesInSpan(info.Bounds.Start, info.Bounds.End.Key)
+	}
+	if d, ok := c.damaged[path]; ok && path != "" {
+		_ = d // already found by the file checks
+		return
+	}
+	c.add(path, "sstable", tables, err)
+}
