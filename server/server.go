@@ -9,7 +9,7 @@
 //	db, _ := tablestore.Open(dir, nil)
 //	h, _ := server.New(db, nil) // devstoreaccount1 and its well-known key
 //	srv := server.NewHTTPServer("127.0.0.1:10002", h)
-//	log.Fatal(srv.ListenAndServe())
+//	err := srv.ListenAndServe() // until srv.Shutdown
 //
 // Clients then use the emulator's connection string:
 //
