@@ -22,12 +22,14 @@ func TestModelAzurite(t *testing.T) {
 	cs := azurite.Start(t)
 	cfg := remoteConfig(t, "Azurite")
 	cfg.Quirks = azuriteQuirks
+	cfg.Quirks.NoKeyspaceOps = true // this driver's; see TestKeyspaceOpsNotImplemented
 	modeltest.Run(t, opener(cs), cfg)
 }
 
 func TestModelServer(t *testing.T) {
 	s := tablestoretest.NewServer(t)
 	cfg := remoteConfig(t, "Server")
+	cfg.Quirks.NoKeyspaceOps = true // this driver's; see TestKeyspaceOpsNotImplemented
 	modeltest.Run(t, opener(s.ConnectionString()), cfg)
 }
 

@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -96,11 +97,18 @@ func main() {
 
 	demo.Step("the ten newest claims: a Reverse query on the partition, $top=10")
 	rev := tablestore.Query{Top: 10, Reverse: true}
+	page, err = p.QueryPage(ctx, rev)
+	if errors.Is(err, tablestore.ErrNotImplemented) {
+		// A remote Azure store cannot read backwards: there the
+		// inverted-ticks RowKeys above are the way.
+		demo.Say("this store cannot read in reverse (NotImplemented), as Azure cannot; the inverted-ticks way above is the one for it")
+		demo.Done()
+		return
+	}
+	demo.NoErr(err, "query the ten newest claims in reverse")
 	plan, err := p.Explain(rev)
 	demo.NoErr(err, "explain the reverse query")
 	demo.Say("%s", strings.ReplaceAll(strings.TrimSpace(plan), "\n", "; "))
-	page, err = p.QueryPage(ctx, rev)
-	demo.NoErr(err, "query the ten newest claims in reverse")
 	demo.Check(len(page.Entities) == 10 && page.Continuation != "", "the page holds %d claims, want 10 and a continuation", len(page.Entities))
 	for i, e := range page.Entities {
 		want := last.Add(-time.Duration(i) * 90 * time.Minute)

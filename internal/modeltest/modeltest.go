@@ -1393,7 +1393,7 @@ func (h *harness) opQuery() {
 		q.Top = h.pick2(-1, 1001)
 	}
 	iterate := h.rng.Intn(4) == 0
-	q.Reverse = h.rng.Intn(4) == 0
+	q.Reverse = h.rng.Intn(4) == 0 && !h.cfg.Quirks.NoKeyspaceOps
 	h.begin("query", "%s filter %q select %q top %d iterate %v reverse %v", table, q.Filter, q.Select, q.Top, iterate, q.Reverse)
 	want, wantErr := h.queryModel(table, q)
 	var got []*ts.Entity

@@ -8,7 +8,11 @@ import (
 
 // partitionOp runs one operation through a Partition view.
 func (h *harness) partitionOp() {
-	switch h.rng.Intn(12) {
+	r := h.rng.Intn(12)
+	if h.cfg.Quirks.NoKeyspaceOps && r >= 6 {
+		r %= 6 // no segments, no partition deletes
+	}
+	switch r {
 	case 10, 11:
 		h.opSegments()
 	case 0, 1, 2:
@@ -66,7 +70,7 @@ func (h *harness) opPartitionQuery() {
 		table = h.tableName()
 	}
 	pk, _ := h.randomKey(table)
-	q := ts.Query{Filter: h.queryFilter(), Top: []int{0, 1, 2, 3, 7}[h.rng.Intn(5)], Reverse: h.rng.Intn(3) == 0}
+	q := ts.Query{Filter: h.queryFilter(), Top: []int{0, 1, 2, 3, 7}[h.rng.Intn(5)], Reverse: h.rng.Intn(3) == 0 && !h.cfg.Quirks.NoKeyspaceOps}
 	iterate := h.rng.Intn(3) == 0
 	h.begin("partition-query", "%s pk %q filter %q top %d iterate %v reverse %v", table, pk, q.Filter, q.Top, iterate, q.Reverse)
 	p := h.table(table).Partition(pk)

@@ -24,4 +24,10 @@ type Quirks struct {
 	// millisecond precision (Azurite; Azure at 100 ns, as the model).
 	// The workload's filters then leave Timestamp out.
 	TimestampFilters bool
+	// NoKeyspaceOps: the driver has none of the embedded engine's
+	// keyspace operations (range deletes, reverse reads, segments) and
+	// answers NotImplemented for them, as the remote Azure driver does.
+	// The workload then uses none of them; its driver's own tests check
+	// the NotImplemented answers.
+	NoKeyspaceOps bool
 }
