@@ -115,13 +115,8 @@ func (t tableName) Lookup(name string) (filter.Value, bool) {
 // listTables serves Query Tables: $filter on TableName, $top and
 // NextTableName.
 func (q *request) listTables() {
-	if err := q.authorize(opListTables, "", "", ""); err != nil {
-		q.fail(err)
-		return
-	}
-	l, err := q.metadataLevel()
-	if err != nil {
-		q.fail(err)
+	l, ok := q.authorizedLevel(opListTables)
+	if !ok {
 		return
 	}
 	f, err := filter.Compile(q.res.query.Get("$filter"), nil)
@@ -238,13 +233,8 @@ func (q *request) lookupTable(name string, notFound tablestore.Code) (string, er
 }
 
 func (q *request) getTable() {
-	if err := q.authorize(opListTables, "", "", ""); err != nil {
-		q.fail(err)
-		return
-	}
-	l, err := q.metadataLevel()
-	if err != nil {
-		q.fail(err)
+	l, ok := q.authorizedLevel(opListTables)
+	if !ok {
 		return
 	}
 	name, err := q.lookupTable(q.res.table, tablestore.CodeResourceNotFound)
@@ -256,13 +246,8 @@ func (q *request) getTable() {
 }
 
 func (q *request) createTable() {
-	if err := q.authorize(opCreateTable, "", "", ""); err != nil {
-		q.fail(err)
-		return
-	}
-	l, err := q.metadataLevel()
-	if err != nil {
-		q.fail(err)
+	l, ok := q.authorizedLevel(opCreateTable)
+	if !ok {
 		return
 	}
 	body, err := q.readBody()
@@ -320,4 +305,20 @@ func preferNoContent(r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// authorizedLevel authorizes a table-level operation and reads the
+// response's metadata level; on failure it has answered the request and
+// returns false.
+func (q *request) authorizedLevel(o op) (metaLevel, bool) {
+	if err := q.authorize(o, "", "", ""); err != nil {
+		q.fail(err)
+		return 0, false
+	}
+	l, err := q.metadataLevel()
+	if err != nil {
+		q.fail(err)
+		return 0, false
+	}
+	return l, true
 }
