@@ -1,9 +1,12 @@
 package tablestore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/tablestore/tablestore/driver"
 )
@@ -27,6 +30,13 @@ type TransactionAction struct {
 	// Entity is the entity to write; for ActionDelete only PartitionKey and
 	// RowKey are read. On success the engine sets its Timestamp and ETag.
 	Entity *Entity
+	// Struct, set instead of Entity, is the entity as a struct or a
+	// pointer to one, mapped by the field rules of MarshalEntity and
+	// encoded as InsertStruct encodes it, without a property map. The
+	// validation, errors and stored bytes are those of Entity set to
+	// MarshalEntity's result. When it is a pointer, the struct's Timestamp
+	// and ETag fields (where it has them) are set on success.
+	Struct any
 	// IfMatch is required for updates and deletes (ETagAny allowed) and
 	// must be empty for the other actions.
 	IfMatch ETag
@@ -58,7 +68,9 @@ const (
 // Transactions on one partition serialize; on different partitions they
 // run in parallel.
 func (t *Table) SubmitTransaction(ctx context.Context, actions []TransactionAction) error {
-	txn, err := prepareTransaction(actions)
+	s := getScratch()
+	defer putScratch(s)
+	txn, err := s.prepareTransaction(actions)
 	if err != nil {
 		return err
 	}
@@ -67,18 +79,64 @@ func (t *Table) SubmitTransaction(ctx context.Context, actions []TransactionActi
 		return mapError(err, true)
 	}
 	for i, a := range actions {
-		if a.Type != ActionDelete {
-			a.Entity.Timestamp, a.Entity.ETag = res.Timestamp, ETag(res.ETag)
-			if len(res.ETags) == len(actions) && len(res.Timestamps) == len(actions) {
-				a.Entity.Timestamp, a.Entity.ETag = res.Timestamps[i], ETag(res.ETags[i])
-			}
+		if a.Type == ActionDelete {
+			continue
+		}
+		ts, etag := res.Timestamp, res.ETag
+		if len(res.ETags) == len(actions) && len(res.Timestamps) == len(actions) {
+			ts, etag = res.Timestamps[i], res.ETags[i]
+		}
+		if a.Entity != nil {
+			a.Entity.Timestamp, a.Entity.ETag = ts, ETag(etag)
+		} else {
+			s.refs[i].st.setVersion(ts, etag)
 		}
 	}
 	return nil
 }
 
-// prepareTransaction validates a whole transaction; errors are *BatchError.
-func prepareTransaction(actions []TransactionAction) ([]driver.Action, error) {
+// actionRef is one action's entity as prepareTransaction resolved it.
+type actionRef struct {
+	pk, rk string
+	e      *Entity   // the entity to encode, if not a struct
+	st     structRef // the struct to encode, when st.p is set
+	err    error     // why the action has no entity
+}
+
+// resolve fills r from a, reading the keys without validating anything.
+func (r *actionRef) resolve(a *TransactionAction) {
+	*r = actionRef{}
+	switch {
+	case a.Entity != nil && a.Struct != nil:
+		r.err = newError(CodeInvalidInput, "action has both an entity and a struct")
+	case a.Entity != nil:
+		r.e = a.Entity
+	case a.Struct != nil:
+		st, ok, err := refStruct(a.Struct)
+		switch {
+		case err != nil:
+			r.err = err
+			return
+		case ok:
+			r.st = st
+			r.pk, r.rk = st.keys()
+			return
+		}
+		if r.e, r.err = MarshalEntity(a.Struct); r.err != nil {
+			return
+		}
+	default:
+		r.err = newError(CodeInvalidInput, "action has no entity")
+		return
+	}
+	if r.e != nil {
+		r.pk, r.rk = r.e.PartitionKey, r.e.RowKey
+	}
+}
+
+// prepareTransaction validates a whole transaction into s; errors are
+// *BatchError. Every record goes into one buffer.
+func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.Action, error) {
 	switch {
 	case len(actions) == 0:
 		return nil, asBatchError(0, newError(CodeInvalidInput, "a transaction needs at least one action"))
@@ -86,34 +144,105 @@ func prepareTransaction(actions []TransactionAction) ([]driver.Action, error) {
 		return nil, asBatchError(MaxTransactionActions, newError(CodeInvalidInput,
 			"the transaction has %d actions; the maximum is %d", len(actions), MaxTransactionActions))
 	}
-	txn := make([]driver.Action, len(actions))
-	seen := make(map[string]struct{}, len(actions))
+	n := len(actions)
+	s.refs = slices.Grow(s.refs[:0], n)[:n]
+	for i := range actions {
+		s.refs[i].resolve(&actions[i])
+	}
+	repeat := s.firstRepeatedRow()
+	s.acts = slices.Grow(s.acts[:0], n)[:n]
+	s.ends = slices.Grow(s.ends[:0], n)[:n]
+	buf := s.buf[:0]
 	size := 0
-	for i, a := range actions {
-		if a.Entity == nil {
-			return nil, asBatchError(i, newError(CodeInvalidInput, "action has no entity"))
+	for i := range actions {
+		a, r := &actions[i], &s.refs[i]
+		if r.err != nil {
+			s.buf = buf
+			return nil, asBatchError(i, r.err)
 		}
-		if pk0 := actions[0].Entity.PartitionKey; a.Entity.PartitionKey != pk0 {
+		if pk0 := s.refs[0].pk; r.pk != pk0 {
+			s.buf = buf
 			return nil, asBatchError(i, newError(CodeCommandsInBatchActOnDifferentPartitions,
-				"partition key %q differs from the transaction's %q", a.Entity.PartitionKey, pk0))
+				"partition key %q differs from the transaction's %q", r.pk, pk0))
 		}
-		if _, dup := seen[a.Entity.RowKey]; dup {
+		if i == repeat {
+			s.buf = buf
 			return nil, asBatchError(i, newError(CodeInvalidDuplicateRow,
-				"row key %q appears more than once in the transaction", a.Entity.RowKey))
+				"row key %q appears more than once in the transaction", r.rk))
 		}
-		seen[a.Entity.RowKey] = struct{}{}
-		da, n, err := prepareAction(a.Type, a.Entity, a.IfMatch)
+		var (
+			da  driver.Action
+			m   int
+			err error
+		)
+		if r.st.p != nil {
+			var ok bool
+			if da, buf, m, ok = encodeStruct(buf, a.Type, r.st, a.IfMatch); !ok {
+				da, buf, m, err = prepareStructSlow(buf, a.Type, a.Struct, a.IfMatch)
+			}
+		} else {
+			da, buf, m, err = prepareAction(buf, a.Type, r.e, a.IfMatch)
+		}
 		if err != nil {
+			s.buf = buf
 			return nil, asBatchError(i, err)
 		}
-		size += n
+		size += m
 		if size > MaxTransactionBytes {
+			s.buf = buf
 			return nil, asBatchError(i, newError(CodeRequestBodyTooLarge,
 				"the transaction's payload exceeds %d bytes", MaxTransactionBytes))
 		}
-		txn[i] = da
+		s.acts[i] = da
+		s.ends[i] = len(buf)
 	}
-	return txn, nil
+	s.buf = buf
+	start := 0
+	for i := range s.acts {
+		if end := s.ends[i]; end > start {
+			s.acts[i].Record = buf[start:end:end]
+			start = end
+		}
+	}
+	return s.acts, nil
+}
+
+// firstRepeatedRow returns the index of the first action, in action
+// order, whose RowKey an earlier action has, or -1. Actions without an
+// entity are left out: the transaction fails at them first. Keys already
+// in increasing order, as bulk loads have them, need no sorting.
+func (s *txnScratch) firstRepeatedRow() int {
+	refs := s.refs
+	increasing := true
+	for i := range refs {
+		if refs[i].err != nil || (i > 0 && refs[i].rk <= refs[i-1].rk) {
+			increasing = false
+			break
+		}
+	}
+	if increasing {
+		return -1
+	}
+	idx := s.order[:0]
+	for i := range refs {
+		if refs[i].err == nil {
+			idx = append(idx, int32(i))
+		}
+	}
+	s.order = idx
+	slices.SortFunc(idx, func(a, b int32) int {
+		if c := strings.Compare(refs[a].rk, refs[b].rk); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	repeat := -1
+	for k := 1; k < len(idx); k++ {
+		if i := int(idx[k]); refs[i].rk == refs[idx[k-1]].rk && (repeat < 0 || i < repeat) {
+			repeat = i
+		}
+	}
+	return repeat
 }
 
 // asBatchError wraps a failing action's error with its index. Errors that

@@ -87,12 +87,14 @@ func FuzzStructEncoding(f *testing.F) {
 			if typ != ActionInsert {
 				ifMatch = ETagAny
 			}
-			want, wantErr := prepareStructSlow(typ, &c, ifMatch)
+			want, wantBuf, _, wantErr := prepareStructSlow(nil, typ, &c, ifMatch)
+			want = withRecord(want, wantBuf)
 			p, err := typedPlanFor(reflectTypeOf(c))
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok := encodeStruct(typ, p, unsafe.Pointer(&c), ifMatch)
+			got, gotBuf, _, ok := encodeStruct(nil, typ, structRef{p: p, base: unsafe.Pointer(&c)}, ifMatch)
+			got = withRecord(got, gotBuf)
 			if ok != (wantErr == nil) {
 				t.Fatalf("%s: reference error %v, direct encoding ok=%v", typ, wantErr, ok)
 			}

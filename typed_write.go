@@ -43,89 +43,131 @@ func (t *Table) UpsertStruct(ctx context.Context, v any, mode UpdateMode) error 
 }
 
 func (t *Table) writeStruct(ctx context.Context, typ ActionType, v any, ifMatch ETag) error {
-	a, base, p, err := prepareStruct(typ, v, ifMatch)
+	s := getScratch()
+	defer putScratch(s)
+	a, buf, _, r, err := prepareStruct(s.buf[:0], typ, v, ifMatch)
+	s.buf = buf
 	if err != nil {
 		return err
 	}
-	res, err := t.drv.Commit(ctx, []driver.Action{a})
+	if typ != ActionDelete {
+		a.Record = buf
+	}
+	s.acts = append(s.acts[:0], a)
+	res, err := t.drv.Commit(ctx, s.acts)
 	if err != nil {
 		return mapError(err, false)
 	}
-	if base != nil {
-		for i := range p.system {
-			f := &p.system[i]
-			switch f.system {
-			case systemTimestamp:
-				*(*time.Time)(f.at(base)) = res.Timestamp
-			case systemETag:
-				*(*string)(f.at(base)) = res.ETag
-			}
-		}
-	}
+	r.setVersion(res.Timestamp, res.ETag)
 	return nil
 }
 
-// prepareStruct validates and encodes the entity v describes. base is the
-// address of the caller's struct when v is a pointer, else nil. Any
-// failure of the direct encoding is answered by MarshalEntity and
-// prepareAction, so errors are exactly theirs.
-func prepareStruct(typ ActionType, v any, ifMatch ETag) (driver.Action, unsafe.Pointer, *typedPlan, error) {
+// structRef is a struct the typed write path reads fields from.
+type structRef struct {
+	p    *typedPlan
+	base unsafe.Pointer // the struct: the caller's, or a copy of a value
+	// owned reports that base is the caller's struct, whose Timestamp and
+	// ETag fields a successful write sets.
+	owned bool
+}
+
+// refStruct resolves v, a struct or a pointer to one. ok is false for
+// anything else (a nil pointer, a map): the caller then answers with
+// MarshalEntity, whose errors are the contract. err is the plan's error
+// for a struct type the mapping rejects.
+func refStruct(v any) (r structRef, ok bool, err error) {
 	rv := reflect.ValueOf(v)
-	var base unsafe.Pointer
 	switch {
 	case rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Elem().Kind() == reflect.Struct:
-		base = rv.UnsafePointer()
+		r.owned = true
 	case rv.Kind() == reflect.Struct:
 		cp := reflect.New(rv.Type())
 		cp.Elem().Set(rv)
 		rv = cp
 	default:
-		a, err := prepareStructSlow(typ, v, ifMatch)
-		return a, nil, nil, err
+		return r, false, nil
 	}
-	p, err := typedPlanFor(rv.Type().Elem())
+	r.base = rv.UnsafePointer()
+	r.p, err = typedPlanFor(rv.Type().Elem())
+	return r, err == nil, err
+}
+
+// keys returns the struct's PartitionKey and RowKey fields ("" when it
+// has none).
+func (r structRef) keys() (pk, rk string) {
+	for i := range r.p.system {
+		f := &r.p.system[i]
+		switch f.system {
+		case systemPartitionKey:
+			pk = *(*string)(f.at(r.base))
+		case systemRowKey:
+			rk = *(*string)(f.at(r.base))
+		}
+	}
+	return pk, rk
+}
+
+// setVersion sets the caller's Timestamp and ETag fields after a write;
+// it does nothing for a struct passed by value.
+func (r structRef) setVersion(ts time.Time, etag string) {
+	if !r.owned {
+		return
+	}
+	for i := range r.p.system {
+		f := &r.p.system[i]
+		switch f.system {
+		case systemTimestamp:
+			*(*time.Time)(f.at(r.base)) = ts
+		case systemETag:
+			*(*string)(f.at(r.base)) = etag
+		}
+	}
+}
+
+// prepareStruct validates and encodes the entity v describes, appending
+// its record to buf as prepareAction does. Any failure of the direct
+// encoding is answered by MarshalEntity and prepareAction, so errors are
+// exactly theirs.
+func prepareStruct(buf []byte, typ ActionType, v any, ifMatch ETag) (driver.Action, []byte, int, structRef, error) {
+	r, ok, err := refStruct(v)
 	if err != nil {
-		return driver.Action{}, nil, nil, err
+		return driver.Action{}, buf, 0, r, err
 	}
-	a, ok := encodeStruct(typ, p, rv.UnsafePointer(), ifMatch)
-	if !ok {
-		a, err = prepareStructSlow(typ, v, ifMatch)
+	if ok {
+		if a, out, n, ok := encodeStruct(buf, typ, r, ifMatch); ok {
+			return a, out, n, r, nil
+		}
 	}
-	return a, base, p, err
+	a, out, n, err := prepareStructSlow(buf, typ, v, ifMatch)
+	return a, out, n, r, err
 }
 
 // prepareStructSlow is the reference: MarshalEntity, then prepareAction.
-func prepareStructSlow(typ ActionType, v any, ifMatch ETag) (driver.Action, error) {
+func prepareStructSlow(buf []byte, typ ActionType, v any, ifMatch ETag) (driver.Action, []byte, int, error) {
 	e, err := MarshalEntity(v)
 	if err != nil {
-		return driver.Action{}, err
+		return driver.Action{}, buf, 0, err
 	}
-	a, _, err := prepareAction(typ, e, ifMatch)
-	return a, err
+	return prepareAction(buf, typ, e, ifMatch)
 }
 
-// encodeStruct builds the action for the struct at base, reporting false
-// on anything prepareAction would reject. The fields come sorted by name,
-// so the properties need no sorting.
-func encodeStruct(typ ActionType, p *typedPlan, base unsafe.Pointer, ifMatch ETag) (driver.Action, bool) {
-	var pk, rk string
-	for i := range p.system {
-		f := &p.system[i]
-		switch f.system {
-		case systemPartitionKey:
-			pk = *(*string)(f.at(base))
-		case systemRowKey:
-			rk = *(*string)(f.at(base))
-		}
-	}
+// encodeStruct builds the action for the struct r, appending its record
+// to buf as prepareAction does, and reports false (buf's contents past
+// its length undefined) on anything prepareAction would reject. The
+// fields come sorted by name, so the properties need no sorting.
+func encodeStruct(buf []byte, typ ActionType, r structRef, ifMatch ETag) (driver.Action, []byte, int, bool) {
+	pk, rk := r.keys()
 	a, size, err := prepareKeys(typ, pk, rk, ifMatch)
 	if err != nil {
-		return a, false
+		return a, buf, 0, false
 	}
 	if typ == ActionDelete {
-		return a, true
+		return a, buf, size, true
 	}
-	props := make([]codec.Property, 0, len(p.props))
+	p, base := r.p, r.base
+	start := len(buf)
+	out := codec.AppendHeader(buf, 0)
+	count := 0
 	for i := range p.props {
 		f := &p.props[i]
 		fp := f.at(base)
@@ -139,19 +181,19 @@ func encodeStruct(typ ActionType, p *typedPlan, base unsafe.Pointer, ifMatch ETa
 		}
 		val, n, ok := fieldValue(f, fp)
 		if !ok {
-			return a, false
+			return a, out[:start], 0, false
 		}
 		if n < 0 {
 			continue // a nil byte slice: no value
 		}
 		size += f.nameSize + n
-		props = append(props, codec.Property{Name: f.name, Value: val})
+		count++
+		out = codec.AppendProperty(out, f.name, val)
 	}
-	if checkLimits(len(props), size) != nil {
-		return a, false
+	if checkLimits(count, size) != nil {
+		return a, out[:start], 0, false
 	}
-	a.Properties = props
-	return a, true
+	return a, out, size, true
 }
 
 // fieldValue reads the field value at fp (pointers followed) as the map

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/limits"
 )
 
@@ -64,11 +65,18 @@ func modeAction(mode UpdateMode, merge, replace ActionType) (ActionType, error) 
 
 // write runs one single-entity write as a one-action transaction.
 func (t *Table) write(ctx context.Context, typ ActionType, e *Entity, ifMatch ETag) error {
-	a, _, err := prepareAction(typ, e, ifMatch)
+	s := getScratch()
+	defer putScratch(s)
+	a, buf, _, err := prepareAction(s.buf[:0], typ, e, ifMatch)
+	s.buf = buf
 	if err != nil {
 		return err
 	}
-	res, err := t.drv.Commit(ctx, []driver.Action{a})
+	if typ != ActionDelete {
+		a.Record = buf
+	}
+	s.acts = append(s.acts[:0], a)
+	res, err := t.drv.Commit(ctx, s.acts)
 	if err != nil {
 		return mapError(err, false)
 	}
@@ -79,27 +87,29 @@ func (t *Table) write(ctx context.Context, typ ActionType, e *Entity, ifMatch ET
 }
 
 // prepareAction validates one action without reading anything: keys, the
-// If-Match rules of its type, and every property. It also returns the
-// entity's size by Azure's formula. Errors carry Azure's codes (see
-// validateKey and encodeProperties).
-func prepareAction(typ ActionType, e *Entity, ifMatch ETag) (driver.Action, int, error) {
+// If-Match rules of its type, and every property. Unless the action is a
+// delete it appends the entity's record, with a zero Timestamp, to buf
+// (the caller sets the action's Record from it). It returns the extended
+// buffer (buf on error) and the entity's size by Azure's formula. Errors
+// carry Azure's codes (see validateKey and appendProperties).
+func prepareAction(buf []byte, typ ActionType, e *Entity, ifMatch ETag) (driver.Action, []byte, int, error) {
 	if e == nil {
-		return driver.Action{}, 0, newError(CodeInvalidInput, "entity is nil")
+		return driver.Action{}, buf, 0, newError(CodeInvalidInput, "entity is nil")
 	}
 	a, keySize, err := prepareKeys(typ, e.PartitionKey, e.RowKey, ifMatch)
 	if err != nil || typ == ActionDelete {
-		return a, keySize, err
+		return a, buf, keySize, err
 	}
-	props, size, err := encodePropertiesSized(e.Properties)
+	start := len(buf)
+	out, count, size, err := appendProperties(codec.AppendHeader(buf, 0), e.Properties)
 	if err != nil {
-		return a, 0, err
+		return a, out[:start], 0, err
 	}
 	size += keySize
-	if err := checkLimits(len(props), size); err != nil {
-		return a, 0, err
+	if err := checkLimits(count, size); err != nil {
+		return a, out[:start], 0, err
 	}
-	a.Properties = props
-	return a, size, nil
+	return a, out, size, nil
 }
 
 // prepareKeys is the part of prepareAction before the properties: the

@@ -3,6 +3,7 @@ package azure
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/codec"
 )
 
 // table is the remote driver.Table: an aztables client for one table
@@ -63,7 +65,14 @@ func (t *table) Commit(ctx context.Context, actions []driver.Action) (driver.Com
 	bodies := make([][]byte, len(actions))
 	size := 0
 	for i, a := range actions {
-		b, err := entityJSON(a.PartitionKey, a.RowKey, a.Properties)
+		props := a.Properties
+		if a.Record != nil {
+			var err error
+			if props, err = codec.Record(a.Record).Properties(); err != nil {
+				return driver.CommitResult{}, fmt.Errorf("azure: the record of (%q, %q) does not decode: %w", a.PartitionKey, a.RowKey, err)
+			}
+		}
+		b, err := entityJSON(a.PartitionKey, a.RowKey, props)
 		if err != nil {
 			return driver.CommitResult{}, err
 		}

@@ -75,10 +75,11 @@ type Table interface {
 
 	// Commit applies actions atomically: every action takes effect, in
 	// order, or none does. The caller guarantees 1 to 100 actions, one
-	// PartitionKey, distinct RowKeys, validated and sorted properties and
-	// the If-Match rules of each action's type. Commits on one partition
-	// serialize; on different partitions they may run in parallel. Every
-	// entity written gets the result's Timestamp and ETag.
+	// PartitionKey, distinct RowKeys, validated and sorted properties (in
+	// Properties or Record) and the If-Match rules of each action's type.
+	// Commits on one partition serialize; on different partitions they
+	// may run in parallel. Every entity written gets the result's
+	// Timestamp and ETag.
 	//
 	// A failing precondition is an *Error whose Index is the failing
 	// action's: EntityAlreadyExists, ResourceNotFound,
@@ -136,9 +137,18 @@ type Action struct {
 	PartitionKey string
 	RowKey       string
 	// Properties are the user properties, validated, sorted by name with
-	// unique names; nil for ActionDelete. Values may alias the caller's
-	// memory until Commit returns; the driver must not modify them.
+	// unique names; nil for ActionDelete and when Record is set. Values
+	// may alias the caller's memory until Commit returns; the driver must
+	// not modify them.
 	Properties []codec.Property
+	// Record, when not nil, holds the user properties already encoded: a
+	// record (codec.Encode's output, validated as Properties would be)
+	// whose header Timestamp is zero. The driver stores a copy with its
+	// Timestamp set (codec.SetTimestamp) or, if it wants Properties,
+	// decodes them (codec.Record.Properties). It aliases the caller's
+	// memory until Commit returns; the driver must not modify it. nil for
+	// ActionDelete.
+	Record []byte
 	// IfMatch is the ETag an update or delete requires ("*" matches any
 	// existing entity); "" for inserts and upserts.
 	IfMatch string

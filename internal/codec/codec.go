@@ -68,16 +68,34 @@ func validType(t byte) bool { return t >= byte(filter.TypeString) && t <= byte(f
 // Encode panics on an invalid Type or Guid length instead of returning an
 // error; the root package validates user input before calling it.
 func Encode(dst []byte, timestamp int64, props []Property) []byte {
-	dst = append(dst, Version)
-	dst = binary.LittleEndian.AppendUint64(dst, uint64(timestamp))
+	dst = AppendHeader(dst, timestamp)
 	for i := range props {
-		p := &props[i]
-		dst = binary.AppendUvarint(dst, uint64(len(p.Name)))
-		dst = append(dst, p.Name...)
-		dst = append(dst, byte(p.Value.Type))
-		dst = appendPayload(dst, p.Value)
+		dst = AppendProperty(dst, props[i].Name, props[i].Value)
 	}
 	return dst
+}
+
+// AppendHeader appends a record's header: the version byte and the
+// Timestamp. A record is its header followed by AppendProperty's output
+// for each property in increasing name order.
+func AppendHeader(dst []byte, timestamp int64) []byte {
+	dst = append(dst, Version)
+	return binary.LittleEndian.AppendUint64(dst, uint64(timestamp))
+}
+
+// SetTimestamp overwrites the Timestamp in the header of rec, which must
+// begin with AppendHeader's output.
+func SetTimestamp(rec []byte, timestamp int64) {
+	binary.LittleEndian.PutUint64(rec[1:headerLen], uint64(timestamp))
+}
+
+// AppendProperty appends one property's encoding. REQUIRES: those of
+// Encode for one property.
+func AppendProperty(dst []byte, name string, v filter.Value) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(name)))
+	dst = append(dst, name...)
+	dst = append(dst, byte(v.Type))
+	return appendPayload(dst, v)
 }
 
 // EncodedLen returns the number of bytes Encode appends for props, so a
