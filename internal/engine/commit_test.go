@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 )
@@ -38,5 +41,87 @@ func TestMergeProperties(t *testing.T) {
 			require.Equal(t, tc.wantNames, strings.Join(names, " "))
 			require.Equal(t, tc.wantSum, sum)
 		})
+	}
+}
+
+// TestCommitReportsFirstFailureInActionOrder checks that reading the
+// stored entities in key order does not change which failing action is
+// reported: the first in action order, even when a later action's key
+// sorts first. It also checks that records and property lists are stored
+// alike and that nothing is written on failure.
+func TestCommitReportsFirstFailureInActionOrder(t *testing.T) {
+	ctx := context.Background()
+	db := openFaultTest(t, nil)
+	t.Cleanup(func() { _ = db.Close() })
+	tbl := db.Table("T")
+	n := func(v int64) []codec.Property {
+		return []codec.Property{{Name: "N", Value: filter.Value{Type: filter.TypeInt64, Int: v}}}
+	}
+	rec := func(v int64) []byte { return codec.Encode(nil, 0, n(v)) }
+	_, err := tbl.Commit(ctx, []driver.Action{
+		{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "a", Properties: n(1)},
+		{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "c", Record: rec(3)},
+	})
+	require.NoError(t, err)
+
+	tests := []struct {
+		name    string
+		actions []driver.Action
+		code    string
+		index   int
+	}{
+		{"later key fails first", []driver.Action{
+			{Type: driver.ActionUpsertReplace, PartitionKey: "p", RowKey: "z", Record: rec(9)},
+			{Type: driver.ActionUpdateMerge, PartitionKey: "p", RowKey: "d", IfMatch: "*", Record: rec(4)},
+			{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "a", Record: rec(5)},
+		}, "ResourceNotFound", 1},
+		{"earlier key fails first", []driver.Action{
+			{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "c", Record: rec(5)},
+			{Type: driver.ActionDelete, PartitionKey: "p", RowKey: "b", IfMatch: "*"},
+		}, "EntityAlreadyExists", 0},
+		{"etag mismatch after a good merge", []driver.Action{
+			{Type: driver.ActionUpsertMerge, PartitionKey: "p", RowKey: "c", Record: rec(6)},
+			{Type: driver.ActionUpdateReplace, PartitionKey: "p", RowKey: "a", IfMatch: `W/"datetime'2001-01-01T00%3A00%3A00Z'"`, Properties: n(7)},
+			{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "0", Record: rec(8)},
+		}, "UpdateConditionNotSatisfied", 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tbl.Commit(ctx, tc.actions)
+			var de *driver.Error
+			require.ErrorAs(t, err, &de)
+			require.Equal(t, tc.code, de.Code)
+			require.Equal(t, tc.index, de.Index)
+		})
+	}
+	// Nothing of the failed transactions was written.
+	for _, rk := range []string{"z", "d", "b", "0"} {
+		_, err := tbl.Get(ctx, "p", rk, nil)
+		var de *driver.Error
+		require.ErrorAs(t, err, &de, rk)
+		require.Equal(t, "ResourceNotFound", de.Code)
+	}
+
+	// A transaction that reads several entities out of key order merges
+	// into what is stored, whether the update comes as a record or as
+	// properties.
+	_, err = tbl.Commit(ctx, []driver.Action{
+		{Type: driver.ActionUpsertMerge, PartitionKey: "p", RowKey: "c",
+			Record: codec.Encode(nil, 0, []codec.Property{{Name: "M", Value: filter.Value{Type: filter.TypeBoolean, Int: 1}}})},
+		{Type: driver.ActionUpdateMerge, PartitionKey: "p", RowKey: "a", IfMatch: "*",
+			Properties: []codec.Property{{Name: "M", Value: filter.Value{Type: filter.TypeBoolean}}}},
+		{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "b", Record: rec(2)},
+	})
+	require.NoError(t, err)
+	for rk, want := range map[string]string{"a": "M=0 N=1", "b": "N=2", "c": "M=1 N=3"} {
+		row, err := tbl.Get(ctx, "p", rk, nil)
+		require.NoError(t, err)
+		props, err := row.Record.Properties()
+		require.NoError(t, err)
+		var got []string
+		for _, p := range props {
+			got = append(got, fmt.Sprintf("%s=%d", p.Name, p.Value.Int))
+		}
+		require.Equal(t, want, strings.Join(got, " "), rk)
 	}
 }
