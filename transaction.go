@@ -160,6 +160,25 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 			s.buf = buf
 			return nil, asBatchError(i, r.err)
 		}
+		var (
+			da      driver.Action
+			m       int
+			err     error
+			encoded bool
+		)
+		if r.st.p != nil {
+			// A struct the direct encoding rejects is answered as its
+			// MarshalEntity result would be, MarshalEntity's own errors
+			// first.
+			start := len(buf)
+			if da, buf, m, encoded = encodeStruct(buf, a.Type, r.st, a.IfMatch); !encoded {
+				buf = buf[:start]
+				if r.e, err = MarshalEntity(a.Struct); err != nil {
+					s.buf = buf
+					return nil, asBatchError(i, err)
+				}
+			}
+		}
 		if pk0 := s.refs[0].pk; r.pk != pk0 {
 			s.buf = buf
 			return nil, asBatchError(i, newError(CodeCommandsInBatchActOnDifferentPartitions,
@@ -170,22 +189,11 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 			return nil, asBatchError(i, newError(CodeInvalidDuplicateRow,
 				"row key %q appears more than once in the transaction", r.rk))
 		}
-		var (
-			da  driver.Action
-			m   int
-			err error
-		)
-		if r.st.p != nil {
-			var ok bool
-			if da, buf, m, ok = encodeStruct(buf, a.Type, r.st, a.IfMatch); !ok {
-				da, buf, m, err = prepareStructSlow(buf, a.Type, a.Struct, a.IfMatch)
+		if !encoded {
+			if da, buf, m, err = prepareAction(buf, a.Type, r.e, a.IfMatch); err != nil {
+				s.buf = buf
+				return nil, asBatchError(i, err)
 			}
-		} else {
-			da, buf, m, err = prepareAction(buf, a.Type, r.e, a.IfMatch)
-		}
-		if err != nil {
-			s.buf = buf
-			return nil, asBatchError(i, err)
 		}
 		size += m
 		if size > MaxTransactionBytes {
