@@ -10,9 +10,8 @@ import (
 )
 
 // typedStore is tablestore through its typed API: structs read with
-// GetAs, QueryAs and QueryPageAs and written with InsertStruct and
-// UpdateStruct, no property maps. Transactions have no typed form yet,
-// so upsertBatch builds entities as the map side does.
+// GetAs, QueryAs and QueryPageAs and written with InsertStruct,
+// UpdateStruct and transactions of struct actions, no property maps.
 type typedStore struct {
 	*tablestoreStore
 }
@@ -59,6 +58,24 @@ func typedOf(rec *record) *typedRow {
 	return &typedRow{PartitionKey: rec.PK, RowKey: rec.RK, Name: rec.Name, Email: rec.Email, City: rec.City,
 		Note: rec.Note, Count: rec.Count, Bucket: rec.Bucket, Score: rec.Score, Amount: rec.Amount,
 		Active: rec.Active, Created: ticksToTime(rec.Created)}
+}
+
+// typedActions returns upserts (replace) of recs as struct actions.
+func typedActions(recs []record) []tablestore.TransactionAction {
+	actions := make([]tablestore.TransactionAction, len(recs))
+	for i := range recs {
+		actions[i] = tablestore.TransactionAction{Type: tablestore.ActionUpsertReplace, Struct: typedOf(&recs[i])}
+	}
+	return actions
+}
+
+func (s *typedStore) upsertBatch(ctx context.Context, recs []record) error {
+	return s.t.SubmitTransaction(ctx, typedActions(recs))
+}
+
+func (s *typedStore) prepareBatch(ctx context.Context, recs []record) func() error {
+	actions := typedActions(recs)
+	return func() error { return s.t.SubmitTransaction(ctx, actions) }
 }
 
 func (s *typedStore) insert(ctx context.Context, rec *record) error {

@@ -10,8 +10,9 @@ import (
 
 // A batchPreparer makes a batch of upserts ready to commit before the
 // clock starts, so that committing it is all that is timed: tablestore
-// gets built entities and submits one transaction; raw Pebble gets the
-// encoded keys and values and commits one batch of Sets of those bytes.
+// gets built entities (the typed side, built structs) and submits one
+// transaction; raw Pebble gets the encoded keys and values and commits
+// one batch of Sets of those bytes.
 type batchPreparer interface {
 	prepareBatch(ctx context.Context, recs []record) func() error
 }
