@@ -1,14 +1,15 @@
 package tablestore
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/limits"
 )
 
 // maxSortedOnStack is how many properties appendProperties sorts
@@ -103,6 +104,9 @@ func sortedOrder(names []string, idx []int32) []int32 {
 // that comparing two prefixes orders names as comparing the names does,
 // up to ties.
 func namePrefix(name string) uint64 {
+	if len(name) >= 8 {
+		return binary.BigEndian.Uint64(readOnlyBytes(name))
+	}
 	var k uint64
 	for i := 0; i < 8; i++ {
 		k <<= 8
@@ -132,10 +136,10 @@ func encodeValue(name string, v any) (filter.Value, error) {
 func encodeValueSized(name string, v any) (filter.Value, int, error) {
 	switch x := v.(type) {
 	case string:
-		if !utf8.ValidString(x) {
+		n, valid := limits.UTF16LenValid(x)
+		if !valid {
 			return filter.Value{}, 0, newError(CodeInvalidInput, "property %q holds a string that is not valid UTF-8", name)
 		}
-		n := utf16Len(x)
 		if 2*n > maxValueBytes {
 			return filter.Value{}, 0, newError(CodePropertyValueTooLarge,
 				"property %q holds a string of %d UTF-16 code units; the limit is 64 KiB as UTF-16 (%d code units)",

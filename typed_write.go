@@ -4,12 +4,12 @@ import (
 	"context"
 	"reflect"
 	"time"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/limits"
 )
 
 // InsertStruct inserts the entity v describes: a struct, or a pointer to
@@ -203,11 +203,8 @@ func fieldValue(f *typedField, fp unsafe.Pointer) (v filter.Value, n int, ok boo
 	switch f.kind {
 	case fieldString:
 		s := *(*string)(fp)
-		if !utf8.ValidString(s) {
-			return v, 0, false
-		}
-		u := utf16Len(s)
-		if 2*u > maxValueBytes {
+		u, valid := limits.UTF16LenValid(s)
+		if !valid || 2*u > maxValueBytes {
 			return v, 0, false
 		}
 		return filter.Value{Type: filter.TypeString, Bytes: readOnlyBytes(s)}, 4 + 2*u, true

@@ -51,3 +51,48 @@ func BenchmarkSubmitTransaction100(b *testing.B) {
 		}
 	}
 }
+
+// benchRow is benchEntity as a struct.
+type benchRow struct {
+	PartitionKey, RowKey string
+	ETag                 ETag
+	Name, Email          string
+	City, Note           string
+	Count, Bucket        int32
+	Score                int64
+	Amount               float64
+	Active               bool
+	Created              time.Time
+}
+
+// BenchmarkSubmitTransaction100Typed is BenchmarkSubmitTransaction100
+// with struct actions.
+func BenchmarkSubmitTransaction100Typed(b *testing.B) {
+	db, err := OpenInMemory(&Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	tbl, err := db.CreateTable(ctx, "Bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 100
+	actions := make([]TransactionAction, n)
+	for i := range actions {
+		e := benchEntity(i)
+		p := e.Properties
+		actions[i] = TransactionAction{Type: ActionUpsertReplace, Struct: &benchRow{
+			PartitionKey: e.PartitionKey, RowKey: e.RowKey,
+			Name: p["Name"].(string), Email: p["Email"].(string), City: p["City"].(string), Note: p["Note"].(string),
+			Count: p["Count"].(int32), Bucket: p["Bucket"].(int32), Score: p["Score"].(int64),
+			Amount: p["Amount"].(float64), Active: p["Active"].(bool), Created: p["Created"].(time.Time),
+		}}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := tbl.SubmitTransaction(ctx, actions); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

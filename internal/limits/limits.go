@@ -87,6 +87,23 @@ func UTF16Len(s string) int {
 	return n
 }
 
+// UTF16LenValid returns the number of UTF-16 code units of s and whether
+// s is valid UTF-8, reading ASCII text once.
+func UTF16LenValid(s string) (n int, valid bool) {
+	// The bytes are only read: s's memory is never written through them.
+	n = asciiPrefixLen(unsafe.Slice(unsafe.StringData(s), len(s)))
+	if n == len(s) {
+		return n, true
+	}
+	if !utf8.ValidString(s[n:]) {
+		return 0, false
+	}
+	for _, r := range s[n:] {
+		n += UTF16Units(r)
+	}
+	return n, true
+}
+
 // UTF16LenBytes is UTF16Len for a byte slice.
 func UTF16LenBytes(b []byte) int {
 	n := asciiPrefixLen(b)

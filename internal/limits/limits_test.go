@@ -2,6 +2,7 @@ package limits
 
 import (
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/filter"
@@ -24,6 +25,18 @@ func TestUTF16Len(t *testing.T) {
 	for _, tc := range tests {
 		require.Equal(t, tc.want, UTF16Len(tc.s), "%q", tc.s)
 		require.Equal(t, tc.want, UTF16LenBytes([]byte(tc.s)), "%q", tc.s)
+		n, valid := UTF16LenValid(tc.s)
+		require.Equal(t, utf8.ValidString(tc.s), valid, "%q", tc.s)
+		if valid {
+			require.Equal(t, tc.want, n, "%q", tc.s)
+		}
+	}
+	for _, s := range []string{"abcdefgh\xff", "abcdefghé\xc3", "abcdefghij😀", "\xed\xa0\x80"} {
+		n, valid := UTF16LenValid(s)
+		require.Equal(t, utf8.ValidString(s), valid, "%q", s)
+		if valid {
+			require.Equal(t, UTF16Len(s), n, "%q", s)
+		}
 	}
 }
 
