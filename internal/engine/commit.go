@@ -51,42 +51,75 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 	unlock := p.lock()
 	defer unlock()
 
-	ks := p.entityKeys(actions)
-	reads, err := p.readStored(actions, ks)
+	reads, err := p.readStored(actions)
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
-	vals := make([]newValue, len(actions))
+	var merged [][]codec.Property // by action, for merges into a stored entity
 	var floor int64
 	for i := range actions {
-		v, stamp, err := p.resolveAction(&actions[i], ks[i], reads[i])
+		var st storedEntity
+		if reads != nil {
+			st = reads[i]
+		}
+		props, stamp, err := p.resolveAction(&actions[i], st)
 		if err != nil {
 			if de, ok := err.(*driver.Error); ok {
 				de.Index = i
 			}
 			return driver.CommitResult{}, err
 		}
-		vals[i] = v
+		if props != nil {
+			if merged == nil {
+				merged = make([][]codec.Property, len(actions))
+			}
+			merged[i] = props
+		}
 		floor = max(floor, stamp)
 	}
 	ts, err := db.clock.next(codec.TicksFromTime(db.opts.Clock()), floor)
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
+	// The value each action stores: a merge's result, else its record or
+	// properties.
+	value := func(i int) ([]byte, []codec.Property) {
+		if merged != nil && merged[i] != nil {
+			return nil, merged[i]
+		}
+		return actions[i].Record, actions[i].Properties
+	}
+	valueLen := func(i int) int {
+		rec, props := value(i)
+		if rec != nil {
+			return len(rec)
+		}
+		return codec.EncodedLen(props)
+	}
 	size := batchHeaderLen
 	for i := range actions {
-		size += batchRecordOverhead + len(ks[i]) + vals[i].len()
+		size += batchRecordOverhead + p.keyLen(actions[i].RowKey)
+		if actions[i].Type != driver.ActionDelete {
+			size += valueLen(i)
+		}
 	}
 	b := db.pdb.NewBatchWithSize(size)
 	defer b.Close()
 	for i := range actions {
+		rk := actions[i].RowKey
 		if actions[i].Type == driver.ActionDelete {
-			_ = b.Delete(ks[i], nil)
+			op := b.DeleteDeferred(p.keyLen(rk))
+			p.key(op.Key[:0], rk)
+			_ = op.Finish()
 			continue
 		}
-		op := b.SetDeferred(len(ks[i]), vals[i].len())
-		copy(op.Key, ks[i])
-		vals[i].encode(op.Value[:0], ts)
+		op := b.SetDeferred(p.keyLen(rk), valueLen(i))
+		p.key(op.Key[:0], rk)
+		if rec, props := value(i); rec != nil {
+			codec.SetTimestamp(append(op.Value[:0], rec...), ts)
+		} else {
+			codec.Encode(op.Value[:0], ts, props)
+		}
 		_ = op.Finish()
 	}
 	if err := b.Commit(db.writeOpts); err != nil {
@@ -104,26 +137,10 @@ const (
 	batchRecordOverhead = 1 + 2*binary.MaxVarintLen32
 )
 
-// entityKeys returns the stored key of each action's entity, all in one
-// slab.
-func (p partition) entityKeys(actions []driver.Action) [][]byte {
-	n := 0
-	for i := range actions {
-		n += 8 + len(p.pk) + 1 + len(actions[i].RowKey) // see keys.Entity
-	}
-	slab := make([]byte, 0, n)
-	out := make([][]byte, len(actions))
-	for i := range actions {
-		start := len(slab)
-		slab = p.key(slab, actions[i].RowKey)
-		out[i] = slab[start:len(slab):len(slab)]
-	}
-	return out
-}
-
-// storedEntity is what a commit read of one entity: found reports it
-// exists, and val holds a copy of its record.
+// storedEntity is what a commit read of one entity: its key, whether
+// it exists, and a copy of its record.
 type storedEntity struct {
+	key   []byte
 	found bool
 	val   []byte
 	err   error // the read's storage error
@@ -131,39 +148,49 @@ type storedEntity struct {
 
 // readStored reads the stored entities of every action that needs one
 // (all but upserts that replace), in key order: one point read for a
-// single action, else one iterator over the partition. The values are
-// copied into one slab. An error here is the iterator's creation's; read
-// errors are reported per action.
+// single action, else one iterator over the partition. It returns nil
+// when no action needs a read. Keys and values are copied into slabs. An
+// error here is the iterator's creation's; read errors are reported per
+// action.
 // REQUIRES: the partition lock is held.
-func (p partition) readStored(actions []driver.Action, ks [][]byte) ([]storedEntity, error) {
-	reads := make([]storedEntity, len(actions))
-	var idx []int32
+func (p partition) readStored(actions []driver.Action) ([]storedEntity, error) {
+	n, keyBytes := 0, 0
 	for i := range actions {
 		if actions[i].Type != driver.ActionUpsertReplace {
-			if idx == nil {
-				idx = make([]int32, 0, len(actions)-i)
-			}
-			idx = append(idx, int32(i))
+			n++
+			keyBytes += p.keyLen(actions[i].RowKey)
 		}
 	}
-	if len(idx) == 0 {
-		return reads, nil
+	if n == 0 {
+		return nil, nil
 	}
-	if len(idx) == 1 {
-		i := idx[0]
-		val, closer, err := p.db.pdb.Get(ks[i])
+	reads := make([]storedEntity, len(actions))
+	idx := make([]int32, 0, n)
+	keySlab := make([]byte, 0, keyBytes)
+	for i := range actions {
+		if actions[i].Type != driver.ActionUpsertReplace {
+			idx = append(idx, int32(i))
+			start := len(keySlab)
+			keySlab = p.key(keySlab, actions[i].RowKey)
+			reads[i].key = keySlab[start:len(keySlab):len(keySlab)]
+		}
+	}
+	if n == 1 {
+		st := &reads[idx[0]]
+		val, closer, err := p.db.pdb.Get(st.key)
 		switch {
 		case err == pebble.ErrNotFound:
 		case err != nil:
-			reads[i].err = err
+			st.err = err
 		default:
-			reads[i] = storedEntity{found: true, val: bytes.Clone(val)}
+			st.found, st.val = true, bytes.Clone(val)
 			_ = closer.Close()
 		}
 		return reads, nil
 	}
-	if !slices.IsSortedFunc(idx, func(a, b int32) int { return bytes.Compare(ks[a], ks[b]) }) {
-		slices.SortFunc(idx, func(a, b int32) int { return bytes.Compare(ks[a], ks[b]) })
+	byKey := func(a, b int32) int { return bytes.Compare(reads[a].key, reads[b].key) }
+	if !slices.IsSortedFunc(idx, byKey) {
+		slices.SortFunc(idx, byKey)
 	}
 	lo, hi := keys.PartitionSpan(p.tableID, p.pk)
 	it, err := p.db.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
@@ -173,60 +200,37 @@ func (p partition) readStored(actions []driver.Action, ks [][]byte) ([]storedEnt
 	defer it.Close()
 	var slab []byte
 	for _, i := range idx {
-		if !it.SeekGE(ks[i]) || !bytes.Equal(it.Key(), ks[i]) {
-			reads[i].err = it.Error()
+		st := &reads[i]
+		if !it.SeekGE(st.key) || !bytes.Equal(it.Key(), st.key) {
+			st.err = it.Error()
 			continue
 		}
 		val, err := it.ValueAndErr()
 		if err != nil {
-			reads[i].err = err
+			st.err = err
 			continue
 		}
 		start := len(slab)
 		slab = append(slab, val...)
-		reads[i] = storedEntity{found: true, val: slab[start:len(slab):len(slab)]}
+		st.found, st.val = true, slab[start:len(slab):len(slab)]
 	}
 	return reads, nil
 }
 
-// newValue is the value an action stores: rec, a record whose Timestamp
-// is still to be set, or props to encode; neither for a delete.
-type newValue struct {
-	rec   []byte
-	props []codec.Property
-}
-
-// len returns the length of the stored record.
-func (v newValue) len() int {
-	if v.rec != nil {
-		return len(v.rec)
-	}
-	return codec.EncodedLen(v.props)
-}
-
-// encode writes the stored record with Timestamp ts into dst, which has
-// room for v.len() bytes.
-func (v newValue) encode(dst []byte, ts int64) {
-	if v.rec != nil {
-		codec.SetTimestamp(append(dst, v.rec...), ts)
-		return
-	}
-	codec.Encode(dst, ts, v.props)
-}
-
-// resolveAction checks a's precondition against the stored entity at key
-// (read by readStored) and returns the value to store (none for a delete)
-// and the stored entity's Timestamp in ticks (0 if absent).
+// resolveAction checks a's precondition against its stored entity st
+// (read by readStored; zero for an upsert that replaces) and returns, for
+// a merge into a stored entity, the merged properties to store (nil
+// otherwise: the action's own value, or nothing for a delete), and the
+// stored entity's Timestamp in ticks (0 if absent).
 // REQUIRES: the partition lock is held.
-func (p partition) resolveAction(a *driver.Action, key []byte, st storedEntity) (newValue, int64, error) {
-	given := newValue{rec: a.Record, props: a.Properties}
+func (p partition) resolveAction(a *driver.Action, st storedEntity) ([]codec.Property, int64, error) {
 	if a.Type == driver.ActionUpsertReplace {
 		// Needs nothing of the stored entity: the clock alone keeps its
 		// Timestamp increasing.
-		return given, 0, nil
+		return nil, 0, nil
 	}
 	if st.err != nil {
-		return newValue{}, 0, p.db.storageErr(fmt.Sprintf("read of (%q, %q) in table #%d for a commit", p.pk, a.RowKey, p.tableID), st.err)
+		return nil, 0, p.db.storageErr(fmt.Sprintf("read of (%q, %q) in table #%d for a commit", p.pk, a.RowKey, p.tableID), st.err)
 	}
 	found := st.found
 	var stamp int64
@@ -234,56 +238,53 @@ func (p partition) resolveAction(a *driver.Action, key []byte, st storedEntity) 
 	if found {
 		var err error
 		if stamp, err = rec.Timestamp(); err != nil {
-			return newValue{}, 0, corruptRecord(key, err)
+			return nil, 0, corruptRecord(st.key, err)
 		}
 	}
 	switch a.Type {
 	case driver.ActionInsert:
 		if found {
-			return newValue{}, 0, errorf("EntityAlreadyExists", "entity (%q, %q) already exists", p.pk, a.RowKey)
+			return nil, 0, errorf("EntityAlreadyExists", "entity (%q, %q) already exists", p.pk, a.RowKey)
 		}
-		return given, 0, nil
+		return nil, 0, nil
 	case driver.ActionUpsertMerge:
 		if !found {
-			return given, 0, nil
+			return nil, 0, nil
 		}
 	case driver.ActionUpdateMerge, driver.ActionUpdateReplace, driver.ActionDelete:
 		if !found {
-			return newValue{}, 0, errorf("ResourceNotFound", "entity (%q, %q) does not exist", p.pk, a.RowKey)
+			return nil, 0, errorf("ResourceNotFound", "entity (%q, %q) does not exist", p.pk, a.RowKey)
 		}
 		if a.IfMatch != "*" && a.IfMatch != codec.FormatETag(codec.TimeFromTicks(stamp)) {
-			return newValue{}, 0, errorf("UpdateConditionNotSatisfied", "etag %s does not match entity (%q, %q)", a.IfMatch, p.pk, a.RowKey)
+			return nil, 0, errorf("UpdateConditionNotSatisfied", "etag %s does not match entity (%q, %q)", a.IfMatch, p.pk, a.RowKey)
 		}
-		if a.Type == driver.ActionDelete {
-			return newValue{}, stamp, nil
-		}
-		if a.Type == driver.ActionUpdateReplace {
-			return given, stamp, nil
+		if a.Type != driver.ActionUpdateMerge {
+			return nil, stamp, nil // a delete, or a replace
 		}
 	}
 	// Merge into the stored entity; the result must still fit Azure's
 	// limits.
 	old, err := rec.Properties()
 	if err != nil {
-		return newValue{}, 0, corruptRecord(key, err)
+		return nil, 0, corruptRecord(st.key, err)
 	}
 	upd := a.Properties
 	if a.Record != nil {
 		if upd, err = codec.Record(a.Record).Properties(); err != nil {
-			return newValue{}, 0, fmt.Errorf("engine: the record of (%q, %q) to merge does not decode: %w", p.pk, a.RowKey, err)
+			return nil, 0, fmt.Errorf("engine: the record of (%q, %q) to merge does not decode: %w", p.pk, a.RowKey, err)
 		}
 	}
 	merged := mergeProperties(old, upd)
 	if code, msg := limits.Check(len(merged), limits.EntitySize(p.pk, a.RowKey, merged)); code != "" {
-		return newValue{}, 0, errorf(code, "%s", msg)
+		return nil, 0, errorf(code, "%s", msg)
 	}
-	return newValue{props: merged}, stamp, nil
+	return merged, stamp, nil
 }
 
 // mergeProperties returns old with every property of upd added or, when
 // old has the name, replaced. Both inputs must be sorted by name with
-// unique names; so is the result. The result is a new slice; values are
-// shared with the inputs.
+// unique names; so is the result. The result is a new, non-nil slice;
+// values are shared with the inputs.
 func mergeProperties(old, upd []codec.Property) []codec.Property {
 	out := make([]codec.Property, 0, len(old)+len(upd))
 	i, j := 0, 0

@@ -24,3 +24,7 @@ func (p partition) lock() func() { return p.db.locks.lock(p.tableID, p.pk) }
 func (p partition) key(dst []byte, rk string) []byte {
 	return keys.Entity(dst, p.tableID, p.pk, rk)
 }
+
+// keyLen returns the length of the stored key of the partition's entity
+// rk (see keys.Entity).
+func (p partition) keyLen(rk string) int { return 8 + len(p.pk) + 1 + len(rk) }
