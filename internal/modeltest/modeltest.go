@@ -20,6 +20,7 @@ import (
 	"math"
 	"math/rand"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -1244,7 +1245,26 @@ func (h *harness) opTransaction() {
 		}
 	}
 	h.begin("tx", "%s fault=%s n=%d [%s]", table, fault, len(actions), strings.Join(desc, "; "))
-	gotErr := h.table(table).SubmitTransaction(h.ctx, engineActions)
+	// Some actions go as structs (the typed form), which must behave as
+	// the entity would.
+	submitted := make([]ts.TransactionAction, len(engineActions))
+	structs := make([]reflect.Value, len(engineActions))
+	for i, a := range engineActions {
+		submitted[i] = a
+		if h.rng.Intn(3) == 0 {
+			if v, ok := structOf(a.Entity); ok {
+				submitted[i].Entity, submitted[i].Struct, structs[i] = nil, v.Interface(), v
+			}
+		}
+	}
+	gotErr := h.table(table).SubmitTransaction(h.ctx, submitted)
+	for i, v := range structs {
+		if v.IsValid() && engineActions[i].Type != ts.ActionDelete {
+			e := engineActions[i].Entity
+			e.Timestamp = v.Elem().FieldByName("Timestamp").Interface().(time.Time)
+			e.ETag = v.Elem().FieldByName("ETag").Interface().(ts.ETag)
+		}
+	}
 	etags, wantErr := h.m.SubmitTransaction(table, modelActions)
 	if fault != "none" && wantErr == nil {
 		h.failf("model accepted a transaction with fault %s", fault)
@@ -1665,4 +1685,64 @@ func (h *harness) sameTypedPage(tb *ts.Table, q ts.Query, p *ts.Page) {
 		h.failf("QueryPageAs: %d entities and continuation %q, the map path %d and %q",
 			len(tp.Entities), tp.Continuation, len(p.Entities), p.Continuation)
 	}
+}
+
+// structOf returns a pointer to a struct holding e: its keys, Timestamp
+// and ETag fields, and one field per property tagged with its name, built
+// with reflect.StructOf. ok is false when a struct cannot carry e as the
+// map does: a name that is not a plain identifier or names a system
+// field, a value of another Go type, a nil value or byte slice (a struct
+// drops them, a map keeps an empty binary), or a time MarshalEntity
+// rejects before validation.
+func structOf(e *ts.Entity) (reflect.Value, bool) {
+	fields := []reflect.StructField{
+		{Name: "PartitionKey", Type: reflect.TypeFor[string]()},
+		{Name: "RowKey", Type: reflect.TypeFor[string]()},
+		{Name: "Timestamp", Type: reflect.TypeFor[time.Time]()},
+		{Name: "ETag", Type: reflect.TypeFor[ts.ETag]()},
+	}
+	names := make([]string, 0, len(e.Properties))
+	for name := range e.Properties {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		if !plainIdentifier(name) || name == "PartitionKey" || name == "RowKey" || name == "Timestamp" || name == "ETag" {
+			return reflect.Value{}, false
+		}
+		switch v := e.Properties[name].(type) {
+		case string, int32, int64, float64, bool, ts.GUID:
+		case []byte:
+			if v == nil {
+				return reflect.Value{}, false
+			}
+		case time.Time:
+			if y := v.UTC().Year(); y < 1601 || y > 9999 {
+				return reflect.Value{}, false
+			}
+		default:
+			return reflect.Value{}, false
+		}
+		fields = append(fields, reflect.StructField{Name: fmt.Sprintf("P%d", i),
+			Type: reflect.TypeOf(e.Properties[name]), Tag: reflect.StructTag(`table:"` + name + `"`)})
+	}
+	v := reflect.New(reflect.StructOf(fields))
+	v.Elem().Field(0).SetString(e.PartitionKey)
+	v.Elem().Field(1).SetString(e.RowKey)
+	for i, name := range names {
+		v.Elem().Field(4 + i).Set(reflect.ValueOf(e.Properties[name]))
+	}
+	return v, true
+}
+
+// plainIdentifier reports whether name is an ASCII letter or '_' followed
+// by ASCII letters, digits and '_'.
+func plainIdentifier(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return name != ""
 }
