@@ -57,17 +57,31 @@ func appendProperties(dst []byte, props map[string]any) ([]byte, int, int, error
 		if isSystemName(name) {
 			return dst, 0, 0, newError(CodeInvalidInput, "the property name %q is reserved for the entity's own field", name)
 		}
-		if err := validatePropertyName(name); err != nil {
+		units, err := propertyNameUnits(name)
+		if err != nil {
 			return dst, 0, 0, err
 		}
 		val, valSize, err := encodeValueSized(name, vals[i])
 		if err != nil {
 			return dst, 0, 0, err
 		}
-		size += 8 + 2*utf16Len(name) + valSize
+		size += 8 + 2*units + valSize
 		dst = codec.AppendProperty(dst, name, val)
 	}
 	return dst, len(names), size, nil
+}
+
+// propertyNameUnits validates a property name (see validatePropertyName)
+// and returns its length in UTF-16 code units, checking a short ASCII
+// identifier, the common case, in one pass.
+func propertyNameUnits(name string) (int, error) {
+	if name != "" && len(name) <= maxNameUTF16 && asciiIdentifier(name) {
+		return len(name), nil
+	}
+	if err := validatePropertyName(name); err != nil {
+		return 0, err
+	}
+	return utf16Len(name), nil
 }
 
 // sortedOrder appends to idx the indexes of names in increasing name
@@ -82,18 +96,17 @@ func sortedOrder(names []string, idx []int32) []int32 {
 		slices.SortFunc(idx, func(a, b int32) int { return strings.Compare(names[a], names[b]) })
 		return idx
 	}
-	var key [maxSortedOnStack]uint64
+	var key [maxSortedOnStack]uint64 // key[k] is the prefix of names[idx[k]]
 	for i := range names {
 		key[i] = namePrefix(names[i])
 	}
-	less := func(a, b int32) bool {
-		if key[a] != key[b] {
-			return key[a] < key[b]
-		}
-		return names[a] < names[b]
-	}
 	for i := 1; i < len(idx); i++ {
-		for j := i; j > 0 && less(idx[j], idx[j-1]); j-- {
+		for j := i; j > 0; j-- {
+			a, b := key[j], key[j-1]
+			if a > b || a == b && names[idx[j]] >= names[idx[j-1]] {
+				break
+			}
+			key[j], key[j-1] = b, a
 			idx[j], idx[j-1] = idx[j-1], idx[j]
 		}
 	}
@@ -104,17 +117,9 @@ func sortedOrder(names []string, idx []int32) []int32 {
 // that comparing two prefixes orders names as comparing the names does,
 // up to ties.
 func namePrefix(name string) uint64 {
-	if len(name) >= 8 {
-		return binary.BigEndian.Uint64(readOnlyBytes(name))
-	}
-	var k uint64
-	for i := 0; i < 8; i++ {
-		k <<= 8
-		if i < len(name) {
-			k |= uint64(name[i])
-		}
-	}
-	return k
+	var b [8]byte
+	copy(b[:], name)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // readOnlyBytes returns the bytes of s without copying them. The result
