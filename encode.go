@@ -36,7 +36,7 @@ const maxSortedOnStack = 32
 //   - OutOfRangeInput: a time.Time outside 1601-01-01 to 9999-12-31 UTC.
 //
 // time.Time values are converted to UTC and truncated to 100 ns.
-func appendProperties(dst []byte, props map[string]any) ([]byte, int, int, error) {
+func appendProperties(dst []byte, props map[string]any, c *nameCache) ([]byte, int, int, error) {
 	var nameStack [maxSortedOnStack]string
 	var valStack [maxSortedOnStack]any
 	names, vals := nameStack[:0], valStack[:0]
@@ -50,16 +50,26 @@ func appendProperties(dst []byte, props map[string]any) ([]byte, int, int, error
 		}
 	}
 	var idxStack [maxSortedOnStack]int32
-	idx := sortedOrder(names, idxStack[:0])
+	var idx []int32
+	if c.order(names, &idxStack) {
+		idx = idxStack[:len(names)]
+	} else {
+		idx = sortedOrder(names, idxStack[:0])
+		c.fill(names, idx)
+	}
 	size := 0
-	for _, i := range idx {
+	for k, i := range idx {
 		name := names[i]
-		if isSystemName(name) {
-			return dst, 0, 0, newError(CodeInvalidInput, "the property name %q is reserved for the entity's own field", name)
-		}
-		units, err := propertyNameUnits(name)
-		if err != nil {
-			return dst, 0, 0, err
+		units := c.units(k)
+		if units < 0 {
+			if isSystemName(name) {
+				return dst, 0, 0, newError(CodeInvalidInput, "the property name %q is reserved for the entity's own field", name)
+			}
+			var err error
+			if units, err = propertyNameUnits(name); err != nil {
+				return dst, 0, 0, err
+			}
+			c.setUnits(k, units)
 		}
 		val, valSize, err := encodeValueSized(name, vals[i])
 		if err != nil {
@@ -69,6 +79,69 @@ func appendProperties(dst []byte, props map[string]any) ([]byte, int, int, error
 		dst = codec.AppendProperty(dst, name, val)
 	}
 	return dst, len(names), size, nil
+}
+
+// nameCache remembers the property names of a transaction's previous
+// entity, sorted, with the UTF-16 length of each once it has passed the
+// name checks. An entity whose names are the very same strings (the same
+// memory, as string literals and reused maps give) then needs neither
+// sorting nor name checks. Names are matched by identity, never by
+// content, so a hit is exact. A nil *nameCache caches nothing.
+type nameCache struct {
+	n      int
+	names  [maxSortedOnStack]string
+	length [maxSortedOnStack]int32 // UTF-16 units once checked, else -1
+}
+
+// order fills idx[k] with the index in names of the k-th name in sorted
+// order and reports true when names are the cached names, by identity.
+func (c *nameCache) order(names []string, idx *[maxSortedOnStack]int32) bool {
+	n := len(names)
+	if c == nil || n != c.n || n == 0 {
+		return false
+	}
+	for i, name := range names {
+		p, k := unsafe.StringData(name), 0
+		for k < n && (unsafe.StringData(c.names[k]) != p || len(c.names[k]) != len(name)) {
+			k++
+		}
+		if k == n {
+			return false
+		}
+		idx[k] = int32(i) // map keys are distinct, so each k is hit once
+	}
+	return true
+}
+
+// fill caches names in the sorted order idx, none checked yet.
+func (c *nameCache) fill(names []string, idx []int32) {
+	if c == nil {
+		return
+	}
+	if len(names) > maxSortedOnStack {
+		*c = nameCache{}
+		return
+	}
+	c.n = len(names)
+	for k, i := range idx {
+		c.names[k], c.length[k] = names[i], -1
+	}
+}
+
+// units returns the UTF-16 length of the k-th cached name, or -1 when it
+// has not passed the name checks.
+func (c *nameCache) units(k int) int {
+	if c == nil || k >= c.n {
+		return -1
+	}
+	return int(c.length[k])
+}
+
+// setUnits records that the k-th cached name passed the name checks.
+func (c *nameCache) setUnits(k, units int) {
+	if c != nil && k < c.n {
+		c.length[k] = int32(units)
+	}
 }
 
 // propertyNameUnits validates a property name (see validatePropertyName)

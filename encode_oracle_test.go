@@ -146,21 +146,64 @@ func oracleRecord(e *Entity) ([]byte, int, error) {
 }
 
 // requireSameAsOracle checks that prepareAction encodes e to the oracle's
-// bytes and size, or fails with the oracle's error.
-func requireSameAsOracle(t *testing.T, e *Entity) {
+// bytes and size, or fails with the oracle's error, without a name cache
+// and with c.
+func requireSameAsOracle(t *testing.T, e *Entity, c *nameCache) {
 	t.Helper()
 	want, wantSize, wantErr := oracleRecord(e)
-	junk := []byte("prefix") // the record is appended after what buf holds
-	_, got, gotSize, gotErr := prepareAction(junk, ActionInsert, e, "")
-	if wantErr != nil || gotErr != nil {
-		require.Equal(t, errText(wantErr), errText(gotErr))
-		require.Equal(t, fmt.Sprint(errorCode(wantErr)), fmt.Sprint(errorCode(gotErr)))
-		require.Equal(t, "prefix", string(got), "a failed encoding leaves the buffer as it was")
-		return
+	for _, names := range []*nameCache{nil, c} {
+		junk := []byte("prefix") // the record is appended after what buf holds
+		_, got, gotSize, gotErr := prepareAction(junk, ActionInsert, e, "", names)
+		if wantErr != nil || gotErr != nil {
+			require.Equal(t, errText(wantErr), errText(gotErr))
+			require.Equal(t, fmt.Sprint(errorCode(wantErr)), fmt.Sprint(errorCode(gotErr)))
+			require.Equal(t, "prefix", string(got), "a failed encoding leaves the buffer as it was")
+			continue
+		}
+		require.Equal(t, "prefix", string(got[:6]))
+		require.Equal(t, want, got[6:])
+		require.Equal(t, wantSize, gotSize)
 	}
-	require.Equal(t, "prefix", string(got[:6]))
-	require.Equal(t, want, got[6:])
-	require.Equal(t, wantSize, gotSize)
+}
+
+// TestNameCache checks that the name cache hits on the very same name
+// strings only, and that a hit encodes as a miss does.
+func TestNameCache(t *testing.T) {
+	var c nameCache
+	props := map[string]any{"Name": "a", "Count": int32(1), "Created": time.Unix(5, 0), "Active": true, "Nil": nil}
+	rec := func() []byte {
+		_, out, _, err := prepareAction(nil, ActionInsert, &Entity{PartitionKey: "p", RowKey: "r", Properties: props}, "", &c)
+		require.NoError(t, err)
+		return out
+	}
+	first := rec()
+	require.Equal(t, 4, c.n)
+	for k := range c.n {
+		require.GreaterOrEqual(t, c.units(k), 0, "checked names are remembered")
+	}
+	names := func(m map[string]any) []string {
+		var out []string
+		for name, v := range m {
+			if v != nil {
+				out = append(out, name)
+			}
+		}
+		return out
+	}
+	var idx [maxSortedOnStack]int32
+	require.True(t, c.order(names(props), &idx), "the same strings hit")
+	require.Equal(t, first, rec())
+	cloned := map[string]any{}
+	for name, v := range props {
+		cloned[strings.Clone(name)] = v
+	}
+	require.False(t, c.order(names(cloned), &idx), "equal strings elsewhere in memory miss")
+	props = cloned
+	require.Equal(t, first, rec())
+	delete(props, "Active")
+	require.False(t, c.order(names(props), &idx), "another name count misses")
+	var none *nameCache
+	require.False(t, none.order(names(props), &idx) || none.units(0) >= 0)
 }
 
 func TestRecordEncodingMatchesOracle(t *testing.T) {
@@ -213,15 +256,16 @@ func TestRecordEncodingMatchesOracle(t *testing.T) {
 	big := many(15, make([]byte, 65536))
 	big["S"] = str(1<<20/2-15*(8+2*4+4+65536)/2-60, "s")
 	cases["near entity limit"] = big
+	var c nameCache // shared, as by the entities of a transaction
 	for name, props := range cases {
 		t.Run(name, func(t *testing.T) {
-			for range 3 { // map order varies
-				requireSameAsOracle(t, &Entity{PartitionKey: "pk", RowKey: "rk", Properties: props})
+			for range 3 { // map order varies; the cache hits after the first
+				requireSameAsOracle(t, &Entity{PartitionKey: "pk", RowKey: "rk", Properties: props}, &c)
 			}
 		})
 	}
-	requireSameAsOracle(t, &Entity{PartitionKey: "", RowKey: "rk", Properties: map[string]any{"A": true}})
-	requireSameAsOracle(t, &Entity{PartitionKey: "pk", RowKey: str(1024, "r"), Properties: many(17, make([]byte, 61000))})
+	requireSameAsOracle(t, &Entity{PartitionKey: "", RowKey: "rk", Properties: map[string]any{"A": true}}, &c)
+	requireSameAsOracle(t, &Entity{PartitionKey: "pk", RowKey: str(1024, "r"), Properties: many(17, make([]byte, 61000))}, &c)
 }
 
 // FuzzRecordEncodingMatchesOracle builds property maps, valid and
@@ -243,6 +287,9 @@ func FuzzRecordEncodingMatchesOracle(f *testing.F) {
 			}
 			props[nm] = values[rng.IntN(len(values))]
 		}
-		requireSameAsOracle(t, &Entity{PartitionKey: "pk", RowKey: "rk", Properties: props})
+		// Twice with one cache: a miss, then a hit on the same names.
+		var c nameCache
+		requireSameAsOracle(t, &Entity{PartitionKey: "pk", RowKey: "rk", Properties: props}, &c)
+		requireSameAsOracle(t, &Entity{PartitionKey: "pk", RowKey: "rk", Properties: props}, &c)
 	})
 }

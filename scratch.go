@@ -16,6 +16,7 @@ type txnScratch struct {
 	ends  []int // end offset in buf of each action's record
 	refs  []actionRef
 	order []int32
+	names nameCache
 }
 
 // maxPooledBuf is the largest record buffer kept for reuse.
@@ -30,6 +31,7 @@ func getScratch() *txnScratch { return scratchPool.Get().(*txnScratch) }
 func putScratch(s *txnScratch) {
 	clear(s.acts)
 	clear(s.refs)
+	s.names = nameCache{}
 	if cap(s.buf) > maxPooledBuf {
 		s.buf = nil
 	}

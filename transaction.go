@@ -190,7 +190,7 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 				"row key %q appears more than once in the transaction", r.rk))
 		}
 		if !encoded {
-			if da, buf, m, err = prepareAction(buf, a.Type, r.e, a.IfMatch); err != nil {
+			if da, buf, m, err = prepareAction(buf, a.Type, r.e, a.IfMatch, &s.names); err != nil {
 				s.buf = buf
 				return nil, asBatchError(i, err)
 			}

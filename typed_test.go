@@ -213,7 +213,7 @@ func TestTypedReadMatchesMap(t *testing.T) {
 }
 
 func prepareErr(e *Entity) error {
-	_, _, _, err := prepareAction(nil, ActionInsert, e, "")
+	_, _, _, err := prepareAction(nil, ActionInsert, e, "", nil)
 	return err
 }
 

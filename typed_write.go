@@ -148,7 +148,7 @@ func prepareStructSlow(buf []byte, typ ActionType, v any, ifMatch ETag) (driver.
 	if err != nil {
 		return driver.Action{}, buf, 0, err
 	}
-	return prepareAction(buf, typ, e, ifMatch)
+	return prepareAction(buf, typ, e, ifMatch, nil)
 }
 
 // encodeStruct builds the action for the struct r, appending its record

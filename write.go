@@ -67,7 +67,7 @@ func modeAction(mode UpdateMode, merge, replace ActionType) (ActionType, error) 
 func (t *Table) write(ctx context.Context, typ ActionType, e *Entity, ifMatch ETag) error {
 	s := getScratch()
 	defer putScratch(s)
-	a, buf, _, err := prepareAction(s.buf[:0], typ, e, ifMatch)
+	a, buf, _, err := prepareAction(s.buf[:0], typ, e, ifMatch, nil)
 	s.buf = buf
 	if err != nil {
 		return err
@@ -90,9 +90,11 @@ func (t *Table) write(ctx context.Context, typ ActionType, e *Entity, ifMatch ET
 // If-Match rules of its type, and every property. Unless the action is a
 // delete it appends the entity's record, with a zero Timestamp, to buf
 // (the caller sets the action's Record from it). It returns the extended
-// buffer (buf on error) and the entity's size by Azure's formula. Errors
-// carry Azure's codes (see validateKey and appendProperties).
-func prepareAction(buf []byte, typ ActionType, e *Entity, ifMatch ETag) (driver.Action, []byte, int, error) {
+// buffer (buf on error) and the entity's size by Azure's formula. names,
+// if not nil, carries checked property names from one entity of a
+// transaction to the next. Errors carry Azure's codes (see validateKey
+// and appendProperties).
+func prepareAction(buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *nameCache) (driver.Action, []byte, int, error) {
 	if e == nil {
 		return driver.Action{}, buf, 0, newError(CodeInvalidInput, "entity is nil")
 	}
@@ -101,7 +103,7 @@ func prepareAction(buf []byte, typ ActionType, e *Entity, ifMatch ETag) (driver.
 		return a, buf, keySize, err
 	}
 	start := len(buf)
-	out, count, size, err := appendProperties(codec.AppendHeader(buf, 0), e.Properties)
+	out, count, size, err := appendProperties(codec.AppendHeader(buf, 0), e.Properties, names)
 	if err != nil {
 		return a, out[:start], 0, err
 	}
