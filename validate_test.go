@@ -110,3 +110,30 @@ func TestCheckEntityLimits(t *testing.T) {
 	require.Equal(t, maxEntityBytes, entitySize("pk", "rk", big))
 	require.NoError(t, checkEntityLimits("pk", "rk", big))
 }
+
+// TestPlainKey checks validateKey's fast path against its exact checks:
+// plainKey may only accept what they accept.
+func TestPlainKey(t *testing.T) {
+	exact := func(v string) bool {
+		for _, r := range v {
+			if r >= 0x80 || r < 0x20 || r == 0x7f || r == '/' || r == '\\' || r == '#' || r == '?' {
+				return false
+			}
+		}
+		return true
+	}
+	for n := 1; n <= 19; n++ {
+		for pos := 0; pos < n; pos++ {
+			for c := 0; c < 256; c++ {
+				b := []byte(strings.Repeat("k", n))
+				b[pos] = byte(c)
+				v := string(b)
+				require.Equal(t, exact(v), plainKey(v), "%q", v)
+				if plainKey(v) {
+					require.NoError(t, validateKey("RowKey", v))
+				}
+			}
+		}
+	}
+	require.True(t, plainKey("partition-0001 row_2.x"))
+}
