@@ -48,8 +48,7 @@ func (t *table) Commit(ctx context.Context, actions []driver.Action) (_ driver.C
 // REQUIRES: db.catMu held in read mode.
 func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) {
 	db := p.db
-	unlock := p.lock()
-	defer unlock()
+	defer p.lock().Unlock()
 
 	reads, err := p.readStored(actions)
 	if err != nil {

@@ -27,8 +27,7 @@ func (p partition) span(from, to string) (start, end []byte) {
 // range holds.
 // REQUIRES: db.catMu held in read mode.
 func (p partition) deleteRange(from, to string) error {
-	unlock := p.lock()
-	defer unlock()
+	defer p.lock().Unlock()
 	start, end := p.span(from, to)
 	b := p.db.pdb.NewBatch()
 	defer b.Close()

@@ -17,10 +17,11 @@ type partitionLocks struct {
 	stripes [partitionLockStripes]sync.Mutex
 }
 
-// lock locks the stripe of (tableID, pk) and returns its unlock function.
-func (l *partitionLocks) lock(tableID uint64, pk string) func() {
+// lock locks the stripe of (tableID, pk) and returns it, for the caller
+// to unlock.
+func (l *partitionLocks) lock(tableID uint64, pk string) *sync.Mutex {
 	h := maphash.String(l.seed, pk) ^ tableID*0x9e3779b97f4a7c15
 	m := &l.stripes[h%partitionLockStripes]
 	m.Lock()
-	return m.Unlock
+	return m
 }

@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/tablestore/tablestore/internal/keys"
+import (
+	"sync"
+
+	"github.com/tablestore/tablestore/internal/keys"
+)
 
 // partition is one PartitionKey of one table: the unit of locking, of
 // transactions and of key prefix. Every write to a partition goes through
@@ -16,9 +20,9 @@ func (db *Engine) partition(tableID uint64, pk string) partition {
 	return partition{db: db, tableID: tableID, pk: pk}
 }
 
-// lock serializes writes to the partition and returns the unlock
-// function. Reads take no lock.
-func (p partition) lock() func() { return p.db.locks.lock(p.tableID, p.pk) }
+// lock serializes writes to the partition: it locks the partition's
+// mutex and returns it for the caller to unlock. Reads take no lock.
+func (p partition) lock() *sync.Mutex { return p.db.locks.lock(p.tableID, p.pk) }
 
 // key appends the stored key of the partition's entity rk to dst.
 func (p partition) key(dst []byte, rk string) []byte {
