@@ -66,6 +66,9 @@ type decoder struct {
 	boxes boxes
 	ents  []Entity
 	props []namedValue // one entity's properties, before the map is sized
+	// names holds the previous entity's property names in record order:
+	// rows of one page mostly share them, so the strings are shared too.
+	names []string
 }
 
 // namedValue is one decoded property awaiting its map.
@@ -102,7 +105,7 @@ func (d *decoder) entity(r driver.Row) (*Entity, error) {
 		if d.sel != nil && !selected(d.sel, name) {
 			continue
 		}
-		props = append(props, namedValue{name: d.text(name), val: d.value(it.Value())})
+		props = append(props, namedValue{name: d.name(len(props), name), val: d.value(it.Value())})
 	}
 	if len(d.ents) == cap(d.ents) {
 		n := slabSize(cap(d.ents))
@@ -120,6 +123,25 @@ func (d *decoder) entity(r driver.Row) (*Entity, error) {
 	}
 	d.props = props[:0]
 	return e, nil
+}
+
+// name returns the string of the i-th property name of an entity: the
+// previous entity's when it is the same, else a new one remembered for
+// the next entity.
+func (d *decoder) name(i int, b []byte) string {
+	if d.owned {
+		return unsafeString(b)
+	}
+	if i < len(d.names) && d.names[i] == string(b) {
+		return d.names[i]
+	}
+	s := d.arena.String(b)
+	if i < len(d.names) {
+		d.names[i] = s
+	} else if i == len(d.names) {
+		d.names = append(d.names, s)
+	}
+	return s
 }
 
 // text returns b as a string: aliasing the record when it is owned, else

@@ -81,21 +81,31 @@ func QueryAs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, error]
 			yield(nil, err)
 			return
 		}
+		// Values live in slabs that are never moved, so yielded pointers
+		// stay valid and a page costs no copying as it grows.
+		var slab []T
+		var rows []*T
 		for {
-			page, err := readPageAs[T](ctx, t, p, pq)
+			rows = rows[:0]
+			d := &decoder{sel: pq.req.Select}
+			cont, err := t.readRows(ctx, pq, func(r driver.Row) error {
+				v := next(&slab)
+				rows = append(rows, v)
+				return decodeInto(d, p, v, r)
+			})
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			for i := range page.Entities {
-				if !yield(&page.Entities[i], nil) {
+			for _, v := range rows {
+				if !yield(v, nil) {
 					return
 				}
 			}
-			if page.Continuation == "" {
+			if cont == "" {
 				return
 			}
-			from, _, table, err := decodeContinuation(page.Continuation)
+			from, _, table, err := decodeContinuation(cont)
 			if err != nil {
 				yield(nil, err)
 				return

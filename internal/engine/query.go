@@ -45,8 +45,12 @@ func (t *table) queryPage(ctx context.Context, q *driver.QueryRequest, emit func
 		return driver.PageResult{}, err
 	}
 	defer release()
-	op := "query of table " + t.name
-	defer t.db.recoverStop(op, &err)
+	op := func() string { return "query of table " + t.name }
+	defer func() {
+		if r := recover(); r != nil {
+			t.db.recovered(r, op(), &err)
+		}
+	}()
 	info, err := t.resolve()
 	if err != nil {
 		return driver.PageResult{}, err
@@ -81,7 +85,7 @@ func (t *table) queryPage(ctx context.Context, q *driver.QueryRequest, emit func
 		}
 	}
 	if err != nil && !r.emitFailed {
-		err = t.db.storageErr(op, err)
+		err = t.db.storageErr(op(), err)
 	}
 	if err != nil {
 		return driver.PageResult{}, err

@@ -68,23 +68,39 @@ func (t *table) Get(ctx context.Context, pk, rk string, _ []string) (_ driver.Ro
 		return driver.Row{}, err
 	}
 	defer release()
-	op := fmt.Sprintf("get (%s, %q, %q)", t.name, pk, rk)
-	defer t.db.recoverStop(op, &err)
+	// The description is built only when needed: a Sprintf per Get
+	// would cost more than a cached read.
+	op := func() string { return fmt.Sprintf("get (%s, %q, %q)", t.name, pk, rk) }
+	defer func() {
+		if r := recover(); r != nil {
+			t.db.recovered(r, op(), &err)
+		}
+	}()
 	info, err := t.resolve()
 	if err != nil {
 		return driver.Row{}, err
 	}
-	key := keys.Entity(nil, info.id, pk, rk)
+	var buf [64]byte
+	key := keys.Entity(keyBuf(buf[:0], len(pk)+len(rk)), info.id, pk, rk)
 	val, closer, err := t.db.pdb.Get(key)
 	if err == pebble.ErrNotFound {
 		return driver.Row{}, errorf("ResourceNotFound", "entity (%q, %q) does not exist", pk, rk)
 	}
 	if err != nil {
-		return driver.Row{}, t.db.storageErr(op, err)
+		return driver.Row{}, t.db.storageErr(op(), err)
 	}
 	rec := codec.Record(append([]byte(nil), val...))
 	closer.Close()
 	return driver.Row{PartitionKey: pk, RowKey: rk, Record: rec, ETag: etagOf(rec)}, nil
+}
+
+// keyBuf returns buf, or a new buffer when buf cannot hold an entity key
+// of n key bytes, so building the key allocates at most once.
+func keyBuf(buf []byte, n int) []byte {
+	if n += 9; cap(buf) < n {
+		return make([]byte, 0, n)
+	}
+	return buf[:0]
 }
 
 // etagOf returns the ETag of a stored record, or "" when its Timestamp
