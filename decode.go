@@ -2,6 +2,7 @@ package tablestore
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
@@ -89,24 +90,28 @@ func (d *decoder) entity(r driver.Row) (*Entity, error) {
 	if etag == "" {
 		etag = etagFor(ts)
 	}
-	props := d.props[:0]
-	if props == nil {
-		props = make([]namedValue, 0, 16)
-	}
-	for it := rec.Iter(); ; {
-		if !it.Next() {
-			if err := it.Err(); err != nil {
-				d.props = props[:0]
-				return nil, corruptEntity(pk, rk, err)
-			}
-			break
+	if d.owned {
+		// One entity: its properties wait on the stack.
+		var local [16]namedValue
+		props, err := d.collect(local[:0], rec)
+		if err != nil {
+			return nil, corruptEntity(pk, rk, err)
 		}
-		name := it.Name()
-		if d.sel != nil && !selected(d.sel, name) {
-			continue
-		}
-		props = append(props, namedValue{name: d.name(len(props), name), val: d.value(it.Value())})
+		return d.build(pk, rk, ts, etag, props), nil
 	}
+	if d.props == nil {
+		d.props = make([]namedValue, 0, 16)
+	}
+	props, err := d.collect(d.props[:0], rec)
+	d.props = props[:0]
+	if err != nil {
+		return nil, corruptEntity(pk, rk, err)
+	}
+	return d.build(pk, rk, ts, etag, props), nil
+}
+
+// build makes the entity of decoded properties props, clearing them.
+func (d *decoder) build(pk, rk string, ts time.Time, etag ETag, props []namedValue) *Entity {
 	if len(d.ents) == cap(d.ents) {
 		n := slabSize(cap(d.ents))
 		if d.owned {
@@ -121,8 +126,20 @@ func (d *decoder) entity(r driver.Row) (*Entity, error) {
 		e.Properties[props[i].name] = props[i].val
 		props[i] = namedValue{}
 	}
-	d.props = props[:0]
-	return e, nil
+	return e
+}
+
+// collect appends rec's properties (those d selects) to props, decoded.
+func (d *decoder) collect(props []namedValue, rec codec.Record) ([]namedValue, error) {
+	it := rec.Iter()
+	for it.Next() {
+		name := it.Name()
+		if d.sel != nil && !selected(d.sel, name) {
+			continue
+		}
+		props = append(props, namedValue{name: d.name(len(props), name), val: d.value(it.Value())})
+	}
+	return props, it.Err()
 }
 
 // name returns the string of the i-th property name of an entity: the

@@ -187,16 +187,24 @@ func (d *decoder) into(p *typedPlan, base unsafe.Pointer, r driver.Row) error {
 	it := rec.Iter()
 	for it.Next() {
 		name := it.Name()
-		for j < len(p.props) && p.props[j].name < string(name) {
+		// Records of one type mostly hold its fields in order: test for
+		// the expected name before ordering. Names are unique on both
+		// sides, so a field once matched is passed.
+		if j < len(p.props) && p.props[j].name == string(name) {
 			j++
-		}
-		if j == len(p.props) || p.props[j].name != string(name) {
-			continue
+		} else {
+			for j < len(p.props) && p.props[j].name < string(name) {
+				j++
+			}
+			if j == len(p.props) || p.props[j].name != string(name) {
+				continue
+			}
+			j++
 		}
 		if d.sel != nil && !selected(d.sel, name) {
 			continue
 		}
-		f := &p.props[j]
+		f := &p.props[j-1]
 		if v := it.Value(); !d.setFast(f, base, v) {
 			if err := setField(f.fieldPlan, f.value(base), decodeValue(v)); err != nil {
 				return err
