@@ -118,6 +118,9 @@ func QueryAs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, error]
 // readPageAs reads one page of a prepared query into values of T.
 func readPageAs[T any](ctx context.Context, t *Table, p *typedPlan, pq *preparedQuery) (*PageAs[T], error) {
 	page := &PageAs[T]{}
+	if n := min(int(p.lastPage.Load()), pq.req.Top); n > 0 {
+		page.Entities = make([]T, 0, n)
+	}
 	d := &decoder{sel: pq.req.Select}
 	cont, err := t.readRows(ctx, pq, func(r driver.Row) error {
 		if len(page.Entities) == cap(page.Entities) {
@@ -129,6 +132,7 @@ func readPageAs[T any](ctx context.Context, t *Table, p *typedPlan, pq *prepared
 	if err != nil {
 		return nil, err
 	}
+	p.lastPage.Store(int32(len(page.Entities)))
 	page.Continuation = cont
 	return page, nil
 }
