@@ -53,7 +53,22 @@ func decodeEntity(pk, rk string, rec codec.Record, sel []string) (*Entity, error
 func decodeRow(r driver.Row, sel []string, owned bool) (*Entity, error) {
 	var d decoder
 	d.sel, d.owned = sel, owned
+	if owned {
+		// One entity (a Get): its slabs come in one allocation.
+		one := new(oneEntity)
+		d.ents = one.ents[:0]
+		d.boxes = boxes{strs: one.strs[:0], words: one.words[:0], times: one.times[:0]}
+	}
 	return d.entity(r)
+}
+
+// oneEntity holds the memory one typical decoded entity needs; values
+// beyond it go to slabs of their own.
+type oneEntity struct {
+	ents  [1]Entity
+	strs  [8]string
+	words [8]uint64
+	times [2]time.Time
 }
 
 // decoder turns the rows of one page (or one Get) into entities. It hands
@@ -113,11 +128,7 @@ func (d *decoder) entity(r driver.Row) (*Entity, error) {
 // build makes the entity of decoded properties props, clearing them.
 func (d *decoder) build(pk, rk string, ts time.Time, etag ETag, props []namedValue) *Entity {
 	if len(d.ents) == cap(d.ents) {
-		n := slabSize(cap(d.ents))
-		if d.owned {
-			n = 1 // a Get: one entity
-		}
-		d.ents = make([]Entity, 0, n)
+		d.ents = make([]Entity, 0, slabSize(cap(d.ents)))
 	}
 	d.ents = append(d.ents, Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts, ETag: etag,
 		Properties: make(map[string]any, len(props))})
