@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
@@ -89,9 +90,18 @@ func (t *table) Get(ctx context.Context, pk, rk string, _ []string) (_ driver.Ro
 	if err != nil {
 		return driver.Row{}, t.db.storageErr(op(), err)
 	}
-	rec := codec.Record(append([]byte(nil), val...))
+	// The copy of the record and the ETag's text share one allocation.
+	n := len(val)
+	out := make([]byte, n, n+codec.ETagLen)
+	copy(out, val)
 	closer.Close()
-	return driver.Row{PartitionKey: pk, RowKey: rk, Record: rec, ETag: etagOf(rec)}, nil
+	rec := codec.Record(out[:n:n])
+	etag := ""
+	if ticks, err := rec.Timestamp(); err == nil {
+		out = codec.AppendETag(out, codec.TimeFromTicks(ticks))
+		etag = unsafe.String(&out[n], len(out)-n)
+	}
+	return driver.Row{PartitionKey: pk, RowKey: rk, Record: rec, ETag: etag}, nil
 }
 
 // keyBuf returns buf, or a new buffer when buf cannot hold an entity key
@@ -101,14 +111,4 @@ func keyBuf(buf []byte, n int) []byte {
 		return make([]byte, 0, n)
 	}
 	return buf[:0]
-}
-
-// etagOf returns the ETag of a stored record, or "" when its Timestamp
-// does not decode (the caller's decoding then reports the corruption).
-func etagOf(rec codec.Record) string {
-	ticks, err := rec.Timestamp()
-	if err != nil {
-		return ""
-	}
-	return codec.FormatETag(codec.TimeFromTicks(ticks))
 }
