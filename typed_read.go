@@ -67,8 +67,8 @@ func QueryPageAs[T any](ctx context.Context, t *Table, q Query) (*PageAs[T], err
 }
 
 // QueryAs is Query reading into values of T, as QueryPageAs does; it
-// yields pointers into each page's slice, which stay valid. On an error
-// it yields (nil, err) and stops.
+// yields a pointer to each value, which stays valid and is not reused.
+// On an error it yields (nil, err) and stops.
 func QueryAs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		p, err := planOf[T]()
