@@ -3,11 +3,11 @@ package engine
 import (
 	"bytes"
 	"context"
-	"math/big"
+	"encoding/binary"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
@@ -15,10 +15,21 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// parallelChunkBytes is the estimated size of the key segments a parallel
-// scan hands its workers. Small segments bound the work read past the end
-// of a page; each costs a few dozen size estimates to find.
-const parallelChunkBytes = 1 << 20
+// Sizes of a parallel scan, in Pebble's estimate of sstable bytes
+// (variables so tests can shrink them).
+var (
+	// parallelMinBytes is the least a page's ranges must hold to be read
+	// in parallel: below it, setting up workers costs more than it saves.
+	parallelMinBytes uint64 = 4 << 20
+	// firstChunkBytes is the size of a page's first segment; each next
+	// one doubles, up to parallelChunkBytes. A page that ends soon (a
+	// filter matching much, a small Top) so reads little past its end.
+	firstChunkBytes uint64 = 256 << 10
+	// parallelChunkBytes is the largest segment. It bounds the work read
+	// past the end of a page and thrown away; at about 100 bytes an entity
+	// a 1 MiB segment is some ten thousand entities, a few milliseconds.
+	parallelChunkBytes uint64 = 1 << 20
+)
 
 // parallelPages counts pages read by parallelScan, for tests.
 var parallelPages atomic.Int64
@@ -30,15 +41,21 @@ func ParallelPages() int64 { return parallelPages.Load() }
 // span is a half-open range of stored keys.
 type span struct{ lo, hi []byte }
 
-// parallelOK reports whether a page over ranges should be read by
-// parallelScan: a residual to evaluate, more than one worker, and enough
-// data on disk in the ranges for several segments.
+// parallelOK reports whether a page over spans should be read by
+// parallelScan. The rule: more than one worker, a forward read, a residual
+// filter to evaluate (without one every entity is a match, the page ends
+// after Top entities and there is nothing to share out), and at least
+// parallelMinBytes on disk between the first span's start and the last
+// one's end, so a small scan (and every page of a small table) is read
+// serially whatever Parallelism is. Selectivity is not known beforehand;
+// the growing segments (see firstChunkBytes) keep the cost of a page that
+// ends early to about one small segment.
 func (r *pageReader) parallelOK(spans []span) bool {
 	if r.db.opts.Parallelism <= 1 || r.reverse || r.q.Plan.Residual == nil || len(spans) == 0 {
 		return false
 	}
 	used, err := r.db.pdb.EstimateDiskUsage(spans[0].lo, spans[len(spans)-1].hi)
-	return err == nil && used >= 2*parallelChunkBytes
+	return err == nil && used >= parallelMinBytes
 }
 
 // rawSpans maps ranges to stored keys.
@@ -55,24 +72,63 @@ func rawSpans(id uint64, ranges []plan.KeyRange) []span {
 	return out
 }
 
-// chunk is one key segment of a parallel scan and what a worker found in
-// it.
-type chunk struct {
-	lo, hi   []byte
-	rows     []driver.Row
-	at       []int // at[i] is rows[i]'s 1-based position among the examined
-	examined int
-	capped   bool   // stopped by Top or PageScanLimit before its end
-	timeout  bool   // stopped by PageTimeLimit before the entity at next
-	next     []byte // with timeout: the first entity not examined
-	done     chan struct{}
+// bounds locates bytes in a chunk's buf.
+type bounds struct{ lo, hi int32 }
+
+// match is a matching entity a worker found, its bytes in the chunk's
+// buf.
+type match struct {
+	at          int    // 1-based position among the entities the chunk examined
+	pk, rk, val bounds // the keys and the stored record
+	after       bounds // the key of the next entity in the chunk, if any
 }
 
+// chunk is one key segment of a parallel scan and what a worker found in
+// it. The merger sets the limits before it waits for the chunk; the
+// worker owns the rest until it closes done.
+type chunk struct {
+	lo, hi   []byte
+	rows     []match
+	buf      []byte // the matches' bytes
+	examined int
+	capped   bool   // stopped by a limit before the entity at next
+	timeout  bool   // stopped by PageTimeLimit before the entity at next
+	next     []byte // with capped or timeout: the first entity not examined
+	// The most matches to keep and entities to examine: Top and
+	// PageScanLimit until the merger knows what the page still needs.
+	rowLimit, scanLimit atomic.Int64
+	done                chan struct{}
+}
+
+var chunkPool = sync.Pool{New: func() any { return new(chunk) }}
+
+// newChunk returns an empty chunk for [lo, hi).
+func newChunk(lo, hi []byte, top, scan int) *chunk {
+	c := chunkPool.Get().(*chunk)
+	c.lo, c.hi = lo, hi
+	c.rows, c.buf = c.rows[:0], c.buf[:0]
+	c.examined, c.capped, c.timeout, c.next = 0, false, false, nil
+	c.rowLimit.Store(int64(top))
+	c.scanLimit.Store(int64(scan))
+	c.done = make(chan struct{})
+	return c
+}
+
+// keep appends b to the chunk's buf.
+func (c *chunk) keep(b []byte) bounds {
+	lo := len(c.buf)
+	c.buf = append(c.buf, b...)
+	return bounds{int32(lo), int32(len(c.buf))}
+}
+
+func (c *chunk) bytes(b bounds) []byte { return c.buf[b.lo:b.hi] }
+
 // parallelScan reads a page as scan does, with the key space of spans
-// cut into segments of about parallelChunkBytes that Parallelism workers
-// read concurrently from one snapshot. Results are merged in key order and
-// the page ends exactly where scan's would by Top and PageScanLimit (and,
-// like scan, wherever PageTimeLimit runs out).
+// cut into segments (see splitter) that Parallelism workers read
+// concurrently from one snapshot, each with one iterator for the whole
+// page. Results are merged in key order and the page ends exactly where
+// scan's would by Top and PageScanLimit (and, like scan, wherever
+// PageTimeLimit runs out).
 func (r *pageReader) parallelScan(spans []span) error {
 	parallelPages.Add(1)
 	snap := r.db.pdb.NewSnapshot()
@@ -85,33 +141,41 @@ func (r *pageReader) parallelScan(spans []span) error {
 	work := make(chan *chunk, lookahead)
 	order := make(chan *chunk, lookahead)
 	slots := make(chan struct{}, lookahead)
+	top, scanLimit := r.q.Top, r.db.opts.PageScanLimit
 	// The dispatcher cuts segments in order, at most lookahead ahead of
 	// the merger.
 	g.Go(func() error {
 		defer close(work)
 		defer close(order)
-		end := spans[len(spans)-1].hi
-		for lo := spans[0].lo; bytes.Compare(lo, end) < 0; {
+		sp, err := r.db.newSplitter(snap, spans[0].lo, spans[len(spans)-1].hi)
+		if err != nil {
+			return err
+		}
+		for !sp.done() {
 			select {
 			case slots <- struct{}{}:
 			case <-gctx.Done():
 				return nil
 			}
-			hi, err := r.db.splitAfter(lo, end, parallelChunkBytes)
+			lo, hi, err := sp.next()
 			if err != nil {
 				return err
 			}
-			c := &chunk{lo: lo, hi: hi, done: make(chan struct{})}
+			c := newChunk(lo, hi, top, scanLimit)
 			work <- c
 			order <- c
-			lo = hi
 		}
 		return nil
 	})
 	for range workers {
 		g.Go(func() error {
+			it, err := snap.NewIter(nil)
+			if err != nil {
+				return err
+			}
+			defer it.Close()
 			for c := range work {
-				err := r.readChunk(gctx, snap, spans, c)
+				err := r.readChunk(gctx, it, spans, c)
 				close(c.done)
 				if err != nil {
 					return err
@@ -149,22 +213,25 @@ func clip(spans []span, lo, hi []byte) []span {
 	return out
 }
 
-// readChunk examines the entities of c's segment inside spans, keeping
-// copies of the matches, until it has Top of them, has examined
-// PageScanLimit entities, or PageTimeLimit runs out.
-func (r *pageReader) readChunk(ctx context.Context, snap *pebble.Snapshot, spans []span, c *chunk) error {
-	it, err := snap.NewIter(nil)
-	if err != nil {
-		return err
-	}
-	defer it.Close()
+// readChunk examines the entities of c's segment inside spans with it,
+// keeping copies of the matches, until it has c's row limit of them, has
+// examined its scan limit, or PageTimeLimit runs out. Per entity it does
+// what scan does, so a worker's time per entity is the serial one.
+func (r *pageReader) readChunk(ctx context.Context, it *pebble.Iterator, spans []span, c *chunk) error {
 	var view codec.View
 	opts := &r.db.opts
+	residual := r.q.Plan.Residual
+	pending := -1 // index of a match whose next entity is not yet seen
 	for _, s := range clip(spans, c.lo, c.hi) {
 		it.SetBounds(s.lo, s.hi)
 		for valid := it.First(); valid; valid = it.Next() {
-			if len(c.rows) >= r.q.Top || c.examined >= opts.PageScanLimit {
-				c.capped = true
+			key := it.Key()
+			if pending >= 0 {
+				c.rows[pending].after = c.keep(key)
+				pending = -1
+			}
+			if int64(len(c.rows)) >= c.rowLimit.Load() || int64(c.examined) >= c.scanLimit.Load() {
+				c.capped, c.next = true, bytes.Clone(key)
 				return nil
 			}
 			if c.examined > 0 && c.examined%BudgetCheckEvery == 0 {
@@ -172,13 +239,13 @@ func (r *pageReader) readChunk(ctx context.Context, snap *pebble.Snapshot, spans
 					return err
 				}
 				if opts.Clock().UnixNano()-r.start >= int64(opts.PageTimeLimit) {
-					c.timeout, c.next = true, bytes.Clone(it.Key())
+					c.timeout, c.next = true, bytes.Clone(key)
 					return nil
 				}
 			}
-			_, pk, rk, err := keys.Split(it.Key())
+			_, pk, rk, err := keys.Split(key)
 			if err != nil {
-				return corruptRecord(it.Key(), err)
+				return corruptRecord(key, err)
 			}
 			val, err := it.ValueAndErr()
 			if err != nil {
@@ -186,16 +253,11 @@ func (r *pageReader) readChunk(ctx context.Context, snap *pebble.Snapshot, spans
 			}
 			c.examined++
 			view = codec.View{PartitionKey: pk, RowKey: rk, Record: codec.Record(val)}
-			if !filter.Eval(r.q.Plan.Residual, &view) {
+			if !filter.Eval(residual, &view) {
 				continue
 			}
-			rec := codec.Record(bytes.Clone(val))
-			etag := ""
-			if ticks, err := rec.Timestamp(); err == nil {
-				etag = codec.FormatETag(codec.TimeFromTicks(ticks))
-			}
-			c.rows = append(c.rows, driver.Row{PartitionKey: string(pk), RowKey: string(rk), Record: rec, ETag: etag})
-			c.at = append(c.at, c.examined)
+			c.rows = append(c.rows, match{at: c.examined, pk: c.keep(pk), rk: c.keep(rk), val: c.keep(val)})
+			pending = len(c.rows) - 1
 		}
 		if err := it.Error(); err != nil {
 			return err
@@ -204,59 +266,86 @@ func (r *pageReader) readChunk(ctx context.Context, snap *pebble.Snapshot, spans
 	return nil
 }
 
+// parallelTrace, when set (by tests), is told about each chunk the
+// merger reads: its bounds, how many of its entities the page examined
+// and emitted, and, for the chunk that ends the page, why.
+var parallelTrace func(lo, hi []byte, examined, emitted int, end string)
+
 // mergeChunks emits the chunks' matches in order and ends the page where
 // a serial scan would: before examining an entity, it stops there when
-// Top entities have been emitted or PageScanLimit examined.
+// Top entities have been emitted or PageScanLimit examined. Before
+// waiting for a chunk it tells the chunk's worker what the page still
+// needs, so the chunk where the page ends stops there.
 func (r *pageReader) mergeChunks(ctx context.Context, snap *pebble.Snapshot, spans []span, order <-chan *chunk, slots <-chan struct{}) error {
 	limit := r.db.opts.PageScanLimit
 	for c := range order {
+		need := limit - r.examined // entities the page may still examine
+		c.rowLimit.Store(int64(r.q.Top - r.emitted))
+		c.scanLimit.Store(int64(need))
 		select {
 		case <-c.done:
 		case <-ctx.Done():
 			return nil // the error is the group's
 		}
 		<-slots
-		need := limit - r.examined // entities the page may still examine
-		prev := 0                  // position of the last match emitted
-		for i, row := range c.rows {
+		emitted0 := r.emitted
+		trace := func(examined int, end string) {
+			if parallelTrace != nil {
+				parallelTrace(c.lo, c.hi, examined, r.emitted-emitted0, end)
+			}
+		}
+		prev := 0 // position of the last match emitted
+		var after []byte
+		for i := range c.rows {
+			m := &c.rows[i]
 			if r.emitted >= r.q.Top {
-				return r.stopAt(snap, spans, c, prev+1)
+				trace(prev, "top")
+				return r.stopAt(snap, spans, c, prev+1, after)
 			}
-			if c.at[i] > need {
-				return r.stopAt(snap, spans, c, need+1)
+			if m.at > need {
+				trace(need, "scan limit")
+				return r.stopAt(snap, spans, c, need+1, nil)
 			}
-			r.emitted++
-			if err := r.emit(row); err != nil {
-				r.emitFailed = true
+			pk, rk := r.keyStrings(c.bytes(m.pk), c.bytes(m.rk))
+			if err := r.emitMatch(pk, rk, codec.Record(c.bytes(m.val))); err != nil {
 				return err
 			}
-			prev = c.at[i]
+			prev, after = m.at, c.bytes(m.after)
 		}
 		switch {
 		case r.emitted >= r.q.Top:
-			return r.stopAt(snap, spans, c, prev+1)
+			trace(prev, "top")
+			return r.stopAt(snap, spans, c, prev+1, after)
 		case c.examined > need:
-			return r.stopAt(snap, spans, c, need+1)
+			trace(need, "scan limit")
+			return r.stopAt(snap, spans, c, need+1, nil)
 		case c.capped:
 			// Examined exactly the budget; the next entity is the stop.
-			return r.stopAt(snap, spans, c, c.examined+1)
+			trace(c.examined, "scan limit")
+			return r.stopAt(snap, spans, c, c.examined+1, c.next)
 		case c.timeout:
-			_, pk, rk, err := keys.Split(c.next)
-			if err != nil {
-				return corruptRecord(c.next, err)
-			}
-			r.resumeAt(string(pk), string(rk))
-			return nil
+			trace(c.examined, "time limit")
+			return r.stopAt(snap, spans, c, c.examined+1, c.next)
 		}
+		trace(c.examined, "")
 		r.examined += c.examined
+		chunkPool.Put(c)
 	}
 	return nil
 }
 
 // stopAt ends the page at the p-th entity of spans from the start of c
-// (it may lie in a later chunk), or with no resume point when there is no
-// such entity.
-func (r *pageReader) stopAt(snap *pebble.Snapshot, spans []span, c *chunk, p int) error {
+// (it may lie in a later chunk), whose key is known when next is not
+// empty, or with no resume point when there is no such entity.
+func (r *pageReader) stopAt(snap *pebble.Snapshot, spans []span, c *chunk, p int, next []byte) error {
+	if len(next) > 0 {
+		_, pk, rk, err := keys.Split(next)
+		if err != nil {
+			return corruptRecord(next, err)
+		}
+		r.resumeAt(string(pk), string(rk))
+		return nil
+	}
 	it, err := snap.NewIter(nil)
 	if err != nil {
 		return err
@@ -283,38 +372,117 @@ func (r *pageReader) stopAt(snap *pebble.Snapshot, spans []span, c *chunk, p int
 	return nil
 }
 
-// splitAfter returns a key k in (lo, end] such that the estimated disk
-// usage of [lo, k) is about want, found by bisection; end when the rest is
-// smaller.
-func (db *Engine) splitAfter(lo, end []byte, want uint64) ([]byte, error) {
-	used, err := db.pdb.EstimateDiskUsage(lo, end)
-	if err != nil || used <= want {
-		return end, err
+// splitter cuts [lo, end) into the consecutive segments of a parallel
+// scan, each about a target size, growing from firstChunkBytes to
+// parallelChunkBytes. It places a cut by interpolation: keys are read as
+// numbers (the 8 bytes after the common prefix of the first and last
+// stored keys), and the density of bytes per unit seen so far gives the
+// width of the next segment; one EstimateDiskUsage call checks it, and a
+// cut far from its target is moved (at most maxRetries times) before it
+// is taken. So a segment costs one or two size estimates, and keys spread
+// unevenly give segments of uneven size, never wrong results.
+type splitter struct {
+	db       *Engine
+	lo, end  []byte  // the next segment's start; the end of the last
+	prefix   []byte  // common prefix of the first and last stored keys
+	x, lastX uint64  // lo's and the last stored key's numbers
+	density  float64 // estimated bytes per unit
+	size     uint64  // the next segment's target
+}
+
+// maxRetries bounds the size estimates spent moving one cut.
+const maxRetries = 3
+
+// newSplitter returns a splitter of [lo, end) over snap's view.
+func (db *Engine) newSplitter(snap *pebble.Snapshot, lo, end []byte) (*splitter, error) {
+	s := &splitter{db: db, lo: lo, end: end, size: firstChunkBytes}
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: end})
+	if err != nil {
+		return nil, err
 	}
-	a, b := keyNum(lo), keyNum(end)
-	for range 64 {
-		if new(big.Int).Sub(b, a).Cmp(big.NewInt(1)) <= 0 {
-			break
+	defer it.Close()
+	if !it.First() {
+		return s, it.Error() // nothing stored: one segment
+	}
+	first := bytes.Clone(it.Key())
+	if !it.Last() {
+		return nil, it.Error()
+	}
+	last := it.Key()
+	n := 0
+	for n < len(first) && n < len(last) && first[n] == last[n] {
+		n++
+	}
+	s.prefix = first[:n:n]
+	s.x, s.lastX = s.num(first), s.num(last)
+	total, err := db.pdb.EstimateDiskUsage(lo, end)
+	if err != nil {
+		return nil, err
+	}
+	if s.lastX > s.x {
+		s.density = float64(total) / float64(s.lastX-s.x)
+	}
+	return s, nil
+}
+
+// done reports whether every segment has been handed out.
+func (s *splitter) done() bool { return s.lo == nil }
+
+// num reads the 8 bytes of k after the prefix, zero-padded, as a number.
+func (s *splitter) num(k []byte) uint64 {
+	var b [8]byte
+	if len(k) > len(s.prefix) {
+		copy(b[:], k[len(s.prefix):])
+	}
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// key is num's inverse: the prefix and x's 8 bytes. It lies strictly
+// between the first and last stored keys when x does between their
+// numbers.
+func (s *splitter) key(x uint64) []byte {
+	k := make([]byte, len(s.prefix)+8)
+	copy(k, s.prefix)
+	binary.BigEndian.PutUint64(k[len(s.prefix):], x)
+	return k
+}
+
+// next returns the next segment; after the last, done is true.
+func (s *splitter) next() (lo, hi []byte, err error) {
+	lo = s.lo
+	if s.density <= 0 {
+		s.lo = nil
+		return lo, s.end, nil
+	}
+	target := s.size
+	s.size = min(2*s.size, parallelChunkBytes)
+	width := float64(target) / s.density
+	for try := 0; ; try++ {
+		x := s.lastX
+		if w := uint64(max(width, 1)); w < s.lastX-s.x {
+			x = s.x + w
 		}
-		mid := new(big.Int).Add(a, b)
-		mid.Rsh(mid, 1)
-		u, err := db.pdb.EstimateDiskUsage(lo, numKey(mid))
+		hi = s.end
+		if x < s.lastX {
+			hi = s.key(x)
+		}
+		used, err := s.db.pdb.EstimateDiskUsage(lo, hi)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if u >= want-want/4 && u <= want+want/4 {
-			b = mid // close enough: segments need not be exact
-			break
+		ratio := float64(used) / float64(target)
+		if x < s.lastX && used > 0 {
+			s.density = float64(used) / float64(x-s.x)
 		}
-		if u < want {
-			a = mid
-		} else {
-			b = mid
+		if try < maxRetries && (ratio > 2 || (ratio < 0.5 && x < s.lastX)) {
+			width /= min(max(ratio, 1.0/16), 16)
+			continue
 		}
+		if x >= s.lastX {
+			s.lo = nil
+			return lo, s.end, nil
+		}
+		s.x, s.lo = x, hi
+		return lo, hi, nil
 	}
-	k := numKey(b)
-	if bytes.Compare(k, lo) <= 0 || bytes.Compare(k, end) > 0 {
-		return end, nil
-	}
-	return k, nil
 }

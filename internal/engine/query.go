@@ -183,7 +183,12 @@ func (r *pageReader) examine(pk, rk []byte, pkStr, rkStr string, val []byte) err
 	if pkStr == "" {
 		pkStr, rkStr = r.keyStrings(pk, rk)
 	}
-	rec := r.view.Record
+	return r.emitMatch(pkStr, rkStr, r.view.Record)
+}
+
+// emitMatch emits a matching entity, with its ETag made from its
+// Timestamp.
+func (r *pageReader) emitMatch(pkStr, rkStr string, rec codec.Record) error {
 	etag := ""
 	if ticks, err := rec.Timestamp(); err == nil {
 		if ticks != r.lastTicks || r.lastETag == "" {
