@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -29,6 +30,9 @@ var (
 	// past the end of a page and thrown away; at about 100 bytes an entity
 	// a 1 MiB segment is some ten thousand entities, a few milliseconds.
 	parallelChunkBytes uint64 = 1 << 20
+	// minChunkBytes is the smallest segment, cut where the page is
+	// expected to end (see pageProgress.left).
+	minChunkBytes uint64 = 64 << 10
 )
 
 // parallelPages counts pages read by parallelScan, for tests.
@@ -91,6 +95,7 @@ type chunk struct {
 	rows     []match
 	buf      []byte // the matches' bytes
 	examined int
+	est      uint64 // the segment's estimated size
 	capped   bool   // stopped by a limit before the entity at next
 	timeout  bool   // stopped by PageTimeLimit before the entity at next
 	next     []byte // with capped or timeout: the first entity not examined
@@ -144,24 +149,29 @@ func (r *pageReader) parallelScan(spans []span) error {
 	top, scanLimit := r.q.Top, r.db.opts.PageScanLimit
 	// The dispatcher cuts segments in order, at most lookahead ahead of
 	// the merger.
+	prog := &pageProgress{}
 	g.Go(func() error {
 		defer close(work)
 		defer close(order)
+		var dispatched uint64 // estimated bytes handed out
 		sp, err := r.db.newSplitter(snap, spans[0].lo, spans[len(spans)-1].hi)
 		if err != nil {
 			return err
 		}
+		defer sp.close()
 		for !sp.done() {
 			select {
 			case slots <- struct{}{}:
 			case <-gctx.Done():
 				return nil
 			}
-			lo, hi, err := sp.next()
+			lo, hi, est, err := sp.next(prog.left(top, scanLimit, workers, dispatched))
 			if err != nil {
 				return err
 			}
+			dispatched += est
 			c := newChunk(lo, hi, top, scanLimit)
+			c.est = est
 			work <- c
 			order <- c
 		}
@@ -184,7 +194,7 @@ func (r *pageReader) parallelScan(spans []span) error {
 			return nil
 		})
 	}
-	err := r.mergeChunks(gctx, snap, spans, order, slots)
+	err := r.mergeChunks(gctx, snap, spans, order, slots, prog)
 	cancel()
 	if werr := g.Wait(); err == nil && werr != nil && r.ctx.Err() == nil && werr != context.Canceled {
 		err = werr
@@ -193,6 +203,41 @@ func (r *pageReader) parallelScan(spans []span) error {
 		err = r.ctx.Err()
 	}
 	return err
+}
+
+// pageProgress is what the merger has read of a page so far, for the
+// dispatcher to size segments by.
+type pageProgress struct {
+	bytes, examined, emitted atomic.Int64
+}
+
+// merged records that the merger is done with c.
+func (p *pageProgress) merged(c *chunk, examined, emitted int) {
+	p.bytes.Add(int64(c.est))
+	p.examined.Store(int64(examined))
+	p.emitted.Store(int64(emitted))
+}
+
+// left estimates how many bytes the next segment should have so that the
+// page, by the rate of matches and the bytes per entity seen so far, does
+// not end long before the segments handed out: a share of the bytes the
+// page still needs after those in flight, or no bound before anything is
+// known.
+func (p *pageProgress) left(top, scanLimit, workers int, dispatched uint64) uint64 {
+	ex, em, b := p.examined.Load(), p.emitted.Load(), p.bytes.Load()
+	if ex == 0 || b == 0 {
+		return math.MaxUint64
+	}
+	rest := int64(scanLimit) - ex
+	if em > 0 {
+		rest = min(rest, (int64(top)-em)*ex/em)
+	}
+	need := float64(rest) * float64(b) / float64(ex)
+	need -= float64(dispatched) - float64(b) // in flight
+	if need <= 0 {
+		return 0
+	}
+	return uint64(need) / uint64(workers)
 }
 
 // clip returns the parts of spans inside [lo, hi).
@@ -276,7 +321,7 @@ var parallelTrace func(lo, hi []byte, examined, emitted int, end string)
 // Top entities have been emitted or PageScanLimit examined. Before
 // waiting for a chunk it tells the chunk's worker what the page still
 // needs, so the chunk where the page ends stops there.
-func (r *pageReader) mergeChunks(ctx context.Context, snap *pebble.Snapshot, spans []span, order <-chan *chunk, slots <-chan struct{}) error {
+func (r *pageReader) mergeChunks(ctx context.Context, snap *pebble.Snapshot, spans []span, order <-chan *chunk, slots <-chan struct{}, prog *pageProgress) error {
 	limit := r.db.opts.PageScanLimit
 	for c := range order {
 		need := limit - r.examined // entities the page may still examine
@@ -329,6 +374,7 @@ func (r *pageReader) mergeChunks(ctx context.Context, snap *pebble.Snapshot, spa
 		}
 		trace(c.examined, "")
 		r.examined += c.examined
+		prog.merged(c, r.examined, r.emitted)
 		chunkPool.Put(c)
 	}
 	return nil
@@ -373,116 +419,176 @@ func (r *pageReader) stopAt(snap *pebble.Snapshot, spans []span, c *chunk, p int
 }
 
 // splitter cuts [lo, end) into the consecutive segments of a parallel
-// scan, each about a target size, growing from firstChunkBytes to
-// parallelChunkBytes. It places a cut by interpolation: keys are read as
-// numbers (the 8 bytes after the common prefix of the first and last
-// stored keys), and the density of bytes per unit seen so far gives the
-// width of the next segment; one EstimateDiskUsage call checks it, and a
-// cut far from its target is moved (at most maxRetries times) before it
-// is taken. So a segment costs one or two size estimates, and keys spread
-// unevenly give segments of uneven size, never wrong results.
+// scan, each about a target size (Pebble's estimate of sstable bytes),
+// growing from firstChunkBytes to parallelChunkBytes. Each cut is a
+// stored key, found by a search with one EstimateDiskUsage call and one
+// seek per probe: the first probe extrapolates the last segment, the next
+// ones interpolate between the stored keys bracketing the target, keys
+// read as numbers after their common prefix. Working between stored keys
+// keeps the interpolation inside the byte values keys really use (say,
+// decimal digits), where a fixed numbering of the whole span would put
+// most probes in empty gaps. A cut within a factor of two of its target,
+// or the best of maxProbes, is taken; keys spread unevenly give segments
+// of uneven size, never wrong results.
 type splitter struct {
-	db       *Engine
-	lo, end  []byte  // the next segment's start; the end of the last
-	prefix   []byte  // common prefix of the first and last stored keys
-	x, lastX uint64  // lo's and the last stored key's numbers
-	density  float64 // estimated bytes per unit
-	size     uint64  // the next segment's target
+	db      *Engine
+	it      *pebble.Iterator // over [lo, end)
+	lo, end []byte           // the next segment's start; the end of the last
+	first   []byte           // the first stored key at or after lo
+	size    uint64           // the next segment's target
+	// The last segment's first and last stored keys and its size.
+	prevA, prevB []byte
+	prevU        float64
 }
 
-// maxRetries bounds the size estimates spent moving one cut.
-const maxRetries = 3
+// maxProbes bounds the size estimates spent on one cut.
+const maxProbes = 5
 
-// newSplitter returns a splitter of [lo, end) over snap's view.
+// newSplitter returns a splitter of [lo, end) over snap's view; the
+// caller closes it.
 func (db *Engine) newSplitter(snap *pebble.Snapshot, lo, end []byte) (*splitter, error) {
-	s := &splitter{db: db, lo: lo, end: end, size: firstChunkBytes}
 	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: end})
 	if err != nil {
 		return nil, err
 	}
-	defer it.Close()
-	if !it.First() {
-		return s, it.Error() // nothing stored: one segment
-	}
-	first := bytes.Clone(it.Key())
-	if !it.Last() {
-		return nil, it.Error()
-	}
-	last := it.Key()
-	n := 0
-	for n < len(first) && n < len(last) && first[n] == last[n] {
-		n++
-	}
-	s.prefix = first[:n:n]
-	s.x, s.lastX = s.num(first), s.num(last)
-	total, err := db.pdb.EstimateDiskUsage(lo, end)
-	if err != nil {
+	s := &splitter{db: db, it: it, lo: lo, end: end, size: firstChunkBytes}
+	if it.First() {
+		s.first = bytes.Clone(it.Key())
+	} else if err := it.Error(); err != nil {
+		it.Close()
 		return nil, err
-	}
-	if s.lastX > s.x {
-		s.density = float64(total) / float64(s.lastX-s.x)
 	}
 	return s, nil
 }
 
+func (s *splitter) close() error { return s.it.Close() }
+
 // done reports whether every segment has been handed out.
 func (s *splitter) done() bool { return s.lo == nil }
 
-// num reads the 8 bytes of k after the prefix, zero-padded, as a number.
-func (s *splitter) num(k []byte) uint64 {
-	var b [8]byte
-	if len(k) > len(s.prefix) {
-		copy(b[:], k[len(s.prefix):])
+// between returns a key between a and b, a < b, at about the fraction f
+// of the way, reading both as numbers after their common prefix.
+func between(a, b []byte, f float64) []byte {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
 	}
-	return binary.BigEndian.Uint64(b[:])
-}
-
-// key is num's inverse: the prefix and x's 8 bytes. It lies strictly
-// between the first and last stored keys when x does between their
-// numbers.
-func (s *splitter) key(x uint64) []byte {
-	k := make([]byte, len(s.prefix)+8)
-	copy(k, s.prefix)
-	binary.BigEndian.PutUint64(k[len(s.prefix):], x)
+	var ab, bb [8]byte
+	copy(ab[:], a[n:])
+	copy(bb[:], b[n:])
+	xa, xb := binary.BigEndian.Uint64(ab[:]), binary.BigEndian.Uint64(bb[:])
+	x := xa + uint64(f*float64(xb-xa))
+	k := make([]byte, n+8)
+	copy(k, a[:n])
+	binary.BigEndian.PutUint64(k[n:], x)
 	return k
 }
 
-// next returns the next segment; after the last, done is true.
-func (s *splitter) next() (lo, hi []byte, err error) {
-	lo = s.lo
-	if s.density <= 0 {
-		s.lo = nil
-		return lo, s.end, nil
+// beyond returns a key past b by f times the distance from a to b, a < b,
+// or nil when that leaves the 8 bytes after their common prefix.
+func beyond(a, b []byte, f float64) []byte {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
 	}
-	target := s.size
-	s.size = min(2*s.size, parallelChunkBytes)
-	width := float64(target) / s.density
-	for try := 0; ; try++ {
-		x := s.lastX
-		if w := uint64(max(width, 1)); w < s.lastX-s.x {
-			x = s.x + w
-		}
+	var ab, bb [8]byte
+	copy(ab[:], a[n:])
+	copy(bb[:], b[n:])
+	xa, xb := binary.BigEndian.Uint64(ab[:]), binary.BigEndian.Uint64(bb[:])
+	d := f * float64(xb-xa)
+	if d >= float64(math.MaxUint64-xb) {
+		return nil
+	}
+	k := make([]byte, n+8)
+	copy(k, b[:n])
+	binary.BigEndian.PutUint64(k[n:], xb+uint64(max(d, 1)))
+	return k
+}
+
+// probe is a candidate cut: a stored key (nil for the end) and the
+// estimated size of the segment up to it.
+type probe struct {
+	key  []byte
+	used float64
+}
+
+// measure snaps k to the first stored key at or after it and estimates
+// the segment up to there.
+func (s *splitter) measure(k []byte) (probe, error) {
+	var p probe
+	if k != nil && s.it.SeekGE(k) {
+		p.key = bytes.Clone(s.it.Key())
+	} else if err := s.it.Error(); err != nil {
+		return p, err
+	}
+	hi := p.key
+	if hi == nil {
 		hi = s.end
-		if x < s.lastX {
-			hi = s.key(x)
-		}
-		used, err := s.db.pdb.EstimateDiskUsage(lo, hi)
+	}
+	u, err := s.db.pdb.EstimateDiskUsage(s.lo, hi)
+	p.used = float64(u)
+	return p, err
+}
+
+// next returns the next segment; after the last, done is true.
+func (s *splitter) next(most uint64) (lo, hi []byte, used uint64, err error) {
+	lo = s.lo
+	if s.first == nil {
+		s.lo = nil
+		return lo, s.end, 0, nil
+	}
+	target := float64(min(s.size, max(most, minChunkBytes)))
+	s.size = min(2*s.size, parallelChunkBytes)
+	// The bracket: stored keys known to cut too little and too much;
+	// b nil is the end.
+	a, b := probe{key: s.first}, probe{used: math.Inf(1)}
+	var guess []byte
+	if s.prevA != nil && s.prevU > 0 && bytes.Compare(s.prevA, s.prevB) < 0 {
+		guess = beyond(s.prevA, s.prevB, target/s.prevU)
+	}
+	best := probe{used: math.Inf(1)}
+	for n := 1; ; n++ {
+		p, err := s.measure(guess)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
-		ratio := float64(used) / float64(target)
-		if x < s.lastX && used > 0 {
-			s.density = float64(used) / float64(x-s.x)
+		if math.Abs(math.Log(max(p.used, 1)/target)) < math.Abs(math.Log(max(best.used, 1)/target)) {
+			best = p
 		}
-		if try < maxRetries && (ratio > 2 || (ratio < 0.5 && x < s.lastX)) {
-			width /= min(max(ratio, 1.0/16), 16)
+		if p.used <= 2*target && (p.used >= target/2 || p.key == nil) || n == maxProbes {
+			break
+		}
+		if p.used < target/2 {
+			a = p
+		} else {
+			b = p
+		}
+		if math.IsInf(b.used, 1) {
+			guess = nil // the end, to bound the search
 			continue
 		}
-		if x >= s.lastX {
-			s.lo = nil
-			return lo, s.end, nil
+		// Interpolate between a and the last stored key before b, so
+		// the guess lies among stored keys.
+		var valid bool
+		if b.key == nil {
+			valid = s.it.Last()
+		} else {
+			valid = s.it.SeekLT(b.key)
 		}
-		s.x, s.lo = x, hi
-		return lo, hi, nil
+		if !valid || bytes.Compare(s.it.Key(), a.key) <= 0 {
+			if err := s.it.Error(); err != nil {
+				return nil, nil, 0, err
+			}
+			break // no stored key between a and b
+		}
+		f := (target - a.used) / (b.used - a.used)
+		guess = between(a.key, s.it.Key(), min(max(f, 1.0/16), 15.0/16))
 	}
+	if best.key == nil {
+		s.lo = nil
+		return lo, s.end, uint64(best.used), nil
+	}
+	s.prevA, s.prevB, s.prevU = s.first, best.key, best.used
+	s.lo, s.first = best.key, best.key
+	return lo, best.key, uint64(best.used), nil
 }
