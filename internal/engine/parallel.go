@@ -21,7 +21,7 @@ import (
 var (
 	// parallelMinBytes is the least a page's ranges must hold to be read
 	// in parallel: below it, setting up workers costs more than it saves.
-	parallelMinBytes uint64 = 4 << 20
+	parallelMinBytes uint64 = 2 << 20
 	// firstChunkBytes is the size of a page's first segment; each next
 	// one doubles, up to parallelChunkBytes. A page that ends soon (a
 	// filter matching much, a small Top) so reads little past its end.
@@ -149,7 +149,11 @@ func (r *pageReader) parallelScan(spans []span) error {
 	top, scanLimit := r.q.Top, r.db.opts.PageScanLimit
 	// The dispatcher cuts segments in order, at most lookahead ahead of
 	// the merger.
-	prog := &pageProgress{}
+	// seen[i%lookahead] is the progress after the merger was done with
+	// chunk i. The dispatcher cuts chunk j once the merger has released
+	// chunk j-lookahead's slot, and sizes it by that chunk's progress, not
+	// the latest: so the segments depend on the data, never on timing.
+	seen := make([]progress, lookahead)
 	g.Go(func() error {
 		defer close(work)
 		defer close(order)
@@ -159,13 +163,17 @@ func (r *pageReader) parallelScan(spans []span) error {
 			return err
 		}
 		defer sp.close()
-		for !sp.done() {
+		for j := 0; !sp.done(); j++ {
 			select {
 			case slots <- struct{}{}:
 			case <-gctx.Done():
 				return nil
 			}
-			lo, hi, est, err := sp.next(prog.left(top, scanLimit, workers, dispatched))
+			most := uint64(math.MaxUint64)
+			if j >= lookahead {
+				most = seen[j%lookahead].left(top, scanLimit, workers, dispatched)
+			}
+			lo, hi, est, err := sp.next(most)
 			if err != nil {
 				return err
 			}
@@ -194,7 +202,7 @@ func (r *pageReader) parallelScan(spans []span) error {
 			return nil
 		})
 	}
-	err := r.mergeChunks(gctx, snap, spans, order, slots, prog)
+	err := r.mergeChunks(gctx, snap, spans, order, slots, seen)
 	cancel()
 	if werr := g.Wait(); err == nil && werr != nil && r.ctx.Err() == nil && werr != context.Canceled {
 		err = werr
@@ -205,35 +213,24 @@ func (r *pageReader) parallelScan(spans []span) error {
 	return err
 }
 
-// pageProgress is what the merger has read of a page so far, for the
-// dispatcher to size segments by.
-type pageProgress struct {
-	bytes, examined, emitted atomic.Int64
-}
+// progress is what the merger had read of a page when it was done with
+// a chunk: the chunks' estimated bytes, entities examined and emitted.
+type progress struct{ bytes, examined, emitted int }
 
-// merged records that the merger is done with c.
-func (p *pageProgress) merged(c *chunk, examined, emitted int) {
-	p.bytes.Add(int64(c.est))
-	p.examined.Store(int64(examined))
-	p.emitted.Store(int64(emitted))
-}
-
-// left estimates how many bytes the next segment should have so that the
-// page, by the rate of matches and the bytes per entity seen so far, does
-// not end long before the segments handed out: a share of the bytes the
-// page still needs after those in flight, or no bound before anything is
-// known.
-func (p *pageProgress) left(top, scanLimit, workers int, dispatched uint64) uint64 {
-	ex, em, b := p.examined.Load(), p.emitted.Load(), p.bytes.Load()
-	if ex == 0 || b == 0 {
+// left estimates how big the next segment should be so that the page,
+// by its rate of matches and its bytes per entity so far, does not end
+// long before the segments handed out: a worker's share of the bytes the
+// page still needs after those in flight (dispatched, in total), or no
+// bound before anything is known.
+func (p progress) left(top, scanLimit, workers int, dispatched uint64) uint64 {
+	if p.examined == 0 || p.bytes == 0 {
 		return math.MaxUint64
 	}
-	rest := int64(scanLimit) - ex
-	if em > 0 {
-		rest = min(rest, (int64(top)-em)*ex/em)
+	rest := scanLimit - p.examined
+	if p.emitted > 0 {
+		rest = min(rest, (top-p.emitted)*p.examined/p.emitted)
 	}
-	need := float64(rest) * float64(b) / float64(ex)
-	need -= float64(dispatched) - float64(b) // in flight
+	need := float64(rest)*float64(p.bytes)/float64(p.examined) - (float64(dispatched) - float64(p.bytes))
 	if need <= 0 {
 		return 0
 	}
@@ -321,8 +318,9 @@ var parallelTrace func(lo, hi []byte, examined, emitted int, end string)
 // Top entities have been emitted or PageScanLimit examined. Before
 // waiting for a chunk it tells the chunk's worker what the page still
 // needs, so the chunk where the page ends stops there.
-func (r *pageReader) mergeChunks(ctx context.Context, snap *pebble.Snapshot, spans []span, order <-chan *chunk, slots <-chan struct{}, prog *pageProgress) error {
+func (r *pageReader) mergeChunks(ctx context.Context, snap *pebble.Snapshot, spans []span, order <-chan *chunk, slots <-chan struct{}, seen []progress) error {
 	limit := r.db.opts.PageScanLimit
+	i, read := 0, 0 // chunks merged, their estimated bytes
 	for c := range order {
 		need := limit - r.examined // entities the page may still examine
 		c.rowLimit.Store(int64(r.q.Top - r.emitted))
@@ -332,7 +330,6 @@ func (r *pageReader) mergeChunks(ctx context.Context, snap *pebble.Snapshot, spa
 		case <-ctx.Done():
 			return nil // the error is the group's
 		}
-		<-slots
 		emitted0 := r.emitted
 		trace := func(examined int, end string) {
 			if parallelTrace != nil {
@@ -374,8 +371,11 @@ func (r *pageReader) mergeChunks(ctx context.Context, snap *pebble.Snapshot, spa
 		}
 		trace(c.examined, "")
 		r.examined += c.examined
-		prog.merged(c, r.examined, r.emitted)
+		read += int(c.est)
+		seen[i%len(seen)] = progress{read, r.examined, r.emitted}
+		<-slots
 		chunkPool.Put(c)
+		i++
 	}
 	return nil
 }
