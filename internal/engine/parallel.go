@@ -16,11 +16,17 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
+// parallelAfter is how many entities a page examines serially before it
+// may go on in parallel (see scanParallel): at a few hundred nanoseconds
+// an entity, well under a millisecond, and one percent of a page that
+// reaches the default PageScanLimit. A variable so tests can change it.
+var parallelAfter = 1024
+
 // Sizes of a parallel scan, in Pebble's estimate of sstable bytes
 // (variables so tests can shrink them).
 var (
-	// parallelMinBytes is the least a page's ranges must hold to be read
-	// in parallel: below it, setting up workers costs more than it saves.
+	// parallelMinBytes is the least what is left of a page's ranges must
+	// hold to be read in parallel (see scanParallel).
 	parallelMinBytes uint64 = 2 << 20
 	// firstChunkBytes is the size of a page's first segment; each next
 	// one doubles, up to parallelChunkBytes. A page that ends soon (a
@@ -45,21 +51,32 @@ func ParallelPages() int64 { return parallelPages.Load() }
 // span is a half-open range of stored keys.
 type span struct{ lo, hi []byte }
 
-// parallelOK reports whether a page over spans should be read by
-// parallelScan. The rule: more than one worker, a forward read, a residual
-// filter to evaluate (without one every entity is a match, the page ends
-// after Top entities and there is nothing to share out), and at least
-// parallelMinBytes on disk between the first span's start and the last
-// one's end, so a small scan (and every page of a small table) is read
-// serially whatever Parallelism is. Selectivity is not known beforehand;
-// the growing segments (see firstChunkBytes) keep the cost of a page that
-// ends early to about one small segment.
-func (r *pageReader) parallelOK(spans []span) bool {
-	if r.db.opts.Parallelism <= 1 || r.reverse || r.q.Plan.Residual == nil || len(spans) == 0 {
-		return false
+// parallelOK reports whether a page may be read by scanParallel: more
+// than one worker, a forward read, and a residual filter to evaluate
+// (without one every entity is a match, the page ends after Top entities
+// and there is nothing to share out).
+func (r *pageReader) parallelOK() bool {
+	return r.db.opts.Parallelism > 1 && !r.reverse && r.q.Plan.Residual != nil
+}
+
+// scanParallel is offered the rest of a page's ranges by scan, with
+// scan's iterator, once the page has examined parallelAfter entities
+// without ending; it reads that rest with parallelScan when it holds at
+// least parallelMinBytes on disk, and reports whether it did. So a page
+// that ends early (a small table, a short range, a filter matching much)
+// is read serially at no extra cost, and one that goes on pays one size
+// estimate before its workers start. Clones of it give every part of the
+// page the same view of the store; it is not moved.
+func (r *pageReader) scanParallel(it *pebble.Iterator, rest []plan.KeyRange) (bool, error) {
+	spans := rawSpans(r.id, rest)
+	if parallelTrace != nil {
+		parallelTrace(nil, spans[0].lo, r.examined, r.emitted, "")
 	}
 	used, err := r.db.pdb.EstimateDiskUsage(spans[0].lo, spans[len(spans)-1].hi)
-	return err == nil && used >= parallelMinBytes
+	if err != nil || used < parallelMinBytes {
+		return false, err
+	}
+	return true, r.parallelScan(it, spans)
 }
 
 // rawSpans maps ranges to stored keys.
@@ -128,17 +145,35 @@ func (c *chunk) keep(b []byte) bounds {
 
 func (c *chunk) bytes(b bounds) []byte { return c.buf[b.lo:b.hi] }
 
-// parallelScan reads a page as scan does, with the key space of spans
-// cut into segments (see splitter) that Parallelism workers read
-// concurrently from one snapshot, each with one iterator for the whole
+// parallelScan reads a page on from spans as scan does, with the key
+// space of spans cut into segments (see splitter) that Parallelism
+// workers read concurrently, each with one clone of base for the whole
 // page. Results are merged in key order and the page ends exactly where
 // scan's would by Top and PageScanLimit (and, like scan, wherever
 // PageTimeLimit runs out).
-func (r *pageReader) parallelScan(spans []span) error {
+func (r *pageReader) parallelScan(base *pebble.Iterator, spans []span) error {
 	parallelPages.Add(1)
-	snap := r.db.pdb.NewSnapshot()
-	defer snap.Close()
 	workers := r.db.opts.Parallelism
+	// Clones are made here, on base's goroutine, and closed when the
+	// group is done.
+	its := make([]*pebble.Iterator, workers+1)
+	defer func() {
+		for _, it := range its {
+			if it != nil {
+				it.Close()
+			}
+		}
+	}()
+	for i := range its {
+		opts := pebble.CloneOptions{IterOptions: &pebble.IterOptions{}}
+		if i == workers { // the splitter's
+			opts.IterOptions = &pebble.IterOptions{LowerBound: spans[0].lo, UpperBound: spans[len(spans)-1].hi}
+		}
+		var err error
+		if its[i], err = base.Clone(opts); err != nil {
+			return err
+		}
+	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
 	g, gctx := errgroup.WithContext(ctx)
@@ -158,11 +193,10 @@ func (r *pageReader) parallelScan(spans []span) error {
 		defer close(work)
 		defer close(order)
 		var dispatched uint64 // estimated bytes handed out
-		sp, err := r.db.newSplitter(snap, spans[0].lo, spans[len(spans)-1].hi)
+		sp, err := r.db.newSplitter(its[workers], spans[0].lo, spans[len(spans)-1].hi)
 		if err != nil {
 			return err
 		}
-		defer sp.close()
 		for j := 0; !sp.done(); j++ {
 			select {
 			case slots <- struct{}{}:
@@ -185,13 +219,9 @@ func (r *pageReader) parallelScan(spans []span) error {
 		}
 		return nil
 	})
-	for range workers {
+	for w := range workers {
 		g.Go(func() error {
-			it, err := snap.NewIter(nil)
-			if err != nil {
-				return err
-			}
-			defer it.Close()
+			it := its[w]
 			for c := range work {
 				err := r.readChunk(gctx, it, spans, c)
 				close(c.done)
@@ -202,7 +232,7 @@ func (r *pageReader) parallelScan(spans []span) error {
 			return nil
 		})
 	}
-	err := r.mergeChunks(gctx, snap, spans, order, slots, seen)
+	err := r.mergeChunks(gctx, base, spans, order, slots, seen)
 	cancel()
 	if werr := g.Wait(); err == nil && werr != nil && r.ctx.Err() == nil && werr != context.Canceled {
 		err = werr
@@ -308,9 +338,11 @@ func (r *pageReader) readChunk(ctx context.Context, it *pebble.Iterator, spans [
 	return nil
 }
 
-// parallelTrace, when set (by tests), is told about each chunk the
-// merger reads: its bounds, how many of its entities the page examined
-// and emitted, and, for the chunk that ends the page, why.
+// parallelTrace, when set (by tests), is told where a page's serial part
+// handed off (lo nil, hi the first key left, the page's counts so far)
+// and about each chunk the merger reads: its bounds, how many of its
+// entities the page examined and emitted, and, for the chunk that ends
+// the page, why.
 var parallelTrace func(lo, hi []byte, examined, emitted int, end string)
 
 // mergeChunks emits the chunks' matches in order and ends the page where
@@ -318,7 +350,7 @@ var parallelTrace func(lo, hi []byte, examined, emitted int, end string)
 // Top entities have been emitted or PageScanLimit examined. Before
 // waiting for a chunk it tells the chunk's worker what the page still
 // needs, so the chunk where the page ends stops there.
-func (r *pageReader) mergeChunks(ctx context.Context, snap *pebble.Snapshot, spans []span, order <-chan *chunk, slots <-chan struct{}, seen []progress) error {
+func (r *pageReader) mergeChunks(ctx context.Context, base *pebble.Iterator, spans []span, order <-chan *chunk, slots <-chan struct{}, seen []progress) error {
 	limit := r.db.opts.PageScanLimit
 	i, read := 0, 0 // chunks merged, their estimated bytes
 	for c := range order {
@@ -342,11 +374,11 @@ func (r *pageReader) mergeChunks(ctx context.Context, snap *pebble.Snapshot, spa
 			m := &c.rows[i]
 			if r.emitted >= r.q.Top {
 				trace(prev, "top")
-				return r.stopAt(snap, spans, c, prev+1, after)
+				return r.stopAt(base, spans, c, prev+1, after)
 			}
 			if m.at > need {
 				trace(need, "scan limit")
-				return r.stopAt(snap, spans, c, need+1, nil)
+				return r.stopAt(base, spans, c, need+1, nil)
 			}
 			pk, rk := r.keyStrings(c.bytes(m.pk), c.bytes(m.rk))
 			if err := r.emitMatch(pk, rk, codec.Record(c.bytes(m.val))); err != nil {
@@ -357,17 +389,17 @@ func (r *pageReader) mergeChunks(ctx context.Context, snap *pebble.Snapshot, spa
 		switch {
 		case r.emitted >= r.q.Top:
 			trace(prev, "top")
-			return r.stopAt(snap, spans, c, prev+1, after)
+			return r.stopAt(base, spans, c, prev+1, after)
 		case c.examined > need:
 			trace(need, "scan limit")
-			return r.stopAt(snap, spans, c, need+1, nil)
+			return r.stopAt(base, spans, c, need+1, nil)
 		case c.capped:
 			// Examined exactly the budget; the next entity is the stop.
 			trace(c.examined, "scan limit")
-			return r.stopAt(snap, spans, c, c.examined+1, c.next)
+			return r.stopAt(base, spans, c, c.examined+1, c.next)
 		case c.timeout:
 			trace(c.examined, "time limit")
-			return r.stopAt(snap, spans, c, c.examined+1, c.next)
+			return r.stopAt(base, spans, c, c.examined+1, c.next)
 		}
 		trace(c.examined, "")
 		r.examined += c.examined
@@ -383,7 +415,7 @@ func (r *pageReader) mergeChunks(ctx context.Context, snap *pebble.Snapshot, spa
 // stopAt ends the page at the p-th entity of spans from the start of c
 // (it may lie in a later chunk), whose key is known when next is not
 // empty, or with no resume point when there is no such entity.
-func (r *pageReader) stopAt(snap *pebble.Snapshot, spans []span, c *chunk, p int, next []byte) error {
+func (r *pageReader) stopAt(base *pebble.Iterator, spans []span, c *chunk, p int, next []byte) error {
 	if len(next) > 0 {
 		_, pk, rk, err := keys.Split(next)
 		if err != nil {
@@ -392,7 +424,7 @@ func (r *pageReader) stopAt(snap *pebble.Snapshot, spans []span, c *chunk, p int
 		r.resumeAt(string(pk), string(rk))
 		return nil
 	}
-	it, err := snap.NewIter(nil)
+	it, err := base.Clone(pebble.CloneOptions{IterOptions: &pebble.IterOptions{}})
 	if err != nil {
 		return err
 	}
@@ -444,24 +476,17 @@ type splitter struct {
 // maxProbes bounds the size estimates spent on one cut.
 const maxProbes = 5
 
-// newSplitter returns a splitter of [lo, end) over snap's view; the
-// caller closes it.
-func (db *Engine) newSplitter(snap *pebble.Snapshot, lo, end []byte) (*splitter, error) {
-	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: end})
-	if err != nil {
-		return nil, err
-	}
+// newSplitter returns a splitter of [lo, end) reading stored keys with
+// it, bounded to [lo, end); the caller closes it.
+func (db *Engine) newSplitter(it *pebble.Iterator, lo, end []byte) (*splitter, error) {
 	s := &splitter{db: db, it: it, lo: lo, end: end, size: firstChunkBytes}
 	if it.First() {
 		s.first = bytes.Clone(it.Key())
 	} else if err := it.Error(); err != nil {
-		it.Close()
 		return nil, err
 	}
 	return s, nil
 }
-
-func (s *splitter) close() error { return s.it.Close() }
 
 // done reports whether every segment has been handed out.
 func (s *splitter) done() bool { return s.lo == nil }

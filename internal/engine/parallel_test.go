@@ -18,10 +18,11 @@ import (
 )
 
 // TestParallelSplits runs testdata/parallel_splits: for each query it
-// shows, page by page, the segments the parallel read merged (bounds,
-// stored entities in the plan's ranges, entities the page examined and
-// emitted there, why the page ended) and the page, and checks the page
-// is the one a serial read returns.
+// shows, page by page, where the serial start handed off and the
+// segments the parallel read merged (bounds, stored entities in the
+// plan's ranges, entities the page examined and emitted there, why the
+// page ended) and the page, and checks the page is the one a serial read
+// returns.
 //
 //	load n=<entities>            a flushed, compacted table "t" of n entities:
 //	                             PartitionKey p%03d (100 rows each), RowKey
@@ -29,10 +30,10 @@ import (
 //	query filter=<text> top=<n> scan=<n> [pages=<n>]
 func TestParallelSplits(t *testing.T) {
 	ctx := context.Background()
-	defer func(a, b, c, d uint64) {
-		parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes = a, b, c, d
-	}(parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes)
-	parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes = 96<<10, 16<<10, 64<<10, 8<<10
+	defer func(a, b, c, d uint64, e int) {
+		parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter = a, b, c, d, e
+	}(parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter)
+	parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter = 96<<10, 16<<10, 64<<10, 8<<10, 100
 	db, err := OpenInMemory(Options{CacheSize: 8 << 20, MemTableSize: 256 << 10, Clock: time.Now,
 		PageScanLimit: 100_000, PageTimeLimit: time.Hour, Parallelism: 2})
 	require.NoError(t, err)
@@ -116,6 +117,10 @@ func runParallelQuery(t *testing.T, db *Engine, src string, top, scan, pages int
 		spans := rawSpans(info.id, ranges)
 		var segs []string
 		parallelTrace = func(lo, hi []byte, examined, emitted int, end string) {
+			if lo == nil {
+				segs = append(segs, fmt.Sprintf("  serial up to %s: examined %d, emitted %d", showKey(hi), examined, emitted))
+				return
+			}
 			s := fmt.Sprintf("  segment [%s, %s) entities %d, examined %d, emitted %d", showKey(lo), showKey(hi),
 				countEntities(t, db, clip(spans, lo, hi)), examined, emitted)
 			if end != "" {
@@ -130,7 +135,7 @@ func runParallelQuery(t *testing.T, db *Engine, src string, top, scan, pages int
 		require.Equal(t, want, got, "page %d differs from the serial read", n)
 		how := "serial"
 		if ParallelPages() > before {
-			how = fmt.Sprintf("parallel, %d segments", len(segs))
+			how = fmt.Sprintf("parallel, %d segments", len(segs)-1)
 		}
 		fmt.Fprintf(&out, "page %d (%s)\n", n, how)
 		for _, s := range segs {
@@ -174,4 +179,49 @@ func countEntities(t *testing.T, db *Engine, spans []span) int {
 		require.NoError(t, it.Close())
 	}
 	return n
+}
+
+// BenchmarkSmallScan reads a filtered scan of a small flushed table with
+// Parallelism 1 and 2: below parallelMinBytes both read serially, and the
+// default (GOMAXPROCS) must cost no more than 1.
+//
+//	go test -run '^$' -bench SmallScan -benchmem ./internal/engine
+func BenchmarkSmallScan(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{100, 5000} {
+		db, err := OpenInMemory(Options{CacheSize: 8 << 20, MemTableSize: 1 << 20, Clock: time.Now,
+			PageScanLimit: 100_000, PageTimeLimit: time.Hour, Parallelism: 1})
+		require.NoError(b, err)
+		require.NoError(b, db.CreateTable(ctx, "t"))
+		tb := db.Table("t")
+		for i := 0; i < n; i += 100 {
+			actions := make([]driver.Action, 0, 100)
+			for k := i; k < min(i+100, n); k++ {
+				actions = append(actions, driver.Action{Type: driver.ActionUpsertReplace,
+					PartitionKey: fmt.Sprintf("p%03d", k/100), RowKey: fmt.Sprintf("r%05d", k),
+					Properties: []codec.Property{{Name: "B", Value: filter.Value{Type: filter.TypeInt32, Int: int64(k % 100)}}}})
+			}
+			_, err := tb.Commit(ctx, actions)
+			require.NoError(b, err)
+		}
+		require.NoError(b, db.Flush())
+		f, err := filter.Compile("B eq 42", nil)
+		require.NoError(b, err)
+		q := &driver.QueryRequest{Filter: f.Root, Plan: plan.New(f.Root), Top: 1000}
+		for _, par := range []int{1, 2} {
+			b.Run(fmt.Sprintf("entities%d/parallelism%d", n, par), func(b *testing.B) {
+				db.opts.Parallelism = par
+				before := ParallelPages()
+				for b.Loop() {
+					if _, err := tb.QueryPage(ctx, q, func(driver.Row) error { return nil }); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if ParallelPages() != before {
+					b.Fatal("a small scan was read in parallel")
+				}
+			})
+		}
+		require.NoError(b, db.Close())
+	}
 }
