@@ -244,8 +244,9 @@ func (r *pageReader) parallelScan(base *pebble.Iterator, spans []span) error {
 }
 
 // progress is what the merger had read of a page when it was done with
-// a chunk: the chunks' estimated bytes, entities examined and emitted.
-type progress struct{ bytes, examined, emitted int }
+// a chunk: the merged chunks' estimated bytes and entities, and the
+// page's entities examined and emitted (its serial start included).
+type progress struct{ bytes, entities, examined, emitted int }
 
 // left estimates how big the next segment should be so that the page,
 // by its rate of matches and its bytes per entity so far, does not end
@@ -253,14 +254,14 @@ type progress struct{ bytes, examined, emitted int }
 // page still needs after those in flight (dispatched, in total), or no
 // bound before anything is known.
 func (p progress) left(top, scanLimit, workers int, dispatched uint64) uint64 {
-	if p.examined == 0 || p.bytes == 0 {
+	if p.entities == 0 || p.bytes == 0 {
 		return math.MaxUint64
 	}
 	rest := scanLimit - p.examined
 	if p.emitted > 0 {
 		rest = min(rest, (top-p.emitted)*p.examined/p.emitted)
 	}
-	need := float64(rest)*float64(p.bytes)/float64(p.examined) - (float64(dispatched) - float64(p.bytes))
+	need := float64(rest)*float64(p.bytes)/float64(p.entities) - (float64(dispatched) - float64(p.bytes))
 	if need <= 0 {
 		return 0
 	}
@@ -352,7 +353,7 @@ var parallelTrace func(lo, hi []byte, examined, emitted int, end string)
 // needs, so the chunk where the page ends stops there.
 func (r *pageReader) mergeChunks(ctx context.Context, base *pebble.Iterator, spans []span, order <-chan *chunk, slots <-chan struct{}, seen []progress) error {
 	limit := r.db.opts.PageScanLimit
-	i, read := 0, 0 // chunks merged, their estimated bytes
+	i, read, entities := 0, 0, 0 // chunks merged, their estimated bytes and entities
 	for c := range order {
 		need := limit - r.examined // entities the page may still examine
 		c.rowLimit.Store(int64(r.q.Top - r.emitted))
@@ -404,7 +405,8 @@ func (r *pageReader) mergeChunks(ctx context.Context, base *pebble.Iterator, spa
 		trace(c.examined, "")
 		r.examined += c.examined
 		read += int(c.est)
-		seen[i%len(seen)] = progress{read, r.examined, r.emitted}
+		entities += c.examined
+		seen[i%len(seen)] = progress{read, entities, r.examined, r.emitted}
 		<-slots
 		chunkPool.Put(c)
 		i++
