@@ -37,7 +37,7 @@ var (
 	// a 1 MiB segment is some ten thousand entities, a few milliseconds.
 	parallelChunkBytes uint64 = 1 << 20
 	// minChunkBytes is the smallest segment, cut where the page is
-	// expected to end (see pageProgress.left).
+	// expected to end (see progress.left).
 	minChunkBytes uint64 = 64 << 10
 )
 
