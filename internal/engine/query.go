@@ -45,8 +45,12 @@ func (t *table) queryPage(ctx context.Context, q *driver.QueryRequest, emit func
 		return driver.PageResult{}, err
 	}
 	defer release()
-	op := "query of table " + t.name
-	defer t.db.recoverStop(op, &err)
+	op := func() string { return "query of table " + t.name }
+	defer func() {
+		if r := recover(); r != nil {
+			t.db.recovered(r, op(), &err)
+		}
+	}()
 	info, err := t.resolve()
 	if err != nil {
 		return driver.PageResult{}, err
@@ -77,7 +81,7 @@ func (t *table) queryPage(ctx context.Context, q *driver.QueryRequest, emit func
 		err = r.scan(ranges)
 	}
 	if err != nil && !r.emitFailed {
-		err = t.db.storageErr(op, err)
+		err = t.db.storageErr(op(), err)
 	}
 	if err != nil {
 		return driver.PageResult{}, err
@@ -261,11 +265,11 @@ func (r *pageReader) scan(ranges []plan.KeyRange) error {
 	}
 	var lower, upper []byte
 	for i, rg := range ranges {
-		lower = keys.Entity(lower[:0], id, rg.Start.PartitionKey, rg.Start.RowKey)
+		lower = keys.Entity(keyBuf(lower, len(rg.Start.PartitionKey)+len(rg.Start.RowKey)), id, rg.Start.PartitionKey, rg.Start.RowKey)
 		if rg.Unbounded {
 			_, upper = keys.TableSpan(id)
 		} else {
-			upper = keys.Entity(upper[:0], id, rg.End.PartitionKey, rg.End.RowKey)
+			upper = keys.Entity(keyBuf(upper, len(rg.End.PartitionKey)+len(rg.End.RowKey)), id, rg.End.PartitionKey, rg.End.RowKey)
 		}
 		it.SetBounds(lower, upper)
 		first, next := it.First, it.Next
