@@ -60,7 +60,7 @@ func TestAllocsPerEntity(t *testing.T) {
 		}
 		got := allocs / rows
 		t.Logf("%s: %.2f allocations per entity", name, got)
-		if got > limit {
+		if got > limit && !raceEnabled {
 			t.Errorf("%s: %.2f allocations per entity; the target is at most %v", name, got, limit)
 		}
 	}
@@ -70,6 +70,17 @@ func TestAllocsPerEntity(t *testing.T) {
 			t.Fatal(err)
 		}
 		return len(page.Entities)
+	})
+	// A Get: the record's copy with its ETag, the key, the entity with its
+	// first boxed values, and the map: 7 (the rest of 7.5 absorbs what a
+	// run's background work allocates).
+	perEntity("get into a map, per entity", 7.5, func() int {
+		for i := 0; i < rows; i++ {
+			if _, err := tbl.Get(ctx, "p0000000", "r0000007", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return rows
 	})
 }
 
@@ -102,9 +113,9 @@ func TestAllocsPerEntityTyped(t *testing.T) {
 			}
 			return len(page.Entities)
 		}},
-		{"get into a struct, per entity", 2, func() int {
+		{"get into a struct, per entity", 3.5, func() int {
 			for i := 0; i < rows; i++ {
-				if _, err := GetAs[allocRow](ctx, tbl, "p0000000", fmt.Sprintf("r%07d", 7), nil); err != nil {
+				if _, err := GetAs[allocRow](ctx, tbl, "p0000000", "r0000007", nil); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -116,6 +127,10 @@ func TestAllocsPerEntityTyped(t *testing.T) {
 		if n != rows {
 			t.Fatalf("%s: read %d entities, want %d", c.name, n, rows)
 		}
-		t.Logf("%s: %.2f allocations per entity", c.name, allocs/rows)
+		got := allocs / rows
+		t.Logf("%s: %.2f allocations per entity", c.name, got)
+		if got > c.limit && !raceEnabled {
+			t.Errorf("%s: %.2f allocations per entity; at most %v expected", c.name, got, c.limit)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package tablestore
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
@@ -52,7 +53,22 @@ func decodeEntity(pk, rk string, rec codec.Record, sel []string) (*Entity, error
 func decodeRow(r driver.Row, sel []string, owned bool) (*Entity, error) {
 	var d decoder
 	d.sel, d.owned = sel, owned
+	if owned {
+		// One entity (a Get): its slabs come in one allocation.
+		one := new(oneEntity)
+		d.ents = one.ents[:0]
+		d.boxes = boxes{strs: one.strs[:0], words: one.words[:0], times: one.times[:0]}
+	}
 	return d.entity(r)
+}
+
+// oneEntity holds the memory one typical decoded entity needs; values
+// beyond it go to slabs of their own.
+type oneEntity struct {
+	ents  [1]Entity
+	strs  [8]string
+	words [8]uint64
+	times [2]time.Time
 }
 
 // decoder turns the rows of one page (or one Get) into entities. It hands
@@ -66,6 +82,9 @@ type decoder struct {
 	boxes boxes
 	ents  []Entity
 	props []namedValue // one entity's properties, before the map is sized
+	// names holds the previous entity's property names in record order:
+	// rows of one page mostly share them, so the strings are shared too.
+	names []string
 }
 
 // namedValue is one decoded property awaiting its map.
@@ -86,30 +105,30 @@ func (d *decoder) entity(r driver.Row) (*Entity, error) {
 	if etag == "" {
 		etag = etagFor(ts)
 	}
-	props := d.props[:0]
-	if props == nil {
-		props = make([]namedValue, 0, 16)
-	}
-	for it := rec.Iter(); ; {
-		if !it.Next() {
-			if err := it.Err(); err != nil {
-				d.props = props[:0]
-				return nil, corruptEntity(pk, rk, err)
-			}
-			break
+	if d.owned {
+		// One entity: its properties wait on the stack.
+		var local [16]namedValue
+		props, err := d.collect(local[:0], rec)
+		if err != nil {
+			return nil, corruptEntity(pk, rk, err)
 		}
-		name := it.Name()
-		if d.sel != nil && !selected(d.sel, name) {
-			continue
-		}
-		props = append(props, namedValue{name: d.text(name), val: d.value(it.Value())})
+		return d.build(pk, rk, ts, etag, props), nil
 	}
+	if d.props == nil {
+		d.props = make([]namedValue, 0, 16)
+	}
+	props, err := d.collect(d.props[:0], rec)
+	d.props = props[:0]
+	if err != nil {
+		return nil, corruptEntity(pk, rk, err)
+	}
+	return d.build(pk, rk, ts, etag, props), nil
+}
+
+// build makes the entity of decoded properties props, clearing them.
+func (d *decoder) build(pk, rk string, ts time.Time, etag ETag, props []namedValue) *Entity {
 	if len(d.ents) == cap(d.ents) {
-		n := slabSize(cap(d.ents))
-		if d.owned {
-			n = 1 // a Get: one entity
-		}
-		d.ents = make([]Entity, 0, n)
+		d.ents = make([]Entity, 0, slabSize(cap(d.ents)))
 	}
 	d.ents = append(d.ents, Entity{PartitionKey: pk, RowKey: rk, Timestamp: ts, ETag: etag,
 		Properties: make(map[string]any, len(props))})
@@ -118,8 +137,39 @@ func (d *decoder) entity(r driver.Row) (*Entity, error) {
 		e.Properties[props[i].name] = props[i].val
 		props[i] = namedValue{}
 	}
-	d.props = props[:0]
-	return e, nil
+	return e
+}
+
+// collect appends rec's properties (those d selects) to props, decoded.
+func (d *decoder) collect(props []namedValue, rec codec.Record) ([]namedValue, error) {
+	it := rec.Iter()
+	for it.Next() {
+		name := it.Name()
+		if d.sel != nil && !selected(d.sel, name) {
+			continue
+		}
+		props = append(props, namedValue{name: d.name(len(props), name), val: d.value(it.Value())})
+	}
+	return props, it.Err()
+}
+
+// name returns the string of the i-th property name of an entity: the
+// previous entity's when it is the same, else a new one remembered for
+// the next entity.
+func (d *decoder) name(i int, b []byte) string {
+	if d.owned {
+		return unsafeString(b)
+	}
+	if i < len(d.names) && d.names[i] == string(b) {
+		return d.names[i]
+	}
+	s := d.arena.String(b)
+	if i < len(d.names) {
+		d.names[i] = s
+	} else if i == len(d.names) {
+		d.names = append(d.names, s)
+	}
+	return s
 }
 
 // text returns b as a string: aliasing the record when it is owned, else

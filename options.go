@@ -52,12 +52,16 @@ type Options struct {
 	PageTimeLimit time.Duration
 
 	// Parallelism is how many goroutines read a query page that scans
-	// much data (a table scan or a wide range, at least a few MiB on
-	// disk) with a residual filter: the key space is cut into segments of
-	// about 1 MiB read concurrently from one snapshot, and the matches are
+	// much data with a residual filter: a forward page that has examined
+	// 1,024 entities without ending, and whose ranges hold at least 2 MiB
+	// on disk past that point, reads the rest as key segments (256 KiB
+	// growing to 1 MiB, smaller where the page is expected to end) read
+	// concurrently from the same view of the store, and the matches are
 	// merged in key order, so pages, continuation tokens and results are
-	// exactly those of a serial read (the time budget aside). 1 turns it
-	// off; reverse queries always read serially.
+	// exactly those of a serial read (the time budget aside). A page that
+	// ends sooner (a small table, a short range, a filter matching much)
+	// is read serially at no extra cost. 1 turns it off; reverse queries
+	// always read serially.
 	// Default: runtime.GOMAXPROCS(0).
 	Parallelism int
 	// OnCorruption, if set, is called once, on its own goroutine, with the

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -18,6 +19,10 @@ type typedPlan struct {
 	props  []typedField // user properties, sorted by name
 	system []typedField // PartitionKey, RowKey, Timestamp, ETag fields
 	err    error
+	// lastPage is the length of the last page QueryPageAs read into this
+	// type: the next page's first capacity, so pages of a steady size
+	// never grow and copy.
+	lastPage atomic.Int32
 }
 
 // typedField is one field: its plan, where it lies and its Go kind.

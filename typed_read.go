@@ -67,8 +67,8 @@ func QueryPageAs[T any](ctx context.Context, t *Table, q Query) (*PageAs[T], err
 }
 
 // QueryAs is Query reading into values of T, as QueryPageAs does; it
-// yields pointers into each page's slice, which stay valid. On an error
-// it yields (nil, err) and stops.
+// yields a pointer to each value, which stays valid and is not reused.
+// On an error it yields (nil, err) and stops.
 func QueryAs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		p, err := planOf[T]()
@@ -81,21 +81,31 @@ func QueryAs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, error]
 			yield(nil, err)
 			return
 		}
+		// Values live in slabs that are never moved, so yielded pointers
+		// stay valid and a page costs no copying as it grows.
+		var slab []T
+		var rows []*T
 		for {
-			page, err := readPageAs[T](ctx, t, p, pq)
+			rows = rows[:0]
+			d := &decoder{sel: pq.req.Select}
+			cont, err := t.readRows(ctx, pq, func(r driver.Row) error {
+				v := next(&slab)
+				rows = append(rows, v)
+				return decodeInto(d, p, v, r)
+			})
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			for i := range page.Entities {
-				if !yield(&page.Entities[i], nil) {
+			for _, v := range rows {
+				if !yield(v, nil) {
 					return
 				}
 			}
-			if page.Continuation == "" {
+			if cont == "" {
 				return
 			}
-			from, _, table, err := decodeContinuation(page.Continuation)
+			from, _, table, err := decodeContinuation(cont)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -108,6 +118,9 @@ func QueryAs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, error]
 // readPageAs reads one page of a prepared query into values of T.
 func readPageAs[T any](ctx context.Context, t *Table, p *typedPlan, pq *preparedQuery) (*PageAs[T], error) {
 	page := &PageAs[T]{}
+	if n := min(int(p.lastPage.Load()), pq.req.Top); n > 0 {
+		page.Entities = make([]T, 0, n)
+	}
 	d := &decoder{sel: pq.req.Select}
 	cont, err := t.readRows(ctx, pq, func(r driver.Row) error {
 		if len(page.Entities) == cap(page.Entities) {
@@ -119,6 +132,7 @@ func readPageAs[T any](ctx context.Context, t *Table, p *typedPlan, pq *prepared
 	if err != nil {
 		return nil, err
 	}
+	p.lastPage.Store(int32(len(page.Entities)))
 	page.Continuation = cont
 	return page, nil
 }
@@ -177,16 +191,24 @@ func (d *decoder) into(p *typedPlan, base unsafe.Pointer, r driver.Row) error {
 	it := rec.Iter()
 	for it.Next() {
 		name := it.Name()
-		for j < len(p.props) && p.props[j].name < string(name) {
+		// Records of one type mostly hold its fields in order: test for
+		// the expected name before ordering. Names are unique on both
+		// sides, so a field once matched is passed.
+		if j < len(p.props) && p.props[j].name == string(name) {
 			j++
-		}
-		if j == len(p.props) || p.props[j].name != string(name) {
-			continue
+		} else {
+			for j < len(p.props) && p.props[j].name < string(name) {
+				j++
+			}
+			if j == len(p.props) || p.props[j].name != string(name) {
+				continue
+			}
+			j++
 		}
 		if d.sel != nil && !selected(d.sel, name) {
 			continue
 		}
-		f := &p.props[j]
+		f := &p.props[j-1]
 		if v := it.Value(); !d.setFast(f, base, v) {
 			if err := setField(f.fieldPlan, f.value(base), decodeValue(v)); err != nil {
 				return err

@@ -21,6 +21,9 @@ type env struct {
 	synced    map[string]store
 	// loaded records which sides' main stores hold the full data set.
 	loaded map[string]bool
+	// allocs counts the current round's allocations; runWorkload resets
+	// it before each round.
+	allocs allocMeter
 }
 
 func newEnv(ctx context.Context, sc scale, dataDir string, cacheSize int64) *env {

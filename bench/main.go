@@ -14,6 +14,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -202,12 +203,13 @@ func run(args []string) error {
 	toRun, shown := plan(c)
 	logf("bench: scale %s, %s entities, data in %s", c.scale.Name, commas(float64(c.scale.Entities)), dataDir)
 	for _, w := range toRun {
-		rows := runWorkload(ctx, e, w, c.sides, c.rounds)
+		rows, allocs := runWorkload(ctx, e, w, c.sides, c.rounds)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if shown[w.name] {
 			res.Rows = append(res.Rows, rows...)
+			res.Allocs = append(res.Allocs, allocs)
 		}
 	}
 	res.finish()
@@ -235,12 +237,15 @@ func run(args []string) error {
 // runWorkload runs w on every side for the given number of rounds
 // (one for a once workload), rotating the side order each round so no
 // side always runs first, and keeps each side's best value of every
-// figure. A side that fails in any round gets no value.
-func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds int) []*row {
+// figure, and each side's lowest allocations per entity. A side that
+// fails in any round gets no value.
+func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds int) ([]*row, *allocRow) {
 	rows := make([]*row, len(w.figures))
 	for i, f := range w.figures {
 		rows[i] = &row{figure: f, Values: map[string]float64{}, Errors: map[string]string{}, Rounds: map[string][]float64{}}
 	}
+	allocs := &allocRow{Workload: w.name, Label: w.about, Per: w.per,
+		Values: map[string]float64{}, Rounds: map[string][]float64{}}
 	if w.once {
 		rounds = 1
 	}
@@ -248,7 +253,7 @@ func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds
 		for k := range sides {
 			side := sides[(k+r)%len(sides)]
 			if ctx.Err() != nil {
-				return rows
+				return rows, allocs
 			}
 			if _, failed := rows[0].Errors[side]; failed {
 				continue
@@ -256,6 +261,7 @@ func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds
 			runtime.GC()
 			logf("%s: %s, round %d/%d ...", w.name, side, r+1, rounds)
 			t0 := time.Now()
+			e.allocs = allocMeter{}
 			vals, err := runSafely(w, e, side, r)
 			if err != nil {
 				logf("%s: %s failed: %v", w.name, side, err)
@@ -263,7 +269,14 @@ func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds
 					x.Errors[side] = err.Error()
 					delete(x.Values, side)
 				}
+				delete(allocs.Values, side)
 				continue
+			}
+			if a := e.allocs.perEntity(); !math.IsNaN(a) {
+				allocs.Rounds[side] = append(allocs.Rounds[side], a)
+				if old, ok := allocs.Values[side]; !ok || a < old {
+					allocs.Values[side] = a
+				}
 			}
 			for i, x := range rows {
 				x.Rounds[side] = append(x.Rounds[side], vals[i])
@@ -274,7 +287,7 @@ func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds
 			logf("%s: %s done in %s", w.name, side, time.Since(t0).Round(time.Millisecond))
 		}
 	}
-	return rows
+	return rows, allocs
 }
 
 // runSafely runs one round of a workload on one side, turning a panic

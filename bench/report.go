@@ -27,6 +27,18 @@ type row struct {
 	VsSQLite *float64 `json:"tablestoreOverSqlite"`
 }
 
+// allocRow is one workload's heap allocations per entity on every side:
+// the lowest over its rounds, and every round's.
+type allocRow struct {
+	Workload string `json:"workload"`
+	Label    string `json:"label"`
+	// Per says what one entity is: a written, returned or inserted
+	// entity, or an update attempt.
+	Per    string               `json:"per"`
+	Values map[string]float64   `json:"values"`
+	Rounds map[string][]float64 `json:"rounds"`
+}
+
 // results collect a run's figures in report order.
 type results struct {
 	Scale     scale     `json:"scale"`
@@ -38,7 +50,9 @@ type results struct {
 	CacheSize int64     `json:"cacheSizeBytes"`
 	Rounds    int       `json:"rounds"`
 	Rows      []*row    `json:"rows"`
-	Targets   []target  `json:"targets,omitempty"`
+	// Allocs holds the allocations per entity of each reported workload.
+	Allocs  []*allocRow `json:"allocsPerEntity"`
+	Targets []target    `json:"targets,omitempty"`
 }
 
 func (r *results) row(id string) *row {
@@ -126,6 +140,7 @@ func printTable(w io.Writer, r *results) {
 	fmt.Fprintln(w, "\nRatios are tablestore's figure divided by the comparator's. For rows whose figure is")
 	fmt.Fprintln(w, "higher-is-better (per second), a ratio above 1 means tablestore is faster; for ns/op rows")
 	fmt.Fprintln(w, "(lower is better), a ratio above 1 means tablestore is slower.")
+	printAllocs(w, r)
 	var notes []string
 	for _, x := range r.Rows {
 		for _, side := range sideNames {
@@ -138,6 +153,38 @@ func printTable(w io.Writer, r *results) {
 		fmt.Fprintln(w, "\nn/a figures:")
 		fmt.Fprintln(w, strings.Join(dedupe(notes), "\n"))
 	}
+}
+
+// printAllocs writes the allocations-per-entity table.
+func printAllocs(w io.Writer, r *results) {
+	if len(r.Allocs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nheap allocations per entity (runtime.MemStats.Mallocs over the measured part, lowest round):")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\tper\ttablestore\ttyped\traw pebble\tsqlite\t")
+	for _, a := range r.Allocs {
+		fmt.Fprintf(tw, "%s\t%s\t", a.Label, a.Per)
+		for _, side := range []string{sideTablestore, sideTyped, sidePebble, sideSQLite} {
+			v, ok := a.Values[side]
+			if !ok {
+				fmt.Fprint(tw, "n/a\t")
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t", formatAllocs(v))
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+}
+
+// formatAllocs formats an allocation count with two decimals below 100.
+func formatAllocs(v float64) string {
+	if v >= 100 {
+		return commas(v)
+	}
+	return fmt.Sprintf("%.2f", v)
 }
 
 func cell(x *row, side string) string {

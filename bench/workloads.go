@@ -27,6 +27,8 @@ type workload struct {
 	// once marks a workload that runs a single round (it builds the data
 	// set the others read).
 	once bool
+	// per names the unit of its allocation count: what one "entity" is.
+	per string
 	// run measures side in round r (0-based; each round writes its own
 	// keys) and returns one value per figure.
 	run func(e *env, side string, r int) ([]float64, error)
@@ -55,38 +57,38 @@ func fig(id, wl, label, unit string, higher bool) figure {
 // every read workload runs on the data set load-nosync writes.
 func workloads() []workload {
 	return []workload{
-		{name: "load-nosync", about: "bulk load of the data set in batches of 100, unsynced",
+		{name: "load-nosync", per: "written entity", about: "bulk load of the data set in batches of 100, unsynced",
 			figures: []figure{fig("load-nosync", "load-nosync", "bulk load, batches of 100, no sync", "entities/s", true)},
 			run:     runLoadNoSync, once: true},
-		{name: "load-sync", about: "bulk load in batches of 100, every batch synced",
+		{name: "load-sync", per: "written entity", about: "bulk load in batches of 100, every batch synced",
 			figures: []figure{fig("load-sync", "load-sync", "bulk load, batches of 100, synced", "entities/s", true)},
 			run:     runLoadSync},
-		{name: "insert-sync-1", about: "single-entity synced inserts, 1 writer",
+		{name: "insert-sync-1", per: "inserted entity", about: "single-entity synced inserts, 1 writer",
 			figures: []figure{fig("insert-sync-1", "insert-sync-1", "synced single inserts, 1 writer", "inserts/s", true)},
 			run:     func(e *env, side string, r int) ([]float64, error) { return runInserts(e, side, r, 1) }},
-		{name: "insert-sync-8", about: "single-entity synced inserts, 8 concurrent writers",
+		{name: "insert-sync-8", per: "inserted entity", about: "single-entity synced inserts, 8 concurrent writers",
 			figures: []figure{fig("insert-sync-8", "insert-sync-8", "synced single inserts, 8 writers", "inserts/s", true)},
 			run:     func(e *env, side string, r int) ([]float64, error) { return runInserts(e, side, r, writers) }},
-		{name: "get", about: "point get of random existing entities, one reader",
+		{name: "get", per: "returned entity", about: "point get of random existing entities, one reader",
 			figures: []figure{
 				fig("get-p50", "get", "point get p50 latency", "ns/op", false),
 				fig("get-p99", "get", "point get p99 latency", "ns/op", false),
 				fig("get-tput", "get", "point get throughput", "gets/s", true),
 			},
 			run: runGets},
-		{name: "range", about: "PartitionKey eq and RowKey range returning 100 entities",
+		{name: "range", per: "returned entity", about: "PartitionKey eq and RowKey range returning 100 entities",
 			figures: []figure{fig("range", "range", "range query (PK eq, RK range, 100 rows)", "queries/s", true)},
 			run:     runRanges},
-		{name: "partition-scan", about: "whole partition returning 1,000 entities",
+		{name: "partition-scan", per: "returned entity", about: "whole partition returning 1,000 entities",
 			figures: []figure{fig("partition-scan", "partition-scan", "partition scan, 1,000 entities", "entities/s", true)},
 			run:     runPartitionScans},
-		{name: "filter-scan", about: "table scan with a non-key filter matching 1%",
+		{name: "filter-scan", per: "returned (matching) entity", about: "table scan with a non-key filter matching 1%",
 			figures: []figure{fig("filter-scan", "filter-scan", "table scan, non-key filter (1% match)", "scanned entities/s", true)},
 			run:     runFilterScans},
-		{name: "paging", about: "paging through 100,000 entities, Top 1000, continuation tokens",
+		{name: "paging", per: "returned entity", about: "paging through 100,000 entities, Top 1000, continuation tokens",
 			figures: []figure{fig("paging", "paging", "paging, Top 1000, continuation tokens", "entities/s", true)},
 			run:     runPaging},
-		{name: "rmw", about: "read-modify-write with ETags, 8 writers on 4 entities of one partition, synced",
+		{name: "rmw", per: "update attempt", about: "read-modify-write with ETags, 8 writers on 4 entities of one partition, synced",
 			figures: []figure{fig("rmw", "rmw", "read-modify-write, ETag, 8 writers, 1 partition", "updates/s", true)},
 			run:     runRMW},
 	}
@@ -104,11 +106,13 @@ func loadBatches(e *env, s store, label string, n int, gen func(rec *record, i i
 		for j := 0; j < m; j++ {
 			gen(&recs[j], i+j)
 		}
+		e.allocs.begin()
 		t0 := time.Now()
 		if err := s.upsertBatch(e.ctx, recs[:m]); err != nil {
 			return 0, fmt.Errorf("batch at entity %d: %w", i, err)
 		}
 		spent += time.Since(t0)
+		e.allocs.end(m)
 		p.add(m)
 	}
 	return spent, nil
@@ -154,6 +158,7 @@ func runInserts(e *env, side string, round, n int) ([]float64, error) {
 	var total atomic.Int64
 	errs := make([]error, n)
 	var wg sync.WaitGroup
+	e.allocs.begin()
 	start := time.Now()
 	for w := 0; w < n; w++ {
 		wg.Add(1)
@@ -173,6 +178,11 @@ func runInserts(e *env, side string, round, n int) ([]float64, error) {
 	}
 	wg.Wait()
 	d := time.Since(start)
+	e.allocs.end(int(total.Load()))
+	// The writers made their records inside the measured part.
+	pk := fmt.Sprintf("ins%d-%d-%02d", n, round, 0)
+	var rec record
+	e.allocs.discount(int(total.Load()), func(i int) { genRecordKeys(&rec, i, pk, rowKey(i)) })
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -208,6 +218,7 @@ func runGets(e *env, side string, round int) ([]float64, error) {
 	lat := make([]time.Duration, n)
 	p := startProgress(side+" get", "gets", n)
 	defer p.finish()
+	e.allocs.begin()
 	start := time.Now()
 	for j := range n {
 		t0 := time.Now()
@@ -224,6 +235,7 @@ func runGets(e *env, side string, round int) ([]float64, error) {
 		}
 	}
 	d := time.Since(start)
+	e.allocs.end(n)
 	slices.Sort(lat)
 	return []float64{
 		float64(lat[n/2].Nanoseconds()),
@@ -240,13 +252,20 @@ func runRanges(e *env, side string, round int) ([]float64, error) {
 	const rows = 100
 	r := rand.New(rand.NewPCG(2, uint64(round)))
 	n := e.sc.RangeQueries
+	// The keys are made first, so the allocations counted are the
+	// queries'.
+	type bounds struct{ pk, lo, hi string }
+	qs := make([]bounds, n)
+	for j := range qs {
+		first := r.IntN(partitionSize - rows + 1)
+		qs[j] = bounds{partitionKey(r.IntN(e.sc.partitions())), rowKey(first), rowKey(first + rows)}
+	}
 	p := startProgress(side+" range", "queries", n)
 	defer p.finish()
 	var spent time.Duration
+	e.allocs.begin()
 	for j := 0; j < n; j++ {
-		pk := partitionKey(r.IntN(e.sc.partitions()))
-		first := r.IntN(partitionSize - rows + 1)
-		lo, hi := rowKey(first), rowKey(first+rows)
+		pk, lo, hi := qs[j].pk, qs[j].lo, qs[j].hi
 		t0 := time.Now()
 		got, err := s.rangeQuery(e.ctx, pk, lo, hi)
 		spent += time.Since(t0)
@@ -258,6 +277,7 @@ func runRanges(e *env, side string, round int) ([]float64, error) {
 		}
 		p.add(1)
 	}
+	e.allocs.end(n * rows)
 	return []float64{rate(n, spent)}, nil
 }
 
@@ -268,11 +288,16 @@ func runPartitionScans(e *env, side string, round int) ([]float64, error) {
 	}
 	r := rand.New(rand.NewPCG(3, uint64(round)))
 	n := e.sc.PartScans
+	pks := make([]string, n)
+	for j := range pks {
+		pks[j] = partitionKey(r.IntN(e.sc.partitions()))
+	}
 	p := startProgress(side+" partition-scan", "entities", n*partitionSize)
 	defer p.finish()
 	var spent time.Duration
+	e.allocs.begin()
 	for j := 0; j < n; j++ {
-		pk := partitionKey(r.IntN(e.sc.partitions()))
+		pk := pks[j]
 		t0 := time.Now()
 		got, err := s.partitionScan(e.ctx, pk)
 		spent += time.Since(t0)
@@ -284,6 +309,7 @@ func runPartitionScans(e *env, side string, round int) ([]float64, error) {
 		}
 		p.add(got)
 	}
+	e.allocs.end(n * partitionSize)
 	return []float64{rate(n*partitionSize, spent)}, nil
 }
 
@@ -294,6 +320,7 @@ func runFilterScans(e *env, side string, round int) ([]float64, error) {
 	}
 	want := countMatches(e.sc.Entities)
 	var spent time.Duration
+	e.allocs.begin()
 	for pass := 0; pass < e.sc.FilterPasses; pass++ {
 		t0 := time.Now()
 		got, err := s.filterScan(e.ctx, filterBucket)
@@ -305,6 +332,7 @@ func runFilterScans(e *env, side string, round int) ([]float64, error) {
 			return nil, fmt.Errorf("filter matched %d entities, want %d", got, want)
 		}
 	}
+	e.allocs.end(want * e.sc.FilterPasses)
 	logf("  %s filter-scan: %d passes over %s entities in %s", side, e.sc.FilterPasses,
 		commas(float64(e.sc.Entities)), spent.Round(time.Millisecond))
 	return []float64{rate(e.sc.Entities*e.sc.FilterPasses, spent)}, nil
@@ -319,6 +347,7 @@ func runPaging(e *env, side string, round int) ([]float64, error) {
 	p := startProgress(side+" paging", "entities", want)
 	defer p.finish()
 	token, total := "", 0
+	e.allocs.begin()
 	start := time.Now()
 	for pages := 0; pages < e.sc.Pages; pages++ {
 		n, next, err := s.page(e.ctx, token, pageTop)
@@ -333,6 +362,7 @@ func runPaging(e *env, side string, round int) ([]float64, error) {
 		token = next
 	}
 	d := time.Since(start)
+	e.allocs.end(total)
 	if total != want {
 		return nil, fmt.Errorf("paging read %d entities, want %d", total, want)
 	}
@@ -358,6 +388,7 @@ func runRMW(e *env, side string, round int) ([]float64, error) {
 	var done, conflicts atomic.Int64
 	errs := make([]error, writers)
 	var wg sync.WaitGroup
+	e.allocs.begin()
 	start := time.Now()
 	for w := 0; w < writers; w++ {
 		wg.Add(1)
@@ -381,6 +412,9 @@ func runRMW(e *env, side string, round int) ([]float64, error) {
 	}
 	wg.Wait()
 	d := time.Since(start)
+	e.allocs.end(int(done.Load() + conflicts.Load()))
+	// The writers chose their keys inside the measured part.
+	e.allocs.discount(int(done.Load()+conflicts.Load()), func(i int) { _ = rowKey(i % hotRows) })
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -29,32 +29,41 @@ func TimeFromTicks(ticks int64) time.Time {
 // W/"datetime'2006-01-02T15%3A04%3A05.0000000Z'". It is formatted by hand
 // because every read of an entity computes it.
 func FormatETag(ts time.Time) string {
+	var b [ETagLen]byte
+	return string(AppendETag(b[:0], ts))
+}
+
+// ETagLen is the length of every ETag FormatETag returns.
+const ETagLen = 46
+
+// AppendETag appends FormatETag(ts) to dst.
+func AppendETag(dst []byte, ts time.Time) []byte {
 	ts = ts.UTC()
 	year, month, day := ts.Date()
 	hour, min, sec := ts.Clock()
-	var b [51]byte
-	n := copy(b[:], `W/"datetime'`)
 	put := func(v, width int) {
+		n := len(dst)
+		for range width {
+			dst = append(dst, 0)
+		}
 		for i := width - 1; i >= 0; i-- {
-			b[n+i] = byte('0' + v%10)
+			dst[n+i] = byte('0' + v%10)
 			v /= 10
 		}
-		n += width
 	}
-	lit := func(s string) { n += copy(b[n:], s) }
+	dst = append(dst, `W/"datetime'`...)
 	put(year, 4)
-	lit("-")
+	dst = append(dst, '-')
 	put(int(month), 2)
-	lit("-")
+	dst = append(dst, '-')
 	put(day, 2)
-	lit("T")
+	dst = append(dst, 'T')
 	put(hour, 2)
-	lit("%3A")
+	dst = append(dst, "%3A"...)
 	put(min, 2)
-	lit("%3A")
+	dst = append(dst, "%3A"...)
 	put(sec, 2)
-	lit(".")
+	dst = append(dst, '.')
 	put(ts.Nanosecond()/100, 7)
-	lit(`Z'"`)
-	return string(b[:n])
+	return append(dst, `Z'"`...)
 }

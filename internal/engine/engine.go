@@ -59,6 +59,9 @@ type Engine struct {
 	// Pebble, and in write mode by Close, so Close waits for operations in
 	// flight and later ones see ErrClosed.
 	closeMu sync.RWMutex
+	// release is closeMu.RUnlock as a func value, made once so enter
+	// does not allocate one per operation.
+	release func()
 
 	// catMu guards the catalog. Writes hold it in read mode from table
 	// lookup to commit, so a table cannot be deleted under a write;
@@ -98,6 +101,7 @@ func OpenInMemory(opts Options) (*Engine, error) {
 
 func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 	db = &Engine{opts: o, fs: fs, dir: dir, writeOpts: pebble.Sync, faulted: make(chan struct{})}
+	db.release = db.closeMu.RUnlock
 	db.names.Store(&map[uint64]string{})
 	defer func() {
 		if err != nil {
@@ -253,7 +257,7 @@ func (db *Engine) enter(ctx context.Context) (release func(), err error) {
 		db.closeMu.RUnlock()
 		return nil, db.Health()
 	}
-	return db.closeMu.RUnlock, nil
+	return db.release, nil
 }
 
 // errorf returns a *driver.Error with Azure's code.

@@ -114,10 +114,14 @@ func (db *Engine) storageErr(op string, err error) error {
 // a panic raised on the operation's goroutine (a Fatalf, or a panic inside
 // Pebble) into the operation's error and records the fault.
 func (db *Engine) recoverStop(op string, errp *error) {
-	r := recover()
-	if r == nil {
-		return
+	if r := recover(); r != nil {
+		db.recovered(r, op, errp)
 	}
+}
+
+// recovered is recoverStop's work on a recovered value r, for callers
+// that recover themselves so they need not build op until a panic.
+func (db *Engine) recovered(r any, op string, errp *error) {
 	if fs, ok := r.(fatalStop); ok {
 		*errp = fs.err
 		return

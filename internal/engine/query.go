@@ -45,8 +45,12 @@ func (t *table) queryPage(ctx context.Context, q *driver.QueryRequest, emit func
 		return driver.PageResult{}, err
 	}
 	defer release()
-	op := "query of table " + t.name
-	defer t.db.recoverStop(op, &err)
+	op := func() string { return "query of table " + t.name }
+	defer func() {
+		if r := recover(); r != nil {
+			t.db.recovered(r, op(), &err)
+		}
+	}()
 	info, err := t.resolve()
 	if err != nil {
 		return driver.PageResult{}, err
@@ -74,14 +78,10 @@ func (t *table) queryPage(ctx context.Context, q *driver.QueryRequest, emit func
 	case allPoints(ranges):
 		err = r.readPoints(ranges)
 	default:
-		if spans := rawSpans(info.id, ranges); r.parallelOK(spans) {
-			err = r.parallelScan(spans)
-		} else {
-			err = r.scan(ranges)
-		}
+		err = r.scan(ranges)
 	}
 	if err != nil && !r.emitFailed {
-		err = t.db.storageErr(op, err)
+		err = t.db.storageErr(op(), err)
 	}
 	if err != nil {
 		return driver.PageResult{}, err
@@ -183,7 +183,12 @@ func (r *pageReader) examine(pk, rk []byte, pkStr, rkStr string, val []byte) err
 	if pkStr == "" {
 		pkStr, rkStr = r.keyStrings(pk, rk)
 	}
-	rec := r.view.Record
+	return r.emitMatch(pkStr, rkStr, r.view.Record)
+}
+
+// emitMatch emits a matching entity, with its ETag made from its
+// Timestamp.
+func (r *pageReader) emitMatch(pkStr, rkStr string, rec codec.Record) error {
 	etag := ""
 	if ticks, err := rec.Timestamp(); err == nil {
 		if ticks != r.lastTicks || r.lastETag == "" {
@@ -244,7 +249,9 @@ func (r *pageReader) readPoints(ranges []plan.KeyRange) error {
 
 // scan serves a plan with an iterator, one range at a time, in the order
 // of ranges and each backwards when r.reverse; the iterator is one
-// consistent view across all of them.
+// consistent view across all of them. A page that may be read in
+// parallel offers the rest of its ranges to scanParallel once it has
+// examined parallelAfter entities.
 func (r *pageReader) scan(ranges []plan.KeyRange) error {
 	id := r.id
 	it, err := r.db.pdb.NewIter(nil)
@@ -252,13 +259,17 @@ func (r *pageReader) scan(ranges []plan.KeyRange) error {
 		return err
 	}
 	defer it.Close()
+	handoff := -1
+	if r.parallelOK() {
+		handoff = parallelAfter
+	}
 	var lower, upper []byte
-	for _, rg := range ranges {
-		lower = keys.Entity(lower[:0], id, rg.Start.PartitionKey, rg.Start.RowKey)
+	for i, rg := range ranges {
+		lower = keys.Entity(keyBuf(lower, len(rg.Start.PartitionKey)+len(rg.Start.RowKey)), id, rg.Start.PartitionKey, rg.Start.RowKey)
 		if rg.Unbounded {
 			_, upper = keys.TableSpan(id)
 		} else {
-			upper = keys.Entity(upper[:0], id, rg.End.PartitionKey, rg.End.RowKey)
+			upper = keys.Entity(keyBuf(upper, len(rg.End.PartitionKey)+len(rg.End.RowKey)), id, rg.End.PartitionKey, rg.End.RowKey)
 		}
 		it.SetBounds(lower, upper)
 		first, next := it.First, it.Next
@@ -277,6 +288,13 @@ func (r *pageReader) scan(ranges []plan.KeyRange) error {
 			if why != goOn {
 				r.resumeAt(string(pk), string(rk))
 				return nil
+			}
+			if r.examined == handoff {
+				handoff = -1
+				rg.Start = plan.Key{PartitionKey: string(pk), RowKey: string(rk)}
+				if done, err := r.scanParallel(it, append([]plan.KeyRange{rg}, ranges[i+1:]...)); done || err != nil {
+					return err
+				}
 			}
 			val, err := it.ValueAndErr()
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
@@ -68,31 +69,46 @@ func (t *table) Get(ctx context.Context, pk, rk string, _ []string) (_ driver.Ro
 		return driver.Row{}, err
 	}
 	defer release()
-	op := fmt.Sprintf("get (%s, %q, %q)", t.name, pk, rk)
-	defer t.db.recoverStop(op, &err)
+	// The description is built only when needed: a Sprintf per Get
+	// would cost more than a cached read.
+	op := func() string { return fmt.Sprintf("get (%s, %q, %q)", t.name, pk, rk) }
+	defer func() {
+		if r := recover(); r != nil {
+			t.db.recovered(r, op(), &err)
+		}
+	}()
 	info, err := t.resolve()
 	if err != nil {
 		return driver.Row{}, err
 	}
-	key := keys.Entity(nil, info.id, pk, rk)
+	var buf [64]byte
+	key := keys.Entity(keyBuf(buf[:0], len(pk)+len(rk)), info.id, pk, rk)
 	val, closer, err := t.db.pdb.Get(key)
 	if err == pebble.ErrNotFound {
 		return driver.Row{}, errorf("ResourceNotFound", "entity (%q, %q) does not exist", pk, rk)
 	}
 	if err != nil {
-		return driver.Row{}, t.db.storageErr(op, err)
+		return driver.Row{}, t.db.storageErr(op(), err)
 	}
-	rec := codec.Record(append([]byte(nil), val...))
+	// The copy of the record and the ETag's text share one allocation.
+	n := len(val)
+	out := make([]byte, n, n+codec.ETagLen)
+	copy(out, val)
 	closer.Close()
-	return driver.Row{PartitionKey: pk, RowKey: rk, Record: rec, ETag: etagOf(rec)}, nil
+	rec := codec.Record(out[:n:n])
+	etag := ""
+	if ticks, err := rec.Timestamp(); err == nil {
+		out = codec.AppendETag(out, codec.TimeFromTicks(ticks))
+		etag = unsafe.String(&out[n], len(out)-n)
+	}
+	return driver.Row{PartitionKey: pk, RowKey: rk, Record: rec, ETag: etag}, nil
 }
 
-// etagOf returns the ETag of a stored record, or "" when its Timestamp
-// does not decode (the caller's decoding then reports the corruption).
-func etagOf(rec codec.Record) string {
-	ticks, err := rec.Timestamp()
-	if err != nil {
-		return ""
+// keyBuf returns buf, or a new buffer when buf cannot hold an entity key
+// of n key bytes, so building the key allocates at most once.
+func keyBuf(buf []byte, n int) []byte {
+	if n += 9; cap(buf) < n {
+		return make([]byte, 0, n)
 	}
-	return codec.FormatETag(codec.TimeFromTicks(ticks))
+	return buf[:0]
 }

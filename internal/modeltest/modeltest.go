@@ -21,6 +21,7 @@ import (
 	"math/rand"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1356,16 +1357,21 @@ func (h *harness) randomFilter(depth int) string {
 }
 
 // someTimestamp returns the Timestamp of some version the engine wrote, or
-// the test clock's start.
+// the test clock's start. It picks from the sorted stamps, so the choice
+// and the random numbers it draws depend on the seed alone, never on map
+// order.
 func (h *harness) someTimestamp() time.Time {
+	var stamps []time.Time
 	for _, v := range h.vers {
 		for _, stamp := range v.stamp {
-			if h.rng.Intn(4) == 0 {
-				return stamp
-			}
+			stamps = append(stamps, stamp)
 		}
 	}
-	return time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC)
+	if len(stamps) == 0 || h.rng.Intn(4) == 0 {
+		return time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC)
+	}
+	slices.SortFunc(stamps, time.Time.Compare)
+	return stamps[h.rng.Intn(len(stamps))]
 }
 
 // queryFilter returns a random filter: mostly well formed, shaped like the

@@ -1,0 +1,227 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/keys"
+	"github.com/tablestore/tablestore/internal/plan"
+)
+
+// TestParallelSplits runs testdata/parallel_splits: for each query it
+// shows, page by page, where the serial start handed off and the
+// segments the parallel read merged (bounds, stored entities in the
+// plan's ranges, entities the page examined and emitted there, why the
+// page ended) and the page, and checks the page is the one a serial read
+// returns.
+//
+//	load n=<entities>            a flushed, compacted table "t" of n entities:
+//	                             PartitionKey p%03d (100 rows each), RowKey
+//	                             r%05d, B = i*7919 mod 100, a 200-byte S
+//	query filter=<text> top=<n> scan=<n> [pages=<n>]
+func TestParallelSplits(t *testing.T) {
+	ctx := context.Background()
+	defer func(a, b, c, d uint64, e int) {
+		parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter = a, b, c, d, e
+	}(parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter)
+	parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter = 96<<10, 16<<10, 64<<10, 8<<10, 100
+	db, err := OpenInMemory(Options{CacheSize: 8 << 20, MemTableSize: 256 << 10, Clock: time.Now,
+		PageScanLimit: 100_000, PageTimeLimit: time.Hour, Parallelism: 2})
+	require.NoError(t, err)
+	defer db.Close()
+	datadriven.RunTest(t, "testdata/parallel_splits", func(t *testing.T, d *datadriven.TestData) string {
+		switch d.Cmd {
+		case "load":
+			var n int
+			d.ScanArgs(t, "n", &n)
+			require.NoError(t, db.CreateTable(ctx, "t"))
+			tb := db.Table("t")
+			for i := 0; i < n; i += 100 {
+				actions := make([]driver.Action, 0, 100)
+				for k := i; k < min(i+100, n); k++ {
+					sum := sha256.Sum256([]byte{byte(k), byte(k >> 8), byte(k >> 16)})
+					actions = append(actions, driver.Action{Type: driver.ActionUpsertReplace,
+						PartitionKey: fmt.Sprintf("p%03d", k/100), RowKey: fmt.Sprintf("r%05d", k),
+						Properties: []codec.Property{
+							{Name: "B", Value: filter.Value{Type: filter.TypeInt32, Int: int64(k * 7919 % 100)}},
+							{Name: "S", Value: filter.Value{Type: filter.TypeString, Bytes: []byte(strings.Repeat(fmt.Sprintf("%x", sum), 4)[:200])}},
+						}})
+				}
+				_, err := tb.Commit(ctx, actions)
+				require.NoError(t, err)
+			}
+			require.NoError(t, db.Flush())
+			require.NoError(t, db.Compact())
+			return ""
+		case "query":
+			var src string
+			var top, scan int
+			pages := 1000
+			d.ScanArgs(t, "filter", &src)
+			d.ScanArgs(t, "top", &top)
+			d.ScanArgs(t, "scan", &scan)
+			if d.HasArg("pages") {
+				d.ScanArgs(t, "pages", &pages)
+			}
+			return runParallelQuery(t, db, src, top, scan, pages)
+		}
+		t.Fatalf("unknown command %q", d.Cmd)
+		return ""
+	})
+}
+
+// runParallelQuery reads up to pages pages of a query with Parallelism 2
+// and 1 and describes the parallel ones.
+func runParallelQuery(t *testing.T, db *Engine, src string, top, scan, pages int) string {
+	ctx := context.Background()
+	f, err := filter.Compile(src, nil)
+	require.NoError(t, err)
+	p := plan.New(f.Root)
+	tb := db.Table("t").(*table)
+	info, err := tb.resolve()
+	require.NoError(t, err)
+	db.opts.PageScanLimit = scan
+	defer func() { db.opts.PageScanLimit, db.opts.Parallelism = 100_000, 2 }()
+	var out strings.Builder
+	fmt.Fprintf(&out, "%s\n", p)
+	type page struct {
+		rows []string
+		res  driver.PageResult
+	}
+	read := func(par int, q *driver.QueryRequest) page {
+		db.opts.Parallelism = par
+		var pg page
+		res, err := tb.QueryPage(ctx, q, func(r driver.Row) error {
+			pg.rows = append(pg.rows, r.PartitionKey+"/"+r.RowKey)
+			return nil
+		})
+		require.NoError(t, err)
+		pg.res = res
+		return pg
+	}
+	q := &driver.QueryRequest{Filter: f.Root, FilterText: src, Plan: p, Top: top}
+	for n := 1; n <= pages; n++ {
+		ranges := p.Ranges
+		if q.NextPartitionKey != "" || q.NextRowKey != "" {
+			ranges = p.From(plan.Key{PartitionKey: q.NextPartitionKey, RowKey: q.NextRowKey})
+		}
+		spans := rawSpans(info.id, ranges)
+		var segs []string
+		parallelTrace = func(lo, hi []byte, examined, emitted int, end string) {
+			if lo == nil {
+				segs = append(segs, fmt.Sprintf("  serial up to %s: examined %d, emitted %d", showKey(hi), examined, emitted))
+				return
+			}
+			s := fmt.Sprintf("  segment [%s, %s) entities %d, examined %d, emitted %d", showKey(lo), showKey(hi),
+				countEntities(t, db, clip(spans, lo, hi)), examined, emitted)
+			if end != "" {
+				s += ", ends the page: " + end
+			}
+			segs = append(segs, s)
+		}
+		before := ParallelPages()
+		got := read(2, q)
+		parallelTrace = nil
+		want := read(1, q)
+		require.Equal(t, want, got, "page %d differs from the serial read", n)
+		how := "serial"
+		if ParallelPages() > before {
+			how = fmt.Sprintf("parallel, %d segments", len(segs)-1)
+		}
+		fmt.Fprintf(&out, "page %d (%s)\n", n, how)
+		for _, s := range segs {
+			out.WriteString(s + "\n")
+		}
+		fmt.Fprintf(&out, "  emitted %d", len(got.rows))
+		if len(got.rows) > 0 {
+			fmt.Fprintf(&out, ": %s ... %s", got.rows[0], got.rows[len(got.rows)-1])
+		}
+		out.WriteString("\n")
+		if !got.res.More {
+			out.WriteString("  no more\n")
+			break
+		}
+		fmt.Fprintf(&out, "  resume %s/%s\n", got.res.NextPartitionKey, got.res.NextRowKey)
+		q.NextPartitionKey, q.NextRowKey = got.res.NextPartitionKey, got.res.NextRowKey
+	}
+	return out.String()
+}
+
+// showKey prints a stored key as PartitionKey/RowKey, or "end" for a
+// table's end.
+func showKey(k []byte) string {
+	_, pk, rk, err := keys.Split(k)
+	if err != nil {
+		return "end"
+	}
+	return fmt.Sprintf("%s/%s", pk, rk)
+}
+
+// countEntities counts the stored entities in spans.
+func countEntities(t *testing.T, db *Engine, spans []span) int {
+	n := 0
+	for _, s := range spans {
+		it, err := db.pdb.NewIter(nil)
+		require.NoError(t, err)
+		it.SetBounds(s.lo, s.hi)
+		for valid := it.First(); valid; valid = it.Next() {
+			n++
+		}
+		require.NoError(t, it.Close())
+	}
+	return n
+}
+
+// BenchmarkSmallScan reads a filtered scan of a small flushed table with
+// Parallelism 1 and 2: below parallelMinBytes both read serially, and the
+// default (GOMAXPROCS) must cost no more than 1.
+//
+//	go test -run '^$' -bench SmallScan -benchmem ./internal/engine
+func BenchmarkSmallScan(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{100, 5000} {
+		db, err := OpenInMemory(Options{CacheSize: 8 << 20, MemTableSize: 1 << 20, Clock: time.Now,
+			PageScanLimit: 100_000, PageTimeLimit: time.Hour, Parallelism: 1})
+		require.NoError(b, err)
+		require.NoError(b, db.CreateTable(ctx, "t"))
+		tb := db.Table("t")
+		for i := 0; i < n; i += 100 {
+			actions := make([]driver.Action, 0, 100)
+			for k := i; k < min(i+100, n); k++ {
+				actions = append(actions, driver.Action{Type: driver.ActionUpsertReplace,
+					PartitionKey: fmt.Sprintf("p%03d", k/100), RowKey: fmt.Sprintf("r%05d", k),
+					Properties: []codec.Property{{Name: "B", Value: filter.Value{Type: filter.TypeInt32, Int: int64(k % 100)}}}})
+			}
+			_, err := tb.Commit(ctx, actions)
+			require.NoError(b, err)
+		}
+		require.NoError(b, db.Flush())
+		f, err := filter.Compile("B eq 42", nil)
+		require.NoError(b, err)
+		q := &driver.QueryRequest{Filter: f.Root, Plan: plan.New(f.Root), Top: 1000}
+		for _, par := range []int{1, 2} {
+			b.Run(fmt.Sprintf("entities%d/parallelism%d", n, par), func(b *testing.B) {
+				db.opts.Parallelism = par
+				before := ParallelPages()
+				for b.Loop() {
+					if _, err := tb.QueryPage(ctx, q, func(driver.Row) error { return nil }); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if ParallelPages() != before {
+					b.Fatal("a small scan was read in parallel")
+				}
+			})
+		}
+		require.NoError(b, db.Close())
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package tablestore
+
+const raceEnabled = false
