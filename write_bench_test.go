@@ -26,20 +26,27 @@ func benchEntity(i int) *Entity {
 	}
 }
 
+// emptyBenchTable returns a new table in an unsynced in-memory store that is
+// closed when b ends.
+func emptyBenchTable(b *testing.B) *Table {
+	db, err := OpenInMemory(&Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	tbl, err := db.CreateTable(ctx, "Bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tbl
+}
+
 // BenchmarkSubmitTransaction100 submits transactions of 100 upserts
 // (replace) of bench/'s entity shape to an unsynced in-memory store; the
 // allocations per op are per transaction, so divide by 100 for an entity.
 // Most of B/op is the in-memory file system's write-ahead log growing.
 func BenchmarkSubmitTransaction100(b *testing.B) {
-	db, err := OpenInMemory(&Options{NoSync: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	tbl, err := db.CreateTable(ctx, "Bench")
-	if err != nil {
-		b.Fatal(err)
-	}
+	tbl := emptyBenchTable(b)
 	const n = 100
 	// 50 transactions of distinct entities, as bench/ prepares them: the
 	// maps are mostly out of the CPU caches when submitted.
@@ -76,15 +83,7 @@ type benchRow struct {
 // BenchmarkSubmitTransaction100Typed is BenchmarkSubmitTransaction100
 // with struct actions.
 func BenchmarkSubmitTransaction100Typed(b *testing.B) {
-	db, err := OpenInMemory(&Options{NoSync: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	tbl, err := db.CreateTable(ctx, "Bench")
-	if err != nil {
-		b.Fatal(err)
-	}
+	tbl := emptyBenchTable(b)
 	const n = 100
 	actions := make([]TransactionAction, n)
 	for i := range actions {

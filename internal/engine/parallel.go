@@ -496,14 +496,7 @@ func (s *splitter) done() bool { return s.lo == nil }
 // between returns a key between a and b, a < b, at about the fraction f
 // of the way, reading both as numbers after their common prefix.
 func between(a, b []byte, f float64) []byte {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	var ab, bb [8]byte
-	copy(ab[:], a[n:])
-	copy(bb[:], b[n:])
-	xa, xb := binary.BigEndian.Uint64(ab[:]), binary.BigEndian.Uint64(bb[:])
+	n, xa, xb := keyDigits(a, b)
 	x := xa + uint64(f*float64(xb-xa))
 	k := make([]byte, n+8)
 	copy(k, a[:n])
@@ -511,17 +504,22 @@ func between(a, b []byte, f float64) []byte {
 	return k
 }
 
-// beyond returns a key past b by f times the distance from a to b, a < b,
-// or nil when that leaves the 8 bytes after their common prefix.
-func beyond(a, b []byte, f float64) []byte {
-	n := 0
+// keyDigits returns the length n of a's and b's common prefix and the 8
+// bytes of each after it (zero-padded) as big-endian numbers.
+func keyDigits(a, b []byte) (n int, xa, xb uint64) {
 	for n < len(a) && n < len(b) && a[n] == b[n] {
 		n++
 	}
 	var ab, bb [8]byte
 	copy(ab[:], a[n:])
 	copy(bb[:], b[n:])
-	xa, xb := binary.BigEndian.Uint64(ab[:]), binary.BigEndian.Uint64(bb[:])
+	return n, binary.BigEndian.Uint64(ab[:]), binary.BigEndian.Uint64(bb[:])
+}
+
+// beyond returns a key past b by f times the distance from a to b, a < b,
+// or nil when that leaves the 8 bytes after their common prefix.
+func beyond(a, b []byte, f float64) []byte {
+	n, xa, xb := keyDigits(a, b)
 	d := f * float64(xb-xa)
 	if d >= float64(math.MaxUint64-xb) {
 		return nil
