@@ -49,6 +49,13 @@ func reverseResumeTarget(e *env) target {
 	t.Value = float64(deep) / float64(first)
 	t.Pass = t.Value <= t.Limit
 	t.Measured = fmt.Sprintf("median page %d %s vs page 1 %s", k, deep.Round(time.Microsecond), first.Round(time.Microsecond))
+	if ps, err := e.mainStore(sidePebble); err == nil {
+		if raw, ok := ps.(*pebbleStore); ok {
+			if pf, pd, err := measurePages(e, "raw pebble reverse", raw.reversePage, k); err == nil {
+				t.Measured += fmt.Sprintf("; raw pebble %s vs %s (%.2fx)", pd.Round(time.Microsecond), pf.Round(time.Microsecond), float64(pd)/float64(pf))
+			}
+		}
+	}
 	return t
 }
 

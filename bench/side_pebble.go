@@ -215,6 +215,38 @@ func (p *pebbleStore) page(_ context.Context, token string, top int) (int, strin
 	return len(out), next, it.Close()
 }
 
+// reversePage is page read newest first: up to top entities below token
+// (the table's end when ""), and the key the next page starts below.
+func (p *pebbleStore) reversePage(_ context.Context, token string, top int) (int, string, error) {
+	lo, hi := rawTableBounds()
+	if token != "" {
+		hi = []byte(token)
+	}
+	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return 0, "", err
+	}
+	out := make([]record, 0, top)
+	valid := it.Last()
+	for ; valid && len(out) < top; valid = it.Prev() {
+		out = append(out, record{})
+		if err := decodeRawEntry(it.Key(), it.Value(), &out[len(out)-1]); err != nil {
+			it.Close()
+			return 0, "", err
+		}
+	}
+	next := ""
+	if valid {
+		// The next page ends after this entity: its key's successor.
+		next = string(it.Key()) + "\x00"
+	}
+	if err := it.Error(); err != nil {
+		it.Close()
+		return 0, "", err
+	}
+	return len(out), next, it.Close()
+}
+
 func (p *pebbleStore) readModifyWrite(_ context.Context, pk, rk string) error {
 	k := rawKey(nil, pk, rk)
 	var rec record
