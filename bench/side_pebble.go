@@ -191,28 +191,7 @@ func (p *pebbleStore) page(_ context.Context, token string, top int) (int, strin
 	if token != "" {
 		lo = []byte(token)
 	}
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return 0, "", err
-	}
-	out := make([]record, 0, top)
-	valid := it.First()
-	for ; valid && len(out) < top; valid = it.Next() {
-		out = append(out, record{})
-		if err := decodeRawEntry(it.Key(), it.Value(), &out[len(out)-1]); err != nil {
-			it.Close()
-			return 0, "", err
-		}
-	}
-	next := ""
-	if valid {
-		next = string(it.Key())
-	}
-	if err := it.Error(); err != nil {
-		it.Close()
-		return 0, "", err
-	}
-	return len(out), next, it.Close()
+	return p.readPage(lo, hi, top, false)
 }
 
 // reversePage is page read newest first: up to top entities below token
@@ -222,13 +201,25 @@ func (p *pebbleStore) reversePage(_ context.Context, token string, top int) (int
 	if token != "" {
 		hi = []byte(token)
 	}
+	return p.readPage(lo, hi, top, true)
+}
+
+// readPage decodes up to top entities of [lo, hi), from the low end or,
+// reverse, from the high end, and returns the next page's token: the
+// first key not read, or for reverse the successor of the first key not
+// read (the next page's exclusive upper bound).
+func (p *pebbleStore) readPage(lo, hi []byte, top int, reverse bool) (int, string, error) {
 	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return 0, "", err
 	}
+	first, step := it.First, it.Next
+	if reverse {
+		first, step = it.Last, it.Prev
+	}
 	out := make([]record, 0, top)
-	valid := it.Last()
-	for ; valid && len(out) < top; valid = it.Prev() {
+	valid := first()
+	for ; valid && len(out) < top; valid = step() {
 		out = append(out, record{})
 		if err := decodeRawEntry(it.Key(), it.Value(), &out[len(out)-1]); err != nil {
 			it.Close()
@@ -237,8 +228,10 @@ func (p *pebbleStore) reversePage(_ context.Context, token string, top int) (int
 	}
 	next := ""
 	if valid {
-		// The next page ends after this entity: its key's successor.
-		next = string(it.Key()) + "\x00"
+		next = string(it.Key())
+		if reverse {
+			next += "\x00"
+		}
 	}
 	if err := it.Error(); err != nil {
 		it.Close()
