@@ -67,19 +67,6 @@ func BenchmarkSubmitTransaction100(b *testing.B) {
 	}
 }
 
-// benchRow is benchEntity as a struct.
-type benchRow struct {
-	PartitionKey, RowKey string
-	ETag                 ETag
-	Name, Email          string
-	City, Note           string
-	Count, Bucket        int32
-	Score                int64
-	Amount               float64
-	Active               bool
-	Created              time.Time
-}
-
 // BenchmarkSubmitTransaction100Typed is BenchmarkSubmitTransaction100
 // with struct actions.
 func BenchmarkSubmitTransaction100Typed(b *testing.B) {
@@ -89,7 +76,7 @@ func BenchmarkSubmitTransaction100Typed(b *testing.B) {
 	for i := range actions {
 		e := benchEntity(i)
 		p := e.Properties
-		actions[i] = TransactionAction{Type: ActionUpsertReplace, Struct: &benchRow{
+		actions[i] = TransactionAction{Type: ActionUpsertReplace, Struct: &allocRow{
 			PartitionKey: e.PartitionKey, RowKey: e.RowKey,
 			Name: p["Name"].(string), Email: p["Email"].(string), City: p["City"].(string), Note: p["Note"].(string),
 			Count: p["Count"].(int32), Bucket: p["Bucket"].(int32), Score: p["Score"].(int64),
