@@ -219,6 +219,7 @@ func TestQueryTable(t *testing.T) {
 	require.Regexp(t, `^PartitionKey  RowKey  Timestamp\s+Age  Name  Note$`, lines[0])
 	require.Regexp(t, `^a             1       \S+  \s+Ana   two\\nlines$`, lines[1])
 	require.Regexp(t, `^a             22      \S+  41$`, lines[2])
-	// Columns line up.
-	require.Equal(t, strings.Index(lines[0], "Age"), strings.Index(lines[2], "41"))
+	// Columns line up. The value is looked up from the end: the Timestamp
+	// column may contain the same digits.
+	require.Equal(t, strings.Index(lines[0], "Age"), strings.LastIndex(lines[2], "41"))
 }
