@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/codec"
 )
 
 // GetAs reads one entity straight into a new T, a struct type mapped by
@@ -35,9 +36,14 @@ func GetAs[T any](ctx context.Context, t *Table, partitionKey, rowKey string, op
 	if err != nil {
 		return v, mapError(err, false)
 	}
+	// v stays on the stack unless a field needs reflection.
 	d := decoder{sel: sel, owned: true}
-	err = decodeInto(&d, p, &v, r)
-	return v, err
+	if done, err := d.intoFast(p, unsafe.Pointer(&v), r); done && err == nil {
+		return v, nil
+	}
+	out := new(T)
+	err = decodeInto(&d, p, out, r)
+	return *out, err
 }
 
 // PageAs is one page of a typed query: the entities as values of T, in
@@ -164,19 +170,51 @@ func decodeInto[T any](d *decoder, p *typedPlan, v *T, r driver.Row) error {
 
 // into fills the struct at base, laid out as p says, from r.
 func (d *decoder) into(p *typedPlan, base unsafe.Pointer, r driver.Row) error {
-	pk, rk, rec := r.PartitionKey, r.RowKey, r.Record
-	ticks, err := rec.Timestamp()
+	w, err := d.start(p, base, r)
 	if err != nil {
-		return corruptEntity(pk, rk, err)
+		return err
+	}
+	for w.next() {
+		if v := w.it.Value(); !d.setFast(w.field, base, v) {
+			if err := setField(w.field.fieldPlan, w.field.value(base), decodeValue(v)); err != nil {
+				return err
+			}
+		}
+	}
+	return w.err(r)
+}
+
+// intoFast is into for fields that setFast fills. It reports false,
+// leaving the struct partly filled, at the first field that needs
+// reflection. It never hands base to reflect, so base does not escape.
+func (d *decoder) intoFast(p *typedPlan, base unsafe.Pointer, r driver.Row) (bool, error) {
+	w, err := d.start(p, base, r)
+	if err != nil {
+		return true, err
+	}
+	for w.next() {
+		if !d.setFast(w.field, base, w.it.Value()) {
+			return false, nil
+		}
+	}
+	return true, w.err(r)
+}
+
+// start fills the system fields at base and returns a walk over the
+// record's properties that p maps.
+func (d *decoder) start(p *typedPlan, base unsafe.Pointer, r driver.Row) (fieldWalk, error) {
+	ticks, err := r.Record.Timestamp()
+	if err != nil {
+		return fieldWalk{}, corruptEntity(r.PartitionKey, r.RowKey, err)
 	}
 	ts := timeFromTicks(ticks)
 	for i := range p.system {
 		f := &p.system[i]
 		switch f.system {
 		case systemPartitionKey:
-			*(*string)(f.at(base)) = pk
+			*(*string)(f.at(base)) = r.PartitionKey
 		case systemRowKey:
-			*(*string)(f.at(base)) = rk
+			*(*string)(f.at(base)) = r.RowKey
 		case systemTimestamp:
 			*(*time.Time)(f.at(base)) = ts
 		case systemETag:
@@ -187,36 +225,50 @@ func (d *decoder) into(p *typedPlan, base unsafe.Pointer, r driver.Row) error {
 			*(*string)(f.at(base)) = etag
 		}
 	}
-	j := 0
-	it := rec.Iter()
-	for it.Next() {
-		name := it.Name()
+	return fieldWalk{p: p, sel: d.sel, it: r.Record.Iter()}, nil
+}
+
+// fieldWalk pairs a record's properties with the fields of a plan.
+type fieldWalk struct {
+	p     *typedPlan
+	sel   []string
+	it    codec.Iter
+	j     int         // the first field not yet matched
+	field *typedField // the current property's field
+}
+
+// next moves to the next property that maps to a field and is selected.
+func (w *fieldWalk) next() bool {
+	props := w.p.props
+	for w.it.Next() {
+		name := w.it.Name()
 		// Records of one type mostly hold its fields in order: test for
 		// the expected name before ordering. Names are unique on both
 		// sides, so a field once matched is passed.
-		if j < len(p.props) && p.props[j].name == string(name) {
-			j++
+		if w.j < len(props) && props[w.j].name == string(name) {
+			w.j++
 		} else {
-			for j < len(p.props) && p.props[j].name < string(name) {
-				j++
+			for w.j < len(props) && props[w.j].name < string(name) {
+				w.j++
 			}
-			if j == len(p.props) || p.props[j].name != string(name) {
+			if w.j == len(props) || props[w.j].name != string(name) {
 				continue
 			}
-			j++
+			w.j++
 		}
-		if d.sel != nil && !selected(d.sel, name) {
+		if w.sel != nil && !selected(w.sel, name) {
 			continue
 		}
-		f := &p.props[j-1]
-		if v := it.Value(); !d.setFast(f, base, v) {
-			if err := setField(f.fieldPlan, f.value(base), decodeValue(v)); err != nil {
-				return err
-			}
-		}
+		w.field = &props[w.j-1]
+		return true
 	}
-	if err := it.Err(); err != nil {
-		return corruptEntity(pk, rk, err)
+	return false
+}
+
+// err is the walk's decoding error, if the record is corrupt.
+func (w *fieldWalk) err(r driver.Row) error {
+	if err := w.it.Err(); err != nil {
+		return corruptEntity(r.PartitionKey, r.RowKey, err)
 	}
 	return nil
 }

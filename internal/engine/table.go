@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -81,8 +82,11 @@ func (t *table) Get(ctx context.Context, pk, rk string, _ []string) (_ driver.Ro
 	if err != nil {
 		return driver.Row{}, err
 	}
-	var buf [64]byte
-	key := keys.Entity(keyBuf(buf[:0], len(pk)+len(rk)), info.id, pk, rk)
+	// Pebble keeps the key until closer.Close, so it cannot live on the
+	// stack; a pooled buffer saves allocating it.
+	kb := getKeyBuf.Get().(*getKey)
+	defer getKeyBuf.Put(kb)
+	key := keys.Entity(keyBuf(kb[:0], len(pk)+len(rk)), info.id, pk, rk)
 	val, closer, err := t.db.pdb.Get(key)
 	if err == pebble.ErrNotFound {
 		return driver.Row{}, errorf("ResourceNotFound", "entity (%q, %q) does not exist", pk, rk)
@@ -103,6 +107,11 @@ func (t *table) Get(ctx context.Context, pk, rk string, _ []string) (_ driver.Ro
 	}
 	return driver.Row{PartitionKey: pk, RowKey: rk, Record: rec, ETag: etag}, nil
 }
+
+// getKey is a Get's key buffer; keys that do not fit are allocated.
+type getKey [128]byte
+
+var getKeyBuf = sync.Pool{New: func() any { return new(getKey) }}
 
 // keyBuf returns buf, or a new buffer when buf cannot hold an entity key
 // of n key bytes, so building the key allocates at most once.
