@@ -71,12 +71,12 @@ func appendProperties(dst []byte, props map[string]any, c *nameCache) ([]byte, i
 			}
 			c.setUnits(k, units)
 		}
-		val, valSize, err := encodeValueSized(name, vals[i])
-		if err != nil {
+		var valSize int
+		var err error
+		if dst, valSize, err = appendValue(dst, name, vals[i]); err != nil {
 			return dst, 0, 0, err
 		}
 		size += 8 + 2*units + valSize
-		dst = codec.AppendProperty(dst, name, val)
 	}
 	return dst, len(names), size, nil
 }
@@ -91,6 +91,18 @@ type nameCache struct {
 	n      int
 	names  [maxSortedOnStack]string
 	length [maxSortedOnStack]int32 // UTF-16 units once checked, else -1
+	// slots finds a name's k by the address of its bytes: open addressing
+	// with linear probing, holding k+1 (0 is an empty slot).
+	slots [nameSlots]uint8
+}
+
+// nameSlots is the size of nameCache's table, at least twice
+// maxSortedOnStack so that probes stay short.
+const nameSlots = 64
+
+// nameSlot is the first slot probed for a name whose bytes are at p.
+func nameSlot(p *byte) int {
+	return int(uint64(uintptr(unsafe.Pointer(p))) * 0x9e3779b97f4a7c15 >> 58) // 6 bits: nameSlots
 }
 
 // order fills idx[k] with the index in names of the k-th name in sorted
@@ -101,14 +113,17 @@ func (c *nameCache) order(names []string, idx *[maxSortedOnStack]int32) bool {
 		return false
 	}
 	for i, name := range names {
-		p, k := unsafe.StringData(name), 0
-		for k < n && (unsafe.StringData(c.names[k]) != p || len(c.names[k]) != len(name)) {
-			k++
+		p := unsafe.StringData(name)
+		for h := nameSlot(p); ; h = (h + 1) % nameSlots {
+			s := c.slots[h]
+			if s == 0 {
+				return false
+			}
+			if k := s - 1; unsafe.StringData(c.names[k]) == p && len(c.names[k]) == len(name) {
+				idx[k] = int32(i) // map keys are distinct, so each k is hit once
+				break
+			}
 		}
-		if k == n {
-			return false
-		}
-		idx[k] = int32(i) // map keys are distinct, so each k is hit once
 	}
 	return true
 }
@@ -123,8 +138,14 @@ func (c *nameCache) fill(names []string, idx []int32) {
 		return
 	}
 	c.n = len(names)
+	c.slots = [nameSlots]uint8{}
 	for k, i := range idx {
 		c.names[k], c.length[k] = names[i], -1
+		h := nameSlot(unsafe.StringData(names[i]))
+		for c.slots[h] != 0 {
+			h = (h + 1) % nameSlots
+		}
+		c.slots[h] = uint8(k + 1)
 	}
 }
 
@@ -206,6 +227,46 @@ func readOnlyBytes(s string) []byte {
 func encodeValue(name string, v any) (filter.Value, error) {
 	val, _, err := encodeValueSized(name, v)
 	return val, err
+}
+
+// appendValue appends the encoding of property name holding v
+// (codec.AppendProperty of encodeValue's result) and returns the value's
+// size by Azure's formula. Errors are encodeValueSized's.
+func appendValue(dst []byte, name string, v any) ([]byte, int, error) {
+	switch x := v.(type) {
+	case string:
+		if n, valid := limits.UTF16LenValid(x); valid && 2*n <= maxValueBytes {
+			return codec.AppendBytesPayload(codec.AppendName(dst, name, filter.TypeString), x), 4 + 2*n, nil
+		}
+	case int32:
+		return codec.AppendIntPayload(codec.AppendName(dst, name, filter.TypeInt32), filter.TypeInt32, int64(x)), 4, nil
+	case int64:
+		return codec.AppendIntPayload(codec.AppendName(dst, name, filter.TypeInt64), filter.TypeInt64, x), 8, nil
+	case float64:
+		return codec.AppendDoublePayload(codec.AppendName(dst, name, filter.TypeDouble), x), 8, nil
+	case bool:
+		b := int64(0)
+		if x {
+			b = 1
+		}
+		return codec.AppendIntPayload(codec.AppendName(dst, name, filter.TypeBoolean), filter.TypeBoolean, b), 1, nil
+	case time.Time:
+		if t := x.UTC(); t.Year() >= minDateTimeYear && t.Year() <= maxDateTimeYear {
+			return codec.AppendIntPayload(codec.AppendName(dst, name, filter.TypeDateTime), filter.TypeDateTime, ticksFromTime(t)), 8, nil
+		}
+	case GUID:
+		return append(codec.AppendName(dst, name, filter.TypeGuid), x[:]...), 16, nil
+	case []byte:
+		if len(x) <= maxValueBytes {
+			return codec.AppendBytesPayload(codec.AppendName(dst, name, filter.TypeBinary), x), 4 + len(x), nil
+		}
+	}
+	// The rest are errors, worded by encodeValueSized.
+	val, size, err := encodeValueSized(name, v)
+	if err != nil {
+		return dst, 0, err
+	}
+	return codec.AppendProperty(dst, name, val), size, nil
 }
 
 // encodeValueSized is encodeValue that also returns the value's size by

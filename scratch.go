@@ -17,6 +17,7 @@ type txnScratch struct {
 	refs  []actionRef
 	order []int32
 	names nameCache
+	plan  lastPlan
 }
 
 // maxPooledBuf is the largest record buffer kept for reuse.
@@ -32,6 +33,7 @@ func putScratch(s *txnScratch) {
 	clear(s.acts)
 	clear(s.refs)
 	s.names = nameCache{}
+	s.plan = lastPlan{}
 	if cap(s.buf) > maxPooledBuf {
 		s.buf = nil
 	}

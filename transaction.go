@@ -103,8 +103,9 @@ type actionRef struct {
 	err    error     // why the action has no entity
 }
 
-// resolve fills r from a, reading the keys without validating anything.
-func (r *actionRef) resolve(a *TransactionAction) {
+// resolve fills r from a, reading the keys without validating anything;
+// last is refStruct's.
+func (r *actionRef) resolve(a *TransactionAction, last *lastPlan) {
 	*r = actionRef{}
 	switch {
 	case a.Entity != nil && a.Struct != nil:
@@ -112,7 +113,7 @@ func (r *actionRef) resolve(a *TransactionAction) {
 	case a.Entity != nil:
 		r.e = a.Entity
 	case a.Struct != nil:
-		st, ok, err := refStruct(a.Struct)
+		st, ok, err := refStruct(a.Struct, last)
 		switch {
 		case err != nil:
 			r.err = err
@@ -147,7 +148,7 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 	n := len(actions)
 	s.refs = slices.Grow(s.refs[:0], n)[:n]
 	for i := range actions {
-		s.refs[i].resolve(&actions[i])
+		s.refs[i].resolve(&actions[i], &s.plan)
 	}
 	repeat := s.firstRepeatedRow()
 	s.acts = slices.Grow(s.acts[:0], n)[:n]

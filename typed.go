@@ -7,6 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/codec"
 )
 
 // typedPlan is a struct type's field plan in the form the typed path
@@ -32,6 +35,19 @@ type typedField struct {
 	typ      reflect.Type // the field's type
 	base     reflect.Kind // kind of the field's type, or of its element for pointers
 	nameSize int          // the name's share of Azure's entity size
+	head     string       // a property's encoding up to its payload (codec.AppendName)
+}
+
+// kindType is the EDM type of each field kind.
+var kindType = [...]filter.Type{
+	fieldString:   filter.TypeString,
+	fieldInt32:    filter.TypeInt32,
+	fieldInt64:    filter.TypeInt64,
+	fieldDouble:   filter.TypeDouble,
+	fieldBoolean:  filter.TypeBoolean,
+	fieldDateTime: filter.TypeDateTime,
+	fieldGuid:     filter.TypeGuid,
+	fieldBinary:   filter.TypeBinary,
 }
 
 var typedPlans sync.Map // reflect.Type -> *typedPlan
@@ -63,6 +79,7 @@ func typedPlanFor(t reflect.Type) (*typedPlan, error) {
 			if f.system != systemNone {
 				p.system = append(p.system, tf)
 			} else {
+				tf.head = string(codec.AppendName(nil, f.name, kindType[f.kind]))
 				p.props = append(p.props, tf)
 			}
 		}

@@ -74,8 +74,10 @@ type structRef struct {
 // refStruct resolves v, a struct or a pointer to one. ok is false for
 // anything else (a nil pointer, a map): the caller then answers with
 // MarshalEntity, whose errors are the contract. err is the plan's error
-// for a struct type the mapping rejects.
-func refStruct(v any) (r structRef, ok bool, err error) {
+// for a struct type the mapping rejects. last, if not nil, remembers the
+// previous call's type and plan, sparing the shared cache's lookup when a
+// transaction's structs are all of one type.
+func refStruct(v any, last *lastPlan) (r structRef, ok bool, err error) {
 	rv := reflect.ValueOf(v)
 	switch {
 	case rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Elem().Kind() == reflect.Struct:
@@ -88,8 +90,22 @@ func refStruct(v any) (r structRef, ok bool, err error) {
 		return r, false, nil
 	}
 	r.base = rv.UnsafePointer()
-	r.p, err = typedPlanFor(rv.Type().Elem())
+	t := rv.Type().Elem()
+	if last != nil && last.typ == t {
+		r.p = last.p
+		return r, true, nil
+	}
+	r.p, err = typedPlanFor(t)
+	if last != nil && err == nil {
+		*last = lastPlan{typ: t, p: r.p}
+	}
 	return r, err == nil, err
+}
+
+// lastPlan is the struct type refStruct met last and its plan.
+type lastPlan struct {
+	typ reflect.Type
+	p   *typedPlan
 }
 
 // keys returns the struct's PartitionKey and RowKey fields ("" when it
@@ -129,7 +145,7 @@ func (r structRef) setVersion(ts time.Time, etag string) {
 // encoding is answered by MarshalEntity and prepareAction, so errors are
 // exactly theirs.
 func prepareStruct(buf []byte, typ ActionType, v any, ifMatch ETag) (driver.Action, []byte, int, structRef, error) {
-	r, ok, err := refStruct(v)
+	r, ok, err := refStruct(v, nil)
 	if err != nil {
 		return driver.Action{}, buf, 0, r, err
 	}
@@ -179,8 +195,9 @@ func encodeStruct(buf []byte, typ ActionType, r structRef, ifMatch ETag) (driver
 				continue
 			}
 		}
-		val, n, ok := fieldValue(f, fp)
-		if !ok {
+		var n int
+		var ok bool
+		if out, n, ok = appendField(out, f, fp); !ok {
 			return a, out[:start], 0, false
 		}
 		if n < 0 {
@@ -188,7 +205,6 @@ func encodeStruct(buf []byte, typ ActionType, r structRef, ifMatch ETag) (driver
 		}
 		size += f.nameSize + n
 		count++
-		out = codec.AppendProperty(out, f.name, val)
 	}
 	if checkLimits(count, size) != nil {
 		return a, out[:start], 0, false
@@ -196,18 +212,19 @@ func encodeStruct(buf []byte, typ ActionType, r structRef, ifMatch ETag) (driver
 	return a, out, size, true
 }
 
-// fieldValue reads the field value at fp (pointers followed) as the map
-// path would store it, with its size by Azure's formula; n < 0 means no
-// value. It reports false for a value encodeValue rejects.
-func fieldValue(f *typedField, fp unsafe.Pointer) (v filter.Value, n int, ok bool) {
+// appendField appends the property of field f, whose value is at fp
+// (pointers followed), as the map path would encode it, and returns its
+// value's size by Azure's formula; n < 0 means no value (a nil byte
+// slice). It reports false for a value encodeValue rejects.
+func appendField(out []byte, f *typedField, fp unsafe.Pointer) (_ []byte, n int, ok bool) {
 	switch f.kind {
 	case fieldString:
 		s := *(*string)(fp)
 		u, valid := limits.UTF16LenValid(s)
 		if !valid || 2*u > maxValueBytes {
-			return v, 0, false
+			return out, 0, false
 		}
-		return filter.Value{Type: filter.TypeString, Bytes: readOnlyBytes(s)}, 4 + 2*u, true
+		return codec.AppendBytesPayload(append(out, f.head...), s), 4 + 2*u, true
 	case fieldInt32:
 		var x int32
 		switch f.base {
@@ -222,9 +239,9 @@ func fieldValue(f *typedField, fp unsafe.Pointer) (v filter.Value, n int, ok boo
 		case reflect.Uint16:
 			x = int32(*(*uint16)(fp))
 		default:
-			return v, 0, false
+			return out, 0, false
 		}
-		return filter.Value{Type: filter.TypeInt32, Int: int64(x)}, 4, true
+		return codec.AppendIntPayload(append(out, f.head...), filter.TypeInt32, int64(x)), 4, true
 	case fieldInt64:
 		var x int64
 		switch f.base {
@@ -235,9 +252,9 @@ func fieldValue(f *typedField, fp unsafe.Pointer) (v filter.Value, n int, ok boo
 		case reflect.Uint32:
 			x = int64(*(*uint32)(fp))
 		default:
-			return v, 0, false
+			return out, 0, false
 		}
-		return filter.Value{Type: filter.TypeInt64, Int: x}, 8, true
+		return codec.AppendIntPayload(append(out, f.head...), filter.TypeInt64, x), 8, true
 	case fieldDouble:
 		var x float64
 		if f.base == reflect.Float32 {
@@ -245,30 +262,30 @@ func fieldValue(f *typedField, fp unsafe.Pointer) (v filter.Value, n int, ok boo
 		} else {
 			x = *(*float64)(fp)
 		}
-		return filter.Value{Type: filter.TypeDouble, Float: x}, 8, true
+		return codec.AppendDoublePayload(append(out, f.head...), x), 8, true
 	case fieldBoolean:
 		b := int64(0)
 		if *(*bool)(fp) {
 			b = 1
 		}
-		return filter.Value{Type: filter.TypeBoolean, Int: b}, 1, true
+		return codec.AppendIntPayload(append(out, f.head...), filter.TypeBoolean, b), 1, true
 	case fieldDateTime:
 		t := (*(*time.Time)(fp)).UTC()
 		if y := t.Year(); y < minDateTimeYear || y > maxDateTimeYear {
-			return v, 0, false
+			return out, 0, false
 		}
-		return filter.Value{Type: filter.TypeDateTime, Int: ticksFromTime(t)}, 8, true
+		return codec.AppendIntPayload(append(out, f.head...), filter.TypeDateTime, ticksFromTime(t)), 8, true
 	case fieldGuid:
-		return filter.Value{Type: filter.TypeGuid, Bytes: (*GUID)(fp)[:]}, 16, true
+		return append(append(out, f.head...), (*GUID)(fp)[:]...), 16, true
 	case fieldBinary:
 		b := *(*[]byte)(fp)
 		if b == nil {
-			return v, -1, true
+			return out, -1, true
 		}
 		if len(b) > maxValueBytes {
-			return v, 0, false
+			return out, 0, false
 		}
-		return filter.Value{Type: filter.TypeBinary, Bytes: b}, 4 + len(b), true
+		return codec.AppendBytesPayload(append(out, f.head...), b), 4 + len(b), true
 	}
-	return v, 0, false
+	return out, 0, false
 }

@@ -38,18 +38,25 @@ const (
 //     U+007F-U+009F, or is not valid UTF-8.
 //   - KeyValueTooLarge: v is longer than 1024 UTF-16 code units.
 func validateKey(which, v string) error {
+	_, err := keyUnits(which, v)
+	return err
+}
+
+// keyUnits is validateKey that also returns v's length in UTF-16 code
+// units.
+func keyUnits(which, v string) (int, error) {
 	if v == "" {
-		return newError(CodePropertiesNeedValue, "the %s value is empty", which)
+		return 0, newError(CodePropertiesNeedValue, "the %s value is empty", which)
 	}
 	if len(v) <= maxKeyUTF16 && plainKey(v) {
-		return nil
+		return len(v), nil // ASCII: a unit per byte
 	}
 	units := 0
 	for i := 0; i < len(v); {
 		c := v[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 || c == 0x7f || c == '/' || c == '\\' || c == '#' || c == '?' {
-				return newError(CodeOutOfRangeInput, "the %s value %s is out of range: it contains the character %q",
+				return 0, newError(CodeOutOfRangeInput, "the %s value %s is out of range: it contains the character %q",
 					which, quoteShort(v), rune(c))
 			}
 			units++
@@ -58,20 +65,20 @@ func validateKey(which, v string) error {
 		}
 		r, size := utf8.DecodeRuneInString(v[i:])
 		if r == utf8.RuneError && size == 1 {
-			return newError(CodeOutOfRangeInput, "the %s value %s is out of range: it is not valid UTF-8", which, quoteShort(v))
+			return 0, newError(CodeOutOfRangeInput, "the %s value %s is out of range: it is not valid UTF-8", which, quoteShort(v))
 		}
 		if r <= 0x9f {
-			return newError(CodeOutOfRangeInput, "the %s value %s is out of range: it contains the character %U",
+			return 0, newError(CodeOutOfRangeInput, "the %s value %s is out of range: it contains the character %U",
 				which, quoteShort(v), r)
 		}
 		units += limits.UTF16Units(r)
 		i += size
 	}
 	if units > maxKeyUTF16 {
-		return newError(CodeKeyValueTooLarge, "the %s value is %d UTF-16 code units long; the limit is %d",
+		return 0, newError(CodeKeyValueTooLarge, "the %s value is %d UTF-16 code units long; the limit is %d",
 			which, units, maxKeyUTF16)
 	}
-	return nil
+	return units, nil
 }
 
 // plainKey reports whether v is ASCII without a character keys forbid,
@@ -84,19 +91,23 @@ func plainKey(v string) bool {
 	)
 	// has reports whether some byte of x (all below 0x80) is below n.
 	has := func(x, n uint64) bool { return (x-ones*n)&^x&highs != 0 }
-	b := unsafe.Slice(unsafe.StringData(v), len(v)) // only read
-	for len(b) > 0 {
+	whole := unsafe.Slice(unsafe.StringData(v), len(v)) // only read
+	for b := whole; len(b) > 0; {
 		var x uint64
-		if len(b) >= 8 {
+		switch {
+		case len(b) >= 8:
 			x = binary.LittleEndian.Uint64(b)
 			b = b[8:]
-		} else {
-			var pad [8]byte
-			for i := range pad {
-				pad[i] = 'a'
+		case len(whole) >= 8:
+			// The last eight bytes, some of them checked already.
+			x = binary.LittleEndian.Uint64(whole[len(whole)-8:])
+			b = nil
+		default:
+			// Fewer than eight bytes in all: above them, 'a's.
+			x = ones * 'a'
+			for i := len(b) - 1; i >= 0; i-- {
+				x = x<<8 | uint64(b[i])
 			}
-			copy(pad[:], b)
-			x = binary.LittleEndian.Uint64(pad[:])
 			b = nil
 		}
 		if x&highs != 0 || has(x, 0x20) || has(x^ones*0x7f, 1) || has(x^ones*'/', 1) ||

@@ -134,11 +134,13 @@ func prepareKeys(typ ActionType, pk, rk string, ifMatch ETag) (driver.Action, in
 	default:
 		return a, 0, newError(CodeInvalidInput, "unknown action type %d", uint8(typ))
 	}
-	if err := validateKey("PartitionKey", a.PartitionKey); err != nil {
+	pkUnits, err := keyUnits("PartitionKey", a.PartitionKey)
+	if err != nil {
 		return a, 0, err
 	}
-	if err := validateKey("RowKey", a.RowKey); err != nil {
+	rkUnits, err := keyUnits("RowKey", a.RowKey)
+	if err != nil {
 		return a, 0, err
 	}
-	return a, limits.EntitySize(a.PartitionKey, a.RowKey, nil), nil
+	return a, limits.KeysSize(pkUnits, rkUnits), nil
 }

@@ -92,10 +92,43 @@ func SetTimestamp(rec []byte, timestamp int64) {
 // AppendProperty appends one property's encoding. REQUIRES: those of
 // Encode for one property.
 func AppendProperty(dst []byte, name string, v filter.Value) []byte {
+	return appendPayload(AppendName(dst, name, v.Type), v)
+}
+
+// AppendName appends the part of a property's encoding before its
+// payload: the name and the type. A writer that knows a property's type
+// in advance may keep this prefix and append it whole, then the payload
+// with AppendBytesPayload, AppendIntPayload or AppendDoublePayload.
+func AppendName(dst []byte, name string, t filter.Type) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(name)))
 	dst = append(dst, name...)
-	dst = append(dst, byte(v.Type))
-	return appendPayload(dst, v)
+	return append(dst, byte(t))
+}
+
+// AppendBytesPayload appends the payload of a String or Binary value.
+func AppendBytesPayload[B string | []byte](dst []byte, b B) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+// AppendIntPayload appends the payload of an Int32, Int64, DateTime or
+// Boolean value held in x as filter.Value.Int holds it.
+func AppendIntPayload(dst []byte, t filter.Type, x int64) []byte {
+	switch t {
+	case filter.TypeInt32:
+		return binary.LittleEndian.AppendUint32(dst, uint32(int32(x)))
+	case filter.TypeBoolean:
+		if x != 0 {
+			return append(dst, 1)
+		}
+		return append(dst, 0)
+	}
+	return binary.LittleEndian.AppendUint64(dst, uint64(x))
+}
+
+// AppendDoublePayload appends the payload of a Double value.
+func AppendDoublePayload(dst []byte, f float64) []byte {
+	return binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
 }
 
 // EncodedLen returns the number of bytes Encode appends for props, so a
@@ -127,19 +160,11 @@ func uvarintLen(x uint64) int {
 func appendPayload(dst []byte, v filter.Value) []byte {
 	switch v.Type {
 	case filter.TypeString, filter.TypeBinary:
-		dst = binary.AppendUvarint(dst, uint64(len(v.Bytes)))
-		return append(dst, v.Bytes...)
-	case filter.TypeInt32:
-		return binary.LittleEndian.AppendUint32(dst, uint32(int32(v.Int)))
-	case filter.TypeInt64, filter.TypeDateTime:
-		return binary.LittleEndian.AppendUint64(dst, uint64(v.Int))
+		return AppendBytesPayload(dst, v.Bytes)
+	case filter.TypeInt32, filter.TypeInt64, filter.TypeDateTime, filter.TypeBoolean:
+		return AppendIntPayload(dst, v.Type, v.Int)
 	case filter.TypeDouble:
-		return binary.LittleEndian.AppendUint64(dst, math.Float64bits(v.Float))
-	case filter.TypeBoolean:
-		if v.Int != 0 {
-			return append(dst, 1)
-		}
-		return append(dst, 0)
+		return AppendDoublePayload(dst, v.Float)
 	case filter.TypeGuid:
 		if len(v.Bytes) != 16 {
 			panic("codec: guid value must be 16 bytes")

@@ -44,6 +44,10 @@ func Check(count, size int) (code, message string) {
 	return "", ""
 }
 
+// KeysSize is EntitySize's share for keys of pkUnits and rkUnits UTF-16
+// code units.
+func KeysSize(pkUnits, rkUnits int) int { return 4 + 2*(pkUnits+rkUnits) }
+
 // EntitySize returns the size of an entity by Azure's formula: 4 bytes,
 // plus 2 bytes per UTF-16 code unit of both keys, plus for each property
 // 8 bytes, 2 per UTF-16 code unit of its name, and its value's size
@@ -51,7 +55,7 @@ func Check(count, size int) (code, message string) {
 // Double 8, Int32 4, Int64 8, Boolean 1). Transactions sum it against their
 // 4 MiB limit.
 func EntitySize(pk, rk string, props []codec.Property) int {
-	n := 4 + 2*(UTF16Len(pk)+UTF16Len(rk))
+	n := KeysSize(UTF16Len(pk), UTF16Len(rk))
 	for i := range props {
 		p := &props[i]
 		n += 8 + 2*UTF16Len(p.Name)
