@@ -64,6 +64,13 @@ func checkFuzzDecode[T any](t *testing.T, data []byte, sel []string) {
 	if err := decodeInto(d, p, &viaAPI, row); errText(err) != errText(wantErr) {
 		t.Fatalf("decodeInto: error %v, want %v", err, wantErr)
 	}
+	one, err := decodeOne[T](d, p, row)
+	if errText(err) != errText(wantErr) {
+		t.Fatalf("decodeOne: error %v, want %v", err, wantErr)
+	}
+	if wantErr == nil {
+		requireSame(t, want, one)
+	}
 }
 
 // FuzzStructEncoding encodes structs with arbitrary values directly and

@@ -36,13 +36,18 @@ func GetAs[T any](ctx context.Context, t *Table, partitionKey, rowKey string, op
 	if err != nil {
 		return v, mapError(err, false)
 	}
-	// v stays on the stack unless a field needs reflection.
-	d := decoder{sel: sel, owned: true}
+	return decodeOne[T](&decoder{sel: sel, owned: true}, p, r)
+}
+
+// decodeOne is decodeInto for one T that it returns: the T stays on the
+// stack unless a field needs reflection.
+func decodeOne[T any](d *decoder, p *typedPlan, r driver.Row) (T, error) {
+	var v T
 	if done, err := d.intoFast(p, unsafe.Pointer(&v), r); done && err == nil {
 		return v, nil
 	}
 	out := new(T)
-	err = decodeInto(&d, p, out, r)
+	err := decodeInto(d, p, out, r)
 	return *out, err
 }
 
@@ -170,42 +175,56 @@ func decodeInto[T any](d *decoder, p *typedPlan, v *T, r driver.Row) error {
 
 // into fills the struct at base, laid out as p says, from r.
 func (d *decoder) into(p *typedPlan, base unsafe.Pointer, r driver.Row) error {
-	w, err := d.start(p, base, r)
+	it, err := d.start(p, base, r)
 	if err != nil {
 		return err
 	}
-	for w.next() {
-		if v := w.it.Value(); !d.setFast(w.field, base, v) {
-			if err := setField(w.field.fieldPlan, w.field.value(base), decodeValue(v)); err != nil {
+	for j := 0; it.Next(); {
+		// Records of one type mostly hold its fields in order: the
+		// expected field is tested here, seekField does the rest.
+		f, name := (*typedField)(nil), it.Name()
+		if j < len(p.props) && d.sel == nil && p.props[j].name == string(name) {
+			f, j = &p.props[j], j+1
+		} else if f = d.seekField(p, &j, name); f == nil {
+			continue
+		}
+		if v := it.Value(); !d.setFast(f, base, v) {
+			if err := setField(f.fieldPlan, f.value(base), decodeValue(v)); err != nil {
 				return err
 			}
 		}
 	}
-	return w.err(r)
+	return iterErr(&it, r)
 }
 
 // intoFast is into for fields that setFast fills. It reports false,
 // leaving the struct partly filled, at the first field that needs
 // reflection. It never hands base to reflect, so base does not escape.
 func (d *decoder) intoFast(p *typedPlan, base unsafe.Pointer, r driver.Row) (bool, error) {
-	w, err := d.start(p, base, r)
+	it, err := d.start(p, base, r)
 	if err != nil {
 		return true, err
 	}
-	for w.next() {
-		if !d.setFast(w.field, base, w.it.Value()) {
+	for j := 0; it.Next(); {
+		f, name := (*typedField)(nil), it.Name() // as in into
+		if j < len(p.props) && d.sel == nil && p.props[j].name == string(name) {
+			f, j = &p.props[j], j+1
+		} else if f = d.seekField(p, &j, name); f == nil {
+			continue
+		}
+		if !d.setFast(f, base, it.Value()) {
 			return false, nil
 		}
 	}
-	return true, w.err(r)
+	return true, iterErr(&it, r)
 }
 
-// start fills the system fields at base and returns a walk over the
-// record's properties that p maps.
-func (d *decoder) start(p *typedPlan, base unsafe.Pointer, r driver.Row) (fieldWalk, error) {
+// start fills the system fields at base and returns an iterator over
+// the record's properties.
+func (d *decoder) start(p *typedPlan, base unsafe.Pointer, r driver.Row) (codec.Iter, error) {
 	ticks, err := r.Record.Timestamp()
 	if err != nil {
-		return fieldWalk{}, corruptEntity(r.PartitionKey, r.RowKey, err)
+		return codec.Iter{}, corruptEntity(r.PartitionKey, r.RowKey, err)
 	}
 	ts := timeFromTicks(ticks)
 	for i := range p.system {
@@ -225,49 +244,34 @@ func (d *decoder) start(p *typedPlan, base unsafe.Pointer, r driver.Row) (fieldW
 			*(*string)(f.at(base)) = etag
 		}
 	}
-	return fieldWalk{p: p, sel: d.sel, it: r.Record.Iter()}, nil
+	return r.Record.Iter(), nil
 }
 
-// fieldWalk pairs a record's properties with the fields of a plan.
-type fieldWalk struct {
-	p     *typedPlan
-	sel   []string
-	it    codec.Iter
-	j     int         // the first field not yet matched
-	field *typedField // the current property's field
-}
-
-// next moves to the next property that maps to a field and is selected.
-func (w *fieldWalk) next() bool {
-	props := w.p.props
-	for w.it.Next() {
-		name := w.it.Name()
-		// Records of one type mostly hold its fields in order: test for
-		// the expected name before ordering. Names are unique on both
-		// sides, so a field once matched is passed.
-		if w.j < len(props) && props[w.j].name == string(name) {
-			w.j++
-		} else {
-			for w.j < len(props) && props[w.j].name < string(name) {
-				w.j++
-			}
-			if w.j == len(props) || props[w.j].name != string(name) {
-				continue
-			}
-			w.j++
-		}
-		if w.sel != nil && !selected(w.sel, name) {
-			continue
-		}
-		w.field = &props[w.j-1]
-		return true
+// seekField returns the field of p that property name fills, or nil when
+// no field maps it or the selection leaves it out. *j is the first field
+// not yet matched (0 for a record's first property) and is moved past the
+// fields ordered before name: names are unique on both sides, so a field
+// once matched is passed.
+func (d *decoder) seekField(p *typedPlan, j *int, name []byte) *typedField {
+	props, k := p.props, *j
+	for k < len(props) && props[k].name < string(name) {
+		k++
 	}
-	return false
+	if k == len(props) || props[k].name != string(name) {
+		*j = k
+		return nil
+	}
+	*j = k + 1
+	if d.sel != nil && !selected(d.sel, name) {
+		return nil
+	}
+	return &props[k]
 }
 
-// err is the walk's decoding error, if the record is corrupt.
-func (w *fieldWalk) err(r driver.Row) error {
-	if err := w.it.Err(); err != nil {
+// iterErr is the decoding error of r's properties, if the record is
+// corrupt.
+func iterErr(it *codec.Iter, r driver.Row) error {
+	if err := it.Err(); err != nil {
 		return corruptEntity(r.PartitionKey, r.RowKey, err)
 	}
 	return nil
