@@ -21,6 +21,7 @@ type typedPlan struct {
 	typ    reflect.Type
 	props  []typedField // user properties, sorted by name
 	system []typedField // PartitionKey, RowKey, Timestamp, ETag fields
+	writes []writeOp    // how to encode props, in the same order
 	err    error
 	// lastPage is the length of the last page QueryPageAs read into this
 	// type: the next page's first capacity, so pages of a steady size
@@ -35,7 +36,85 @@ type typedField struct {
 	typ      reflect.Type // the field's type
 	base     reflect.Kind // kind of the field's type, or of its element for pointers
 	nameSize int          // the name's share of Azure's entity size
-	head     string       // a property's encoding up to its payload (codec.AppendName)
+}
+
+// writeOp is how encodeStruct writes one user property: in one compact
+// entry, the field's offset, what its Go value is, and the property's
+// encoding up to its payload (codec.AppendName).
+type writeOp struct {
+	off       uintptr
+	head      string
+	nameSize  int32
+	code      writeCode
+	pointer   bool // the field points to its value; nil is no property
+	omitEmpty bool
+}
+
+// writeCode is the Go type of a field's value as encodeStruct reads it.
+type writeCode uint8
+
+const (
+	writeUnsupported writeCode = iota // answered by MarshalEntity
+	writeString
+	writeInt8
+	writeInt16
+	writeInt32
+	writeUint8
+	writeUint16
+	writeInt
+	writeInt64
+	writeUint32
+	writeFloat32
+	writeFloat64
+	writeBool
+	writeTime
+	writeGUID
+	writeBinary
+)
+
+// writeCodeOf is the writeCode of a field of kind k whose value's Go kind
+// is base.
+func writeCodeOf(k fieldKind, base reflect.Kind) writeCode {
+	switch k {
+	case fieldString:
+		return writeString
+	case fieldInt32:
+		switch base {
+		case reflect.Int8:
+			return writeInt8
+		case reflect.Int16:
+			return writeInt16
+		case reflect.Int32:
+			return writeInt32
+		case reflect.Uint8:
+			return writeUint8
+		case reflect.Uint16:
+			return writeUint16
+		}
+	case fieldInt64:
+		switch base {
+		case reflect.Int:
+			return writeInt
+		case reflect.Int64:
+			return writeInt64
+		case reflect.Uint32:
+			return writeUint32
+		}
+	case fieldDouble:
+		if base == reflect.Float32 {
+			return writeFloat32
+		}
+		return writeFloat64
+	case fieldBoolean:
+		return writeBool
+	case fieldDateTime:
+		return writeTime
+	case fieldGuid:
+		return writeGUID
+	case fieldBinary:
+		return writeBinary
+	}
+	return writeUnsupported
 }
 
 // kindType is the EDM type of each field kind.
@@ -79,11 +158,17 @@ func typedPlanFor(t reflect.Type) (*typedPlan, error) {
 			if f.system != systemNone {
 				p.system = append(p.system, tf)
 			} else {
-				tf.head = string(codec.AppendName(nil, f.name, kindType[f.kind]))
 				p.props = append(p.props, tf)
 			}
 		}
 		slices.SortFunc(p.props, func(a, b typedField) int { return strings.Compare(a.name, b.name) })
+		for _, f := range p.props {
+			p.writes = append(p.writes, writeOp{
+				off: f.off, head: string(codec.AppendName(nil, f.name, kindType[f.kind])),
+				nameSize: int32(f.nameSize), code: writeCodeOf(f.kind, f.base),
+				pointer: f.pointer, omitEmpty: f.omitEmpty,
+			})
+		}
 	}
 	actual, _ := typedPlans.LoadOrStore(t, p)
 	p = actual.(*typedPlan)

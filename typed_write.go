@@ -180,112 +180,88 @@ func encodeStruct(buf []byte, typ ActionType, r structRef, ifMatch ETag) (driver
 	if typ == ActionDelete {
 		return a, buf, size, true
 	}
-	p, base := r.p, r.base
-	start := len(buf)
-	out := codec.AppendHeader(buf, 0)
-	count := 0
-	for i := range p.props {
-		f := &p.props[i]
-		fp := f.at(base)
-		if f.omitEmpty && f.value(base).IsZero() {
-			continue
-		}
-		if f.pointer {
-			if fp = *(*unsafe.Pointer)(fp); fp == nil {
-				continue
-			}
-		}
-		var n int
-		var ok bool
-		if out, n, ok = appendField(out, f, fp); !ok {
-			return a, out[:start], 0, false
-		}
-		if n < 0 {
-			continue // a nil byte slice: no value
-		}
-		size += f.nameSize + n
-		count++
-	}
-	if checkLimits(count, size) != nil {
-		return a, out[:start], 0, false
+	out, n, count, ok := appendFields(codec.AppendHeader(buf, 0), r.p, r.base)
+	size += n
+	if !ok || checkLimits(count, size) != nil {
+		return a, buf, 0, false
 	}
 	return a, out, size, true
 }
 
-// appendField appends the property of field f, whose value is at fp
-// (pointers followed), as the map path would encode it, and returns its
-// value's size by Azure's formula; n < 0 means no value (a nil byte
-// slice). It reports false for a value encodeValue rejects.
-func appendField(out []byte, f *typedField, fp unsafe.Pointer) (_ []byte, n int, ok bool) {
-	switch f.kind {
-	case fieldString:
-		s := *(*string)(fp)
-		u, valid := limits.UTF16LenValid(s)
-		if !valid || 2*u > maxValueBytes {
-			return out, 0, false
+// appendFields appends the user properties of the struct at base, laid
+// out as p says, and returns their share of the entity size and their
+// count. It reports false for a value prepareAction would reject.
+func appendFields(out []byte, p *typedPlan, base unsafe.Pointer) (_ []byte, size, count int, ok bool) {
+	for i := range p.writes {
+		w := &p.writes[i]
+		fp := unsafe.Add(base, w.off)
+		if w.omitEmpty && p.props[i].value(base).IsZero() {
+			continue
 		}
-		return codec.AppendBytesPayload(append(out, f.head...), s), 4 + 2*u, true
-	case fieldInt32:
-		var x int32
-		switch f.base {
-		case reflect.Int8:
-			x = int32(*(*int8)(fp))
-		case reflect.Int16:
-			x = int32(*(*int16)(fp))
-		case reflect.Int32:
-			x = *(*int32)(fp)
-		case reflect.Uint8:
-			x = int32(*(*uint8)(fp))
-		case reflect.Uint16:
-			x = int32(*(*uint16)(fp))
+		if w.pointer {
+			if fp = *(*unsafe.Pointer)(fp); fp == nil {
+				continue
+			}
+		}
+		out = append(out, w.head...)
+		n := 0
+		switch w.code {
+		case writeString:
+			s := *(*string)(fp)
+			u, valid := limits.UTF16LenValid(s)
+			if !valid || 2*u > maxValueBytes {
+				return out, 0, 0, false
+			}
+			out, n = codec.AppendBytesPayload(out, s), 4+2*u
+		case writeInt8:
+			out, n = codec.AppendIntPayload(out, filter.TypeInt32, int64(*(*int8)(fp))), 4
+		case writeInt16:
+			out, n = codec.AppendIntPayload(out, filter.TypeInt32, int64(*(*int16)(fp))), 4
+		case writeInt32:
+			out, n = codec.AppendIntPayload(out, filter.TypeInt32, int64(*(*int32)(fp))), 4
+		case writeUint8:
+			out, n = codec.AppendIntPayload(out, filter.TypeInt32, int64(*(*uint8)(fp))), 4
+		case writeUint16:
+			out, n = codec.AppendIntPayload(out, filter.TypeInt32, int64(*(*uint16)(fp))), 4
+		case writeInt:
+			out, n = codec.AppendIntPayload(out, filter.TypeInt64, int64(*(*int)(fp))), 8
+		case writeInt64:
+			out, n = codec.AppendIntPayload(out, filter.TypeInt64, *(*int64)(fp)), 8
+		case writeUint32:
+			out, n = codec.AppendIntPayload(out, filter.TypeInt64, int64(*(*uint32)(fp))), 8
+		case writeFloat32:
+			out, n = codec.AppendDoublePayload(out, float64(*(*float32)(fp))), 8
+		case writeFloat64:
+			out, n = codec.AppendDoublePayload(out, *(*float64)(fp)), 8
+		case writeBool:
+			b := int64(0)
+			if *(*bool)(fp) {
+				b = 1
+			}
+			out, n = codec.AppendIntPayload(out, filter.TypeBoolean, b), 1
+		case writeTime:
+			t := (*(*time.Time)(fp)).UTC()
+			if y := t.Year(); y < minDateTimeYear || y > maxDateTimeYear {
+				return out, 0, 0, false
+			}
+			out, n = codec.AppendIntPayload(out, filter.TypeDateTime, ticksFromTime(t)), 8
+		case writeGUID:
+			out, n = append(out, (*GUID)(fp)[:]...), 16
+		case writeBinary:
+			b := *(*[]byte)(fp)
+			if b == nil {
+				out = out[:len(out)-len(w.head)] // a nil byte slice: no value
+				continue
+			}
+			if len(b) > maxValueBytes {
+				return out, 0, 0, false
+			}
+			out, n = codec.AppendBytesPayload(out, b), 4+len(b)
 		default:
-			return out, 0, false
+			return out, 0, 0, false
 		}
-		return codec.AppendIntPayload(append(out, f.head...), filter.TypeInt32, int64(x)), 4, true
-	case fieldInt64:
-		var x int64
-		switch f.base {
-		case reflect.Int:
-			x = int64(*(*int)(fp))
-		case reflect.Int64:
-			x = *(*int64)(fp)
-		case reflect.Uint32:
-			x = int64(*(*uint32)(fp))
-		default:
-			return out, 0, false
-		}
-		return codec.AppendIntPayload(append(out, f.head...), filter.TypeInt64, x), 8, true
-	case fieldDouble:
-		var x float64
-		if f.base == reflect.Float32 {
-			x = float64(*(*float32)(fp))
-		} else {
-			x = *(*float64)(fp)
-		}
-		return codec.AppendDoublePayload(append(out, f.head...), x), 8, true
-	case fieldBoolean:
-		b := int64(0)
-		if *(*bool)(fp) {
-			b = 1
-		}
-		return codec.AppendIntPayload(append(out, f.head...), filter.TypeBoolean, b), 1, true
-	case fieldDateTime:
-		t := (*(*time.Time)(fp)).UTC()
-		if y := t.Year(); y < minDateTimeYear || y > maxDateTimeYear {
-			return out, 0, false
-		}
-		return codec.AppendIntPayload(append(out, f.head...), filter.TypeDateTime, ticksFromTime(t)), 8, true
-	case fieldGuid:
-		return append(append(out, f.head...), (*GUID)(fp)[:]...), 16, true
-	case fieldBinary:
-		b := *(*[]byte)(fp)
-		if b == nil {
-			return out, -1, true
-		}
-		if len(b) > maxValueBytes {
-			return out, 0, false
-		}
-		return codec.AppendBytesPayload(append(out, f.head...), b), 4 + len(b), true
+		size += int(w.nameSize) + n
+		count++
 	}
-	return out, 0, false
+	return out, size, count, true
 }
