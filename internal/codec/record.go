@@ -97,22 +97,11 @@ func (r Record) Lookup(name string) (v filter.Value, ok bool) {
 
 // payloadValue interprets a payload of the right length for type t.
 func payloadValue(t filter.Type, p []byte) (filter.Value, bool) {
-	switch t {
-	case filter.TypeString, filter.TypeBinary, filter.TypeGuid:
-		return filter.Value{Type: t, Bytes: p}, true
-	case filter.TypeInt32:
-		return filter.Value{Type: t, Int: int64(int32(binary.LittleEndian.Uint32(p)))}, true
-	case filter.TypeInt64, filter.TypeDateTime:
-		return filter.Value{Type: t, Int: int64(binary.LittleEndian.Uint64(p))}, true
-	case filter.TypeDouble:
-		return filter.Value{Type: t, Float: math.Float64frombits(binary.LittleEndian.Uint64(p))}, true
-	case filter.TypeBoolean:
-		if p[0] > 1 {
-			return filter.Value{}, false
-		}
-		return filter.Value{Type: t, Int: int64(p[0])}, true
+	var v filter.Value
+	if !setPayload(&v, t, p) {
+		return filter.Value{}, false
 	}
-	return filter.Value{}, false
+	return v, true
 }
 
 // Iter walks the properties of a record in name order, checking the
@@ -142,18 +131,22 @@ func (r Record) Iter() Iter {
 // Next advances to the next property and reports whether there is one.
 // It returns false at the end of the record and on corruption (see Err).
 func (it *Iter) Next() bool {
-	if it.err != nil || it.off >= len(it.r) {
+	r, off := it.r, it.off
+	if it.err != nil || off >= len(r) {
 		return false
 	}
-	r, off := it.r, it.off
-	u, k := binary.Uvarint(r[off:])
-	if k <= 0 || u > uint64(len(r)-off-k) {
+	// Lengths below 128, one byte, are read inline.
+	n, k := uint64(r[off]), 1
+	if n >= 0x80 {
+		n, k = binary.Uvarint(r[off:])
+	}
+	if k <= 0 || n > uint64(len(r)-off-k) {
 		return it.fail(errTruncated)
 	}
 	off += k
-	name := r[off : off+int(u)]
-	off += int(u)
-	if it.name != nil && string(name) <= string(it.name) {
+	name := r[off : off+int(n) : off+int(n)]
+	off += int(n)
+	if it.name != nil && !nameAfter(name, it.name) {
 		return it.fail(errOrder)
 	}
 	if off >= len(r) {
@@ -166,20 +159,55 @@ func (it *Iter) Next() bool {
 	}
 	plen := int(fixedLen[t])
 	if plen == 0 {
-		u, k := binary.Uvarint(r[off:])
-		if k <= 0 || u > uint64(len(r)-off-k) {
+		n, k := uint64(0), 0
+		if off < len(r) && r[off] < 0x80 {
+			n, k = uint64(r[off]), 1
+		} else {
+			n, k = binary.Uvarint(r[off:])
+		}
+		if k <= 0 || n > uint64(len(r)-off-k) {
 			return it.fail(errTruncated)
 		}
-		plen, off = int(u), off+k
+		plen, off = int(n), off+k
 	}
 	if plen > len(r)-off {
 		return it.fail(errTruncated)
 	}
-	v, ok := payloadValue(filter.Type(t), r[off:off+plen:off+plen])
-	if !ok {
+	if !setPayload(&it.val, filter.Type(t), r[off:off+plen:off+plen]) {
 		return it.fail(fmt.Errorf("codec: property %q has an invalid %s payload", name, filter.Type(t)))
 	}
-	it.name, it.val, it.off = name[:len(name):len(name)], v, off+plen
+	it.name, it.off = name, off+plen
+	return true
+}
+
+// nameAfter reports whether name sorts strictly after prev, deciding on
+// the first bytes when they differ, as between most neighbouring names.
+func nameAfter(name, prev []byte) bool {
+	if len(name) > 0 && len(prev) > 0 && name[0] != prev[0] {
+		return name[0] > prev[0]
+	}
+	return string(name) > string(prev)
+}
+
+// setPayload is payloadValue storing into *v, which it overwrites (with
+// something unspecified when it reports false).
+func setPayload(v *filter.Value, t filter.Type, p []byte) bool {
+	*v = filter.Value{Type: t}
+	switch t {
+	case filter.TypeString, filter.TypeBinary, filter.TypeGuid:
+		v.Bytes = p
+	case filter.TypeInt32:
+		v.Int = int64(int32(binary.LittleEndian.Uint32(p)))
+	case filter.TypeInt64, filter.TypeDateTime:
+		v.Int = int64(binary.LittleEndian.Uint64(p))
+	case filter.TypeDouble:
+		v.Float = math.Float64frombits(binary.LittleEndian.Uint64(p))
+	case filter.TypeBoolean:
+		v.Int = int64(p[0])
+		return p[0] <= 1
+	default:
+		return false
+	}
 	return true
 }
 
