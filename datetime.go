@@ -17,6 +17,21 @@ const (
 	nsPerTick       = 100 // DateTime precision
 )
 
+// minDateTimeUnix and endDateTimeUnix are Azure's DateTime range in Unix
+// seconds, half-open: [1601-01-01, 10000-01-01) UTC.
+var (
+	minDateTimeUnix = time.Date(minDateTimeYear, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	endDateTimeUnix = time.Date(maxDateTimeYear+1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+)
+
+// inDateTimeRange reports whether t lies in Azure's DateTime range; it
+// equals testing t.UTC().Year() against the bounds, without computing a
+// date.
+func inDateTimeRange(t time.Time) bool {
+	s := t.Unix()
+	return s >= minDateTimeUnix && s < endDateTimeUnix
+}
+
 // ticksFromTime converts t to DateTime ticks (see codec.TicksFromTime).
 func ticksFromTime(t time.Time) int64 { return codec.TicksFromTime(t) }
 

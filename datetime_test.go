@@ -31,3 +31,20 @@ func TestTicks(t *testing.T) {
 	// Negative ticks still convert (before year 1), without panicking.
 	require.True(t, timeFromTicks(-1).Equal(time.Date(0, 12, 31, 23, 59, 59, 999999900, time.UTC)))
 }
+
+// TestInDateTimeRangeMatchesYear checks the range test against its
+// definition by years, at both bounds, in zones on either side of UTC.
+func TestInDateTimeRangeMatchesYear(t *testing.T) {
+	old := func(x time.Time) bool { y := x.UTC().Year(); return y >= minDateTimeYear && y <= maxDateTimeYear }
+	zones := []*time.Location{time.UTC, time.FixedZone("e", 14*3600), time.FixedZone("w", -12*3600)}
+	for _, base := range []time.Time{time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Unix(0, 0)} {
+		for _, d := range []time.Duration{-time.Hour, -time.Second, -1, 0, 1, time.Second, time.Hour} {
+			for _, z := range zones {
+				x := base.Add(d).In(z)
+				if old(x) != inDateTimeRange(x) {
+					t.Fatalf("%v: old %v new %v", x, old(x), inDateTimeRange(x))
+				}
+			}
+		}
+	}
+}

@@ -251,8 +251,8 @@ func appendValue(dst []byte, name string, v any) ([]byte, int, error) {
 		}
 		return codec.AppendIntPayload(codec.AppendName(dst, name, filter.TypeBoolean), filter.TypeBoolean, b), 1, nil
 	case time.Time:
-		if t := x.UTC(); t.Year() >= minDateTimeYear && t.Year() <= maxDateTimeYear {
-			return codec.AppendIntPayload(codec.AppendName(dst, name, filter.TypeDateTime), filter.TypeDateTime, ticksFromTime(t)), 8, nil
+		if inDateTimeRange(x) {
+			return codec.AppendIntPayload(codec.AppendName(dst, name, filter.TypeDateTime), filter.TypeDateTime, ticksFromTime(x)), 8, nil
 		}
 	case GUID:
 		return append(codec.AppendName(dst, name, filter.TypeGuid), x[:]...), 16, nil
@@ -299,7 +299,7 @@ func encodeValueSized(name string, v any) (filter.Value, int, error) {
 		return filter.Value{Type: filter.TypeBoolean, Int: b}, 1, nil
 	case time.Time:
 		t := x.UTC()
-		if y := t.Year(); y < minDateTimeYear || y > maxDateTimeYear {
+		if !inDateTimeRange(t) {
 			return filter.Value{}, 0, newError(CodeOutOfRangeInput,
 				"property %q holds the time %s; DateTime values must lie between 1601-01-01 and 9999-12-31 UTC",
 				name, t.Format(time.RFC3339Nano))

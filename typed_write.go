@@ -78,6 +78,12 @@ type structRef struct {
 // previous call's type and plan, sparing the shared cache's lookup when a
 // transaction's structs are all of one type.
 func refStruct(v any, last *lastPlan) (r structRef, ok bool, err error) {
+	if last != nil && last.ptr != nil && reflect.TypeOf(v) == last.ptr {
+		// A pointer of the type met last: only nil needs the long way.
+		if base := reflect.ValueOf(v).UnsafePointer(); base != nil {
+			return structRef{p: last.p, base: base, owned: true}, true, nil
+		}
+	}
 	rv := reflect.ValueOf(v)
 	switch {
 	case rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Elem().Kind() == reflect.Struct:
@@ -98,13 +104,17 @@ func refStruct(v any, last *lastPlan) (r structRef, ok bool, err error) {
 	r.p, err = typedPlanFor(t)
 	if last != nil && err == nil {
 		*last = lastPlan{typ: t, p: r.p}
+		if r.owned {
+			last.ptr = reflect.TypeOf(v)
+		}
 	}
 	return r, err == nil, err
 }
 
 // lastPlan is the struct type refStruct met last and its plan.
 type lastPlan struct {
-	typ reflect.Type
+	ptr reflect.Type // the type of the pointer passed, if it was one
+	typ reflect.Type // the struct type
 	p   *typedPlan
 }
 
@@ -240,8 +250,8 @@ func appendFields(out []byte, p *typedPlan, base unsafe.Pointer) (_ []byte, size
 			}
 			out, n = codec.AppendIntPayload(out, filter.TypeBoolean, b), 1
 		case writeTime:
-			t := (*(*time.Time)(fp)).UTC()
-			if y := t.Year(); y < minDateTimeYear || y > maxDateTimeYear {
+			t := *(*time.Time)(fp)
+			if !inDateTimeRange(t) {
 				return out, 0, 0, false
 			}
 			out, n = codec.AppendIntPayload(out, filter.TypeDateTime, ticksFromTime(t)), 8

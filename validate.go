@@ -81,10 +81,27 @@ func keyUnits(which, v string) (int, error) {
 	return units, nil
 }
 
+// plainKeyByte holds the bytes plainKey accepts: printable ASCII but '/',
+// '\\', '#' and '?'.
+var plainKeyByte = func() (ok [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		ok[c] = c != '/' && c != '\\' && c != '#' && c != '?'
+	}
+	return ok
+}()
+
 // plainKey reports whether v is ASCII without a character keys forbid,
-// reading eight bytes at a time; false sends validateKey to its exact
+// byte by byte when short, else reading eight bytes at a time; false sends validateKey to its exact
 // checks, so a false negative costs time, never a wrong answer.
 func plainKey(v string) bool {
+	if len(v) < 16 {
+		for i := 0; i < len(v); i++ {
+			if !plainKeyByte[v[i]] {
+				return false
+			}
+		}
+		return true
+	}
 	const (
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
