@@ -37,23 +37,25 @@ const maxSortedOnStack = 32
 //
 // time.Time values are converted to UTC and truncated to 100 ns.
 func appendProperties(dst []byte, props map[string]any, c *nameCache) ([]byte, int, int, error) {
-	var nameStack [maxSortedOnStack]string
 	var valStack [maxSortedOnStack]any
-	names, vals := nameStack[:0], valStack[:0]
-	if len(props) > maxSortedOnStack {
-		names, vals = make([]string, 0, len(props)), make([]any, 0, len(props))
-	}
-	for name, v := range props {
-		if v != nil {
-			names = append(names, name)
-			vals = append(vals, v)
-		}
-	}
-	var idxStack [maxSortedOnStack]int32
-	var idx []int32
-	if c.order(names, &idxStack) {
-		idx = idxStack[:len(names)]
+	var names []string
+	var vals []any
+	var idx []int32 // idx[k] is the index in names and vals of the k-th name in order
+	if c.lookup(props, &valStack) {
+		names, vals, idx = c.names[:c.n], valStack[:c.n], inOrder[:c.n]
 	} else {
+		var nameStack [maxSortedOnStack]string
+		names, vals = nameStack[:0], valStack[:0]
+		if len(props) > maxSortedOnStack {
+			names, vals = make([]string, 0, len(props)), make([]any, 0, len(props))
+		}
+		for name, v := range props {
+			if v != nil {
+				names = append(names, name)
+				vals = append(vals, v)
+			}
+		}
+		var idxStack [maxSortedOnStack]int32
 		idx = sortedOrder(names, idxStack[:0])
 		c.fill(names, idx)
 	}
@@ -83,47 +85,37 @@ func appendProperties(dst []byte, props map[string]any, c *nameCache) ([]byte, i
 
 // nameCache remembers the property names of a transaction's previous
 // entity, sorted, with the UTF-16 length of each once it has passed the
-// name checks. An entity whose names are the very same strings (the same
-// memory, as string literals and reused maps give) then needs neither
-// sorting nor name checks. Names are matched by identity, never by
-// content, so a hit is exact. A nil *nameCache caches nothing.
+// name checks. An entity whose map holds exactly those names then needs
+// neither iterating its map, nor sorting, nor name checks: its values are
+// looked up by name. A nil *nameCache caches nothing.
 type nameCache struct {
 	n      int
 	names  [maxSortedOnStack]string
 	length [maxSortedOnStack]int32 // UTF-16 units once checked, else -1
-	// slots finds a name's k by the address of its bytes: open addressing
-	// with linear probing, holding k+1 (0 is an empty slot).
-	slots [nameSlots]uint8
 }
 
-// nameSlots is the size of nameCache's table, at least twice
-// maxSortedOnStack so that probes stay short.
-const nameSlots = 64
+// inOrder is the identity order, for values already in name order.
+var inOrder = func() (idx [maxSortedOnStack]int32) {
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	return idx
+}()
 
-// nameSlot is the first slot probed for a name whose bytes are at p.
-func nameSlot(p *byte) int {
-	return int(uint64(uintptr(unsafe.Pointer(p))) * 0x9e3779b97f4a7c15 >> 58) // 6 bits: nameSlots
-}
-
-// order fills idx[k] with the index in names of the k-th name in sorted
-// order and reports true when names are the cached names, by identity.
-func (c *nameCache) order(names []string, idx *[maxSortedOnStack]int32) bool {
-	n := len(names)
-	if c == nil || n != c.n || n == 0 {
+// lookup fills vals with props' values in the cached names' order and
+// reports true when props holds exactly the cached names, each with a
+// value other than nil. Names are compared by content, through the map,
+// so a hit is exact.
+func (c *nameCache) lookup(props map[string]any, vals *[maxSortedOnStack]any) bool {
+	if c == nil || c.n == 0 || len(props) != c.n {
 		return false
 	}
-	for i, name := range names {
-		p := unsafe.StringData(name)
-		for h := nameSlot(p); ; h = (h + 1) % nameSlots {
-			s := c.slots[h]
-			if s == 0 {
-				return false
-			}
-			if k := s - 1; unsafe.StringData(c.names[k]) == p && len(c.names[k]) == len(name) {
-				idx[k] = int32(i) // map keys are distinct, so each k is hit once
-				break
-			}
+	for k, name := range c.names[:c.n] {
+		v, ok := props[name]
+		if !ok || v == nil {
+			return false
 		}
+		vals[k] = v
 	}
 	return true
 }
@@ -138,14 +130,8 @@ func (c *nameCache) fill(names []string, idx []int32) {
 		return
 	}
 	c.n = len(names)
-	c.slots = [nameSlots]uint8{}
 	for k, i := range idx {
 		c.names[k], c.length[k] = names[i], -1
-		h := nameSlot(unsafe.StringData(names[i]))
-		for c.slots[h] != 0 {
-			h = (h + 1) % nameSlots
-		}
-		c.slots[h] = uint8(k + 1)
 	}
 }
 

@@ -166,8 +166,8 @@ func requireSameAsOracle(t *testing.T, e *Entity, c *nameCache) {
 	}
 }
 
-// TestNameCache checks that the name cache hits on the very same name
-// strings only, and that a hit encodes as a miss does.
+// TestNameCache checks that the name cache hits on exactly the cached
+// names, by content, and that a hit encodes as a miss does.
 func TestNameCache(t *testing.T) {
 	var c nameCache
 	props := map[string]any{"Name": "a", "Count": int32(1), "Created": time.Unix(5, 0), "Active": true, "Nil": nil}
@@ -181,29 +181,42 @@ func TestNameCache(t *testing.T) {
 	for k := range c.n {
 		require.GreaterOrEqual(t, c.units(k), 0, "checked names are remembered")
 	}
-	names := func(m map[string]any) []string {
-		var out []string
-		for name, v := range m {
-			if v != nil {
-				out = append(out, name)
-			}
-		}
-		return out
-	}
-	var idx [maxSortedOnStack]int32
-	require.True(t, c.order(names(props), &idx), "the same strings hit")
+	var vals [maxSortedOnStack]any
+	require.False(t, c.lookup(props, &vals), "a nil value counts as a name, so the count differs")
+	delete(props, "Nil")
+	require.True(t, c.lookup(props, &vals), "the same names hit")
+	require.Equal(t, []any{true, int32(1), time.Unix(5, 0), "a"}, vals[:4], "values come in name order")
 	require.Equal(t, first, rec())
 	cloned := map[string]any{}
 	for name, v := range props {
 		cloned[strings.Clone(name)] = v
 	}
-	require.False(t, c.order(names(cloned), &idx), "equal strings elsewhere in memory miss")
+	require.True(t, c.lookup(cloned, &vals), "equal strings elsewhere in memory hit")
 	props = cloned
 	require.Equal(t, first, rec())
+	props["Active"] = nil
+	require.False(t, c.lookup(props, &vals), "a nil value misses")
+	require.Equal(t, []string{"Count", "Created", "Name"}, decodeRecordNames(t, rec()))
 	delete(props, "Active")
-	require.False(t, c.order(names(props), &idx), "another name count misses")
+	require.True(t, c.lookup(props, &vals), "the names of the entity before hit")
+	props["Other"] = false
+	require.False(t, c.lookup(props, &vals), "another name count misses")
+	delete(props, "Name")
+	require.False(t, c.lookup(props, &vals), "another name misses")
+	require.Equal(t, []string{"Count", "Created", "Other"}, decodeRecordNames(t, rec()))
 	var none *nameCache
-	require.False(t, none.order(names(props), &idx) || none.units(0) >= 0)
+	require.False(t, none.lookup(props, &vals) || none.units(0) >= 0)
+}
+
+// decodeRecordNames returns the property names of an encoded record.
+func decodeRecordNames(t *testing.T, rec []byte) []string {
+	props, err := codec.Record(rec).Properties()
+	require.NoError(t, err)
+	names := make([]string, len(props))
+	for i, p := range props {
+		names[i] = p.Name
+	}
+	return names
 }
 
 func TestRecordEncodingMatchesOracle(t *testing.T) {
@@ -287,9 +300,15 @@ func FuzzRecordEncodingMatchesOracle(f *testing.F) {
 			}
 			props[nm] = values[rng.IntN(len(values))]
 		}
-		// Twice with one cache: a miss, then a hit on the same names.
+		// With one cache: a miss, a hit on the same names, then the same
+		// names, as copies, holding other values.
 		var c nameCache
 		requireSameAsOracle(t, &Entity{PartitionKey: "pk", RowKey: "rk", Properties: props}, &c)
 		requireSameAsOracle(t, &Entity{PartitionKey: "pk", RowKey: "rk", Properties: props}, &c)
+		other := make(map[string]any, len(props))
+		for nm := range props {
+			other[strings.Clone(nm)] = values[rng.IntN(len(values))]
+		}
+		requireSameAsOracle(t, &Entity{PartitionKey: "pk", RowKey: "rk", Properties: other}, &c)
 	})
 }
