@@ -9,7 +9,6 @@ import (
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
-	"github.com/tablestore/tablestore/internal/limits"
 )
 
 // InsertStruct inserts the entity v describes: a struct, or a pointer to
@@ -218,11 +217,11 @@ func appendFields(out []byte, p *typedPlan, base unsafe.Pointer) (_ []byte, size
 		switch w.code {
 		case writeString:
 			s := *(*string)(fp)
-			u, valid := limits.UTF16LenValid(s)
-			if !valid || 2*u > maxValueBytes {
+			units, ok := stringUnits(s)
+			if !ok {
 				return out, 0, 0, false
 			}
-			out, n = codec.AppendBytesPayload(out, s), 4+2*u
+			out, n = codec.AppendBytesPayload(out, s), 4+2*units
 		case writeInt8:
 			out, n = codec.AppendIntPayload(out, filter.TypeInt32, int64(*(*int8)(fp))), 4
 		case writeInt16:
@@ -244,11 +243,7 @@ func appendFields(out []byte, p *typedPlan, base unsafe.Pointer) (_ []byte, size
 		case writeFloat64:
 			out, n = codec.AppendDoublePayload(out, *(*float64)(fp)), 8
 		case writeBool:
-			b := int64(0)
-			if *(*bool)(fp) {
-				b = 1
-			}
-			out, n = codec.AppendIntPayload(out, filter.TypeBoolean, b), 1
+			out, n = appendBoolPayload(out, *(*bool)(fp)), 1
 		case writeTime:
 			t := *(*time.Time)(fp)
 			if !inDateTimeRange(t) {
@@ -263,10 +258,10 @@ func appendFields(out []byte, p *typedPlan, base unsafe.Pointer) (_ []byte, size
 				out = out[:len(out)-len(w.head)] // a nil byte slice: no value
 				continue
 			}
-			if len(b) > maxValueBytes {
+			var ok bool
+			if out, n, ok = appendBinaryPayload(out, b); !ok {
 				return out, 0, 0, false
 			}
-			out, n = codec.AppendBytesPayload(out, b), 4+len(b)
 		default:
 			return out, 0, 0, false
 		}
