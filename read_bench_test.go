@@ -21,15 +21,22 @@ var readBenchQueries = []struct {
 	{"page1000", Query{Top: 1000}, 1000, true},
 }
 
-// BenchmarkReadMaps reads bench/'s entity shape as maps: a point get, and
-// each of readBenchQueries through the iterator, as bench/ does.
-func BenchmarkReadMaps(b *testing.B) {
+// readAPI is one way of reading: a point get, a page, and a query through
+// the iterator, the last two returning the entities read.
+type readAPI struct {
+	get  func(tbl *Table, rk string) error
+	page func(tbl *Table, q Query) (int, error)
+	iter func(tbl *Table, q Query) (int, error)
+}
+
+// benchRead runs a point get and each of readBenchQueries through api.
+func benchRead(b *testing.B, api readAPI) {
 	tbl := allocTable(b, 1000)
 	rks := benchRowKeys(1000)
 	b.Run("get", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			if _, err := tbl.Get(ctx, "p0000000", rks[i%len(rks)], nil); err != nil {
+			if err := api.get(tbl, rks[i%len(rks)]); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -37,68 +44,75 @@ func BenchmarkReadMaps(b *testing.B) {
 	for _, c := range readBenchQueries {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
+			read := api.iter
+			if c.page {
+				read = api.page
+			}
 			for b.Loop() {
-				if c.page {
-					page, err := tbl.QueryPage(ctx, c.q)
-					if err != nil || len(page.Entities) != c.n {
-						b.Fatal(err)
-					}
-					continue
-				}
-				n := 0
-				for e, err := range tbl.Query(ctx, c.q) {
-					if err != nil {
-						b.Fatal(err)
-					}
-					if len(e.Properties) != 10 {
-						b.Fatal(e.Properties)
-					}
-					n++
-				}
-				if n != c.n {
-					b.Fatal(n)
+				if n, err := read(tbl, c.q); err != nil || n != c.n {
+					b.Fatal(n, err)
 				}
 			}
 		})
 	}
 }
 
+// BenchmarkReadMaps reads bench/'s entity shape as maps: a point get, and
+// each of readBenchQueries through the iterator, as bench/ does.
+func BenchmarkReadMaps(b *testing.B) {
+	benchRead(b, readAPI{
+		get: func(tbl *Table, rk string) error {
+			_, err := tbl.Get(ctx, "p0000000", rk, nil)
+			return err
+		},
+		page: func(tbl *Table, q Query) (int, error) {
+			page, err := tbl.QueryPage(ctx, q)
+			if err != nil {
+				return 0, err
+			}
+			return len(page.Entities), nil
+		},
+		iter: func(tbl *Table, q Query) (int, error) {
+			n := 0
+			for e, err := range tbl.Query(ctx, q) {
+				if err != nil {
+					return n, err
+				}
+				if len(e.Properties) != 10 {
+					return n, fmt.Errorf("%d properties, want 10", len(e.Properties))
+				}
+				n++
+			}
+			return n, nil
+		},
+	})
+}
+
 // BenchmarkReadTyped is BenchmarkReadMaps reading into structs.
 func BenchmarkReadTyped(b *testing.B) {
-	tbl := allocTable(b, 1000)
-	rks := benchRowKeys(1000)
-	b.Run("get", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if _, err := GetAs[allocRow](ctx, tbl, "p0000000", rks[i%len(rks)], nil); err != nil {
-				b.Fatal(err)
+	benchRead(b, readAPI{
+		get: func(tbl *Table, rk string) error {
+			_, err := GetAs[allocRow](ctx, tbl, "p0000000", rk, nil)
+			return err
+		},
+		page: func(tbl *Table, q Query) (int, error) {
+			page, err := QueryPageAs[allocRow](ctx, tbl, q)
+			if err != nil {
+				return 0, err
 			}
-		}
+			return len(page.Entities), nil
+		},
+		iter: func(tbl *Table, q Query) (int, error) {
+			n := 0
+			for _, err := range QueryAs[allocRow](ctx, tbl, q) {
+				if err != nil {
+					return n, err
+				}
+				n++
+			}
+			return n, nil
+		},
 	})
-	for _, c := range readBenchQueries {
-		b.Run(c.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if c.page {
-					page, err := QueryPageAs[allocRow](ctx, tbl, c.q)
-					if err != nil || len(page.Entities) != c.n {
-						b.Fatal(err)
-					}
-					continue
-				}
-				n := 0
-				for _, err := range QueryAs[allocRow](ctx, tbl, c.q) {
-					if err != nil {
-						b.Fatal(err)
-					}
-					n++
-				}
-				if n != c.n {
-					b.Fatal(n)
-				}
-			}
-		})
-	}
 }
 
 func benchRowKeys(n int) []string {
