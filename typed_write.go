@@ -45,20 +45,11 @@ func (t *Table) writeStruct(ctx context.Context, typ ActionType, v any, ifMatch 
 	s := getScratch()
 	defer putScratch(s)
 	a, buf, _, r, err := prepareStruct(s.buf[:0], typ, v, ifMatch)
-	s.buf = buf
-	if err != nil {
-		return err
+	res, err := t.commitOne(ctx, s, a, buf, err)
+	if err == nil {
+		r.setVersion(res.Timestamp, res.ETag)
 	}
-	if typ != ActionDelete {
-		a.Record = buf
-	}
-	s.acts = append(s.acts[:0], a)
-	res, err := t.drv.Commit(ctx, s.acts)
-	if err != nil {
-		return mapError(err, false)
-	}
-	r.setVersion(res.Timestamp, res.ETag)
-	return nil
+	return err
 }
 
 // structRef is a struct the typed write path reads fields from.

@@ -68,22 +68,30 @@ func (t *Table) write(ctx context.Context, typ ActionType, e *Entity, ifMatch ET
 	s := getScratch()
 	defer putScratch(s)
 	a, buf, _, err := prepareAction(s.buf[:0], typ, e, ifMatch, nil)
-	s.buf = buf
-	if err != nil {
-		return err
+	res, err := t.commitOne(ctx, s, a, buf, err)
+	if err == nil && typ != ActionDelete {
+		e.Timestamp, e.ETag = res.Timestamp, ETag(res.ETag)
 	}
-	if typ != ActionDelete {
+	return err
+}
+
+// commitOne commits the single action a, whose record (unless it is a
+// delete) is buf, keeping buf in s for reuse. prepareErr, the error of
+// preparing a, is returned as it is without committing.
+func (t *Table) commitOne(ctx context.Context, s *txnScratch, a driver.Action, buf []byte, prepareErr error) (driver.CommitResult, error) {
+	s.buf = buf
+	if prepareErr != nil {
+		return driver.CommitResult{}, prepareErr
+	}
+	if a.Type != driver.ActionDelete {
 		a.Record = buf
 	}
 	s.acts = append(s.acts[:0], a)
 	res, err := t.drv.Commit(ctx, s.acts)
 	if err != nil {
-		return mapError(err, false)
+		return res, mapError(err, false)
 	}
-	if typ != ActionDelete {
-		e.Timestamp, e.ETag = res.Timestamp, ETag(res.ETag)
-	}
-	return nil
+	return res, nil
 }
 
 // prepareAction validates one action without reading anything: keys, the
