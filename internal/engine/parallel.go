@@ -48,6 +48,10 @@ var parallelPages atomic.Int64
 // the process started; tests use it to show the parallel path ran.
 func ParallelPages() int64 { return parallelPages.Load() }
 
+// chunkHook, when set (by tests), is called by a worker before it reads
+// each chunk.
+var chunkHook func()
+
 // span is a half-open range of stored keys.
 type span struct{ lo, hi []byte }
 
@@ -189,7 +193,15 @@ func (r *pageReader) parallelScan(base *pebble.Iterator, spans []span) error {
 	// chunk j-lookahead's slot, and sizes it by that chunk's progress, not
 	// the latest: so the segments depend on the data, never on timing.
 	seen := make([]progress, lookahead)
-	g.Go(func() error {
+	// A panic on a goroutine of the group (Pebble's, on damaged data)
+	// becomes the page's error, as on the page's own goroutine.
+	safely := func(f func() error) func() error {
+		return func() (err error) {
+			defer r.db.recoverStop("parallel read of a query page", &err)
+			return f()
+		}
+	}
+	g.Go(safely(func() error {
 		defer close(work)
 		defer close(order)
 		var dispatched uint64 // estimated bytes handed out
@@ -218,11 +230,14 @@ func (r *pageReader) parallelScan(base *pebble.Iterator, spans []span) error {
 			order <- c
 		}
 		return nil
-	})
+	}))
 	for w := range workers {
-		g.Go(func() error {
+		g.Go(safely(func() error {
 			it := its[w]
 			for c := range work {
+				if chunkHook != nil {
+					chunkHook()
+				}
 				err := r.readChunk(gctx, it, spans, c)
 				close(c.done)
 				if err != nil {
@@ -230,7 +245,7 @@ func (r *pageReader) parallelScan(base *pebble.Iterator, spans []span) error {
 				}
 			}
 			return nil
-		})
+		}))
 	}
 	err := r.mergeChunks(gctx, base, spans, order, slots, seen)
 	cancel()

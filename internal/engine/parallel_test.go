@@ -79,6 +79,46 @@ func TestParallelSplits(t *testing.T) {
 	})
 }
 
+// TestParallelWorkerPanic checks that a panic on a parallel read's
+// worker goroutine is the page's error, as on the page's own goroutine,
+// and does not end the process.
+func TestParallelWorkerPanic(t *testing.T) {
+	ctx := context.Background()
+	defer func(a, b, c, d uint64, e int) {
+		parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter = a, b, c, d, e
+	}(parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter)
+	parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter = 16<<10, 4<<10, 16<<10, 2<<10, 10
+	db, err := OpenInMemory(Options{CacheSize: 8 << 20, MemTableSize: 256 << 10, Clock: time.Now,
+		PageScanLimit: 100_000, PageTimeLimit: time.Hour, Parallelism: 2})
+	require.NoError(t, err)
+	defer db.Close()
+	require.NoError(t, db.CreateTable(ctx, "t"))
+	tb := db.Table("t")
+	for i := 0; i < 500; i += 100 {
+		actions := make([]driver.Action, 0, 100)
+		for k := i; k < i+100; k++ {
+			sum := sha256.Sum256([]byte{byte(k), byte(k >> 8)})
+			actions = append(actions, driver.Action{Type: driver.ActionUpsertReplace,
+				PartitionKey: "p", RowKey: fmt.Sprintf("r%05d", k),
+				Properties: []codec.Property{{Name: "S", Value: filter.Value{Type: filter.TypeString,
+					Bytes: []byte(strings.Repeat(fmt.Sprintf("%x", sum), 4))}}}})
+		}
+		_, err = tb.Commit(ctx, actions)
+		require.NoError(t, err)
+	}
+	require.NoError(t, db.Flush())
+	f, err := filter.Compile("S eq 'y'", nil)
+	require.NoError(t, err)
+	q := &driver.QueryRequest{Filter: f.Root, Plan: plan.New(f.Root), Top: 1000}
+
+	chunkHook = func() { panic("injected") }
+	defer func() { chunkHook = nil }()
+	before := ParallelPages()
+	_, err = tb.QueryPage(ctx, q, func(driver.Row) error { return nil })
+	require.Greater(t, ParallelPages(), before, "the page was not read in parallel")
+	require.ErrorContains(t, err, "injected")
+}
+
 // runParallelQuery reads up to pages pages of a query with Parallelism 2
 // and 1 and describes the parallel ones.
 func runParallelQuery(t *testing.T, db *Engine, src string, top, scan, pages int) string {
