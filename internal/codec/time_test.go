@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -21,5 +23,48 @@ func TestAppendETag(t *testing.T) {
 		if s := FormatETag(c.ts); s != c.want || len(s) != ETagLen {
 			t.Errorf("FormatETag(%v) = %s (%d bytes), want %s (%d)", c.ts, s, len(s), c.want, ETagLen)
 		}
+	}
+}
+
+// TestAppendETagTicksMatchesTime checks the hand calendar against package
+// time's formatting at the range's ends, around every leap day of four
+// centuries, and at random instants in years 0001 to 9999.
+func TestAppendETagTicksMatchesTime(t *testing.T) {
+	oracle := func(ticks int64) string {
+		ts := TimeFromTicks(ticks)
+		return `W/"datetime'` + strings.ReplaceAll(ts.Format("2006-01-02T15:04:05.0000000"), ":", "%3A") + `Z'"`
+	}
+	check := func(ticks int64) {
+		t.Helper()
+		got, want := string(AppendETagTicks(nil, ticks)), oracle(ticks)
+		if got != want {
+			t.Fatalf("AppendETagTicks(%d) = %s, want %s", ticks, got, want)
+		}
+	}
+	check(0)
+	check(maxTicks)
+	check(maxTicks + 1)
+	check(-1)
+	for year := 1600; year <= 2400; year += 4 {
+		for _, d := range []time.Time{
+			time.Date(year, 2, 28, 23, 59, 59, 999_999_900, time.UTC),
+			time.Date(year, 2, 29, 12, 0, 0, 0, time.UTC),
+			time.Date(year, 3, 1, 0, 0, 0, 100, time.UTC),
+			time.Date(year, 12, 31, 23, 59, 59, 0, time.UTC),
+		} {
+			check(TicksFromTime(d))
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200_000 {
+		check(rng.Int64N(maxTicks + 1))
+	}
+}
+
+func BenchmarkAppendETag(b *testing.B) {
+	ts := time.Date(2024, 1, 2, 3, 4, 5, 600_000_700, time.UTC)
+	var buf [ETagLen]byte
+	for b.Loop() {
+		AppendETag(buf[:0], ts)
 	}
 }

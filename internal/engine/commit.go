@@ -254,7 +254,7 @@ func (p partition) resolveAction(a *driver.Action, st storedEntity) ([]codec.Pro
 		if !found {
 			return nil, 0, errorf("ResourceNotFound", "entity (%q, %q) does not exist", p.pk, a.RowKey)
 		}
-		if a.IfMatch != "*" && a.IfMatch != codec.FormatETag(codec.TimeFromTicks(stamp)) {
+		if a.IfMatch != "*" && a.IfMatch != codec.FormatETagTicks(stamp) {
 			return nil, 0, errorf("UpdateConditionNotSatisfied", "etag %s does not match entity (%q, %q)", a.IfMatch, p.pk, a.RowKey)
 		}
 		if a.Type != driver.ActionUpdateMerge {

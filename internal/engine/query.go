@@ -192,7 +192,7 @@ func (r *pageReader) emitMatch(pkStr, rkStr string, rec codec.Record) error {
 	etag := ""
 	if ticks, err := rec.Timestamp(); err == nil {
 		if ticks != r.lastTicks || r.lastETag == "" {
-			r.lastTicks, r.lastETag = ticks, codec.FormatETag(codec.TimeFromTicks(ticks))
+			r.lastTicks, r.lastETag = ticks, codec.FormatETagTicks(ticks)
 		}
 		etag = r.lastETag
 	}

@@ -102,7 +102,7 @@ func (t *table) Get(ctx context.Context, pk, rk string, _ []string) (_ driver.Ro
 	rec := codec.Record(out[:n:n])
 	etag := ""
 	if ticks, err := rec.Timestamp(); err == nil {
-		out = codec.AppendETag(out, codec.TimeFromTicks(ticks))
+		out = codec.AppendETagTicks(out, ticks)
 		etag = unsafe.String(&out[n], len(out)-n)
 	}
 	return driver.Row{PartitionKey: pk, RowKey: rk, Record: rec, ETag: etag}, nil
