@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
@@ -75,4 +76,27 @@ func TestOpenDriverMapsErrors(t *testing.T) {
 	require.ErrorIs(t, err, ErrTableNotFound)
 	require.NoError(t, db.Close())
 	require.ErrorIs(t, db.Close(), ErrClosed)
+}
+
+// TestEngineOptions checks that every setting the embedded engine takes
+// reaches it from Options, and that zero fields get their defaults.
+func TestEngineOptions(t *testing.T) {
+	clock := func() time.Time { return time.Unix(1, 0) }
+	o := &Options{NoSync: true, CacheSize: 1 << 20, MemTableSize: 2 << 20, BloomBitsPerKey: 7,
+		BlockSize: 16 << 10, Clock: clock, PageScanLimit: 5, PageTimeLimit: time.Minute, Parallelism: 3,
+		OnCorruption: func(error) {}}
+	d := o.withDefaults()
+	e := d.engineOptions()
+	require.True(t, e.NoSync)
+	require.Equal(t, []any{int64(1 << 20), uint64(2 << 20), 7, 16 << 10, 5, time.Minute, 3},
+		[]any{e.CacheSize, e.MemTableSize, e.BloomBitsPerKey, e.BlockSize, e.PageScanLimit, e.PageTimeLimit, e.Parallelism})
+	require.Equal(t, time.Unix(1, 0), e.Clock())
+	require.NotNil(t, e.OnFault)
+
+	var zero *Options
+	d = zero.withDefaults()
+	e = d.engineOptions()
+	require.Equal(t, []any{int64(defaultCacheSize), uint64(defaultMemTableSize), defaultBloomBits, 0, defaultPageScanLimit, defaultPageTimeLimit},
+		[]any{e.CacheSize, e.MemTableSize, e.BloomBitsPerKey, e.BlockSize, e.PageScanLimit, e.PageTimeLimit})
+	require.Nil(t, e.OnFault)
 }

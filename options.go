@@ -33,6 +33,16 @@ type Options struct {
 	// Negative disables the filters. Default: 10.
 	BloomBitsPerKey int
 
+	// BlockSize is the size in bytes, before compression, that the data
+	// blocks of the sstables Pebble writes aim for. Larger blocks make
+	// scans faster (fewer blocks to fetch, decompress and index) and point
+	// reads that miss the cache slower (each decompresses a whole block).
+	// Measured on 1,000,000 entities with a 64 MiB cache: 32 KiB blocks ran
+	// a filtered table scan 1.7x as fast and random point gets 1.8x as
+	// slow as the default. Files already written keep their blocks until
+	// compacted. Default: 4 KiB (Pebble's).
+	BlockSize int
+
 	// Clock returns the current time; the engine derives Timestamps and
 	// ETags from it. Timestamps still strictly increase per entity if the
 	// clock stalls or goes backwards. Default: time.Now.
@@ -130,6 +140,7 @@ func (o *Options) engineOptions() engine.Options {
 		CacheSize:       o.CacheSize,
 		MemTableSize:    o.MemTableSize,
 		BloomBitsPerKey: o.BloomBitsPerKey,
+		BlockSize:       o.BlockSize,
 		Clock:           o.Clock,
 		PageScanLimit:   o.PageScanLimit,
 		PageTimeLimit:   o.PageTimeLimit,

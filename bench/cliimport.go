@@ -72,7 +72,7 @@ func runCLIImport(ctx context.Context, c config, dataDir string) error {
 		}
 		// The library's store is closed (its compactions done) before the
 		// command runs, so the two do not share the machine.
-		e := newEnv(ctx, c.scale, filepath.Join(dataDir, "lib-"+label), c.cacheSize)
+		e := newEnv(ctx, c.scale, filepath.Join(dataDir, "lib-"+label), c.cacheSize, c.blockSize)
 		s, err := e.open(sideTablestore, synced)
 		if err != nil {
 			return err

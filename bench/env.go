@@ -17,6 +17,7 @@ type env struct {
 	sc        scale
 	dataDir   string
 	cacheSize int64
+	blockSize int // 0: Pebble's default
 	main      map[string]store
 	synced    map[string]store
 	// loaded records which sides' main stores hold the full data set.
@@ -26,8 +27,8 @@ type env struct {
 	allocs allocMeter
 }
 
-func newEnv(ctx context.Context, sc scale, dataDir string, cacheSize int64) *env {
-	return &env{ctx: ctx, sc: sc, dataDir: dataDir, cacheSize: cacheSize,
+func newEnv(ctx context.Context, sc scale, dataDir string, cacheSize int64, blockSize int) *env {
+	return &env{ctx: ctx, sc: sc, dataDir: dataDir, cacheSize: cacheSize, blockSize: blockSize,
 		main: map[string]store{}, synced: map[string]store{}, loaded: map[string]bool{}}
 }
 
@@ -43,12 +44,17 @@ func (e *env) open(side string, sync bool) (store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	s, err := safeOpen(side, dir, storeSettings{sync: sync, cacheSize: e.cacheSize})
+	s, err := safeOpen(side, dir, e.settings(sync))
 	if err != nil {
 		return nil, fmt.Errorf("open %s store: %w", kind, err)
 	}
 	m[side] = s
 	return s, nil
+}
+
+// settings returns the settings every store of the run is opened with.
+func (e *env) settings(sync bool) storeSettings {
+	return storeSettings{sync: sync, cacheSize: e.cacheSize, blockSize: e.blockSize}
 }
 
 // mainStore returns side's main store, which must hold the data set.

@@ -42,6 +42,7 @@ type config struct {
 	keep       bool
 	targets    bool
 	cacheSize  int64
+	blockSize  int
 	cpuProfile string
 	rounds     int
 	// jsonl, with n, makes the run only write the data set as JSON lines.
@@ -62,6 +63,7 @@ func parseFlags(args []string) (config, error) {
 	keep := fs.Bool("keep", false, "keep the data directory")
 	targets := fs.Bool("targets", false, "also measure and print the project's speed targets")
 	cacheMiB := fs.Int64("cache", 64, "block/page cache size per store, MiB (tablestore's default is 64)")
+	blockKiB := fs.Int("block-size", 0, "data block size of both Pebble sides, KiB (0: the default, 4)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured workloads to this file")
 	rounds := fs.Int("rounds", 3, "rounds of each workload but load-nosync, sides interleaved; the best round is reported")
 	jsonl := fs.String("jsonl", "", "only write the first -n entities of the data set to this file as JSON lines (tablestore import's input) and exit")
@@ -75,7 +77,7 @@ func parseFlags(args []string) (config, error) {
 		return config{}, err
 	}
 	c := config{scale: sc, outDir: *out, dataDir: *data, keep: *keep, targets: *targets,
-		cacheSize: *cacheMiB << 20, cpuProfile: *cpuProfile, rounds: *rounds,
+		cacheSize: *cacheMiB << 20, blockSize: *blockKiB << 10, cpuProfile: *cpuProfile, rounds: *rounds,
 		jsonl: *jsonl, n: *n, cliImport: *cliImport}
 	if c.rounds < 1 {
 		return config{}, fmt.Errorf("rounds must be at least 1")
@@ -103,6 +105,9 @@ func parseFlags(args []string) (config, error) {
 			return config{}, fmt.Errorf("unknown side %q (want %s)", name, strings.Join(sideNames, ", "))
 		}
 		c.sides = append(c.sides, name)
+	}
+	if c.blockSize < 0 {
+		return config{}, fmt.Errorf("block size must not be negative")
 	}
 	if c.cacheSize <= 0 {
 		return config{}, fmt.Errorf("cache size must be positive")
@@ -184,8 +189,8 @@ func run(args []string) error {
 		return runCLIImport(ctx, c, dataDir)
 	}
 	res := &results{Scale: c.scale, Command: "go run . " + strings.Join(args, " "), Started: time.Now().UTC(),
-		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), CacheSize: c.cacheSize, Rounds: c.rounds}
-	e := newEnv(ctx, c.scale, dataDir, c.cacheSize)
+		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), CacheSize: c.cacheSize, BlockSize: c.blockSize, Rounds: c.rounds}
+	e := newEnv(ctx, c.scale, dataDir, c.cacheSize, c.blockSize)
 	defer e.closeAll()
 
 	if c.cpuProfile != "" {

@@ -25,7 +25,7 @@ func (e *env) reopenMain(opts tablestore.Options) (*tablestore.DB, error) {
 		}
 		delete(e.main, sideTablestore)
 	}
-	opts.NoSync, opts.CacheSize = true, e.cacheSize
+	opts.NoSync, opts.CacheSize, opts.BlockSize = true, e.cacheSize, e.blockSize
 	return tablestore.Open(filepath.Join(e.dataDir, sideTablestore+"-main", "tablestore"), &opts)
 }
 

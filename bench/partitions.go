@@ -69,7 +69,7 @@ func partitionDropTarget(e *env) target {
 		Goal: "< 10 ms", Unit: "ms", Value: math.NaN(), Limit: 10, AtMost: true}
 	err := func() (err error) {
 		defer recoverInto(&err)
-		db, err := tablestore.Open(filepath.Join(e.dataDir, "tablestore-drop"), &tablestore.Options{NoSync: true, CacheSize: e.cacheSize})
+		db, err := tablestore.Open(filepath.Join(e.dataDir, "tablestore-drop"), &tablestore.Options{NoSync: true, CacheSize: e.cacheSize, BlockSize: e.blockSize})
 		if err != nil {
 			return err
 		}

@@ -48,6 +48,7 @@ type results struct {
 	GoVersion string    `json:"goVersion"`
 	CPUs      int       `json:"cpus"`
 	CacheSize int64     `json:"cacheSizeBytes"`
+	BlockSize int       `json:"blockSizeBytes,omitempty"` // 0: Pebble's default
 	Rounds    int       `json:"rounds"`
 	Rows      []*row    `json:"rows"`
 	// Allocs holds the allocations per entity of each reported workload.
@@ -127,8 +128,12 @@ func betterWord(higher bool) string {
 
 // printTable writes the one results table.
 func printTable(w io.Writer, r *results) {
-	fmt.Fprintf(w, "\ntablestore vs raw Pebble vs SQLite, scale %s (%s entities), cache %d MiB, %d CPUs, %s,\nbest of %d rounds (bulk load without sync: 1 round)\n\n",
-		r.Scale.Name, commas(float64(r.Scale.Entities)), r.CacheSize>>20, r.CPUs, r.GoVersion, r.Rounds)
+	blocks := ""
+	if r.BlockSize > 0 {
+		blocks = fmt.Sprintf(", %d KiB blocks", r.BlockSize>>10)
+	}
+	fmt.Fprintf(w, "\ntablestore vs raw Pebble vs SQLite, scale %s (%s entities), cache %d MiB%s, %d CPUs, %s,\nbest of %d rounds (bulk load without sync: 1 round)\n\n",
+		r.Scale.Name, commas(float64(r.Scale.Entities)), r.CacheSize>>20, blocks, r.CPUs, r.GoVersion, r.Rounds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tfigure (better)\ttablestore\ttyped\traw pebble\tsqlite\ttablestore/pebble\ttyped/pebble\ttablestore/sqlite\t")
 	for _, x := range r.Rows {

@@ -27,7 +27,7 @@ type pebbleStore struct {
 // rawPebbleOptions returns the Pebble options the raw side uses, chosen
 // to match the ones tablestore opens Pebble with: the same cache size,
 // memtable size (tablestore's default, 4 MiB), format version and bloom
-// filter bits (tablestore's default, 10).
+// filter bits (tablestore's default, 10), and the block size given.
 func rawPebbleOptions(s storeSettings) *pebble.Options {
 	o := &pebble.Options{
 		Cache:              pebble.NewCache(s.cacheSize),
@@ -37,6 +37,9 @@ func rawPebbleOptions(s storeSettings) *pebble.Options {
 	}
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		if s.blockSize > 0 {
+			o.Levels[i].BlockSize = s.blockSize
+		}
 	}
 	return o
 }

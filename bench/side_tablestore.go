@@ -24,6 +24,7 @@ func openTablestore(dir string, s storeSettings) (store, error) {
 	db, err := tablestore.Open(filepath.Join(dir, "tablestore"), &tablestore.Options{
 		NoSync:    !s.sync,
 		CacheSize: s.cacheSize,
+		BlockSize: s.blockSize,
 	})
 	if err != nil {
 		return nil, err

@@ -64,6 +64,7 @@ const (
 type storeSettings struct {
 	sync      bool  // fsync every commit
 	cacheSize int64 // block or page cache bytes
+	blockSize int   // Pebble's data block bytes (both Pebble sides); 0 is the default
 }
 
 // openStore opens side name in dir.

@@ -95,7 +95,7 @@ func txnTarget(e *env, sync bool) target {
 		stores := map[string]store{}
 		for _, side := range sides {
 			dir := filepath.Join(e.dataDir, fmt.Sprintf("%s-txn-%s", side, kind))
-			s, err := safeOpen(side, dir, storeSettings{sync: sync, cacheSize: e.cacheSize})
+			s, err := safeOpen(side, dir, e.settings(sync))
 			if err != nil {
 				return err
 			}

@@ -31,6 +31,7 @@ type Options struct {
 	CacheSize       int64            // block cache bytes
 	MemTableSize    uint64           // Pebble memtable bytes
 	BloomBitsPerKey int              // bloom filter bits per key; <= 0 disables
+	BlockSize       int              // sstable data block bytes; <= 0 is Pebble's default
 	Clock           func() time.Time // source of Timestamps and page time budget
 	PageScanLimit   int              // most entities a query page examines
 	PageTimeLimit   time.Duration    // longest a query page runs
@@ -128,9 +129,12 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 		ReadOnly:           o.readOnly,
 	}
 	popts.DisableAutomaticCompactions = o.DisableAutoCompactions
-	if o.BloomBitsPerKey > 0 {
-		for i := range popts.Levels {
+	for i := range popts.Levels {
+		if o.BloomBitsPerKey > 0 {
 			popts.Levels[i].FilterPolicy = bloom.FilterPolicy(o.BloomBitsPerKey)
+		}
+		if o.BlockSize > 0 {
+			popts.Levels[i].BlockSize = o.BlockSize
 		}
 	}
 	pdb, err := pebble.Open(dir, popts)
