@@ -127,18 +127,40 @@ func UTF16LenBytes(b []byte) int {
 }
 
 // asciiPrefixLen returns the length of b's longest ASCII prefix, reading
-// eight bytes at a time: ASCII text is one UTF-16 code unit a byte.
+// eight bytes at a time: ASCII text is one UTF-16 code unit a byte. When
+// every full word is ASCII, one more word, the last eight bytes
+// (overlapping), settles the tail; shorter b is read byte by byte. Words
+// are loaded without bounds checks, always inside b.
 func asciiPrefixLen(b []byte) int {
-	n := 0
-	for ; n+8 <= len(b); n += 8 {
-		if binary.LittleEndian.Uint64(b[n:])&0x8080808080808080 != 0 {
+	const high = 0x8080808080808080
+	n := len(b)
+	if n < 8 {
+		i := 0
+		for i < n && b[i] < utf8.RuneSelf {
+			i++
+		}
+		return i
+	}
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if word(p, i)&high != 0 {
 			break
 		}
 	}
-	for n < len(b) && b[n] < utf8.RuneSelf {
-		n++
+	if i+8 > n && word(p, n-8)&high == 0 {
+		return n
 	}
-	return n
+	for i < n && b[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
+}
+
+// word loads the eight bytes at p+i, little-endian. It goes through a byte
+// array, whose alignment is one, so it is valid at any address.
+func word(p unsafe.Pointer, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, i))[:])
 }
 
 // UTF16Units returns the UTF-16 code units of r: 2 above the BMP, else 1.

@@ -57,3 +57,30 @@ func TestEntitySize(t *testing.T) {
 	require.Equal(t, 16+28+17+18+20+26+14+18+20+14, EntitySize("pk", "rk😀", props))
 	require.Equal(t, 4, EntitySize("", "", nil))
 }
+
+// TestASCIIPrefixLen checks the word-at-a-time scan against a byte loop
+// for every length up to 40 and every position of one non-ASCII byte,
+// reaching each whole word, the overlapping last word and short input.
+func TestASCIIPrefixLen(t *testing.T) {
+	byteLoop := func(b []byte) int {
+		n := 0
+		for n < len(b) && b[n] < utf8.RuneSelf {
+			n++
+		}
+		return n
+	}
+	for size := 0; size <= 40; size++ {
+		b := make([]byte, size)
+		for i := range b {
+			b[i] = 'a' + byte(i%26)
+		}
+		require.Equal(t, size, asciiPrefixLen(b), "all ASCII, length %d", size)
+		for at := range b {
+			for _, c := range []byte{0x80, 0xc3, 0xff} {
+				b[at] = c
+				require.Equal(t, byteLoop(b), asciiPrefixLen(b), "length %d, %#x at %d", size, c, at)
+				b[at] = 'a' + byte(at%26)
+			}
+		}
+	}
+}
