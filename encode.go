@@ -37,44 +37,38 @@ const maxSortedOnStack = 32
 //
 // time.Time values are converted to UTC and truncated to 100 ns.
 func appendProperties(dst []byte, props map[string]any, c *nameCache) ([]byte, int, int, error) {
-	var valStack [maxSortedOnStack]any
-	var names []string
-	var vals []any
-	var idx []int32 // idx[k] is the index in names and vals of the k-th name in order
-	if c.lookup(props, &valStack) {
-		names, vals, idx = c.names[:c.n], valStack[:c.n], inOrder[:c.n]
-	} else {
-		var nameStack [maxSortedOnStack]string
-		names, vals = nameStack[:0], valStack[:0]
-		if len(props) > maxSortedOnStack {
-			names, vals = make([]string, 0, len(props)), make([]any, 0, len(props))
-		}
-		for name, v := range props {
-			if v != nil {
-				names = append(names, name)
-				vals = append(vals, v)
-			}
-		}
-		var idxStack [maxSortedOnStack]int32
-		idx = sortedOrder(names, idxStack[:0])
-		c.fill(names, idx)
+	start := len(dst)
+	if out, size, ok := c.appendCached(dst, props); ok {
+		return out, c.n, size, nil
 	}
+	dst = dst[:start]
+	var nameStack [maxSortedOnStack]string
+	var valStack [maxSortedOnStack]any
+	names, vals := nameStack[:0], valStack[:0]
+	if len(props) > maxSortedOnStack {
+		names, vals = make([]string, 0, len(props)), make([]any, 0, len(props))
+	}
+	for name, v := range props {
+		if v != nil {
+			names = append(names, name)
+			vals = append(vals, v)
+		}
+	}
+	var idxStack [maxSortedOnStack]int32
+	idx := sortedOrder(names, idxStack[:0]) // idx[k] is the index in names and vals of the k-th name in order
+	c.fill(names, idx)
 	size := 0
 	for k, i := range idx {
 		name := names[i]
-		units := c.units(k)
-		if units < 0 {
-			if isSystemName(name) {
-				return dst, 0, 0, newError(CodeInvalidInput, "the property name %q is reserved for the entity's own field", name)
-			}
-			var err error
-			if units, err = propertyNameUnits(name); err != nil {
-				return dst, 0, 0, err
-			}
-			c.setUnits(k, units)
+		if isSystemName(name) {
+			return dst, 0, 0, newError(CodeInvalidInput, "the property name %q is reserved for the entity's own field", name)
 		}
+		units, err := propertyNameUnits(name)
+		if err != nil {
+			return dst, 0, 0, err
+		}
+		c.setUnits(k, units)
 		var valSize int
-		var err error
 		if dst, valSize, err = appendValue(dst, name, vals[i]); err != nil {
 			return dst, 0, 0, err
 		}
@@ -94,30 +88,31 @@ type nameCache struct {
 	length [maxSortedOnStack]int32 // UTF-16 units once checked, else -1
 }
 
-// inOrder is the identity order, for values already in name order.
-var inOrder = func() (idx [maxSortedOnStack]int32) {
-	for i := range idx {
-		idx[i] = int32(i)
-	}
-	return idx
-}()
-
-// lookup fills vals with props' values in the cached names' order and
-// reports true when props holds exactly the cached names, each with a
-// value other than nil. Names are compared by content, through the map,
-// so a hit is exact.
-func (c *nameCache) lookup(props map[string]any, vals *[maxSortedOnStack]any) bool {
+// appendCached appends the encoding of props, as appendProperties does,
+// when props holds exactly the cached names, all checked, each with a
+// value other than nil: their values are looked up and encoded in name
+// order, with no iteration, sorting or name checks. It reports false when
+// props does not match or a value is invalid (appendProperties then
+// starts over and reports the error); dst's extension is then undefined.
+// Names are compared by content, through the map, so a match is exact.
+func (c *nameCache) appendCached(dst []byte, props map[string]any) ([]byte, int, bool) {
 	if c == nil || c.n == 0 || len(props) != c.n {
-		return false
+		return dst, 0, false
 	}
+	size := 0
 	for k, name := range c.names[:c.n] {
+		units := int(c.length[k])
 		v, ok := props[name]
-		if !ok || v == nil {
-			return false
+		if units < 0 || !ok || v == nil {
+			return dst, 0, false
 		}
-		vals[k] = v
+		n, err := 0, error(nil)
+		if dst, n, err = appendValue(dst, name, v); err != nil {
+			return dst, 0, false
+		}
+		size += 8 + 2*units + n
 	}
-	return true
+	return dst, size, true
 }
 
 // fill caches names in the sorted order idx, none checked yet.
@@ -133,15 +128,6 @@ func (c *nameCache) fill(names []string, idx []int32) {
 	for k, i := range idx {
 		c.names[k], c.length[k] = names[i], -1
 	}
-}
-
-// units returns the UTF-16 length of the k-th cached name, or -1 when it
-// has not passed the name checks.
-func (c *nameCache) units(k int) int {
-	if c == nil || k >= c.n {
-		return -1
-	}
-	return int(c.length[k])
 }
 
 // setUnits records that the k-th cached name passed the name checks.

@@ -176,36 +176,48 @@ func TestNameCache(t *testing.T) {
 		require.NoError(t, err)
 		return out
 	}
+	hit := func(props map[string]any) bool {
+		_, _, ok := c.appendCached(nil, props)
+		return ok
+	}
 	first := rec()
 	require.Equal(t, 4, c.n)
 	for k := range c.n {
-		require.GreaterOrEqual(t, c.units(k), 0, "checked names are remembered")
+		require.GreaterOrEqual(t, c.length[k], int32(0), "checked names are remembered")
 	}
-	var vals [maxSortedOnStack]any
-	require.False(t, c.lookup(props, &vals), "a nil value counts as a name, so the count differs")
+	require.False(t, hit(props), "a nil value counts as a name, so the count differs")
 	delete(props, "Nil")
-	require.True(t, c.lookup(props, &vals), "the same names hit")
-	require.Equal(t, []any{true, int32(1), time.Unix(5, 0), "a"}, vals[:4], "values come in name order")
+	require.True(t, hit(props), "the same names hit")
+	out, size, _ := c.appendCached([]byte("x"), props)
+	_, _, wantSize, err := appendProperties(nil, props, nil)
+	require.NoError(t, err)
+	require.Equal(t, first[len(codec.AppendHeader(nil, 0)):], out[1:], "a hit encodes in name order as a miss does")
+	require.Equal(t, wantSize, size)
 	require.Equal(t, first, rec())
 	cloned := map[string]any{}
 	for name, v := range props {
 		cloned[strings.Clone(name)] = v
 	}
-	require.True(t, c.lookup(cloned, &vals), "equal strings elsewhere in memory hit")
+	require.True(t, hit(cloned), "equal strings elsewhere in memory hit")
 	props = cloned
 	require.Equal(t, first, rec())
 	props["Active"] = nil
-	require.False(t, c.lookup(props, &vals), "a nil value misses")
+	require.False(t, hit(props), "a nil value misses")
 	require.Equal(t, []string{"Count", "Created", "Name"}, decodeRecordNames(t, rec()))
 	delete(props, "Active")
-	require.True(t, c.lookup(props, &vals), "the names of the entity before hit")
+	require.True(t, hit(props), "the names of the entity before hit")
 	props["Other"] = false
-	require.False(t, c.lookup(props, &vals), "another name count misses")
+	require.False(t, hit(props), "another name count misses")
 	delete(props, "Name")
-	require.False(t, c.lookup(props, &vals), "another name misses")
+	require.False(t, hit(props), "another name misses")
 	require.Equal(t, []string{"Count", "Created", "Other"}, decodeRecordNames(t, rec()))
+	props["Count"] = "\xff" // invalid UTF-8: the cache misses, the full path reports it
+	require.False(t, hit(props))
+	_, _, _, err = prepareAction(nil, ActionInsert, &Entity{PartitionKey: "p", RowKey: "r", Properties: props}, "", &c)
+	require.ErrorIs(t, err, ErrInvalidInput)
 	var none *nameCache
-	require.False(t, none.lookup(props, &vals) || none.units(0) >= 0)
+	_, _, ok := none.appendCached(nil, props)
+	require.False(t, ok)
 }
 
 // decodeRecordNames returns the property names of an encoded record.
