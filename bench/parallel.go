@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore"
 )
 
@@ -82,7 +84,75 @@ func parallelScanTarget(e *env) target {
 	t.Pass = t.Value >= t.Limit
 	t.Measured = fmt.Sprintf("best of 3: parallelism 2 %s vs 1 %s; the machine ran 2 goroutines of pure arithmetic at %.2fx one",
 		best[2].Round(time.Millisecond), best[1].Round(time.Millisecond), spinSpeedup())
+	if halves, err := rawHalvesSpeedup(e); err != nil {
+		t.Measured += "; raw Pebble halves: error: " + err.Error()
+	} else if halves > 0 {
+		t.Measured += fmt.Sprintf("; raw Pebble's same scan of its table's two halves on 2 goroutines ran at %.2fx its one goroutine", halves)
+	}
 	return t
+}
+
+// rawHalvesSpeedup is the ceiling the machine puts on the parallel scan:
+// raw Pebble's filtered scan of its whole table on one goroutine against
+// the table's two halves (split by entity count) on two, no coordination
+// between them, each on a freshly opened store as the tablestore rounds
+// are, best of three interleaved rounds. It is 0 when the raw side's data
+// set is not loaded.
+func rawHalvesSpeedup(e *env) (_ float64, err error) {
+	defer recoverInto(&err)
+	if !e.loaded[sidePebble] {
+		return 0, nil
+	}
+	if s, ok := e.main[sidePebble]; ok {
+		if err := safeClose(s); err != nil {
+			return 0, err
+		}
+		delete(e.main, sidePebble)
+	}
+	dir := filepath.Join(e.dataDir, sidePebble+"-main", "pebble")
+	lo, hi := rawTableBounds()
+	mid := e.sc.Entities / 2
+	midKey := rawKey(nil, partitionKey(mid/partitionSize), rowKey(mid%partitionSize))
+	want := countMatches(e.sc.Entities)
+	best := map[int]time.Duration{}
+	for r := range 3 {
+		for _, ways := range [][]int{{1, 2}, {2, 1}}[r%2] {
+			o := rawPebbleOptions(e.settings(false))
+			db, err := pebble.Open(dir, o)
+			o.Cache.Unref()
+			if err != nil {
+				return 0, err
+			}
+			runtime.GC()
+			t0 := time.Now()
+			var n int
+			if ways == 1 {
+				n, err = rawFilterScan(db, lo, hi, filterBucket)
+			} else {
+				var wg sync.WaitGroup
+				var a, b int
+				var errA, errB error
+				wg.Go(func() { a, errA = rawFilterScan(db, lo, midKey, filterBucket) })
+				wg.Go(func() { b, errB = rawFilterScan(db, midKey, hi, filterBucket) })
+				wg.Wait()
+				n, err = a+b, errors.Join(errA, errB)
+			}
+			d := time.Since(t0)
+			if cerr := db.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return 0, err
+			}
+			if n != want {
+				return 0, fmt.Errorf("%d goroutines: %d matches, want %d", ways, n, want)
+			}
+			if best[ways] == 0 || d < best[ways] {
+				best[ways] = d
+			}
+		}
+	}
+	return float64(best[1]) / float64(best[2]), nil
 }
 
 // spinSpeedup returns how much faster two goroutines share a fixed amount

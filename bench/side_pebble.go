@@ -161,7 +161,13 @@ func (p *pebbleStore) partitionScan(_ context.Context, pk string) (int, error) {
 
 func (p *pebbleStore) filterScan(_ context.Context, bucket int32) (int, error) {
 	lo, hi := rawTableBounds()
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	return rawFilterScan(p.db, lo, hi, bucket)
+}
+
+// rawFilterScan decodes the entities of [lo, hi) whose Bucket is bucket
+// and returns how many there are.
+func rawFilterScan(db *pebble.DB, lo, hi []byte, bucket int32) (int, error) {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return 0, err
 	}
