@@ -122,3 +122,30 @@ func benchRowKeys(n int) []string {
 	}
 	return rks
 }
+
+// BenchmarkTenEntryMap builds a ten-entry map[string]any as the map read
+// path returns one per entity, with nothing else: Go's own floor under
+// the map rows of bench/ (go test -run XXX -bench TenEntryMap -benchmem .).
+func BenchmarkTenEntryMap(b *testing.B) {
+	e := benchEntity(1)
+	names := make([]string, 0, len(e.Properties))
+	vals := make([]any, 0, len(e.Properties))
+	for name, v := range e.Properties {
+		names, vals = append(names, name), append(vals, v)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		m := make(map[string]any, len(names))
+		for i, name := range names {
+			m[name] = vals[i]
+		}
+		tenEntryMapSink = m
+	}
+	if len(tenEntryMapSink) != len(names) {
+		b.Fatal(len(tenEntryMapSink))
+	}
+}
+
+// tenEntryMapSink keeps BenchmarkTenEntryMap's maps on the heap, as the
+// entities a read returns are.
+var tenEntryMapSink map[string]any
