@@ -20,12 +20,16 @@ type DB struct {
 }
 
 // Open opens the store in directory dir, creating it when dir does not
-// exist or is empty. Errors: ErrNotStore (code InvalidInput) when dir
+// exist or is empty. Errors: InvalidInput for an option outside its
+// bounds (see Options); ErrNotStore (code InvalidInput) when dir
 // holds files but no store; ErrCorrupt (InternalError) when the store's
 // MANIFEST or a WAL is damaged (CheckDir names the file); I/O and lock
 // errors (InternalError), such as a store open in another process.
 func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
 	e, err := engine.Open(dir, o.engineOptions())
 	if err != nil {
 		return nil, mapError(err, false)
@@ -38,6 +42,9 @@ func Open(dir string, opts *Options) (*DB, error) {
 // contents are gone after Close.
 func OpenInMemory(opts *Options) (*DB, error) {
 	o := opts.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
 	e, err := engine.OpenInMemory(o.engineOptions())
 	if err != nil {
 		return nil, mapError(err, false)

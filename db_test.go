@@ -100,3 +100,27 @@ func TestEngineOptions(t *testing.T) {
 		[]any{e.CacheSize, e.MemTableSize, e.BloomBitsPerKey, e.BlockSize, e.PageScanLimit, e.PageTimeLimit})
 	require.Nil(t, e.OnFault)
 }
+
+// TestOptionBounds checks that settings outside their bounds are refused
+// as InvalidInput before anything is opened, and that the bounds
+// themselves open.
+func TestOptionBounds(t *testing.T) {
+	for _, o := range []Options{
+		{MemTableSize: 4 << 30},
+		{MemTableSize: 1 << 40},
+		{BlockSize: 1<<30 + 1},
+		{Parallelism: 257},
+	} {
+		_, err := OpenInMemory(&o)
+		require.ErrorIs(t, err, ErrInvalidInput, "%+v", o)
+		_, err = Open(t.TempDir(), &o)
+		require.ErrorIs(t, err, ErrInvalidInput, "%+v", o)
+		_, err = CheckDir(context.Background(), t.TempDir(), &o)
+		require.ErrorIs(t, err, ErrInvalidInput, "%+v", o)
+	}
+	for _, o := range []Options{{BlockSize: 1 << 30}, {Parallelism: 256}, {BlockSize: 1, MemTableSize: 1 << 20}} {
+		db, err := OpenInMemory(&o)
+		require.NoError(t, err, "%+v", o)
+		require.NoError(t, db.Close())
+	}
+}

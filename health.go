@@ -53,10 +53,14 @@ func (db *DB) Check(ctx context.Context) (*CheckReport, error) {
 // CheckDir checks the closed store in directory dir without writing to
 // it, as Check does, even when the damage keeps Open from opening it (it
 // then verifies each file alone and cannot tell which tables a file
-// holds). Errors: ErrNotStore, and I/O and lock errors (a store open
-// elsewhere is locked).
+// holds). Errors: InvalidInput for an option outside its bounds (see
+// Options), ErrNotStore, and I/O and lock errors (a store open elsewhere
+// is locked).
 func CheckDir(ctx context.Context, dir string, opts *Options) (*CheckReport, error) {
 	o := opts.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
 	rep, err := engine.CheckDir(ctx, dir, o.engineOptions())
 	if err != nil {
 		return nil, mapError(err, false)

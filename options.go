@@ -25,7 +25,7 @@ type Options struct {
 
 	// MemTableSize is the size in bytes of Pebble's memtable. Small values
 	// force frequent flushes and compactions (useful in tests).
-	// Default: 4 MiB.
+	// Must be under 4 GiB (Pebble's limit). Default: 4 MiB.
 	MemTableSize uint64
 
 	// BloomBitsPerKey sets the bloom filter built over every key in the
@@ -40,8 +40,8 @@ type Options struct {
 	// Measured on 1,000,000 entities with a 64 MiB cache (bench/, -block-size
 	// 32 against the default): 32 KiB blocks ran a filtered table scan
 	// 2.1x and paging 1.4x as fast, and took 2.1x as long per random point
-	// get. Files already written keep their blocks until compacted.
-	// Default: 4 KiB (Pebble's).
+	// get. Files already written keep their blocks until compacted. At
+	// most 1 GiB. Default: 4 KiB (Pebble's).
 	BlockSize int
 
 	// Clock returns the current time; the engine derives Timestamps and
@@ -73,7 +73,7 @@ type Options struct {
 	// ends sooner (a small table, a short range, a filter matching much)
 	// is read serially at no extra cost. 1 turns it off; reverse queries
 	// always read serially.
-	// Default: runtime.GOMAXPROCS(0).
+	// At most 256. Default: runtime.GOMAXPROCS(0).
 	Parallelism int
 	// OnCorruption, if set, is called once, on its own goroutine, with the
 	// first fault the store meets (an error matching ErrCorrupt for
@@ -90,6 +90,27 @@ const (
 	defaultPageScanLimit = 100_000
 	defaultPageTimeLimit = 5 * time.Second
 )
+
+// Bounds of the engine's settings (see Options).
+const (
+	maxMemTableSize = 4<<30 - 1 // exclusive, as Pebble checks it
+	maxBlockSize    = 1 << 30
+	maxParallelism  = 256
+)
+
+// validate reports a setting of the embedded engine outside its bounds
+// as InvalidInput, before anything is opened.
+func (o *Options) validate() error {
+	switch {
+	case o.MemTableSize >= maxMemTableSize:
+		return newError(CodeInvalidInput, "MemTableSize %d is 4 GiB or more", o.MemTableSize)
+	case o.BlockSize > maxBlockSize:
+		return newError(CodeInvalidInput, "BlockSize %d is over 1 GiB", o.BlockSize)
+	case o.Parallelism > maxParallelism:
+		return newError(CodeInvalidInput, "Parallelism %d is over %d", o.Parallelism, maxParallelism)
+	}
+	return nil
+}
 
 // withDefaults returns a copy of o with every zero field set to its default.
 func (o *Options) withDefaults() Options {
