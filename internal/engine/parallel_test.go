@@ -30,14 +30,8 @@ import (
 //	query filter=<text> top=<n> scan=<n> [pages=<n>]
 func TestParallelSplits(t *testing.T) {
 	ctx := context.Background()
-	defer func(a, b, c, d uint64, e int) {
-		parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter = a, b, c, d, e
-	}(parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter)
-	parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter = 96<<10, 16<<10, 64<<10, 8<<10, 100
-	db, err := OpenInMemory(Options{CacheSize: 8 << 20, MemTableSize: 256 << 10, Clock: time.Now,
-		PageScanLimit: 100_000, PageTimeLimit: time.Hour, Parallelism: 2})
-	require.NoError(t, err)
-	defer db.Close()
+	shrinkParallel(t, 96<<10, 16<<10, 64<<10, 8<<10, 100)
+	db := openParallelTest(t)
 	datadriven.RunTest(t, "testdata/parallel_splits", func(t *testing.T, d *datadriven.TestData) string {
 		switch d.Cmd {
 		case "load":
@@ -84,28 +78,9 @@ func TestParallelSplits(t *testing.T) {
 // and does not end the process.
 func TestParallelWorkerPanic(t *testing.T) {
 	ctx := context.Background()
-	defer func(a, b, c, d uint64, e int) {
-		parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter = a, b, c, d, e
-	}(parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter)
-	parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter = 16<<10, 4<<10, 16<<10, 2<<10, 10
-	db, err := OpenInMemory(Options{CacheSize: 8 << 20, MemTableSize: 256 << 10, Clock: time.Now,
-		PageScanLimit: 100_000, PageTimeLimit: time.Hour, Parallelism: 2})
-	require.NoError(t, err)
-	defer db.Close()
-	require.NoError(t, db.CreateTable(ctx, "t"))
-	tb := db.Table("t")
-	for i := 0; i < 500; i += 100 {
-		actions := make([]driver.Action, 0, 100)
-		for k := i; k < i+100; k++ {
-			sum := sha256.Sum256([]byte{byte(k), byte(k >> 8)})
-			actions = append(actions, driver.Action{Type: driver.ActionUpsertReplace,
-				PartitionKey: "p", RowKey: fmt.Sprintf("r%05d", k),
-				Properties: []codec.Property{{Name: "S", Value: filter.Value{Type: filter.TypeString,
-					Bytes: []byte(strings.Repeat(fmt.Sprintf("%x", sum), 4))}}}})
-		}
-		_, err = tb.Commit(ctx, actions)
-		require.NoError(t, err)
-	}
+	shrinkParallel(t, 16<<10, 4<<10, 16<<10, 2<<10, 10)
+	db := openParallelTest(t)
+	tb := loadHashed(t, db, 500)
 	require.NoError(t, db.Flush())
 	f, err := filter.Compile("S eq 'y'", nil)
 	require.NoError(t, err)
@@ -117,6 +92,48 @@ func TestParallelWorkerPanic(t *testing.T) {
 	_, err = tb.QueryPage(ctx, q, func(driver.Row) error { return nil })
 	require.Greater(t, ParallelPages(), before, "the page was not read in parallel")
 	require.ErrorContains(t, err, "injected")
+}
+
+// shrinkParallel sets the parallel scan's sizes (see parallel.go) for
+// the test, restoring them when it ends.
+func shrinkParallel(t *testing.T, minBytes, first, chunk, minChunk uint64, after int) {
+	a, b, c, d, e := parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter
+	t.Cleanup(func() {
+		parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter = a, b, c, d, e
+	})
+	parallelMinBytes, firstChunkBytes, parallelChunkBytes, minChunkBytes, parallelAfter = minBytes, first, chunk, minChunk, after
+}
+
+// openParallelTest opens an in-memory store with Parallelism 2 and a
+// small memtable, closed when the test ends.
+func openParallelTest(t *testing.T) *Engine {
+	db, err := OpenInMemory(Options{CacheSize: 8 << 20, MemTableSize: 256 << 10, Clock: time.Now,
+		PageScanLimit: 100_000, PageTimeLimit: time.Hour, Parallelism: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// loadHashed creates table "t" in db holding n entities in partition
+// "p", RowKey r%05d, each with a 256-character property S of hex digits
+// that compresses little, and returns it.
+func loadHashed(t *testing.T, db *Engine, n int) driver.Table {
+	ctx := context.Background()
+	require.NoError(t, db.CreateTable(ctx, "t"))
+	tb := db.Table("t")
+	for i := 0; i < n; i += 100 {
+		actions := make([]driver.Action, 0, 100)
+		for k := i; k < min(i+100, n); k++ {
+			sum := sha256.Sum256([]byte{byte(k), byte(k >> 8)})
+			actions = append(actions, driver.Action{Type: driver.ActionUpsertReplace,
+				PartitionKey: "p", RowKey: fmt.Sprintf("r%05d", k),
+				Properties: []codec.Property{{Name: "S", Value: filter.Value{Type: filter.TypeString,
+					Bytes: []byte(strings.Repeat(fmt.Sprintf("%x", sum), 4))}}}})
+		}
+		_, err := tb.Commit(ctx, actions)
+		require.NoError(t, err)
+	}
+	return tb
 }
 
 // runParallelQuery reads up to pages pages of a query with Parallelism 2
