@@ -106,7 +106,8 @@ func (c *nameCache) appendCached(dst []byte, props map[string]any) ([]byte, int,
 		if units < 0 || !ok || v == nil {
 			return dst, 0, false
 		}
-		n, err := 0, error(nil)
+		var n int
+		var err error
 		if dst, n, err = appendValue(dst, name, v); err != nil {
 			return dst, 0, false
 		}
