@@ -48,6 +48,7 @@ type writeOp struct {
 	code      writeCode
 	pointer   bool // the field points to its value; nil is no property
 	omitEmpty bool
+	special   bool // pointer || omitEmpty
 }
 
 // writeCode is the Go type of a field's value as encodeStruct reads it.
@@ -166,7 +167,7 @@ func typedPlanFor(t reflect.Type) (*typedPlan, error) {
 			p.writes = append(p.writes, writeOp{
 				off: f.off, head: string(codec.AppendName(nil, f.name, kindType[f.kind])),
 				nameSize: int32(f.nameSize), code: writeCodeOf(f.kind, f.base),
-				pointer: f.pointer, omitEmpty: f.omitEmpty,
+				pointer: f.pointer, omitEmpty: f.omitEmpty, special: f.pointer || f.omitEmpty,
 			})
 		}
 	}

@@ -195,12 +195,14 @@ func appendFields(out []byte, p *typedPlan, base unsafe.Pointer) (_ []byte, size
 	for i := range p.writes {
 		w := &p.writes[i]
 		fp := unsafe.Add(base, w.off)
-		if w.omitEmpty && p.props[i].value(base).IsZero() {
-			continue
-		}
-		if w.pointer {
-			if fp = *(*unsafe.Pointer)(fp); fp == nil {
+		if w.special {
+			if w.omitEmpty && p.props[i].value(base).IsZero() {
 				continue
+			}
+			if w.pointer {
+				if fp = *(*unsafe.Pointer)(fp); fp == nil {
+					continue
+				}
 			}
 		}
 		out = append(out, w.head...)
