@@ -25,7 +25,7 @@ type Options struct {
 
 	// MemTableSize is the size in bytes of Pebble's memtable. Small values
 	// force frequent flushes and compactions (useful in tests).
-	// Must be under 4 GiB (Pebble's limit). Default: 4 MiB.
+	// Must be under 4 GiB - 1 (Pebble's limit). Default: 4 MiB.
 	MemTableSize uint64
 
 	// BloomBitsPerKey sets the bloom filter built over every key in the
@@ -103,7 +103,7 @@ const (
 func (o *Options) validate() error {
 	switch {
 	case o.MemTableSize >= maxMemTableSize:
-		return newError(CodeInvalidInput, "MemTableSize %d is 4 GiB or more", o.MemTableSize)
+		return newError(CodeInvalidInput, "MemTableSize %d is not under %d", o.MemTableSize, maxMemTableSize)
 	case o.BlockSize > maxBlockSize:
 		return newError(CodeInvalidInput, "BlockSize %d is over 1 GiB", o.BlockSize)
 	case o.Parallelism > maxParallelism:
