@@ -41,7 +41,8 @@ type Options struct {
 	// 32 against the default): 32 KiB blocks ran a filtered table scan
 	// 2.1x and paging 1.4x as fast, and took 2.1x as long per random point
 	// get. Files already written keep their blocks until compacted. At
-	// most 1 GiB. Default: 4 KiB (Pebble's).
+	// most 1 GiB; zero or negative is the default. Default: 4 KiB
+	// (Pebble's).
 	BlockSize int
 
 	// Clock returns the current time; the engine derives Timestamps and

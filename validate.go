@@ -91,8 +91,9 @@ var plainKeyByte = func() (ok [256]bool) {
 }()
 
 // plainKey reports whether v is ASCII without a character keys forbid,
-// byte by byte when short, else reading eight bytes at a time; false sends validateKey to its exact
-// checks, so a false negative costs time, never a wrong answer.
+// byte by byte when short, else reading eight bytes at a time; false
+// sends validateKey to its exact checks, so a false negative costs time,
+// never a wrong answer.
 func plainKey(v string) bool {
 	if len(v) < 16 {
 		for i := 0; i < len(v); i++ {
