@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"testing"
 
@@ -73,19 +74,23 @@ func sameValue(a, b filter.Value) bool {
 func canonicalVarints(data []byte) bool {
 	it := Record(data).Iter()
 	off := headerLen
+	// canonical reads the varint at off, which holds n, and moves past it.
+	canonical := func(n uint64) bool {
+		_, k := binary.Uvarint(data[off:])
+		off += k
+		return k == uvarintLen(n)
+	}
 	for it.Next() {
 		n := len(it.Name())
-		if k := uvarintLen(uint64(n)); data[off+k-1]&0x7f == 0 && k > 1 {
+		if !canonical(uint64(n)) {
 			return false
 		}
-		off += uvarintLen(uint64(n)) + n + 1
+		off += n + 1
 		v := it.Value()
 		if v.Type == filter.TypeString || v.Type == filter.TypeBinary {
-			k := uvarintLen(uint64(len(v.Bytes)))
-			if data[off+k-1]&0x7f == 0 && k > 1 {
+			if !canonical(uint64(len(v.Bytes))) {
 				return false
 			}
-			off += k
 		}
 		off += len(v.Bytes)
 		if v.Type != filter.TypeString && v.Type != filter.TypeBinary && v.Type != filter.TypeGuid {
