@@ -201,9 +201,6 @@ func (p *Process) ConnectionString() string {
 // tables (the executable is a node script, so node replaces env).
 func (p *Process) PID() int { return p.cmd.Process.Pid }
 
-// Output returns the last 16 KiB the process wrote.
-func (p *Process) Output() string { return p.log.String() }
-
 // Close stops the process: SIGTERM (on Unix), then a kill after five
 // seconds. It waits for the exit and is safe to call more than once.
 func (p *Process) Close() error {

@@ -105,12 +105,6 @@ func (m *Model) ListTables(prefix string, top int) ([]string, error) {
 	return names, nil
 }
 
-// HasTable reports whether a table of that name (any case) exists.
-func (m *Model) HasTable(name string) bool {
-	_, ok := m.tables[strings.ToLower(name)]
-	return ok
-}
-
 // table returns the named table or TableNotFound.
 func (m *Model) table(name string) (*table, error) {
 	t, ok := m.tables[strings.ToLower(name)]
