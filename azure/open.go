@@ -2,6 +2,7 @@ package azure
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -75,6 +76,12 @@ func Open(connectionString string, opts *Options) (*ts.DB, error) {
 // Errors: InvalidInput for a malformed endpoint or another credential
 // type. Otherwise as Open.
 func OpenEndpoint(endpoint string, cred any, opts *Options) (*ts.DB, error) {
+	// The SDK takes any string and fails only on first use; the query
+	// (a SAS) stays out of the message.
+	shown, _, _ := strings.Cut(endpoint, "?")
+	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, invalidInput("endpoint %q is not an http or https URL with a host", shown)
+	}
 	var (
 		svc *aztables.ServiceClient
 		err error
@@ -90,7 +97,7 @@ func OpenEndpoint(endpoint string, cred any, opts *Options) (*ts.DB, error) {
 		return nil, invalidInput("credential of type %T: want *aztables.SharedKeyCredential, azcore.TokenCredential or nil", cred)
 	}
 	if err != nil {
-		return nil, invalidInput("endpoint %q: %v", endpoint, err)
+		return nil, invalidInput("endpoint %q: %v", shown, err)
 	}
 	return openDB(svc, isCosmos(endpoint), opts)
 }
