@@ -71,10 +71,7 @@ func parallelScanTarget(e *env) target {
 		return t
 	}
 	for _, warm := range []bool{false, true} {
-		label := "fresh store"
-		if warm {
-			label = "warm cache"
-		}
+		label := roundKind(warm)
 		if one, two, err := rawHalvesTimes(e, warm); err != nil {
 			t.Measured += fmt.Sprintf("; raw Pebble halves, %s: error: %v", label, err)
 		} else {
@@ -83,6 +80,14 @@ func parallelScanTarget(e *env) target {
 		}
 	}
 	return t
+}
+
+// roundKind names a parallel scan round's cache state.
+func roundKind(warm bool) string {
+	if warm {
+		return "warm cache"
+	}
+	return "fresh store"
 }
 
 // tablestoreScanTimes returns the best time of the filtered scan with
@@ -133,11 +138,7 @@ func tablestoreScanTimes(e *env, warm bool) (_ map[int]time.Duration, err error)
 			if n != want {
 				return nil, fmt.Errorf("parallelism %d: %d matches, want %d", par, n, want)
 			}
-			kind := "fresh store"
-			if warm {
-				kind = "warm cache"
-			}
-			logf("  tablestore filter scan, %s, parallelism %d, round %d: %s", kind, par, r+1, d.Round(time.Millisecond))
+			logf("  tablestore filter scan, %s, parallelism %d, round %d: %s", roundKind(warm), par, r+1, d.Round(time.Millisecond))
 			if best[par] == 0 || d < best[par] {
 				best[par] = d
 			}
