@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -154,6 +155,51 @@ func TestOpenRefusesForeignDirectory(t *testing.T) {
 		require.Equal(t, []string{"Fresh"}, page.Names)
 		require.NoError(t, db.Close())
 	}
+}
+
+// TestOpenAfterInterruptedCreation opens directories a killed Open left
+// behind while it created a store: before Pebble set its MANIFEST marker
+// no data can exist, so the directory becomes a new store. A store with
+// data whose marker is lost stays damage.
+func TestOpenAfterInterruptedCreation(t *testing.T) {
+	// What a kill between Pebble writing its first MANIFEST and setting
+	// the marker leaves (seen in the crash test): the lock and a MANIFEST
+	// holding only the comparer's record.
+	firstManifest := []byte("\xa1\x17\x77\x4a\x20\x00\x01\x01\x1aleveldb.BytewiseComparator\x03\x02\x04\x00")
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "LOCK"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "MANIFEST-000001"), firstManifest, 0o644))
+	db, err := Open(dir, nil)
+	require.NoError(t, err)
+	_, err = db.CreateTable(ctx, "Fresh")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	db, err = Open(dir, nil)
+	require.NoError(t, err)
+	page, err := db.ListTables(ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"Fresh"}, page.Names)
+	require.NoError(t, db.Close())
+
+	// The same store with its MANIFEST marker removed: its WAL and
+	// MANIFEST remain, so it is refused as damaged, and left as it is.
+	ls, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	removed := false
+	for _, e := range ls {
+		if strings.HasPrefix(e.Name(), "marker.manifest.") {
+			require.NoError(t, os.Remove(filepath.Join(dir, e.Name())))
+			removed = true
+		}
+	}
+	require.True(t, removed, "no MANIFEST marker in %v", ls)
+	before, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	_, err = Open(dir, nil)
+	require.ErrorIs(t, err, ErrCorrupt)
+	after, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Equal(t, len(before), len(after), "open changed the damaged directory")
 }
 
 func TestCheckHealthyStore(t *testing.T) {

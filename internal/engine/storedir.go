@@ -84,12 +84,15 @@ func inspectDir(fs vfs.FS, dir string) (fresh bool, err error) {
 
 func isNotExist(err error) bool { return errors.Is(err, iofs.ErrNotExist) }
 
-// onlyCreationLeftovers reports whether ls holds nothing but the files
-// Pebble writes before a new store's first MANIFEST (the lock, options,
-// the format marker, temporary files), so no data can have been written.
+// onlyCreationLeftovers reports whether ls, a directory without a
+// MANIFEST marker, holds nothing but the files Pebble writes while it
+// creates a store, before it sets that marker: the lock, options, the
+// format marker, temporary files and the first MANIFEST. Data is written
+// only after the marker, and always leaves a WAL or an sstable, so none
+// can have been written.
 func onlyCreationLeftovers(ls []string) bool {
 	for _, name := range ls {
-		if name != "LOCK" && !strings.HasPrefix(name, "OPTIONS-") &&
+		if name != "LOCK" && name != "MANIFEST-000001" && !strings.HasPrefix(name, "OPTIONS-") &&
 			!strings.HasPrefix(name, "marker.format-version.") && !strings.HasSuffix(name, ".dbtmp") {
 			return false
 		}
