@@ -26,8 +26,10 @@ import (
 // made before the marker existed are recognised by their catalog keys
 // (a next-ID, clock or table entry) and get the marker at their next Open;
 // an empty Pebble keyspace is taken as such a store with no tables yet.
-// A directory that does not exist or is empty becomes a new store; any
-// other directory is refused with driver.ErrNotStore, unless it has
+// A directory that does not exist, is empty, or holds only what an
+// interrupted creation left (see onlyCreationLeftovers) becomes a new
+// store; any other directory is refused with driver.ErrNotStore, unless
+// it has
 // Pebble's files without its MANIFEST marker, which is damage
 // (driver.ErrCorrupt).
 
