@@ -29,8 +29,7 @@ import (
 // A directory that does not exist, is empty, or holds only what an
 // interrupted creation left (see onlyCreationLeftovers) becomes a new
 // store; any other directory is refused with driver.ErrNotStore, unless
-// it has
-// Pebble's files without its MANIFEST marker, which is damage
+// it has Pebble's files without its MANIFEST marker, which is damage
 // (driver.ErrCorrupt).
 
 const storeFormat = 1
