@@ -143,18 +143,25 @@ func TestOpenRefusesForeignDirectory(t *testing.T) {
 
 	// A new directory, and an empty one.
 	for _, d := range []string{filepath.Join(t.TempDir(), "new"), t.TempDir()} {
-		db, err := Open(d, nil)
-		require.NoError(t, err)
-		_, err = db.CreateTable(ctx, "Fresh")
-		require.NoError(t, err)
-		require.NoError(t, db.Close())
-		db, err = Open(d, nil)
-		require.NoError(t, err)
-		page, err := db.ListTables(ctx, nil)
-		require.NoError(t, err)
-		require.Equal(t, []string{"Fresh"}, page.Names)
-		require.NoError(t, db.Close())
+		requireBecomesStore(t, d)
 	}
+}
+
+// requireBecomesStore opens dir as a new store, creates a table, and
+// checks that the table is there after a reopen.
+func requireBecomesStore(t *testing.T, dir string) {
+	t.Helper()
+	db, err := Open(dir, nil)
+	require.NoError(t, err)
+	_, err = db.CreateTable(ctx, "Fresh")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	db, err = Open(dir, nil)
+	require.NoError(t, err)
+	page, err := db.ListTables(ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"Fresh"}, page.Names)
+	require.NoError(t, db.Close())
 }
 
 // TestOpenAfterInterruptedCreation opens directories a killed Open left
@@ -169,17 +176,7 @@ func TestOpenAfterInterruptedCreation(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "LOCK"), nil, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "MANIFEST-000001"), firstManifest, 0o644))
-	db, err := Open(dir, nil)
-	require.NoError(t, err)
-	_, err = db.CreateTable(ctx, "Fresh")
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
-	db, err = Open(dir, nil)
-	require.NoError(t, err)
-	page, err := db.ListTables(ctx, nil)
-	require.NoError(t, err)
-	require.Equal(t, []string{"Fresh"}, page.Names)
-	require.NoError(t, db.Close())
+	requireBecomesStore(t, dir)
 
 	// The same store with its MANIFEST marker removed: its WAL and
 	// MANIFEST remain, so it is refused as damaged, and left as it is.
