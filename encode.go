@@ -72,7 +72,7 @@ func appendProperties(dst []byte, props map[string]any, c *nameCache) ([]byte, i
 		if dst, valSize, err = appendValue(dst, name, vals[i]); err != nil {
 			return dst, 0, 0, err
 		}
-		size += 8 + 2*units + valSize
+		size += limits.NameSize(units) + valSize
 	}
 	return dst, len(names), size, nil
 }
@@ -111,7 +111,7 @@ func (c *nameCache) appendCached(dst []byte, props map[string]any) ([]byte, int,
 		if dst, n, err = appendValue(dst, name, v); err != nil {
 			return dst, 0, false
 		}
-		size += 8 + 2*units + n
+		size += limits.NameSize(units) + n
 	}
 	return dst, size, true
 }

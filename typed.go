@@ -10,6 +10,7 @@ import (
 
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/limits"
 )
 
 // typedPlan is a struct type's field plan in the form the typed path
@@ -145,7 +146,7 @@ func typedPlanFor(t reflect.Type) (*typedPlan, error) {
 	} else {
 		for i := range sp.fields {
 			f := &sp.fields[i]
-			tf := typedField{fieldPlan: f, nameSize: 8 + 2*utf16Len(f.name)}
+			tf := typedField{fieldPlan: f, nameSize: limits.NameSize(utf16Len(f.name))}
 			cur := t
 			for _, idx := range f.index {
 				sf := cur.Field(idx)

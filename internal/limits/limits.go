@@ -48,6 +48,10 @@ func Check(count, size int) (code, message string) {
 // code units.
 func KeysSize(pkUnits, rkUnits int) int { return 4 + 2*(pkUnits+rkUnits) }
 
+// NameSize is EntitySize's share for a property name of units UTF-16 code
+// units, its value aside.
+func NameSize(units int) int { return 8 + 2*units }
+
 // EntitySize returns the size of an entity by Azure's formula: 4 bytes,
 // plus 2 bytes per UTF-16 code unit of both keys, plus for each property
 // 8 bytes, 2 per UTF-16 code unit of its name, and its value's size
@@ -58,7 +62,7 @@ func EntitySize(pk, rk string, props []codec.Property) int {
 	n := KeysSize(UTF16Len(pk), UTF16Len(rk))
 	for i := range props {
 		p := &props[i]
-		n += 8 + 2*UTF16Len(p.Name)
+		n += NameSize(UTF16Len(p.Name))
 		switch p.Value.Type {
 		case filter.TypeString:
 			n += 4 + 2*UTF16LenBytes(p.Value.Bytes)
@@ -133,23 +137,17 @@ func UTF16LenBytes(b []byte) int {
 // are loaded without bounds checks, always inside b.
 func asciiPrefixLen(b []byte) int {
 	const high = 0x8080808080808080
-	n := len(b)
-	if n < 8 {
-		i := 0
-		for i < n && b[i] < utf8.RuneSelf {
-			i++
+	n, i := len(b), 0
+	if n >= 8 {
+		p := unsafe.Pointer(unsafe.SliceData(b))
+		for ; i+8 <= n; i += 8 {
+			if word(p, i)&high != 0 {
+				break
+			}
 		}
-		return i
-	}
-	p := unsafe.Pointer(unsafe.SliceData(b))
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		if word(p, i)&high != 0 {
-			break
+		if i+8 > n && word(p, n-8)&high == 0 {
+			return n
 		}
-	}
-	if i+8 > n && word(p, n-8)&high == 0 {
-		return n
 	}
 	for i < n && b[i] < utf8.RuneSelf {
 		i++
