@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/limits"
@@ -221,8 +222,8 @@ func appendValue(dst []byte, name string, v any) ([]byte, int, error) {
 	case bool:
 		return appendBoolPayload(codec.AppendName(dst, name, filter.TypeBoolean), x), 1, nil
 	case time.Time:
-		if inDateTimeRange(x) {
-			return codec.AppendIntPayload(codec.AppendName(dst, name, filter.TypeDateTime), filter.TypeDateTime, ticksFromTime(x)), 8, nil
+		if edm.InAzureRange(x) {
+			return codec.AppendIntPayload(codec.AppendName(dst, name, filter.TypeDateTime), filter.TypeDateTime, edm.TicksFromTime(x)), 8, nil
 		}
 	case GUID:
 		return append(codec.AppendName(dst, name, filter.TypeGuid), x[:]...), 16, nil
@@ -293,12 +294,12 @@ func encodeValueSized(name string, v any) (filter.Value, int, error) {
 		return filter.Value{Type: filter.TypeBoolean, Int: b}, 1, nil
 	case time.Time:
 		t := x.UTC()
-		if !inDateTimeRange(t) {
+		if !edm.InAzureRange(t) {
 			return filter.Value{}, 0, newError(CodeOutOfRangeInput,
 				"property %q holds the time %s; DateTime values must lie between 1601-01-01 and 9999-12-31 UTC",
 				name, t.Format(time.RFC3339Nano))
 		}
-		return filter.Value{Type: filter.TypeDateTime, Int: ticksFromTime(t)}, 8, nil
+		return filter.Value{Type: filter.TypeDateTime, Int: edm.TicksFromTime(t)}, 8, nil
 	case GUID:
 		b := make([]byte, len(x))
 		copy(b, x[:])

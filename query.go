@@ -200,11 +200,9 @@ func filterError(err error) error {
 	if !errors.As(err, &fe) {
 		return newError(CodeInvalidInput, "invalid filter: %v", err)
 	}
-	code := CodeInvalidInput
-	if fe.Code == filter.CodeNotImplemented {
-		code = CodeNotImplemented
-	}
-	return newError(code, "%s", strings.TrimPrefix(fe.Error(), "filter: "))
+	e := newError(fe.Code, "%s", strings.TrimPrefix(fe.Error(), "filter: "))
+	e.err = fe // errors.As finds the position
+	return e
 }
 
 // readPage reads one page of a prepared query from its resume point.

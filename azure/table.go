@@ -79,7 +79,7 @@ func (t *table) Commit(ctx context.Context, actions []driver.Action) (driver.Com
 		bodies[i] = b
 		size += len(b)
 		if t.c.cosmos && len(actions) > 1 && size > cosmosBatchBytes {
-			return driver.CommitResult{}, &driver.Error{Code: string(ts.CodeRequestBodyTooLarge), Index: i,
+			return driver.CommitResult{}, &driver.Error{Code: ts.CodeRequestBodyTooLarge, Index: i,
 				Message: "the transaction's entities exceed cosmos db for table's 2 MiB batch limit"}
 		}
 	}

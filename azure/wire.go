@@ -13,6 +13,7 @@ import (
 
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 )
@@ -60,7 +61,7 @@ func entityJSON(pk, rk string, props []codec.Property) ([]byte, error) {
 				val = f
 			}
 		case filter.TypeDateTime:
-			val = codec.TimeFromTicks(v.Int).Format("2006-01-02T15:04:05.0000000Z")
+			val = edm.FormatDateTimeJSON(edm.TimeFromTicks(v.Int))
 		case filter.TypeGuid:
 			var g ts.GUID
 			copy(g[:], v.Bytes)
@@ -104,7 +105,7 @@ func decodeEntity(raw []byte, etag string) (driver.Row, error) {
 		// still names the version's time.
 		stamp, _ = timeOfETag(etag)
 	}
-	rec := codec.Encode(make(codec.Record, 0, codec.EncodedLen(props)), codec.TicksFromTime(stamp), props)
+	rec := codec.Encode(make(codec.Record, 0, codec.EncodedLen(props)), edm.TicksFromTime(stamp), props)
 	return driver.Row{PartitionKey: e.PartitionKey, RowKey: e.RowKey, Record: rec, ETag: etag}, nil
 }
 
@@ -127,7 +128,7 @@ func filterValue(v any) (filter.Value, bool) {
 		}
 		return filter.Value{Type: filter.TypeBoolean, Int: b}, true
 	case time.Time:
-		return filter.Value{Type: filter.TypeDateTime, Int: codec.TicksFromTime(v)}, true
+		return filter.Value{Type: filter.TypeDateTime, Int: edm.TicksFromTime(v)}, true
 	case ts.GUID:
 		return filter.Value{Type: filter.TypeGuid, Bytes: v[:]}, true
 	case []byte:
@@ -148,11 +149,11 @@ func timeOfETag(etag string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	s = strings.ReplaceAll(s, "%3A", ":")
-	ticks, msg := filter.ParseDateTime(s)
-	if msg != "" {
+	ticks, err := edm.ParseDateTime(s, edm.LiteralSyntax)
+	if err != nil {
 		return time.Time{}, false
 	}
-	return codec.TimeFromTicks(ticks), true
+	return edm.TimeFromTicks(ticks), true
 }
 
 // queryValues splits a query response body, {"value":[...], ...}, into

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/plan"
@@ -223,12 +224,12 @@ type Row struct {
 // "EntityAlreadyExists". Index is the failing action's index for Commit,
 // else 0. Message is lowercase prose without a prefix.
 type Error struct {
-	Code    string
+	Code    edm.Code
 	Index   int
 	Message string
 }
 
-func (e *Error) Error() string { return "tablestore: " + e.Code + ": " + e.Message }
+func (e *Error) Error() string { return "tablestore: " + string(e.Code) + ": " + e.Message }
 
 // Sentinel errors shared by every driver; package tablestore exports them
 // as its own ErrClosed and ErrCorrupt.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 	"github.com/tablestore/tablestore/internal/limits"
@@ -76,7 +77,7 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 		}
 		floor = max(floor, stamp)
 	}
-	ts, err := db.clock.next(codec.TicksFromTime(db.opts.Clock()), floor)
+	ts, err := db.clock.next(edm.TicksFromTime(db.opts.Clock()), floor)
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
@@ -124,7 +125,7 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 	if err := b.Commit(db.writeOpts); err != nil {
 		return driver.CommitResult{}, db.storageErr(fmt.Sprintf("commit to partition %q of table #%d", p.pk, p.tableID), err)
 	}
-	when := codec.TimeFromTicks(ts)
+	when := edm.TimeFromTicks(ts)
 	return driver.CommitResult{Timestamp: when, ETag: codec.FormatETag(when)}, nil
 }
 
@@ -243,7 +244,7 @@ func (p partition) resolveAction(a *driver.Action, st storedEntity) ([]codec.Pro
 	switch a.Type {
 	case driver.ActionInsert:
 		if found {
-			return nil, 0, errorf("EntityAlreadyExists", "entity (%q, %q) already exists", p.pk, a.RowKey)
+			return nil, 0, errorf(edm.CodeEntityAlreadyExists, "entity (%q, %q) already exists", p.pk, a.RowKey)
 		}
 		return nil, 0, nil
 	case driver.ActionUpsertMerge:
@@ -252,10 +253,10 @@ func (p partition) resolveAction(a *driver.Action, st storedEntity) ([]codec.Pro
 		}
 	case driver.ActionUpdateMerge, driver.ActionUpdateReplace, driver.ActionDelete:
 		if !found {
-			return nil, 0, errorf("ResourceNotFound", "entity (%q, %q) does not exist", p.pk, a.RowKey)
+			return nil, 0, errorf(edm.CodeResourceNotFound, "entity (%q, %q) does not exist", p.pk, a.RowKey)
 		}
 		if a.IfMatch != "*" && a.IfMatch != codec.FormatETagTicks(stamp) {
-			return nil, 0, errorf("UpdateConditionNotSatisfied", "etag %s does not match entity (%q, %q)", a.IfMatch, p.pk, a.RowKey)
+			return nil, 0, errorf(edm.CodeUpdateConditionNotSatisfied, "etag %s does not match entity (%q, %q)", a.IfMatch, p.pk, a.RowKey)
 		}
 		if a.Type != driver.ActionUpdateMerge {
 			return nil, stamp, nil // a delete, or a replace

@@ -22,6 +22,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // Options configure an Engine. Every field is used as given: package
@@ -265,7 +266,7 @@ func (db *Engine) enter(ctx context.Context) (release func(), err error) {
 }
 
 // errorf returns a *driver.Error with Azure's code.
-func errorf(code string, format string, args ...any) *driver.Error {
+func errorf(code edm.Code, format string, args ...any) *driver.Error {
 	return &driver.Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 

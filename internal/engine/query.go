@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
@@ -57,7 +58,7 @@ func (t *table) queryPage(ctx context.Context, q *driver.QueryRequest, emit func
 	}
 	identity := strconv.FormatUint(info.id, 10)
 	if q.Table != "" && q.Table != identity {
-		return driver.PageResult{}, errorf("TableNotFound", "table %q is not the table the continuation was made for (deleted or re-created since)", t.name)
+		return driver.PageResult{}, errorf(edm.CodeTableNotFound, "table %q is not the table the continuation was made for (deleted or re-created since)", t.name)
 	}
 	ranges := q.Plan.Ranges
 	if q.NextPartitionKey != "" || q.NextRowKey != "" {
