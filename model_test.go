@@ -17,7 +17,7 @@ import (
 	"time"
 
 	ts "github.com/tablestore/tablestore"
-	"github.com/tablestore/tablestore/internal/modeltest"
+	"github.com/tablestore/tablestore/tablestoretest/modeltest"
 )
 
 var seedFlag = flag.Int64("seed", 0, "seed of the randomized model and crash tests (0 picks one)")

@@ -8,9 +8,9 @@ import (
 
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/azure"
-	"github.com/tablestore/tablestore/internal/azurite"
-	"github.com/tablestore/tablestore/internal/modeltest"
 	"github.com/tablestore/tablestore/tablestoretest"
+	"github.com/tablestore/tablestore/tablestoretest/azurite"
+	"github.com/tablestore/tablestore/tablestoretest/modeltest"
 )
 
 // The model-based workload of internal/modeltest, the one that checks the
