@@ -94,7 +94,7 @@ func (r *runner) filter(text string) string {
 		}
 	}
 	slices.SortFunc(stamps, time.Time.Compare)
-	return stampRE.ReplaceAllStringFunc(text, func(m string) string {
+	out := stampRE.ReplaceAllStringFunc(text, func(m string) string {
 		n, _ := strconv.Atoi(stampRE.FindStringSubmatch(m)[1])
 		tm := clockStart
 		if n > 0 && len(stamps) > 0 {
@@ -102,6 +102,8 @@ func (r *runner) filter(text string) string {
 		}
 		return "datetime'" + tm.UTC().Format("2006-01-02T15:04:05.0000000Z") + "'"
 	})
+	r.note = "filter as run: " + out
+	return out
 }
 
 // ---- tables ----
@@ -361,10 +363,12 @@ func (r *runner) queryWrites(op *Op) {
 		for len(writes) > 0 && !last.Less(keyOf(writes[0].entity)) {
 			r.writeBetweenPages(op, writes[0])
 			writes = writes[1:]
+			r.outcomes["query-writes:behind-cursor"]++
 		}
 	})
 	for _, w := range writes {
 		r.writeBetweenPages(op, w)
+		r.outcomes["query-writes:after-query"]++
 	}
 }
 

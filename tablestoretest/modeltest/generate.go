@@ -122,6 +122,19 @@ func (g *generator) apply(op *Op) {
 	}
 }
 
+// modelActions returns the actions of a transaction for the generator's
+// model: copies of the entities, with If-Match resolved in model terms.
+// (The runner resolves each If-Match for both sides at once: see
+// runner.ifMatch.)
+func (r *reference) modelActions(table string, actions []action) []ts.TransactionAction {
+	out := make([]ts.TransactionAction, len(actions))
+	for i, a := range actions {
+		etag, _ := r.modelETag(idOf(table, a.entity.PartitionKey, a.entity.RowKey), a.ifMatch)
+		out[i] = ts.TransactionAction{Type: a.typ, Entity: copyEntity(a.entity), IfMatch: etag}
+	}
+	return out
+}
+
 // step emits one random operation, or none.
 func (g *generator) step() {
 	switch r := g.rng.Intn(1100); {

@@ -136,7 +136,7 @@ func (g *generator) query() {
 	g.emit(op)
 }
 
-// queryWrites emits a paged query with up to three writes (a delete or a
+// queryWrites emits a paged query with up to four writes (a delete or a
 // replacing upsert of an existing entity), in key order, which the runner
 // makes behind the query's cursor as it passes them.
 func (g *generator) queryWrites() {
@@ -146,8 +146,10 @@ func (g *generator) queryWrites() {
 	}
 	op := Op{kind: kindQueryWrites, table: table, kept: g.kept(), filter: g.queryFilter(), top: 1 + g.rng.Intn(4)}
 	keys := g.ref.m.Keys(table)
-	for n := g.rng.Intn(4); n > 0 && len(keys) > 0; n-- {
-		k := keys[g.rng.Intn(len(keys))]
+	for n := g.rng.Intn(5); n > 0 && len(keys) > 0; n-- {
+		// Keys early in the table are likelier: the query passes them
+		// sooner, so the writes land behind its cursor more often.
+		k := keys[g.rng.Intn(1+g.rng.Intn(len(keys)))]
 		w := action{typ: ts.ActionUpsertReplace, entity: &ts.Entity{PartitionKey: k.PK, RowKey: k.RK, Properties: map[string]any{}}}
 		if g.rng.Intn(3) == 0 {
 			w.typ = ts.ActionDelete

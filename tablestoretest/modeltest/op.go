@@ -259,10 +259,13 @@ var invalidNames = func() []string {
 //
 //	null  true  false  "Go-quoted string"  repeat("s",40000)
 //	int32(5)  int64(-2)  double(1.5)  double(NaN)  double(-0)
-//	datetime(2024-05-06T07:08:09.1234567+03:00)  guid(…)
+//	datetime(2024-05-06T04:08:09.1234567Z)  guid(…)
+//	datetime(2024-05-06T04:08:09.1234567Z, +03:00)
 //	binary(01ff)  zeros(60000)  invalid(uint8)
 //
-// A datetime keeps its zone offset; "Z" stands for offset zero.
+// A datetime is the instant in UTC, then the zone offset (to the minute)
+// when it is not zero: the store keeps the instant only, but the
+// workload writes times in other zones too.
 func formatValue(v any) string {
 	switch v := v.(type) {
 	case nil:
@@ -284,7 +287,11 @@ func formatValue(v any) string {
 		}
 		return "double(" + strconv.FormatFloat(v, 'g', -1, 64) + ")"
 	case time.Time:
-		return "datetime(" + v.Format(time.RFC3339Nano) + ")"
+		s := v.UTC().Format(time.RFC3339Nano)
+		if _, off := v.Zone(); off != 0 {
+			s += ", " + v.Format("-07:00")
+		}
+		return "datetime(" + s + ")"
 	case ts.GUID:
 		return "guid(" + v.String() + ")"
 	case []byte:

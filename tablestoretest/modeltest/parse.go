@@ -497,9 +497,18 @@ func (p *parser) value() any {
 		}
 		return v
 	case "datetime":
-		v, err := time.Parse(time.RFC3339Nano, arg)
-		if err != nil {
-			bad(err)
+		instant, zone, zoned := strings.Cut(arg, ", ")
+		v, err := time.Parse(time.RFC3339Nano, instant)
+		if err != nil || !strings.HasSuffix(instant, "Z") {
+			bad(fmt.Errorf("want an instant in UTC (%v)", err))
+		}
+		if zoned {
+			z, err := time.Parse("-07:00", zone)
+			if err != nil {
+				bad(err)
+			}
+			_, off := z.Zone()
+			v = v.In(time.FixedZone("", off))
 		}
 		return v
 	case "guid":

@@ -96,17 +96,6 @@ func inRange(id entityID, table, pk, from, to string) bool {
 	return id.table == table && id.pk == pk && id.rk >= from && (to == "" || id.rk < to)
 }
 
-// modelActions returns the actions of a transaction for the model: copies
-// of the entities, with If-Match resolved in model terms.
-func (r *reference) modelActions(table string, actions []action) []ts.TransactionAction {
-	out := make([]ts.TransactionAction, len(actions))
-	for i, a := range actions {
-		etag, _ := r.modelETag(idOf(table, a.entity.PartitionKey, a.entity.RowKey), a.ifMatch)
-		out[i] = ts.TransactionAction{Type: a.typ, Entity: copyEntity(a.entity), IfMatch: etag}
-	}
-	return out
-}
-
 // committed records a transaction the model committed, etags being the
 // model's new ETag of each action.
 func (r *reference) committed(table string, actions []action, etags []ts.ETag) {

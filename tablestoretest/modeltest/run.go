@@ -82,7 +82,7 @@ func Run(t *testing.T, open Opener, cfg Config) {
 // history and the command that replays the file.
 func Replay(t *testing.T, open Opener, cfg Config, l *Log) {
 	t.Helper()
-	f := execute(t, open, cfg, l)
+	_, f := execute(t, open, cfg, l)
 	if f == nil {
 		return
 	}
@@ -206,6 +206,7 @@ type runner struct {
 	op      int                  // index of the running operation
 	line    string               // its text
 	kind    string               // its label in stats and outcomes, or "readback"
+	note    string               // what a failure should add about the operation, if anything
 	recent  []string
 	stats   map[string]int
 	// outcomes counts results by operation and code, to show the
@@ -213,11 +214,12 @@ type runner struct {
 	outcomes map[string]int
 }
 
-// execute runs l and returns the first divergence, or nil. A panic in
-// the store is a divergence too; the Opener's own t.Fatal is not.
-func execute(t *testing.T, open Opener, cfg Config, l *Log) (f *failure) {
+// execute runs l and returns the runner, for its counts and its model,
+// and the first divergence, or nil. A panic in the store is a divergence
+// too; the Opener's own t.Fatal is not.
+func execute(t *testing.T, open Opener, cfg Config, l *Log) (r *runner, f *failure) {
 	clock := &testClock{rng: rand.New(rand.NewSource(l.Seed + 1)), now: clockStart}
-	r := &runner{
+	r = &runner{
 		t: t, ctx: context.Background(), cfg: cfg, log: l, opener: open, clock: clock.Now,
 		ref: newReference(), eng: map[entityID]*engineVersions{},
 		stats: map[string]int{}, outcomes: map[string]int{},
@@ -233,12 +235,16 @@ func execute(t *testing.T, open Opener, cfg Config, l *Log) (f *failure) {
 	}()
 	r.open()
 	r.run()
-	return nil
+	return r, nil
 }
 
 // failf stops the run with a divergence at the running operation.
 func (r *runner) failf(format string, args ...any) {
-	panic(&failure{op: r.op, line: r.line, msg: fmt.Sprintf(format, args...), recent: append([]string(nil), r.recent...)})
+	msg := fmt.Sprintf(format, args...)
+	if r.note != "" {
+		msg += "\n" + r.note
+	}
+	panic(&failure{op: r.op, line: r.line, msg: msg, recent: append([]string(nil), r.recent...)})
 }
 
 func (r *runner) open() {
@@ -264,7 +270,7 @@ func (r *runner) run() {
 		r.begin(op)
 		r.exec(op)
 	}
-	r.line, r.kind = "final check of every table", "final"
+	r.line, r.kind, r.note = "final check of every table", "final", ""
 	r.verifyAll()
 	r.t.Logf("%s: %d operations: %v", r.cfg.Name, len(r.log.Ops), r.stats)
 	r.t.Logf("%s: outcomes: %v", r.cfg.Name, r.outcomes)
@@ -275,7 +281,7 @@ func (r *runner) run() {
 
 // begin records the operation about to run.
 func (r *runner) begin(op *Op) {
-	r.line = op.String()
+	r.line, r.note = op.String(), ""
 	r.kind = string(op.kind)
 	switch {
 	case op.want != "":
