@@ -19,7 +19,7 @@
 //
 // # Stages
 //
-// The workload goes through four stages, one file each:
+// The harness is split by stage:
 //
 //   - generate.go: Generate turns a Config (its seed above all) into
 //     operations. It reads no store, no clock and no map in iteration
@@ -40,6 +40,8 @@
 //     Opener, then compares every table; it checks durability across
 //     Close for a store on disk, and that no state lives in a remote
 //     driver's client.
+//   - run.go: Run and Replay, the runner's loop over a Log, and what a
+//     failure leaves behind.
 //
 // # Failures and replay
 //

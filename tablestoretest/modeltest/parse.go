@@ -58,7 +58,7 @@ func ReadLog(r io.Reader) (*Log, error) {
 func LoadLog(path string) (*Log, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tablestore: modeltest: %w", err)
 	}
 	defer f.Close()
 	l, err := readLog(f)
