@@ -112,7 +112,7 @@ func (c *Console) importPage(w http.ResponseWriter, r *http.Request) {
 	d := &pageData{Title: "Import into " + name, Table: name, Tab: "import"}
 	ok, err := c.store(r).Table(name).Exists(r.Context())
 	if err == nil && !ok {
-		err = tablestore.ErrTableNotFound
+		err = tableNotFound(name)
 	}
 	if err != nil {
 		c.fail(w, r, d, err, link{"Tables", c.o.Prefix + "/tables"})
@@ -145,7 +145,7 @@ func (c *Console) startImport(w http.ResponseWriter, r *http.Request) {
 	}
 	exists, err := t.Exists(r.Context())
 	if err == nil && !exists {
-		err = tablestore.ErrTableNotFound
+		err = tableNotFound(name)
 	}
 	if err != nil {
 		bad(statusOf(err), errorText(err))

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -118,7 +119,7 @@ func (c *Console) tablePage(w http.ResponseWriter, r *http.Request) {
 	d := &pageData{Title: name, Table: name, Tab: "overview"}
 	ok, err := t.Exists(r.Context())
 	if err == nil && !ok {
-		err = tablestore.ErrTableNotFound
+		err = tableNotFound(name)
 	}
 	if err != nil {
 		c.fail(w, r, d, err, link{"Tables", c.o.Prefix + "/tables"})
@@ -151,7 +152,7 @@ func (c *Console) deleteTablePage(w http.ResponseWriter, r *http.Request) {
 	t := c.store(r).Table(name)
 	ok, err := t.Exists(r.Context())
 	if err == nil && !ok {
-		err = tablestore.ErrTableNotFound
+		err = tableNotFound(name)
 	}
 	if err != nil {
 		c.fail(w, r, d, err, link{"Tables", c.o.Prefix + "/tables"})
@@ -180,4 +181,9 @@ func (c *Console) deleteTable(w http.ResponseWriter, r *http.Request) {
 	}
 	c.logChange(r, "delete table", "table", name)
 	http.Redirect(w, r, c.o.Prefix+"/tables?deleted="+urlQueryEscape(name), http.StatusSeeOther)
+}
+
+// tableNotFound is the error of a table that does not exist.
+func tableNotFound(name string) error {
+	return &tablestore.Error{Code: tablestore.CodeTableNotFound, Message: fmt.Sprintf("table %s does not exist", name)}
 }
