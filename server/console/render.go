@@ -188,8 +188,13 @@ func statusOf(err error) int {
 	return http.StatusBadRequest
 }
 
-// errorText is err's message without the library's "tablestore: " prefix.
+// errorText is err's message for a page: an *Error's Message (its code
+// is shown beside it), else the text without the library's "tablestore: "
+// prefix.
 func errorText(err error) string {
+	if te, ok := err.(*tablestore.Error); ok && te.Message != "" {
+		return te.Message
+	}
 	return strings.ReplaceAll(err.Error(), "tablestore: ", "")
 }
 
