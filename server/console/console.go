@@ -136,6 +136,7 @@ type Console struct {
 	sessions *sessionStore
 	mux      *http.ServeMux
 	pages    *pageSet
+	healthOf func(*tablestore.DB) error // tests: a store's fault state
 }
 
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`)

@@ -3,6 +3,7 @@ package console
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -23,6 +24,15 @@ const (
 // maxMetricsBytes bounds the metrics text the console reads per sample.
 const maxMetricsBytes = 8 << 20
 
+// health returns a store's fault state: DB.Health, unless a test replaced
+// it.
+func (c *Console) health(db *tablestore.DB) error {
+	if c.healthOf != nil {
+		return c.healthOf(db)
+	}
+	return db.Health()
+}
+
 // healthBody is the data of the Health page.
 type healthBody struct {
 	Healthy bool
@@ -33,7 +43,7 @@ type healthBody struct {
 
 func (c *Console) healthPage(w http.ResponseWriter, r *http.Request) {
 	b := healthBody{Healthy: true, Metrics: c.o.Metrics != nil}
-	if err := c.store(r).Health(); err != nil {
+	if err := c.health(c.store(r)); err != nil {
 		b.Healthy, b.Fault, b.Code = false, errorText(err), tablestore.ErrorCode(err)
 	}
 	c.render(w, r, http.StatusOK, "health", &pageData{Title: "Health", Tab: "health", Body: b})
@@ -76,10 +86,27 @@ func (b bucket) MarshalJSON() ([]byte, error) {
 	return []byte(`{"le":` + le + `,"count":` + strconv.FormatFloat(b.Count, 'g', -1, 64) + `}`), nil
 }
 
+// UnmarshalJSON reads what MarshalJSON writes.
+func (b *bucket) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		LE    json.RawMessage `json:"le"`
+		Count float64         `json:"count"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	b.Count = raw.Count
+	if string(raw.LE) == `"+Inf"` {
+		b.LE = math.Inf(1)
+		return nil
+	}
+	return json.Unmarshal(raw.LE, &b.LE)
+}
+
 // metricsAPI answers one metrics sample as JSON.
 func (c *Console) metricsAPI(w http.ResponseWriter, r *http.Request) {
 	s := metricsSample{Healthy: true, Buckets: []bucket{}}
-	if err := c.store(r).Health(); err != nil {
+	if err := c.health(c.store(r)); err != nil {
 		s.Healthy, s.Fault = false, errorText(err)
 	}
 	if c.o.Metrics != nil {
@@ -233,11 +260,15 @@ func parsePromLine(line string) (promSample, error) {
 				break
 			}
 			eq := strings.IndexByte(line, '=')
-			if eq <= 0 || eq+1 >= len(line) || line[eq+1] != '"' {
+			if eq <= 0 {
 				return s, fmt.Errorf("malformed label")
 			}
 			key := strings.TrimSpace(line[:eq])
-			line = line[eq+2:]
+			line = strings.TrimLeft(line[eq+1:], " \t")
+			if key == "" || line == "" || line[0] != '"' {
+				return s, fmt.Errorf("malformed label")
+			}
+			line = line[1:]
 			var val strings.Builder
 			closed := false
 			for k := 0; k < len(line); k++ {
