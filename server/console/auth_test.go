@@ -109,7 +109,7 @@ func TestSecurityHeaders(t *testing.T) {
 	require.NotContains(t, csp, "unsafe-inline")
 	require.Equal(t, "DENY", resp.Header.Get("X-Frame-Options"))
 	require.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
-	require.Equal(t, "no-referrer", resp.Header.Get("Referrer-Policy"))
+	require.Equal(t, "same-origin", resp.Header.Get("Referrer-Policy"))
 	require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
 }
 

@@ -46,6 +46,9 @@ type propRow struct {
 	// another control character but tab and line feed, or invalid UTF-8.
 	Escaped bool
 	Error   string
+	// Differs marks a stored property, in a conflict, whose type or value
+	// is not what the user's version has (or that it lacks).
+	Differs bool
 }
 
 // needsEscape reports whether a String value must be edited as a quoted
@@ -294,6 +297,36 @@ type conflictView struct {
 	ETag      string
 	Timestamp string
 	Rows      []propRow
+	// OnlyMine names the properties the user's version has and the stored
+	// one lacks.
+	OnlyMine []string
+}
+
+// markDifferences marks the stored rows that differ from the user's rows
+// and lists the user's properties the stored version lacks.
+func (cv *conflictView) markDifferences(mine []propRow) {
+	byName := map[string]propRow{}
+	for _, r := range mine {
+		byName[r.Name] = r
+	}
+	stored := map[string]bool{}
+	for i := range cv.Rows {
+		sr := &cv.Rows[i]
+		stored[sr.Name] = true
+		m, ok := byName[sr.Name]
+		if !ok || m.Type != sr.Type {
+			sr.Differs = true
+			continue
+		}
+		mv, err1 := parseValue(m.Type, m.Value, m.Escaped)
+		sv, err2 := parseValue(sr.Type, sr.Value, sr.Escaped)
+		sr.Differs = err1 != nil || err2 != nil || valueText(mv) != valueText(sv)
+	}
+	for _, r := range mine {
+		if r.Name != "" && !stored[r.Name] {
+			cv.OnlyMine = append(cv.OnlyMine, r.Name)
+		}
+	}
 }
 
 func (c *Console) entityBase(table string) string {
@@ -406,6 +439,7 @@ func (c *Console) saveEntity(w http.ResponseWriter, r *http.Request) {
 	case op == "update" && (errors.Is(err, tablestore.ErrUpdateConditionNotSatisfied) ||
 		errors.Is(err, tablestore.ErrResourceNotFound)):
 		b.Conflict = c.conflict(r, t, b.PartitionKey, b.RowKey, false)
+		b.Conflict.markDifferences(b.Rows)
 		show(statusOf(err), err)
 	default:
 		show(statusOf(err), err)

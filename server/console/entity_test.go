@@ -262,6 +262,8 @@ func TestEntityConflicts(t *testing.T) {
 	require.Contains(t, body, html.EscapeString(string(theirs.ETag)))
 	require.Contains(t, body, "Ada (theirs)", "the stored version is shown")
 	require.Contains(t, body, `value="37"`, "the user's edit is kept in the form")
+	require.Contains(t, body, `<tr class="differs" title="differs from your version"><td class="mono">Name</td>`)
+	require.Contains(t, body, `<tr class="differs" title="differs from your version"><td class="mono">Age</td>`)
 	stored, err := tb.Get(ctx, "a", "1", nil)
 	require.NoError(t, err)
 	require.Equal(t, theirs.ETag, stored.ETag, "nothing was overwritten")

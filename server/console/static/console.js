@@ -64,7 +64,12 @@
         status.append(el("pre", { class: "caret", id: "filter-live-caret" }, v.slice(0, off), el("mark", {}, at), v.slice(off + 1)));
       }
     }
-    const later = () => { clearTimeout(timer); timer = setTimeout(check, 250); };
+    const plan = $("#plan");
+    const later = () => {
+      if (plan) plan.classList.toggle("stale", ta.value !== plan.dataset.filter);
+      clearTimeout(timer);
+      timer = setTimeout(check, 250);
+    };
     ta.addEventListener("input", later);
     $("#select").addEventListener("input", later);
     $("#reverse").addEventListener("change", later);
@@ -252,9 +257,13 @@
       for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
       return e;
     }
+    // draw plots the series over the time the page has watched: at least
+    // one minute, at most the five minutes kept.
     function draw(svg, series, digits) {
       const W = 640, H = 180, L = 52, R = 10, T = 10, B = 22;
-      const now = Date.now(), span = keep * every;
+      const now = Date.now();
+      const watched = samples.length ? now - samples[0].t : 0;
+      const span = Math.max(60000, Math.min(keep * every, watched));
       let top = 0;
       for (const s of series) for (const [, v] of s.points) top = Math.max(top, v);
       top = niceMax(top);
@@ -266,13 +275,14 @@
         label.textContent = (top * f).toFixed(digits);
         svg.append(label);
       }
-      for (const [x, text, anchor] of [[L, "−5 min", "start"], [W - R, "now", "end"]]) {
+      const ago = "−" + (Math.round(span / 6000) / 10) + " min";
+      for (const [x, text, anchor] of [[L, ago, "start"], [W - R, "now", "end"]]) {
         const t = svgEl("text", { x, y: H - 6, "text-anchor": anchor });
         t.textContent = text;
         svg.append(t);
       }
       for (const s of series) {
-        const pts = s.points.map(([t, v]) => {
+        const pts = s.points.filter(([t]) => now - t <= span).map(([t, v]) => {
           const x = L + (W - L - R) * (1 - (now - t) / span);
           const y = T + (H - T - B) * (1 - v / top);
           return x.toFixed(1) + "," + y.toFixed(1);
@@ -318,8 +328,9 @@
           rps.push([s.t, dn / dt]);
           errs.push([s.t, Math.max(0, s.errors - prev.errors) / dt]);
           const dc = s.durationCount - prev.durationCount;
-          if (dc > 0) {
-            mean.push([s.t, 1000 * (s.durationSum - prev.durationSum) / dc]);
+          const ds = s.durationSum - prev.durationSum;
+          if (dc > 0 && ds >= 0) {
+            mean.push([s.t, 1000 * ds / dc]);
             const q = quantile(0.95, prev.buckets, s.buckets);
             if (q !== null) p95.push([s.t, 1000 * q]);
           }
