@@ -36,7 +36,10 @@ development only). It prints the connection string to use.
 
 Each request is logged on standard error as one line at level info (with
 --log-level info or debug; warn and error show only failures, none
-nothing). SIGINT or SIGTERM stops it gracefully: it stops accepting
+nothing). With --console it also serves the web console on --console-addr
+(default 127.0.0.1:10008) and prints its URL: sessions sign in as the
+account with one of its keys (with --anonymous, the URL's token alone lets
+them in), and act on the same store. SIGINT or SIGTERM stops it gracefully: it stops accepting
 connections, lets requests in flight finish (up to --shutdown-timeout),
 then closes the store cleanly.`,
 		example: `tablestore serve --dir data
@@ -52,6 +55,8 @@ tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
 			anonymous := fs.Bool("anonymous", false, "accept every request without authentication (local development only)")
 			level := fs.String("log-level", "info", "debug, info, warn, error or none")
 			shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long requests in flight may take to finish on SIGINT/SIGTERM")
+			consoleOn := fs.Bool("console", false, "also serve the web console (see 'tablestore console --help') on --console-addr")
+			consoleAddr := fs.String("console-addr", defaultConsoleAddr, "the address of the web console, with --console")
 			return func(ctx context.Context, args []string) (err error) {
 				if err := wantArgs(args, 0, 0, "no arguments"); err != nil {
 					return err
@@ -94,6 +99,14 @@ tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
 				ln, err := net.Listen("tcp", *addr)
 				if err != nil {
 					return err
+				}
+				if *consoleOn {
+					stopConsole, err := serveConsole(io.stderr, db, *consoleAddr, where, *account, keys, *anonymous, logger)
+					if err != nil {
+						ln.Close()
+						return err
+					}
+					defer func() { err = errors.Join(err, stopConsole()) }()
 				}
 				return serve(ctx, io.stderr, server.NewHTTPServer(*addr, h), ln, *account, keys, *anonymous, *shutdown)
 			}
