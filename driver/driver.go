@@ -38,7 +38,7 @@
 // its contract. In short:
 //
 //   - Every method is safe for concurrent use and honours ctx; after
-//     Conn.Close every method fails with ErrClosed.
+//     Conn.Close every operation fails with ErrClosed.
 //   - Failures Azure describes carry Azure's code in an *Error (Index names
 //     a transaction's failing action); stored data that does not decode is
 //     reported as a *CorruptError or wraps ErrCorrupt. Any other error
@@ -46,14 +46,17 @@
 //     InternalError (OperationTimedOut for ctx's errors), still matching
 //     errors.Is and errors.As.
 //   - Table.Commit is all or nothing, and every entity it writes gets a new
-//     Timestamp, greater than the one it replaces, and the ETag made of it.
+//     Timestamp, greater than the one it replaces, and a new ETag: an HTTP
+//     entity-tag (RFC 9110), since users send it back in If-Match. The
+//     embedded engine makes it of the Timestamp, in Azure's form
+//     W/"datetime'2021-08-31T15%3A41%3A38.3027816Z'".
 //   - Table.QueryPage emits entities in (PartitionKey, RowKey) order from
 //     one consistent view, at most Top of them, and says where the next
 //     page starts; the position is opaque to the caller, so a driver may
 //     put its service's continuation there.
-//   - The optional interfaces (optional.go, faults.go) add what a store can
-//     do beyond Azure; package tablestore answers NotImplemented without
-//     them.
+//   - Optional interfaces (RangeDeleter, ReverseQuerier, Segmenter,
+//     Checker and others) add what a store can do beyond Azure; package
+//     tablestore answers NotImplemented for a driver without them.
 //
 // The model test harness, package tablestoretest/modeltest, checks a
 // driver against the reference model: modeltest.Run(t, open, cfg) with an

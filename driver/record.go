@@ -34,8 +34,8 @@ import (
 //	            Double: 8 bytes (IEEE 754 bits, so NaN and -0 survive)
 //	            Boolean: 1 byte (0 or 1); Guid: 16 bytes (edm.GUID order)
 //
-// uvarint is encoding/binary's unsigned varint, written in its shortest
-// form. Properties appear in strictly increasing byte order of their names
+// uvarint is encoding/binary's unsigned varint; writers use its shortest
+// form, readers accept any. Properties appear in strictly increasing byte order of their names
 // (not Azure's UTF-16 order), so a lookup stops as soon as it passes the
 // name it wants; a record with no properties is 9 bytes long. PartitionKey,
 // RowKey and Timestamp are never among the properties.
