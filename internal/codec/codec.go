@@ -21,9 +21,6 @@ type (
 	View     = driver.RowView
 )
 
-// Version is driver.RecordVersion, the first byte of every record.
-const Version = driver.RecordVersion
-
 // Encode is driver.Encode for callers whose properties are valid by
 // construction: validated by package tablestore, or decoded from a record
 // and merged. An error of driver.Encode is a bug of such a caller, so
