@@ -76,6 +76,8 @@ type Engine struct {
 
 	locks partitionLocks
 	clock timestampClock
+	// bg counts background work (see background) that Close waits for.
+	bg sync.WaitGroup
 
 	// fault is the first fault (see fault.go); stopped says Pebble must
 	// not be called again.
@@ -173,7 +175,9 @@ func openError(dir string, err error) error {
 }
 
 // Close releases the store. Synced commits are already durable; with
-// NoSync, Close syncs the write-ahead log first. Close waits for
+// NoSync, Close syncs the write-ahead log first. Close also stores the
+// clock's exact last value, so the next Open resumes from it (see
+// timestampClock). Close waits for
 // operations in flight to finish; operations that start later return
 // ErrClosed, and so does a second Close. After a stop (see fault.go)
 // Close releases nothing of Pebble's and returns the fault.
@@ -186,8 +190,9 @@ func (db *Engine) Close() (err error) {
 	if db.stopped.Load() {
 		return db.Health()
 	}
+	db.bg.Wait()
 	defer db.recoverStop("close", &err)
-	var errs []error
+	errs := []error{db.closeClock()}
 	if db.opts.NoSync {
 		errs = append(errs, db.pdb.LogData(nil, pebble.Sync))
 	}
