@@ -14,8 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -39,6 +41,9 @@ type Options struct {
 	// OnFault, if set, is called once, on its own goroutine, with the
 	// first fault (see Health).
 	OnFault func(error)
+	// MustExist makes Open refuse a directory that would become a new
+	// store (see missingStore); OpenInMemory ignores it.
+	MustExist bool
 
 	// DisableAutoCompactions keeps Pebble from compacting on its own, for
 	// tests that need each flush to stay in its own file.
@@ -117,6 +122,9 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 		if fresh, err = inspectDir(fs, dir); err != nil {
 			return nil, err
 		}
+		if fresh && o.MustExist {
+			return nil, missingStore(fs, dir)
+		}
 	}
 	cache := pebble.NewCache(o.CacheSize)
 	defer cache.Unref()
@@ -162,6 +170,10 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 // openError describes a failed pebble.Open.
 func openError(dir string, err error) error {
 	switch {
+	case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EWOULDBLOCK):
+		return fmt.Errorf("tablestore: open %q: the store is in use by another process, which holds its lock: %w", dir, err)
+	case strings.Contains(err.Error(), "lock held by current process"):
+		return fmt.Errorf("tablestore: open %q: the store is already open in this process: %w", dir, err)
 	case errors.Is(err, pebble.ErrDBDoesNotExist):
 		return fmt.Errorf("%w: %q holds files but no store", driver.ErrNotStore, dir)
 	case pebble.IsCorruptionError(err):
