@@ -16,8 +16,9 @@ func copyCommand() *command {
 		summary: "copy tables between two stores",
 		help: `copy copies the named tables, or every table, from store SOURCE to store
 DEST (each a directory or a connection string), creating the tables in DEST
-as needed. Entities keep their properties; DEST sets its own Timestamps and
-ETags. Each table is read page by page in (PartitionKey, RowKey) order and
+as needed (a DEST directory that holds no store becomes a new one, and copy
+says so on standard error). Entities keep their properties; DEST sets its
+own Timestamps and ETags. Each table is read page by page in (PartitionKey, RowKey) order and
 written in entity group transactions of up to 100 entities of one
 partition. --mode insert (the default) fails on an entity DEST already has;
 upsert replaces it. Entities DEST has and SOURCE lacks are left alone.
@@ -46,7 +47,7 @@ tablestore copy data data-copy People Orders --mode upsert`,
 					return err
 				}
 				defer closeStore(src, &err)
-				dst, err := openStore(args[1], &tablestore.Options{NoSync: *noSync})
+				dst, err := openOrCreateStore(args[1], &tablestore.Options{NoSync: *noSync}, io.stderr, "copy")
 				if err != nil {
 					return err
 				}

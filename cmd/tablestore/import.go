@@ -37,6 +37,8 @@ func importCommand() *command {
 needed. FILE is JSON lines (one entity per line in Azure's JSON wire format,
 as export writes it) or CSV with a typed header (see "CSV format" below);
 the format follows the file name (.csv is CSV) unless --format says.
+A --store directory that holds no store becomes a new one (import says so
+on standard error).
 
 Consecutive lines with the same PartitionKey are committed together in
 entity group transactions of up to 100 entities and 4 MiB, so each
@@ -155,7 +157,7 @@ func (e *stopError) Error() string { return e.rec.where() + ": " + errorText(e.e
 
 func (im *importer) run(ctx context.Context, storeArg string, opts *tablestore.Options) (err error) {
 	im.state = resumeState{Table: im.table, Format: im.format, Mode: im.mode, SkipFile: im.skipPath}
-	db, err := openStore(storeArg, opts)
+	db, err := openOrCreateStore(storeArg, opts, im.io.stderr, "import")
 	if err != nil {
 		return err
 	}
