@@ -375,5 +375,3 @@ func TestBulkWriterMatchesSingleWrites(t *testing.T) {
 		require.Equal(t, b, a, "seed %d, %s", seed, action)
 	}
 }
-
-
