@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
@@ -63,27 +65,18 @@ func (db *Engine) commitBulk(tableID uint64, actions []driver.Action, stopAtFail
 		keySlab = keys.Entity(keySlab, tableID, actions[i].PartitionKey, actions[i].RowKey)
 		keyOf[i] = keySlab[start:len(keySlab):len(keySlab)]
 	}
-	var valSlab []byte
+	reads, err := db.readBulk(tableID, actions, keyOf)
+	if err != nil {
+		return driver.BulkCommitResult{}, err
+	}
 	applied := make([]bool, len(actions))
 	var merged [][]codec.Property // by action, for merges into a stored entity
 	var floor int64
 	for i := range actions {
 		a := &actions[i]
-		key := keyOf[i]
 		var st storedEntity
-		if a.Type != driver.ActionUpsertReplace {
-			st.key = key
-			val, closer, err := db.pdb.Get(key)
-			switch {
-			case err == pebble.ErrNotFound:
-			case err != nil:
-				st.err = err
-			default:
-				vs := len(valSlab)
-				valSlab = append(valSlab, val...)
-				st.found, st.val = true, valSlab[vs:len(valSlab):len(valSlab)]
-				_ = closer.Close()
-			}
+		if reads != nil {
+			st = reads[i]
 		}
 		props, stamp, err := db.partition(tableID, a.PartitionKey).resolveAction(a, st)
 		if err != nil {
@@ -157,3 +150,52 @@ func (db *Engine) commitBulk(tableID uint64, actions []driver.Action, stopAtFail
 
 // entityKeyLen returns the length of a's stored key (see keys.Entity).
 func entityKeyLen(a *driver.Action) int { return 8 + len(a.PartitionKey) + 1 + len(a.RowKey) }
+
+// readBulk reads the stored entities of the actions that need one (all
+// but upserts that replace) in key order, through one iterator over the
+// table with prefix seeks (bloom filters rule out most files for an
+// absent entity, and each file is opened once per call, not once per
+// key). It returns nil when no action needs a read. Values are copied
+// into one slab. An error here is the iterator's creation's; read errors
+// are reported per action.
+// REQUIRES: the partitions' locks are held.
+func (db *Engine) readBulk(tableID uint64, actions []driver.Action, keyOf [][]byte) ([]storedEntity, error) {
+	var idx []int32
+	for i := range actions {
+		if actions[i].Type != driver.ActionUpsertReplace {
+			idx = append(idx, int32(i))
+		}
+	}
+	if len(idx) == 0 {
+		return nil, nil
+	}
+	byKey := func(a, b int32) int { return bytes.Compare(keyOf[a], keyOf[b]) }
+	if !slices.IsSortedFunc(idx, byKey) {
+		slices.SortFunc(idx, byKey)
+	}
+	lo, hi := keys.TableSpan(tableID)
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, db.storageErr(fmt.Sprintf("read table #%d for a bulk commit", tableID), err)
+	}
+	defer it.Close()
+	reads := make([]storedEntity, len(actions))
+	var slab []byte
+	for _, i := range idx {
+		st := &reads[i]
+		st.key = keyOf[i]
+		if !it.SeekPrefixGE(st.key) || !bytes.Equal(it.Key(), st.key) {
+			st.err = it.Error()
+			continue
+		}
+		val, err := it.ValueAndErr()
+		if err != nil {
+			st.err = err
+			continue
+		}
+		start := len(slab)
+		slab = append(slab, val...)
+		st.found, st.val = true, slab[start:len(slab):len(slab)]
+	}
+	return reads, nil
+}
