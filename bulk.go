@@ -129,8 +129,19 @@ type BulkWriter struct {
 	opts BulkOptions
 	bulk driver.BulkCommitter // nil: commit through transactions
 
-	// The pending batch: each entity's action (Record set at commit),
-	// Seq, record end in buf, and Azure size.
+	fill  *bulkBatch // the batch Add fills
+	spare *bulkBatch // the other one: in flight, or free
+	// flight, when not nil, delivers the outcome of the commit in
+	// flight (of spare); it has room for it, so the commit never waits.
+	flight chan bulkOutcome
+	names  nameCache
+	stats  BulkStats
+	err    error // the error that stopped the writer
+}
+
+// bulkBatch is one batch of a BulkWriter: each entity's action (Record
+// set at commit), Seq, record end in buf, and Azure size.
+type bulkBatch struct {
 	acts  []driver.Action
 	seqs  []int64
 	ends  []int
@@ -138,12 +149,22 @@ type BulkWriter struct {
 	buf   []byte
 	bytes int
 	keys  map[bulkKey]struct{}
-	names nameCache
-	stats BulkStats
-	err   error // the error that stopped the writer
 }
 
 type bulkKey struct{ pk, rk string }
+
+// bulkOutcome is what committing a batch did.
+type bulkOutcome struct {
+	c    BulkCommit
+	stop *BulkError // the entity that stopped the writer
+	err  error      // the commit failed: nothing of it was written
+}
+
+func (b *bulkBatch) reset() {
+	clear(b.acts)
+	b.acts, b.seqs, b.ends, b.sizes, b.buf, b.bytes = b.acts[:0], b.seqs[:0], b.ends[:0], b.sizes[:0], b.buf[:0], 0
+	clear(b.keys)
+}
 
 // NewBulkWriter returns a writer of entities into the table. It checks
 // opts (InvalidInput for a value outside its bounds) but not that the
@@ -171,23 +192,28 @@ func (t *Table) NewBulkWriter(opts *BulkOptions) (*BulkWriter, error) {
 	case o.BatchBytes > maxBulkBytes:
 		return nil, newError(CodeInvalidInput, "BatchBytes %d is over %d", o.BatchBytes, maxBulkBytes)
 	}
-	w := &BulkWriter{t: t, opts: o, keys: map[bulkKey]struct{}{}}
+	w := &BulkWriter{t: t, opts: o,
+		fill:  &bulkBatch{keys: map[bulkKey]struct{}{}},
+		spare: &bulkBatch{keys: map[bulkKey]struct{}{}}}
 	w.bulk, _ = t.drv.(driver.BulkCommitter)
 	return w, nil
 }
 
 // Add validates e as the single write of the writer's action would, and
-// queues it, committing the pending batch first when e would not fit in
-// it (see BatchEntities, BatchBytes) or addresses an entity it holds.
-// e is encoded at once: the caller may reuse it when Add returns. Add
-// does not set e's Timestamp and ETag.
+// queues it. When e does not fit in the pending batch (see BatchEntities,
+// BatchBytes) or addresses an entity the batch holds, Add first starts
+// committing the batch, after the commit before it has ended: one commit
+// runs in the background while Add fills the next batch, so encoding
+// overlaps the commit's write and sync. e is encoded at once: the caller
+// may reuse it when Add returns. Add does not set e's Timestamp and ETag.
 //
 // Errors: a *BulkError for e itself when it is invalid (the validation
-// codes of Insert); e is not queued and the writer goes on. The error of
-// a commit Add made: a *BulkError for the entity that stopped the writer
-// (without ContinueOnError), or the commit's error (TableNotFound,
-// ErrClosed, ctx's error, an I/O error); the writer is then stopped:
-// every later call returns the same error. ctx applies to the commits.
+// codes of Insert); e is not queued and the writer goes on. The outcome
+// of an earlier commit: a *BulkError for the entity that stopped the
+// writer (without ContinueOnError), or the commit's error (TableNotFound,
+// ErrClosed, ctx's error, an I/O error); e is then not queued, and the
+// writer is stopped: every later call returns the same error. ctx
+// applies to the commits Add starts.
 func (w *BulkWriter) Add(ctx context.Context, e *Entity) error {
 	if w.err != nil {
 		return w.err
@@ -195,12 +221,16 @@ func (w *BulkWriter) Add(ctx context.Context, e *Entity) error {
 	if err := w.t.db.checkContext(ctx); err != nil {
 		return err
 	}
+	if err := w.poll(false); err != nil {
+		return err
+	}
 	seq := w.stats.Added
 	w.stats.Added++
-	start := len(w.buf)
-	a, buf, size, err := prepareAction(w.buf, w.opts.Action, e, "", &w.names)
+	b := w.fill
+	start := len(b.buf)
+	a, buf, size, err := prepareAction(b.buf, w.opts.Action, e, "", &w.names)
 	if err != nil {
-		w.buf = buf[:start]
+		b.buf = buf[:start]
 		w.stats.Invalid++
 		var pk, rk string
 		if e != nil {
@@ -208,30 +238,31 @@ func (w *BulkWriter) Add(ctx context.Context, e *Entity) error {
 		}
 		return &BulkError{Seq: seq, PartitionKey: pk, RowKey: rk, Err: asError(err)}
 	}
-	w.buf = buf
+	b.buf = buf
 	n := len(buf) - start + len(a.PartitionKey) + len(a.RowKey)
 	k := bulkKey{a.PartitionKey, a.RowKey}
-	_, dup := w.keys[k]
-	if len(w.acts) > 0 && (dup || len(w.acts) >= w.opts.BatchEntities || w.bytes+n > w.opts.BatchBytes) {
-		// Commit what is pending, then move e's record to the front.
+	_, dup := b.keys[k]
+	if len(b.acts) > 0 && (dup || len(b.acts) >= w.opts.BatchEntities || b.bytes+n > w.opts.BatchBytes) {
+		// Commit the batch, then start the next with e's record.
 		rec := slices.Clone(buf[start:])
-		w.buf = buf[:start]
-		if err := w.commit(ctx); err != nil {
+		b.buf = buf[:start]
+		if err := w.start(ctx); err != nil {
 			return err
 		}
-		w.buf = append(w.buf[:0], rec...)
+		b = w.fill
+		b.buf = append(b.buf, rec...)
 	}
-	w.acts = append(w.acts, a)
-	w.seqs = append(w.seqs, seq)
-	w.ends = append(w.ends, len(w.buf))
-	w.sizes = append(w.sizes, size)
-	w.bytes += n
-	w.keys[k] = struct{}{}
+	b.acts = append(b.acts, a)
+	b.seqs = append(b.seqs, seq)
+	b.ends = append(b.ends, len(b.buf))
+	b.sizes = append(b.sizes, size)
+	b.bytes += n
+	b.keys[k] = struct{}{}
 	return nil
 }
 
-// Flush commits the pending entities. Its errors are Add's, less
-// validation.
+// Flush commits the pending entities and waits for every commit to end.
+// Its errors are Add's, less validation.
 func (w *BulkWriter) Flush(ctx context.Context) error {
 	if w.err != nil {
 		return w.err
@@ -239,84 +270,113 @@ func (w *BulkWriter) Flush(ctx context.Context) error {
 	if err := w.t.db.checkContext(ctx); err != nil {
 		return err
 	}
-	if len(w.acts) == 0 {
-		return nil
+	if len(w.fill.acts) > 0 {
+		if err := w.start(ctx); err != nil {
+			return err
+		}
 	}
-	return w.commit(ctx)
+	return w.poll(true)
 }
 
-// Stats returns what the writer has done so far.
+// Stats returns what the writer has done so far (commits still in flight
+// not included).
 func (w *BulkWriter) Stats() BulkStats { return w.stats }
 
-// commit writes the pending batch and reports it.
-func (w *BulkWriter) commit(ctx context.Context) error {
-	start := 0
-	for i := range w.acts {
-		w.acts[i].Record = w.buf[start:w.ends[i]:w.ends[i]]
-		start = w.ends[i]
-	}
-	var c BulkCommit
-	var stop *BulkError
-	var err error
-	if w.bulk != nil {
-		c, stop, err = w.commitBulk(ctx)
-	} else {
-		c, stop, err = w.commitTransactions(ctx)
-	}
-	if err != nil {
-		w.err = err
+// start waits for the commit in flight, then starts committing the
+// filled batch in the background.
+func (w *BulkWriter) start(ctx context.Context) error {
+	if err := w.poll(true); err != nil {
 		return err
 	}
-	w.stats.Commits++
-	w.stats.Written += int64(c.Written)
-	w.stats.Refused += int64(len(c.Refused))
-	clear(w.acts)
-	w.acts, w.seqs, w.ends, w.sizes, w.buf, w.bytes = w.acts[:0], w.seqs[:0], w.ends[:0], w.sizes[:0], w.buf[:0], 0
-	clear(w.keys)
-	if w.opts.OnCommit != nil {
-		w.opts.OnCommit(c)
+	b := w.fill
+	start := 0
+	for i := range b.acts {
+		b.acts[i].Record = b.buf[start:b.ends[i]:b.ends[i]]
+		start = b.ends[i]
 	}
-	if stop != nil {
-		w.err = stop
-		return stop
+	w.fill, w.spare = w.spare, w.fill
+	w.flight = make(chan bulkOutcome, 1)
+	go func(flight chan<- bulkOutcome) {
+		if w.bulk != nil {
+			flight <- w.commitBulk(ctx, b)
+		} else {
+			flight <- w.commitTransactions(ctx, b)
+		}
+	}(w.flight)
+	return nil
+}
+
+// poll takes the outcome of the commit in flight, if it has ended or
+// wait is set: it counts it, reports it to OnCommit, and returns the
+// error that stops the writer, if any.
+func (w *BulkWriter) poll(wait bool) error {
+	if w.flight == nil {
+		return nil
+	}
+	var o bulkOutcome
+	if wait {
+		o = <-w.flight
+	} else {
+		select {
+		case o = <-w.flight:
+		default:
+			return nil
+		}
+	}
+	w.flight = nil
+	w.spare.reset()
+	if o.err != nil {
+		w.err = o.err
+		return o.err
+	}
+	w.stats.Commits++
+	w.stats.Written += int64(o.c.Written)
+	w.stats.Refused += int64(len(o.c.Refused))
+	if w.opts.OnCommit != nil {
+		w.opts.OnCommit(o.c)
+	}
+	if o.stop != nil {
+		w.err = o.stop
+		return o.stop
 	}
 	return nil
 }
 
-// commitBulk commits the batch through the driver's bulk commit.
-func (w *BulkWriter) commitBulk(ctx context.Context) (BulkCommit, *BulkError, error) {
-	res, err := w.bulk.CommitBulk(ctx, w.acts, driver.BulkCommitOptions{StopAtFailure: !w.opts.ContinueOnError})
+// commitBulk commits b through the driver's bulk commit.
+func (w *BulkWriter) commitBulk(ctx context.Context, b *bulkBatch) bulkOutcome {
+	res, err := w.bulk.CommitBulk(ctx, b.acts, driver.BulkCommitOptions{StopAtFailure: !w.opts.ContinueOnError})
 	if err != nil {
-		return BulkCommit{}, nil, mapError(err, false)
+		return bulkOutcome{err: mapError(err, false)}
 	}
-	c := BulkCommit{Through: w.seqs[len(w.seqs)-1] + 1, Written: res.Applied}
+	c := BulkCommit{Through: b.seqs[len(b.seqs)-1] + 1, Written: res.Applied}
 	for _, f := range res.Failures {
-		be := w.entityError(f.Index, mapError(f, false))
+		be := b.entityError(f.Index, mapError(f, false))
 		if !w.opts.ContinueOnError {
 			c.Through = be.Seq
-			return c, be, nil
+			return bulkOutcome{c: c, stop: be}
 		}
 		c.Refused = append(c.Refused, be)
 	}
-	return c, nil, nil
+	return bulkOutcome{c: c}
 }
 
-// commitTransactions commits the batch through Commit, for a driver
-// without bulk commits: each run of consecutive entities of one
-// partition in entity group transactions of up to 100 entities and
-// 4 MiB, in order. An entity the driver refuses is taken out of its
-// transaction, which is committed without it.
-func (w *BulkWriter) commitTransactions(ctx context.Context) (BulkCommit, *BulkError, error) {
-	c := BulkCommit{Through: w.seqs[len(w.seqs)-1] + 1}
-	for i := 0; i < len(w.acts); {
+// commitTransactions commits b through Commit, for a driver without bulk
+// commits: each run of consecutive entities of one partition in entity
+// group transactions of up to 100 entities and 4 MiB, in order. An
+// entity the driver refuses is taken out of its transaction, which is
+// committed without it.
+func (w *BulkWriter) commitTransactions(ctx context.Context, b *bulkBatch) bulkOutcome {
+	c := BulkCommit{Through: b.seqs[len(b.seqs)-1] + 1}
+	acts := b.acts
+	for i := 0; i < len(acts); {
 		j, size := i, 0
-		for j < len(w.acts) && j-i < MaxTransactionActions && w.acts[j].PartitionKey == w.acts[i].PartitionKey &&
-			size+w.sizes[j] <= MaxTransactionBytes {
-			size += w.sizes[j]
+		for j < len(acts) && j-i < MaxTransactionActions && acts[j].PartitionKey == acts[i].PartitionKey &&
+			size+b.sizes[j] <= MaxTransactionBytes {
+			size += b.sizes[j]
 			j++
 		}
 		for i < j {
-			_, err := w.t.drv.Commit(ctx, w.acts[i:j])
+			_, err := w.t.drv.Commit(ctx, acts[i:j])
 			if err == nil {
 				c.Written += j - i
 				i = j
@@ -324,32 +384,32 @@ func (w *BulkWriter) commitTransactions(ctx context.Context) (BulkCommit, *BulkE
 			}
 			de, ok := err.(*driver.Error)
 			if !ok || de.Index < 0 || de.Index >= j-i || !entityCode(Code(de.Code)) {
-				return BulkCommit{}, nil, mapError(err, false)
+				return bulkOutcome{err: mapError(err, false)}
 			}
 			// Commit the entities before the refused one, then go on
 			// after it.
 			k := i + de.Index
 			if k > i {
-				if _, err := w.t.drv.Commit(ctx, w.acts[i:k]); err != nil {
-					return BulkCommit{}, nil, mapError(err, false)
+				if _, err := w.t.drv.Commit(ctx, acts[i:k]); err != nil {
+					return bulkOutcome{err: mapError(err, false)}
 				}
 				c.Written += k - i
 			}
-			be := w.entityError(k, mapError(de, false))
+			be := b.entityError(k, mapError(de, false))
 			if !w.opts.ContinueOnError {
 				c.Through = be.Seq
-				return c, be, nil
+				return bulkOutcome{c: c, stop: be}
 			}
 			c.Refused = append(c.Refused, be)
 			i = k + 1
 		}
 	}
-	return c, nil, nil
+	return bulkOutcome{c: c}
 }
 
-// entityError describes the failure of pending entity i.
-func (w *BulkWriter) entityError(i int, err error) *BulkError {
-	return &BulkError{Seq: w.seqs[i], PartitionKey: w.acts[i].PartitionKey, RowKey: w.acts[i].RowKey, Err: asError(err)}
+// entityError describes the failure of b's entity i.
+func (b *bulkBatch) entityError(i int, err error) *BulkError {
+	return &BulkError{Seq: b.seqs[i], PartitionKey: b.acts[i].PartitionKey, RowKey: b.acts[i].RowKey, Err: asError(err)}
 }
 
 // asError returns err's *Error (every error mapError returns has one).

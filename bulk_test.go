@@ -256,9 +256,12 @@ func TestBulkWriterErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, w.Add(ctx, bulkEntity(0, 1)))
 	require.NoError(t, w.Add(ctx, bulkEntity(1, 1)))
-	err = w.Add(ctx, bulkEntity(2, 1))
+	require.NoError(t, w.Add(ctx, bulkEntity(2, 1)), "the commit of the first two runs in the background")
+	err = w.Flush(ctx)
 	requireCode(t, err, CodeTableNotFound)
+	require.Equal(t, err, w.Add(ctx, bulkEntity(3, 1)))
 	require.Equal(t, err, w.Flush(ctx))
+	require.Equal(t, int64(0), w.Stats().Written)
 
 	// A closed store.
 	_, err = db.CreateTable(ctx, "Bulk")

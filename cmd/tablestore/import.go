@@ -429,8 +429,11 @@ func (im *importer) pump(ctx context.Context, src source, c sink) error {
 	}
 	const chunkSize = 128
 	workers := max(1, runtime.GOMAXPROCS(0))
-	ordered := make(chan *chunk, 2*workers)
-	work := make(chan *chunk, 2*workers)
+	// Parsed records queue for up to two commits' worth, so the parsers
+	// go on while a commit syncs.
+	depth := 2*workers + 2*im.batch/chunkSize
+	ordered := make(chan *chunk, depth)
+	work := make(chan *chunk, depth)
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
