@@ -17,7 +17,9 @@ import (
 // writeJSONL writes entities 0..n-1 of the data set to path as JSON
 // lines in Azure's wire format (what `tablestore import` reads), in key
 // order, so consecutive lines share a partition.
-func writeJSONL(path string, n int) error { return writeJSONLOrder(path, n, func(j int) int { return j }) }
+func writeJSONL(path string, n int) error {
+	return writeJSONLOrder(path, n, func(j int) int { return j })
+}
 
 // interleaved is the order of the interleaved input: line j holds entity
 // (j % P) * partitionSize + j / P of the n entities' P partitions, so
