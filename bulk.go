@@ -37,9 +37,10 @@ type BulkOptions struct {
 	// Default: 1 MiB.
 	BatchBytes int
 
-	// OnCommit, if set, is called after each commit, on the goroutine
-	// that called Add or Flush, before that call returns; see BulkCommit.
-	// Default: nil.
+	// OnCommit, if set, is called once per commit, in commit order, on
+	// the goroutine that calls Add and Flush: during the first Add after
+	// the commit ended, or during the Add or Flush that waits for it. See
+	// BulkCommit. Default: nil.
 	OnCommit func(BulkCommit)
 }
 
@@ -122,8 +123,11 @@ func (e *BulkError) Unwrap() error { return e.Err }
 // up to 100 entities and 4 MiB instead: the same results, slower on
 // input not grouped by partition.
 //
-// A BulkWriter is not safe for concurrent use. Entities not yet
-// committed when the caller stops calling Add are written only by Flush.
+// Commits run one at a time, each in the background while Add fills the
+// next batch. Call Flush at the end: it commits the last batch and waits
+// for the commits; a writer dropped without it leaves its pending
+// entities unwritten and the outcome of a commit in flight unreported.
+// A BulkWriter is not safe for concurrent use.
 type BulkWriter struct {
 	t    *Table
 	opts BulkOptions
