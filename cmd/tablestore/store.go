@@ -19,7 +19,7 @@ const storeEnv = "TABLESTORE_STORE"
 // storeFlag declares --store on fs.
 func storeFlag(fs *flag.FlagSet) *string {
 	return fs.String("store", os.Getenv(storeEnv),
-		"the store: a directory holding one, or an Azure Tables connection string (default $"+storeEnv+")")
+		"the store: its directory, or an Azure Tables connection string (default $"+storeEnv+")")
 }
 
 // isRemote reports whether a store argument is a connection string rather
