@@ -127,12 +127,22 @@ func (db *Engine) commitBulk(tableID uint64, actions []driver.Action, stopAtFail
 			size += batchRecordOverhead + len(keyOf[i]) + valueLen(i)
 		}
 	}
+	// The batch holds the entities in key order: the memtable inserts a
+	// sorted batch faster (each insert starts near the previous one).
+	order := make([]int32, 0, res.Applied)
+	for i := range actions {
+		if applied[i] {
+			order = append(order, int32(i))
+		}
+	}
+	byKey := func(a, b int32) int { return bytes.Compare(keyOf[a], keyOf[b]) }
+	if !slices.IsSortedFunc(order, byKey) {
+		slices.SortFunc(order, byKey)
+	}
 	b := db.pdb.NewBatchWithSize(size)
 	defer b.Close()
-	for i := range actions {
-		if !applied[i] {
-			continue
-		}
+	for _, i32 := range order {
+		i := int(i32)
 		op := b.SetDeferred(len(keyOf[i]), valueLen(i))
 		copy(op.Key, keyOf[i])
 		if rec, props := value(i); rec != nil {
