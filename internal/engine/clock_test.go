@@ -155,6 +155,7 @@ func TestClockPersistFailure(t *testing.T) {
 	v, err := c.next(1000, 0)
 	require.NoError(t, err)
 	require.Equal(t, int64(1000), v)
+	c.closing()
 	ceiling := c.ceiling
 	// A failed write of the ceiling is the caller's error, and the
 	// ceiling stays.
@@ -176,6 +177,7 @@ func TestClockLeadFollowsSyncLatency(t *testing.T) {
 	c := testClock(0, func(int64) error { time.Sleep(20 * time.Millisecond); return nil })
 	_, err := c.next(1_000_000_000, 0)
 	require.NoError(t, err)
+	c.closing() // waits for the background move the new lead starts
 	require.GreaterOrEqual(t, c.lead, int64(clockLatencyFactor*200_000), "4x a 20 ms write")
 	require.LessOrEqual(t, c.lead, int64(clockMaxLead))
 }
