@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 )
@@ -104,7 +105,7 @@ func (db *Engine) commitBulk(tableID uint64, actions []driver.Action, stopAtFail
 	if res.Applied == 0 {
 		return res, nil
 	}
-	ts, err := db.clock.next(codec.TicksFromTime(db.opts.Clock()), floor)
+	ts, err := db.clock.next(edm.TicksFromTime(db.opts.Clock()), floor)
 	if err != nil {
 		return driver.BulkCommitResult{}, err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/codec"
 )
 
@@ -196,7 +197,7 @@ func upsertOne(t testing.TB, db *Engine, rk string) int64 {
 	res, err := db.Table("T").Commit(context.Background(), []driver.Action{{
 		Type: driver.ActionUpsertReplace, PartitionKey: "p", RowKey: rk, Record: codec.Encode(nil, 0, nil)}})
 	require.NoError(t, err)
-	return codec.TicksFromTime(res.Timestamp)
+	return edm.TicksFromTime(res.Timestamp)
 }
 
 // TestClockReopenStaysOnWallClock opens, writes and closes a store 100
@@ -211,7 +212,7 @@ func TestClockReopenStaysOnWallClock(t *testing.T) {
 	for i := range 100 {
 		db := openClockTest(t, dir, i%2 == 1)
 		ts := upsertOne(t, db, "r")
-		wall := codec.TicksFromTime(time.Now())
+		wall := edm.TicksFromTime(time.Now())
 		require.NoError(t, db.Close())
 		require.Greater(t, ts, prev, "cycle %d", i)
 		prev = ts
@@ -255,7 +256,7 @@ func TestClockCrash(t *testing.T) {
 				db := openClockTest(t, dir, noSync)
 				resume := db.clock.ceiling
 				ts := upsertOne(t, db, "after")
-				wall := codec.TicksFromTime(time.Now())
+				wall := edm.TicksFromTime(time.Now())
 				require.NoError(t, db.Close())
 				require.Greater(t, ts, acked, "cycle %d: a value at or below an acknowledged Timestamp", cycle)
 				require.LessOrEqual(t, resume-acked, int64(clockMaxLead), "cycle %d: resumed %s past the last acknowledged value", cycle, time.Duration(resume-acked)*100)
@@ -291,7 +292,7 @@ func TestClockCrashChild(t *testing.T) {
 			fmt.Printf("fail %v\n", err)
 			os.Exit(3)
 		}
-		fmt.Printf("ack %d\n", codec.TicksFromTime(res.Timestamp))
+		fmt.Printf("ack %d\n", edm.TicksFromTime(res.Timestamp))
 	}
 	os.Exit(0)
 }
