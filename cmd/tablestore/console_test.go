@@ -141,15 +141,21 @@ func TestConsoleCommand(t *testing.T) {
 }
 
 func TestConsoleUsage(t *testing.T) {
-	r := cli(t, "console", "--store", t.TempDir(), "extra")
+	store := filepath.Join(t.TempDir(), "store")
+	r := cli(t, "tables", "create", "--store", store, "People")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	r = cli(t, "console", "--store", store, "extra")
 	require.Equal(t, exitUsage, r.code, r.stderr)
 	t.Setenv(consoleTokenEnv, "short")
-	r = cli(t, "console", "--store", t.TempDir(), "--addr", "127.0.0.1:0")
+	r = cli(t, "console", "--store", store, "--addr", "127.0.0.1:0")
 	require.Equal(t, exitUsage, r.code, r.stderr)
 	require.Contains(t, r.stderr, consoleTokenEnv)
 	t.Setenv(consoleTokenEnv, "")
-	r = cli(t, "console", "--store", t.TempDir(), "--addr", "nonsense")
+	r = cli(t, "console", "--store", store, "--addr", "nonsense")
 	require.Equal(t, exitFail, r.code, r.stderr)
+	r = cli(t, "console", "--store", filepath.Join(t.TempDir(), "missing"), "--addr", "127.0.0.1:0")
+	require.Equal(t, exitFail, r.code, r.stderr)
+	require.Contains(t, r.stderr, "no store", "the console serves an existing store only")
 }
 
 // TestServeConsole runs `tablestore serve --console`: the console signs

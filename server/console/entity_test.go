@@ -365,7 +365,7 @@ func TestParseValueRoundTrip(t *testing.T) {
 		require.NoError(t, err, name)
 		require.Equal(t, v, got, name)
 	}
-	for _, f := range []float64{math.Inf(1), math.SmallestNonzeroFloat64, math.MaxFloat64, -0.0} {
+	for _, f := range []float64{math.Inf(1), math.SmallestNonzeroFloat64, math.MaxFloat64, math.Copysign(0, -1)} {
 		got, err := parseValue("Edm.Double", valueText(f), false)
 		require.NoError(t, err)
 		require.Equal(t, math.Float64bits(f), math.Float64bits(got.(float64)))
