@@ -76,6 +76,8 @@ type Engine struct {
 
 	locks partitionLocks
 	clock timestampClock
+	// ix holds the secondary indexes (see index.go).
+	ix indexes
 
 	// fault is the first fault (see fault.go); stopped says Pebble must
 	// not be called again.
@@ -147,6 +149,9 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 		db.writeOpts = pebble.NoSync
 	}
 	err = errors.Join(db.loadCatalog(), db.loadClock())
+	if err == nil {
+		err = db.loadIndexes()
+	}
 	if err == nil && !o.readOnly {
 		err = db.checkStoreMarker(fresh)
 	}

@@ -20,8 +20,13 @@ type partitionLocks struct {
 // lock locks the stripe of (tableID, pk) and returns it, for the caller
 // to unlock.
 func (l *partitionLocks) lock(tableID uint64, pk string) *sync.Mutex {
-	h := maphash.String(l.seed, pk) ^ tableID*0x9e3779b97f4a7c15
-	m := &l.stripes[h%partitionLockStripes]
+	m := &l.stripes[l.stripe(tableID, pk)]
 	m.Lock()
 	return m
+}
+
+// stripe returns the index of the stripe of (tableID, pk).
+func (l *partitionLocks) stripe(tableID uint64, pk string) int {
+	h := maphash.String(l.seed, pk) ^ tableID*0x9e3779b97f4a7c15
+	return int(h % partitionLockStripes)
 }

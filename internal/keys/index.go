@@ -341,3 +341,27 @@ func DecodeValue(b []byte) (v filter.Value, absent bool, n int, err error) {
 	}
 	return v, false, n, nil
 }
+
+// FormatTuple prints an encoded tuple of the named properties as
+// "P1 = literal, P2 absent", or "invalid" when it does not decode.
+func FormatTuple(tuple []byte, props []string) string {
+	var b []byte
+	for i, p := range props {
+		v, absent, n, err := DecodeValue(tuple)
+		if err != nil {
+			return "invalid"
+		}
+		tuple = tuple[n:]
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, p...)
+		if absent {
+			b = append(b, " absent"...)
+			continue
+		}
+		b = append(b, " = "...)
+		b = append(b, filter.FormatLiteral(v)...)
+	}
+	return string(b)
+}

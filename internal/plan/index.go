@@ -521,22 +521,7 @@ func (s *IndexScan) Format(ranges []KeyRange, pos []byte) string {
 func (s *IndexScan) Descriptions() []string { return slices.Clone(s.desc) }
 
 // describeTuple prints an encoded tuple as equalities.
-func describeTuple(t []byte, props []string) string {
-	var parts []string
-	for _, p := range props {
-		v, absent, n, err := keys.DecodeValue(t)
-		if err != nil {
-			return "invalid"
-		}
-		t = t[n:]
-		if absent {
-			parts = append(parts, p+" absent")
-			continue
-		}
-		parts = append(parts, p+" = "+filter.FormatLiteral(v))
-	}
-	return strings.Join(parts, ", ")
-}
+func describeTuple(t []byte, props []string) string { return keys.FormatTuple(t, props) }
 
 // describeSpan prints one span of one property's values.
 func describeSpan(prop string, sp valueSpan) string {
