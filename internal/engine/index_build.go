@@ -245,3 +245,12 @@ func buildUniqueErr(ix *index, tuple []byte, pk1, rk1, pk2, rk2 string) error {
 	return errorf("EntityAlreadyExists", "unique index %q cannot be built: entities (%q, %q) and (%q, %q) both hold (%s)",
 		ix.spec.Name, pk1, rk1, pk2, rk2, keys.FormatTuple(tuple, ix.spec.Properties))
 }
+
+// SetBuildChunk sets how many entities a step of a build indexes, for
+// tests that need many steps, and returns a function that restores the
+// previous value. It must not run during a build.
+func SetBuildChunk(n int) (restore func()) {
+	old := buildChunk
+	buildChunk = n
+	return func() { buildChunk = old }
+}
