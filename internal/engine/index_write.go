@@ -203,19 +203,27 @@ func (p partition) prepareIndexWrites(ixs []*index, actions []driver.Action, rea
 	if len(stripes) > 0 {
 		w.locked = p.db.ix.tuples.lockStripes(stripes)
 	}
-	// Uniqueness, action by action, over the transaction's state so far.
+	// Uniqueness, action by action (then index by index, in creation
+	// order), over the transaction's state so far.
 	var overlay []map[string][]byte // by index: RowKey -> tuple after the last action on it
 	for k, ix := range ixs {
-		if !ix.spec.Unique {
-			continue
+		if ix.spec.Unique {
+			if overlay == nil {
+				overlay = make([]map[string][]byte, len(ixs))
+			}
+			overlay[k] = map[string][]byte{}
 		}
+	}
+	for i := range actions {
 		if overlay == nil {
-			overlay = make([]map[string][]byte, len(ixs))
+			break
 		}
-		overlay[k] = map[string][]byte{}
-		for i := range actions {
+		rk := actions[i].RowKey
+		for k, ix := range ixs {
+			if !ix.spec.Unique {
+				continue
+			}
 			j := i*len(ixs) + k
-			rk := actions[i].RowKey
 			if newT[j] != nil && complete[j] && !sameTuple(oldT[j], newT[j]) {
 				if err := w.checkUnique(ix, rk, newT[j], overlay[k]); err != nil {
 					if de, ok := err.(*driver.Error); ok {
@@ -224,7 +232,11 @@ func (p partition) prepareIndexWrites(ixs []*index, actions []driver.Action, rea
 					return w, err
 				}
 			}
-			overlay[k][rk] = newT[j]
+		}
+		for k, ix := range ixs {
+			if ix.spec.Unique {
+				overlay[k][rk] = newT[i*len(ixs)+k]
+			}
 		}
 	}
 	for i := range actions {
