@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -414,6 +415,12 @@ func TestIndexOnlineBuild(t *testing.T) {
 	}()
 	restore := engine.SetBuildChunk(64)
 	defer restore()
+	// Each step of the build waits for a few writes.
+	defer engine.SetBuildHook(func(int64) {
+		for w := writes.Load(); writes.Load() < w+3 && ctx2.Err() == nil; {
+			runtime.Gosched()
+		}
+	})()
 	before := writes.Load()
 	require.NoError(t, tbl.CreateIndex(ctx, IndexSpec{Name: "ByN", Properties: []string{"N"}}))
 	during := writes.Load() - before

@@ -254,3 +254,13 @@ func SetBuildChunk(n int) (restore func()) {
 	buildChunk = n
 	return func() { buildChunk = old }
 }
+
+// SetBuildHook sets a function a build calls before each step with the
+// entities indexed so far, for tests that interleave writes with a
+// build, and returns a function that restores the previous one. It must
+// not run during a build.
+func SetBuildHook(f func(done int64)) (restore func()) {
+	old := buildHook
+	buildHook = f
+	return func() { buildHook = old }
+}
