@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -57,9 +56,19 @@ func (t *table) QueryIndexPage(ctx context.Context, q *driver.IndexQueryRequest,
 	r := &indexReader{
 		pageReader: pageReader{ctx: ctx, db: t.db, q: &rq, id: info.id, emit: emit, start: t.db.opts.Clock().UnixNano()},
 		ix:         ix,
-		snap:       t.db.pdb.NewSnapshot(),
 	}
-	defer r.snap.Close()
+	// Two iterators with one view of the store: one over the index, a
+	// clone of it over the entities.
+	ilo, ihi := keys.IndexSpan(info.id, ix.id)
+	if r.idx, err = t.db.pdb.NewIter(&pebble.IterOptions{LowerBound: ilo, UpperBound: ihi}); err != nil {
+		return driver.IndexPageResult{}, t.db.storageErr(op(), err)
+	}
+	defer r.idx.Close()
+	elo, ehi := keys.EntitySpan(info.id)
+	if r.ent, err = r.idx.Clone(pebble.CloneOptions{IterOptions: &pebble.IterOptions{LowerBound: elo, UpperBound: ehi}}); err != nil {
+		return driver.IndexPageResult{}, t.db.storageErr(op(), err)
+	}
+	defer r.ent.Close()
 	if q.Scan.Order {
 		err = r.indexOrder(q)
 	} else {
@@ -79,27 +88,35 @@ func (t *table) QueryIndexPage(ctx context.Context, q *driver.IndexQueryRequest,
 type indexReader struct {
 	pageReader
 	ix   *index
-	snap *pebble.Snapshot
-	next []byte // the resume position of an index-order page
+	idx  *pebble.Iterator // over the index
+	ent  *pebble.Iterator // over the entities, with idx's view
+	next []byte           // the resume position of an index-order page
+	// Buffers for an entity's key and tuple.
+	key, tuple []byte
 }
 
 // visit examines the entity (pk, rk) that entries with tuples tuples
 // point at: it counts as examined, and unless it is gone or holds none of
-// the tuples, the residual decides whether it is emitted.
+// the tuples, the residual decides whether it is emitted. One iterator
+// serves every visit of a page: in key order its seeks move forward,
+// and in any order they reuse its open files, where each Get would open
+// them again.
 func (r *indexReader) visit(pk, rk []byte, tuples ...[]byte) error {
-	key := keys.Entity(nil, r.id, string(pk), string(rk))
-	val, closer, err := r.snap.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
+	r.key = keys.Entity(r.key[:0], r.id, string(pk), string(rk))
+	if !r.ent.SeekPrefixGE(r.key) || !bytes.Equal(r.ent.Key(), r.key) {
+		if err := r.ent.Error(); err != nil {
+			return err
+		}
 		r.examined++
 		return nil
 	}
+	val, err := r.ent.ValueAndErr()
 	if err != nil {
 		return err
 	}
-	defer closer.Close()
-	t, _ := recordTuple(nil, r.ix, codec.Record(val))
+	r.tuple, _ = recordTuple(r.tuple[:0], r.ix, codec.Record(val))
 	for _, want := range tuples {
-		if bytes.Equal(t, want) {
+		if bytes.Equal(r.tuple, want) {
 			return r.examine(pk, rk, "", "", val)
 		}
 	}
@@ -108,14 +125,97 @@ func (r *indexReader) visit(pk, rk []byte, tuples ...[]byte) error {
 }
 
 // keyStream is the entries of one tuple inside the key ranges of a
-// key-order scan, in (PartitionKey, RowKey) order.
+// key-order scan, in (PartitionKey, RowKey) order, read ahead in batches
+// through the reader's index iterator, which the streams share.
 type keyStream struct {
 	tuple  []byte
 	ranges []plan.KeyRange
-	ri     int
-	it     *pebble.Iterator
-	valid  bool
-	pk, rk []byte // the head's keys; alias the iterator's key
+	ri     int    // the range being read
+	from   []byte // where to go on reading in it; nil: its start
+	// The entries read ahead: their keys, in slab.
+	heads []streamEntry
+	slab  []byte
+	batch int // entries to read ahead next time
+}
+
+type streamEntry struct{ pk, rk []byte }
+
+// maxReadAhead bounds the entries a stream reads ahead at once.
+const maxReadAhead = 256
+
+// head returns the stream's next entry, reading ahead when it has none;
+// ok is false when the stream is done.
+func (r *indexReader) head(s *keyStream) (e streamEntry, ok bool, err error) {
+	if len(s.heads) == 0 {
+		if err := r.readAhead(s); err != nil {
+			return streamEntry{}, false, err
+		}
+		if len(s.heads) == 0 {
+			return streamEntry{}, false, nil
+		}
+	}
+	return s.heads[0], true, nil
+}
+
+// readAhead reads up to s.batch entries of s, moving through its ranges.
+func (r *indexReader) readAhead(s *keyStream) error {
+	s.heads, s.slab = s.heads[:0], s.slab[:0]
+	it := r.idx
+	for s.ri < len(s.ranges) && len(s.heads) < s.batch {
+		lo, hi, err := r.bounds(s, s.ranges[s.ri])
+		if err != nil {
+			return err
+		}
+		if s.from != nil && bytes.Compare(s.from, lo) > 0 {
+			lo = s.from
+		}
+		valid := it.SeekGE(lo)
+		for ; valid && bytes.Compare(it.Key(), hi) < 0; valid = it.Next() {
+			if len(s.heads) == s.batch {
+				break
+			}
+			e, err := r.split(s, it.Key())
+			if err != nil {
+				return err
+			}
+			s.heads = append(s.heads, e)
+		}
+		if err := it.Error(); err != nil {
+			return err
+		}
+		if valid && bytes.Compare(it.Key(), hi) < 0 {
+			s.from = append(s.from[:0], it.Key()...)
+			break
+		}
+		s.ri++
+		s.from = nil
+	}
+	s.batch = min(2*s.batch, maxReadAhead)
+	return nil
+}
+
+// split copies the keys of an entry of s into its slab.
+func (r *indexReader) split(s *keyStream, key []byte) (streamEntry, error) {
+	suffix := key[keys.IndexPrefixLen:]
+	var pk, rk []byte
+	if r.ix.spec.Partitioned {
+		i := bytes.IndexByte(suffix, keys.Sep)
+		if i < 0 || len(suffix) < i+1+len(s.tuple) {
+			return streamEntry{}, &driver.CorruptError{Op: fmt.Sprintf("read of index %s entry %q", r.ix.spec.Name, key), Err: keys.ErrMalformedIndex}
+		}
+		pk, rk = suffix[:i], suffix[i+1+len(s.tuple):]
+	} else {
+		rest := suffix[len(s.tuple):]
+		i := bytes.IndexByte(rest, keys.Sep)
+		if i < 0 {
+			return streamEntry{}, &driver.CorruptError{Op: fmt.Sprintf("read of index %s entry %q", r.ix.spec.Name, key), Err: keys.ErrMalformedIndex}
+		}
+		pk, rk = rest[:i], rest[i+1:]
+	}
+	// When the slab grows, earlier entries keep the old array, unchanged.
+	start := len(s.slab)
+	s.slab = append(append(s.slab, pk...), rk...)
+	return streamEntry{pk: s.slab[start : start+len(pk) : start+len(pk)], rk: s.slab[start+len(pk) : len(s.slab) : len(s.slab)]}, nil
 }
 
 // bounds returns the stored keys of the stream's entries in range rg.
@@ -141,52 +241,6 @@ func (r *indexReader) bounds(s *keyStream, rg plan.KeyRange) (lo, hi []byte, err
 	return lo, keys.ValueEnd(pre), nil
 }
 
-// settle moves s to its first entry at or after its position, going on to
-// its next ranges as each ends; s.valid reports whether one is found.
-func (r *indexReader) settle(s *keyStream, found bool) error {
-	for {
-		if found {
-			return r.head(s)
-		}
-		if err := s.it.Error(); err != nil {
-			return err
-		}
-		if s.ri++; s.ri >= len(s.ranges) {
-			s.valid = false
-			return nil
-		}
-		lo, hi, err := r.bounds(s, s.ranges[s.ri])
-		if err != nil {
-			return err
-		}
-		s.it.SetBounds(lo, hi)
-		found = s.it.First()
-	}
-}
-
-// head reads the keys of s's current entry.
-func (r *indexReader) head(s *keyStream) error {
-	suffix := s.it.Key()[keys.IndexPrefixLen:]
-	var rest []byte
-	if r.ix.spec.Partitioned {
-		i := bytes.IndexByte(suffix, keys.Sep)
-		if i < 0 || len(suffix) < i+1+len(s.tuple) {
-			return &driver.CorruptError{Op: fmt.Sprintf("read of index %s entry %q", r.ix.spec.Name, s.it.Key()), Err: keys.ErrMalformedIndex}
-		}
-		s.pk, s.rk = suffix[:i], suffix[i+1+len(s.tuple):]
-		s.valid = true
-		return nil
-	}
-	rest = suffix[len(s.tuple):]
-	i := bytes.IndexByte(rest, keys.Sep)
-	if i < 0 {
-		return &driver.CorruptError{Op: fmt.Sprintf("read of index %s entry %q", r.ix.spec.Name, s.it.Key()), Err: keys.ErrMalformedIndex}
-	}
-	s.pk, s.rk = rest[:i], rest[i+1:]
-	s.valid = true
-	return nil
-}
-
 // keyOrder reads a key-order scan: the tuples' entries inside the key
 // ranges left from the resume point, merged in (PartitionKey, RowKey)
 // order. Entries of several tuples at one position (all but one left by a
@@ -199,32 +253,28 @@ func (r *indexReader) keyOrder(q *driver.IndexQueryRequest) error {
 	if len(ranges) == 0 || len(q.Scan.Tuples) == 0 {
 		return nil
 	}
+	first := min(max(q.Query.Top+1, 8), maxReadAhead)
 	streams := make([]*keyStream, len(q.Scan.Tuples))
 	for i, tu := range q.Scan.Tuples {
-		s := &keyStream{tuple: tu, ranges: ranges, ri: -1}
-		it, err := r.snap.NewIter(nil)
-		if err != nil {
-			return err
-		}
-		defer it.Close()
-		s.it = it
-		if err := r.settle(s, false); err != nil {
-			return err
-		}
-		streams[i] = s
+		streams[i] = &keyStream{tuple: tu, ranges: ranges, batch: first}
 	}
 	group := make([]*keyStream, 0, len(streams))
 	tuples := make([][]byte, 0, len(streams))
 	for {
 		group, tuples = group[:0], tuples[:0]
+		var min streamEntry
 		for _, s := range streams {
-			if !s.valid {
+			e, ok, err := r.head(s)
+			if err != nil {
+				return err
+			}
+			if !ok {
 				continue
 			}
 			if len(group) > 0 {
-				c := bytes.Compare(s.pk, group[0].pk)
+				c := bytes.Compare(e.pk, min.pk)
 				if c == 0 {
-					c = bytes.Compare(s.rk, group[0].rk)
+					c = bytes.Compare(e.rk, min.rk)
 				}
 				if c > 0 {
 					continue
@@ -233,28 +283,26 @@ func (r *indexReader) keyOrder(q *driver.IndexQueryRequest) error {
 					group, tuples = group[:0], tuples[:0]
 				}
 			}
+			min = e
 			group = append(group, s)
 			tuples = append(tuples, s.tuple)
 		}
 		if len(group) == 0 {
 			return nil
 		}
-		pk, rk := group[0].pk, group[0].rk
 		why, err := r.admit()
 		if err != nil {
 			return err
 		}
 		if why != goOn {
-			r.resumeAt(string(pk), string(rk))
+			r.resumeAt(string(min.pk), string(min.rk))
 			return nil
 		}
-		if err := r.visit(pk, rk, tuples...); err != nil {
+		if err := r.visit(min.pk, min.rk, tuples...); err != nil {
 			return err
 		}
 		for _, s := range group {
-			if err := r.settle(s, s.it.Next()); err != nil {
-				return err
-			}
+			s.heads = s.heads[1:]
 		}
 	}
 }
@@ -267,11 +315,7 @@ func (r *indexReader) indexOrder(q *driver.IndexQueryRequest) error {
 	}
 	prefix := keys.IndexPrefix(nil, r.ix.tableID, r.ix.id)
 	_, indexEnd := keys.IndexSpan(r.ix.tableID, r.ix.id)
-	it, err := r.snap.NewIter(nil)
-	if err != nil {
-		return err
-	}
-	defer it.Close()
+	it := r.idx
 	n := len(r.ix.spec.Properties)
 	for _, sp := range spans {
 		lo := append(bytes.Clone(prefix), sp.Start...)

@@ -52,8 +52,8 @@ type IndexScan struct {
 	// Residual is what is left of the filter to evaluate on each entity
 	// found; nil means every entity found matches.
 	Residual filter.Node
-	// desc holds, by span (index order) or tuple (key order), the
-	// conditions it stands for, for Format.
+	// desc holds, by span (index order), the conditions it stands for,
+	// for Format.
 	desc []string
 }
 
@@ -143,9 +143,6 @@ func keyOrderScan(p *Plan, ix Index) *IndexScan {
 			continue
 		}
 		s.Residual = and(s.Residual, c)
-	}
-	for _, t := range tuples {
-		s.desc = append(s.desc, describeTuple(t, ix.Properties))
 	}
 	return s
 }
@@ -489,7 +486,7 @@ func (s *IndexScan) Format(ranges []KeyRange, pos []byte) string {
 			b.WriteString("values: none\n")
 		} else {
 			b.WriteString("values:\n")
-			for _, d := range s.desc {
+			for _, d := range s.Descriptions() {
 				b.WriteString("  ")
 				b.WriteString(d)
 				b.WriteByte('\n')
@@ -518,7 +515,16 @@ func (s *IndexScan) Format(ranges []KeyRange, pos []byte) string {
 
 // Descriptions returns the conditions of each tuple (key order) or span
 // (index order), one line each, as Format prints them.
-func (s *IndexScan) Descriptions() []string { return slices.Clone(s.desc) }
+func (s *IndexScan) Descriptions() []string {
+	if s.Order {
+		return slices.Clone(s.desc)
+	}
+	out := make([]string, len(s.Tuples))
+	for i, t := range s.Tuples {
+		out[i] = describeTuple(t, s.Index.Properties)
+	}
+	return out
+}
 
 // describeTuple prints an encoded tuple as equalities.
 func describeTuple(t []byte, props []string) string { return keys.FormatTuple(t, props) }

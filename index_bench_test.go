@@ -1,0 +1,218 @@
+package tablestore
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/tablestore/tablestore/internal/engine"
+)
+
+// indexBenchN is the table size of the index benchmarks:
+// TABLESTORE_INDEX_BENCH_N, 100,000 by default.
+func indexBenchN(b *testing.B) int {
+	if s := os.Getenv("TABLESTORE_INDEX_BENCH_N"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1000 {
+			b.Fatalf("TABLESTORE_INDEX_BENCH_N=%q: want a number >= 1000", s)
+		}
+		return n
+	}
+	return 100_000
+}
+
+// indexBenchEntity is entity i of an index benchmark: 100 partitions,
+// Tag shared by 10 entities, and two more properties.
+func indexBenchEntity(i, n int) *Entity {
+	return &Entity{PartitionKey: fmt.Sprintf("p%03d", i%100), RowKey: fmt.Sprintf("r%08d", i),
+		Properties: map[string]any{"Tag": int64(i % (n / 10)), "Kind": fmt.Sprintf("k%d", i%7), "S": "some text of a few words", "F": 1.5}}
+}
+
+// openIndexBench opens a store on disk in a temporary directory.
+func openIndexBench(b *testing.B, noSync bool) *DB {
+	b.Helper()
+	db, err := Open(b.TempDir(), &Options{NoSync: noSync})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// loadIndexBench writes entities [from, to) in transactions of 100 (each
+// inside one partition).
+func loadIndexBench(b *testing.B, tbl *Table, from, to, n int) {
+	b.Helper()
+	for start := from; start < to; start += 100 * 100 {
+		// 100 partitions × 100 entities: rows i with the same i%100.
+		for p := range 100 {
+			var acts []TransactionAction
+			for i := start + p; i < min(start+100*100, to); i += 100 {
+				acts = append(acts, TransactionAction{Type: ActionInsert, Entity: indexBenchEntity(i, n)})
+			}
+			if len(acts) == 0 {
+				continue
+			}
+			if err := tbl.SubmitTransaction(ctx, acts); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkIndexQuery compares, on a table of N entities on disk, an
+// equality matching 10 entities through an index, the same filter
+// without one (a table scan, every page), and a RowKey range returning
+// 10 entities.
+//
+//	go test -run '^$' -bench BenchmarkIndexQuery -benchtime 2s .
+func BenchmarkIndexQuery(b *testing.B) {
+	n := indexBenchN(b)
+	db := openIndexBench(b, true)
+	tbl, err := db.CreateTable(ctx, "Bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	loadIndexBench(b, tbl, 0, n, n)
+	if err := tbl.CreateIndex(ctx, IndexSpec{Name: "ByTag", Properties: []string{"Tag"}}); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.conn.(*engine.Engine).Compact(); err != nil {
+		b.Fatal(err)
+	}
+	count := func(b *testing.B, q Query) {
+		got := 0
+		for _, err := range tbl.Query(ctx, q) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			got++
+		}
+		if got != 10 {
+			b.Fatalf("%d entities, want 10", got)
+		}
+	}
+	run := func(b *testing.B, q Query, wantIndex bool) {
+		p, err := tbl.Plan(q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if (p.Index != "") != wantIndex {
+			b.Fatalf("plan %s", p)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			count(b, q)
+		}
+	}
+	tag := n / 20
+	indexed := Query{Filter: fmt.Sprintf("Tag eq %dL", tag)}
+	rowRange := Query{Filter: "PartitionKey eq 'p050' and RowKey ge 'r00005050' and RowKey lt 'r00006050'"}
+	b.Run("indexed-eq", func(b *testing.B) { run(b, indexed, true) })
+	b.Run("indexed-eq-int32", func(b *testing.B) { run(b, Query{Filter: fmt.Sprintf("Tag eq %d", tag)}, true) })
+	b.Run("scan-eq", func(b *testing.B) { run(b, Query{Filter: fmt.Sprintf("not (Tag ne %dL)", tag)}, false) })
+	b.Run("rowkey-range", func(b *testing.B) { run(b, rowRange, false) })
+	// Both sides in one loop, alternating, so that a machine whose speed
+	// drifts slows both alike: ns/indexed over ns/range is the ratio.
+	b.Run("side-by-side", func(b *testing.B) {
+		var ti, tr time.Duration
+		for b.Loop() {
+			start := time.Now()
+			count(b, indexed)
+			mid := time.Now()
+			count(b, rowRange)
+			ti, tr = ti+mid.Sub(start), tr+time.Since(mid)
+		}
+		b.ReportMetric(float64(ti.Nanoseconds())/float64(b.N), "ns/indexed")
+		b.ReportMetric(float64(tr.Nanoseconds())/float64(b.N), "ns/range")
+		b.ReportMetric(float64(ti)/float64(tr), "indexed/range")
+	})
+}
+
+// BenchmarkIndexInsertSynced measures single synced inserts into a table
+// with no index and with one.
+//
+//	go test -run '^$' -bench BenchmarkIndexInsertSynced -benchtime 2000x .
+func BenchmarkIndexInsertSynced(b *testing.B) {
+	for _, indexes := range []int{0, 1} {
+		b.Run(fmt.Sprintf("indexes=%d", indexes), func(b *testing.B) {
+			db := openIndexBench(b, false)
+			tbl, err := db.CreateTable(ctx, "Bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if indexes > 0 {
+				if err := tbl.CreateIndex(ctx, IndexSpec{Name: "ByTag", Properties: []string{"Tag"}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			i := 0
+			for b.Loop() {
+				if err := tbl.Insert(ctx, indexBenchEntity(i, 1_000_000)); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkIndexLoad measures unsynced loads in transactions of 100
+// entities with 0, 1 and 2 indexes, and the build of an index over the
+// loaded table; ns/entity compares them.
+//
+//	go test -run '^$' -bench BenchmarkIndexLoad -benchtime 1x .
+func BenchmarkIndexLoad(b *testing.B) {
+	n := indexBenchN(b)
+	specs := []IndexSpec{{Name: "ByTag", Properties: []string{"Tag"}}, {Name: "ByKind", Properties: []string{"Kind", "Tag"}}}
+	for _, indexes := range []int{0, 1, 2} {
+		b.Run(fmt.Sprintf("batch100-indexes=%d", indexes), func(b *testing.B) {
+			var elapsed time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				db := openIndexBench(b, true)
+				tbl, err := db.CreateTable(ctx, "Bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, s := range specs[:indexes] {
+					if err := tbl.CreateIndex(ctx, s); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				start := time.Now()
+				loadIndexBench(b, tbl, 0, n, n)
+				elapsed += time.Since(start)
+			}
+			b.ReportMetric(float64(elapsed.Nanoseconds())/float64(b.N*n), "ns/entity")
+		})
+	}
+	b.Run("build", func(b *testing.B) {
+		db := openIndexBench(b, true)
+		tbl, err := db.CreateTable(ctx, "Bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		loadIndexBench(b, tbl, 0, n, n)
+		if err := flush(db); err != nil {
+			b.Fatal(err)
+		}
+		var elapsed time.Duration
+		for b.Loop() {
+			start := time.Now()
+			if err := tbl.CreateIndex(ctx, specs[0]); err != nil {
+				b.Fatal(err)
+			}
+			elapsed += time.Since(start)
+			b.StopTimer()
+			if err := tbl.DropIndex(ctx, specs[0].Name); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(elapsed.Nanoseconds())/float64(b.N*n), "ns/entity")
+	})
+}
