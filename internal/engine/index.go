@@ -399,19 +399,6 @@ func (t *table) Indexes(ctx context.Context) ([]driver.IndexStatus, error) {
 	return out, nil
 }
 
-// findIndex returns the ready index of the table whose identity is id, or
-// nil.
-func (db *Engine) findIndex(tableID uint64, id string) *index {
-	db.catMu.RLock()
-	defer db.catMu.RUnlock()
-	for _, ix := range db.ix.byTable[tableID] {
-		if ix.identity() == id && ix.ready {
-			return ix
-		}
-	}
-	return nil
-}
-
 // tupleLockStripes is the number of mutexes Unique indexes spread their
 // value tuples over.
 const tupleLockStripes = 1024

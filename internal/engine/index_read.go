@@ -19,55 +19,29 @@ import (
 // range deletion does not, see index_sweep.go); each entry counts as one
 // examined entity for PageScanLimit.
 func (t *table) QueryIndexPage(ctx context.Context, q *driver.IndexQueryRequest, emit func(driver.Row) error) (_ driver.IndexPageResult, err error) {
-	if err := t.db.checkContext(ctx); err != nil {
-		return driver.IndexPageResult{}, err
-	}
-	info, err := t.resolve()
+	release, err := t.db.enter(ctx)
 	if err != nil {
 		return driver.IndexPageResult{}, err
 	}
-	ix := t.db.findIndex(info.id, q.Index)
-	if ix == nil {
-		if !q.Scan.Order {
+	op := func() string { return "query through index " + q.Scan.Index.Name + " of table " + t.name }
+	r, identity, err := t.openIndexReader(ctx, q, emit)
+	if err != nil || r == nil {
+		release()
+		if err == nil {
 			// Gone or replaced since the plan: the plain plan gives the
 			// same pages.
 			res, err := t.queryPage(ctx, q.Query, emit, false)
 			return driver.IndexPageResult{PageResult: res}, err
 		}
-		return driver.IndexPageResult{}, errorf("ResourceNotFound", "index %q of table %q does not exist (dropped or created again since the query was planned)", q.Scan.Index.Name, t.name)
-	}
-	release, err := t.db.enter(ctx)
-	if err != nil {
-		return driver.IndexPageResult{}, err
+		return driver.IndexPageResult{}, t.db.storageErr(op(), err)
 	}
 	defer release()
-	op := func() string { return "query of index " + ix.spec.Name + " of table " + t.name }
 	defer func() {
-		if r := recover(); r != nil {
-			t.db.recovered(r, op(), &err)
+		if rec := recover(); rec != nil {
+			t.db.recovered(rec, op(), &err)
 		}
 	}()
-	identity := strconv.FormatUint(info.id, 10)
-	if q.Query.Table != "" && q.Query.Table != identity {
-		return driver.IndexPageResult{}, errorf("TableNotFound", "table %q is not the table the continuation was made for (deleted or re-created since)", t.name)
-	}
-	rq := *q.Query
-	rq.Plan = &plan.Plan{Kind: q.Query.Plan.Kind, Residual: q.Scan.Residual}
-	r := &indexReader{
-		pageReader: pageReader{ctx: ctx, db: t.db, q: &rq, id: info.id, emit: emit, start: t.db.opts.Clock().UnixNano()},
-		ix:         ix,
-	}
-	// Two iterators with one view of the store: one over the index, a
-	// clone of it over the entities.
-	ilo, ihi := keys.IndexSpan(info.id, ix.id)
-	if r.idx, err = t.db.pdb.NewIter(&pebble.IterOptions{LowerBound: ilo, UpperBound: ihi}); err != nil {
-		return driver.IndexPageResult{}, t.db.storageErr(op(), err)
-	}
 	defer r.idx.Close()
-	elo, ehi := keys.EntitySpan(info.id)
-	if r.ent, err = r.idx.Clone(pebble.CloneOptions{IterOptions: &pebble.IterOptions{LowerBound: elo, UpperBound: ehi}}); err != nil {
-		return driver.IndexPageResult{}, t.db.storageErr(op(), err)
-	}
 	defer r.ent.Close()
 	if q.Scan.Order {
 		err = r.indexOrder(q)
@@ -82,6 +56,55 @@ func (t *table) QueryIndexPage(ctx context.Context, q *driver.IndexQueryRequest,
 	}
 	r.result.Table = identity
 	return driver.IndexPageResult{PageResult: r.result, Next: r.next}, nil
+}
+
+// openIndexReader returns a reader of the page with its iterators open,
+// and the table's identity; or no reader, for a key-order scan, when the
+// index is gone, another or not ready. The iterators are opened under the
+// catalog lock, with the index found declared: dropping it (which takes
+// the lock) cannot come between.
+func (t *table) openIndexReader(ctx context.Context, q *driver.IndexQueryRequest, emit func(driver.Row) error) (*indexReader, string, error) {
+	db := t.db
+	db.catMu.RLock()
+	defer db.catMu.RUnlock()
+	info, err := t.resolveLocked()
+	if err != nil {
+		return nil, "", err
+	}
+	identity := strconv.FormatUint(info.id, 10)
+	if q.Query.Table != "" && q.Query.Table != identity {
+		return nil, "", errorf("TableNotFound", "table %q is not the table the continuation was made for (deleted or re-created since)", t.name)
+	}
+	var ix *index
+	for _, x := range db.ix.byTable[info.id] {
+		if x.identity() == q.Index && x.ready {
+			ix = x
+		}
+	}
+	if ix == nil {
+		if !q.Scan.Order {
+			return nil, "", nil
+		}
+		return nil, "", errorf("ResourceNotFound", "index %q of table %q does not exist (dropped or created again since the query was planned)", q.Scan.Index.Name, t.name)
+	}
+	rq := *q.Query
+	rq.Plan = &plan.Plan{Kind: q.Query.Plan.Kind, Residual: q.Scan.Residual}
+	r := &indexReader{
+		pageReader: pageReader{ctx: ctx, db: db, q: &rq, id: info.id, emit: emit, start: db.opts.Clock().UnixNano()},
+		ix:         ix,
+	}
+	// Two iterators with one view of the store: one over the index, a
+	// clone of it over the entities.
+	ilo, ihi := keys.IndexSpan(info.id, ix.id)
+	if r.idx, err = db.pdb.NewIter(&pebble.IterOptions{LowerBound: ilo, UpperBound: ihi}); err != nil {
+		return nil, "", err
+	}
+	elo, ehi := keys.EntitySpan(info.id)
+	if r.ent, err = r.idx.Clone(pebble.CloneOptions{IterOptions: &pebble.IterOptions{LowerBound: elo, UpperBound: ehi}}); err != nil {
+		_ = r.idx.Close()
+		return nil, "", err
+	}
+	return r, identity, nil
 }
 
 // indexReader reads one page through an index.
