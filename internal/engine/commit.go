@@ -56,7 +56,7 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 		return driver.CommitResult{}, err
 	}
 	failed, failErr := len(actions), error(nil) // the first failing action
-	var merged [][]codec.Property // by action, for merges into a stored entity
+	var merged [][]codec.Property               // by action, for merges into a stored entity
 	var floor int64
 	for i := range actions {
 		var st storedEntity
