@@ -55,8 +55,10 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
-	failed, failErr := len(actions), error(nil) // the first failing action
-	var merged [][]codec.Property               // by action, for merges into a stored entity
+	var merged [][]codec.Property // by action, for merges into a stored entity
+	// The first failing action, whose error waits for the index checks of
+	// the actions before it.
+	failed, failErr := len(actions), error(nil)
 	var floor int64
 	for i := range actions {
 		var st storedEntity
