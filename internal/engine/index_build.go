@@ -110,11 +110,14 @@ func (db *Engine) buildIndex(ctx context.Context, ix *index) error {
 	return db.storageErr("build index "+ix.spec.Name, disc.Error())
 }
 
-// buildContinues returns why a build must stop: ctx's error, or
-// ErrClosed once Close has begun.
+// buildContinues returns why a build must stop: ctx's error, ErrClosed
+// once Close has begun, or the fault that stops writes.
 func (db *Engine) buildContinues(ctx context.Context) error {
 	if db.closed.Load() {
 		return driver.ErrClosed
+	}
+	if err := db.writable(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }
