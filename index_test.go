@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/internal/engine"
@@ -440,5 +441,69 @@ func TestIndexOnlineBuild(t *testing.T) {
 		}
 		got, _ := collect(t, tbl, Query{Filter: fmt.Sprintf("N eq %d", n)})
 		require.Len(t, got, want, "N eq %d", n)
+	}
+}
+
+// TestIndexUniqueBuildRace builds a unique index while writers in many
+// partitions write values that may clash: either the build fails with
+// EntityAlreadyExists and leaves nothing, or it succeeds and no two
+// entities hold one value, then or after more writes. Run it with -race.
+func TestIndexUniqueBuildRace(t *testing.T) {
+	defer engine.SetBuildChunk(16)()
+	for round := range 6 {
+		db := openTestDB(t, &Options{NoSync: true})
+		tbl, err := db.CreateTable(ctx, "Race")
+		require.NoError(t, err)
+		// Distinct values to start with, so the build can succeed.
+		for i := range 200 {
+			require.NoError(t, tbl.Insert(ctx, &Entity{PartitionKey: fmt.Sprintf("p%d", i%20), RowKey: fmt.Sprintf("r%03d", i),
+				Properties: map[string]any{"V": int64(i)}}))
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					// Values 200..259 clash among writers; once the index is
+					// ready, the unique check refuses clashes.
+					e := &Entity{PartitionKey: fmt.Sprintf("w%d-%d", w, i%5), RowKey: fmt.Sprintf("%d", i),
+						Properties: map[string]any{"V": int64(200 + (i*7+w*13)%60)}}
+					if err := tbl.Upsert(ctx, e, Replace); err != nil && !errors.Is(err, ErrEntityAlreadyExists) {
+						t.Errorf("upsert: %v", err)
+						return
+					}
+				}
+			}()
+		}
+		buildErr := tbl.CreateIndex(ctx, IndexSpec{Name: "U", Properties: []string{"V"}, Unique: true})
+		time.Sleep(20 * time.Millisecond) // writes after the build
+		close(stop)
+		wg.Wait()
+		infos, err := tbl.Indexes(ctx)
+		require.NoError(t, err)
+		if buildErr != nil {
+			requireCode(t, buildErr, CodeEntityAlreadyExists)
+			require.Empty(t, infos)
+		} else {
+			require.Len(t, infos, 1)
+			all, _ := collect(t, tbl, Query{})
+			seen := map[int64]string{}
+			for _, e := range all {
+				v := e.Properties["V"].(int64)
+				if o, ok := seen[v]; ok {
+					t.Fatalf("round %d: value %d held by %s and %s/%s", round, v, o, e.PartitionKey, e.RowKey)
+				}
+				seen[v] = e.PartitionKey + "/" + e.RowKey
+			}
+		}
+		t.Logf("round %d: build %v", round, buildErr)
+		checkClean(t, db)
 	}
 }
