@@ -126,7 +126,7 @@ type indexReader struct {
 // them again.
 func (r *indexReader) visit(pk, rk []byte, tuples ...[]byte) error {
 	r.key = keys.Entity(r.key[:0], r.id, string(pk), string(rk))
-	if !r.ent.SeekPrefixGE(r.key) || !bytes.Equal(r.ent.Key(), r.key) {
+	if !r.ent.SeekGE(r.key) || !bytes.Equal(r.ent.Key(), r.key) {
 		if err := r.ent.Error(); err != nil {
 			return err
 		}
