@@ -160,6 +160,39 @@ func BenchmarkIndexInsertSynced(b *testing.B) {
 			}
 		})
 	}
+	// Both stores in one loop, alternating; medians.
+	b.Run("side-by-side", func(b *testing.B) {
+		var tbls [2]*Table
+		for k := range tbls {
+			db := openIndexBench(b, false)
+			tbl, err := db.CreateTable(ctx, "Bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if k == 1 {
+				if err := tbl.CreateIndex(ctx, IndexSpec{Name: "ByTag", Properties: []string{"Tag"}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			tbls[k] = tbl
+		}
+		var times [2][]time.Duration
+		i := 0
+		for b.Loop() {
+			for k, tbl := range tbls {
+				start := time.Now()
+				if err := tbl.Insert(ctx, indexBenchEntity(i, 1_000_000)); err != nil {
+					b.Fatal(err)
+				}
+				times[k] = append(times[k], time.Since(start))
+			}
+			i++
+		}
+		m0, m1 := median(times[0]), median(times[1])
+		b.ReportMetric(float64(m0.Nanoseconds()), "median-ns/insert-0")
+		b.ReportMetric(float64(m1.Nanoseconds()), "median-ns/insert-1")
+		b.ReportMetric(float64(m1)/float64(m0), "1index/0index")
+	})
 }
 
 // BenchmarkIndexLoad measures unsynced loads in transactions of 100
