@@ -507,3 +507,21 @@ func TestIndexUniqueBuildRace(t *testing.T) {
 		checkClean(t, db)
 	}
 }
+
+// TestIndexesNotImplemented checks a driver without driver.Indexer (as
+// the remote Azure driver): index management is NotImplemented, queries
+// plan without indexes, and Query.Index is NotImplemented.
+func TestIndexesNotImplemented(t *testing.T) {
+	db, err := OpenDriver(failingConn{nil}, nil)
+	require.NoError(t, err)
+	tb := db.Table("items")
+	requireCode(t, tb.CreateIndex(ctx, IndexSpec{Name: "a", Properties: []string{"A"}}), CodeNotImplemented)
+	requireCode(t, tb.DropIndex(ctx, "a"), CodeNotImplemented)
+	_, err = tb.Indexes(ctx)
+	requireCode(t, err, CodeNotImplemented)
+	p, err := tb.Plan(Query{Filter: "A eq 1"})
+	require.NoError(t, err)
+	require.Equal(t, "", p.Index)
+	_, err = tb.QueryPage(ctx, Query{Index: "a"})
+	requireCode(t, err, CodeNotImplemented)
+}
