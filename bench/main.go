@@ -106,6 +106,9 @@ func parseFlags(args []string) (config, error) {
 		}
 		c.sides = append(c.sides, name)
 	}
+	if slices.Contains(c.sides, sidePebbleMaps) && !slices.Contains(c.sides, sidePebble) {
+		return config{}, fmt.Errorf("side %s reads raw pebble's store: add side %s", sidePebbleMaps, sidePebble)
+	}
 	if c.blockSize < 0 {
 		return config{}, fmt.Errorf("block size must not be negative")
 	}
@@ -261,6 +264,9 @@ func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds
 				return rows, allocs
 			}
 			if _, failed := rows[0].Errors[side]; failed {
+				continue
+			}
+			if readsOnly(side) && !readsData(w.name) {
 				continue
 			}
 			runtime.GC()

@@ -21,10 +21,11 @@ type row struct {
 	Rounds map[string][]float64 `json:"rounds"`
 	// Errors maps side to why it has no value.
 	Errors map[string]string `json:"errors,omitempty"`
-	// VsPebble and VsSQLite are tablestore's figure divided by the
-	// comparator's (null when either is missing).
-	VsPebble *float64 `json:"tablestoreOverPebble"`
-	VsSQLite *float64 `json:"tablestoreOverSqlite"`
+	// VsPebble, VsPebbleMaps and VsSQLite are tablestore's figure
+	// divided by the comparator's (null when either is missing).
+	VsPebble     *float64 `json:"tablestoreOverPebble"`
+	VsPebbleMaps *float64 `json:"tablestoreOverPebbleMaps"`
+	VsSQLite     *float64 `json:"tablestoreOverSqlite"`
 }
 
 // allocRow is one workload's heap allocations per entity on every side:
@@ -109,9 +110,12 @@ func (x *row) ratioOf(a, b string) float64 {
 // finish fills the ratio fields.
 func (r *results) finish() {
 	for _, x := range r.Rows {
-		x.VsPebble, x.VsSQLite = nil, nil
+		x.VsPebble, x.VsPebbleMaps, x.VsSQLite = nil, nil, nil
 		if v := x.ratio(sidePebble); !math.IsNaN(v) {
 			x.VsPebble = &v
+		}
+		if v := x.ratio(sidePebbleMaps); !math.IsNaN(v) {
+			x.VsPebbleMaps = &v
 		}
 		if v := x.ratio(sideSQLite); !math.IsNaN(v) {
 			x.VsSQLite = &v
@@ -132,19 +136,21 @@ func printTable(w io.Writer, r *results) {
 	if r.BlockSize > 0 {
 		blocks = fmt.Sprintf(", %d KiB blocks", r.BlockSize>>10)
 	}
-	fmt.Fprintf(w, "\ntablestore vs raw Pebble vs SQLite, scale %s (%s entities), cache %d MiB%s, %d CPUs, %s,\nbest of %d rounds (bulk load without sync: 1 round)\n\n",
+	fmt.Fprintf(w, "\ntablestore vs raw Pebble (and raw Pebble into maps) vs SQLite, scale %s (%s entities), cache %d MiB%s, %d CPUs, %s,\nbest of %d rounds (bulk load without sync: 1 round)\n\n",
 		r.Scale.Name, commas(float64(r.Scale.Entities)), r.CacheSize>>20, blocks, r.CPUs, r.GoVersion, r.Rounds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tfigure (better)\ttablestore\ttyped\traw pebble\tsqlite\ttablestore/pebble\ttyped/pebble\ttablestore/sqlite\t")
+	fmt.Fprintln(tw, "workload\tfigure (better)\ttablestore\ttyped\traw pebble\tpebble maps\tsqlite\ttablestore/pebble\ttyped/pebble\ttablestore/pebble maps\ttablestore/sqlite\t")
 	for _, x := range r.Rows {
-		fmt.Fprintf(tw, "%s\t%s (%s)\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Label, x.Unit, betterWord(x.HigherIsBetter),
-			cell(x, sideTablestore), cell(x, sideTyped), cell(x, sidePebble), cell(x, sideSQLite),
-			formatRatio(x.ratio(sidePebble)), formatRatio(x.ratioOf(sideTyped, sidePebble)), formatRatio(x.ratio(sideSQLite)))
+		fmt.Fprintf(tw, "%s\t%s (%s)\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Label, x.Unit, betterWord(x.HigherIsBetter),
+			cell(x, sideTablestore), cell(x, sideTyped), cell(x, sidePebble), cell(x, sidePebbleMaps), cell(x, sideSQLite),
+			formatRatio(x.ratio(sidePebble)), formatRatio(x.ratioOf(sideTyped, sidePebble)),
+			formatRatio(x.ratio(sidePebbleMaps)), formatRatio(x.ratio(sideSQLite)))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nRatios are tablestore's figure divided by the comparator's. For rows whose figure is")
 	fmt.Fprintln(w, "higher-is-better (per second), a ratio above 1 means tablestore is faster; for ns/op rows")
-	fmt.Fprintln(w, "(lower is better), a ratio above 1 means tablestore is slower.")
+	fmt.Fprintln(w, "(lower is better), a ratio above 1 means tablestore is slower. \"pebble maps\" is raw")
+	fmt.Fprintln(w, "Pebble's store read into the property maps tablestore's map API returns (reads only).")
 	printAllocs(w, r)
 	var notes []string
 	for _, x := range r.Rows {
@@ -168,10 +174,10 @@ func printAllocs(w io.Writer, r *results) {
 	fmt.Fprintln(w, "\nheap allocations per entity (runtime.MemStats.Mallocs over the measured part, lowest round):")
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tper\ttablestore\ttyped\traw pebble\tsqlite\t")
+	fmt.Fprintln(tw, "workload\tper\ttablestore\ttyped\traw pebble\tpebble maps\tsqlite\t")
 	for _, a := range r.Allocs {
 		fmt.Fprintf(tw, "%s\t%s\t", a.Label, a.Per)
-		for _, side := range []string{sideTablestore, sideTyped, sidePebble, sideSQLite} {
+		for _, side := range sideNames {
 			v, ok := a.Values[side]
 			if !ok {
 				fmt.Fprint(tw, "n/a\t")
