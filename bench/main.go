@@ -51,6 +51,8 @@ type config struct {
 	// cliImport makes the run only compare `tablestore import` with the
 	// library's bulk load.
 	cliImport bool
+	// getDiag makes the run only diagnose the point-get tail.
+	getDiag bool
 }
 
 func parseFlags(args []string) (config, error) {
@@ -69,6 +71,8 @@ func parseFlags(args []string) (config, error) {
 	jsonl := fs.String("jsonl", "", "only write the first -n entities of the data set to this file as JSON lines (tablestore import's input) and exit")
 	n := fs.String("n", "1000000", "entities -jsonl writes")
 	cliImport := fs.Bool("cli-import", false, "only compare `tablestore import` of the data set (-scale) with the library's batch-100 bulk load, unsynced and synced")
+	getDiag := fs.Bool("getdiag", false, "only diagnose the point-get tail: instrumented get rounds after the load, settled, compacted, with the GC off, and on each side's files (see getdiag.go)")
+	gets := fs.Int("gets", 0, "point gets per round (0: the scale's)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -78,7 +82,10 @@ func parseFlags(args []string) (config, error) {
 	}
 	c := config{scale: sc, outDir: *out, dataDir: *data, keep: *keep, targets: *targets,
 		cacheSize: *cacheMiB << 20, blockSize: *blockKiB << 10, cpuProfile: *cpuProfile, rounds: *rounds,
-		jsonl: *jsonl, n: *n, cliImport: *cliImport}
+		jsonl: *jsonl, n: *n, cliImport: *cliImport, getDiag: *getDiag}
+	if *gets > 0 {
+		c.scale.Gets = *gets
+	}
 	if c.rounds < 1 {
 		return config{}, fmt.Errorf("rounds must be at least 1")
 	}
@@ -190,6 +197,9 @@ func run(args []string) error {
 	}
 	if c.cliImport {
 		return runCLIImport(ctx, c, dataDir)
+	}
+	if c.getDiag {
+		return runGetDiag(ctx, c, dataDir, args)
 	}
 	res := &results{Scale: c.scale, Command: "go run . " + strings.Join(args, " "), Started: time.Now().UTC(),
 		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), CacheSize: c.cacheSize, BlockSize: c.blockSize, Rounds: c.rounds}
