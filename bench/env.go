@@ -33,14 +33,6 @@ func newEnv(ctx context.Context, sc scale, dataDir string, cacheSize int64, bloc
 }
 
 func (e *env) open(side string, sync bool) (store, error) {
-	if side == sidePebbleMaps {
-		// Raw pebble's own store, read into maps.
-		s, err := e.open(sidePebble, sync)
-		if err != nil {
-			return nil, err
-		}
-		return pebbleMapsStore{s.(*pebbleStore)}, nil
-	}
 	m, kind := e.main, "main"
 	if sync {
 		m, kind = e.synced, "synced"
@@ -67,9 +59,6 @@ func (e *env) settings(sync bool) storeSettings {
 
 // mainStore returns side's main store, which must hold the data set.
 func (e *env) mainStore(side string) (store, error) {
-	if side == sidePebbleMaps && e.loaded[sidePebble] {
-		return e.open(side, false)
-	}
 	if !e.loaded[side] {
 		return nil, fmt.Errorf("data set not loaded")
 	}

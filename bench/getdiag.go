@@ -111,9 +111,6 @@ func runGetDiag(ctx context.Context, c config, dataDir string, args []string) er
 	defer e.closeAll()
 	sides := slices.DeleteFunc(slices.Clone(c.sides), func(s string) bool { return s == sideSQLite })
 	for _, side := range sides {
-		if readsOnly(side) {
-			continue
-		}
 		vals, err := runLoadNoSync(e, side, 0)
 		if err != nil {
 			return fmt.Errorf("load %s: %w", side, err)
@@ -196,9 +193,6 @@ func (d *getDiag) shapes(e *env, phase string, sides []string) error {
 	d.Shapes[phase] = map[string]lsmShape{}
 	d.Uptime[phase] = loadAvg()
 	for _, side := range sides {
-		if readsOnly(side) {
-			continue // raw pebble's store
-		}
 		sh, err := storeShape(e, side)
 		if err != nil {
 			return fmt.Errorf("shape of %s: %w", side, err)
@@ -216,15 +210,11 @@ func (d *getDiag) rounds(e *env, phase string, sides []string, g map[string]gett
 		for k := range sides {
 			side := sides[(k+r)%len(sides)]
 			var db *pebble.DB
-			if s, ok := e.main[side]; ok {
-				if p, ok := s.(*pebbleStore); ok {
-					db = p.db
-				}
-			}
-			if side == sidePebbleMaps {
-				if p, ok := e.main[sidePebble].(*pebbleStore); ok {
-					db = p.db
-				}
+			switch s := e.main[side].(type) {
+			case *pebbleStore:
+				db = s.db
+			case pebbleMapsStore:
+				db = s.db
 			}
 			gr, err := measureGetRound(e, g[side], db, r, gcOff)
 			if err != nil {
@@ -572,16 +562,16 @@ func waitIdle(ctx context.Context, quiet, limit time.Duration) {
 // Pebble, so its store is closed, compacted by raw Pebble with the same
 // options (format, bloom filters, block size) and opened again.
 func compactMain(e *env, side string) error {
-	if readsOnly(side) {
-		return nil
-	}
 	s, err := e.mainStore(side)
 	if err != nil {
 		return err
 	}
 	logf("getdiag: compacting %s's store", side)
 	lo, hi := []byte{0}, bytes.Repeat([]byte{0xff}, 9)
-	if p, ok := s.(*pebbleStore); ok {
+	switch p := s.(type) {
+	case *pebbleStore:
+		return p.db.Compact(e.ctx, lo, hi, true)
+	case pebbleMapsStore:
 		return p.db.Compact(e.ctx, lo, hi, true)
 	}
 	if err := s.close(); err != nil {
@@ -660,7 +650,15 @@ func (d *getDiag) filesPhase(e *env, rounds int) error {
 		"tablestore's files": copyGet(tdb, prefix),
 	}
 	names := []string{"tablestore's files", "raw pebble's files"}
-	d.Shapes[phase] = map[string]lsmShape{"tablestore's files": shapeOf(tdb.Metrics()), "raw pebble's files": shapeOf(rawDB.Metrics())}
+	tsh, err := shapeOf(tdb)
+	if err != nil {
+		return err
+	}
+	rsh, err := shapeOf(rawDB)
+	if err != nil {
+		return err
+	}
+	d.Shapes[phase] = map[string]lsmShape{"tablestore's files": tsh, "raw pebble's files": rsh}
 	d.Uptime[phase] = loadAvg()
 	for r := range rounds {
 		for k := range names {

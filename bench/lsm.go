@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -14,8 +17,12 @@ import (
 // lsmShape is the shape of one store's LSM tree: what a point get may
 // have to look through.
 type lsmShape struct {
-	L0Files     int64    `json:"l0Files"`
-	L0Sublevels int32    `json:"l0Sublevels"`
+	L0Files int64 `json:"l0Files"`
+	// L0Depth is the most L0 files whose key ranges hold one key: the
+	// L0 files a point get may have to look in (Pebble's L0 sublevels,
+	// computed from the files' bounds, as a read-only store does not
+	// report them).
+	L0Depth int `json:"l0Depth"`
 	Files       [7]int64 `json:"files"` // per level
 	Bytes       [7]int64 `json:"bytes"` // per level
 	// Debt is Pebble's estimate of the bytes compactions must still
@@ -29,9 +36,14 @@ type lsmShape struct {
 	Compacting int64  `json:"compactionsInProgress"` // -1 when unknown (a checkpoint)
 }
 
-func shapeOf(m *pebble.Metrics) lsmShape {
-	s := lsmShape{L0Files: m.Levels[0].TablesCount, L0Sublevels: m.Levels[0].Sublevels,
-		Debt: m.Compact.EstimatedDebt, ReadAmp: int(m.Levels[0].Sublevels), Memtables: m.MemTable.Count,
+func shapeOf(db *pebble.DB) (lsmShape, error) {
+	m := db.Metrics()
+	depth, err := l0Depth(db)
+	if err != nil {
+		return lsmShape{}, err
+	}
+	s := lsmShape{L0Files: m.Levels[0].TablesCount, L0Depth: depth,
+		Debt: m.Compact.EstimatedDebt, ReadAmp: depth, Memtables: m.MemTable.Count,
 		MemBytes: m.MemTable.Size, Compacting: m.Compact.NumInProgress}
 	for i := range m.Levels {
 		s.Files[i], s.Bytes[i] = m.Levels[i].TablesCount, m.Levels[i].TablesSize
@@ -39,7 +51,39 @@ func shapeOf(m *pebble.Metrics) lsmShape {
 			s.ReadAmp++
 		}
 	}
-	return s
+	return s, nil
+}
+
+// l0Depth returns the most L0 files whose key ranges overlap at one key.
+func l0Depth(db *pebble.DB) (int, error) {
+	levels, err := db.SSTables()
+	if err != nil {
+		return 0, err
+	}
+	if len(levels) == 0 {
+		return 0, nil
+	}
+	type edge struct {
+		key   []byte
+		delta int // +1 at a file's smallest key, -1 past its largest
+	}
+	var edges []edge
+	for _, f := range levels[0] {
+		edges = append(edges, edge{f.Smallest.UserKey, 1}, edge{f.Largest.UserKey, -1})
+	}
+	// Ranges are inclusive: at equal keys, starts come before ends.
+	slices.SortFunc(edges, func(a, b edge) int {
+		if c := bytes.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return b.delta - a.delta
+	})
+	depth, most := 0, 0
+	for _, e := range edges {
+		depth += e.delta
+		most = max(most, depth)
+	}
+	return most, nil
 }
 
 // String is one line: L0 files and sublevels, files per level L1..L6
@@ -57,8 +101,8 @@ func (s lsmShape) String() string {
 	if s.Compacting > 0 {
 		comp = fmt.Sprintf(", %d compacting", s.Compacting)
 	}
-	return fmt.Sprintf("L0 %d files/%d sublevels, L1-L6 files %s, debt %.1f MiB, read-amp %d, %d memtables%s",
-		s.L0Files, s.L0Sublevels, strings.Join(lv, " "), float64(s.Debt)/(1<<20), s.ReadAmp, s.Memtables, comp)
+	return fmt.Sprintf("L0 %d files, depth %d; L1-L6 files %s; debt %.1f MiB; read-amp %d; %d memtables%s",
+		s.L0Files, s.L0Depth, strings.Join(lv, " "), float64(s.Debt)/(1<<20), s.ReadAmp, s.Memtables, comp)
 }
 
 // checkpoints numbers the checkpoint directories storeShape makes.
@@ -77,9 +121,9 @@ func storeShape(e *env, side string) (lsmShape, error) {
 	}
 	switch s := s.(type) {
 	case *pebbleStore:
-		return shapeOf(s.db.Metrics()), nil
+		return shapeOf(s.db)
 	case pebbleMapsStore:
-		return shapeOf(s.db.Metrics()), nil
+		return shapeOf(s.db)
 	case *tablestoreStore:
 		return checkpointShape(e.ctx, s, e.dataDir)
 	case *typedStore:
@@ -101,7 +145,7 @@ func checkpointShape(ctx context.Context, s *tablestoreStore, tmp string) (lsmSh
 	if err != nil {
 		return lsmShape{}, err
 	}
-	sh := shapeOf(db.Metrics())
+	sh, err := shapeOf(db)
 	sh.Compacting = -1
-	return sh, db.Close()
+	return sh, errors.Join(err, db.Close())
 }

@@ -57,7 +57,7 @@ const (
 	sideTablestore = "tablestore"
 	sideTyped      = "typed" // tablestore through its typed (struct) API
 	sidePebble     = "pebble"
-	sidePebbleMaps = "pebble-maps" // raw pebble's store read into property maps
+	sidePebbleMaps = "pebble-maps" // raw pebble read into property maps
 	sideSQLite     = "sqlite"
 )
 
@@ -81,8 +81,6 @@ func openStore(name, dir string, s storeSettings) (store, error) {
 	case sidePebble:
 		return openPebble(dir, s)
 	case sidePebbleMaps:
-		// On its own (tests), over a store of its own; in a run, env
-		// gives it raw pebble's store.
 		p, err := openPebble(dir, s)
 		if err != nil {
 			return nil, err

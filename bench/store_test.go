@@ -31,9 +31,6 @@ func openTestStore(t *testing.T, side string, sync bool) store {
 	})
 	ctx := context.Background()
 	loader := s
-	if m, ok := s.(pebbleMapsStore); ok {
-		loader = m.pebbleStore // the raw-maps side reads what raw pebble wrote
-	}
 	recs := make([]record, batchSize)
 	for i := 0; i < storeTestEntities; i += batchSize {
 		for j := range recs {
