@@ -44,12 +44,15 @@ var (
 	colMiss       = color.RGBA{192, 0, 0, 255}
 )
 
-// chartSides are the comparators drawn as bars, in order, with their
-// colours and legend text.
-var chartSides = []struct {
+// chartSide is a comparator drawn as a bar: its side name, legend text
+// and colour.
+type chartSide struct {
 	side, legend string
 	col          color.RGBA
-}{
+}
+
+// chartSides are the comparators of the main run's chart, in order.
+var chartSides = []chartSide{
 	{sidePebble, "vs raw Pebble", colPebble},
 	{sidePebbleMaps, "vs raw Pebble into maps", colPebbleMaps},
 	{sideSQLite, "vs SQLite", colSQLite},
@@ -98,7 +101,12 @@ func chartX(v float64) int {
 
 // writeChart draws the ratio chart of r to path as a PNG.
 func writeChart(path string, r *results) error {
-	img := drawChart(r)
+	return writePNG(path, drawChart(r, fmt.Sprintf("tablestore speed relative to raw Pebble, raw Pebble into maps and SQLite (scale %s, %s entities)",
+		r.Scale.Name, commas(float64(r.Scale.Entities))), chartSides))
+}
+
+// writePNG writes img to path.
+func writePNG(path string, img image.Image) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -110,20 +118,21 @@ func writeChart(path string, r *results) error {
 	return f.Close()
 }
 
-func drawChart(r *results) *image.RGBA {
-	rowH := len(chartSides)*barH + rowGap
+// drawChart draws the rows of r (and its ratio targets) as bars of
+// tablestore's speed relative to each of sides, under title.
+func drawChart(r *results, title string, sides []chartSide) *image.RGBA {
+	rowH := len(sides)*barH + rowGap
 	targets := chartTargets(r.Targets)
 	targetH := barH + rowGap
 	height := headerH + len(r.Rows)*rowH + len(targets)*targetH + footerH
 	img := image.NewRGBA(image.Rect(0, 0, chartWidth, height))
 	draw.Draw(img, img.Bounds(), image.NewUniform(colBackground), image.Point{}, draw.Src)
 
-	text(img, 12, 20, colText, fmt.Sprintf("tablestore speed relative to raw Pebble, raw Pebble into maps and SQLite (scale %s, %s entities)",
-		r.Scale.Name, commas(float64(r.Scale.Entities))))
+	text(img, 12, 20, colText, title)
 	text(img, 12, 38, colText, "bar = tablestore speed / comparator speed, log scale; right of 1x: tablestore faster, left: slower")
 	text(img, 12, 56, colText, "(for ns/op figures the ratio is inverted so that right is always better)")
 	lx := plotLeft
-	for _, c := range chartSides {
+	for _, c := range sides {
 		fill(img, lx, 66, 12, 10, c.col)
 		text(img, lx+18, 76, colText, c.legend)
 		lx += 18 + 7*len(c.legend) + 20
@@ -155,7 +164,7 @@ func drawChart(r *results) *image.RGBA {
 			label = label[:labelWidth/7-2] + "."
 		}
 		text(img, 12, y+barH+4, colText, label)
-		for j, c := range chartSides {
+		for j, c := range sides {
 			by := y + j*barH
 			v := speedRatio(x, c.side)
 			col := c.col

@@ -149,7 +149,7 @@ func runGetDiag(ctx context.Context, c config, dataDir string, args []string) er
 		return err
 	}
 	for _, side := range sides {
-		if err := compactMain(e, side); err != nil {
+		if _, err := compactMain(e, side); err != nil {
 			return fmt.Errorf("compact %s: %w", side, err)
 		}
 	}
@@ -555,45 +555,6 @@ func waitIdle(ctx context.Context, quiet, limit time.Duration) {
 			return
 		}
 	}
-}
-
-// compactMain compacts side's main store into its last level. Raw
-// Pebble's store is compacted in place; tablestore does not expose its
-// Pebble, so its store is closed, compacted by raw Pebble with the same
-// options (format, bloom filters, block size) and opened again.
-func compactMain(e *env, side string) error {
-	s, err := e.mainStore(side)
-	if err != nil {
-		return err
-	}
-	logf("getdiag: compacting %s's store", side)
-	lo, hi := []byte{0}, bytes.Repeat([]byte{0xff}, 9)
-	switch p := s.(type) {
-	case *pebbleStore:
-		return p.db.Compact(e.ctx, lo, hi, true)
-	case pebbleMapsStore:
-		return p.db.Compact(e.ctx, lo, hi, true)
-	}
-	if err := s.close(); err != nil {
-		return err
-	}
-	delete(e.main, side)
-	dir := filepath.Join(e.dataDir, side+"-main", "tablestore")
-	o := rawPebbleOptions(e.settings(false))
-	db, err := pebble.Open(dir, o)
-	o.Cache.Unref()
-	if err != nil {
-		return err
-	}
-	if err := db.Compact(e.ctx, lo, hi, true); err != nil {
-		db.Close()
-		return err
-	}
-	if err := db.Close(); err != nil {
-		return err
-	}
-	_, err = e.open(side, false)
-	return err
 }
 
 // filesPhase reads the same keys with raw Pebble's Get and a copy of the

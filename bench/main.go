@@ -53,6 +53,8 @@ type config struct {
 	cliImport bool
 	// getDiag makes the run only diagnose the point-get tail.
 	getDiag bool
+	// settle compacts every main store after the bulk load.
+	settle bool
 }
 
 func parseFlags(args []string) (config, error) {
@@ -73,6 +75,7 @@ func parseFlags(args []string) (config, error) {
 	cliImport := fs.Bool("cli-import", false, "only compare `tablestore import` of the data set (-scale) with the library's batch-100 bulk load, unsynced and synced")
 	getDiag := fs.Bool("getdiag", false, "only diagnose the point-get tail: instrumented get rounds after the load, settled, compacted, with the GC off, and on each side's files (see getdiag.go)")
 	gets := fs.Int("gets", 0, "point gets per round (0: the scale's)")
+	settle := fs.Bool("settle", true, "compact every side's main store after the bulk load, so the reads see the same LSM shape on every side (false: read the stores as their loads left them)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -82,7 +85,7 @@ func parseFlags(args []string) (config, error) {
 	}
 	c := config{scale: sc, outDir: *out, dataDir: *data, keep: *keep, targets: *targets,
 		cacheSize: *cacheMiB << 20, blockSize: *blockKiB << 10, cpuProfile: *cpuProfile, rounds: *rounds,
-		jsonl: *jsonl, n: *n, cliImport: *cliImport, getDiag: *getDiag}
+		jsonl: *jsonl, n: *n, cliImport: *cliImport, getDiag: *getDiag, settle: *settle}
 	if *gets > 0 {
 		c.scale.Gets = *gets
 	}
@@ -165,6 +168,11 @@ func run(args []string) error {
 		}
 		return runSDK(ctx, args[1:])
 	}
+	if len(args) > 0 && (args[0] == "-server" || args[0] == "--server") {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		return runServerBench(ctx, args[1:])
+	}
 	c, err := parseFlags(args)
 	if err != nil {
 		return err
@@ -225,6 +233,11 @@ func run(args []string) error {
 		if shown[w.name] {
 			res.Rows = append(res.Rows, rows...)
 			res.Allocs = append(res.Allocs, allocs)
+		}
+		if w.name == "load-nosync" {
+			if err := settleStores(e, c, res); err != nil {
+				return err
+			}
 		}
 	}
 	res.finish()

@@ -55,6 +55,13 @@ type results struct {
 	// Allocs holds the allocations per entity of each reported workload.
 	Allocs  []*allocRow `json:"allocsPerEntity"`
 	Targets []target    `json:"targets,omitempty"`
+	// Settled says every main store was compacted after the bulk load
+	// (SettleSeconds per side), so reads saw Shapes rather than
+	// ShapesAfterLoad.
+	Settled         bool                `json:"settled"`
+	SettleSeconds   map[string]float64  `json:"settleSeconds,omitempty"`
+	ShapesAfterLoad map[string]lsmShape `json:"lsmAfterLoad,omitempty"`
+	Shapes          map[string]lsmShape `json:"lsmSettled,omitempty"`
 }
 
 func (r *results) row(id string) *row {
@@ -152,6 +159,7 @@ func printTable(w io.Writer, r *results) {
 	fmt.Fprintln(w, "(lower is better), a ratio above 1 means tablestore is slower. \"pebble maps\" is raw")
 	fmt.Fprintln(w, "Pebble's store read into the property maps tablestore's map API returns (reads only).")
 	printAllocs(w, r)
+	printShapes(w, r)
 	var notes []string
 	for _, x := range r.Rows {
 		for _, side := range sideNames {
@@ -188,6 +196,28 @@ func printAllocs(w io.Writer, r *results) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+}
+
+// printShapes writes the main stores' LSM shapes after the load and,
+// when settled, after compaction.
+func printShapes(w io.Writer, r *results) {
+	if len(r.ShapesAfterLoad) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nmain stores' LSM shapes (files per level; depth: L0 files one key may be in):")
+	for _, side := range sideNames {
+		if sh, ok := r.ShapesAfterLoad[side]; ok {
+			fmt.Fprintf(w, "  %-12s after the load: %s\n", side, sh)
+		}
+		if sh, ok := r.Shapes[side]; ok {
+			fmt.Fprintf(w, "  %-12s compacted (%.1f s): %s\n", "", r.SettleSeconds[side], sh)
+		}
+	}
+	if r.Settled {
+		fmt.Fprintln(w, "  every main store was compacted after the load; the reads ran on the compacted stores")
+	} else {
+		fmt.Fprintln(w, "  -settle=false: the reads ran on the stores as their loads left them")
+	}
 }
 
 // formatAllocs formats an allocation count with two decimals below 100.
