@@ -607,7 +607,7 @@ func (d *getDiag) filesPhase(e *env, rounds int) error {
 	}
 	rawPrefix, _ := rawTableBounds()
 	g := map[string]getter{
-		"raw pebble's files":  copyGet(rawDB, rawPrefix),
+		"raw pebble's files": copyGet(rawDB, rawPrefix),
 		"tablestore's files": copyGet(tdb, prefix),
 	}
 	names := []string{"tablestore's files", "raw pebble's files"}

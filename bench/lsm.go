@@ -22,9 +22,9 @@ type lsmShape struct {
 	// L0 files a point get may have to look in (Pebble's L0 sublevels,
 	// computed from the files' bounds, as a read-only store does not
 	// report them).
-	L0Depth int `json:"l0Depth"`
-	Files       [7]int64 `json:"files"` // per level
-	Bytes       [7]int64 `json:"bytes"` // per level
+	L0Depth int      `json:"l0Depth"`
+	Files   [7]int64 `json:"files"` // per level
+	Bytes   [7]int64 `json:"bytes"` // per level
 	// Debt is Pebble's estimate of the bytes compactions must still
 	// rewrite before every level fits its target size.
 	Debt uint64 `json:"compactionDebtBytes"`

@@ -169,7 +169,7 @@ type pebbleMapsStore struct {
 // errReadsOnly is returned by the raw-maps side's single writes.
 var errReadsOnly = errors.New("bench: the raw-maps side only reads")
 
-func (p pebbleMapsStore) insert(context.Context, *record) error       { return errReadsOnly }
+func (p pebbleMapsStore) insert(context.Context, *record) error { return errReadsOnly }
 func (p pebbleMapsStore) readModifyWrite(context.Context, string, string) error {
 	return errReadsOnly
 }
