@@ -55,6 +55,9 @@ type config struct {
 	getDiag bool
 	// settle compacts every main store after the bulk load.
 	settle bool
+	// cliBin is a prebuilt tablestore command for -cli-import and the
+	// import targets ("" builds ../cmd/tablestore).
+	cliBin string
 }
 
 func parseFlags(args []string) (config, error) {
@@ -75,6 +78,7 @@ func parseFlags(args []string) (config, error) {
 	cliImport := fs.Bool("cli-import", false, "only compare `tablestore import` of the data set (-scale) with the library's batch-100 bulk load, unsynced and synced")
 	getDiag := fs.Bool("getdiag", false, "only diagnose the point-get tail: instrumented get rounds after the load, settled, compacted, with the GC off, and on each side's files (see getdiag.go)")
 	gets := fs.Int("gets", 0, "point gets per round (0: the scale's)")
+	cliBin := fs.String("tablestore-bin", "", "the tablestore command -cli-import and the import targets run (default: built from ../cmd/tablestore)")
 	settle := fs.Bool("settle", true, "compact every side's main store after the bulk load, so the reads see the same LSM shape on every side (false: read the stores as their loads left them)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
@@ -85,7 +89,7 @@ func parseFlags(args []string) (config, error) {
 	}
 	c := config{scale: sc, outDir: *out, dataDir: *data, keep: *keep, targets: *targets,
 		cacheSize: *cacheMiB << 20, blockSize: *blockKiB << 10, cpuProfile: *cpuProfile, rounds: *rounds,
-		jsonl: *jsonl, n: *n, cliImport: *cliImport, getDiag: *getDiag, settle: *settle}
+		jsonl: *jsonl, n: *n, cliImport: *cliImport, getDiag: *getDiag, settle: *settle, cliBin: *cliBin}
 	if *gets > 0 {
 		c.scale.Gets = *gets
 	}
@@ -243,6 +247,7 @@ func run(args []string) error {
 	res.finish()
 	if c.targets && slices.Contains(c.sides, sideTablestore) && slices.Contains(c.sides, sidePebble) {
 		res.Targets = computeTargets(e, res)
+		res.Targets = append(res.Targets, cliImportTargets(e, c.cliBin)...)
 	}
 	res.Seconds = time.Since(res.Started).Seconds()
 

@@ -8,9 +8,11 @@ import (
 	"encoding/base64"
 	"fmt"
 	"hash"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -25,7 +27,7 @@ type restConn struct {
 	host    string // host:port
 	account string
 	key     []byte
-	c       net.Conn
+	c       io.ReadWriteCloser
 	br      *bufio.Reader
 	mac     hash.Hash
 	req     []byte       // the request being written
@@ -47,16 +49,78 @@ func (c *restConn) dial() error {
 	if c.c != nil {
 		c.c.Close()
 	}
-	conn, err := net.DialTimeout("tcp", c.host, 10*time.Second)
+	conn, err := dialBlocking(c.host)
 	if err != nil {
 		return err
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
 	}
 	c.c, c.br = conn, bufio.NewReaderSize(conn, 64<<10)
 	return nil
 }
+
+// blockingConn is a TCP socket in blocking mode, read and written with
+// plain system calls: a request costs one write and (most often) one
+// read, where Go's network poller would add a failed read, a poll and
+// a wake-up per request.
+type blockingConn struct{ fd int }
+
+// dialBlocking connects to host (no delay on small writes) and returns
+// the socket in blocking mode.
+func dialBlocking(host string) (*blockingConn, error) {
+	conn, err := net.DialTimeout("tcp", host, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	tc := conn.(*net.TCPConn)
+	tc.SetNoDelay(true)
+	f, err := tc.File() // a duplicate of the socket
+	tc.Close()
+	if err != nil {
+		return nil, err
+	}
+	fd, err := syscall.Dup(int(f.Fd()))
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.SetNonblock(fd, false); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	return &blockingConn{fd: fd}, nil
+}
+
+func (b *blockingConn) Read(p []byte) (int, error) {
+	for {
+		n, err := syscall.Read(b.fd, p)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 && len(p) > 0 {
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (b *blockingConn) Write(p []byte) (int, error) {
+	done := 0
+	for done < len(p) {
+		n, err := syscall.Write(b.fd, p[done:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return done, err
+		}
+		done += n
+	}
+	return done, nil
+}
+
+func (b *blockingConn) Close() error { return syscall.Close(b.fd) }
 
 func (c *restConn) close() {
 	if c.c != nil {

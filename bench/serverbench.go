@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,6 +45,7 @@ type serverConfig struct {
 	outDir   string
 	dataDir  string
 	keep     bool
+	cpuProf  string
 }
 
 func parseServerFlags(args []string) (serverConfig, error) {
@@ -57,11 +59,12 @@ func parseServerFlags(args []string) (serverConfig, error) {
 	out := fs.String("out", "results", "directory for server.json and server.png")
 	data := fs.String("data", "", "directory for the server's store (default: a new temporary directory, removed at the end)")
 	keep := fs.Bool("keep", false, "keep the data directory")
+	cpuProf := fs.String("cpuprofile", "", "write a CPU profile of this process (the load generator) to this file")
 	if err := fs.Parse(args); err != nil {
 		return serverConfig{}, err
 	}
 	c := serverConfig{entities: *entities, conns: *conns, duration: *duration, rounds: *rounds, bin: *bin,
-		outDir: *out, dataDir: *data, keep: *keep}
+		outDir: *out, dataDir: *data, keep: *keep, cpuProf: *cpuProf}
 	if c.entities <= 0 || c.entities%partitionSize != 0 {
 		return c, fmt.Errorf("-entities must be a positive multiple of %d", partitionSize)
 	}
@@ -175,6 +178,17 @@ func runServerBench(ctx context.Context, args []string) error {
 		Entities: c.entities, Conns: c.conns, Duration: c.duration.String(), Rounds: c.rounds,
 		Servers: map[string]*srvResult{}}
 	res.LoadAverage[0] = loadAvg()
+	if c.cpuProf != "" {
+		f, err := os.Create(c.cpuProf)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	dataDir := c.dataDir
 	if dataDir == "" {
 		if dataDir, err = os.MkdirTemp("", "tablestore-server-bench-"); err != nil {
