@@ -230,13 +230,14 @@ func run(args []string) error {
 	toRun, shown := plan(c)
 	logf("bench: scale %s, %s entities, data in %s", c.scale.Name, commas(float64(c.scale.Entities)), dataDir)
 	for _, w := range toRun {
-		rows, allocs := runWorkload(ctx, e, w, c.sides, c.rounds)
+		rows, allocs, cpu := runWorkload(ctx, e, w, c.sides, c.rounds)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if shown[w.name] {
 			res.Rows = append(res.Rows, rows...)
 			res.Allocs = append(res.Allocs, allocs)
+			res.CPU = append(res.CPU, cpu)
 		}
 		if w.name == "load-nosync" {
 			if err := settleStores(e, c, res); err != nil {
@@ -272,12 +273,14 @@ func run(args []string) error {
 // side always runs first, and keeps each side's best value of every
 // figure, and each side's lowest allocations per entity. A side that
 // fails in any round gets no value.
-func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds int) ([]*row, *allocRow) {
+func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds int) ([]*row, *allocRow, *allocRow) {
 	rows := make([]*row, len(w.figures))
 	for i, f := range w.figures {
 		rows[i] = &row{figure: f, Values: map[string]float64{}, Errors: map[string]string{}, Rounds: map[string][]float64{}}
 	}
 	allocs := &allocRow{Workload: w.name, Label: w.about, Per: w.per,
+		Values: map[string]float64{}, Rounds: map[string][]float64{}}
+	cpu := &allocRow{Workload: w.name, Label: w.about, Per: w.per,
 		Values: map[string]float64{}, Rounds: map[string][]float64{}}
 	if w.once {
 		rounds = 1
@@ -286,7 +289,7 @@ func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds
 		for k := range sides {
 			side := sides[(k+r)%len(sides)]
 			if ctx.Err() != nil {
-				return rows, allocs
+				return rows, allocs, cpu
 			}
 			if _, failed := rows[0].Errors[side]; failed {
 				continue
@@ -308,6 +311,7 @@ func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds
 					delete(x.Values, side)
 				}
 				delete(allocs.Values, side)
+				delete(cpu.Values, side)
 				continue
 			}
 			if quiet {
@@ -320,6 +324,12 @@ func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds
 					allocs.Values[side] = a
 				}
 			}
+			if c := e.allocs.cpuPerEntity(); !math.IsNaN(c) {
+				cpu.Rounds[side] = append(cpu.Rounds[side], c)
+				if old, ok := cpu.Values[side]; !ok || c < old {
+					cpu.Values[side] = c
+				}
+			}
 			for i, x := range rows {
 				x.Rounds[side] = append(x.Rounds[side], vals[i])
 				if old, ok := x.Values[side]; !ok || x.better(vals[i], old) {
@@ -329,7 +339,7 @@ func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds
 			logf("%s: %s done in %s", w.name, side, time.Since(t0).Round(time.Millisecond))
 		}
 	}
-	return rows, allocs
+	return rows, allocs, cpu
 }
 
 // runSafely runs one round of a workload on one side, turning a panic

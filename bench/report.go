@@ -53,7 +53,10 @@ type results struct {
 	Rounds    int       `json:"rounds"`
 	Rows      []*row    `json:"rows"`
 	// Allocs holds the allocations per entity of each reported workload.
-	Allocs  []*allocRow `json:"allocsPerEntity"`
+	Allocs []*allocRow `json:"allocsPerEntity"`
+	// CPU holds the process CPU time per entity (ns) of each reported
+	// workload, in the same form.
+	CPU     []*allocRow `json:"cpuNsPerEntity"`
 	Targets []target    `json:"targets,omitempty"`
 	// Settled says every main store was compacted after the bulk load
 	// (SettleSeconds per side), so reads saw Shapes rather than
@@ -159,6 +162,7 @@ func printTable(w io.Writer, r *results) {
 	fmt.Fprintln(w, "(lower is better), a ratio above 1 means tablestore is slower. \"pebble maps\" is raw")
 	fmt.Fprintln(w, "Pebble's store read into the property maps tablestore's map API returns (reads only).")
 	printAllocs(w, r)
+	printCPU(w, r)
 	printShapes(w, r)
 	var notes []string
 	for _, x := range r.Rows {
@@ -194,6 +198,34 @@ func printAllocs(w io.Writer, r *results) {
 			fmt.Fprintf(tw, "%s\t", formatAllocs(v))
 		}
 		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+}
+
+// printCPU writes the CPU-time-per-entity table.
+func printCPU(w io.Writer, r *results) {
+	if len(r.CPU) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nCPU time per entity, µs (process user+system over the measured part, every thread, lowest round):")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\tper\ttablestore\ttyped\traw pebble\tpebble maps\tsqlite\ttablestore/pebble maps\t")
+	for _, a := range r.CPU {
+		fmt.Fprintf(tw, "%s\t%s\t", a.Label, a.Per)
+		for _, side := range sideNames {
+			v, ok := a.Values[side]
+			if !ok {
+				fmt.Fprint(tw, "n/a\t")
+				continue
+			}
+			fmt.Fprintf(tw, "%.2f\t", v/1e3)
+		}
+		ratio := math.NaN()
+		if a, b := a.Values[sideTablestore], a.Values[sidePebbleMaps]; a > 0 && b > 0 {
+			ratio = a / b
+		}
+		fmt.Fprintf(tw, "%s\t\n", formatRatio(ratio))
 	}
 	tw.Flush()
 }
