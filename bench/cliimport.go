@@ -106,6 +106,9 @@ func printCLIImport(w io.Writer, n int, res []cliImport) {
 // done), then runs `tablestore import --mode upsert` on another fresh
 // store.
 func measureCLIImport(ctx context.Context, n int, cacheSize int64, blockSize int, dataDir, bin string) ([]cliImport, error) {
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, err
+	}
 	file := filepath.Join(dataDir, "entities.jsonl")
 	logf("cli-import: writing %s entities to %s", commas(float64(n)), file)
 	if err := writeJSONL(file, n); err != nil {
