@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/internal/azurite"
+	"github.com/tablestore/tablestore/server"
 )
 
 // The server mode (-server) drives two Table service servers over HTTP
@@ -46,6 +48,9 @@ type serverConfig struct {
 	dataDir  string
 	keep     bool
 	cpuProf  string
+	// inProcess serves tablestore from this process (server.New over
+	// tablestore.Open), so a CPU profile shows the handler.
+	inProcess bool
 }
 
 func parseServerFlags(args []string) (serverConfig, error) {
@@ -59,12 +64,13 @@ func parseServerFlags(args []string) (serverConfig, error) {
 	out := fs.String("out", "results", "directory for server.json and server.png")
 	data := fs.String("data", "", "directory for the server's store (default: a new temporary directory, removed at the end)")
 	keep := fs.Bool("keep", false, "keep the data directory")
-	cpuProf := fs.String("cpuprofile", "", "write a CPU profile of this process (the load generator) to this file")
+	cpuProf := fs.String("cpuprofile", "", "write a CPU profile of this process (the load generator, and with -in-process the server) to this file")
+	inProcess := fs.Bool("in-process", false, "serve tablestore from this process (server.New over tablestore.Open, synced) instead of the command, for profiling; its CPU is then this process's, client included")
 	if err := fs.Parse(args); err != nil {
 		return serverConfig{}, err
 	}
 	c := serverConfig{entities: *entities, conns: *conns, duration: *duration, rounds: *rounds, bin: *bin,
-		outDir: *out, dataDir: *data, keep: *keep, cpuProf: *cpuProf}
+		outDir: *out, dataDir: *data, keep: *keep, cpuProf: *cpuProf, inProcess: *inProcess}
 	if c.entities <= 0 || c.entities%partitionSize != 0 {
 		return c, fmt.Errorf("-entities must be a positive multiple of %d", partitionSize)
 	}
@@ -200,7 +206,7 @@ func runServerBench(ctx context.Context, args []string) error {
 	if !c.keep {
 		defer os.RemoveAll(dataDir)
 	}
-	if c.bin == "" && slices.Contains(c.servers, serverTablestore) {
+	if c.bin == "" && !c.inProcess && slices.Contains(c.servers, serverTablestore) {
 		if c.bin, err = buildTablestore(ctx, dataDir); err != nil {
 			return err
 		}
@@ -390,6 +396,9 @@ func startServer(ctx context.Context, name string, c serverConfig, dataDir strin
 			endpoint: p.Endpoint(), pid: p.PID(), stop: func() { p.Close() }}, nil
 	}
 	dir := filepath.Join(dataDir, "serve-store")
+	if c.inProcess {
+		return startInProcess(dir)
+	}
 	// The store is made first, so the command only opens it.
 	db, err := tablestore.Open(dir, nil)
 	if err != nil {
@@ -415,6 +424,39 @@ func startServer(ctx context.Context, name string, c serverConfig, dataDir strin
 	}
 	return &srvTarget{name: name, how: "tablestore serve --dir (synced) --log-level warn", host: host,
 		endpoint: "http://" + host + "/" + azurite.Account, pid: s.pid, storeDir: dir, stop: s.stop}, nil
+}
+
+// startInProcess serves tablestore's REST handler over the store in dir
+// from this process.
+func startInProcess(dir string) (*srvTarget, error) {
+	db, err := tablestore.Open(dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	h, err := server.New(db, nil)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	srv := server.NewHTTPServer(l.Addr().String(), h)
+	go srv.Serve(l)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			srv.Shutdown(ctx)
+			db.Close()
+		})
+	}
+	host := l.Addr().String()
+	return &srvTarget{name: serverTablestore, how: "server.New over tablestore.Open (synced), in this process", host: host,
+		endpoint: "http://" + host + "/" + azurite.Account, pid: os.Getpid(), storeDir: dir, stop: stop}, nil
 }
 
 // conn opens a connection to t as the development account.
