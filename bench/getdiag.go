@@ -457,7 +457,6 @@ func measureGetRound(e *env, get getter, db *pebble.DB, round int, gcOff bool) (
 				return err
 			}
 			t0 := prev
-			start := time.Now()
 			for j := range n {
 				a := time.Now()
 				props, err := get(e.ctx, pks[j], rks[j])
@@ -475,7 +474,6 @@ func measureGetRound(e *env, get getter, db *pebble.DB, round int, gcOff bool) (
 				reads[j], rbytes[j], runq[j] = cur.syscr-prev.syscr, cur.rchar-prev.rchar, cur.runqNs-prev.runqNs
 				prev = cur
 			}
-			wall := time.Since(start)
 			p1 := processCPU()
 			g1 := readGC()
 			runtime.ReadMemStats(&ms)
@@ -496,7 +494,6 @@ func measureGetRound(e *env, get getter, db *pebble.DB, round int, gcOff bool) (
 				sum += l
 			}
 			gr.Mean = float64(sum) / float64(n)
-			_ = wall
 			gr.fill(lat, reads, rbytes, runq)
 			return nil
 		}()
