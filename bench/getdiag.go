@@ -330,14 +330,14 @@ func leadingInt(b []byte) (int64, []byte) {
 	return v, b[i:]
 }
 
-// gcSample is the collector's cumulative counters.
+// gcSample is the collector's cumulative counters: cycles, the
+// histogram of stop-the-world pauses, and assist and total GC CPU
+// seconds.
 type gcSample struct {
-	cycles            uint64
-	pauses            uint64
-	pauseSum, pauseMx float64
-	assist, total     float64
-	counts            []uint64
-	buckets           []float64
+	cycles        uint64
+	assist, total float64
+	counts        []uint64
+	buckets       []float64
 }
 
 var gcMetricNames = []string{
