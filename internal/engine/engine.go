@@ -84,6 +84,8 @@ type Engine struct {
 	clock timestampClock
 	// bg counts background work (see background) that Close waits for.
 	bg sync.WaitGroup
+	// ix holds the secondary indexes (see index.go).
+	ix indexes
 
 	// fault is the first fault (see fault.go); stopped says Pebble must
 	// not be called again.
@@ -158,6 +160,9 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 		db.writeOpts = pebble.NoSync
 	}
 	err = errors.Join(db.loadCatalog(), db.loadClock())
+	if err == nil {
+		err = db.loadIndexes()
+	}
 	if err == nil && !o.readOnly {
 		err = db.checkStoreMarker(fresh)
 	}
