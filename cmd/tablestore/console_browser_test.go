@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -264,7 +265,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do(chromedp.SendKeys(chromedp.CSS("#new-table"), "People"), chromedp.Click(chromedp.CSS("#create")))
 	b.path("/tables/People")
 	b.timing("table overview")
-	require.Contains(t, b.text("#indexes"), "Not available in this build")
+	require.Contains(t, b.text("#indexes"), "No indexes")
+	require.Contains(t, b.text("#ttl"), "Not available in this build")
 	ok, err := db.TableExists(bg, "People")
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -314,6 +316,16 @@ func TestConsoleInBrowser(t *testing.T) {
 			Properties: map[string]any{"Name": fmt.Sprintf("person %d", i), "Age": int32(18 + i%60), "Active": i%4 != 0,
 				"Joined": time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 36 * time.Hour)}}))
 	}
+
+	// A secondary index, created from the table's page.
+	b.open("/tables/People", "table overview (before an index)")
+	b.do(chromedp.SendKeys(chromedp.CSS("#index-name"), "ByName"), chromedp.SendKeys(chromedp.CSS("#index-properties"), "Name"),
+		chromedp.Click(chromedp.CSS("#create-index-button")))
+	b.waitFor(`document.querySelector("#index-notice") !== null`)
+	require.Equal(t, "Index ByName is ready.", b.text("#index-notice"))
+	b.open("/tables/People/query?"+url.Values{"filter": {"Name eq 'person 42'"}}.Encode(), "query (through an index)")
+	require.Equal(t, "ByName", b.text("#plan-index"))
+	require.Equal(t, "1", b.text("#returned"))
 
 	// Query: a syntax error is shown at its position as it is typed; the
 	// fixed filter runs and its plan is drawn.

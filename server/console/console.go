@@ -1,9 +1,9 @@
 // Package console serves tablestore's web console: an http.Handler over
-// one *tablestore.DB that lists tables with their estimated sizes, runs
-// queries with their plans drawn, pages through results in a typed grid,
-// exports them, edits entities with typed inputs, imports JSON lines or CSV
-// files and shows the store's health, in any browser, with nothing to
-// install. The pages are Go html/template; the script and style sheet are
+// one *tablestore.DB that lists tables with their estimated sizes and
+// secondary indexes, runs queries with their plans drawn, pages through
+// results in a typed grid, exports them, edits entities with typed inputs,
+// imports JSON lines or CSV files and shows the store's health, in any
+// browser, with nothing to install. The pages are Go html/template; the script and style sheet are
 // embedded; nothing is loaded from another origin.
 //
 //	db, _ := tablestore.Open(dir, nil)
@@ -137,6 +137,7 @@ type Console struct {
 	mux      *http.ServeMux
 	pages    *pageSet
 	healthOf func(*tablestore.DB) error // tests: a store's fault state
+	builds   buildLog                   // the outcomes of index builds
 }
 
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`)

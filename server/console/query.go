@@ -34,6 +34,7 @@ type queryForm struct {
 	Select  string // comma-separated property names
 	Top     int
 	Reverse bool
+	Index   string // read through this index, in its order
 	Next    string // the continuation token of the page shown
 	Page    int    // 1-based number of the page shown
 }
@@ -42,7 +43,7 @@ type queryForm struct {
 // 1..1000 is kept as given, so the library rejects it with its own error.
 func parseQueryForm(r *http.Request) queryForm {
 	f := queryForm{Filter: r.FormValue("filter"), Select: r.FormValue("select"),
-		Reverse: r.FormValue("reverse") == "1", Next: r.FormValue("next"), Top: defaultTop,
+		Reverse: r.FormValue("reverse") == "1", Index: r.FormValue("index"), Next: r.FormValue("next"), Top: defaultTop,
 		Page: max(atoiDefault(r.FormValue("page"), 1), 1)}
 	if s := strings.TrimSpace(r.FormValue("top")); s != "" {
 		n, err := strconv.Atoi(s)
@@ -57,7 +58,7 @@ func parseQueryForm(r *http.Request) queryForm {
 // query returns the library query the form describes.
 func (f queryForm) query() tablestore.Query {
 	return tablestore.Query{Filter: f.Filter, Select: splitSelect(f.Select), Top: f.Top,
-		Reverse: f.Reverse, Continuation: f.Next}
+		Reverse: f.Reverse, Index: f.Index, Continuation: f.Next}
 }
 
 // values returns the form as URL parameters, without paging.
@@ -74,6 +75,9 @@ func (f queryForm) values() url.Values {
 	}
 	if f.Reverse {
 		v.Set("reverse", "1")
+	}
+	if f.Index != "" {
+		v.Set("index", f.Index)
 	}
 	return v
 }
@@ -97,7 +101,7 @@ type planView struct {
 	Residual string
 	Reverse  bool
 	// Index names the secondary index the plan reads through; "" when it
-	// reads the table itself (always, in this build).
+	// reads the table itself.
 	Index string
 	Text  string // QueryPlan.String
 }
@@ -121,7 +125,7 @@ var planKinds = []struct {
 
 func newPlanView(p *tablestore.QueryPlan) *planView {
 	v := &planView{Kind: p.Kind.String(), Ranges: p.Ranges, Residual: p.Residual, Reverse: p.Reverse,
-		Text: p.String()}
+		Index: p.Index, Text: p.String()}
 	for _, k := range planKinds {
 		v.Steps = append(v.Steps, planStep{Name: k.kind.String(), Hint: k.hint, Active: k.kind == p.Kind})
 	}
@@ -132,6 +136,8 @@ func newPlanView(p *tablestore.QueryPlan) *planView {
 type queryBody struct {
 	Form        queryForm
 	TopChoices  []int
+	// Indexes are the table's ready indexes, for the order choice.
+	Indexes []string
 	Notice      string
 	Plan        *planView
 	FilterError *filterErrorView
@@ -153,6 +159,17 @@ func (c *Console) queryPage(w http.ResponseWriter, r *http.Request) {
 	t := c.store(r).Table(name)
 	f := parseQueryForm(r)
 	b := queryBody{Form: f, TopChoices: topChoices}
+	if f.Top > 0 && f.Top <= 1000 && !slices.Contains(topChoices, f.Top) {
+		b.TopChoices = append([]int{f.Top}, topChoices...)
+		slices.Sort(b.TopChoices)
+	}
+	if infos, err := t.Indexes(r.Context()); err == nil {
+		for _, in := range infos {
+			if in.State == tablestore.IndexReady {
+				b.Indexes = append(b.Indexes, in.Name)
+			}
+		}
+	}
 	if r.FormValue("deleted") == "1" {
 		b.Notice = "Entity deleted."
 	}

@@ -29,6 +29,8 @@ func (c *Console) routes() {
 	mux.HandleFunc("GET /tables/{table}", c.tablePage)
 	mux.HandleFunc("GET /tables/{table}/delete", c.deleteTablePage)
 	mux.HandleFunc("POST /tables/{table}/delete", c.deleteTable)
+	mux.HandleFunc("POST /tables/{table}/indexes", c.createIndex)
+	mux.HandleFunc("POST /tables/{table}/indexes/{index}/drop", c.dropIndex)
 
 	mux.HandleFunc("GET /tables/{table}/query", c.queryPage)
 	mux.HandleFunc("GET /tables/{table}/plan", c.planAPI)

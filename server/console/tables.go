@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/tablestore/tablestore"
@@ -26,24 +27,51 @@ type tableRow struct {
 }
 
 // tableFeatures are the table settings that other parts of tablestore
-// provide: secondary indexes, time to live and the change feed. Each
-// field is "" while this build has no such feature (the page then says
-// so), else a short summary.
+// provide: secondary indexes, time to live and the change feed.
 //
-// FEATURE HOOKS: when Table gains Indexes, SetTTL or Changes, fill these in
-// readFeatures, add the settings' forms to table.html, and point the
-// Changes tab at a live tail (changes.go).
+// FEATURE HOOKS: time to live and the change feed are not in this build:
+// TTL and ChangeFeed stay "" and the pages say the features are not
+// available. When Table gains SetTTL or Changes, fill them in readFeatures,
+// add their forms to table.html, and point the Changes tab at a live tail
+// (changes.go).
 type tableFeatures struct {
-	Indexes    string
-	TTL        string
-	ChangeFeed string
+	// Indexes are the table's secondary indexes, when the store keeps
+	// them (IndexesAvailable).
+	Indexes          []indexView
+	IndexesAvailable bool
+	IndexesError     string
+	TTL              string
+	ChangeFeed       string
 }
 
-// readFeatures returns the feature settings of a table. This build of
-// tablestore has none of them, so every summary is "".
+// indexView is one index as the pages show it.
+type indexView struct {
+	Name        string
+	Properties  string // comma-separated
+	Partitioned bool
+	Unique      bool
+	Ready       bool
+	Done, Total int64 // a build's progress
+}
+
+// readFeatures returns the feature settings of a table.
 func readFeatures(ctx context.Context, t *tablestore.Table) tableFeatures {
-	_, _ = ctx, t
-	return tableFeatures{}
+	var f tableFeatures
+	infos, err := t.Indexes(ctx)
+	switch {
+	case err == nil:
+		f.IndexesAvailable = true
+		for _, in := range infos {
+			f.Indexes = append(f.Indexes, indexView{Name: in.Name, Properties: strings.Join(in.Properties, ", "),
+				Partitioned: in.Partitioned, Unique: in.Unique, Ready: in.State == tablestore.IndexReady,
+				Done: in.Done, Total: in.Total})
+		}
+	case errors.Is(err, tablestore.ErrNotImplemented):
+		// The store's driver keeps no indexes (a remote Azure store).
+	default:
+		f.IndexesAvailable, f.IndexesError = true, errorText(err)
+	}
+	return f
 }
 
 // tablesBody is the data of the Tables page.
@@ -110,10 +138,23 @@ type tableBody struct {
 	Stats      *tablestore.TableStats
 	StatsError string
 	Features   tableFeatures
+	// IndexNotice and IndexError report the last index change made from
+	// this console on the table.
+	IndexNotice string
+	IndexError  string
+	IndexCode   tablestore.Code
+	// NewIndex keeps the create form's fields after an error.
+	NewIndex indexForm
 }
 
 // tablePage shows one table: its estimates and its settings.
 func (c *Console) tablePage(w http.ResponseWriter, r *http.Request) {
+	c.renderTableWith(w, r, http.StatusOK, nil)
+}
+
+// renderTableWith renders a table's page with status, after edit changes
+// its data (nil: none).
+func (c *Console) renderTableWith(w http.ResponseWriter, r *http.Request, status int, edit func(*tableBody)) {
 	name := r.PathValue("table")
 	t := c.store(r).Table(name)
 	d := &pageData{Title: name, Table: name, Tab: "overview"}
@@ -135,8 +176,14 @@ func (c *Console) tablePage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	b.Features = readFeatures(ctx, t)
+	if o, ok := c.builds.take(c.store(r), name); ok {
+		b.IndexNotice, b.IndexError, b.IndexCode = o.notice, o.err, o.code
+	}
+	if edit != nil {
+		edit(&b)
+	}
 	d.Body = b
-	c.render(w, r, http.StatusOK, "table", d)
+	c.render(w, r, status, "table", d)
 }
 
 // deleteTableBody is the data of the delete confirmation page.

@@ -31,6 +31,7 @@
       const n = ++seq;
       const params = new URLSearchParams({ filter: ta.value, select: $("#select").value });
       if ($("#reverse").checked) params.set("reverse", "1");
+      if ($("#index") && $("#index").value) params.set("index", $("#index").value);
       let ans;
       try {
         const r = await fetch(ta.dataset.planUrl + "?" + params, { headers: { Accept: "application/json" } });
@@ -73,6 +74,7 @@
     ta.addEventListener("input", later);
     $("#select").addEventListener("input", later);
     $("#reverse").addEventListener("change", later);
+    if ($("#index")) $("#index").addEventListener("change", later);
     status.addEventListener("click", () => {
       if (!lastError || typeof lastError.offset !== "number") return;
       ta.focus();
