@@ -134,10 +134,10 @@ func newPlanView(p *tablestore.QueryPlan) *planView {
 
 // queryBody is the data of the query page.
 type queryBody struct {
-	Form        queryForm
-	TopChoices  []int
+	Form       queryForm
+	TopChoices []int
 	// Indexes are the table's ready indexes, for the order choice.
-	Indexes []string
+	Indexes     []string
 	Notice      string
 	Plan        *planView
 	FilterError *filterErrorView
