@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/tablestore/tablestore"
@@ -18,6 +21,21 @@ import (
 // logLevels are the --log-level values of serve.
 var logLevels = map[string]slog.Level{
 	"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError,
+}
+
+// serveFlags are serve's flags, declared by declareServeFlags.
+type serveFlags struct {
+	store, dir     *string
+	inMemory       *bool
+	addr           *string
+	account        *string
+	accountKeys    stringList // --account-key
+	accountKeyFile *string
+	keyFlag        stringList // --key: the TLS key with --cert, else an account key (old spelling)
+	anonymous      *bool
+	level          *string
+	shutdown       *time.Duration
+	cert           *string
 }
 
 func serveCommand() *command {
@@ -30,75 +48,165 @@ func serveCommand() *command {
 over an empty in-memory store with --in-memory, so the Azure SDKs work
 against it unchanged. By default it serves the development account
 devstoreaccount1 with Azure's well-known key, so an SDK's development
-connection string works; --account and --key (repeatable, up to two, in
-base64) set others, and --anonymous turns authentication off (for local
-development only). It prints the connection string to use.
+connection string works; --account sets another name, and its keys (up
+to two, base64) come from --account-key-file (one key a line) or
+$TABLESTORE_ACCOUNT_KEY (comma-separated) rather than the command line,
+where ps shows them (--account-key works but warns). --anonymous turns
+authentication off (for local development only). It prints the
+connection string to use.
+
+--cert FILE --key FILE (PEM) serve https; plain http is meant for
+loopback. Without --cert, --key is the old spelling of --account-key.
 
 Each request is logged on standard error as one line at level info (with
 --log-level info or debug; warn and error show only failures, none
 nothing). SIGINT or SIGTERM stops it gracefully: it stops accepting
 connections, lets requests in flight finish (up to --shutdown-timeout),
-then closes the store cleanly.`,
+then closes the store.`,
 		example: `tablestore serve --dir data
+tablestore serve --dir data --addr 0.0.0.0:10002 --cert cert.pem --key key.pem --account-key-file keys
 tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
-			store := storeFlag(fs)
-			dir := fs.String("dir", "", "the store directory (the same as --store)")
-			inMemory := fs.Bool("in-memory", false, "serve an empty in-memory store, gone when the server stops")
-			addr := fs.String("addr", "127.0.0.1:10002", "the address to listen on")
-			account := fs.String("account", server.DevAccount, "the storage account name clients address")
-			var keys stringList
-			fs.Var(&keys, "key", "an account key in base64, repeatable (default: the development key)")
-			anonymous := fs.Bool("anonymous", false, "accept every request without authentication (local development only)")
-			level := fs.String("log-level", "info", "debug, info, warn, error or none")
-			shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long requests in flight may take to finish on SIGINT/SIGTERM")
-			return func(ctx context.Context, args []string) (err error) {
+			f := &serveFlags{store: storeFlag(fs)}
+			f.dir = fs.String("dir", "", "the store directory (the same as --store)")
+			f.inMemory = fs.Bool("in-memory", false, "serve an empty in-memory store, gone when the server stops")
+			f.addr = fs.String("addr", "127.0.0.1:10002", "the address to listen on")
+			f.account = fs.String("account", server.DevAccount, "the storage account name clients address")
+			fs.Var(&f.accountKeys, "account-key", "an account key in base64, repeatable; visible in ps: prefer --account-key-file or $TABLESTORE_ACCOUNT_KEY (default: the development key)")
+			f.accountKeyFile = fs.String("account-key-file", "", "a file holding the account's keys in base64, one a line")
+			fs.Var(&f.keyFlag, "key", "with --cert: the PEM private key file for https; without: an account key (old spelling of --account-key)")
+			f.cert = fs.String("cert", "", "serve https with this PEM certificate chain file (needs --key)")
+			f.anonymous = fs.Bool("anonymous", false, "accept every request without authentication (local development only)")
+			f.level = fs.String("log-level", "info", "debug, info, warn, error or none")
+			f.shutdown = fs.Duration("shutdown-timeout", 30*time.Second, "how long requests in flight may take to finish on SIGINT/SIGTERM")
+			return func(ctx context.Context, args []string) error {
 				if err := wantArgs(args, 0, 0, "no arguments"); err != nil {
 					return err
 				}
-				where := *dir
-				if isSet(fs, "store") {
-					if where != "" {
-						return usagef("give --dir or --store, not both")
-					}
-					where = *store
-				}
-				if !*inMemory && where == "" {
-					where = *store // $TABLESTORE_STORE
-				}
-				if *inMemory == (where != "") {
-					return usagef("give --dir DIR or --in-memory")
-				}
-				var logger *slog.Logger
-				if *level != "none" {
-					lv, ok := logLevels[*level]
-					if !ok {
-						return usagef("unknown --log-level %q: want debug, info, warn, error or none", *level)
-					}
-					logger = slog.New(slog.NewTextHandler(io.stderr, &slog.HandlerOptions{Level: lv}))
-				}
-				var db *tablestore.DB
-				if *inMemory {
-					db, err = tablestore.OpenInMemory(nil)
-				} else {
-					db, err = openStore(where, nil)
-				}
-				if err != nil {
-					return err
-				}
-				defer closeStore(db, &err)
-				h, err := server.New(db, &server.Options{Account: *account, Keys: keys, Anonymous: *anonymous, Logger: logger})
-				if err != nil {
-					return usagef("%s", errorText(err))
-				}
-				ln, err := net.Listen("tcp", *addr)
-				if err != nil {
-					return err
-				}
-				return serve(ctx, io.stderr, server.NewHTTPServer(*addr, h), ln, *account, keys, *anonymous, *shutdown)
+				return runServe(ctx, fs, f, io)
 			}
 		},
 	}
+}
+
+// runServe checks the flags, opens the store and serves until ctx ends.
+func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (err error) {
+	where := *f.dir
+	if isSet(fs, "store") {
+		if where != "" {
+			return usagef("give --dir or --store, not both")
+		}
+		where = *f.store
+	}
+	if !*f.inMemory && where == "" {
+		where = *f.store // $TABLESTORE_STORE
+	}
+	if *f.inMemory == (where != "") {
+		return usagef("give --dir DIR or --in-memory")
+	}
+	var logger *slog.Logger
+	if *f.level != "none" {
+		lv, ok := logLevels[*f.level]
+		if !ok {
+			return usagef("unknown --log-level %q: want debug, info, warn, error or none", *f.level)
+		}
+		logger = slog.New(slog.NewTextHandler(io.stderr, &slog.HandlerOptions{Level: lv}))
+	}
+	warn := func(msg string) { fmt.Fprintf(io.stderr, "serve: WARNING: %s\n", msg) }
+	keys, tlsKey, err := f.keys(warn)
+	if err != nil {
+		return err
+	}
+	if (*f.cert == "") != (tlsKey == "") {
+		return usagef("give --cert and --key together to serve https")
+	}
+	var tlsConf *tlsFiles
+	if *f.cert != "" {
+		tlsConf = &tlsFiles{cert: *f.cert, key: tlsKey}
+	}
+	var db *tablestore.DB
+	if *f.inMemory {
+		db, err = tablestore.OpenInMemory(nil)
+	} else {
+		db, err = openStore(where, nil)
+	}
+	if err != nil {
+		return err
+	}
+	defer closeStore(db, &err)
+	h, err := server.New(db, &server.Options{Account: *f.account, Keys: keys, Anonymous: *f.anonymous, Logger: logger})
+	if err != nil {
+		return usagef("%s", errorText(err))
+	}
+	srv := server.NewHTTPServer(*f.addr, h)
+	if tlsConf != nil {
+		if srv, err = server.NewHTTPSServer(*f.addr, h, tlsConf.cert, tlsConf.key); err != nil {
+			return usagef("%s", errorText(err))
+		}
+	}
+	if logger != nil {
+		srv.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
+	}
+	ln, err := net.Listen("tcp", *f.addr)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, io.stderr, srv, ln, serveInfo{account: *f.account, keys: keys, anonymous: *f.anonymous, tls: tlsConf != nil},
+		*f.shutdown)
+}
+
+// tlsFiles are the PEM files of --cert and --key.
+type tlsFiles struct{ cert, key string }
+
+// keys sorts out the account keys (from --account-key-file,
+// $TABLESTORE_ACCOUNT_KEY, --account-key and the old --key) and the TLS
+// key file. A key given on the command line draws a warning: ps shows it.
+func (f *serveFlags) keys(warn func(string)) (accountKeys []string, tlsKey string, err error) {
+	if *f.cert != "" {
+		if len(f.keyFlag) > 1 {
+			return nil, "", usagef("give one --key file with --cert")
+		}
+		if len(f.keyFlag) == 1 {
+			tlsKey = f.keyFlag[0]
+		}
+	} else if len(f.keyFlag) > 0 {
+		warn("--key without --cert is the old spelling of --account-key")
+		f.accountKeys = append(f.accountKeys, f.keyFlag...)
+	}
+	if len(f.accountKeys) > 0 {
+		warn("account keys on the command line are visible to every user of this machine (ps); use --account-key-file or $TABLESTORE_ACCOUNT_KEY")
+	}
+	accountKeys = append(accountKeys, f.accountKeys...)
+	if env := os.Getenv("TABLESTORE_ACCOUNT_KEY"); env != "" && len(accountKeys) == 0 {
+		for _, k := range strings.Split(env, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				accountKeys = append(accountKeys, k)
+			}
+		}
+	}
+	if *f.accountKeyFile != "" {
+		if len(accountKeys) > 0 {
+			return nil, "", usagef("give the account keys in one place: --account-key-file, $TABLESTORE_ACCOUNT_KEY or --account-key")
+		}
+		b, err := os.ReadFile(*f.accountKeyFile)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				accountKeys = append(accountKeys, line)
+			}
+		}
+		if len(accountKeys) == 0 {
+			return nil, "", usagef("%s holds no account key", *f.accountKeyFile)
+		}
+	}
+	for _, k := range accountKeys {
+		if _, err := base64.StdEncoding.DecodeString(k); err != nil {
+			return nil, "", usagef("an account key is not base64")
+		}
+	}
+	return accountKeys, tlsKey, nil
 }
 
 // isSet reports whether a flag was given on the command line.
@@ -108,22 +216,39 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
+// serveInfo is what the startup lines tell.
+type serveInfo struct {
+	account   string
+	keys      []string
+	anonymous bool
+	tls       bool
+}
+
 // serve runs srv on ln until ctx ends, then shuts it down gracefully:
 // no new connections, requests in flight finish within timeout.
-func serve(ctx context.Context, w io.Writer, srv *http.Server, ln net.Listener, account string, keys []string,
-	anonymous bool, timeout time.Duration) error {
-	endpoint := fmt.Sprintf("http://%s/%s", ln.Addr(), account)
+func serve(ctx context.Context, w io.Writer, srv *http.Server, ln net.Listener, info serveInfo, timeout time.Duration) error {
+	scheme := "http"
+	if info.tls {
+		scheme = "https"
+	}
+	endpoint := fmt.Sprintf("%s://%s/%s", scheme, ln.Addr(), info.account)
 	key := server.DevKey
 	switch {
-	case anonymous:
+	case info.anonymous:
 		key = "(any; authentication is off)"
-	case len(keys) > 0:
+	case len(info.keys) > 0:
 		key = "<your key>"
 	}
-	fmt.Fprintf(w, "serve: listening on %s\nserve: connection string: DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;TableEndpoint=%s\n",
-		ln.Addr(), account, key, endpoint)
+	fmt.Fprintf(w, "serve: listening on %s\nserve: connection string: DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;TableEndpoint=%s\n",
+		ln.Addr(), scheme, info.account, key, endpoint)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if info.tls {
+			errc <- srv.ServeTLS(ln, "", "")
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
 	select {
 	case err := <-errc:
 		return err

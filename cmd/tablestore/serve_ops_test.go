@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bufio"
+	"crypto/tls"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/tablestoretest"
+)
+
+// servedProcess is a `tablestore serve` process started by startServe.
+type servedProcess struct {
+	cmd  *exec.Cmd
+	addr string // the data listener
+	mu   sync.Mutex
+	log  []string // stderr lines so far
+	done chan struct{}
+}
+
+// startServe runs the binary with serve and args (plus env), waits at
+// most 30 s for its "listening on" line, and kills it at the end of the
+// test.
+func startServe(t *testing.T, env []string, args ...string) *servedProcess {
+	t.Helper()
+	cmd := exec.Command(buildBinary(t), append([]string{"serve"}, args...)...)
+	cmd.Env = append(cmd.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	p := &servedProcess{cmd: cmd, done: make(chan struct{})}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.done
+		_ = cmd.Wait()
+	})
+	addrc := make(chan string, 1)
+	go func() {
+		defer close(p.done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			l := sc.Text()
+			p.mu.Lock()
+			p.log = append(p.log, l)
+			p.mu.Unlock()
+			if m := regexp.MustCompile(`^serve: listening on (\S+)$`).FindStringSubmatch(l); m != nil {
+				addrc <- m[1]
+			}
+		}
+	}()
+	select {
+	case p.addr = <-addrc:
+	case <-p.done:
+		t.Fatalf("serve exited:\n%s", p.output())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not start:\n%s", p.output())
+	}
+	return p
+}
+
+// output is the stderr read so far.
+func (p *servedProcess) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.log, "\n")
+}
+
+// waitOutput waits at most 10 s for stderr to match re.
+func (p *servedProcess) waitOutput(t *testing.T, re string) {
+	t.Helper()
+	rx := regexp.MustCompile(re)
+	for i := 0; i < 100; i++ {
+		if rx.MatchString(p.output()) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no %q in:\n%s", re, p.output())
+}
+
+// TestServeTLS serves https with --cert and --key: a client trusting the
+// CA is answered, the connection string says https, and plain http to
+// the port is not served.
+func TestServeTLS(t *testing.T) {
+	files := tablestoretest.NewTLSFiles(t, t.TempDir())
+	p := startServe(t, nil, "--in-memory", "--addr", "127.0.0.1:0", "--anonymous", "--cert", files.CertFile, "--key", files.KeyFile)
+	p.waitOutput(t, `DefaultEndpointsProtocol=https;AccountName=devstoreaccount1;.*TableEndpoint=https://`+regexp.QuoteMeta(p.addr)+`/devstoreaccount1`)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: files.Pool}}}
+	resp, err := client.Get("https://" + p.addr + "/devstoreaccount1/Tables")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NotEmpty(t, resp.Header.Get("x-ms-request-id"))
+	resp, err = http.Get("http://" + p.addr + "/devstoreaccount1/Tables")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+}
+
+func TestServeTLSUsage(t *testing.T) {
+	files := tablestoretest.NewTLSFiles(t, t.TempDir())
+	for _, args := range [][]string{
+		{"serve", "--in-memory", "--cert", files.CertFile},
+		{"serve", "--in-memory", "--cert", files.CertFile, "--key", files.CertFile},
+		{"serve", "--in-memory", "--cert", files.CertFile, "--key", files.KeyFile, "--key", files.KeyFile},
+	} {
+		r := cli(t, args...)
+		require.Equal(t, exitUsage, r.code, "%v: %s", args, r.stderr)
+	}
+}
