@@ -36,6 +36,10 @@ type serveFlags struct {
 	level          *string
 	shutdown       *time.Duration
 	cert           *string
+	logFormat      *string
+	adminAddr      *string
+	pprof          *bool
+	backupDir      *string
 }
 
 func serveCommand() *command {
@@ -79,6 +83,10 @@ tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
 			f.anonymous = fs.Bool("anonymous", false, "accept every request without authentication (local development only)")
 			f.level = fs.String("log-level", "info", "debug, info, warn, error or none")
 			f.shutdown = fs.Duration("shutdown-timeout", 30*time.Second, "how long requests in flight may take to finish on SIGINT/SIGTERM")
+			f.logFormat = fs.String("log-format", "text", "text or json: the form of the log lines on standard error")
+			f.adminAddr = fs.String("admin-addr", "", "serve the admin endpoints (/metrics, /healthz, /readyz, POST /backup) on this address (default: off)")
+			f.pprof = fs.Bool("pprof", false, "also serve Go's profiler under /debug/pprof/ on the admin address")
+			f.backupDir = fs.String("backup-dir", "", "where the admin listener's POST /backup?name=NAME writes checkpoints (default: backups off)")
 			return func(ctx context.Context, args []string) error {
 				if err := wantArgs(args, 0, 0, "no arguments"); err != nil {
 					return err
@@ -110,7 +118,20 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 		if !ok {
 			return usagef("unknown --log-level %q: want debug, info, warn, error or none", *f.level)
 		}
-		logger = slog.New(slog.NewTextHandler(io.stderr, &slog.HandlerOptions{Level: lv}))
+		switch *f.logFormat {
+		case "text":
+			logger = slog.New(slog.NewTextHandler(io.stderr, &slog.HandlerOptions{Level: lv}))
+		case "json":
+			logger = slog.New(slog.NewJSONHandler(io.stderr, &slog.HandlerOptions{Level: lv}))
+		default:
+			return usagef("unknown --log-format %q: want text or json", *f.logFormat)
+		}
+	}
+	if *f.adminAddr == "" && (*f.pprof || *f.backupDir != "") {
+		return usagef("--pprof and --backup-dir need --admin-addr")
+	}
+	if *f.backupDir != "" && *f.inMemory {
+		return usagef("--backup-dir needs a store on disk, not --in-memory")
 	}
 	warn := func(msg string) { fmt.Fprintf(io.stderr, "serve: WARNING: %s\n", msg) }
 	keys, tlsKey, err := f.keys(warn)
@@ -134,9 +155,32 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 		return err
 	}
 	defer closeStore(db, &err)
-	h, err := server.New(db, &server.Options{Account: *f.account, Keys: keys, Anonymous: *f.anonymous, Logger: logger})
+	var metrics *server.Metrics
+	if *f.adminAddr != "" {
+		metrics = server.NewMetrics()
+	}
+	h, err := server.New(db, &server.Options{Account: *f.account, Keys: keys, Anonymous: *f.anonymous, Logger: logger,
+		Metrics: metrics})
 	if err != nil {
 		return usagef("%s", errorText(err))
+	}
+	var adminSrv *http.Server
+	var adminLn net.Listener
+	if *f.adminAddr != "" {
+		ah, err := server.NewAdminHandler(server.AdminOptions{Metrics: metrics, Stores: map[string]*tablestore.DB{*f.account: db},
+			Pprof: *f.pprof, BackupDir: *f.backupDir, Logger: logger})
+		if err != nil {
+			return err
+		}
+		adminSrv = server.NewHTTPServer(*f.adminAddr, ah)
+		adminSrv.WriteTimeout = 0 // a profile or a backup may take long
+		if adminLn, err = net.Listen("tcp", *f.adminAddr); err != nil {
+			return err
+		}
+		defer adminLn.Close()
+		if !loopbackAddr(adminLn.Addr()) {
+			warn("the admin listener " + adminLn.Addr().String() + " is reachable beyond this machine and has no authentication: keep it on a private network")
+		}
 	}
 	srv := server.NewHTTPServer(*f.addr, h)
 	if tlsConf != nil {
@@ -151,8 +195,19 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	if err != nil {
 		return err
 	}
-	return serve(ctx, io.stderr, srv, ln, serveInfo{account: *f.account, keys: keys, anonymous: *f.anonymous, tls: tlsConf != nil},
-		*f.shutdown)
+	info := serveInfo{account: *f.account, keys: keys, anonymous: *f.anonymous, tls: tlsConf != nil}
+	if adminSrv != nil {
+		fmt.Fprintf(io.stderr, "serve: admin listening on %s (/metrics, /healthz, /readyz, POST /backup)\n", adminLn.Addr())
+		go func() { _ = adminSrv.Serve(adminLn) }()
+		defer adminSrv.Close()
+	}
+	return serve(ctx, io.stderr, srv, ln, info, *f.shutdown)
+}
+
+// loopbackAddr reports whether a listener's address is on loopback only.
+func loopbackAddr(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 // tlsFiles are the PEM files of --cert and --key.

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
+	"io"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/tablestoretest"
 )
 
@@ -113,4 +117,62 @@ func TestServeTLSUsage(t *testing.T) {
 		r := cli(t, args...)
 		require.Equal(t, exitUsage, r.code, "%v: %s", args, r.stderr)
 	}
+}
+
+// adminAddr waits for the admin listener's address line.
+func (p *servedProcess) adminAddr(t *testing.T) string {
+	t.Helper()
+	p.waitOutput(t, `serve: admin listening on \S+`)
+	m := regexp.MustCompile(`serve: admin listening on (\S+)`).FindStringSubmatch(p.output())
+	return m[1]
+}
+
+// TestServeAdmin runs serve with the admin listener and JSON logs:
+// metrics after a request, readiness, and a backup through
+// `tablestore backup --server` that opens with the table in it.
+func TestServeAdmin(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	backups := filepath.Join(dir, "backups")
+	p := startServe(t, nil, "--dir", store, "--addr", "127.0.0.1:0", "--anonymous", "--log-format", "json",
+		"--admin-addr", "127.0.0.1:0", "--backup-dir", backups)
+	admin := "http://" + p.adminAddr(t)
+	req, _ := http.NewRequest("POST", "http://"+p.addr+"/devstoreaccount1/Tables", strings.NewReader(`{"TableName":"Kept"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-ms-client-request-id", "cli-test-1")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	p.waitOutput(t, `"msg":"request".*"operation":"CreateTable".*"request_id":"`+resp.Header.Get("x-ms-request-id")+`","client_request_id":"cli-test-1"`)
+
+	get := func(path string) (int, string) {
+		resp, err := http.Get(admin + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, text := get("/metrics")
+	require.Equal(t, 200, code)
+	require.Contains(t, text, `tablestore_requests_total{account="devstoreaccount1",operation="CreateTable",status="201"} 1`)
+	require.Contains(t, text, `tablestore_tables{account="devstoreaccount1"} 1`)
+	code, _ = get("/readyz")
+	require.Equal(t, 200, code)
+	code, _ = get("/debug/pprof/")
+	require.Equal(t, 404, code)
+
+	r := ok(t, "backup", "--server", admin, "nightly")
+	require.Equal(t, filepath.Join(backups, "nightly"), strings.TrimSpace(r.stdout))
+	db, err := tablestore.Open(filepath.Join(backups, "nightly"), nil)
+	require.NoError(t, err)
+	exists, err := db.TableExists(context.Background(), "Kept")
+	require.NoError(t, err)
+	require.True(t, exists)
+	require.NoError(t, db.Close())
+	r = cli(t, "backup", "--server", admin, "nightly")
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, "exists")
+	r = cli(t, "backup", "--server", "ftp://x", "n")
+	require.Equal(t, exitUsage, r.code)
 }
