@@ -218,7 +218,8 @@ type request struct {
 	res   resource
 	sas   *sasGrant // nil unless authorised by a shared access signature
 	xml   bool      // errors are written as XML (ACL, service operations)
-	ext   requestExt // operations: log and metric fields, bearer grant (see ops.go)
+
+	ext requestExt // operations: log and metric fields, bearer grant (see ops.go)
 }
 
 // ServeHTTP serves one request.
