@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,6 +42,7 @@ type serveFlags struct {
 	adminAddr      *string
 	pprof          *bool
 	backupDir      *string
+	accounts       *string
 }
 
 func serveCommand() *command {
@@ -86,6 +89,7 @@ tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
 			f.logFormat = fs.String("log-format", "text", "text or json: the form of the log lines on standard error")
 			f.adminAddr = fs.String("admin-addr", "", "serve the admin endpoints (/metrics, /healthz, /readyz, POST /backup) on this address (default: off)")
 			f.pprof = fs.Bool("pprof", false, "also serve Go's profiler under /debug/pprof/ on the admin address")
+			f.accounts = fs.String("accounts", "", "serve the accounts in this file (account:key1[:key2], one a line or ;-separated, as Azurite's $AZURITE_ACCOUNTS, which is read when this is not given), each with its own store under --dir/ACCOUNT")
 			f.backupDir = fs.String("backup-dir", "", "where the admin listener's POST /backup?name=NAME writes checkpoints (default: backups off)")
 			return func(ctx context.Context, args []string) error {
 				if err := wantArgs(args, 0, 0, "no arguments"); err != nil {
@@ -145,30 +149,50 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	if *f.cert != "" {
 		tlsConf = &tlsFiles{cert: *f.cert, key: tlsKey}
 	}
-	var db *tablestore.DB
-	if *f.inMemory {
-		db, err = tablestore.OpenInMemory(nil)
-	} else {
-		db, err = openStore(where, nil)
-	}
+	accounts, err := f.accountList(keys)
 	if err != nil {
 		return err
 	}
-	defer closeStore(db, &err)
+	stores := map[string]*tablestore.DB{}
+	var served []server.Account
+	defer func() {
+		for _, a := range served {
+			closeStore(a.DB, &err)
+		}
+	}()
+	for _, a := range accounts {
+		var db *tablestore.DB
+		switch {
+		case *f.inMemory:
+			db, err = tablestore.OpenInMemory(nil)
+		case len(accounts) == 1 && !f.multi():
+			db, err = openStore(where, nil)
+		default: // each account's store is a subdirectory
+			if isRemote(where) {
+				return usagef("--accounts needs a store directory")
+			}
+			db, err = openStore(filepath.Join(where, a.Name), nil)
+		}
+		if err != nil {
+			return err
+		}
+		a.DB = db
+		served = append(served, a)
+		stores[a.Name] = db
+	}
 	var metrics *server.Metrics
 	if *f.adminAddr != "" {
 		metrics = server.NewMetrics()
 	}
-	h, err := server.New(db, &server.Options{Account: *f.account, Keys: keys, Anonymous: *f.anonymous, Logger: logger,
-		Metrics: metrics})
+	h, err := server.NewAccounts(served, &server.Options{Anonymous: *f.anonymous, Logger: logger, Metrics: metrics})
 	if err != nil {
 		return usagef("%s", errorText(err))
 	}
 	var adminSrv *http.Server
 	var adminLn net.Listener
 	if *f.adminAddr != "" {
-		ah, err := server.NewAdminHandler(server.AdminOptions{Metrics: metrics, Stores: map[string]*tablestore.DB{*f.account: db},
-			Pprof: *f.pprof, BackupDir: *f.backupDir, Logger: logger})
+		ah, err := server.NewAdminHandler(server.AdminOptions{Metrics: metrics, Stores: stores,
+			Pprof: *f.pprof, BackupDir: *f.backupDir, PerAccountDirs: f.multi(), Logger: logger})
 		if err != nil {
 			return err
 		}
@@ -195,13 +219,118 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	if err != nil {
 		return err
 	}
-	info := serveInfo{account: *f.account, keys: keys, anonymous: *f.anonymous, tls: tlsConf != nil}
+	for _, line := range exposureWarnings(ln.Addr(), *f.anonymous, tlsConf != nil) {
+		fmt.Fprintf(io.stderr, "serve: WARNING: %s\n", line)
+	}
+	info := serveInfo{accounts: served, anonymous: *f.anonymous, tls: tlsConf != nil, devKey: len(keys) == 0 && !f.multi()}
 	if adminSrv != nil {
 		fmt.Fprintf(io.stderr, "serve: admin listening on %s (/metrics, /healthz, /readyz, POST /backup)\n", adminLn.Addr())
 		go func() { _ = adminSrv.Serve(adminLn) }()
 		defer adminSrv.Close()
 	}
 	return serve(ctx, io.stderr, srv, ln, info, *f.shutdown)
+}
+
+// multi reports whether --accounts or $AZURITE_ACCOUNTS names the
+// accounts (each then has its own store directory).
+func (f *serveFlags) multi() bool {
+	return *f.accounts != "" || os.Getenv("AZURITE_ACCOUNTS") != ""
+}
+
+// accountList returns the accounts to serve: those of --accounts (a
+// file) or $AZURITE_ACCOUNTS, else --account with keys (the
+// development key when none).
+func (f *serveFlags) accountList(keys []string) ([]server.Account, error) {
+	if !f.multi() {
+		if len(keys) == 0 {
+			keys = []string{server.DevKey}
+		}
+		return []server.Account{{Name: *f.account, Keys: keys}}, nil
+	}
+	if len(keys) > 0 || *f.account != server.DevAccount {
+		return nil, usagef("give the accounts either with --accounts (or $AZURITE_ACCOUNTS) or with --account and its keys, not both")
+	}
+	spec, from := os.Getenv("AZURITE_ACCOUNTS"), "$AZURITE_ACCOUNTS"
+	if *f.accounts != "" {
+		b, err := os.ReadFile(*f.accounts)
+		if err != nil {
+			return nil, err
+		}
+		spec, from = string(b), *f.accounts
+	}
+	accts, err := parseAccounts(spec)
+	if err != nil {
+		return nil, usagef("%s: %s", from, err.Error())
+	}
+	return accts, nil
+}
+
+// parseAccounts reads Azurite's AZURITE_ACCOUNTS format,
+// account1:key1[:key2];account2:key1[:key2], where newlines may also
+// separate accounts and lines starting with # are comments.
+func parseAccounts(spec string) ([]server.Account, error) {
+	var out []server.Account
+	seen := map[string]bool{}
+	for _, line := range strings.Split(spec, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		for _, item := range strings.Split(line, ";") {
+			if item = strings.TrimSpace(item); item == "" {
+				continue
+			}
+			parts := strings.Split(item, ":")
+			if len(parts) < 2 || len(parts) > 3 || parts[0] == "" {
+				return nil, fmt.Errorf("want account:key1[:key2], got an entry with %d field(s)", len(parts))
+			}
+			name := parts[0]
+			if seen[name] {
+				return nil, fmt.Errorf("account %q given twice", name)
+			}
+			seen[name] = true
+			a := server.Account{Name: name}
+			for _, k := range parts[1:] {
+				k = strings.TrimSpace(k)
+				if _, err := base64.StdEncoding.DecodeString(k); err != nil || k == "" {
+					return nil, fmt.Errorf("account %q: a key is not base64", name)
+				}
+				a.Keys = append(a.Keys, k)
+			}
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no account")
+	}
+	return out, nil
+}
+
+// exposureWarnings are the warnings for a data listener on addr: loud
+// for --anonymous beyond loopback, plain for http beyond loopback.
+func exposureWarnings(addr net.Addr, anonymous, tls bool) []string {
+	if loopbackAddr(addr) {
+		return nil
+	}
+	var out []string
+	if anonymous {
+		out = append(out, "********************************************************************",
+			"--anonymous on "+addr.String()+": ANYONE WHO CAN REACH THIS ADDRESS CAN READ,",
+			"CHANGE AND DELETE EVERY TABLE, WITHOUT ANY KEY. Use it on loopback only.",
+			"********************************************************************")
+	}
+	if !tls {
+		out = append(out, "serving plain http on "+addr.String()+", beyond loopback: keys sign requests but data travels in clear; use --cert and --key")
+	}
+	return out
+}
+
+// dialable is addr as a client can use it: an unspecified address
+// (0.0.0.0, ::) becomes 127.0.0.1.
+func dialable(addr net.Addr) string {
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+	}
+	return addr.String()
 }
 
 // loopbackAddr reports whether a listener's address is on loopback only.
@@ -273,10 +402,10 @@ func isSet(fs *flag.FlagSet, name string) bool {
 
 // serveInfo is what the startup lines tell.
 type serveInfo struct {
-	account   string
-	keys      []string
+	accounts  []server.Account
 	anonymous bool
 	tls       bool
+	devKey    bool // the development key is in use: the connection string can show it
 }
 
 // serve runs srv on ln until ctx ends, then shuts it down gracefully:
@@ -286,16 +415,17 @@ func serve(ctx context.Context, w io.Writer, srv *http.Server, ln net.Listener, 
 	if info.tls {
 		scheme = "https"
 	}
-	endpoint := fmt.Sprintf("%s://%s/%s", scheme, ln.Addr(), info.account)
-	key := server.DevKey
-	switch {
-	case info.anonymous:
-		key = "(any; authentication is off)"
-	case len(info.keys) > 0:
-		key = "<your key>"
+	fmt.Fprintf(w, "serve: listening on %s\n", ln.Addr())
+	for _, a := range info.accounts {
+		// Pasteable as is with the development key or --anonymous (which
+		// takes any key); a configured key is not printed into logs.
+		key := "<key of " + a.Name + ">"
+		if info.devKey || info.anonymous {
+			key = server.DevKey
+		}
+		fmt.Fprintf(w, "serve: connection string: DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;TableEndpoint=%s://%s/%s\n",
+			scheme, a.Name, key, scheme, dialable(ln.Addr()), a.Name)
 	}
-	fmt.Fprintf(w, "serve: listening on %s\nserve: connection string: DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;TableEndpoint=%s\n",
-		ln.Addr(), scheme, info.account, key, endpoint)
 	errc := make(chan error, 1)
 	go func() {
 		if info.tls {

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -175,4 +178,81 @@ func TestServeAdmin(t *testing.T) {
 	require.Contains(t, r.stderr, "exists")
 	r = cli(t, "backup", "--server", "ftp://x", "n")
 	require.Equal(t, exitUsage, r.code)
+}
+
+// TestServeAccounts serves two accounts from an --accounts file and
+// from $AZURITE_ACCOUNTS: each has its own store directory, and a table
+// made in one is not in the other.
+func TestServeAccounts(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "accounts")
+	k1 := base64.StdEncoding.EncodeToString([]byte("key one"))
+	k2 := base64.StdEncoding.EncodeToString([]byte("key two"))
+	require.NoError(t, os.WriteFile(file, []byte("# the accounts\nalpha:"+k1+"\nbeta:"+k2+":"+k1+"\n"), 0o600))
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"file", nil, []string{"--accounts", file}},
+		{"env", []string{"AZURITE_ACCOUNTS=alpha:" + k1 + ";beta:" + k2}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := filepath.Join(t.TempDir(), "store")
+			p := startServe(t, tc.env, append([]string{"--dir", store, "--addr", "127.0.0.1:0", "--anonymous"}, tc.args...)...)
+			p.waitOutput(t, `connection string: .*AccountName=beta;.*TableEndpoint=http://`+regexp.QuoteMeta(p.addr)+`/beta`)
+			require.Contains(t, p.output(), "AccountName=alpha;")
+			post := func(account, table string) int {
+				resp, err := http.Post("http://"+p.addr+"/"+account+"/Tables", "application/json", strings.NewReader(`{"TableName":"`+table+`"}`))
+				require.NoError(t, err)
+				resp.Body.Close()
+				return resp.StatusCode
+			}
+			list := func(account string) string {
+				resp, err := http.Get("http://" + p.addr + "/" + account + "/Tables")
+				require.NoError(t, err)
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return string(b)
+			}
+			require.Equal(t, 201, post("alpha", "OnlyAlpha"))
+			require.Equal(t, 201, post("beta", "OnlyBeta"))
+			require.Contains(t, list("alpha"), "OnlyAlpha")
+			require.NotContains(t, list("alpha"), "OnlyBeta")
+			require.Contains(t, list("beta"), "OnlyBeta")
+			require.NotContains(t, list("beta"), "OnlyAlpha")
+			for _, a := range []string{"alpha", "beta"} {
+				_, err := os.Stat(filepath.Join(store, a))
+				require.NoError(t, err, "store of %s", a)
+			}
+		})
+	}
+}
+
+func TestServeAccountsUsage(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad")
+	require.NoError(t, os.WriteFile(bad, []byte("alpha:notbase64!"), 0o600))
+	dup := filepath.Join(dir, "dup")
+	k := base64.StdEncoding.EncodeToString([]byte("k"))
+	require.NoError(t, os.WriteFile(dup, []byte("alpha:"+k+";alpha:"+k), 0o600))
+	for _, args := range [][]string{
+		{"serve", "--dir", dir, "--accounts", bad},
+		{"serve", "--dir", dir, "--accounts", dup},
+		{"serve", "--dir", dir, "--accounts", dup, "--account", "other"},
+	} {
+		r := cli(t, args...)
+		require.Equal(t, exitUsage, r.code, "%v: %s", args, r.stderr)
+	}
+}
+
+func TestExposureWarnings(t *testing.T) {
+	lo := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}
+	any := &net.TCPAddr{IP: net.IPv4zero, Port: 10002}
+	require.Empty(t, exposureWarnings(lo, true, false))
+	w := strings.Join(exposureWarnings(any, true, false), "\n")
+	require.Contains(t, w, "ANYONE WHO CAN REACH THIS ADDRESS")
+	require.Contains(t, w, "plain http")
+	require.NotContains(t, strings.Join(exposureWarnings(any, false, true), "\n"), "ANYONE")
+	require.Equal(t, "127.0.0.1:10002", dialable(any))
 }
