@@ -22,9 +22,6 @@ type handlerExt struct {
 	// cors is the parsed CORS rules of the stored service properties;
 	// nil or empty: no CORS headers.
 	cors atomic.Pointer[corsRules]
-	// secondaryOK says the ACCOUNT-secondary address reaches this
-	// handler (read-only).
-	secondary bool
 }
 
 // requestExt is a request's operations state.
@@ -43,6 +40,10 @@ func (h *handler) initExt(o *Options) error {
 	if o.Bearer != nil {
 		if err := o.Bearer.init(); err != nil {
 			return err
+		}
+		if o.Bearer.InsecureAcceptAnyToken && h.log != nil {
+			h.log.Warn("INSECURE: every bearer token is accepted as Storage Table Data Contributor, unverified; for local development only",
+				"account", h.account)
 		}
 	}
 	h.loadServiceProperties()

@@ -266,3 +266,5 @@ func TestAdminPprofAndNoBackupDir(t *testing.T) {
 		t.Fatal("no stores accepted")
 	}
 }
+
+func openMem() (*tablestore.DB, error) { return tablestore.OpenInMemory(nil) }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -43,6 +44,11 @@ type serveFlags struct {
 	pprof          *bool
 	backupDir      *string
 	accounts       *string
+	jwks           *string
+	issuers        stringList
+	audiences      stringList
+	roles          *string
+	insecureTokens *bool
 }
 
 func serveCommand() *command {
@@ -90,6 +96,11 @@ tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
 			f.adminAddr = fs.String("admin-addr", "", "serve the admin endpoints (/metrics, /healthz, /readyz, POST /backup) on this address (default: off)")
 			f.pprof = fs.Bool("pprof", false, "also serve Go's profiler under /debug/pprof/ on the admin address")
 			f.accounts = fs.String("accounts", "", "serve the accounts in this file (account:key1[:key2], one a line or ;-separated, as Azurite's $AZURITE_ACCOUNTS, which is read when this is not given), each with its own store under --dir/ACCOUNT")
+			f.jwks = fs.String("bearer-jwks", "", "accept Entra ID bearer tokens (over https only) signed by the keys in this JWKS file")
+			fs.Var(&f.issuers, "bearer-issuer", "an accepted token issuer (iss), repeatable, such as https://sts.windows.net/TENANT/")
+			fs.Var(&f.audiences, "bearer-audience", "an accepted token audience besides https://storage.azure.com and the account endpoint, repeatable")
+			f.roles = fs.String("bearer-roles", "", "a JSON file mapping principals (oid or sub) to \"Storage Table Data Reader\" or \"Storage Table Data Contributor\", for tokens without roles")
+			f.insecureTokens = fs.Bool("insecure-accept-any-bearer-token", false, "accept every bearer token unverified, as a contributor (local development only)")
 			f.backupDir = fs.String("backup-dir", "", "where the admin listener's POST /backup?name=NAME writes checkpoints (default: backups off)")
 			return func(ctx context.Context, args []string) error {
 				if err := wantArgs(args, 0, 0, "no arguments"); err != nil {
@@ -149,6 +160,10 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	if *f.cert != "" {
 		tlsConf = &tlsFiles{cert: *f.cert, key: tlsKey}
 	}
+	bearer, err := f.bearer(tlsConf != nil, warn)
+	if err != nil {
+		return err
+	}
 	accounts, err := f.accountList(keys)
 	if err != nil {
 		return err
@@ -184,7 +199,7 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	if *f.adminAddr != "" {
 		metrics = server.NewMetrics()
 	}
-	h, err := server.NewAccounts(served, &server.Options{Anonymous: *f.anonymous, Logger: logger, Metrics: metrics})
+	h, err := server.NewAccounts(served, &server.Options{Anonymous: *f.anonymous, Logger: logger, Metrics: metrics, Bearer: bearer})
 	if err != nil {
 		return usagef("%s", errorText(err))
 	}
@@ -229,6 +244,45 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 		defer adminSrv.Close()
 	}
 	return serve(ctx, io.stderr, srv, ln, info, *f.shutdown)
+}
+
+// bearer returns the bearer token configuration of the --bearer-* flags,
+// nil when none is given. Tokens need https.
+func (f *serveFlags) bearer(tls bool, warn func(string)) (*server.Bearer, error) {
+	if *f.jwks == "" && !*f.insecureTokens {
+		if len(f.issuers) > 0 || len(f.audiences) > 0 || *f.roles != "" {
+			return nil, usagef("--bearer-issuer, --bearer-audience and --bearer-roles need --bearer-jwks")
+		}
+		return nil, nil
+	}
+	if !tls {
+		return nil, usagef("bearer tokens are accepted over https only: give --cert and --key")
+	}
+	if *f.insecureTokens {
+		if *f.jwks != "" {
+			return nil, usagef("give --bearer-jwks or --insecure-accept-any-bearer-token, not both")
+		}
+		warn("--insecure-accept-any-bearer-token: EVERY bearer token is accepted, unverified, as Storage Table Data Contributor; for local development only")
+		return &server.Bearer{InsecureAcceptAnyToken: true}, nil
+	}
+	if len(f.issuers) == 0 {
+		return nil, usagef("--bearer-jwks needs at least one --bearer-issuer")
+	}
+	jwks, err := os.ReadFile(*f.jwks)
+	if err != nil {
+		return nil, err
+	}
+	b := &server.Bearer{JWKS: jwks, Issuers: f.issuers, Audiences: f.audiences}
+	if *f.roles != "" {
+		raw, err := os.ReadFile(*f.roles)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(raw, &b.Principals); err != nil {
+			return nil, usagef("%s: want a JSON object of principal to role: %v", *f.roles, err)
+		}
+	}
+	return b, nil
 }
 
 // multi reports whether --accounts or $AZURITE_ACCOUNTS names the

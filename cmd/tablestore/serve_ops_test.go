@@ -256,3 +256,35 @@ func TestExposureWarnings(t *testing.T) {
 	require.NotContains(t, strings.Join(exposureWarnings(any, false, true), "\n"), "ANYONE")
 	require.Equal(t, "127.0.0.1:10002", dialable(any))
 }
+
+func TestServeBearerUsage(t *testing.T) {
+	files := tablestoretest.NewTLSFiles(t, t.TempDir())
+	jwks := filepath.Join(t.TempDir(), "jwks.json")
+	require.NoError(t, os.WriteFile(jwks, []byte(`{"keys":[]}`), 0o600))
+	for _, args := range [][]string{
+		{"serve", "--in-memory", "--bearer-jwks", jwks, "--bearer-issuer", "x"}, // no TLS
+		{"serve", "--in-memory", "--insecure-accept-any-bearer-token"},         // no TLS
+		{"serve", "--in-memory", "--cert", files.CertFile, "--key", files.KeyFile, "--bearer-jwks", jwks},
+		{"serve", "--in-memory", "--bearer-issuer", "x"},
+		{"serve", "--in-memory", "--cert", files.CertFile, "--key", files.KeyFile, "--bearer-jwks", jwks, "--bearer-issuer", "x"}, // empty JWKS
+	} {
+		r := cli(t, args...)
+		require.Equal(t, exitUsage, r.code, "%v: %s", args, r.stderr)
+	}
+}
+
+// TestServeInsecureTokens: the insecure mode warns at start and takes
+// any token over https.
+func TestServeInsecureTokens(t *testing.T) {
+	files := tablestoretest.NewTLSFiles(t, t.TempDir())
+	p := startServe(t, nil, "--in-memory", "--addr", "127.0.0.1:0", "--cert", files.CertFile, "--key", files.KeyFile,
+		"--insecure-accept-any-bearer-token")
+	require.Contains(t, p.output(), "WARNING: --insecure-accept-any-bearer-token")
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: files.Pool}}}
+	req, _ := http.NewRequest("GET", "https://"+p.addr+"/devstoreaccount1/Tables", nil)
+	req.Header.Set("Authorization", "Bearer anything")
+	resp, err := client.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+}

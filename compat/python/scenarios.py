@@ -72,7 +72,7 @@ def status_code(call):
     try:
         call()
     except HttpResponseError as e:
-        return e.status_code, e.error_code
+        return e.status_code, e.response.headers.get("x-ms-error-code")
     return 200, None
 
 
