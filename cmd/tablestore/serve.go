@@ -71,6 +71,11 @@ connection string to use.
 --cert FILE --key FILE (PEM) serve https; plain http is meant for
 loopback. Without --cert, --key is the old spelling of --account-key.
 
+Every flag can also come from the environment: TABLESTORE_ and the
+flag's name in capitals, '-' as '_' (TABLESTORE_ADMIN_ADDR for
+--admin-addr; a comma-separated list for a repeatable flag). The command
+line wins. See docs/server.md for the whole table.
+
 Each request is logged on standard error as one line at level info (with
 --log-level info or debug; warn and error show only failures, none
 nothing). SIGINT or SIGTERM stops it gracefully: it stops accepting
@@ -114,6 +119,9 @@ tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
 
 // runServe checks the flags, opens the store and serves until ctx ends.
 func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (err error) {
+	if err := flagsFromEnv(fs, os.LookupEnv); err != nil {
+		return err
+	}
 	where := *f.dir
 	if isSet(fs, "store") {
 		if where != "" {
@@ -391,6 +399,39 @@ func dialable(addr net.Addr) string {
 func loopbackAddr(a net.Addr) bool {
 	tcp, ok := a.(*net.TCPAddr)
 	return ok && tcp.IP.IsLoopback()
+}
+
+// envName is the environment variable that supplies a flag of serve:
+// TABLESTORE_ and the flag's name in capitals with '_' for '-'.
+func envName(flagName string) string {
+	return "TABLESTORE_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// envSkip are the flags whose variables are read elsewhere: --store's
+// default is $TABLESTORE_STORE, and $TABLESTORE_ACCOUNT_KEY is kept
+// apart from --account-key so that a key from the environment draws no
+// command-line warning.
+var envSkip = map[string]bool{"store": true, "account-key": true}
+
+// flagsFromEnv sets every flag not given on the command line from its
+// environment variable (see envName), when that is set. A repeatable
+// flag takes a comma-separated list. Errors: a value the flag refuses,
+// naming the variable.
+func flagsFromEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || envSkip[f.Name] || err != nil {
+			return
+		}
+		if v, ok := lookup(envName(f.Name)); ok {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = usagef("$%s: %v", envName(f.Name), e)
+			}
+		}
+	})
+	return err
 }
 
 // tlsFiles are the PEM files of --cert and --key.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/base64"
+	"flag"
 	"io"
 	"net"
 	"net/http"
@@ -263,7 +264,7 @@ func TestServeBearerUsage(t *testing.T) {
 	require.NoError(t, os.WriteFile(jwks, []byte(`{"keys":[]}`), 0o600))
 	for _, args := range [][]string{
 		{"serve", "--in-memory", "--bearer-jwks", jwks, "--bearer-issuer", "x"}, // no TLS
-		{"serve", "--in-memory", "--insecure-accept-any-bearer-token"},         // no TLS
+		{"serve", "--in-memory", "--insecure-accept-any-bearer-token"},          // no TLS
 		{"serve", "--in-memory", "--cert", files.CertFile, "--key", files.KeyFile, "--bearer-jwks", jwks},
 		{"serve", "--in-memory", "--bearer-issuer", "x"},
 		{"serve", "--in-memory", "--cert", files.CertFile, "--key", files.KeyFile, "--bearer-jwks", jwks, "--bearer-issuer", "x"}, // empty JWKS
@@ -287,4 +288,44 @@ func TestServeInsecureTokens(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, 200, resp.StatusCode)
+}
+
+// TestServeEnv: flags from TABLESTORE_... variables, the command line
+// winning, and a bad value named by its variable.
+func TestServeEnv(t *testing.T) {
+	require.Equal(t, "TABLESTORE_ADMIN_ADDR", envName("admin-addr"))
+	require.Equal(t, "TABLESTORE_INSECURE_ACCEPT_ANY_BEARER_TOKEN", envName("insecure-accept-any-bearer-token"))
+	p := startServe(t, []string{"TABLESTORE_IN_MEMORY=true", "TABLESTORE_ADDR=127.0.0.1:0", "TABLESTORE_ANONYMOUS=1",
+		"TABLESTORE_ADMIN_ADDR=127.0.0.1:0", "TABLESTORE_LOG_FORMAT=json", "TABLESTORE_ACCOUNT=fromenv"}, "--account", "fromflag")
+	p.waitOutput(t, `AccountName=fromflag;`)
+	admin := p.adminAddr(t)
+	resp, err := http.Get("http://" + admin + "/healthz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+	resp, err = http.Get("http://" + p.addr + "/fromflag/Tables")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+	p.waitOutput(t, `"msg":"request".*"account":"fromflag"`)
+
+	t.Setenv("TABLESTORE_SHUTDOWN_TIMEOUT", "soon")
+	r := cli(t, "serve", "--in-memory")
+	require.Equal(t, exitUsage, r.code)
+	require.Contains(t, r.stderr, "$TABLESTORE_SHUTDOWN_TIMEOUT")
+}
+
+// TestServeFlagTable: docs/server.md's table names every flag of serve
+// and its variable.
+func TestServeFlagTable(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "server.md"))
+	require.NoError(t, err)
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	serveCommand().flags(fs, &stdio{})
+	fs.VisitAll(func(f *flag.Flag) {
+		require.Contains(t, string(doc), "`--"+f.Name+"`", "docs/server.md lacks --%s", f.Name)
+		if !envSkip[f.Name] {
+			require.Contains(t, string(doc), "`"+envName(f.Name)+"`", "docs/server.md lacks %s", envName(f.Name))
+		}
+	})
 }
