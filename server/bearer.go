@@ -147,12 +147,21 @@ func (b *Bearer) init() error {
 			default:
 				return fmt.Errorf("tablestore: server: JWKS key %d: unsupported curve %q", i, k.Crv)
 			}
-			x, err1 := num(k.X)
-			y, err2 := num(k.Y)
-			if err1 != nil || err2 != nil || !curve.IsOnCurve(x, y) { //nolint:staticcheck // validating a parsed point
+			size := (curve.Params().BitSize + 7) / 8
+			x, err1 := b64.DecodeString(strings.TrimRight(k.X, "="))
+			y, err2 := b64.DecodeString(strings.TrimRight(k.Y, "="))
+			if err1 != nil || err2 != nil || len(x) > size || len(y) > size {
 				return fmt.Errorf("tablestore: server: JWKS key %d: a bad EC key", i)
 			}
-			pub = &ecdsa.PublicKey{Curve: curve, X: x, Y: y}
+			point := make([]byte, 1+2*size)
+			point[0] = 4 // uncompressed
+			copy(point[1+size-len(x):], x)
+			copy(point[1+2*size-len(y):], y)
+			ec, err := ecdsa.ParseUncompressedPublicKey(curve, point) // checks the point is on the curve
+			if err != nil {
+				return fmt.Errorf("tablestore: server: JWKS key %d: a bad EC key: %v", i, err)
+			}
+			pub = ec
 		default:
 			continue
 		}

@@ -24,9 +24,13 @@ const testIssuer = "https://sts.windows.net/00000000-0000-0000-0000-000000000001
 // testJWKS returns a JWKS holding the RSA key and the EC key.
 func testJWKS(rk *rsa.PrivateKey, ek *ecdsa.PrivateKey) []byte {
 	b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+	pt, err := ek.PublicKey.Bytes() // 0x04 | X | Y
+	if err != nil {
+		panic(err)
+	}
 	keys := []map[string]string{
 		{"kty": "RSA", "kid": "rsa1", "use": "sig", "n": b64(rk.N.Bytes()), "e": b64(big.NewInt(int64(rk.E)).Bytes())},
-		{"kty": "EC", "kid": "ec1", "crv": "P-256", "x": b64(ek.X.FillBytes(make([]byte, 32))), "y": b64(ek.Y.FillBytes(make([]byte, 32)))},
+		{"kty": "EC", "kid": "ec1", "crv": "P-256", "x": b64(pt[1:33]), "y": b64(pt[33:])},
 	}
 	out, _ := json.Marshal(map[string]any{"keys": keys})
 	return out
