@@ -107,8 +107,11 @@ if [ "$target" = tablestore ]; then
     printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >ext.cnf
     openssl x509 -req -in req.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out cert.pem -days 2 -extfile ext.cnf 2>/dev/null
   )
+  node test-tls/tokens.js "$work" # token-key.pem and jwks.json, for the bearer scenarios
   tls_port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-  "$bin" serve --in-memory --addr "127.0.0.1:$tls_port" --cert "$work/cert.pem" --key "$work/key.pem" >"$work/server-tls.log" 2>&1 &
+  "$bin" serve --in-memory --addr "127.0.0.1:$tls_port" --cert "$work/cert.pem" --key "$work/key.pem" \
+    --bearer-jwks "$work/jwks.json" --bearer-issuer "$(node -p 'require("./test-tls/tokens.js").issuer')" \
+    >"$work/server-tls.log" 2>&1 &
   tls_pid=$!
   for _ in $(seq 600); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$tls_port") 2>/dev/null; then break; fi
@@ -128,7 +131,7 @@ node --test --test-concurrency=1 --test-reporter=spec "$@" test/*.test.js || sta
 if [ -n "$tls_port" ]; then
   echo "compat/js: the https scenarios against $target on 127.0.0.1:$tls_port"
   TABLES_CONNECTION_STRING="DefaultEndpointsProtocol=https;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;TableEndpoint=https://127.0.0.1:$tls_port/devstoreaccount1;" \
-    NODE_EXTRA_CA_CERTS="$work/ca.pem" \
+    NODE_EXTRA_CA_CERTS="$work/ca.pem" TABLES_TOKEN_KEY="$work/token-key.pem" \
     node --test --test-concurrency=1 --test-reporter=spec "$@" test-tls/*.test.js || status=$?
   if [ "$status" -ne 0 ] && [ -s "$work/server-tls.log" ]; then
     tail -n 20 "$work/server-tls.log" >&2
