@@ -34,6 +34,22 @@ type Metrics struct {
 
 	mu     sync.Mutex
 	stores map[string]*tablestore.DB // by account
+
+	// series caches each (account, operation, status)'s children, so a
+	// request costs map lookups but no label hashing or allocation.
+	series sync.Map // seriesKey -> *seriesChildren
+}
+
+type seriesKey struct {
+	account, op string
+	status      int
+}
+
+type seriesChildren struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+	bytesIn  prometheus.Counter
+	bytesOut prometheus.Counter
 }
 
 // requestBuckets are the request latency histogram's bounds, in seconds.
@@ -94,13 +110,24 @@ func (m *Metrics) addStore(account string, db *tablestore.DB) {
 
 // observe counts one finished request.
 func (m *Metrics) observe(account, op string, status int, d time.Duration, in, out int64) {
-	m.requests.WithLabelValues(account, op, strconv.Itoa(status)).Inc()
-	m.duration.WithLabelValues(account, op).Observe(d.Seconds())
+	k := seriesKey{account, op, status}
+	v, ok := m.series.Load(k)
+	if !ok {
+		v, _ = m.series.LoadOrStore(k, &seriesChildren{
+			requests: m.requests.WithLabelValues(account, op, strconv.Itoa(status)),
+			duration: m.duration.WithLabelValues(account, op),
+			bytesIn:  m.bytesIn.WithLabelValues(account),
+			bytesOut: m.bytesOut.WithLabelValues(account),
+		})
+	}
+	c := v.(*seriesChildren)
+	c.requests.Inc()
+	c.duration.Observe(d.Seconds())
 	if in > 0 {
-		m.bytesIn.WithLabelValues(account).Add(float64(in))
+		c.bytesIn.Add(float64(in))
 	}
 	if out > 0 {
-		m.bytesOut.WithLabelValues(account).Add(float64(out))
+		c.bytesOut.Add(float64(out))
 	}
 }
 
