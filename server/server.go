@@ -73,8 +73,10 @@ type Options struct {
 	// its Authorization header or signature. For local development only.
 	// Default false.
 	Anonymous bool
-	// Logger receives one line per request (method, path, status,
-	// duration, request id) at level Info. Default nil: no logging.
+	// Logger receives one line per request at level Info: method, path,
+	// status, operation, account, table, request ids, bytes in and out,
+	// duration, and why authentication failed (see ops.go). Default nil:
+	// no logging.
 	Logger *slog.Logger
 	// MaxConcurrentRequests bounds the requests served at once; a request
 	// that finds no free slot within QueueWait is answered 503 ServerBusy
