@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
 )
 
 // logRecorder collects JSON log lines.
@@ -268,3 +270,42 @@ func TestAdminPprofAndNoBackupDir(t *testing.T) {
 }
 
 func openMem() (*tablestore.DB, error) { return tablestore.OpenInMemory(nil) }
+
+// faultyConn is a driver whose store has met corruption: Health reports
+// it, and nothing else is called by the admin endpoints.
+type faultyConn struct{ driver.Conn }
+
+func (faultyConn) Health() error {
+	return &driver.CorruptError{Op: "compaction", File: "000042.sst", Err: errors.New("block checksum mismatch")}
+}
+
+// TestReadyzCorruption: a store with a corruption fault is not ready,
+// and the fault shows in the metrics.
+func TestReadyzCorruption(t *testing.T) {
+	db, err := tablestore.OpenDriver(faultyConn{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics()
+	m.addStore(DevAccount, db)
+	admin, err := NewAdminHandler(AdminOptions{Metrics: m, Stores: map[string]*tablestore.DB{DevAccount: db}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	admin.ServeHTTP(w, httptest.NewRequest("GET", "/readyz", nil))
+	if w.Code != 503 || !strings.Contains(w.Body.String(), "block checksum mismatch") {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	w = httptest.NewRecorder()
+	admin.ServeHTTP(w, httptest.NewRequest("GET", "/healthz", nil))
+	if w.Code != 200 {
+		t.Fatalf("healthz: %d", w.Code)
+	}
+	text := scrape(t, admin)
+	for _, want := range []string{`tablestore_engine_fault{account="devstoreaccount1"} 1`, `tablestore_engine_up{account="devstoreaccount1"} 0`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %s", want)
+		}
+	}
+}
