@@ -28,7 +28,11 @@ import (
 //     rule's ExposedHeaders name, exactly or by a prefix ending in *),
 //     and, unless the rule allows every origin, Vary: Origin and
 //     Access-Control-Allow-Credentials: true. With rules but no match,
-//     only Vary: Origin.
+//     a GET or HEAD gets Vary: Origin only.
+//   - A GET or HEAD without Origin, when there are rules, gets
+//     Access-Control-Allow-Origin: * (and Expose-Headers) from a rule
+//     allowing every origin and the method, else Vary: Origin (Azure's
+//     table of when Vary is set).
 //   - With no rules there are no CORS headers at all.
 
 // corsRule is one parsed CorsRule.
@@ -190,10 +194,31 @@ func (q *request) cors() bool {
 		q.preflight(rules, origin)
 		return true
 	}
-	if rules == nil || len(*rules) == 0 || origin == "" {
+	if rules == nil || len(*rules) == 0 {
 		return false
 	}
 	hd := q.w.Header()
+	getHead := q.r.Method == http.MethodGet || q.r.Method == http.MethodHead
+	if origin == "" {
+		// A GET or HEAD without Origin, with rules: * from a rule allowing
+		// every origin, else Vary: Origin, so caches keep the answers to
+		// cross-origin requests apart.
+		if !getHead {
+			return false
+		}
+		for i := range *rules {
+			r := &(*rules)[i]
+			if r.anyOrig && r.allowsMethod(q.r.Method) {
+				hd.Set("Access-Control-Allow-Origin", "*")
+				if len(r.exposed) > 0 {
+					q.w = &corsWriter{ResponseWriter: q.w, exposed: r.exposed}
+				}
+				return false
+			}
+		}
+		hd.Add("Vary", "Origin")
+		return false
+	}
 	for i := range *rules {
 		r := &(*rules)[i]
 		if !r.allowsOrigin(origin) || !r.allowsMethod(q.r.Method) {
@@ -211,7 +236,9 @@ func (q *request) cors() bool {
 		}
 		return false
 	}
-	hd.Add("Vary", "Origin")
+	if getHead {
+		hd.Add("Vary", "Origin")
+	}
 	return false
 }
 

@@ -114,12 +114,28 @@ func TestCORS(t *testing.T) {
 	if w.Header().Get("Access-Control-Allow-Origin") != "*" || w.Header().Get("Vary") != "" || w.Header().Get("Access-Control-Allow-Credentials") != "" {
 		t.Fatalf("wildcard actual: %v", w.Header())
 	}
-	// Rules, but none matches: Vary only.
-	r = httptest.NewRequest("DELETE", "/devstoreaccount1/Tables('x')", nil)
+	// Rules, but none matches: Vary only, on GET and HEAD.
+	r = httptest.NewRequest("HEAD", "/devstoreaccount1/Tables", nil)
 	r.Header.Set("Origin", "http://other.example")
 	w = serve(h, r)
 	if w.Header().Get("Access-Control-Allow-Origin") != "" || w.Header().Get("Vary") != "Origin" {
 		t.Fatalf("no match: %v", w.Header())
+	}
+	r = httptest.NewRequest("DELETE", "/devstoreaccount1/Tables('x')", nil)
+	r.Header.Set("Origin", "http://other.example")
+	w = serve(h, r)
+	if w.Header().Get("Access-Control-Allow-Origin") != "" || w.Header().Get("Vary") != "" {
+		t.Fatalf("no match on DELETE: %v", w.Header())
+	}
+	// No Origin: a GET gets * from the rule allowing every origin; other
+	// methods get nothing.
+	w = serve(h, httptest.NewRequest("GET", "/devstoreaccount1/Tables", nil))
+	if w.Header().Get("Access-Control-Allow-Origin") != "*" || w.Header().Get("Vary") != "" {
+		t.Fatalf("GET without Origin: %v", w.Header())
+	}
+	w = serve(h, httptest.NewRequest("POST", "/devstoreaccount1/Tables", strings.NewReader(`{"TableName":"noorigin"}`)))
+	if w.Code != 201 || w.Header().Get("Access-Control-Allow-Origin") != "" || w.Header().Get("Vary") != "" {
+		t.Fatalf("POST without Origin: %d %v", w.Code, w.Header())
 	}
 
 	// Bad rules are refused and change nothing.
@@ -138,8 +154,20 @@ func TestCORS(t *testing.T) {
 		t.Fatalf("rules changed by a refused document: %d", w.Code)
 	}
 	// Removing the rules removes the headers.
+	if w := setProps(t, h, `<StorageServiceProperties><Cors><CorsRule><AllowedOrigins>http://app.example</AllowedOrigins><AllowedMethods>PUT</AllowedMethods></CorsRule></Cors></StorageServiceProperties>`); w.Code != 202 {
+		t.Fatal(w.Code)
+	}
+	// No rule allows every origin: a GET without Origin gets Vary only.
+	w = serve(h, httptest.NewRequest("GET", "/devstoreaccount1/Tables", nil))
+	if w.Header().Get("Access-Control-Allow-Origin") != "" || w.Header().Get("Vary") != "Origin" {
+		t.Fatalf("GET without Origin, no wildcard rule: %v", w.Header())
+	}
 	if w := setProps(t, h, `<StorageServiceProperties><Cors/></StorageServiceProperties>`); w.Code != 202 {
 		t.Fatal(w.Code)
+	}
+	w = serve(h, httptest.NewRequest("GET", "/devstoreaccount1/Tables", nil))
+	if w.Header().Get("Vary") != "" {
+		t.Fatalf("no rules, yet Vary: %v", w.Header())
 	}
 	if w := preflight(h, "http://app.example", "PATCH", ""); w.Code != 403 {
 		t.Fatalf("after removal: %d", w.Code)
