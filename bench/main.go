@@ -68,7 +68,7 @@ func parseFlags(args []string) (config, error) {
 	rounds := fs.Int("rounds", 3, "rounds of each workload but load-nosync, sides interleaved; the best round is reported")
 	jsonl := fs.String("jsonl", "", "only write the first -n entities of the data set to this file as JSON lines (tablestore import's input) and exit")
 	n := fs.String("n", "1000000", "entities -jsonl writes")
-	cliImport := fs.Bool("cli-import", false, "only compare `tablestore import` of the data set (-scale) with the library's batch-100 bulk load, unsynced and synced")
+	cliImport := fs.Bool("cli-import", false, "only compare `tablestore import` of the data set (-scale), sorted and interleaved, with the library's batch-100 bulk load, unsynced and synced")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}

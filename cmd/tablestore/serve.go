@@ -30,6 +30,7 @@ var logLevels = map[string]slog.Level{
 type serveFlags struct {
 	store, dir     *string
 	inMemory       *bool
+	create         *bool
 	addr           *string
 	account        *string
 	accountKeys    stringList // --account-key
@@ -59,7 +60,10 @@ func serveCommand() *command {
 		help: `serve answers Azure Table Storage's REST API on --addr (default
 127.0.0.1:10002, loopback only) over the store in --dir (or --store), or
 over an empty in-memory store with --in-memory, so the Azure SDKs work
-against it unchanged. By default it serves the development account
+against it unchanged. The directory must hold a store unless --create is
+given, which makes a new store there when it holds none (and says so);
+with --accounts the same holds for each account's subdirectory. By
+default it serves the development account
 devstoreaccount1 with Azure's well-known key, so an SDK's development
 connection string works; --account sets another name, and its keys (up
 to two, base64) come from --account-key-file (one key a line) or
@@ -82,12 +86,14 @@ nothing). SIGINT or SIGTERM stops it gracefully: it stops accepting
 connections, lets requests in flight finish (up to --shutdown-timeout),
 then closes the store.`,
 		example: `tablestore serve --dir data
+tablestore serve --dir new-data --create
 tablestore serve --dir data --addr 0.0.0.0:10002 --cert cert.pem --key key.pem --account-key-file keys
 tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
 			f := &serveFlags{store: storeFlag(fs)}
 			f.dir = fs.String("dir", "", "the store directory (the same as --store)")
 			f.inMemory = fs.Bool("in-memory", false, "serve an empty in-memory store, gone when the server stops")
+			f.create = fs.Bool("create", false, "make a new store in --dir (each account's, with --accounts) if it holds none")
 			f.addr = fs.String("addr", "127.0.0.1:10002", "the address to listen on")
 			f.account = fs.String("account", server.DevAccount, "the storage account name clients address")
 			fs.Var(&f.accountKeys, "account-key", "an account key in base64, repeatable; visible in ps: prefer --account-key-file or $TABLESTORE_ACCOUNT_KEY (default: the development key)")
@@ -134,6 +140,9 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	}
 	if *f.inMemory == (where != "") {
 		return usagef("give --dir DIR or --in-memory")
+	}
+	if *f.inMemory && *f.create {
+		return usagef("--create is for --dir, not --in-memory")
 	}
 	var logger *slog.Logger
 	if *f.level != "none" {
@@ -188,13 +197,19 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 		switch {
 		case *f.inMemory:
 			db, err = tablestore.OpenInMemory(nil)
-		case len(accounts) == 1 && !f.multi():
-			db, err = openStore(where, nil)
-		default: // each account's store is a subdirectory
-			if isRemote(where) {
-				return usagef("--accounts needs a store directory")
+		default:
+			dir := where
+			if f.multi() { // each account's store is a subdirectory
+				if isRemote(where) {
+					return usagef("--accounts needs a store directory")
+				}
+				dir = filepath.Join(where, a.Name)
 			}
-			db, err = openStore(filepath.Join(where, a.Name), nil)
+			if *f.create {
+				db, err = openOrCreateStore(dir, nil, io.stderr, "serve")
+			} else {
+				db, err = openStore(dir, nil)
+			}
 		}
 		if err != nil {
 			return err

@@ -138,7 +138,7 @@ func TestServeAdmin(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "store")
 	backups := filepath.Join(dir, "backups")
-	p := startServe(t, nil, "--dir", store, "--addr", "127.0.0.1:0", "--anonymous", "--log-format", "json",
+	p := startServe(t, nil, "--dir", store, "--create", "--addr", "127.0.0.1:0", "--anonymous", "--log-format", "json",
 		"--admin-addr", "127.0.0.1:0", "--backup-dir", backups)
 	admin := "http://" + p.adminAddr(t)
 	req, _ := http.NewRequest("POST", "http://"+p.addr+"/devstoreaccount1/Tables", strings.NewReader(`{"TableName":"Kept"}`))
@@ -200,7 +200,7 @@ func TestServeAccounts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := filepath.Join(t.TempDir(), "store")
-			p := startServe(t, tc.env, append([]string{"--dir", store, "--addr", "127.0.0.1:0", "--anonymous"}, tc.args...)...)
+			p := startServe(t, tc.env, append([]string{"--dir", store, "--create", "--addr", "127.0.0.1:0", "--anonymous"}, tc.args...)...)
 			p.waitOutput(t, `connection string: .*AccountName=beta;.*TableEndpoint=http://`+regexp.QuoteMeta(p.addr)+`/beta`)
 			require.Contains(t, p.output(), "AccountName=alpha;")
 			post := func(account, table string) int {

@@ -83,6 +83,19 @@ func inspectDir(fs vfs.FS, dir string) (fresh bool, err error) {
 	return false, nil
 }
 
+// missingStore is Open's error, with MustExist, for dir that inspectDir
+// found fresh: ResourceNotFound, naming dir and what it holds.
+func missingStore(fs vfs.FS, dir string) error {
+	why := "the directory does not exist"
+	if ls, err := fs.List(dir); err == nil {
+		why = "the directory is empty"
+		if len(ls) > 0 {
+			why = "the directory holds only the start of a store creation that did not finish"
+		}
+	}
+	return errorf("ResourceNotFound", "no store in %q: %s", dir, why)
+}
+
 func isNotExist(err error) bool { return errors.Is(err, iofs.ErrNotExist) }
 
 // onlyCreationLeftovers reports whether ls, a directory without a
