@@ -41,8 +41,8 @@ the token is then gone from the address bar. A new token is drawn at every
 start unless $` + consoleTokenEnv + ` sets one (16 to 128 letters, digits, '-'
 and '_'). Changes are protected against cross-site requests.
 
-To serve the console beside the REST API of a running server, use
-"tablestore serve --console" instead. SIGINT or SIGTERM stops the console
+To serve the console beside the REST API, on the server's admin listener
+and with its request metrics, use "tablestore serve --console" instead. SIGINT or SIGTERM stops the console
 and closes the store.`,
 		example: `tablestore console --store data
 tablestore console --store data --addr 127.0.0.1:8080`,
@@ -72,12 +72,9 @@ tablestore console --store data --addr 127.0.0.1:8080`,
 
 // consoleSetup is how a console is started.
 type consoleSetup struct {
-	addr  string
-	store string // the --store argument, named in the pages (not a connection string)
-	// accounts, when set, make sessions sign in (serve without
-	// --anonymous).
-	accounts []console.Account
-	logger   *slog.Logger
+	addr   string
+	store  string // the --store argument, named in the pages (not a connection string)
+	logger *slog.Logger
 }
 
 // startConsole listens on setup.addr and serves a console over db in the
@@ -88,8 +85,7 @@ func startConsole(w io.Writer, prefix string, db *tablestore.DB, setup consoleSe
 	if isRemote(name) {
 		name = "remote store" // a connection string holds a key
 	}
-	c, err := console.New(db, &console.Options{Token: os.Getenv(consoleTokenEnv), Accounts: setup.accounts,
-		StoreName: name, Logger: setup.logger})
+	c, err := console.New(db, &console.Options{Token: os.Getenv(consoleTokenEnv), StoreName: name, Logger: setup.logger})
 	if err != nil {
 		if errors.Is(err, console.ErrBadOptions) {
 			return nil, usagef("%s (from $%s)", err, consoleTokenEnv)
@@ -103,9 +99,6 @@ func startConsole(w io.Writer, prefix string, db *tablestore.DB, setup consoleSe
 	srv := &http.Server{Handler: c, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		MaxHeaderBytes: 64 << 10}
 	fmt.Fprintf(w, "%s: open %s\n", prefix, c.StartURL(ln.Addr().String()))
-	if len(setup.accounts) > 0 {
-		fmt.Fprintf(w, "%s: sign in as %s with one of the account's keys\n", prefix, setup.accounts[0].Name)
-	}
 	if ip, ok := ln.Addr().(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
 		fmt.Fprintf(w, "%s: warning: %s is reachable from other machines, and plain HTTP shows the token to the network\n",
 			prefix, ln.Addr())
@@ -126,18 +119,47 @@ func startConsole(w io.Writer, prefix string, db *tablestore.DB, setup consoleSe
 	}, nil
 }
 
-// serveConsole starts the console of "serve --console" beside the REST
-// server: over the same store, signing sessions in with the server's
-// account and keys unless the server is anonymous. This server exports
-// no request metrics, so the Health page shows the store's state only.
-func serveConsole(w io.Writer, db *tablestore.DB, addr, store, account string, keys []string, anonymous bool,
-	logger *slog.Logger) (func() error, error) {
-	setup := consoleSetup{addr: addr, store: store, logger: logger}
-	if !anonymous {
-		if len(keys) == 0 {
-			keys = []string{server.DevKey}
-		}
-		setup.accounts = []console.Account{{Name: account, Keys: keys}}
+// mountConsole returns the admin handler ah with the web console under
+// /console/, for "serve --console": over the served accounts' stores, each
+// session signing in as one of them with one of its keys (with --anonymous
+// and a single account, the token alone lets a session in), and charting
+// the server's metrics.
+func mountConsole(ah http.Handler, served []server.Account, metrics *server.Metrics, anonymous bool, store string,
+	logger *slog.Logger) (http.Handler, *console.Console, error) {
+	if isRemote(store) {
+		store = "remote store"
 	}
-	return startConsole(w, "serve: console", db, setup)
+	o := &console.Options{Token: os.Getenv(consoleTokenEnv), Prefix: "/console", StoreName: store, Logger: logger}
+	if metrics != nil {
+		o.Metrics = metrics.Handler()
+	}
+	var db *tablestore.DB
+	if anonymous && len(served) == 1 {
+		db = served[0].DB
+	} else {
+		for _, a := range served {
+			o.Accounts = append(o.Accounts, console.Account{Name: a.Name, Keys: a.Keys, DB: a.DB})
+		}
+	}
+	c, err := console.New(db, o)
+	if err != nil {
+		if errors.Is(err, console.ErrBadOptions) {
+			return nil, nil, usagef("%s (from $%s)", err, consoleTokenEnv)
+		}
+		return nil, nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/console/", c)
+	mux.Handle("/console", c)
+	mux.Handle("/", ah)
+	return mux, c, nil
+}
+
+// printConsole prints the URL of the console mounted on the admin
+// listener at addr.
+func printConsole(w io.Writer, c *console.Console, addr net.Addr, signIn bool) {
+	fmt.Fprintf(w, "serve: console: open %s\n", c.StartURL(dialable(addr)))
+	if signIn {
+		fmt.Fprintf(w, "serve: console: sign in as a served account with one of its keys\n")
+	}
 }

@@ -158,45 +158,83 @@ func TestConsoleUsage(t *testing.T) {
 	require.Contains(t, r.stderr, "no store", "the console serves an existing store only")
 }
 
-// TestServeConsole runs `tablestore serve --console`: the console signs
-// sessions in with the server's account key and sees what the REST API
-// writes; with --anonymous the token alone lets a session in.
+// TestServeConsole runs `tablestore serve --console`: the console is on
+// the admin listener under /console/, beside /metrics; sessions sign in as
+// a served account with its key and see that account's store only, and the
+// Health page's metrics are the server's; with --anonymous and one account
+// the token alone lets a session in.
 func TestServeConsole(t *testing.T) {
-	_, lines := startProcess(t, nil, "serve", "--in-memory", "--addr", "127.0.0.1:0", "--console",
-		"--console-addr", "127.0.0.1:0", "--log-level", "none")
-	start := waitLine(t, lines, `^serve: console: open (http://127\.0\.0\.1:\d+/\?token=\S+)$`)
-	waitLine(t, lines, `^serve: console: (sign in as devstoreaccount1) with one of the account's keys$`)
+	dir := t.TempDir()
+	accounts := filepath.Join(dir, "accounts")
+	keyA, keyB := server.DevKey, "a2V5LWJldGEta2V5LWJldGEta2V5LWJldGE="
+	require.NoError(t, os.WriteFile(accounts, []byte("alpha:"+keyA+"\nbeta:"+keyB+"\n"), 0o600))
+	_, lines := startProcess(t, nil, "serve", "--dir", filepath.Join(dir, "stores"), "--create", "--accounts", accounts,
+		"--addr", "127.0.0.1:0", "--console", "--admin-addr", "127.0.0.1:0", "--log-level", "none")
+	start := waitLine(t, lines, `^serve: console: open (http://127\.0\.0\.1:\d+/console/\?token=\S+)$`)
+	waitLine(t, lines, `^serve: console: (sign in) as a served account with one of its keys$`)
+	admin := waitLine(t, lines, `^serve: admin listening on (\S+) `)
+	require.True(t, strings.HasPrefix(start, "http://"+admin+"/console/"), start)
 	addr := waitLine(t, lines, `^serve: listening on (\S+)$`)
-	base := start[:strings.Index(start, "/?token=")]
+	base := "http://" + admin + "/console"
 
-	// The token leads to the sign-in page; only the account's key signs in.
-	c := newConsoleClient(t, base)
-	c.do("GET", start, "", nil)
-	status, _, loc := c.do("GET", "/tables", "", nil)
-	require.Equal(t, http.StatusSeeOther, status)
-	require.Equal(t, "/signin?then=%2Ftables", loc)
-	c.do("GET", loc, "", nil)
-	form := url.Values{"account": {server.DevAccount}, "key": {"wrong"}, "csrf": {c.csrf}}
-	status, _, _ = c.do("POST", "/signin", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
-	require.Equal(t, http.StatusUnauthorized, status)
-	form.Set("key", server.DevKey)
-	status, _, _ = c.do("POST", "/signin", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
-	require.Equal(t, http.StatusSeeOther, status)
-	status, _, _ = c.do("POST", "/tables", "application/x-www-form-urlencoded", strings.NewReader("name=Shared"))
-	require.Equal(t, http.StatusSeeOther, status)
-
-	// Signing in to the console opens nothing on the REST API.
-	req, err := http.NewRequest("GET", "http://"+addr+"/devstoreaccount1/Tables", nil)
-	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
+	// The admin endpoints are still there.
+	resp, err := http.Get("http://" + admin + "/healthz")
 	require.NoError(t, err)
 	resp.Body.Close()
-	require.Equal(t, http.StatusForbidden, resp.StatusCode, "the REST API still demands a signature")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
 
-	// Anonymous: no sign-in, and the REST API shows the console's table.
+	// The token leads to the sign-in page; only an account's key signs in.
+	c := newConsoleClient(t, base)
+	status, _, loc := c.do("GET", start, "", nil)
+	require.Equal(t, http.StatusSeeOther, status)
+	require.Equal(t, "/console/", loc)
+	status, _, loc = c.do("GET", "/tables", "", nil)
+	require.Equal(t, http.StatusSeeOther, status)
+	require.Equal(t, "/console/signin?then=%2Ftables", loc)
+	c.do("GET", "/signin", "", nil)
+	form := url.Values{"account": {"beta"}, "key": {keyA}, "csrf": {c.csrf}}
+	status, _, _ = c.do("POST", "/signin", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+	require.Equal(t, http.StatusUnauthorized, status, "alpha's key does not open beta")
+	form.Set("key", keyB)
+	status, _, _ = c.do("POST", "/signin", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+	require.Equal(t, http.StatusSeeOther, status)
+	status, _, _ = c.do("POST", "/tables", "application/x-www-form-urlencoded", strings.NewReader("name=BetaOnly"))
+	require.Equal(t, http.StatusSeeOther, status)
+
+	// A REST request to beta shows in beta's metrics on the Health page.
+	resp, err = http.Get("http://" + addr + "/beta/Tables")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusForbidden, resp.StatusCode, "unsigned")
+	status, body, _ := c.do("GET", "/health/metrics", "", nil)
+	require.Equal(t, http.StatusOK, status)
+	var m struct {
+		Available bool
+		Requests  float64
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &m), body)
+	require.True(t, m.Available)
+	require.GreaterOrEqual(t, m.Requests, 1.0)
+
+	// alpha's store does not hold beta's table.
+	a := newConsoleClient(t, base)
+	a.do("GET", start, "", nil)
+	a.do("GET", "/signin", "", nil)
+	form = url.Values{"account": {"alpha"}, "key": {keyA}, "csrf": {a.csrf}}
+	status, _, _ = a.do("POST", "/signin", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+	require.Equal(t, http.StatusSeeOther, status)
+	status, body, _ = a.do("GET", "/tables", "", nil)
+	require.Equal(t, http.StatusOK, status)
+	require.NotContains(t, body, "BetaOnly")
+	status, body, _ = c.do("GET", "/tables", "", nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, "BetaOnly")
+
+	// Anonymous with one account: no sign-in, and the REST API shows the
+	// console's table.
 	_, lines = startProcess(t, nil, "serve", "--in-memory", "--addr", "127.0.0.1:0", "--anonymous", "--console",
-		"--console-addr", "127.0.0.1:0", "--log-level", "none")
-	start = waitLine(t, lines, `^serve: console: open (http://127\.0\.0\.1:\d+/\?token=\S+)$`)
+		"--admin-addr", "127.0.0.1:0", "--log-level", "none")
+	start = waitLine(t, lines, `^serve: console: open (http://127\.0\.0\.1:\d+/console/\?token=\S+)$`)
 	addr = waitLine(t, lines, `^serve: listening on (\S+)$`)
 	c = newConsoleClient(t, start[:strings.Index(start, "/?token=")])
 	c.do("GET", start, "", nil)
@@ -204,7 +242,7 @@ func TestServeConsole(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	status, _, _ = c.do("POST", "/tables", "application/x-www-form-urlencoded", strings.NewReader("name=Shared"))
 	require.Equal(t, http.StatusSeeOther, status)
-	req, _ = http.NewRequest("GET", "http://"+addr+"/devstoreaccount1/Tables", nil)
+	req, _ := http.NewRequest("GET", "http://"+addr+"/devstoreaccount1/Tables", nil)
 	req.Header.Set("Accept", "application/json;odata=nometadata")
 	resp, err = http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -212,6 +250,9 @@ func TestServeConsole(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, string(b), `"TableName":"Shared"`)
+
+	r := cli(t, "serve", "--in-memory", "--console", "--admin-addr", "127.0.0.1:0", "--addr", "nonsense")
+	require.Equal(t, exitFail, r.code, r.stderr)
 }
 
 // TestConsoleCSVMatchesTheCommand holds the console's CSV to the
