@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server"
 	"github.com/tablestore/tablestore/server/console"
 )
 
@@ -163,35 +164,44 @@ func (b *browser) screenshot(name string) {
 	require.NoError(b.t, os.WriteFile(filepath.Join(b.shot, name+".png"), png, 0o644))
 }
 
-// demoMetrics serves synthetic Prometheus metrics in the REST server's
-// names, so the Health page's charts have something to draw: a steady 80
-// fast requests per second and a swinging 0 to 80 slow ones, with their
-// latency distributions; every series only grows, as counters do.
-type demoMetrics struct{ start time.Time }
-
-func (m demoMetrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s := time.Since(m.start).Seconds() + 60
-	fast := 80 * s                                       // requests
-	slow := 40*s + 240*(1-math.Cos(s/6))                 // the integral of 40 + 40 sin(s/6)
-	fastFrac := []float64{0.3, 0.7, 0.95, 0.99, 1, 1, 1} // cumulative, per bucket
-	slowFrac := []float64{0, 0.05, 0.2, 0.5, 0.8, 0.97, 1}
-	les := []string{"0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "+Inf"}
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	fmt.Fprintf(w, "# TYPE tablestore_requests_total counter\n")
-	fmt.Fprintf(w, "tablestore_requests_total{account=\"devstoreaccount1\",operation=\"QueryEntities\",status=\"200\"} %.0f\n", fast+slow*0.95)
-	fmt.Fprintf(w, "tablestore_requests_total{account=\"devstoreaccount1\",operation=\"InsertEntity\",status=\"503\"} %.0f\n", slow*0.05)
-	fmt.Fprintf(w, "# TYPE tablestore_request_duration_seconds histogram\n")
-	for i, le := range les {
-		fmt.Fprintf(w, "tablestore_request_duration_seconds_bucket{account=\"devstoreaccount1\",operation=\"QueryEntities\",le=%q} %.0f\n",
-			le, fast*fastFrac[i]+slow*slowFrac[i])
-	}
-	fmt.Fprintf(w, "tablestore_request_duration_seconds_sum{account=\"devstoreaccount1\",operation=\"QueryEntities\"} %f\n", fast*0.0008+slow*0.006)
-	fmt.Fprintf(w, "tablestore_request_duration_seconds_count{account=\"devstoreaccount1\",operation=\"QueryEntities\"} %.0f\n", fast+slow)
-	fmt.Fprintf(w, "tablestore_requests_in_flight %d\n", 2+int(3*(1+math.Sin(s))))
+// restTraffic runs a REST server with metrics over db and sends it
+// requests until ctx ends, at a rate that swings between about 20 and 100
+// a second, with a query now and then, so the Health page has a server's
+// real metrics to chart. It returns the metrics.
+func restTraffic(t *testing.T, ctx context.Context, db *tablestore.DB) *server.Metrics {
+	t.Helper()
+	metrics := server.NewMetrics()
+	h, err := server.New(db, &server.Options{Anonymous: true, Metrics: metrics})
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := server.NewHTTPServer(ln.Addr().String(), h)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	base := "http://" + ln.Addr().String() + "/" + server.DevAccount
+	go func() {
+		client := &http.Client{Timeout: 5 * time.Second}
+		start := time.Now()
+		for i := 0; ctx.Err() == nil; i++ {
+			path := "/Tables"
+			if i%5 == 0 {
+				path = "/Orders()?$filter=" + url.QueryEscape("PartitionKey eq '2026-11-03'") + "&$top=50"
+			}
+			req, _ := http.NewRequestWithContext(ctx, "GET", base+path, nil)
+			req.Header.Set("Accept", "application/json;odata=nometadata")
+			if resp, err := client.Do(req); err == nil {
+				resp.Body.Close()
+			}
+			rate := 60 + 40*math.Sin(time.Since(start).Seconds()/3)
+			time.Sleep(time.Duration(float64(time.Second) / rate))
+		}
+	}()
+	return metrics
 }
 
 // TestConsoleInBrowser drives the console in headless Chromium through a
-// user's session: create a table, insert an entity of every EDM type,
+// user's session, while a REST server over the same store takes traffic
+// whose metrics the Health page charts: create a table, insert an entity of every EDM type,
 // query with a filter (seeing a syntax error at its position first) and
 // read the plan, page, edit with a stale ETag and see the conflict, import a
 // file with the progress bar, delete the entity and the table. It measures
@@ -203,7 +213,10 @@ func TestConsoleInBrowser(t *testing.T) {
 	db, err := tablestore.Open(filepath.Join(t.TempDir(), "store"), &tablestore.Options{MemTableSize: 1 << 20})
 	require.NoError(t, err)
 	defer db.Close()
-	c, err := console.New(db, &console.Options{Metrics: demoMetrics{start: time.Now()}, StoreName: "data"})
+	trafficCtx, stopTraffic := context.WithCancel(bg)
+	defer stopTraffic()
+	metrics := restTraffic(t, trafficCtx, db)
+	c, err := console.New(db, &console.Options{Metrics: metrics.Handler(), StoreName: "data"})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
