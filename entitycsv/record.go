@@ -2,6 +2,7 @@ package entitycsv
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -175,20 +176,34 @@ func (r *Reader) Header() Header { return r.header }
 // SetHeader sets the header Read decodes records with.
 func (r *Reader) SetHeader(h Header) { r.header = h }
 
-var errTooLong = &tablestore.Error{Code: tablestore.CodeRequestBodyTooLarge,
-	Message: fmt.Sprintf("a record longer than %d MiB", MaxRecordBytes>>20)}
+// errTooLong marks an over-long record inside the reader; callers get
+// tooLong's error.
+var errTooLong = errors.New("entitycsv: record too long")
 
-// readLine appends the next line, with its ending, to r.raw.
+func tooLong() error {
+	return &tablestore.Error{Code: tablestore.CodeRequestBodyTooLarge,
+		Message: fmt.Sprintf("a record longer than %d MiB", MaxRecordBytes>>20)}
+}
+
+// readLine appends the next line, with its ending, to r.raw. When the
+// record passes MaxRecordBytes, it reads on to the end of the line, drops
+// r.raw and returns errTooLong.
 func (r *Reader) readLine() error {
 	start := len(r.raw)
 	for {
 		chunk, err := r.r.ReadSlice('\n')
 		r.raw = append(r.raw, chunk...)
 		r.offset += int64(len(chunk))
-		if err == bufio.ErrBufferFull {
-			if len(r.raw) > MaxRecordBytes {
-				return errTooLong
+		if len(r.raw) > MaxRecordBytes {
+			for err == bufio.ErrBufferFull {
+				chunk, err = r.r.ReadSlice('\n')
+				r.offset += int64(len(chunk))
 			}
+			r.line++
+			r.raw = r.raw[:0]
+			return errTooLong
+		}
+		if err == bufio.ErrBufferFull {
 			continue
 		}
 		if len(r.raw) > start {
@@ -201,32 +216,18 @@ func (r *Reader) readLine() error {
 	}
 }
 
-// skipRest reads past the end of an over-long line.
-func (r *Reader) skipRest() error {
-	for {
-		chunk, err := r.r.ReadSlice('\n')
-		r.offset += int64(len(chunk))
-		if err != bufio.ErrBufferFull {
-			break
-		}
-	}
-	r.line++
-	r.raw = r.raw[:0]
-	return errTooLong
-}
-
 // ReadRecord returns the next record, or io.EOF at the end of the input.
 // A malformed record is an InvalidInput error and a record longer than
 // MaxRecordBytes a RequestBodyTooLarge one, each with the Record's Line
 // set; reading goes on after it (an over-long record is skipped to the
-// end of the line where the limit was passed). Any other error is the
+// end of the line where it passed the limit). Any other error is the
 // underlying reader's.
 func (r *Reader) ReadRecord() (Record, error) {
 	r.raw = r.raw[:0]
 	r.sc = scanner{}
 	if err := r.readLine(); err != nil {
 		if err == errTooLong {
-			return Record{Line: r.line + 1}, r.skipRest()
+			return Record{Line: r.line}, tooLong()
 		}
 		return Record{}, err
 	}
@@ -237,7 +238,7 @@ func (r *Reader) ReadRecord() (Record, error) {
 			break // the last record, complete or not
 		}
 		if err == errTooLong {
-			return Record{Line: line}, r.skipRest()
+			return Record{Line: line}, tooLong()
 		}
 		if err != nil {
 			return Record{Line: line}, err
