@@ -19,8 +19,8 @@ const exportPageSize = 1000
 // export streams the entities a query matches as JSON lines or CSV, page
 // by page: format=jsonl writes one entity per line in Azure's JSON wire
 // format, without the Timestamp and ETag (as the tablestore command's
-// export does); format=csv writes the CSV format of csv.go, its columns
-// found by a first pass over the same query. A failure after the first
+// export does); format=csv writes the CSV format of package entitycsv,
+// its columns found by a first pass over the same query. A failure after the first
 // byte ends the connection without the response's end, so a download
 // never looks complete when it is not.
 func (c *Console) export(w http.ResponseWriter, r *http.Request) {

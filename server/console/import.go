@@ -44,7 +44,7 @@ var importModes = map[string]tablestore.ActionType{
 // chunks, in order, each answered once its complete records are committed,
 // so the progress it shows is what the store holds. Records follow the
 // format of the tablestore command's import: JSON lines in Azure's wire
-// format, or the CSV of csv.go. Consecutive records with the same
+// format, or the CSV of package entitycsv. Consecutive records with the same
 // PartitionKey are committed together in transactions of up to 100.
 type importJob struct {
 	id     string
