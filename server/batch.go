@@ -17,69 +17,94 @@ import (
 // header names in any case, sub-requests without Content-Length and with
 // blank lines before the body, absolute or relative sub-request URLs.
 
-// mimePart is one part of a multipart body.
+// mimePart is one part of a multipart body. Its header values are
+// copies; body aliases the multipart body.
 type mimePart struct {
 	header textproto.MIMEHeader
 	body   []byte
 }
 
-// splitMultipart splits body (with LF line endings) on boundary.
-// Errors: InvalidInput when the boundary never appears or never closes.
-func splitMultipart(body []byte, boundary string) ([]mimePart, error) {
-	delim := "--" + boundary
-	var parts []mimePart
-	var cur []string
-	in, closed := false, false
-	for _, line := range strings.Split(string(body), "\n") {
-		t := strings.TrimRight(line, " \t")
-		switch {
-		case t == delim+"--":
-			if in {
-				parts = append(parts, newPart(cur))
-			}
-			in, closed = false, true
-		case t == delim:
-			if in {
-				parts = append(parts, newPart(cur))
-			}
-			in, cur = true, nil
-		default:
-			if in {
-				cur = append(cur, line)
-			}
-		}
-		if closed {
-			break
-		}
-	}
-	if !closed {
-		return nil, errBadBatch("the multipart body is not closed by its boundary")
-	}
-	return parts, nil
+// lines iterates over the lines of b, each without its LF or CRLF,
+// aliasing b. off is where the next line starts.
+type lines struct {
+	b   []byte
+	off int
 }
 
-// newPart reads a part's header block and body. Continuation lines are
-// not used by any client and are taken as ordinary lines.
-func newPart(lines []string) mimePart {
+// next returns the next line and where it starts; ok is false at the end.
+func (l *lines) next() (line []byte, start int, ok bool) {
+	if l.off >= len(l.b) {
+		return nil, 0, false
+	}
+	start = l.off
+	rest := l.b[start:]
+	i := bytes.IndexByte(rest, '\n')
+	if i < 0 {
+		l.off = len(l.b)
+		line = rest
+	} else {
+		l.off = start + i + 1
+		line = rest[:i]
+	}
+	return bytes.TrimSuffix(line, []byte("\r")), start, true
+}
+
+// splitMultipart splits body (CRLF or LF line endings) on boundary. The
+// parts' bodies alias body. Errors: InvalidInput when the boundary never
+// appears or never closes.
+func splitMultipart(body []byte, boundary string) ([]mimePart, error) {
+	delim := []byte("--" + boundary)
+	var parts []mimePart
+	l := lines{b: body}
+	partStart := -1 // where the current part's first line starts
+	prevEnd := 0    // where the line before the current one ends, its newline excluded
+	end := func(at int) {
+		if partStart >= 0 {
+			parts = append(parts, newPart(body[partStart:max(partStart, at)]))
+		}
+	}
+	for {
+		line, start, ok := l.next()
+		if !ok {
+			return nil, errBadBatch("the multipart body is not closed by its boundary")
+		}
+		t := bytes.TrimRight(line, " \t")
+		switch {
+		case len(t) == len(delim)+2 && bytes.HasPrefix(t, delim) && bytes.HasSuffix(t, []byte("--")):
+			end(prevEnd)
+			return parts, nil
+		case bytes.Equal(t, delim):
+			end(prevEnd)
+			partStart = l.off
+		}
+		prevEnd = start + len(line)
+	}
+}
+
+// newPart reads a part's header block and body: what follows the first
+// blank line after the headers. Continuation lines are not used by any
+// client and are taken as ordinary lines.
+func newPart(b []byte) mimePart {
 	p := mimePart{header: textproto.MIMEHeader{}}
-	i := 0
-	for i < len(lines) && strings.TrimSpace(lines[i]) == "" {
-		i++ // blank lines before the headers
-	}
-	for ; i < len(lines); i++ {
-		if strings.TrimSpace(lines[i]) == "" {
-			i++
-			break
+	l := lines{b: b}
+	inHeaders := false
+	for {
+		line, _, ok := l.next()
+		if !ok {
+			return p
 		}
-		k, v, ok := strings.Cut(lines[i], ":")
-		if ok {
-			p.header.Add(textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(k)), strings.TrimSpace(v))
+		if len(bytes.TrimSpace(line)) == 0 {
+			if inHeaders {
+				p.body = b[l.off:]
+				return p
+			}
+			continue // blank lines before the headers
+		}
+		inHeaders = true
+		if k, v, ok := bytes.Cut(line, []byte(":")); ok {
+			p.header.Add(textproto.CanonicalMIMEHeaderKey(string(bytes.TrimSpace(k))), string(bytes.TrimSpace(v)))
 		}
 	}
-	if i < len(lines) {
-		p.body = []byte(strings.Join(lines[i:], "\n"))
-	}
-	return p
 }
 
 func errBadBatch(why string) *apiErr {
@@ -99,17 +124,17 @@ type subRequest struct {
 	method string
 	res    resource
 	header textproto.MIMEHeader
-	body   []byte
+	body   []byte // aliases the batch body
 }
 
-// parseBatch reads the whole envelope. Errors are answered as ordinary
-// (non-202) errors: nothing has run yet.
+// parseBatch reads the whole envelope; the sub-requests' bodies alias
+// body. Errors are answered as ordinary (non-202) errors: nothing has
+// run yet.
 func (h *handler) parseBatch(contentType string, body []byte) ([]subRequest, error) {
 	boundary, ok := boundaryOf(contentType)
 	if !ok {
 		return nil, errBadBatch("a batch needs Content-Type multipart/mixed with a boundary")
 	}
-	body = bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n"))
 	outer, err := splitMultipart(body, boundary)
 	if err != nil {
 		return nil, err
@@ -125,8 +150,13 @@ func (h *handler) parseBatch(contentType string, body []byte) ([]subRequest, err
 	if err != nil {
 		return nil, err
 	}
-	if len(inner) == 0 {
+	switch {
+	case len(inner) == 0:
 		return nil, errBadBatch("the changeset is empty")
+	case len(inner) > tablestore.MaxTransactionActions:
+		// Parsing stops here; the operation count is answered as Azure
+		// does, at the index past the limit.
+		inner = inner[:tablestore.MaxTransactionActions+1]
 	}
 	subs := make([]subRequest, 0, len(inner))
 	for _, p := range inner {
@@ -143,19 +173,23 @@ func (h *handler) parseBatch(contentType string, body []byte) ([]subRequest, err
 // that follows the header block, trimmed.
 func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 	var s subRequest
-	lines := strings.Split(string(b), "\n")
-	i := 0
-	for i < len(lines) && strings.TrimSpace(lines[i]) == "" {
-		i++
+	l := lines{b: b}
+	var reqLine []byte
+	for {
+		line, _, ok := l.next()
+		if !ok {
+			return s, errBadBatch("a changeset part holds no request")
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			reqLine = line
+			break
+		}
 	}
-	if i == len(lines) {
-		return s, errBadBatch("a changeset part holds no request")
-	}
-	f := strings.Fields(lines[i])
+	f := strings.Fields(string(reqLine))
 	if len(f) != 3 || !strings.HasPrefix(f[2], "HTTP/") {
 		return s, errBadBatch("a changeset part does not start with a request line")
 	}
-	p := newPart(lines[i+1:])
+	p := newPart(b[l.off:])
 	s.method, s.header = strings.ToUpper(f[0]), p.header
 	s.body = bytes.TrimSpace(p.body)
 	if xs := s.header.Values("X-Http-Method"); len(xs) > 0 {
@@ -201,6 +235,9 @@ func (s *subRequest) action() (tablestore.TransactionAction, op, error) {
 	}
 	decode := func() (*tablestore.Entity, error) {
 		body := s.body
+		if err := checkJSONText(body); err != nil {
+			return nil, err
+		}
 		if s.res.kind == kindEntity {
 			body = withKeys(body, s.res.pk, s.res.rk)
 		}
@@ -250,18 +287,14 @@ func (s *subRequest) action() (tablestore.TransactionAction, op, error) {
 
 // batch serves POST $batch: one changeset, run as one transaction.
 func (q *request) batch() {
-	if err := q.authorize(opBatch, "", "", ""); err != nil {
-		q.fail(err)
-		return
-	}
-	body, err := q.readBody()
+	subs, err := q.h.parseBatch(q.r.Header.Get("Content-Type"), q.body)
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	subs, err := q.h.parseBatch(q.r.Header.Get("Content-Type"), body)
-	if err != nil {
-		q.fail(err)
+	if len(subs) > tablestore.MaxTransactionActions {
+		q.batchFailure(tablestore.MaxTransactionActions, apiError(http.StatusBadRequest, "InvalidInput",
+			"The batch request operation exceeds the maximum 100 changes per change set."))
 		return
 	}
 	actions := make([]tablestore.TransactionAction, len(subs))

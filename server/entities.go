@@ -23,8 +23,11 @@ func decodeEntity(r *http.Request, body []byte) (*tablestore.Entity, error) {
 			return nil, apiError(http.StatusUnsupportedMediaType, "JsonFormatNotSupported", "The content type "+mt+" is not supported; use application/json.")
 		}
 	}
+	if err := checkJSONText(body); err != nil {
+		return nil, err
+	}
 	var e tablestore.Entity
-	if strings.TrimSpace(string(body)) == "null" {
+	if string(bytes.TrimSpace(body)) == "null" {
 		return nil, &tablestore.Error{Code: tablestore.CodeInvalidInput, Message: "the body must be a JSON object"}
 	}
 	if err := e.UnmarshalJSON(body); err != nil {
@@ -52,12 +55,7 @@ func (q *request) insertEntity() {
 		q.fail(err)
 		return
 	}
-	body, err := q.readBody()
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	e, err := decodeEntity(q.r, body)
+	e, err := decodeEntity(q.r, q.body)
 	if err != nil {
 		q.fail(err)
 		return
@@ -123,10 +121,6 @@ func selectList(q *request) []string {
 }
 
 func (q *request) getEntity() {
-	if err := q.authorize(opRead, q.res.table, q.res.pk, q.res.rk); err != nil {
-		q.fail(err)
-		return
-	}
 	l, err := q.metadataLevel()
 	if err != nil {
 		q.fail(err)
@@ -155,20 +149,7 @@ func (q *request) writeEntity(mode tablestore.UpdateMode) {
 		return
 	}
 	ifMatch := tablestore.ETag(q.r.Header.Get("If-Match"))
-	op := opUpsert
-	if ifMatch != "" {
-		op = opUpdate
-	}
-	if err := q.authorize(op, q.res.table, q.res.pk, q.res.rk); err != nil {
-		q.fail(err)
-		return
-	}
-	body, err := q.readBody()
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	e, err := decodeEntity(q.r, withKeys(body, q.res.pk, q.res.rk))
+	e, err := decodeEntity(q.r, withKeys(q.body, q.res.pk, q.res.rk))
 	if err != nil {
 		q.fail(err)
 		return
@@ -195,10 +176,6 @@ func (q *request) deleteEntity() {
 		q.fail(err)
 		return
 	}
-	if err := q.authorize(opDelete, q.res.table, q.res.pk, q.res.rk); err != nil {
-		q.fail(err)
-		return
-	}
 	ifMatch := tablestore.ETag(q.r.Header.Get("If-Match"))
 	if ifMatch == "" {
 		q.fail(apiError(http.StatusBadRequest, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: If-Match."))
@@ -215,10 +192,6 @@ func (q *request) deleteEntity() {
 // queryEntities serves Query Entities: $filter, $select, $top and the
 // NextPartitionKey/NextRowKey continuation.
 func (q *request) queryEntities() {
-	if err := q.authorizeQuery(q.res.table); err != nil {
-		q.fail(err)
-		return
-	}
 	l, err := q.metadataLevel()
 	if err != nil {
 		q.fail(err)
@@ -285,20 +258,17 @@ func (q *request) queryEntities() {
 }
 
 // withKeys adds PartitionKey and RowKey to a JSON object body that lacks
-// them, as bodies of URL-addressed writes may. Anything that is not a
-// JSON object is returned unchanged for the decoder to reject.
+// them at its top level, as bodies of URL-addressed writes may. Anything
+// that is not a JSON object is returned unchanged for the decoder to
+// reject. The body is copied only when a key is added.
 func withKeys(body []byte, pk, rk string) []byte {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(body, &top) != nil || top == nil {
-		return body
-	}
-	_, hasPK := top["PartitionKey"]
-	_, hasRK := top["RowKey"]
-	if hasPK && hasRK {
+	hasPK, hasRK, ok := topLevelKeys(body)
+	if !ok || hasPK && hasRK {
 		return body
 	}
 	rest := bytes.TrimSpace(body)[1:] // after '{'
-	out := []byte{'{'}
+	out := make([]byte, 0, len(body)+len(pk)+len(rk)+32)
+	out = append(out, '{')
 	if !hasPK {
 		out = append(out, `"PartitionKey":`...)
 		out = appendString(out, pk)
@@ -313,6 +283,140 @@ func withKeys(body []byte, pk, rk string) []byte {
 		out = out[:len(out)-1]
 	}
 	return append(out, rest...)
+}
+
+// topLevelKeys reports whether the JSON object b has the members
+// PartitionKey and RowKey; ok is false when b is not a well-formed
+// object as far as this scan reads it (the decoder then says why).
+func topLevelKeys(b []byte) (pk, rk, ok bool) {
+	s := jsonScanner{b: b}
+	if s.space(); !s.byte('{') {
+		return false, false, false
+	}
+	if s.space(); s.byte('}') {
+		return false, false, true
+	}
+	for {
+		s.space()
+		key, ok := s.str()
+		if !ok {
+			return false, false, false
+		}
+		switch key {
+		case "PartitionKey":
+			pk = true
+		case "RowKey":
+			rk = true
+		}
+		if s.space(); !s.byte(':') {
+			return false, false, false
+		}
+		if s.space(); !s.value(0) {
+			return false, false, false
+		}
+		s.space()
+		if s.byte('}') {
+			return pk, rk, true
+		}
+		if !s.byte(',') {
+			return false, false, false
+		}
+	}
+}
+
+// jsonScanner skips over JSON text without decoding it.
+type jsonScanner struct {
+	b []byte
+	i int
+}
+
+func (s *jsonScanner) space() {
+	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
+		s.i++
+	}
+}
+
+func (s *jsonScanner) byte(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// str reads a string; its value is decoded only when it has escapes.
+func (s *jsonScanner) str() (string, bool) {
+	start := s.i
+	if !s.byte('"') {
+		return "", false
+	}
+	escaped := false
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '\\':
+			escaped = true
+			s.i += 2
+			continue
+		case '"':
+			s.i++
+			raw := s.b[start:s.i]
+			if !escaped {
+				return string(raw[1 : len(raw)-1]), true
+			}
+			var v string
+			if json.Unmarshal(raw, &v) != nil {
+				return "", false
+			}
+			return v, true
+		}
+		s.i++
+	}
+	return "", false
+}
+
+// value skips one value: a string, an object or array (depth-bounded),
+// or a literal.
+func (s *jsonScanner) value(depth int) bool {
+	if s.i >= len(s.b) || depth > 64 {
+		return false
+	}
+	switch c := s.b[s.i]; c {
+	case '"':
+		_, ok := s.str()
+		return ok
+	case '{', '[':
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		s.i++
+		for first := true; ; first = false {
+			if s.space(); s.byte(end) {
+				return true
+			}
+			if !first && !s.byte(',') {
+				return false
+			}
+			s.space()
+			if c == '{' {
+				if _, ok := s.str(); !ok {
+					return false
+				}
+				if s.space(); !s.byte(':') {
+					return false
+				}
+				s.space()
+			}
+			if !s.value(depth + 1) {
+				return false
+			}
+		}
+	}
+	start := s.i
+	for s.i < len(s.b) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(s.b[s.i])) {
+		s.i++
+	}
+	return s.i > start
 }
 
 func readAll(r io.Reader) ([]byte, error) { return io.ReadAll(r) }

@@ -272,7 +272,9 @@ func (g *sasGrant) allow(o op, table, pk, rk string, keyed bool) error {
 		case opGetACL, opSetACL:
 			return errResourceType
 		case opBatch:
-			rt, need = 'o', []string{""}
+			// Each operation is checked on its own once the body is
+			// read; a signature that allows no write is refused first.
+			rt, need = 'o', []string{"a", "u", "d"}
 		case opRead:
 			rt, need = 'o', []string{"r"}
 		case opInsert:
@@ -297,7 +299,12 @@ func (g *sasGrant) allow(o op, table, pk, rk string, keyed bool) error {
 	var need string
 	switch o {
 	case opBatch:
-		return nil // each operation of the batch is checked on its own
+		// Each operation is checked on its own once the body is read (the
+		// table too); a signature that allows no write is refused first.
+		if has("a") || has("u") || has("d") {
+			return nil
+		}
+		return errPermission
 	case opRead:
 		need = "r"
 	case opInsert:
