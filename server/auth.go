@@ -143,4 +143,3 @@ func (q *request) authorize(o op, table, pk, rk string) error {
 	}
 	return q.sas.allow(o, table, pk, rk, o >= opRead)
 }
-

@@ -321,4 +321,3 @@ func preferNoContent(r *http.Request) bool {
 	}
 	return false
 }
-
