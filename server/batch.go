@@ -210,6 +210,9 @@ func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 	if err != nil {
 		return s, errBadBatch("a sub-request URL is malformed")
 	}
+	if a := hostAccount(u.Host); a != "" && a != h.account {
+		return s, errHostAccount
+	}
 	rest, _ := h.stripAccount(u.Host, u.EscapedPath())
 	q, err := parseQuery(u.RawQuery)
 	if err != nil {
