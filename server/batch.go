@@ -319,6 +319,12 @@ func (q *request) batch() {
 		}
 		actions[i] = a
 	}
+	// The actions hold copies of what they need: the body can go before
+	// the store's work begins.
+	q.body = nil
+	for i := range subs {
+		subs[i].body = nil
+	}
 	err = q.h.db.Table(table).SubmitTransaction(q.r.Context(), actions)
 	if err != nil {
 		var be *tablestore.BatchError

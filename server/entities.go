@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tablestore/tablestore"
 )
@@ -60,6 +61,7 @@ func (q *request) insertEntity() {
 		q.fail(err)
 		return
 	}
+	q.body = nil // e holds copies
 	if err := q.authorize(opInsert, q.res.table, e.PartitionKey, e.RowKey); err != nil {
 		q.fail(err)
 		return
@@ -137,6 +139,10 @@ func (q *request) getEntity() {
 		q.fail(err)
 		return
 	}
+	if !q.needMemory(2 * int64(len(b))) {
+		q.fail(errServerBusy)
+		return
+	}
 	setExact(q.w.Header(), "ETag", string(e.ETag))
 	q.writeJSON(http.StatusOK, l, b)
 }
@@ -154,6 +160,7 @@ func (q *request) writeEntity(mode tablestore.UpdateMode) {
 		q.fail(err)
 		return
 	}
+	q.body = nil // e holds copies
 	// The URL names the entity; the body's keys are ignored.
 	e.PartitionKey, e.RowKey = q.res.pk, q.res.rk
 	t := q.h.db.Table(q.res.table)
@@ -213,19 +220,42 @@ func (q *request) queryEntities() {
 		return
 	}
 	sel := selectList(q)
-	query := tablestore.Query{Filter: flt, Select: sel, Top: top, Continuation: cont}
-	if given && top == 0 {
-		query.Top = 1 // $top=0 returns no entities; the query is still checked
-	}
-	page, err := q.h.db.Table(q.res.table).QueryPage(q.r.Context(), query)
+	b, next, err := q.queryPage(l, tablestore.Query{Filter: flt, Select: sel, Top: top, Continuation: cont}, given && top == 0)
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	if given && top == 0 {
-		page = &tablestore.Page{}
+	if next != nil {
+		hd := q.w.Header()
+		setExact(hd, "x-ms-continuation-NextPartitionKey", encodeNextKey(next[0]))
+		setExact(hd, "x-ms-continuation-NextRowKey", encodeNextKey(next[1]))
 	}
-	var b []byte
+	q.writeJSON(http.StatusOK, l, b)
+}
+
+// Limits of one page of Query Entities, beyond $top.
+const (
+	// pageBytes ends a page, with a continuation, once its JSON passes
+	// it; a page holds at least one entity.
+	pageBytes = 4 << 20
+	// pageChunk is how many entities are read from the store at a time,
+	// so a page of large entities never holds more than this many of them
+	// beyond pageBytes.
+	pageChunk = 32
+	// pageTime ends a page, as Azure does, after this long.
+	pageTime = 5 * time.Second
+)
+
+// queryPage builds one page of query results as JSON at level l, reading
+// the store pageChunk entities at a time. The page ends, with next set
+// to the keys it resumes at, after query.Top (or 1000) entities, after
+// pageBytes of JSON, after pageTime, where the store ends a page early,
+// or when the memory budget grants no more for it; it holds at least one
+// entity unless the store's page held none. empty ($top=0) checks the
+// query and returns no entities and no continuation.
+func (q *request) queryPage(l metaLevel, query tablestore.Query, empty bool) (body []byte, next *[2]string, err error) {
+	sel := query.Select
+	b := make([]byte, 0, 4<<10)
 	b = append(b, '{')
 	if l != metaNone {
 		md := q.res.base + "$metadata#" + q.res.table
@@ -237,24 +267,67 @@ func (q *request) queryEntities() {
 		b = append(b, ',')
 	}
 	b = append(b, `"value":[`...)
-	for i, e := range page.Entities {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		ej, err := q.entityJSON(e, l, sel)
+	remaining := query.Top
+	if remaining == 0 {
+		remaining = 1000
+	}
+	if empty {
+		remaining = 1 // the query is still checked
+	}
+	t := q.h.db.Table(q.res.table)
+	ctx := q.r.Context()
+	emitted := 0
+	for remaining > 0 {
+		query.Top = min(remaining, pageChunk)
+		page, err := t.QueryPage(ctx, query)
 		if err != nil {
-			q.fail(err)
-			return
+			return nil, nil, err
 		}
-		b = append(b, ej...)
+		if empty {
+			return append(b, "]}"...), nil, nil
+		}
+		for _, e := range page.Entities {
+			ej, err := q.entityJSON(e, l, sel)
+			if err != nil {
+				return nil, nil, err
+			}
+			// The reservation covers the page's JSON and, about as large,
+			// the entities it is made from.
+			if emitted > 0 && (len(b)+len(ej) > pageBytes || !q.needMemory(2*int64(len(b)+len(ej)))) {
+				return append(b, "]}"...), &[2]string{e.PartitionKey, e.RowKey}, nil
+			}
+			if emitted > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, ej...)
+			emitted++
+			remaining--
+		}
+		if page.Continuation == "" {
+			return append(b, "]}"...), nil, nil
+		}
+		if remaining == 0 || len(page.Entities) < query.Top || time.Since(q.start) > pageTime {
+			return append(b, "]}"...), &[2]string{page.NextPartitionKey(), page.NextRowKey()}, nil
+		}
+		query.Continuation = page.Continuation
 	}
-	b = append(b, "]}"...)
-	if page.Continuation != "" {
-		hd := q.w.Header()
-		setExact(hd, "x-ms-continuation-NextPartitionKey", encodeNextKey(page.NextPartitionKey()))
-		setExact(hd, "x-ms-continuation-NextRowKey", encodeNextKey(page.NextRowKey()))
+	return append(b, "]}"...), nil, nil
+}
+
+// needMemory grows the request's work reservation to at least n bytes if
+// the budget has them free now, and reports whether it holds n.
+func (q *request) needMemory(n int64) bool {
+	if n <= q.workMem {
+		return true
 	}
-	q.writeJSON(http.StatusOK, l, b)
+	more := max(n-q.workMem, q.workMem) // grow by doubling
+	if !q.h.mem.tryAcquire(more) {
+		if more = n - q.workMem; !q.h.mem.tryAcquire(more) {
+			return false
+		}
+	}
+	q.workMem += more
+	return true
 }
 
 // withKeys adds PartitionKey and RowKey to a JSON object body that lacks

@@ -160,11 +160,11 @@ func (o Options) withDefaults() Options {
 // memoryLimitHeadroom is what RecommendedMemoryLimit adds to the budget:
 // the runtime, the store's own memory in the Go heap, and garbage not
 // yet collected.
-const memoryLimitHeadroom = 64 << 20
+const memoryLimitHeadroom = 32 << 20
 
 // RecommendedMemoryLimit returns the Go runtime memory limit (GOMEMLIMIT,
 // runtime/debug.SetMemoryLimit) that suits a process serving a handler
-// made with opts (nil: defaults): its MemoryBudget plus 64 MiB. Under the
+// made with opts (nil: defaults): its MemoryBudget plus 32 MiB. Under the
 // default garbage collector settings the heap may grow to twice what is
 // live before it is collected, so a burst that fills the budget can take
 // twice the budget; with this limit the collector runs early instead and
@@ -408,14 +408,16 @@ func (q *request) serve() {
 		return
 	}
 	defer q.h.work.release()
-	if n := int64(len(q.body)) * bodyWorkFactor; n > 0 {
-		got, ok := q.h.mem.acquire(ctx, n, false, q.h.wait)
-		if !ok {
-			q.fail(errServerBusy)
-			return
-		}
-		q.workMem += got
+	n := int64(len(q.body)) * bodyWorkFactor
+	if n == 0 {
+		n = readReserve
 	}
+	got, ok := q.h.mem.acquire(ctx, n, false, q.h.wait)
+	if !ok {
+		q.fail(errServerBusy)
+		return
+	}
+	q.workMem += got
 	o.run(q)
 }
 
