@@ -296,7 +296,8 @@ func (q *request) batch() {
 		return
 	}
 	if len(subs) > tablestore.MaxTransactionActions {
-		q.batchFailure(tablestore.MaxTransactionActions, apiError(http.StatusBadRequest, "InvalidInput",
+		// Azure was observed to answer this at index 99 (or 0).
+		q.batchFailure(tablestore.MaxTransactionActions-1, apiError(http.StatusBadRequest, "InvalidInput",
 			"The batch request operation exceeds the maximum 100 changes per change set."))
 		return
 	}

@@ -412,6 +412,9 @@ func (q *request) serve() {
 	if n == 0 {
 		n = readReserve
 	}
+	// With its body's memory, a request never needs more than the whole
+	// budget: alone, it always runs.
+	n = min(n, q.h.mem.size-q.bodyMem)
 	got, ok := q.h.mem.acquire(ctx, n, false, q.h.wait)
 	if !ok {
 		q.fail(errServerBusy)
