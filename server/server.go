@@ -333,6 +333,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	q.commonHeaders()
 	q.serve()
+	if !q.bodyDone && r.ContentLength != 0 {
+		// A body left unread is not waited for: net/http would read up
+		// to 256 KiB of it, at the client's pace, before closing.
+		_ = http.NewResponseController(rec).SetReadDeadline(time.Now())
+	}
 }
 
 // finish releases the memory the request reserved.
@@ -395,6 +400,9 @@ func (q *request) serve() {
 	if err := q.authorizeOperation(o); err != nil {
 		q.fail(err)
 		return
+	}
+	if !o.body && q.r.ContentLength != 0 {
+		q.w.Header().Set("Connection", "close") // the body is not read
 	}
 	if o.body {
 		if err := q.receiveBody(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -316,4 +317,37 @@ func percentile(lat []time.Duration, p int) time.Duration {
 	slices.Sort(s)
 	i := (len(s) - 1) * p / 100
 	return s[i]
+}
+
+// TestRefusedBodyNotAwaited: a request refused before its body is read
+// is answered at once and its connection closed, not kept while the
+// body trickles in.
+func TestRefusedBodyNotAwaited(t *testing.T) {
+	s := newNetServer(t, nil, nil)
+	r, _ := http.NewRequest("POST", s.url+"/things", nil)
+	r.Header.Set("Content-Type", "application/json")
+	serviceSASCred("r").sign(r)
+	conn, err := net.Dial("tcp", r.URL.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	_ = conn.SetDeadline(start.Add(5 * time.Second))
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", r.URL.RequestURI(), r.URL.Host)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || !resp.Close {
+		t.Fatalf("%d, closing %v", resp.StatusCode, resp.Close)
+	}
+	// What follows the status and headers is the error body, then the
+	// end of the connection.
+	rest, err := io.ReadAll(br)
+	if err != nil || time.Since(start) > 2*time.Second || !strings.HasPrefix(string(rest), `{"odata.error"`) {
+		t.Fatalf("the connection stayed open: %v after %s (read %q)", err, time.Since(start), rest)
+	}
 }
