@@ -4,12 +4,15 @@
 // unchanged.
 //
 // New returns an http.Handler; NewHTTPServer wraps it in an http.Server
-// with timeouts suited to a network listener:
+// with timeouts suited to a network listener, and NewListener gives
+// net/http's own refusals Azure's error body:
 //
 //	db, _ := tablestore.Open(dir, nil)
 //	h, _ := server.New(db, nil) // devstoreaccount1 and its well-known key
 //	srv := server.NewHTTPServer("127.0.0.1:10002", h)
-//	err := srv.ListenAndServe() // until srv.Shutdown
+//	debug.SetMemoryLimit(server.RecommendedMemoryLimit(nil))
+//	ln, _ := net.Listen("tcp", srv.Addr)
+//	err := srv.Serve(server.NewListener(ln)) // until srv.Shutdown
 //
 // Clients then use the emulator's connection string:
 //
@@ -20,6 +23,15 @@
 // ({account}.table.example/Tables) addressing work. Requests are
 // authenticated with SharedKey or SharedKeyLite, or with a service or
 // account shared access signature, unless Options.Anonymous is set.
+//
+// Requests are admitted in stages so that slow or unprivileged clients
+// cannot starve others: credentials and permissions are checked from the
+// URL and headers before any body is read; bodies arrive in upload slots
+// of their own at a minimum rate; operations run in work slots; and
+// bodies, the work on them and response pages share a memory budget
+// (Options.MemoryBudget). What finds no slot or memory in time is
+// answered 503 ServerBusy with Retry-After. XML and JSON bodies are
+// checked strictly and refused, never repaired.
 //
 // The handler is safe for concurrent use. Every parse of a request reuses
 // the library's own rules (filter parsing, validation, the JSON wire
