@@ -18,11 +18,17 @@ import (
 // blank lines before the body, absolute or relative sub-request URLs.
 
 // mimePart is one part of a multipart body. Its header values are
-// copies; body aliases the multipart body.
+// copies; body aliases the multipart body. bad says it has more than
+// maxPartHeaders header lines.
 type mimePart struct {
 	header textproto.MIMEHeader
 	body   []byte
+	bad    bool
 }
+
+// maxPartHeaders bounds the header lines of one part of a batch; the
+// SDKs send fewer than ten.
+const maxPartHeaders = 64
 
 // lines iterates over the lines of b, each without its LF or CRLF,
 // aliasing b. off is where the next line starts.
@@ -50,9 +56,10 @@ func (l *lines) next() (line []byte, start int, ok bool) {
 }
 
 // splitMultipart splits body (CRLF or LF line endings) on boundary. The
-// parts' bodies alias body. Errors: InvalidInput when the boundary never
-// appears or never closes.
-func splitMultipart(body []byte, boundary string) ([]mimePart, error) {
+// parts' bodies alias body. It stops after maxParts+1 parts, unclosed:
+// the caller refuses more than maxParts. Errors: InvalidInput when the
+// boundary never appears or never closes.
+func splitMultipart(body []byte, boundary string, maxParts int) ([]mimePart, error) {
 	delim := []byte("--" + boundary)
 	var parts []mimePart
 	l := lines{b: body}
@@ -75,6 +82,9 @@ func splitMultipart(body []byte, boundary string) ([]mimePart, error) {
 			return parts, nil
 		case bytes.Equal(t, delim):
 			end(prevEnd)
+			if len(parts) > maxParts {
+				return parts, nil
+			}
 			partStart = l.off
 		}
 		prevEnd = start + len(line)
@@ -87,7 +97,7 @@ func splitMultipart(body []byte, boundary string) ([]mimePart, error) {
 func newPart(b []byte) mimePart {
 	p := mimePart{header: textproto.MIMEHeader{}}
 	l := lines{b: b}
-	inHeaders := false
+	inHeaders, headers := false, 0
 	for {
 		line, _, ok := l.next()
 		if !ok {
@@ -101,6 +111,10 @@ func newPart(b []byte) mimePart {
 			continue // blank lines before the headers
 		}
 		inHeaders = true
+		if headers++; headers > maxPartHeaders {
+			p.bad = true
+			continue
+		}
 		if k, v, ok := bytes.Cut(line, []byte(":")); ok {
 			p.header.Add(textproto.CanonicalMIMEHeaderKey(string(bytes.TrimSpace(k))), string(bytes.TrimSpace(v)))
 		}
@@ -135,7 +149,7 @@ func (h *handler) parseBatch(contentType string, body []byte) ([]subRequest, err
 	if !ok {
 		return nil, errBadBatch("a batch needs Content-Type multipart/mixed with a boundary")
 	}
-	outer, err := splitMultipart(body, boundary)
+	outer, err := splitMultipart(body, boundary, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -146,20 +160,21 @@ func (h *handler) parseBatch(contentType string, body []byte) ([]subRequest, err
 	if !ok {
 		return nil, errBadBatch("the batch part must be a multipart/mixed changeset; queries in a batch are not supported")
 	}
-	inner, err := splitMultipart(outer[0].body, csBoundary)
+	if outer[0].bad {
+		return nil, errBadBatch("a part has too many header lines")
+	}
+	inner, err := splitMultipart(outer[0].body, csBoundary, tablestore.MaxTransactionActions)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case len(inner) == 0:
+	if len(inner) == 0 {
 		return nil, errBadBatch("the changeset is empty")
-	case len(inner) > tablestore.MaxTransactionActions:
-		// Parsing stops here; the operation count is answered as Azure
-		// does, at the index past the limit.
-		inner = inner[:tablestore.MaxTransactionActions+1]
 	}
 	subs := make([]subRequest, 0, len(inner))
 	for _, p := range inner {
+		if p.bad {
+			return nil, errBadBatch("a part has too many header lines")
+		}
 		s, err := h.parseSubRequest(p.body)
 		if err != nil {
 			return nil, err
@@ -190,6 +205,9 @@ func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 		return s, errBadBatch("a changeset part does not start with a request line")
 	}
 	p := newPart(b[l.off:])
+	if p.bad {
+		return s, errBadBatch("a sub-request has too many header lines")
+	}
 	s.method, s.header = strings.ToUpper(f[0]), p.header
 	s.body = bytes.TrimSpace(p.body)
 	if xs := s.header.Values("X-Http-Method"); len(xs) > 0 {
@@ -239,6 +257,9 @@ func (s *subRequest) action() (tablestore.TransactionAction, op, error) {
 	decode := func() (*tablestore.Entity, error) {
 		body := s.body
 		if err := checkJSONText(body); err != nil {
+			return nil, err
+		}
+		if err := checkMembers(body); err != nil {
 			return nil, err
 		}
 		if s.res.kind == kindEntity {

@@ -27,6 +27,9 @@ func decodeEntity(r *http.Request, body []byte) (*tablestore.Entity, error) {
 	if err := checkJSONText(body); err != nil {
 		return nil, err
 	}
+	if err := checkMembers(body); err != nil {
+		return nil, err
+	}
 	var e tablestore.Entity
 	if string(bytes.TrimSpace(body)) == "null" {
 		return nil, &tablestore.Error{Code: tablestore.CodeInvalidInput, Message: "the body must be a JSON object"}
@@ -335,7 +338,8 @@ func (q *request) needMemory(n int64) bool {
 // that is not a JSON object is returned unchanged for the decoder to
 // reject. The body is copied only when a key is added.
 func withKeys(body []byte, pk, rk string) []byte {
-	hasPK, hasRK, ok := topLevelKeys(body)
+	top, ok := scanObject(body)
+	hasPK, hasRK := top.pk, top.rk
 	if !ok || hasPK && hasRK {
 		return body
 	}
@@ -358,43 +362,66 @@ func withKeys(body []byte, pk, rk string) []byte {
 	return append(out, rest...)
 }
 
-// topLevelKeys reports whether the JSON object b has the members
-// PartitionKey and RowKey; ok is false when b is not a well-formed
-// object as far as this scan reads it (the decoder then says why).
-func topLevelKeys(b []byte) (pk, rk, ok bool) {
+// objectInfo is what scanObject finds at the top level of a JSON object.
+type objectInfo struct {
+	pk, rk  bool // it has the members PartitionKey and RowKey
+	members int  // how many members it has
+}
+
+// maxMembers bounds the members of an entity's JSON object: 255
+// properties with their type annotations, and room for odata.* members.
+// More is TooManyProperties before the body is decoded, so a body of
+// tiny members cannot make the decoder build a map far larger than it.
+const maxMembers = 2*255 + 16
+
+// scanObject reads the top level of the JSON object b; ok is false when b
+// is not a well-formed object as far as this scan reads it (the decoder
+// then says why).
+func scanObject(b []byte) (info objectInfo, ok bool) {
 	s := jsonScanner{b: b}
 	if s.space(); !s.byte('{') {
-		return false, false, false
+		return info, false
 	}
 	if s.space(); s.byte('}') {
-		return false, false, true
+		return info, true
 	}
 	for {
 		s.space()
 		key, ok := s.str()
 		if !ok {
-			return false, false, false
+			return info, false
 		}
-		switch key {
+		info.members++
+		switch string(key) {
 		case "PartitionKey":
-			pk = true
+			info.pk = true
 		case "RowKey":
-			rk = true
+			info.rk = true
 		}
 		if s.space(); !s.byte(':') {
-			return false, false, false
+			return info, false
 		}
 		if s.space(); !s.value(0) {
-			return false, false, false
+			return info, false
 		}
 		s.space()
 		if s.byte('}') {
-			return pk, rk, true
+			return info, true
 		}
 		if !s.byte(',') {
-			return false, false, false
+			return info, false
 		}
 	}
+}
+
+// checkMembers refuses a JSON object with more than maxMembers members.
+// Errors: TooManyProperties.
+func checkMembers(b []byte) error {
+	if info, ok := scanObject(b); ok && info.members > maxMembers {
+		return &tablestore.Error{Code: tablestore.CodeTooManyProperties,
+			Message: "the entity has " + itoa(info.members) + " members; an entity has at most 255 properties"}
+	}
+	return nil
 }
 
 // jsonScanner skips over JSON text without decoding it.
@@ -417,11 +444,12 @@ func (s *jsonScanner) byte(c byte) bool {
 	return false
 }
 
-// str reads a string; its value is decoded only when it has escapes.
-func (s *jsonScanner) str() (string, bool) {
+// str reads a string. Its value aliases b unless it has escapes, when it
+// is decoded into a copy.
+func (s *jsonScanner) str() ([]byte, bool) {
 	start := s.i
 	if !s.byte('"') {
-		return "", false
+		return nil, false
 	}
 	escaped := false
 	for s.i < len(s.b) {
@@ -434,17 +462,17 @@ func (s *jsonScanner) str() (string, bool) {
 			s.i++
 			raw := s.b[start:s.i]
 			if !escaped {
-				return string(raw[1 : len(raw)-1]), true
+				return raw[1 : len(raw)-1], true
 			}
 			var v string
 			if json.Unmarshal(raw, &v) != nil {
-				return "", false
+				return nil, false
 			}
-			return v, true
+			return []byte(v), true
 		}
 		s.i++
 	}
-	return "", false
+	return nil, false
 }
 
 // value skips one value: a string, an object or array (depth-bounded),
@@ -486,7 +514,11 @@ func (s *jsonScanner) value(depth int) bool {
 		}
 	}
 	start := s.i
-	for s.i < len(s.b) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(s.b[s.i])) {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return s.i > start
+		}
 		s.i++
 	}
 	return s.i > start

@@ -274,13 +274,18 @@ func (q *request) createTable() {
 		q.fail(err)
 		return
 	}
-	var in map[string]any
-	if err := json.Unmarshal(q.body, &in); err != nil {
-		q.fail(apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: the body must be a JSON object with TableName."))
+	badBody := apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: the body must be a JSON object with TableName.")
+	if info, ok := scanObject(q.body); !ok || info.members > maxMembers {
+		q.fail(badBody)
 		return
 	}
-	name, ok := in["TableName"].(string)
-	if !ok {
+	var in map[string]json.RawMessage
+	if err := json.Unmarshal(q.body, &in); err != nil {
+		q.fail(badBody)
+		return
+	}
+	var name string
+	if raw, ok := in["TableName"]; !ok || len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &name) != nil {
 		q.fail(apiError(http.StatusBadRequest, "PropertiesNeedValue", "The values are not specified for all properties in the entity: TableName is required."))
 		return
 	}
