@@ -19,7 +19,10 @@ import (
 //     as soon as the body is in.
 //  3. Work: one of MaxConcurrentRequests work slots, and the memory the
 //     operation needs beyond its body (bodyWorkFactor times the body; a
-//     query's page, counted as it is built).
+//     query's page, counted as it is built). The response is kept in
+//     memory and sent once the work slot is released, at MinBodyRate
+//     after BodyGracePeriod, so a client slow to read holds memory (until
+//     its connection is cut) but no slot.
 //
 // A stage that finds no slot or no memory waits up to QueueWait, then the
 // request is answered 503 ServerBusy with Retry-After. Request bodies

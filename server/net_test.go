@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -29,6 +30,13 @@ type netServer struct {
 // with table "things"; it is closed when the test ends.
 func newNetServer(t testing.TB, db *tablestore.DB, opts *Options) *netServer {
 	t.Helper()
+	return newNetServerWith(t, db, opts, nil)
+}
+
+// newNetServerWith is newNetServer with the listener wrapped by wrap
+// (when not nil) under NewListener.
+func newNetServerWith(t testing.TB, db *tablestore.DB, opts *Options, wrap func(net.Listener) net.Listener) *netServer {
+	t.Helper()
 	if db == nil {
 		var err error
 		if db, err = tablestore.OpenInMemory(&tablestore.Options{NoSync: true}); err != nil {
@@ -50,6 +58,9 @@ func newNetServer(t testing.TB, db *tablestore.DB, opts *Options) *netServer {
 	ts.Config.WriteTimeout = hs.WriteTimeout
 	ts.Config.IdleTimeout = hs.IdleTimeout
 	ts.Config.MaxHeaderBytes = hs.MaxHeaderBytes
+	if wrap != nil {
+		ts.Listener = wrap(ts.Listener)
+	}
 	ts.Listener = NewListener(ts.Listener)
 	ts.Start()
 	t.Cleanup(ts.Close)

@@ -427,7 +427,6 @@ func (q *request) serve() {
 		q.fail(errServerBusy)
 		return
 	}
-	defer q.h.work.release()
 	n := int64(len(q.body)) * bodyWorkFactor
 	if n == 0 {
 		n = readReserve
@@ -437,11 +436,65 @@ func (q *request) serve() {
 	n = min(n, q.h.mem.size-q.bodyMem)
 	got, ok := q.h.mem.acquire(ctx, n, false, q.h.wait)
 	if !ok {
+		q.h.work.release()
 		q.fail(errServerBusy)
 		return
 	}
 	q.workMem += got
-	o.run(q)
+	// The response waits in memory (reserved) until the work slot is
+	// free again, so a client slow to read holds no slot.
+	dw := &deferredWriter{ResponseWriter: q.w}
+	func() {
+		defer q.h.work.release()
+		q.w = dw
+		defer func() { q.w = dw.ResponseWriter }()
+		o.run(q)
+	}()
+	q.send(dw)
+}
+
+// deferredWriter keeps an operation's response: its status, and the
+// slices written, which the handlers do not touch again after writing.
+// Headers go to the underlying writer's map.
+type deferredWriter struct {
+	http.ResponseWriter
+	status int
+	chunks [][]byte
+}
+
+func (d *deferredWriter) WriteHeader(code int) {
+	if d.status == 0 {
+		d.status = code
+	}
+}
+
+func (d *deferredWriter) Write(b []byte) (int, error) {
+	if d.status == 0 {
+		d.status = http.StatusOK
+	}
+	d.chunks = append(d.chunks, b)
+	return len(b), nil
+}
+
+// send writes a deferred response, at MinBodyRate or faster once
+// BodyGracePeriod has passed: a client that reads slower loses its
+// connection.
+func (q *request) send(d *deferredWriter) {
+	size := 0
+	for _, c := range d.chunks {
+		size += len(c)
+	}
+	due := time.Duration(float64(size) / float64(q.h.minRate) * float64(time.Second))
+	_ = http.NewResponseController(q.w).SetWriteDeadline(time.Now().Add(q.h.grace + due))
+	if d.status == 0 {
+		d.status = http.StatusOK
+	}
+	q.w.WriteHeader(d.status)
+	for _, c := range d.chunks {
+		if _, err := q.w.Write(c); err != nil {
+			return
+		}
+	}
 }
 
 // requestHeaderBytes is the size of the request line and header lines

@@ -351,3 +351,53 @@ func TestRefusedBodyNotAwaited(t *testing.T) {
 		t.Fatalf("the connection stayed open: %v after %s (read %q)", err, time.Since(start), rest)
 	}
 }
+
+// TestSlowReadersHoldNoSlot: responses are written after the operation's
+// work slot is released, so clients that never read their large
+// responses do not keep others from being served.
+func TestSlowReadersHoldNoSlot(t *testing.T) {
+	s := newNetServerWith(t, nil, &Options{MaxConcurrentRequests: 1, QueueWait: 2 * time.Second, MemoryBudget: 64 << 20},
+		func(l net.Listener) net.Listener { return smallSendBuffers{l} })
+	var ents []string
+	for j := 0; j < 60; j++ {
+		ents = append(ents, fmt.Sprintf(`{"PartitionKey":"big","RowKey":"%03d","A":"%s","B":"%s"}`, j, strings.Repeat("a", 30000), strings.Repeat("b", 30000)))
+	}
+	if status, out := postBatch(t, s.h, batchOf(ents...), false); status != http.StatusAccepted || strings.Contains(out, "odata.error") {
+		t.Fatalf("load: %d %.300s", status, out)
+	}
+	cred := sharedKeyCred(true)
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := 0; i < 4; i++ {
+		r, _ := http.NewRequest("GET", s.url+"/things()", nil)
+		cred.sign(r)
+		d := net.Dialer{Control: smallReceiveBuffer}
+		conn, err := d.Dial("tcp", r.URL.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, conn)
+		if err := r.Write(conn); err != nil { // and never read the 3.6 MB answer
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Second) // their pages are built
+	c := &http.Client{Timeout: 5 * time.Second}
+	start := time.Now()
+	if status, code, out := s.do(t, c, cred, "GET", "/things(PartitionKey='big',RowKey='000')?$select=RowKey", nil, nil); status != http.StatusOK {
+		t.Fatalf("a get while 4 clients do not read: %d %s %.200s", status, code, out)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the get took %s", d)
+	}
+	if used, _ := s.h.mem.inUse(); used < 4*pageBytes/2 {
+		t.Errorf("the unread responses hold %d bytes of the budget", used)
+	}
+	if n := len(s.h.work); n != 0 {
+		t.Errorf("%d work slots held by clients that do not read", n)
+	}
+}
