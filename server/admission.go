@@ -24,8 +24,9 @@ import (
 //     after BodyGracePeriod, so a client slow to read holds memory (until
 //     its connection is cut) but no slot.
 //
-// A stage that finds no slot or no memory waits up to QueueWait, then the
-// request is answered 503 ServerBusy with Retry-After. Request bodies
+// A stage that finds no slot or no memory waits up to QueueWait (the work
+// stage of a request whose body has arrived, bodyWorkWait times as long),
+// then the request is answered 503 ServerBusy with Retry-After. Request bodies
 // together hold at most bodyShare of the budget, so clients sending
 // bodies, however slowly, always leave memory for reads.
 
@@ -35,6 +36,10 @@ import (
 // store's write batch. A 4 MiB $batch was measured to allocate 40 MB,
 // about 20 MiB of it live at once.
 const bodyWorkFactor = 4
+
+// bodyWorkWait multiplies QueueWait for the work stage of a request
+// whose body has arrived.
+const bodyWorkWait = 10
 
 // readReserve is what an operation without a body reserves before it
 // runs; a query or a get reserves more as its response grows

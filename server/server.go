@@ -97,8 +97,10 @@ type Options struct {
 	// it a request waits up to QueueWait, then is answered 503
 	// ServerBusy. Default 2 × MaxConcurrentRequests.
 	MaxConcurrentUploads int
-	// QueueWait is how long a request waits for a slot or for memory.
-	// Default DefaultQueueWait.
+	// QueueWait is how long a request waits for a slot or for memory; a
+	// request whose body has arrived waits ten times as long for its work
+	// slot and memory, rather than have its upload thrown away. Default
+	// DefaultQueueWait.
 	QueueWait time.Duration
 	// MaxBodyBytes bounds a request body; a larger one is answered 413
 	// RequestBodyTooLarge. Default DefaultMaxBodyBytes (4 MiB).
@@ -423,7 +425,11 @@ func (q *request) serve() {
 		}
 	}
 	ctx := q.r.Context()
-	if !q.h.work.acquire(ctx, q.h.wait) {
+	wait := q.h.wait
+	if len(q.body) > 0 {
+		wait *= bodyWorkWait // the upload is not thrown away lightly
+	}
+	if !q.h.work.acquire(ctx, wait) {
 		q.fail(errServerBusy)
 		return
 	}
@@ -434,7 +440,7 @@ func (q *request) serve() {
 	// With its body's memory, a request never needs more than the whole
 	// budget: alone, it always runs.
 	n = min(n, q.h.mem.size-q.bodyMem)
-	got, ok := q.h.mem.acquire(ctx, n, false, q.h.wait)
+	got, ok := q.h.mem.acquire(ctx, n, false, wait)
 	if !ok {
 		q.h.work.release()
 		q.fail(errServerBusy)
