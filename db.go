@@ -109,7 +109,7 @@ func mapError(err error, tx bool) error {
 		}
 		return &Error{Code: codeOf(err), Message: strings.TrimPrefix(err.Error(), "tablestore: "), err: err}
 	}
-	e := &Error{Code: Code(de.Code), Message: de.Message}
+	e := &Error{Code: de.Code, Message: de.Message}
 	if tx {
 		return &BatchError{Index: de.Index, Err: e}
 	}

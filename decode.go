@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 )
@@ -25,7 +26,7 @@ func decodeValue(v filter.Value) any {
 	case filter.TypeBoolean:
 		return v.Int != 0
 	case filter.TypeDateTime:
-		return timeFromTicks(v.Int)
+		return edm.TimeFromTicks(v.Int)
 	case filter.TypeGuid:
 		var g GUID
 		copy(g[:], v.Bytes)
@@ -100,7 +101,7 @@ func (d *decoder) entity(r driver.Row) (*Entity, error) {
 	if err != nil {
 		return nil, corruptEntity(pk, rk, err)
 	}
-	ts := timeFromTicks(ticks)
+	ts := edm.TimeFromTicks(ticks)
 	etag := ETag(r.ETag)
 	if etag == "" {
 		etag = etagFor(ts)
@@ -195,7 +196,7 @@ func (d *decoder) value(v filter.Value) any {
 	case filter.TypeBoolean:
 		return v.Int != 0 // the runtime boxes booleans without allocating
 	case filter.TypeDateTime:
-		return d.boxes.Time(timeFromTicks(v.Int))
+		return d.boxes.Time(edm.TimeFromTicks(v.Int))
 	case filter.TypeGuid:
 		var g GUID
 		copy(g[:], v.Bytes)

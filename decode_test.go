@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 )
@@ -79,7 +80,7 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	require.NoError(t, checkEntityLimits("pk", "rk", props))
 
 	ts := time.Date(2024, 2, 29, 12, 0, 0, 123456700, time.UTC)
-	rec := codec.Record(codec.Encode(nil, ticksFromTime(ts), props))
+	rec := codec.Record(codec.Encode(nil, edm.TicksFromTime(ts), props))
 	require.NoError(t, rec.Check())
 
 	e, err := decodeEntity("pk", "rk", rec, nil)
@@ -124,7 +125,7 @@ func TestDecodeEntityCorrupt(t *testing.T) {
 	for _, rec := range [][]byte{nil, good[:4], good[:len(good)-1], append([]byte{0x7f}, good[1:]...)} {
 		_, err := decodeEntity("pk", "rk", rec, nil)
 		require.ErrorIs(t, err, ErrCorrupt)
-		require.ErrorContains(t, err, `corrupt data during decode of entity ("pk", "rk"): codec:`)
+		require.ErrorContains(t, err, `corrupt data during decode of entity ("pk", "rk"): tablestore: `)
 		require.Equal(t, CodeInternalError, ErrorCode(err))
 	}
 }
@@ -133,7 +134,7 @@ func TestDecodeEntityCorrupt(t *testing.T) {
 // them.
 func encodeRecord(t *testing.T, props []codec.Property) codec.Record {
 	t.Helper()
-	rec := codec.Record(codec.Encode(nil, ticksFromTime(time.Date(2023, 5, 6, 7, 8, 9, 0, time.UTC)), props))
+	rec := codec.Record(codec.Encode(nil, edm.TicksFromTime(time.Date(2023, 5, 6, 7, 8, 9, 0, time.UTC)), props))
 	require.NoError(t, rec.Check())
 	return rec
 }

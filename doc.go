@@ -1,31 +1,55 @@
 // Package tablestore is an embedded, durable table store with the data
 // model and semantics of Azure Table Storage, built on Pebble.
 //
-// There are only a few types:
+// The API reuses Azure's vocabulary (aztables' names where they fit) and
+// is grouped by concept:
 //
-//   - DB: an open store (Open on disk, OpenInMemory for tests). It holds
-//     tables: CreateTable, DeleteTable (constant time), ListTables, Table.
-//   - Table: a handle on one table. Insert, Get, Update (Merge or Replace,
-//     with If-Match), Upsert, Delete (with If-Match), Query / QueryPage /
-//     Explain, and SubmitTransaction or NewBatch for entity group
-//     transactions.
-//   - Entity: PartitionKey, RowKey, the engine-set Timestamp and ETag, and
-//     up to 252 typed properties (the eight EDM types map to Go types; see
-//     Entity). MarshalEntity and UnmarshalEntity convert Go structs;
-//     Entity's JSON methods speak Azure's wire format.
-//   - Query and Page: an OData $filter (package filter), $select and $top,
-//     results in (PartitionKey, RowKey) order, paged by stateless
-//     continuation tokens.
-//
-// Errors are *Error values carrying Azure's error code (and *BatchError
-// for transactions, with the failing action's index); match them with
-// errors.Is against the Err* sentinels, or read the code with ErrorCode.
-// Bad input is always rejected before anything is written.
+//   - DB and its catalog. Open (a directory), OpenInMemory (tests) and
+//     OpenDriver (any driver.Conn, such as the remote Azure driver) return
+//     a *DB; Close ends it. CreateTable, CreateTableIfNotExists,
+//     DeleteTable (constant time, the name reusable at once), TableExists,
+//     and ListTables with ListTablesOptions and TablePage. Table names are
+//     matched ignoring case.
+//   - Table and Partition. DB.Table names a table; Insert, Get (with
+//     GetOptions), Update (Merge or Replace, with an If-Match ETag),
+//     Upsert and Delete write and read one entity. Table.Partition is the
+//     view of one PartitionKey, which adds DeleteAll and DeleteRange.
+//   - Entity and values. An Entity has its keys, the Timestamp and ETag
+//     the engine sets, and up to 252 properties of eight Go types, one per
+//     EDM type (see Entity); GUID is Edm.Guid. ETagAny matches any version;
+//     UpdateMode chooses Merge or Replace.
+//   - Queries and plans. A Query holds an OData $filter (package filter),
+//     $select and $top, and may read in Reverse or within one Segment of
+//     Table.Segments. Table.Query iterates over every page; QueryPage
+//     returns one Page and its stateless continuation token
+//     (ContinuationFromNext accepts Azure's NextPartitionKey/NextRowKey).
+//     Explain and Plan show how a query runs: a QueryPlan of a PlanKind
+//     (point, range, partition scan, table scan, empty).
+//   - Transactions. SubmitTransaction takes TransactionActions of an
+//     ActionType; NewBatch builds the same as a Batch. Up to
+//     MaxTransactionActions actions on one partition, all or nothing.
+//   - Structs. MarshalEntity and UnmarshalEntity convert Go structs (tags
+//     `table:"Name,omitempty"`); GetAs, QueryAs and QueryPageAs (PageAs)
+//     read records straight into structs, InsertStruct, UpdateStruct,
+//     UpsertStruct and TransactionAction.Struct write them without a
+//     property map.
+//   - JSON. Entity's MarshalJSON and UnmarshalJSON speak Azure's wire
+//     format, with odata.type annotations, as Azure's SDKs read it.
+//   - Errors. Every failure is an *Error with Azure's Code (ErrorCode reads
+//     it); match with errors.Is against the Err sentinels. A transaction
+//     fails with a *BatchError naming the failing action's index. Bad input
+//     is rejected before anything is read or written.
+//   - Options. A nil *Options, or a zero field, means the default given in
+//     the field's comment.
+//   - Administration. DB.Checkpoint (a consistent copy of a live store),
+//     Table.Stats (TableStats: estimates without reading), DB.Health,
+//     DB.Check and CheckDir (a CheckReport of each DamagedFile), and a
+//     table's stored AccessPolicy list, which the REST server uses.
 //
 // Storage sits behind package driver: Open and OpenInMemory use the
-// embedded engine, OpenDriver any other driver.Conn, such as the remote
-// Azure driver. Validation, conversion, paging and errors stay in this
-// package, so code behaves the same on every driver.
+// embedded engine, OpenDriver any other driver. Validation, conversion,
+// paging and errors stay in this package, so code behaves the same on
+// every driver.
 //
 // Concurrency: a DB and its Tables are safe for concurrent use. Writes to
 // one partition (table, PartitionKey) serialize on a lock; reads take no

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/limits"
@@ -17,7 +18,7 @@ import (
 const maxSortedOnStack = 32
 
 // appendProperties validates user properties and appends their encoding
-// (codec.AppendProperty, sorted by name) to dst. nil values are dropped
+// (driver.Record's layout, sorted by name) to dst. nil values are dropped
 // (Azure drops JSON null). It returns the extended buffer, the number of
 // properties encoded and their share of the entity size by Azure's
 // formula (entitySize without the keys). Validation runs in name order,
@@ -203,7 +204,7 @@ func encodeValue(name string, v any) (filter.Value, error) {
 }
 
 // appendValue appends the encoding of property name holding v
-// (codec.AppendProperty of encodeValue's result) and returns the value's
+// (driver.Record's layout of encodeValue's result) and returns the value's
 // size by Azure's formula. Errors are encodeValueSized's; on error dst is
 // returned as it was.
 func appendValue(dst []byte, name string, v any) ([]byte, int, error) {
@@ -221,8 +222,8 @@ func appendValue(dst []byte, name string, v any) ([]byte, int, error) {
 	case bool:
 		return appendBoolPayload(codec.AppendName(dst, name, filter.TypeBoolean), x), 1, nil
 	case time.Time:
-		if inDateTimeRange(x) {
-			return codec.AppendIntPayload(codec.AppendName(dst, name, filter.TypeDateTime), filter.TypeDateTime, ticksFromTime(x)), 8, nil
+		if edm.InAzureRange(x) {
+			return codec.AppendIntPayload(codec.AppendName(dst, name, filter.TypeDateTime), filter.TypeDateTime, edm.TicksFromTime(x)), 8, nil
 		}
 	case GUID:
 		return append(codec.AppendName(dst, name, filter.TypeGuid), x[:]...), 16, nil
@@ -293,12 +294,12 @@ func encodeValueSized(name string, v any) (filter.Value, int, error) {
 		return filter.Value{Type: filter.TypeBoolean, Int: b}, 1, nil
 	case time.Time:
 		t := x.UTC()
-		if !inDateTimeRange(t) {
+		if !edm.InAzureRange(t) {
 			return filter.Value{}, 0, newError(CodeOutOfRangeInput,
 				"property %q holds the time %s; DateTime values must lie between 1601-01-01 and 9999-12-31 UTC",
 				name, t.Format(time.RFC3339Nano))
 		}
-		return filter.Value{Type: filter.TypeDateTime, Int: ticksFromTime(t)}, 8, nil
+		return filter.Value{Type: filter.TypeDateTime, Int: edm.TicksFromTime(t)}, 8, nil
 	case GUID:
 		b := make([]byte, len(x))
 		copy(b, x[:])

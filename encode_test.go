@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 )
 
@@ -65,7 +66,7 @@ func TestEncodePropertiesConversions(t *testing.T) {
 	require.Equal(t, "NilB", props[0].Name)
 	require.Equal(t, filter.TypeBinary, props[0].Value.Type)
 	require.Equal(t, "Zoned", props[1].Name)
-	want := ticksFromTime(time.Date(2020, 1, 1, 0, 0, 0, 100, time.UTC))
+	want := edm.TicksFromTime(time.Date(2020, 1, 1, 0, 0, 0, 100, time.UTC))
 	require.Equal(t, want, props[1].Value.Int, "converted to UTC and truncated to 100 ns")
 
 	empty, err := encodeProperties(nil)

@@ -1,10 +1,10 @@
 package tablestore
 
 import (
-	"encoding/hex"
 	"fmt"
 	"time"
 
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/codec"
 )
 
@@ -62,31 +62,13 @@ func etagFor(ts time.Time) ETag { return ETag(codec.FormatETag(ts)) }
 
 // GUID is an Edm.Guid value: 16 bytes in the order the canonical text
 // form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx shows them.
-type GUID [16]byte
+type GUID = edm.GUID
 
-// String returns the canonical lowercase text form.
-func (g GUID) String() string {
-	var b [36]byte
-	hex.Encode(b[0:8], g[0:4])
-	b[8] = '-'
-	hex.Encode(b[9:13], g[4:6])
-	b[13] = '-'
-	hex.Encode(b[14:18], g[6:8])
-	b[18] = '-'
-	hex.Encode(b[19:23], g[8:10])
-	b[23] = '-'
-	hex.Encode(b[24:36], g[10:16])
-	return string(b[:])
-}
-
-// ParseGUID parses the canonical text form (either case).
+// ParseGUID parses the canonical text form (either case). Errors:
+// InvalidInput.
 func ParseGUID(s string) (GUID, error) {
-	var g GUID
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
-		return g, newError(CodeInvalidInput, "malformed guid %q", s)
-	}
-	h := s[0:8] + s[9:13] + s[14:18] + s[19:23] + s[24:36]
-	if _, err := hex.Decode(g[:], []byte(h)); err != nil {
+	g, ok := edm.ParseGUID(s)
+	if !ok {
 		return GUID{}, newError(CodeInvalidInput, "malformed guid %q", s)
 	}
 	return g, nil

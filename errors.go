@@ -5,46 +5,49 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tablestore/tablestore/edm"
+
 	"github.com/tablestore/tablestore/driver"
 )
 
 // Code is one of Azure Table Storage's error codes, such as
-// "EntityAlreadyExists". The codes are Azure's own, so code that handles
-// Azure errors by code handles ours the same way.
-type Code string
+// "EntityAlreadyExists" (package edm holds every code). The codes are
+// Azure's own, so code that handles Azure errors by code handles ours the
+// same way.
+type Code = edm.Code
 
 // The error codes this library returns.
 const (
-	CodeTableAlreadyExists                      Code = "TableAlreadyExists"
-	CodeTableNotFound                           Code = "TableNotFound"
-	CodeResourceNotFound                        Code = "ResourceNotFound"
-	CodeEntityAlreadyExists                     Code = "EntityAlreadyExists"
-	CodeUpdateConditionNotSatisfied             Code = "UpdateConditionNotSatisfied"
-	CodePropertiesNeedValue                     Code = "PropertiesNeedValue"
-	CodeInvalidInput                            Code = "InvalidInput"
-	CodeOutOfRangeInput                         Code = "OutOfRangeInput"
-	CodeInvalidResourceName                     Code = "InvalidResourceName"
-	CodePropertyValueTooLarge                   Code = "PropertyValueTooLarge"
-	CodeEntityTooLarge                          Code = "EntityTooLarge"
-	CodeTooManyProperties                       Code = "TooManyProperties"
-	CodeKeyValueTooLarge                        Code = "KeyValueTooLarge"
-	CodePropertyNameInvalid                     Code = "PropertyNameInvalid"
-	CodePropertyNameTooLong                     Code = "PropertyNameTooLong"
-	CodeDuplicatePropertiesSpecified            Code = "DuplicatePropertiesSpecified"
-	CodeInvalidValueType                        Code = "InvalidValueType"
-	CodeInvalidDuplicateRow                     Code = "InvalidDuplicateRow"
-	CodeCommandsInBatchActOnDifferentPartitions Code = "CommandsInBatchActOnDifferentPartitions"
-	CodeNotImplemented                          Code = "NotImplemented"
-	CodeRequestBodyTooLarge                     Code = "RequestBodyTooLarge"
+	CodeTableAlreadyExists                      = edm.CodeTableAlreadyExists
+	CodeTableNotFound                           = edm.CodeTableNotFound
+	CodeResourceNotFound                        = edm.CodeResourceNotFound
+	CodeEntityAlreadyExists                     = edm.CodeEntityAlreadyExists
+	CodeUpdateConditionNotSatisfied             = edm.CodeUpdateConditionNotSatisfied
+	CodePropertiesNeedValue                     = edm.CodePropertiesNeedValue
+	CodeInvalidInput                            = edm.CodeInvalidInput
+	CodeOutOfRangeInput                         = edm.CodeOutOfRangeInput
+	CodeInvalidResourceName                     = edm.CodeInvalidResourceName
+	CodePropertyValueTooLarge                   = edm.CodePropertyValueTooLarge
+	CodeEntityTooLarge                          = edm.CodeEntityTooLarge
+	CodeTooManyProperties                       = edm.CodeTooManyProperties
+	CodeKeyValueTooLarge                        = edm.CodeKeyValueTooLarge
+	CodePropertyNameInvalid                     = edm.CodePropertyNameInvalid
+	CodePropertyNameTooLong                     = edm.CodePropertyNameTooLong
+	CodeDuplicatePropertiesSpecified            = edm.CodeDuplicatePropertiesSpecified
+	CodeInvalidValueType                        = edm.CodeInvalidValueType
+	CodeInvalidDuplicateRow                     = edm.CodeInvalidDuplicateRow
+	CodeCommandsInBatchActOnDifferentPartitions = edm.CodeCommandsInBatchActOnDifferentPartitions
+	CodeNotImplemented                          = edm.CodeNotImplemented
+	CodeRequestBodyTooLarge                     = edm.CodeRequestBodyTooLarge
 	// CodeTableBeingDeleted comes only from a remote service: Azure
 	// refuses to create a table for about 40 s after a table of that
 	// name was deleted.
-	CodeTableBeingDeleted Code = "TableBeingDeleted"
+	CodeTableBeingDeleted = edm.CodeTableBeingDeleted
 	// The codes of errors about the store rather than the request; see
 	// codeOf.
-	CodeInternalError     Code = "InternalError"
-	CodeServerBusy        Code = "ServerBusy"
-	CodeOperationTimedOut Code = "OperationTimedOut"
+	CodeInternalError     = edm.CodeInternalError
+	CodeServerBusy        = edm.CodeServerBusy
+	CodeOperationTimedOut = edm.CodeOperationTimedOut
 )
 
 // Sentinel errors, one per code, for errors.Is. Every *Error and
@@ -125,8 +128,9 @@ func newSentinel(code Code, msg string) error {
 type Error struct {
 	Code    Code
 	Message string
-	// err is the cause of an error that is not about the request
-	// (ErrClosed, ErrCorrupt, a context's error, an I/O error).
+	// err is the cause: for an error that is not about the request,
+	// ErrClosed, ErrCorrupt, a context's error or an I/O error; for a
+	// rejected $filter, the *filter.Error with its position.
 	err error
 }
 

@@ -89,7 +89,7 @@ func (t *Table) plan(q Query, part *Partition) (*QueryPlan, error) {
 	if err := t.drv.Exists(ctx); err != nil {
 		return nil, mapError(err, false)
 	}
-	p := pq.req.Plan
+	p := pq.plan
 	qp := &QueryPlan{Kind: PlanKind(p.Kind), Reverse: pq.reverse}
 	if pq.reverse {
 		qp.text = p.FormatReverse(pq.ranges)

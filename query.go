@@ -121,6 +121,7 @@ func (t *Table) query(ctx context.Context, q Query, part *Partition) iter.Seq2[*
 // send to the driver.
 type preparedQuery struct {
 	req     driver.QueryRequest
+	plan    *plan.Plan      // req's Ranges and Residual come from it
 	ranges  []plan.KeyRange // the plan's ranges from the continuation on
 	reverse bool            // read with drv's driver.ReverseQuerier
 }
@@ -158,7 +159,8 @@ func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*prepa
 		p = p.Within(s.r)
 	}
 	pq := &preparedQuery{
-		req:     driver.QueryRequest{Filter: root, FilterText: text, Plan: p, Select: q.Select, Top: top},
+		req:     driver.QueryRequest{Filter: root, FilterText: text, Ranges: p.Ranges, Residual: p.Residual, Select: q.Select, Top: top},
+		plan:    p,
 		ranges:  p.Ranges,
 		reverse: q.Reverse,
 	}
@@ -186,9 +188,9 @@ func (pq *preparedQuery) resume(k plan.Key, table string) {
 	pq.req.NextPartitionKey, pq.req.NextRowKey = k.PartitionKey, k.RowKey
 	pq.req.Table = table
 	if pq.reverse {
-		pq.ranges = pq.req.Plan.Upto(k)
+		pq.ranges = pq.plan.Upto(k)
 	} else {
-		pq.ranges = pq.req.Plan.From(k)
+		pq.ranges = pq.plan.From(k)
 	}
 }
 
@@ -200,11 +202,9 @@ func filterError(err error) error {
 	if !errors.As(err, &fe) {
 		return newError(CodeInvalidInput, "invalid filter: %v", err)
 	}
-	code := CodeInvalidInput
-	if fe.Code == filter.CodeNotImplemented {
-		code = CodeNotImplemented
-	}
-	return newError(code, "%s", strings.TrimPrefix(fe.Error(), "filter: "))
+	e := newError(fe.Code, "%s", strings.TrimPrefix(fe.Error(), "filter: "))
+	e.err = fe // errors.As finds the position
+	return e
 }
 
 // readPage reads one page of a prepared query from its resume point.

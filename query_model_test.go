@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 )
 
@@ -27,7 +28,7 @@ func (p entityProps) Lookup(name string) (filter.Value, bool) {
 	case nameRowKey:
 		return filter.Value{Type: filter.TypeString, Bytes: []byte(p.e.RowKey)}, true
 	case nameTimestamp:
-		return filter.Value{Type: filter.TypeDateTime, Int: ticksFromTime(p.e.Timestamp)}, true
+		return filter.Value{Type: filter.TypeDateTime, Int: edm.TicksFromTime(p.e.Timestamp)}, true
 	}
 	v, ok := p.e.Properties[name]
 	if !ok {

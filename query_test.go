@@ -13,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/engine"
 	"github.com/tablestore/tablestore/internal/plan"
 )
@@ -388,3 +389,23 @@ func entityKeys(es []*Entity) []string {
 }
 
 func planKey(pk, rk string) plan.Key { return plan.Key{PartitionKey: pk, RowKey: rk} }
+
+// TestFilterErrorKeepsPosition checks that a rejected $filter's
+// *filter.Error, with its position, is reachable through the *Error.
+func TestFilterErrorKeepsPosition(t *testing.T) {
+	db, err := OpenInMemory(nil)
+	require.NoError(t, err)
+	defer db.Close()
+	ctx := context.Background()
+	tbl, err := db.CreateTable(ctx, "Errors")
+	require.NoError(t, err)
+	_, err = tbl.QueryPage(ctx, Query{Filter: "Age gt and X eq 1"})
+	var fe *filter.Error
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, 7, fe.Pos)
+	require.ErrorIs(t, err, ErrInvalidInput)
+	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	_, err = tbl.QueryPage(ctx, Query{Filter: "Age gt Size"})
+	require.ErrorAs(t, err, &fe)
+	require.ErrorIs(t, err, ErrNotImplemented)
+}

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 )
@@ -226,7 +227,7 @@ func (d *decoder) start(p *typedPlan, base unsafe.Pointer, r driver.Row) (codec.
 	if err != nil {
 		return codec.Iter{}, corruptEntity(r.PartitionKey, r.RowKey, err)
 	}
-	ts := timeFromTicks(ticks)
+	ts := edm.TimeFromTicks(ticks)
 	for i := range p.system {
 		f := &p.system[i]
 		switch f.system {
@@ -318,7 +319,7 @@ func (d *decoder) setFast(f *typedField, base unsafe.Pointer, v filter.Value) bo
 		if f.typ != timeType {
 			return false
 		}
-		*(*time.Time)(p) = timeFromTicks(v.Int)
+		*(*time.Time)(p) = edm.TimeFromTicks(v.Int)
 	case filter.TypeGuid:
 		if f.typ != guidType {
 			return false

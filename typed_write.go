@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 )
@@ -239,10 +240,10 @@ func appendFields(out []byte, p *typedPlan, base unsafe.Pointer) (_ []byte, size
 			out, n = appendBoolPayload(out, *(*bool)(fp)), 1
 		case writeTime:
 			t := *(*time.Time)(fp)
-			if !inDateTimeRange(t) {
+			if !edm.InAzureRange(t) {
 				return out, 0, 0, false
 			}
-			out, n = codec.AppendIntPayload(out, filter.TypeDateTime, ticksFromTime(t)), 8
+			out, n = codec.AppendIntPayload(out, filter.TypeDateTime, edm.TicksFromTime(t)), 8
 		case writeGUID:
 			out, n = append(out, (*GUID)(fp)[:]...), 16
 		case writeBinary:

@@ -220,7 +220,7 @@ func checkEntityLimits(pk, rk string, props []codec.Property) error {
 // entity's size by Azure's formula.
 func checkLimits(count, size int) error {
 	if code, msg := limits.Check(count, size); code != "" {
-		return newError(Code(code), "%s", msg)
+		return newError(code, "%s", msg)
 	}
 	return nil
 }

@@ -116,7 +116,7 @@ func batchError(status int, headerCode string, body []byte, part int) *driver.Er
 	if i, rest, ok := indexPrefix(msg); ok {
 		index, msg = i, rest
 	}
-	return &driver.Error{Code: string(libraryCode(code, status, opEntity)), Index: index, Message: describe(msg, status)}
+	return &driver.Error{Code: libraryCode(code, status, opEntity), Index: index, Message: describe(msg, status)}
 }
 
 // indexPrefix splits Azure's "N:message" into the action index and the

@@ -19,10 +19,10 @@
 // (batch.go).
 //
 // What differs from the embedded engine, and why, is listed in the
-// repository README's "Embedded and remote drivers" section: results
-// unordered on Cosmos DB for Table, its 2 MiB transaction limit,
-// TableBeingDeleted for about 40 s after a table is deleted, pages that end
-// early, and table deletes that are not instant.
+// repository's docs/drivers.md: results unordered on Cosmos DB for Table,
+// its 2 MiB transaction limit, TableBeingDeleted for about 40 s after a
+// table is deleted, pages that end early, and table deletes that are not
+// instant.
 //
 // This package is its own module, so programs that only embed tablestore
 // never download the Azure SDK.

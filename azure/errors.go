@@ -98,7 +98,7 @@ func mapError(err error, op opKind) error {
 	if re.ErrorCode != "" {
 		code = re.ErrorCode
 	}
-	return &driver.Error{Code: string(libraryCode(code, re.StatusCode, op)), Message: describe(msg, re.StatusCode)}
+	return &driver.Error{Code: libraryCode(code, re.StatusCode, op), Message: describe(msg, re.StatusCode)}
 }
 
 // describe makes Azure's message the driver's: its first line (Azure adds

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // A query's resume point is Azure's continuation pair,
@@ -40,7 +41,7 @@ func decodePosition(s string) (string, error) {
 	}
 	b, err := base64.RawURLEncoding.DecodeString(rest)
 	if err != nil {
-		return "", &driver.Error{Code: "InvalidInput", Message: "malformed continuation token: bad escaped azure continuation value"}
+		return "", &driver.Error{Code: edm.CodeInvalidInput, Message: "malformed continuation token: bad escaped azure continuation value"}
 	}
 	return string(b), nil
 }

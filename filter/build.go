@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"github.com/tablestore/tablestore/edm"
 	"math"
 	"reflect"
 	"strconv"
@@ -133,7 +134,7 @@ func Literal(v any) (string, error) {
 		if y := t.Year(); y < 1 || y > 9999 {
 			return fail("the time " + t.Format(time.RFC3339Nano) + " is outside years 1 to 9999")
 		}
-		ticks := (t.Unix()+unixEpochTicks/TicksPerSecond)*TicksPerSecond + int64(t.Nanosecond()/100)
+		ticks := edm.TicksFromTime(t)
 		return FormatLiteral(Value{Type: TypeDateTime, Int: ticks}), nil
 	}
 	if v == nil {

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"github.com/tablestore/tablestore/edm"
 	"sort"
 	"strconv"
 )
@@ -98,7 +99,7 @@ func collectNames(n Node, names map[string]struct{}) {
 // checker converts syntax trees to checked trees.
 type checker struct{}
 
-func checkError(code string, pos int, msg string) error {
+func checkError(code edm.Code, pos int, msg string) error {
 	return newError(code, "", pos, msg)
 }
 

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"github.com/tablestore/tablestore/edm"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -12,21 +13,21 @@ const (
 	// CodeInvalidInput marks a filter that is malformed: a syntax error, a
 	// malformed or out-of-range literal, a null literal, or a filter that
 	// exceeds its Limits. Azure answers 400 InvalidInput.
-	CodeInvalidInput = "InvalidInput"
+	CodeInvalidInput = edm.CodeInvalidInput
 	// CodeNotImplemented marks a well-formed filter that uses a feature
 	// Azure Table Storage does not implement: comparing two properties or
 	// two constants, function calls, arithmetic. Azure answers 501
 	// NotImplemented.
-	CodeNotImplemented = "NotImplemented"
+	CodeNotImplemented = edm.CodeNotImplemented
 )
 
 // Error describes why a filter was rejected. Every error returned by Parse,
 // Check and Compile is an *Error.
 type Error struct {
-	Code string // CodeInvalidInput or CodeNotImplemented
-	Pos  int    // 0-based byte offset into Src where the problem starts
-	Msg  string // lowercase description, without position
-	Src  string // the filter text; "" when the tree was built by hand
+	Code edm.Code // CodeInvalidInput or CodeNotImplemented
+	Pos  int      // 0-based byte offset into Src where the problem starts
+	Msg  string   // lowercase description, without position
+	Src  string   // the filter text; "" when the tree was built by hand
 }
 
 // excerptWidth is the number of runes of Src that Error shows on each side
@@ -107,6 +108,6 @@ func excerpt(src string, pos int) (line string, col int) {
 }
 
 // newError builds an *Error.
-func newError(code string, src string, pos int, msg string) *Error {
+func newError(code edm.Code, src string, pos int, msg string) *Error {
 	return &Error{Code: code, Pos: pos, Msg: msg, Src: src}
 }

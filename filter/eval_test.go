@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"github.com/tablestore/tablestore/edm"
 	"math"
 	"math/rand"
 	"testing"
@@ -19,7 +20,7 @@ func sampleValues() []Value {
 		bin(), bin(0), bin(0, 1), bin(1), bin(0xff),
 		guid(0, 0), guid(0, 1), guid(0xa4, 0), guid(0xff, 0xff),
 		{Type: TypeBoolean, Int: 0}, {Type: TypeBoolean, Int: 1},
-		{Type: TypeDateTime, Int: 0}, {Type: TypeDateTime, Int: 1}, {Type: TypeDateTime, Int: maxTicks},
+		{Type: TypeDateTime, Int: 0}, {Type: TypeDateTime, Int: 1}, {Type: TypeDateTime, Int: edm.MaxTicks},
 	}
 	for _, n := range []int64{math.MinInt32, -3, -1, 0, 1, 3, math.MaxInt32} {
 		vals = append(vals, Value{Type: TypeInt32, Int: n})

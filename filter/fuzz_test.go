@@ -2,6 +2,7 @@ package filter
 
 import (
 	"encoding/binary"
+	"github.com/tablestore/tablestore/edm"
 	"math"
 	"os"
 	"path/filepath"
@@ -149,7 +150,7 @@ func entityFromBytes(data []byte, names []string) entity {
 		case TypeBoolean:
 			v.Int = n & 1
 		case TypeDateTime:
-			v.Int = int64(uint64(n) % (maxTicks + 1))
+			v.Int = int64(uint64(n) % (edm.MaxTicks + 1))
 		}
 		e = append(e, prop{name, v})
 	}

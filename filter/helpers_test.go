@@ -163,7 +163,7 @@ func dumpExpr(x Expr) string {
 // formatErr writes an error for datadriven output: its code and message.
 func formatErr(err error) string {
 	if e, ok := err.(*Error); ok {
-		return e.Code + ": " + e.Error() + "\n"
+		return string(e.Code) + ": " + e.Error() + "\n"
 	}
 	return "unexpected error type: " + err.Error() + "\n"
 }

@@ -5,19 +5,14 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // This file converts literal text to Values and back.
 
 // TicksPerSecond is the number of DateTime ticks (100 ns units) in a second.
-const TicksPerSecond = 10_000_000
-
-// unixEpochTicks is 1970-01-01T00:00:00Z in ticks since 0001-01-01.
-const unixEpochTicks = 621_355_968_000_000_000
-
-// maxTicks is 9999-12-31T23:59:59.9999999Z, the last representable tick.
-const maxTicks = 3_155_378_975_999_999_999
+const TicksPerSecond = edm.TicksPerSecond
 
 // ParseLiteral converts the raw text of a literal token, as the Scanner
 // returns it (quotes, prefix, sign and suffix included), to a Value. The
@@ -170,29 +165,11 @@ func parseDouble(raw string) (Value, string) {
 // parseGuid parses the canonical 8-4-4-4-12 hex form, either case, into 16
 // bytes in text order.
 func parseGuid(s string) ([]byte, bool) {
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+	g, ok := edm.ParseGUID(s)
+	if !ok {
 		return nil, false
 	}
-	digits := s[0:8] + s[9:13] + s[14:18] + s[19:23] + s[24:36]
-	b := make([]byte, 16)
-	for i := range b {
-		hi, lo := digits[2*i], digits[2*i+1]
-		if !isHex(hi) || !isHex(lo) {
-			return nil, false
-		}
-		b[i] = unhex(hi)<<4 | unhex(lo)
-	}
-	return b, true
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c >= 'a':
-		return c - 'a' + 10
-	case c >= 'A':
-		return c - 'A' + 10
-	}
-	return c - '0'
+	return g[:], true
 }
 
 // ParseDateTime parses the content of a datetime'…' literal and returns
@@ -202,114 +179,20 @@ func unhex(c byte) byte {
 //
 // A value without a zone is UTC; an offset is subtracted to give UTC. The
 // result must lie in 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59.9999999Z.
-// On failure it returns a lowercase reason.
+// On failure it returns a lowercase reason. It is edm.ParseDateTime in
+// edm.LiteralSyntax.
 func ParseDateTime(s string) (ticks int64, msg string) {
-	num := func(i, n int) int {
-		if i+n > len(s) {
-			return -1
-		}
-		v := 0
-		for _, c := range []byte(s[i : i+n]) {
-			if !isDigit(c) {
-				return -1
-			}
-			v = v*10 + int(c-'0')
-		}
-		return v
-	}
-	sep := func(i int, c byte) bool { return i < len(s) && s[i] == c }
-	year, month, day := num(0, 4), num(5, 2), num(8, 2)
-	if year < 0 || month < 0 || day < 0 || !sep(4, '-') || !sep(7, '-') || !sep(10, 'T') {
-		return 0, "want YYYY-MM-DDThh:mm:ss"
-	}
-	hour, minute := num(11, 2), num(14, 2)
-	if hour < 0 || minute < 0 || !sep(13, ':') {
-		return 0, "want YYYY-MM-DDThh:mm:ss"
-	}
-	i := 16
-	second, frac := 0, int64(0)
-	if sep(i, ':') {
-		second = num(i+1, 2)
-		if second < 0 {
-			return 0, "malformed seconds"
-		}
-		i += 3
-		if sep(i, '.') {
-			i++
-			n := 0
-			for i < len(s) && isDigit(s[i]) {
-				if n == 7 {
-					return 0, "more than 7 fraction digits"
-				}
-				frac = frac*10 + int64(s[i]-'0')
-				n++
-				i++
-			}
-			if n == 0 {
-				return 0, "missing fraction digits"
-			}
-			for ; n < 7; n++ {
-				frac *= 10
-			}
-		}
-	}
-	offset := 0 // minutes east of UTC
-	switch {
-	case i == len(s):
-	case s[i] == 'Z' && i+1 == len(s):
-	case (s[i] == '+' || s[i] == '-') && i+6 == len(s) && s[i+3] == ':':
-		oh, om := num(i+1, 2), num(i+4, 2)
-		if oh < 0 || om < 0 || oh > 14 || om > 59 {
-			return 0, "malformed zone offset"
-		}
-		offset = oh*60 + om
-		if s[i] == '-' {
-			offset = -offset
-		}
-	default:
-		return 0, "unexpected text after the time"
-	}
-	if year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month) ||
-		hour > 23 || minute > 59 || second > 59 {
-		return 0, "date or time out of range"
-	}
-	t := time.Date(year, time.Month(month), day, hour, minute, second, 0, time.UTC)
-	secs := t.Unix() - int64(offset)*60
-	ticks = secs*TicksPerSecond + unixEpochTicks + frac
-	if secs < -unixEpochTicks/TicksPerSecond || ticks < 0 || ticks > maxTicks {
-		return 0, "date out of range"
+	ticks, err := edm.ParseDateTime(s, edm.LiteralSyntax)
+	if err != nil {
+		return 0, err.(*edm.DateTimeError).Reason
 	}
 	return ticks, ""
-}
-
-func daysIn(year, month int) int {
-	switch month {
-	case 2:
-		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
 }
 
 // FormatDateTime formats ticks as Azure writes DateTime values:
 // YYYY-MM-DDThh:mm:ss[.fffffff]Z with trailing fraction zeros trimmed.
 // Ticks outside the DateTime range are clamped to it.
-func FormatDateTime(ticks int64) string {
-	ticks = min(max(ticks, 0), maxTicks)
-	secs := ticks / TicksPerSecond
-	frac := ticks % TicksPerSecond
-	t := time.Unix(secs-unixEpochTicks/TicksPerSecond, 0).UTC()
-	s := t.Format("2006-01-02T15:04:05")
-	if frac != 0 {
-		f := strconv.FormatInt(frac+TicksPerSecond, 10)[1:] // 7 digits
-		s += "." + strings.TrimRight(f, "0")
-	}
-	return s + "Z"
-}
+func FormatDateTime(ticks int64) string { return edm.FormatDateTime(ticks) }
 
 // FormatLiteral returns the canonical filter literal for v, which parses
 // back to an equal Value: 'text' (quotes doubled), 5, 5L, 2.5, true, datetime'…Z',

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"bytes"
+	"github.com/tablestore/tablestore/edm"
 	"math"
 	"math/rand"
 	"testing"
@@ -21,7 +22,7 @@ func TestParseDateTimeTicks(t *testing.T) {
 		{"1970-01-01T01:00:00+01:00", 621_355_968_000_000_000},
 		{"1969-12-31T19:00:00-05:00", 621_355_968_000_000_000},
 		{"1970-01-01T00:00:00.5Z", 621_355_968_005_000_000},
-		{"9999-12-31T23:59:59.9999999Z", maxTicks},
+		{"9999-12-31T23:59:59.9999999Z", edm.MaxTicks},
 	}
 	for _, tc := range tests {
 		got, msg := ParseDateTime(tc.text)
@@ -31,7 +32,7 @@ func TestParseDateTimeTicks(t *testing.T) {
 	}
 	// Against the time package for a real timestamp.
 	ts := time.Date(2013, 8, 2, 17, 37, 43, 900434800, time.UTC)
-	want := ts.Unix()*TicksPerSecond + unixEpochTicks + int64(ts.Nanosecond()/100)
+	want := ts.Unix()*TicksPerSecond + edm.UnixEpochTicks + int64(ts.Nanosecond()/100)
 	if got, _ := ParseDateTime("2013-08-02T17:37:43.9004348Z"); got != want {
 		t.Errorf("got %d, want %d", got, want)
 	}
@@ -52,7 +53,7 @@ func TestFormatDateTime(t *testing.T) {
 		0:                           "0001-01-01T00:00:00Z",
 		1:                           "0001-01-01T00:00:00.0000001Z",
 		621_355_968_005_000_000:     "1970-01-01T00:00:00.5Z",
-		maxTicks:                    "9999-12-31T23:59:59.9999999Z",
+		edm.MaxTicks:                "9999-12-31T23:59:59.9999999Z",
 		635_110_618_639_004_348:     "2013-08-02T17:37:43.9004348Z",
 		635_110_618_639_004_348 - 8: "2013-08-02T17:37:43.900434Z",
 	}
@@ -63,7 +64,7 @@ func TestFormatDateTime(t *testing.T) {
 	}
 	r := rand.New(rand.NewSource(3))
 	for i := 0; i < 10000; i++ {
-		ticks := r.Int63n(maxTicks + 1)
+		ticks := r.Int63n(edm.MaxTicks + 1)
 		got, msg := ParseDateTime(FormatDateTime(ticks))
 		if msg != "" || got != ticks {
 			t.Fatalf("ticks %d formatted as %q parse back as %d (%s)", ticks, FormatDateTime(ticks), got, msg)
@@ -89,7 +90,7 @@ func TestLiteralRoundTrip(t *testing.T) {
 			Value{Type: TypeDouble, Float: math.Float64frombits(r.Uint64())},
 			Value{Type: TypeDouble, Float: r.NormFloat64() * 1e6},
 			Value{Type: TypeBoolean, Int: int64(r.Intn(2))},
-			Value{Type: TypeDateTime, Int: r.Int63n(maxTicks + 1)},
+			Value{Type: TypeDateTime, Int: r.Int63n(edm.MaxTicks + 1)},
 			Value{Type: TypeGuid, Bytes: randBytes(16)},
 			Value{Type: TypeBinary, Bytes: randBytes(r.Intn(10))},
 		)

@@ -1,6 +1,10 @@
 package filter
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/tablestore/tablestore/edm"
+)
 
 // hardMaxDepth bounds nesting even when Limits.MaxDepth is zero or larger,
 // so that parsing, checking and evaluating never exhaust the stack.
@@ -75,7 +79,7 @@ func (p *parser) next() {
 	}
 }
 
-func (p *parser) fail(code string, pos int, msg string) {
+func (p *parser) fail(code edm.Code, pos int, msg string) {
 	panic(bailout{newError(code, p.src, pos, msg)})
 }
 

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"github.com/tablestore/tablestore/edm"
 	"strings"
 	"testing"
 )
@@ -79,7 +80,7 @@ var validFilters = []string{
 // message containing msg.
 var invalidFilters = []struct {
 	src  string
-	code string
+	code edm.Code
 	pos  int
 	msg  string
 }{
@@ -322,7 +323,7 @@ func TestCheckHandBuilt(t *testing.T) {
 	one := &BasicLit{Kind: TokInt32, Value: "1"}
 	tests := []struct {
 		x    Expr
-		code string
+		code edm.Code
 		msg  string
 	}{
 		{&BinaryExpr{Op: TokAnd, Y: &Ident{Name: "A"}}, CodeInvalidInput, "missing operand of and"},

@@ -1,60 +1,25 @@
 package filter
 
-// Type is one of the eight EDM property types.
-type Type uint8
+import "github.com/tablestore/tablestore/edm"
 
-// The EDM types. The zero Type is invalid.
+// Type is one of the eight EDM property types (package edm).
+type Type = edm.Type
+
+// The EDM types, as package edm defines them.
 const (
-	TypeString   Type = iota + 1 // Edm.String
-	TypeInt32                    // Edm.Int32
-	TypeInt64                    // Edm.Int64
-	TypeDouble                   // Edm.Double
-	TypeBoolean                  // Edm.Boolean
-	TypeDateTime                 // Edm.DateTime
-	TypeGuid                     // Edm.Guid
-	TypeBinary                   // Edm.Binary
+	TypeString   = edm.TypeString
+	TypeInt32    = edm.TypeInt32
+	TypeInt64    = edm.TypeInt64
+	TypeDouble   = edm.TypeDouble
+	TypeBoolean  = edm.TypeBoolean
+	TypeDateTime = edm.TypeDateTime
+	TypeGuid     = edm.TypeGuid
+	TypeBinary   = edm.TypeBinary
 )
 
-var typeNames = [...]string{
-	TypeString:   "Edm.String",
-	TypeInt32:    "Edm.Int32",
-	TypeInt64:    "Edm.Int64",
-	TypeDouble:   "Edm.Double",
-	TypeBoolean:  "Edm.Boolean",
-	TypeDateTime: "Edm.DateTime",
-	TypeGuid:     "Edm.Guid",
-	TypeBinary:   "Edm.Binary",
-}
-
-// String returns the EDM name of t, such as "Edm.Int64".
-func (t Type) String() string {
-	if t == 0 || int(t) >= len(typeNames) {
-		return "Edm.Invalid"
-	}
-	return typeNames[t]
-}
-
 // Value is one typed value: a property of an entity or a literal of a
-// filter. It is a plain struct so that comparing two values allocates
-// nothing. Which field holds the value depends on Type:
-//
-//	String    Bytes (UTF-8)
-//	Int32     Int
-//	Int64     Int
-//	Double    Float
-//	Boolean   Int (0 or 1)
-//	DateTime  Int (ticks: 100 ns units since 0001-01-01T00:00:00Z, UTC)
-//	Guid      Bytes (16 bytes, in the order the canonical text shows them)
-//	Binary    Bytes
-//
-// Bytes may alias the caller's buffer; a Value is valid only as long as the
-// memory it came from.
-type Value struct {
-	Type  Type
-	Int   int64
-	Float float64
-	Bytes []byte
-}
+// filter (package edm describes its fields).
+type Value = edm.Value
 
 // Properties gives the evaluator access to one entity's properties,
 // including the system properties PartitionKey, RowKey (strings) and

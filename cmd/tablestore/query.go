@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // maxPage is the largest page a query reads (Azure's limit on $top).
@@ -266,7 +267,7 @@ func formatTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
+	return edm.FormatDateTimeJSON(t)
 }
 
 // edmType is the EDM type name of a property value.

@@ -3,30 +3,14 @@ package codec
 import (
 	"strings"
 	"time"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
-// DateTime values and record Timestamps are ticks: 100 ns units since
-// 0001-01-01T00:00:00Z.
 const (
-	ticksPerSecond = 10_000_000
-	nsPerTick      = 100
-	// unixToTicksSeconds is the number of seconds from 0001-01-01 to the
-	// Unix epoch (1970-01-01), both UTC.
-	unixToTicksSeconds = 62_135_596_800
+	ticksPerSecond     = edm.TicksPerSecond
+	unixToTicksSeconds = edm.UnixEpochTicks / edm.TicksPerSecond
 )
-
-// TicksFromTime converts t to ticks, truncating to 100 ns. It is exact,
-// without overflow, for every t in years 0001 to 9999 (any zone); outside
-// that range the result is meaningless.
-func TicksFromTime(t time.Time) int64 {
-	return (t.Unix()+unixToTicksSeconds)*ticksPerSecond + int64(t.Nanosecond()/nsPerTick)
-}
-
-// TimeFromTicks converts ticks to a time.Time in UTC.
-func TimeFromTicks(ticks int64) time.Time {
-	sec, rem := ticks/ticksPerSecond, ticks%ticksPerSecond
-	return time.Unix(sec-unixToTicksSeconds, rem*nsPerTick).UTC()
-}
 
 // FormatETag returns the ETag of an entity written at ts, in Azure's form
 // W/"datetime'2006-01-02T15%3A04%3A05.0000000Z'". It is formatted by hand
@@ -39,7 +23,7 @@ func FormatETag(ts time.Time) string {
 // ETagLen is the length of every ETag FormatETag returns.
 const ETagLen = 46
 
-// FormatETagTicks is FormatETag(TimeFromTicks(ticks)).
+// FormatETagTicks is FormatETag(edm.TimeFromTicks(ticks)).
 func FormatETagTicks(ticks int64) string {
 	var b [ETagLen]byte
 	return string(AppendETagTicks(b[:0], ticks))
@@ -47,19 +31,19 @@ func FormatETagTicks(ticks int64) string {
 
 // AppendETag appends FormatETag(ts) to dst.
 func AppendETag(dst []byte, ts time.Time) []byte {
-	return AppendETagTicks(dst, TicksFromTime(ts))
+	return AppendETagTicks(dst, edm.TicksFromTime(ts))
 }
 
 // maxTicks is the last tick of 9999-12-31.
 const maxTicks = (unixToTicksSeconds+253402300799)*ticksPerSecond + ticksPerSecond - 1
 
 // AppendETagTicks appends the ETag of an entity written at ticks to dst:
-// AppendETag(dst, TimeFromTicks(ticks)) without the calendar work of
+// AppendETag(dst, edm.TimeFromTicks(ticks)) without the calendar work of
 // package time. Ticks outside years 0001 to 9999 are formatted as their
 // time.Time is.
 func AppendETagTicks(dst []byte, ticks int64) []byte {
 	if ticks < 0 || ticks > maxTicks {
-		ts := TimeFromTicks(ticks)
+		ts := edm.TimeFromTicks(ticks)
 		return append(append(append(dst, `W/"datetime'`...),
 			strings.ReplaceAll(ts.Format("2006-01-02T15:04:05.0000000"), ":", "%3A")...), `Z'"`...)
 	}

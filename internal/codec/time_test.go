@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 func TestAppendETag(t *testing.T) {
@@ -31,7 +33,7 @@ func TestAppendETag(t *testing.T) {
 // centuries, and at random instants in years 0001 to 9999.
 func TestAppendETagTicksMatchesTime(t *testing.T) {
 	oracle := func(ticks int64) string {
-		ts := TimeFromTicks(ticks)
+		ts := edm.TimeFromTicks(ticks)
 		return `W/"datetime'` + strings.ReplaceAll(ts.Format("2006-01-02T15:04:05.0000000"), ":", "%3A") + `Z'"`
 	}
 	check := func(ticks int64) {
@@ -52,7 +54,7 @@ func TestAppendETagTicksMatchesTime(t *testing.T) {
 			time.Date(year, 3, 1, 0, 0, 0, 100, time.UTC),
 			time.Date(year, 12, 31, 23, 59, 59, 0, time.UTC),
 		} {
-			check(TicksFromTime(d))
+			check(edm.TicksFromTime(d))
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))

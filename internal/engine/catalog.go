@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/keys"
 )
 
@@ -93,7 +94,7 @@ func (db *Engine) CreateTable(ctx context.Context, name string) (err error) {
 	db.catMu.Lock()
 	defer db.catMu.Unlock()
 	if _, ok := db.tables[lower]; ok {
-		return errorf("TableAlreadyExists", "table %q already exists", name)
+		return errorf(edm.CodeTableAlreadyExists, "table %q already exists", name)
 	}
 	info := tableInfo{id: db.nextID, name: name}
 	b := db.pdb.NewBatch()
@@ -130,7 +131,7 @@ func (db *Engine) DeleteTable(ctx context.Context, name string) (err error) {
 	defer db.catMu.Unlock()
 	info, ok := db.tables[lower]
 	if !ok {
-		return errorf("ResourceNotFound", "table %q does not exist", name)
+		return errorf(edm.CodeResourceNotFound, "table %q does not exist", name)
 	}
 	start, end := keys.TableSpan(info.id)
 	b := db.pdb.NewBatch()
@@ -152,7 +153,7 @@ func (db *Engine) DeleteTable(ctx context.Context, name string) (err error) {
 func (db *Engine) lookupTableLocked(name string) (tableInfo, error) {
 	info, ok := db.tables[strings.ToLower(name)]
 	if !ok {
-		return tableInfo{}, errorf("TableNotFound", "table %q does not exist", name)
+		return tableInfo{}, errorf(edm.CodeTableNotFound, "table %q does not exist", name)
 	}
 	return info, nil
 }

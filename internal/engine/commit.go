@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 	"github.com/tablestore/tablestore/internal/limits"
@@ -76,7 +77,7 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 		}
 		floor = max(floor, stamp)
 	}
-	ts, err := db.clock.next(codec.TicksFromTime(db.opts.Clock()), floor)
+	ts, err := db.clock.next(edm.TicksFromTime(db.opts.Clock()), floor)
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
@@ -115,7 +116,9 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 		op := b.SetDeferred(p.keyLen(rk), valueLen(i))
 		p.key(op.Key[:0], rk)
 		if rec, props := value(i); rec != nil {
-			codec.SetTimestamp(append(op.Value[:0], rec...), ts)
+			if err := driver.Record(append(op.Value[:0], rec...)).SetTimestamp(ts); err != nil {
+				return driver.CommitResult{}, fmt.Errorf("tablestore: the record of (%q, %q) to write: %w", p.pk, rk, err)
+			}
 		} else {
 			codec.Encode(op.Value[:0], ts, props)
 		}
@@ -124,7 +127,7 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 	if err := b.Commit(db.writeOpts); err != nil {
 		return driver.CommitResult{}, db.storageErr(fmt.Sprintf("commit to partition %q of table #%d", p.pk, p.tableID), err)
 	}
-	when := codec.TimeFromTicks(ts)
+	when := edm.TimeFromTicks(ts)
 	return driver.CommitResult{Timestamp: when, ETag: codec.FormatETag(when)}, nil
 }
 
@@ -243,7 +246,7 @@ func (p partition) resolveAction(a *driver.Action, st storedEntity) ([]codec.Pro
 	switch a.Type {
 	case driver.ActionInsert:
 		if found {
-			return nil, 0, errorf("EntityAlreadyExists", "entity (%q, %q) already exists", p.pk, a.RowKey)
+			return nil, 0, errorf(edm.CodeEntityAlreadyExists, "entity (%q, %q) already exists", p.pk, a.RowKey)
 		}
 		return nil, 0, nil
 	case driver.ActionUpsertMerge:
@@ -252,10 +255,10 @@ func (p partition) resolveAction(a *driver.Action, st storedEntity) ([]codec.Pro
 		}
 	case driver.ActionUpdateMerge, driver.ActionUpdateReplace, driver.ActionDelete:
 		if !found {
-			return nil, 0, errorf("ResourceNotFound", "entity (%q, %q) does not exist", p.pk, a.RowKey)
+			return nil, 0, errorf(edm.CodeResourceNotFound, "entity (%q, %q) does not exist", p.pk, a.RowKey)
 		}
 		if a.IfMatch != "*" && a.IfMatch != codec.FormatETagTicks(stamp) {
-			return nil, 0, errorf("UpdateConditionNotSatisfied", "etag %s does not match entity (%q, %q)", a.IfMatch, p.pk, a.RowKey)
+			return nil, 0, errorf(edm.CodeUpdateConditionNotSatisfied, "etag %s does not match entity (%q, %q)", a.IfMatch, p.pk, a.RowKey)
 		}
 		if a.Type != driver.ActionUpdateMerge {
 			return nil, stamp, nil // a delete, or a replace

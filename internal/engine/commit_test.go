@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 )
@@ -67,7 +68,7 @@ func TestCommitReportsFirstFailureInActionOrder(t *testing.T) {
 	tests := []struct {
 		name    string
 		actions []driver.Action
-		code    string
+		code    edm.Code
 		index   int
 	}{
 		{"later key fails first", []driver.Action{
@@ -99,7 +100,7 @@ func TestCommitReportsFirstFailureInActionOrder(t *testing.T) {
 		_, err := tbl.Get(ctx, "p", rk, nil)
 		var de *driver.Error
 		require.ErrorAs(t, err, &de, rk)
-		require.Equal(t, "ResourceNotFound", de.Code)
+		require.Equal(t, edm.CodeResourceNotFound, de.Code)
 	}
 
 	// A transaction that reads several entities out of key order merges

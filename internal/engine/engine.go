@@ -1,9 +1,9 @@
 // Package engine is the embedded storage engine behind package tablestore:
 // a driver.Conn on one Pebble instance. It owns the catalog and table IDs,
-// the keyspace (internal/keys), the stored records (internal/codec), the
-// partition locks, the durable clock behind Timestamps, transaction commit
-// and page reads through the planner (internal/plan) with the residual
-// filter evaluated on encoded bytes.
+// the keyspace (internal/keys), the stored records (driver.Record, stored
+// as they are), the partition locks, the durable clock behind Timestamps,
+// transaction commit, and page reads of the key ranges a query request
+// names with its residual filter evaluated on encoded bytes.
 //
 // It trusts its caller: every name, key, property, filter and transaction
 // shape has been validated by package tablestore.
@@ -22,6 +22,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // Options configure an Engine. Every field is used as given: package
@@ -265,7 +266,7 @@ func (db *Engine) enter(ctx context.Context) (release func(), err error) {
 }
 
 // errorf returns a *driver.Error with Azure's code.
-func errorf(code string, format string, args ...any) *driver.Error {
+func errorf(code edm.Code, format string, args ...any) *driver.Error {
 	return &driver.Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 )
@@ -89,7 +90,7 @@ func (t *table) Get(ctx context.Context, pk, rk string, _ []string) (_ driver.Ro
 	key := keys.Entity(keyBuf(kb[:0], len(pk)+len(rk)), info.id, pk, rk)
 	val, closer, err := t.db.pdb.Get(key)
 	if err == pebble.ErrNotFound {
-		return driver.Row{}, errorf("ResourceNotFound", "entity (%q, %q) does not exist", pk, rk)
+		return driver.Row{}, errorf(edm.CodeResourceNotFound, "entity (%q, %q) does not exist", pk, rk)
 	}
 	if err != nil {
 		return driver.Row{}, t.db.storageErr(op(), err)

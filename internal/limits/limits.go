@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 )
@@ -22,23 +23,17 @@ const (
 	MaxEntityBytes    = 1 << 20 // Azure's size formula, see EntitySize
 )
 
-// The codes Check returns, Azure's own.
-const (
-	CodeTooManyProperties = "TooManyProperties"
-	CodeEntityTooLarge    = "EntityTooLarge"
-)
-
 // Check checks a complete entity given its user property count and its
 // size by EntitySize. It returns "" when both fit, else Azure's code
 // (TooManyProperties over 252 properties, EntityTooLarge over 1 MiB) and a
 // lowercase message.
-func Check(count, size int) (code, message string) {
+func Check(count, size int) (code edm.Code, message string) {
 	if count > MaxUserProperties {
-		return CodeTooManyProperties, fmt.Sprintf("the entity has %d properties; the limit is %d user properties",
+		return edm.CodeTooManyProperties, fmt.Sprintf("the entity has %d properties; the limit is %d user properties",
 			count, MaxUserProperties)
 	}
 	if size > MaxEntityBytes {
-		return CodeEntityTooLarge, fmt.Sprintf("the entity is %d bytes by Azure's size formula; the limit is %d",
+		return edm.CodeEntityTooLarge, fmt.Sprintf("the entity is %d bytes by Azure's size formula; the limit is %d",
 			size, MaxEntityBytes)
 	}
 	return "", ""

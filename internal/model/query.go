@@ -26,7 +26,7 @@ func (m *Model) Query(tableName string, q ts.Query) ([]*ts.Entity, error) {
 	if err != nil {
 		var fe *filter.Error
 		if errors.As(err, &fe) {
-			return nil, fail(ts.Code(fe.Code))
+			return nil, fail(fe.Code)
 		}
 		return nil, fail(ts.CodeInvalidInput)
 	}
