@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -523,7 +522,5 @@ func (s *jsonScanner) value(depth int) bool {
 	}
 	return s.i > start
 }
-
-func readAll(r io.Reader) ([]byte, error) { return io.ReadAll(r) }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -199,7 +199,5 @@ func xmlIntRange(lo, hi int) func(string) bool {
 	}
 }
 
-func xmlMaxLen(n int) func(string) bool { return func(s string) bool { return len(s) <= n } }
-
 // leaf is a leaf rule with a value check.
 func leaf(value func(string) bool) *xmlRule { return &xmlRule{value: value} }
