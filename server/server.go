@@ -118,12 +118,15 @@ type Options struct {
 	// BodyGracePeriod is how long a request body may take before
 	// MinBodyRate applies. Default DefaultBodyGracePeriod.
 	BodyGracePeriod time.Duration
-	// MemoryBudget bounds the memory requests hold at once, in bytes:
-	// request bodies, the work of operations on them, and response pages.
-	// A request that cannot reserve what it needs within QueueWait is
-	// answered 503 ServerBusy with Retry-After. Bodies together hold at
-	// most three quarters of it, so reads always find memory. Default
-	// MaxBodyBytes × MaxConcurrentRequests (256 MiB by default). See
+	// MemoryBudget bounds the memory requests use at once, in bytes:
+	// request bodies, the work of operations on them, and response pages,
+	// with the garbage they leave. Reservations take at most four fifths
+	// of it (the rest is room for garbage not yet collected), bodies at
+	// most three quarters of that, so reads always find memory. A request
+	// that cannot reserve what it needs in time is answered 503
+	// ServerBusy with Retry-After. Default MaxBodyBytes ×
+	// MaxConcurrentRequests (256 MiB by default). The store's block cache
+	// (tablestore.Options.CacheSize) is not part of it. See
 	// RecommendedMemoryLimit for the Go runtime's setting that goes with
 	// it.
 	MemoryBudget int64
