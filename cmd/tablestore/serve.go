@@ -33,7 +33,8 @@ func serveCommand() *command {
 		help: `serve answers Azure Table Storage's REST API on --addr (default
 127.0.0.1:10002, loopback only) over the store in --dir (or --store), or
 over an empty in-memory store with --in-memory, so the Azure SDKs work
-against it unchanged. By default it serves the development account
+against it unchanged. The directory must hold a store unless --create is
+given, which makes a new store there when it holds none (and says so). By default it serves the development account
 devstoreaccount1 with Azure's well-known key, so an SDK's development
 connection string works; --account and --key (repeatable, up to two, in
 base64) set others, and --anonymous turns authentication off (for local
@@ -60,11 +61,13 @@ default (which lets the heap reach twice what is live). A GOMEMLIMIT in
 the environment wins over the default. Sizes take a unit: 256MiB, 1GiB,
 64KiB, or plain bytes.`,
 		example: `tablestore serve --dir data
+tablestore serve --dir new-data --create
 tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
 			store := storeFlag(fs)
 			dir := fs.String("dir", "", "the store directory (the same as --store)")
 			inMemory := fs.Bool("in-memory", false, "serve an empty in-memory store, gone when the server stops")
+			create := fs.Bool("create", false, "make a new store in --dir if it holds none")
 			addr := fs.String("addr", "127.0.0.1:10002", "the address to listen on")
 			account := fs.String("account", server.DevAccount, "the storage account name clients address")
 			var keys stringList
@@ -107,6 +110,9 @@ tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
 				if *inMemory == (where != "") {
 					return usagef("give --dir DIR or --in-memory")
 				}
+				if *inMemory && *create {
+					return usagef("--create is for --dir, not --in-memory")
+				}
 				var logger *slog.Logger
 				if *level != "none" {
 					lv, ok := logLevels[*level]
@@ -118,6 +124,8 @@ tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
 				var db *tablestore.DB
 				if *inMemory {
 					db, err = tablestore.OpenInMemory(nil)
+				} else if *create {
+					db, err = openOrCreateStore(where, nil, io.stderr, "serve")
 				} else {
 					db, err = openStore(where, nil)
 				}
