@@ -114,7 +114,7 @@ func parseACL(body []byte) ([]tablestore.AccessPolicy, error) {
 		return nil, errBadXML
 	}
 	if err := aclRule.validate(root); err != nil {
-		return nil, err
+		return nil, errBadXML // Azure's code for any fault of an ACL
 	}
 	out := []tablestore.AccessPolicy{}
 	for _, si := range root.children {

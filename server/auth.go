@@ -40,6 +40,9 @@ func (q *request) authenticate() error {
 		return nil
 	}
 	if auth := q.r.Header.Get("Authorization"); auth != "" {
+		if scheme, _, _ := strings.Cut(auth, " "); strings.EqualFold(scheme, "Bearer") {
+			return q.checkBearer(auth) // bearer.go
+		}
 		return q.checkSharedKey(auth)
 	}
 	if q.res.query.Get("sig") != "" {
@@ -123,7 +126,10 @@ func (h *handler) verify(s, sig string) bool {
 // permission, a service SAS's table, and its key range for an entity the
 // URL names. What only the body tells (an insert's keys, a batch's
 // operations) is checked again once it is read.
-func (q *request) authorizeOperation(o operation) error {
+func (q *request) authorizeOperation(o opRoute) error {
+	if q.ext.bearer != nil {
+		return q.ext.bearer.allow(o.op) // bearer.go: the token's role
+	}
 	if q.sas == nil {
 		return nil
 	}
@@ -138,6 +144,9 @@ func (q *request) authorizeOperation(o operation) error {
 // limits keys to its range. Shared key and anonymous requests may do
 // anything.
 func (q *request) authorize(o op, table, pk, rk string) error {
+	if q.ext.bearer != nil {
+		return q.ext.bearer.allow(o) // bearer.go: the token's role
+	}
 	if q.sas == nil {
 		return nil
 	}

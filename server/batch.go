@@ -228,7 +228,7 @@ func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 	if err != nil {
 		return s, errBadBatch("a sub-request URL is malformed")
 	}
-	if a := hostAccount(u.Host); a != "" && a != h.account {
+	if a := hostAccount(u.Host); a != "" && strings.TrimSuffix(a, secondarySuffix) != h.account {
 		return s, errHostAccount
 	}
 	rest, _ := h.stripAccount(u.Host, u.EscapedPath())

@@ -51,11 +51,13 @@ func (q *request) receiveBody() error {
 	}
 	ctx := r.Context()
 	if !h.uploads.acquire(ctx, h.wait) {
+		q.refused()
 		return errServerBusy
 	}
 	defer h.uploads.release()
 	got, ok := h.mem.acquire(ctx, want, true, h.wait)
 	if !ok {
+		q.refused()
 		return errServerBusy
 	}
 	q.bodyMem = got

@@ -142,7 +142,7 @@ func (q *request) getEntity() {
 		return
 	}
 	if !q.needMemory(2 * int64(len(b))) {
-		q.fail(errServerBusy)
+		q.busy()
 		return
 	}
 	setExact(q.w.Header(), "ETag", string(e.ETag))

@@ -49,10 +49,13 @@ func (h *handler) route(r *http.Request) (resource, error) {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	if a := hostAccount(r.Host); a != "" && a != h.account {
+	if a := hostAccount(r.Host); a != "" && strings.TrimSuffix(a, secondarySuffix) != h.account {
 		return res, errHostAccount
 	}
 	rest, pathStyle := h.stripAccount(r.Host, res.rawPath)
+	if err := h.checkSecondary(r, res.rawPath); err != nil { // accounts.go: ACCOUNT-secondary is read-only
+		return res, err
+	}
 	res.base = scheme + "://" + r.Host + "/"
 	if pathStyle {
 		res.base += h.account + "/"
@@ -102,13 +105,21 @@ func hostAccount(host string) string {
 	return labels[0]
 }
 
+// hostNamesAccount reports whether host's first label is account or its
+// secondary endpoint (ACCOUNT-secondary).
+func hostNamesAccount(host, account string) bool {
+	hostname, _, _ := strings.Cut(host, ":")
+	label, _, _ := strings.Cut(strings.ToLower(hostname), ".")
+	return label == account || label == account+secondarySuffix
+}
+
 // stripAccount returns the path after the account. Path-style addressing
 // puts the account in the first segment; otherwise (host-style) the whole
 // path names the resource. A path that is only the account, under a
 // host-style Host naming it, is a table of that name.
 func (h *handler) stripAccount(host, raw string) (rest string, pathStyle bool) {
 	seg, after, _ := strings.Cut(strings.TrimPrefix(raw, "/"), "/")
-	if seg == h.account && (hostAccount(host) != h.account || after != "") {
+	if (seg == h.account || seg == h.account+secondarySuffix) && (!hostNamesAccount(host, h.account) || after != "") {
 		return after, true
 	}
 	return strings.TrimPrefix(raw, "/"), false

@@ -83,8 +83,10 @@ type Options struct {
 	// its Authorization header or signature. For local development only.
 	// Default false.
 	Anonymous bool
-	// Logger receives one line per request (method, path, status,
-	// duration, request id) at level Info. Default nil: no logging.
+	// Logger receives one line per request at level Info: method, path,
+	// status, operation, account, table, request ids, bytes in and out,
+	// duration, and why authentication failed (see ops.go). Default nil:
+	// no logging.
 	Logger *slog.Logger
 	// MaxConcurrentRequests bounds the operations running at once (a
 	// request's body is received before it takes one); a request that
@@ -137,6 +139,16 @@ type Options struct {
 	// (runtime/debug.FreeOSMemory, which also collects garbage). Default
 	// false.
 	KeepMemory bool
+
+	// Operations (see metrics.go, cors.go, bearer.go, accounts.go).
+
+	// Metrics, if set, counts requests, bytes, latencies and admission
+	// refusals, and reports the store's engine figures, labelled with
+	// the account. One Metrics may serve several handlers. Default nil.
+	Metrics *Metrics
+	// Bearer, if set, accepts Microsoft Entra ID bearer tokens over TLS.
+	// Default nil: bearer tokens are refused.
+	Bearer *Bearer
 }
 
 // budgetSize is the memory budget o (with defaults applied) asks for.
@@ -214,7 +226,12 @@ type handler struct {
 	grace   time.Duration
 
 	propsMu sync.Mutex
-	props   *serviceProperties // set by PUT; nil: the defaults
+	props   []byte // the service properties document; nil: the defaults
+	// propsSetMu serializes Set Service Properties' read, merge and
+	// write (service.go).
+	propsSetMu sync.Mutex
+
+	ext handlerExt // operations: metrics, CORS, bearer tokens (see ops.go)
 }
 
 // New returns a handler serving db. It is safe for concurrent use. Errors: a bad account name or a key
@@ -260,6 +277,9 @@ func New(db *tablestore.DB, opts *Options) (http.Handler, error) {
 			return nil, fmt.Errorf("tablestore: server: account key is not base64")
 		}
 		h.keys = append(h.keys, key)
+	}
+	if err := h.initExt(&o); err != nil {
+		return nil, err
 	}
 	return h, nil
 }
@@ -319,8 +339,11 @@ type request struct {
 	body     []byte
 	bodyDone bool
 	// bodyMem and workMem are the bytes reserved from the memory budget
-	// for the body and for the operation's work; finish releases them.
+	// for the body and for the operation's work; releaseMemory releases
+	// them.
 	bodyMem, workMem int64
+
+	ext requestExt // operations: log and metric fields, bearer grant (see ops.go)
 }
 
 // ServeHTTP serves one request through the admission stages described in
@@ -329,10 +352,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusWriter{ResponseWriter: w}
 	q := &request{h: h, r: r, w: rec, id: newRequestID(), start: start}
+	q.begin()
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
-				q.finish()
+				q.releaseMemory()
 				panic(p)
 			}
 			if h.log != nil {
@@ -342,13 +366,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				q.fail(errInternal)
 			}
 		}
-		q.finish()
-		if h.log != nil {
-			h.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.code(),
-				"duration", time.Since(start), "request_id", q.id)
-		}
+		q.releaseMemory()
+		q.finish(rec) // ops.go: metrics and the log line
 	}()
 	q.commonHeaders()
+	if q.cors() { // cors.go: a preflight is answered here
+		return
+	}
 	q.serve()
 	if !q.bodyDone && r.ContentLength != 0 {
 		// A body left unread is not waited for: net/http would read up
@@ -357,8 +381,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// finish releases the memory the request reserved.
-func (q *request) finish() {
+// releaseMemory releases the memory the request reserved.
+func (q *request) releaseMemory() {
 	q.h.mem.release(q.bodyMem, true)
 	q.h.mem.release(q.workMem, false)
 	q.bodyMem, q.workMem, q.body = 0, 0, nil
@@ -409,7 +433,7 @@ func (q *request) serve() {
 		q.fail(err)
 		return
 	}
-	o, err := q.operation(method)
+	o, err := q.resolve(method)
 	if err != nil {
 		q.fail(err)
 		return
@@ -433,7 +457,7 @@ func (q *request) serve() {
 		wait *= bodyWorkWait // the upload is not thrown away lightly
 	}
 	if !q.h.work.acquire(ctx, wait) {
-		q.fail(errServerBusy)
+		q.busy()
 		return
 	}
 	n := int64(len(q.body)) * bodyWorkFactor
@@ -446,7 +470,7 @@ func (q *request) serve() {
 	got, ok := q.h.mem.acquire(ctx, n, false, wait)
 	if !ok {
 		q.h.work.release()
-		q.fail(errServerBusy)
+		q.busy()
 		return
 	}
 	q.workMem += got
@@ -460,6 +484,13 @@ func (q *request) serve() {
 		o.run(q)
 	}()
 	q.send(dw)
+}
+
+// busy answers 503 ServerBusy for a request admission could not fit in,
+// and counts it (ops.go).
+func (q *request) busy() {
+	q.refused()
+	q.fail(errServerBusy)
 }
 
 // deferredWriter keeps an operation's response: its status, and the
@@ -564,6 +595,7 @@ func newRequestID() string {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	bytes  int64 // body bytes written
 }
 
 func (s *statusWriter) WriteHeader(code int) {
@@ -577,7 +609,9 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 	if s.status == 0 {
 		s.status = http.StatusOK
 	}
-	return s.ResponseWriter.Write(b)
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += int64(n)
+	return n, err
 }
 
 // Unwrap gives http.ResponseController the connection's writer, for the

@@ -7,13 +7,10 @@ import (
 	"time"
 )
 
-// serviceProperties are the Table service properties a client set, each
-// top-level element kept as its canonical XML; nil keeps the default.
-// Set Service Properties replaces only the elements its body holds, as
-// Azure does. They are kept in memory and have no effect.
-type serviceProperties struct {
-	sections map[string][]byte
-}
+// Table service properties (Get and Set Table Service Properties) are
+// kept whole, in the canonical form the server writes, in the store
+// (cors.go stores them and applies their CORS rules). A Set replaces
+// only the top-level elements its body holds, as Azure does.
 
 // serviceSections are the top-level elements of StorageServiceProperties,
 // in document order, with their defaults.
@@ -98,24 +95,62 @@ func corsMethod(m string) bool {
 
 func (q *request) getServiceProperties() {
 	q.h.propsMu.Lock()
-	p := q.h.props
+	doc := q.h.props
 	q.h.propsMu.Unlock()
+	if doc == nil {
+		doc = defaultServiceProperties()
+	}
+	q.writeXML(http.StatusOK, doc)
+}
+
+// defaultServiceProperties is the document Get Service Properties
+// returns until a client sets one.
+func defaultServiceProperties() []byte {
+	return serviceDocument(nil)
+}
+
+// serviceDocument writes a StorageServiceProperties document of the
+// canonical sections given, the defaults for the others.
+func serviceDocument(sections map[string][]byte) []byte {
 	var b bytes.Buffer
 	b.WriteString(`<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties>`)
 	for _, s := range serviceSections {
-		if p != nil && p.sections[s.name] != nil {
-			b.Write(p.sections[s.name])
+		if sec := sections[s.name]; sec != nil {
+			b.Write(sec)
 		} else {
 			b.WriteString(s.def)
 		}
 	}
 	b.WriteString(`</StorageServiceProperties>`)
-	q.writeXML(http.StatusOK, b.Bytes())
+	return b.Bytes()
 }
 
-// setServiceProperties checks the whole document against
-// servicePropertiesRule before it changes anything, then replaces the
-// elements the body holds. Errors: InvalidXmlDocument.
+// serviceSectionsOf returns the canonical sections of a document this
+// server wrote (nil for none, or one that does not read).
+func serviceSectionsOf(doc []byte) map[string][]byte {
+	out := map[string][]byte{}
+	if doc == nil {
+		return out
+	}
+	root, err := parseXML(doc)
+	if err != nil || root.name != "StorageServiceProperties" || servicePropertiesRule.validate(root) != nil {
+		return out
+	}
+	for _, c := range servicePropertiesRule.children {
+		if e := root.child(c.name); e != nil {
+			var b bytes.Buffer
+			e.appendXML(&b, c.rule)
+			out[c.name] = b.Bytes()
+		}
+	}
+	return out
+}
+
+// setServiceProperties checks the whole body against
+// servicePropertiesRule before anything changes, then replaces the
+// elements it holds, as Azure does, and stores the document (cors.go:
+// stored, its CORS rules applied). Errors: InvalidXmlDocument,
+// InvalidXmlNodeValue.
 func (q *request) setServiceProperties() {
 	root, err := parseXML(q.body)
 	if err != nil {
@@ -130,22 +165,23 @@ func (q *request) setServiceProperties() {
 		q.fail(err)
 		return
 	}
-	q.h.propsMu.Lock()
-	next := &serviceProperties{sections: map[string][]byte{}}
-	if q.h.props != nil {
-		for k, v := range q.h.props.sections {
-			next.sections[k] = v
-		}
-	}
+	h := q.h
+	h.propsSetMu.Lock() // one read-merge-write at a time
+	defer h.propsSetMu.Unlock()
+	h.propsMu.Lock()
+	sections := serviceSectionsOf(h.props)
+	h.propsMu.Unlock()
 	for _, c := range servicePropertiesRule.children {
 		if e := root.child(c.name); e != nil {
 			var b bytes.Buffer
 			e.appendXML(&b, c.rule)
-			next.sections[c.name] = b.Bytes()
+			sections[c.name] = b.Bytes()
 		}
 	}
-	q.h.props = next
-	q.h.propsMu.Unlock()
+	if err := h.setServiceProperties(q.r.Context(), serviceDocument(sections)); err != nil {
+		q.fail(err)
+		return
+	}
 	q.w.Header().Set("Content-Length", "0")
 	q.w.WriteHeader(http.StatusAccepted)
 }

@@ -122,25 +122,32 @@ func TestStrictServiceProperties(t *testing.T) {
 	const metrics = `<Version>1.0</Version><Enabled>true</Enabled><IncludeAPIs>false</IncludeAPIs><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy>`
 	const rule = `<AllowedOrigins>*</AllowedOrigins><AllowedMethods>GET,PUT</AllowedMethods><MaxAgeInSeconds>60</MaxAgeInSeconds><ExposedHeaders>x-ms-*</ExposedHeaders><AllowedHeaders></AllowedHeaders>`
 	for _, tc := range []struct{ name, body string }{
+		// Elements unknown, misplaced, repeated or missing are
+		// InvalidXmlDocument; a value in the wrong form (marked
+		// "value:") InvalidXmlNodeValue.
 		{"any body under the right root", doc(`<Anything>x</Anything>`)},
 		{"unknown element beside valid ones", doc(logging + `<Extra/>`)},
 		{"unknown child of Logging", doc(strings.Replace(logging, "<Read>", "<Mood>ok</Mood><Read>", 1))},
 		{"Logging without Version", doc(strings.Replace(logging, "<Version>1.0</Version>", "", 1))},
 		{"Logging repeated", doc(logging + logging)},
 		{"retention enabled without Days", doc(strings.Replace(logging, "<Days>7</Days>", "", 1))},
-		{"Days out of range", doc(strings.Replace(logging, "<Days>7</Days>", "<Days>366</Days>", 1))},
-		{"not a boolean", doc(strings.Replace(logging, "<Delete>true</Delete>", "<Delete>yes</Delete>", 1))},
-		{"bad version", doc(strings.Replace(logging, "1.0", "2.0", 1))},
+		{"value: Days out of range", doc(strings.Replace(logging, "<Days>7</Days>", "<Days>366</Days>", 1))},
+		{"value: not a boolean", doc(strings.Replace(logging, "<Delete>true</Delete>", "<Delete>yes</Delete>", 1))},
+		{"value: bad version", doc(strings.Replace(logging, "1.0", "2.0", 1))},
 		{"metrics enabled without IncludeAPIs", doc(`<HourMetrics>` + strings.Replace(metrics, "<IncludeAPIs>false</IncludeAPIs>", "", 1) + `</HourMetrics>`)},
 		{"misplaced element", doc(`<HourMetrics>` + metrics + `<Days>1</Days></HourMetrics>`)},
-		{"bad CORS method", doc(`<Cors><CorsRule>` + strings.Replace(rule, "GET,PUT", "GET,FETCH", 1) + `</CorsRule></Cors>`)},
+		{"value: bad CORS method", doc(`<Cors><CorsRule>` + strings.Replace(rule, "GET,PUT", "GET,FETCH", 1) + `</CorsRule></Cors>`)},
 		{"six CORS rules", doc(`<Cors>` + strings.Repeat(`<CorsRule>`+rule+`</CorsRule>`, 6) + `</Cors>`)},
 		{"wrong root", `<ServiceProperties>` + logging + `</ServiceProperties>`},
 		{"empty body", ``},
 		{"attribute", `<StorageServiceProperties version="1">` + logging + `</StorageServiceProperties>`},
 	} {
 		w := serve(hd, signedRequest("PUT", target, tc.body))
-		if w.Code != http.StatusBadRequest || w.Header().Get("x-ms-error-code") != "InvalidXmlDocument" {
+		code := "InvalidXmlDocument"
+		if strings.HasPrefix(tc.name, "value: ") {
+			code = "InvalidXmlNodeValue"
+		}
+		if w.Code != http.StatusBadRequest || w.Header().Get("x-ms-error-code") != code {
 			t.Errorf("%s: %d %s", tc.name, w.Code, w.Body)
 		}
 		if got := get(); got != before {

@@ -11,8 +11,8 @@ import (
 	"github.com/tablestore/tablestore/filter"
 )
 
-// operation is what a request asks for, as admission sees it.
-type operation struct {
+// opRoute is what a request asks for, as admission sees it.
+type opRoute struct {
 	op op // the permission it needs
 	// keyed says the URL names the entity (res.pk, res.rk) the permission
 	// must cover; an insert's keys are in its body and checked there.
@@ -21,10 +21,10 @@ type operation struct {
 	run   func(*request)
 }
 
-// operation resolves the routed resource and the method to the
+// resolve resolves the routed resource and the method to the
 // operation. Errors: MethodNotAllowed, InvalidUri.
-func (q *request) operation(method string) (operation, error) {
-	type o = operation
+func (q *request) resolve(method string) (opRoute, error) {
+	type o = opRoute
 	switch q.res.kind {
 	case kindService:
 		switch {

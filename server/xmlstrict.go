@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 )
@@ -120,11 +121,18 @@ type xmlChild struct {
 	min, max int
 }
 
-// validate checks e against r. Errors: errBadXML.
+// errBadXMLValue is a leaf whose text its rule refuses.
+var errBadXMLValue = apiError(http.StatusBadRequest, "InvalidXmlNodeValue", "The value for one of the XML nodes is not in the correct format.")
+
+// validate checks e against r. Errors: errBadXML for elements unknown,
+// misplaced, repeated or missing; errBadXMLValue for a leaf's text.
 func (r *xmlRule) validate(e *xmlElem) error {
 	if r.children == nil {
-		if len(e.children) > 0 || r.value != nil && !r.value(e.text) {
+		if len(e.children) > 0 {
 			return errBadXML
+		}
+		if r.value != nil && !r.value(e.text) {
+			return errBadXMLValue
 		}
 	} else {
 		counts := make([]int, len(r.children))

@@ -145,10 +145,10 @@ func TestByteSizeFlag(t *testing.T) {
 	require.Equal(t, "1000B", formatBytes(1000))
 }
 
-// startServe starts tablestore serve on a free loopback port with args
+// startServeBin starts tablestore serve on a free loopback port with args
 // and returns the process, its base URL (with the account) and its
 // standard error lines.
-func startServe(t *testing.T, args ...string) (*exec.Cmd, string, <-chan string) {
+func startServeBin(t *testing.T, args ...string) (*exec.Cmd, string, <-chan string) {
 	t.Helper()
 	bin := buildBinary(t)
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
@@ -215,7 +215,7 @@ func TestServeKillUnderLoad(t *testing.T) {
 	var tried, acked []batch // single writes are batches of one row without the envelope
 	var singles []string
 	for cycle := 0; cycle < cycles; cycle++ {
-		cmd, base, _ := startServe(t, "--dir", store, "--create", "--anonymous", "--log-level", "none")
+		cmd, base, _ := startServeBin(t, "--dir", store, "--create", "--anonymous", "--log-level", "none")
 		c := &http.Client{Timeout: 10 * time.Second}
 		if cycle == 0 {
 			resp, err := c.Post(base+"/Tables", "application/json", strings.NewReader(`{"TableName":"Load"}`))
