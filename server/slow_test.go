@@ -403,3 +403,26 @@ func TestSlowReadersHoldNoSlot(t *testing.T) {
 		t.Errorf("%d work slots held by clients that do not read", n)
 	}
 }
+
+// TestSlowBodyCrossOrigin: a cross-origin request, whose response the
+// CORS rules decorate, is held to the minimum body rate too.
+func TestSlowBodyCrossOrigin(t *testing.T) {
+	s := newNetServer(t, nil, &Options{BodyGracePeriod: 500 * time.Millisecond, MinBodyRate: 1000})
+	c := &http.Client{Timeout: 5 * time.Second}
+	props := `<StorageServiceProperties><Cors><CorsRule><AllowedOrigins>http://app.example</AllowedOrigins><AllowedMethods>POST,GET</AllowedMethods>` +
+		`<AllowedHeaders>*</AllowedHeaders><ExposedHeaders>x-ms-*</ExposedHeaders><MaxAgeInSeconds>5</MaxAgeInSeconds></CorsRule></Cors></StorageServiceProperties>`
+	if status, code, out := s.do(t, c, sharedKeyCred(true), "PUT", "/?restype=service&comp=properties", strings.NewReader(props),
+		map[string]string{"Content-Type": "application/xml"}); status != http.StatusAccepted {
+		t.Fatalf("set CORS rules: %d %s %s", status, code, out)
+	}
+	key := sharedKeyCred(true)
+	cross := credential{name: "cross-origin", sign: func(r *http.Request) {
+		r.Header.Set("Origin", "http://app.example")
+		key.sign(r)
+	}}
+	res := slowRequest(s, cross, "POST", "/things", "application/json", []byte(strings.Repeat(" ", 3000)+entityJSONBody("x", "y")),
+		200*time.Millisecond, 10*time.Second)
+	if res.status != http.StatusRequestTimeout || res.after > 3*time.Second {
+		t.Fatalf("%+v; want 408 once the body falls behind", res)
+	}
+}
