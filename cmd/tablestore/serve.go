@@ -21,6 +21,7 @@ import (
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/server"
+	"github.com/tablestore/tablestore/server/console"
 )
 
 // logLevels are the --log-level values of serve.
@@ -57,6 +58,7 @@ type serveFlags struct {
 	budget, minRate         byteSize
 	memLimit                *string
 	grace                   *time.Duration
+	console        *bool
 }
 
 func serveCommand() *command {
@@ -106,7 +108,14 @@ limit (as GOMEMLIMIT does): by default the accounts' budgets plus 32 MiB,
 so the garbage collector keeps the process near them; "off" leaves the
 runtime's default (which lets the heap reach twice what is live). A
 GOMEMLIMIT in the environment wins over the default. Sizes take a unit:
-256MiB, 1GiB, 64KiB, or plain bytes.`,
+256MiB, 1GiB, 64KiB, or plain bytes.
+
+--console also serves the web console under /console/ on the admin
+listener (--admin-addr, or ` + defaultConsoleAddr + ` when that is not given) and
+prints its URL with its access token. Its sessions sign in as a served
+account with one of its keys (with --anonymous and one account, the
+token alone lets them in) and act on that account's store; its Health page
+charts the server's request metrics. See docs/console.md.`,
 		example: `tablestore serve --dir data
 tablestore serve --dir new-data --create
 tablestore serve --dir data --addr 0.0.0.0:10002 --cert cert.pem --key key.pem --account-key-file keys
@@ -143,6 +152,7 @@ tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
 			f.minRate = byteSize(server.DefaultMinBodyRate)
 			fs.Var(&f.minRate, "min-body-rate", "the slowest a request body may arrive, in bytes per second")
 			f.grace = fs.Duration("body-grace", server.DefaultBodyGracePeriod, "how long a request body may take before --min-body-rate applies")
+			f.console = fs.Bool("console", false, "also serve the web console under /console/ on the admin listener (--admin-addr, "+defaultConsoleAddr+" when not given)")
 			return func(ctx context.Context, args []string) error {
 				if err := wantArgs(args, 0, 0, "no arguments"); err != nil {
 					return err
@@ -157,6 +167,9 @@ tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
 func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (err error) {
 	if err := flagsFromEnv(fs, os.LookupEnv); err != nil {
 		return err
+	}
+	if *f.console && *f.adminAddr == "" {
+		*f.adminAddr = defaultConsoleAddr // the console lives on the admin listener
 	}
 	where := *f.dir
 	if isSet(fs, "store") {
@@ -285,12 +298,21 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 		if err != nil {
 			return err
 		}
+		var webConsole *console.Console
+		if *f.console {
+			if ah, webConsole, err = mountConsole(ah, served, metrics, *f.anonymous, where, logger); err != nil {
+				return err
+			}
+		}
 		adminSrv = server.NewHTTPServer(*f.adminAddr, ah)
 		adminSrv.WriteTimeout = 0 // a profile or a backup may take long
 		if adminLn, err = net.Listen("tcp", *f.adminAddr); err != nil {
 			return err
 		}
 		defer adminLn.Close()
+		if webConsole != nil {
+			printConsole(io.stderr, webConsole, adminLn.Addr(), len(served) > 1 || !*f.anonymous)
+		}
 		if !loopbackAddr(adminLn.Addr()) {
 			warn("the admin listener " + adminLn.Addr().String() + " is reachable beyond this machine and has no authentication: keep it on a private network")
 		}
