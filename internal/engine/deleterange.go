@@ -32,7 +32,11 @@ func (p partition) deleteRange(from, to string) error {
 	b := p.db.pdb.NewBatch()
 	defer b.Close()
 	_ = b.DeleteRange(start, end, nil)
-	return b.Commit(p.db.writeOpts)
+	cb, err := p.db.singleChange(p.tableID, driver.ChangeDeleteRange, driver.CommitRangeDelete, p.pk, from, to)
+	if err != nil {
+		return err
+	}
+	return p.db.commitChanges(b, cb, p.db.writeOpts)
 }
 
 var _ driver.RangeDeleter = (*table)(nil)
