@@ -47,6 +47,12 @@ type QueryPlan struct {
 	// Reverse is set for a Reverse query, whose Ranges are listed in the
 	// order they are read: last first.
 	Reverse bool
+	// Index names the secondary index the query reads, "" for none. In
+	// key order (chosen by the planner) Ranges stay the key ranges, each
+	// read for every value tuple the text lists; in index order
+	// (Query.Index) Ranges describe the ranges of the index read. Residual
+	// is then what the index does not guarantee.
+	Index string
 
 	text string
 }
@@ -104,6 +110,9 @@ func (t *Table) plan(q Query, part *Partition) (*QueryPlan, error) {
 	}
 	if p.Residual != nil {
 		qp.Residual = filter.Format(p.Residual)
+	}
+	if pq.index != nil {
+		explainIndex(pq, qp)
 	}
 	return qp, nil
 }

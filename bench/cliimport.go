@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,37 +14,20 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/tablestore/tablestore"
 )
 
 // writeJSONL writes entities 0..n-1 of the data set to path as JSON
 // lines in Azure's wire format (what `tablestore import` reads), in key
 // order, so consecutive lines share a partition.
 func writeJSONL(path string, n int) error {
-	return writeJSONLOrder(path, n, func(j int) int { return j })
-}
-
-// interleaved is the order of the interleaved input: line j holds entity
-// (j % P) * partitionSize + j / P of the n entities' P partitions, so
-// consecutive lines are in different partitions, each partition's rows
-// in key order.
-func interleaved(n int) func(j int) int {
-	parts := n / partitionSize
-	return func(j int) int { return (j%parts)*partitionSize + j/parts }
-}
-
-// writeJSONLOrder writes the n entities as JSON lines, entity order(j)
-// on line j.
-func writeJSONLOrder(path string, n int, order func(j int) int) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	var rec record
-	for j := range n {
-		genRecord(&rec, order(j))
+	for i := range n {
+		genRecord(&rec, i)
 		b, err := recordEntity(&rec).MarshalJSON()
 		if err != nil {
 			f.Close()
@@ -58,105 +43,151 @@ func writeJSONLOrder(path string, n int, order func(j int) int) error {
 	return f.Close()
 }
 
-// runCLIImport compares `tablestore import` of n generated entities with
-// the library's own bulk load of the same entities in batches of 100
-// (load-nosync / load-sync's method: store time only, generation
-// excluded), unsynced and synced, on fresh stores. The command imports
-// the entities sorted by key and interleaved (consecutive lines in
-// different partitions, the data set's n/1,000 partitions round robin);
-// the library's batches need them sorted. The command's rate is the one
-// its summary reports (first read to last commit), and also the whole
-// process run (start, parse, commit, close, compactions it waits for).
+// cliImport is one comparison of `tablestore import` with the library's
+// bulk load of the same entities.
+type cliImport struct {
+	Synced bool `json:"synced"`
+	// Library is the library's load in batches of 100 (store time only),
+	// entities/s.
+	Library float64 `json:"library"`
+	// Command is the rate the command's summary reports (first read to
+	// last commit); Wall is the whole process, start to exit.
+	Command float64 `json:"command"`
+	Wall    float64 `json:"wall"`
+	// LoadAverage is /proc/loadavg when the command finished.
+	LoadAverage string `json:"loadAverage"`
+}
+
+// cliImportGoal is the command's goal against the library's bulk load.
+const cliImportGoal = 0.6
+
+// runCLIImport is the -cli-import mode: the comparison, unsynced and
+// synced, printed and written to <out>/cliimport.json.
 func runCLIImport(ctx context.Context, c config, dataDir string) error {
-	n := c.scale.Entities
+	res, err := measureCLIImport(ctx, c.scale.Entities, c.cacheSize, c.blockSize, dataDir, c.cliBin)
+	if err != nil {
+		return err
+	}
+	printCLIImport(os.Stdout, c.scale.Entities, res)
+	if err := os.MkdirAll(c.outDir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(struct {
+		Entities int         `json:"entities"`
+		Goal     float64     `json:"goal"`
+		Runs     []cliImport `json:"runs"`
+	}{c.scale.Entities, cliImportGoal, res}, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(c.outDir, "cliimport.json")
+	fmt.Printf("\nwrote %s\n", path)
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func printCLIImport(w io.Writer, n int, res []cliImport) {
+	fmt.Fprintf(w, "%-24s %18s %18s %8s %18s %8s %6s  %s\n", "import of "+commas(float64(n)), "library entities/s",
+		"command entities/s", "ratio", "command wall e/s", "ratio", "goal", "load average")
+	for _, r := range res {
+		label := "unsynced"
+		if r.Synced {
+			label = "synced"
+		}
+		fmt.Fprintf(w, "%-24s %18s %18s %7.2fx %18s %7.2fx %5.1fx %s  %s\n", label, commas(r.Library), commas(r.Command),
+			r.Command/r.Library, commas(r.Wall), r.Wall/r.Library, cliImportGoal, okMiss(r.Command/r.Library >= cliImportGoal), r.LoadAverage)
+	}
+}
+
+// measureCLIImport writes n entities of the data set as JSON lines,
+// builds cmd/tablestore (unless bin is given), and for unsynced and
+// synced stores: bulk-loads the same entities through the library in
+// batches of 100 (load-nosync / load-sync's method: store time only,
+// generation excluded) on a fresh store, closes it (its compactions
+// done), then runs `tablestore import --mode upsert` on another fresh
+// store.
+func measureCLIImport(ctx context.Context, n int, cacheSize int64, blockSize int, dataDir, bin string) ([]cliImport, error) {
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, err
+	}
 	file := filepath.Join(dataDir, "entities.jsonl")
 	logf("cli-import: writing %s entities to %s", commas(float64(n)), file)
 	if err := writeJSONL(file, n); err != nil {
-		return err
+		return nil, err
 	}
-	mixed := filepath.Join(dataDir, "entities-interleaved.jsonl")
-	logf("cli-import: writing them interleaved to %s", mixed)
-	if err := writeJSONLOrder(mixed, n, interleaved(n)); err != nil {
-		return err
+	defer os.Remove(file)
+	if bin == "" {
+		var err error
+		if bin, err = buildTablestore(ctx, dataDir); err != nil {
+			return nil, err
+		}
 	}
-	bin := filepath.Join(dataDir, "tablestore")
-	logf("cli-import: building the tablestore command")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/tablestore")
-	build.Dir = ".."
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building the command (run from bench/): %w", err)
-	}
-	fmt.Printf("%-24s %18s %18s %8s %18s %8s\n", "import of "+commas(float64(n)), "library entities/s",
-		"command entities/s", "ratio", "command wall e/s", "ratio")
+	sc := scale{Name: "cli-import", Entities: n}
+	var out []cliImport
 	for _, synced := range []bool{false, true} {
 		label := "unsynced"
 		if synced {
 			label = "synced"
 		}
-		// The library's store is closed (its compactions done) before the
-		// command runs, so the two do not share the machine.
-		e := newEnv(ctx, c.scale, filepath.Join(dataDir, "lib-"+label), c.cacheSize, c.blockSize)
+		e := newEnv(ctx, sc, filepath.Join(dataDir, "lib-"+label), cacheSize, blockSize)
 		s, err := e.open(sideTablestore, synced)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		d, err := loadBatches(e, s, "library load "+label, n, genRecord)
 		e.closeAll()
+		os.RemoveAll(e.dataDir)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		lib := rate(n, d)
-		// The library's bulk writer on the interleaved order, on a
-		// fresh store, timed the same way (generation excluded).
-		be := newEnv(ctx, c.scale, filepath.Join(dataDir, "bulk-"+label), c.cacheSize, c.blockSize)
-		bs, err := be.open(sideTablestore, synced)
-		if err != nil {
-			return err
+		r := cliImport{Synced: synced, Library: rate(n, d)}
+		store := filepath.Join(dataDir, "cli-"+label)
+		args := []string{"import", "--store", store, "--mode", "upsert", "bench", file}
+		if !synced {
+			args = append(args, "--no-sync")
 		}
-		bd, err := loadBulk(bs.(*tablestoreStore).t, "library bulk writer "+label+", interleaved", n, interleaved(n))
-		be.closeAll()
-		if err != nil {
-			return err
+		logf("cli-import: %s %v", bin, args)
+		cmd := exec.CommandContext(ctx, bin, args...)
+		var stderr strings.Builder
+		cmd.Stderr = io.MultiWriter(os.Stderr, &stderr)
+		t0 := time.Now()
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("tablestore import: %w", err)
 		}
-		bulk := rate(n, bd)
-		fmt.Printf("%-24s %18s %18s %7.2fx\n", label+", library bulk writer", commas(lib), commas(bulk), bulk/lib)
-		for _, input := range []struct{ name, file string }{{"sorted", file}, {"interleaved", mixed}} {
-			cli, wall, err := runImportCommand(ctx, bin, filepath.Join(dataDir, "cli-"+label+"-"+input.name), input.file, synced)
-			if err != nil {
-				return err
-			}
-			fmt.Printf("%-24s %18s %18s %7.2fx %18s %7.2fx\n", label+", "+input.name, commas(lib), commas(cli), cli/lib, commas(wall), wall/lib)
+		r.Wall = rate(n, time.Since(t0))
+		r.LoadAverage = loadAvg()
+		os.RemoveAll(store)
+		// The command's summary: "import: committed N entities, B in D (R entities/s)",
+		// timed from the first read to the last commit.
+		m := regexp.MustCompile(`\(([0-9,]+) entities/s\)`).FindStringSubmatch(stderr.String())
+		if m == nil {
+			return nil, fmt.Errorf("no rate in the command's summary: %q", stderr.String())
 		}
+		r.Command, _ = strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
+		out = append(out, r)
 	}
-	return nil
+	return out, nil
 }
 
-// runImportCommand runs `tablestore import --mode upsert` of file into a
-// new store and returns the rate its summary reports and the whole run's.
-func runImportCommand(ctx context.Context, bin, store, file string, synced bool) (cli, wall float64, err error) {
-	args := []string{"import", "--store", store, "--mode", "upsert", "bench", file}
-	if !synced {
-		args = append(args, "--no-sync")
+// cliImportTargets measures the command's import against the library
+// for the targets table.
+func cliImportTargets(e *env, bin string) []target {
+	res, err := measureCLIImport(e.ctx, e.sc.Entities, e.cacheSize, e.blockSize, filepath.Join(e.dataDir, "cli-import"), bin)
+	var ts []target
+	for i, kind := range []string{"unsynced", "synced"} {
+		t := target{Name: "tablestore import, " + kind, Goal: fmt.Sprintf(">= %gx the library's batch-100 load", cliImportGoal),
+			Unit: "x", Value: math.NaN(), Limit: cliImportGoal}
+		if err != nil {
+			t.Measured = "error: " + err.Error()
+		} else {
+			r := res[i]
+			t.Value = r.Command / r.Library
+			t.Pass = t.Value >= cliImportGoal
+			t.Measured = fmt.Sprintf("command %s vs library %s entities/s (whole process %s, %.2fx)",
+				commas(r.Command), commas(r.Library), commas(r.Wall), r.Wall/r.Library)
+		}
+		ts = append(ts, t)
 	}
-	logf("cli-import: %s %v", bin, args)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var stderr strings.Builder
-	cmd.Stderr = io.MultiWriter(os.Stderr, &stderr)
-	t0 := time.Now()
-	if err := cmd.Run(); err != nil {
-		return 0, 0, fmt.Errorf("tablestore import: %w", err)
-	}
-	elapsed := time.Since(t0)
-	// The command's summary: "import: committed N entities, B in D (R entities/s)",
-	// timed from the first read to the last commit.
-	m := regexp.MustCompile(`committed ([0-9,]+) entities.*\(([0-9,]+) entities/s\)`).FindStringSubmatch(stderr.String())
-	if m == nil {
-		return 0, 0, fmt.Errorf("no rate in the command's summary: %q", stderr.String())
-	}
-	n, _ := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
-	cli, _ = strconv.ParseFloat(strings.ReplaceAll(m[2], ",", ""), 64)
-	return cli, n / elapsed.Seconds(), nil
+	return ts
 }
 
 // parseCount parses a count such as 1000000 or 1_000_000.
@@ -166,39 +197,4 @@ func parseCount(s string) (int, error) {
 		return 0, fmt.Errorf("bad count %q", s)
 	}
 	return int(n), nil
-}
-
-// loadBulk loads the n entities in the given order through a
-// BulkWriter (upserts, default batches) and returns the time in the
-// store: the whole loop's less the time generating the same entities
-// alone takes (a commit runs in the background while the next entities
-// are added, so timing only Add would hide part of it behind the
-// generation).
-func loadBulk(t *tablestore.Table, label string, n int, order func(j int) int) (time.Duration, error) {
-	var rec record
-	t0 := time.Now()
-	for j := range n {
-		genRecord(&rec, order(j))
-		_ = recordEntity(&rec)
-	}
-	gen := time.Since(t0)
-	p := startProgress(label, "entities", n)
-	defer p.finish()
-	w, err := t.NewBulkWriter(&tablestore.BulkOptions{Action: tablestore.ActionUpsertReplace})
-	if err != nil {
-		return 0, err
-	}
-	ctx := context.Background()
-	t0 = time.Now()
-	for j := range n {
-		genRecord(&rec, order(j))
-		if err := w.Add(ctx, recordEntity(&rec)); err != nil {
-			return 0, err
-		}
-		if j%1000 == 999 {
-			p.add(1000)
-		}
-	}
-	err = w.Flush(ctx)
-	return max(time.Since(t0)-gen, time.Millisecond), err
 }

@@ -139,6 +139,7 @@ func (db *Engine) DeleteTable(ctx context.Context, name string) (err error) {
 	_ = b.Delete(catalogKey(lower), nil)
 	_ = b.Delete(policyKey(info.id), nil)
 	_ = b.DeleteRange(start, end, nil)
+	db.deleteIndexCatalog(b, info.id)
 	cb, err := db.dropChanges(b, info.id)
 	if err != nil {
 		return err
@@ -146,6 +147,7 @@ func (db *Engine) DeleteTable(ctx context.Context, name string) (err error) {
 	if err := db.commitChanges(b, cb, pebble.Sync); err != nil {
 		return db.storageErr("delete table "+name, err)
 	}
+	db.forgetIndexes(info.id)
 	delete(db.tables, lower)
 	db.catVersion.Add(1)
 	db.publishNames()

@@ -86,6 +86,8 @@ type Engine struct {
 	changes changeFeeds
 	// bg counts background work (see background) that Close waits for.
 	bg sync.WaitGroup
+	// ix holds the secondary indexes (see index.go).
+	ix indexes
 
 	// fault is the first fault (see fault.go); stopped says Pebble must
 	// not be called again.
@@ -160,6 +162,9 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 		db.writeOpts = pebble.NoSync
 	}
 	err = errors.Join(db.loadCatalog(), db.loadClock())
+	if err == nil {
+		err = db.loadIndexes()
+	}
 	if err == nil {
 		err = db.loadChanges()
 	}

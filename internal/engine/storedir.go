@@ -16,6 +16,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/atomicfs"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/keys"
 )
 
@@ -93,7 +94,7 @@ func missingStore(fs vfs.FS, dir string) error {
 			why = "the directory holds only the start of a store creation that did not finish"
 		}
 	}
-	return errorf("ResourceNotFound", "no store in %q: %s", dir, why)
+	return errorf(edm.CodeResourceNotFound, "no store in %q: %s", dir, why)
 }
 
 func isNotExist(err error) bool { return errors.Is(err, iofs.ErrNotExist) }
