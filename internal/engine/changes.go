@@ -349,23 +349,42 @@ func (db *Engine) changeRecords(id uint64, kind driver.CommitKind, ts int64, act
 			}
 		}
 	}
-	cb := &changeBatch{table: id, values: make([][]byte, 0, count)}
-	var image []byte
+	// Every value goes into one slab, sized up front, with the image
+	// encoded in place.
+	size := 0
 	for i := range actions {
 		if applied != nil && !applied[i] {
 			continue
 		}
 		a := &actions[i]
-		image = image[:0]
+		size += 3 + 3*binary.MaxVarintLen32 + binary.MaxVarintLen64 + len(a.PartitionKey) + len(a.RowKey) + 1
 		if s.Images == driver.ImagesNew && a.Type != driver.ActionDelete {
 			if rec, props := value(i); rec != nil {
-				image = append(image, rec...)
-				codec.SetTimestamp(image, ts)
+				size += len(rec)
 			} else {
-				image = codec.Encode(image, ts, props)
+				size += codec.EncodedLen(props)
 			}
 		}
-		cb.values = append(cb.values, encodeChange(nil, driver.ChangeOp(a.Type), kind, len(cb.values), count, ts, a.PartitionKey, a.RowKey, "", image))
+	}
+	cb := &changeBatch{table: id, values: make([][]byte, 0, count)}
+	slab := make([]byte, 0, size)
+	for i := range actions {
+		if applied != nil && !applied[i] {
+			continue
+		}
+		a := &actions[i]
+		start := len(slab)
+		slab = encodeChange(slab, driver.ChangeOp(a.Type), kind, len(cb.values), count, ts, a.PartitionKey, a.RowKey, "", nil)
+		if s.Images == driver.ImagesNew && a.Type != driver.ActionDelete {
+			if rec, props := value(i); rec != nil {
+				n := len(slab)
+				slab = append(slab, rec...)
+				codec.SetTimestamp(slab[n:], ts)
+			} else {
+				slab = codec.Encode(slab, ts, props)
+			}
+		}
+		cb.values = append(cb.values, slab[start:len(slab):len(slab)])
 	}
 	return cb
 }
