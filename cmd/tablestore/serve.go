@@ -19,6 +19,7 @@ import (
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/server"
+	"github.com/tablestore/tablestore/server/console"
 )
 
 // logLevels are the --log-level values of serve.
@@ -50,6 +51,7 @@ type serveFlags struct {
 	audiences      stringList
 	roles          *string
 	insecureTokens *bool
+	console        *bool
 }
 
 func serveCommand() *command {
@@ -84,7 +86,14 @@ Each request is logged on standard error as one line at level info (with
 --log-level info or debug; warn and error show only failures, none
 nothing). SIGINT or SIGTERM stops it gracefully: it stops accepting
 connections, lets requests in flight finish (up to --shutdown-timeout),
-then closes the store.`,
+then closes the store.
+
+--console also serves the web console under /console/ on the admin
+listener (--admin-addr, or ` + defaultConsoleAddr + ` when that is not given) and
+prints its URL with its access token. Its sessions sign in as a served
+account with one of its keys (with --anonymous and one account, the
+token alone lets them in) and act on that account's store; its Health page
+charts the server's request metrics. See docs/console.md.`,
 		example: `tablestore serve --dir data
 tablestore serve --dir new-data --create
 tablestore serve --dir data --addr 0.0.0.0:10002 --cert cert.pem --key key.pem --account-key-file keys
@@ -113,6 +122,7 @@ tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
 			f.roles = fs.String("bearer-roles", "", "a JSON file mapping principals (oid or sub) to \"Storage Table Data Reader\" or \"Storage Table Data Contributor\", for tokens without roles")
 			f.insecureTokens = fs.Bool("insecure-accept-any-bearer-token", false, "accept every bearer token unverified, as a contributor (local development only)")
 			f.backupDir = fs.String("backup-dir", "", "where the admin listener's POST /backup?name=NAME writes checkpoints (default: backups off)")
+			f.console = fs.Bool("console", false, "also serve the web console under /console/ on the admin listener (--admin-addr, "+defaultConsoleAddr+" when not given)")
 			return func(ctx context.Context, args []string) error {
 				if err := wantArgs(args, 0, 0, "no arguments"); err != nil {
 					return err
@@ -127,6 +137,9 @@ tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
 func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (err error) {
 	if err := flagsFromEnv(fs, os.LookupEnv); err != nil {
 		return err
+	}
+	if *f.console && *f.adminAddr == "" {
+		*f.adminAddr = defaultConsoleAddr // the console lives on the admin listener
 	}
 	where := *f.dir
 	if isSet(fs, "store") {
@@ -234,12 +247,21 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 		if err != nil {
 			return err
 		}
+		var webConsole *console.Console
+		if *f.console {
+			if ah, webConsole, err = mountConsole(ah, served, metrics, *f.anonymous, where, logger); err != nil {
+				return err
+			}
+		}
 		adminSrv = server.NewHTTPServer(*f.adminAddr, ah)
 		adminSrv.WriteTimeout = 0 // a profile or a backup may take long
 		if adminLn, err = net.Listen("tcp", *f.adminAddr); err != nil {
 			return err
 		}
 		defer adminLn.Close()
+		if webConsole != nil {
+			printConsole(io.stderr, webConsole, adminLn.Addr(), len(served) > 1 || !*f.anonymous)
+		}
 		if !loopbackAddr(adminLn.Addr()) {
 			warn("the admin listener " + adminLn.Addr().String() + " is reachable beyond this machine and has no authentication: keep it on a private network")
 		}
