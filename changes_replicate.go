@@ -101,6 +101,14 @@ func (e *ReplicateError) Unwrap() error { return e.Err }
 // (ErrCursorExpired when the replicator fell behind the retention) end
 // it too. With Follow, ctx ending is a normal end (nil).
 func Replicate(ctx context.Context, src, dst *DB, opts ReplicateOptions) error {
+	err := replicate(ctx, src, dst, opts)
+	if opts.Follow && ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || ErrorCode(err) == CodeOperationTimedOut) {
+		return nil
+	}
+	return err
+}
+
+func replicate(ctx context.Context, src, dst *DB, opts ReplicateOptions) error {
 	tables := opts.Tables
 	if tables == nil {
 		for name, err := range src.allTables(ctx) {
@@ -123,11 +131,7 @@ func Replicate(ctx context.Context, src, dst *DB, opts ReplicateOptions) error {
 			return r.run(gctx, dst)
 		})
 	}
-	err := g.Wait()
-	if opts.Follow && ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || ErrorCode(err) == CodeOperationTimedOut) {
-		return nil
-	}
-	return err
+	return g.Wait()
 }
 
 // allTables yields the names of db's tables, in order.
