@@ -140,6 +140,7 @@ func (db *Engine) DeleteTable(ctx context.Context, name string) (err error) {
 	_ = b.Delete(policyKey(info.id), nil)
 	_ = b.DeleteRange(start, end, nil)
 	db.deleteIndexCatalog(b, info.id)
+	db.forgetTTL(b, info.id)
 	if err := b.Commit(pebble.Sync); err != nil {
 		return db.storageErr("delete table "+name, err)
 	}
