@@ -23,7 +23,9 @@ type TTL struct {
 const MaxTTLDefault = 100 * 365 * 24 * time.Hour
 
 // SetTTL sets the table's time-to-live settings, which apply to every
-// entity, stored or written later, from the moment SetTTL returns. An
+// entity, stored or written later, from the moment SetTTL returns; the
+// entities that have expired under the old settings are removed first,
+// so they never come back. An
 // entity expires at its Property's DateTime if it has one, otherwise at
 // its Timestamp plus Default; with neither it never expires.
 //

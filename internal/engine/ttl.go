@@ -243,7 +243,10 @@ func (t *table) TTL(ctx context.Context) (driver.TTL, error) {
 // mode, so no write to any table runs meanwhile, and in one synced batch
 // stores the settings and rebuilds the table's expiry index by a scan of
 // the table: it takes time proportional to the table's size, during which
-// writes wait (reads do not). Settings that change nothing write nothing.
+// writes wait (reads do not). Before that, it removes the entities that
+// have expired under the old settings (in batches of their own), so new
+// settings never make an expired entity live again. Settings that change
+// nothing write nothing.
 func (t *table) SetTTL(ctx context.Context, s driver.TTL) (err error) {
 	release, err := t.db.enter(ctx)
 	if err != nil {
@@ -266,8 +269,26 @@ func (t *table) SetTTL(ctx context.Context, s driver.TTL) (err error) {
 	if s.Enabled() {
 		next = &ttlSettings{def: int64(s.Default / 100), property: s.Property}
 	}
-	if old := db.ttlFor(info.id); (old == nil && next == nil) || (old != nil && next != nil && *old == *next) {
+	old := db.ttlFor(info.id)
+	if (old == nil && next == nil) || (old != nil && next != nil && *old == *next) {
 		return nil
+	}
+	if old != nil {
+		// What has expired stays expired: remove it before settings that
+		// could make it live again apply.
+		now, err := db.expiryNow()
+		if err != nil {
+			return err
+		}
+		for {
+			n, err := db.sweepExpiredTable(info.id, old, now, 1000)
+			if err != nil {
+				return err
+			}
+			if n < 1000 {
+				break
+			}
+		}
 	}
 	b := db.pdb.NewBatch()
 	defer b.Close()

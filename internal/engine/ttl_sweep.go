@@ -46,7 +46,12 @@ func (db *Engine) startExpirySweeper() {
 		rate := db.sweepRate()
 		limit := min(max(rate/10, 1), 1000)
 		for {
+			release, ok := db.enterSweep()
+			if !ok {
+				return
+			}
 			n, err := db.sweepOnce(limit)
+			release()
 			wait := sweepIdle
 			if err == nil && n >= limit {
 				wait = time.Duration(n) * time.Second / time.Duration(rate)
@@ -85,7 +90,33 @@ func (db *Engine) wakeExpirySweeper() {
 // SweepExpired removes up to limit expired entities at once, as the
 // sweeper does, and returns how many expiry entries it processed; for
 // tests and tools that want removal now.
-func (db *Engine) SweepExpired(limit int) (int, error) { return db.sweepOnce(max(limit, 1)) }
+func (db *Engine) SweepExpired(limit int) (int, error) {
+	release, err := db.enter(context.Background())
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	return db.sweepOnce(max(limit, 1))
+}
+
+// enterSweep admits a batch of the background sweeper, like enter, but
+// never blocks on closeMu: Close holds it in write mode while it waits
+// for the sweeper to end. It reports false once the store is closing.
+func (db *Engine) enterSweep() (release func(), ok bool) {
+	for {
+		if db.closed.Load() || db.stopped.Load() {
+			return nil, false
+		}
+		if db.closeMu.TryRLock() {
+			if db.closed.Load() || db.stopped.Load() {
+				db.closeMu.RUnlock()
+				return nil, false
+			}
+			return db.release, true
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
 
 // Swept returns how many entities the sweeper (and SweepExpired) removed
 // since Open.
@@ -99,12 +130,8 @@ type expiryEntry struct {
 
 // sweepOnce processes up to limit expiry entries at or before now, over
 // the tables with settings, and returns how many it processed.
+// REQUIRES: admitted (enter or enterSweep).
 func (db *Engine) sweepOnce(limit int) (n int, err error) {
-	release, err := db.enter(context.Background())
-	if err != nil {
-		return 0, err
-	}
-	defer release()
 	if err := db.writable(); err != nil {
 		return 0, err
 	}
