@@ -55,7 +55,8 @@ func commands() []*command {
 	return []*command{
 		tablesCommand(), getCommand(), putCommand(), deleteCommand(),
 		queryCommand(), explainCommand(), importCommand(), exportCommand(),
-		copyCommand(), backupCommand(), statsCommand(), checkCommand(), serveCommand(), ttlCommand(),
+		copyCommand(), backupCommand(), statsCommand(), checkCommand(), serveCommand(), healthcheckCommand(),
+		consoleCommand(), ttlCommand(),
 	}
 }
 
