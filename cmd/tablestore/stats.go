@@ -51,7 +51,7 @@ tablestore stats --store data People --exact`,
 					Table             string `json:"table"`
 					EstimatedEntities int64  `json:"estimatedEntities"`
 					EstimatedBytes    int64  `json:"estimatedBytes"`
-					Entities          *int64 `json:"entities,omitempty"` // exact, with --exact
+					Entities          *int64 `json:"entities,omitempty"`      // exact, with --exact
 					AwaitingSweep     *int64 `json:"awaitingSweep,omitempty"` // expired, not yet removed (TTL tables)
 				}
 				var rows []row
