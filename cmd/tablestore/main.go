@@ -56,7 +56,7 @@ func commands() []*command {
 		tablesCommand(), getCommand(), putCommand(), deleteCommand(),
 		queryCommand(), explainCommand(), importCommand(), exportCommand(),
 		copyCommand(), backupCommand(), statsCommand(), changesCommand(), replicateCommand(), checkCommand(), serveCommand(), healthcheckCommand(),
-		consoleCommand(),
+		consoleCommand(), ttlCommand(),
 	}
 }
 

@@ -140,6 +140,7 @@ func (db *Engine) DeleteTable(ctx context.Context, name string) (err error) {
 	_ = b.Delete(policyKey(info.id), nil)
 	_ = b.DeleteRange(start, end, nil)
 	db.deleteIndexCatalog(b, info.id)
+	db.forgetTTL(b, info.id)
 	cb, err := db.dropChanges(b, info.id)
 	if err != nil {
 		return err

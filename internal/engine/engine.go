@@ -45,6 +45,10 @@ type Options struct {
 	// MustExist makes Open refuse a directory that would become a new
 	// store (see missingStore); OpenInMemory ignores it.
 	MustExist bool
+	// SweepRate bounds how many expired entities per second the
+	// background sweeper removes (see startExpirySweeper); <= 0 is
+	// DefaultSweepRate, and at most MaxSweepRate.
+	SweepRate int
 
 	// DisableAutoCompactions keeps Pebble from compacting on its own, for
 	// tests that need each flush to stay in its own file.
@@ -88,6 +92,8 @@ type Engine struct {
 	bg sync.WaitGroup
 	// ix holds the secondary indexes (see index.go).
 	ix indexes
+	// ttl holds the expiry settings and the sweeper (see ttl.go).
+	ttl ttlState
 
 	// fault is the first fault (see fault.go); stopped says Pebble must
 	// not be called again.
@@ -168,6 +174,9 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 	if err == nil {
 		err = db.loadChanges()
 	}
+	if err == nil {
+		err = db.loadTTL()
+	}
 	if err == nil && !o.readOnly {
 		err = db.checkStoreMarker(fresh)
 	}
@@ -210,6 +219,7 @@ func (db *Engine) Close() (err error) {
 		return driver.ErrClosed
 	}
 	db.stopChanges()
+	db.stopExpirySweeper()
 	db.closeMu.Lock()
 	defer db.closeMu.Unlock()
 	if db.stopped.Load() {
