@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/limits"
 )
 
 // TestEncodePropertiesSortsAndSizes checks the fast encoding path against
@@ -35,14 +36,14 @@ func TestEncodePropertiesSortsAndSizes(t *testing.T) {
 			names[i] = p.Name
 		}
 		require.True(t, slices.IsSorted(names), "names not sorted: %q", names)
-		require.Equal(t, entitySize("", "", got)-4, size)
+		require.Equal(t, limits.EntitySize("", "", got)-4, size)
 	}
 }
 
 // TestEncodePropertiesErrorIsDeterministic checks that with several bad
 // properties the first in name order is reported, whatever the map order.
 func TestEncodePropertiesErrorIsDeterministic(t *testing.T) {
-	props := map[string]any{"B": 1, "A": int32(1), "C9": make([]byte, 70000), "0bad": int32(1), "Z": uint(3)}
+	props := map[string]any{"B": float32(1), "A": int32(1), "C9": make([]byte, 70000), "0bad": int32(1), "Z": complex(1, 0)}
 	for i := 0; i < 50; i++ {
 		_, err := encodeProperties(props)
 		requireCode(t, err, CodePropertyNameInvalid) // "0bad" sorts first
@@ -86,8 +87,9 @@ func TestEncodePropertiesErrors(t *testing.T) {
 		{"bad name", map[string]any{"1a": "x"}, CodePropertyNameInvalid},
 		{"dash name", map[string]any{"a-b": int32(1)}, CodePropertyNameInvalid},
 		{"long name", map[string]any{strings.Repeat("a", 256): int32(1)}, CodePropertyNameTooLong},
-		{"int", map[string]any{"A": 1}, CodeInvalidValueType},
-		{"uint64", map[string]any{"A": uint64(1)}, CodeInvalidValueType},
+		{"uint64 over int64", map[string]any{"A": uint64(1 << 63)}, CodeOutOfRangeInput},
+		{"uint over int64", map[string]any{"A": ^uint(0)}, CodeOutOfRangeInput},
+		{"int pointer", map[string]any{"A": new(int)}, CodeInvalidValueType},
 		{"float32", map[string]any{"A": float32(1)}, CodeInvalidValueType},
 		{"pointer", map[string]any{"A": new(string)}, CodeInvalidValueType},
 		{"map", map[string]any{"A": map[string]any{}}, CodeInvalidValueType},
@@ -110,7 +112,7 @@ func TestEncodePropertiesErrors(t *testing.T) {
 	}
 
 	// With several bad properties, the first by name is reported, every time.
-	bad := map[string]any{"Z": 1, "B": uint8(1), "M": 2}
+	bad := map[string]any{"Z": float32(1), "B": uint64(1 << 63), "M": complex(2, 0)}
 	for range 10 {
 		_, err := encodeProperties(bad)
 		require.ErrorContains(t, err, `property "B"`)

@@ -2,6 +2,7 @@ package tablestore
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // recordedQueryEntity is one entity of the minimal-metadata query response
@@ -240,7 +242,8 @@ func TestMarshalJSONErrors(t *testing.T) {
 		e    Entity
 		code Code
 	}{
-		{"int value", Entity{Properties: map[string]any{"A": 1}}, CodeInvalidValueType},
+		{"float32 value", Entity{Properties: map[string]any{"A": float32(1)}}, CodeInvalidValueType},
+		{"uint64 over int64", Entity{Properties: map[string]any{"A": uint64(1 << 63)}}, CodeOutOfRangeInput},
 		{"reserved name", Entity{Properties: map[string]any{"RowKey": "x"}}, CodeInvalidInput},
 		{"bad name", Entity{Properties: map[string]any{"a b": "x"}}, CodePropertyNameInvalid},
 		{"bad utf8 value", Entity{Properties: map[string]any{"A": "\xff"}}, CodeInvalidInput},
@@ -273,6 +276,18 @@ func TestJSONRoundTrip(t *testing.T) {
 		require.NoError(t, json.Unmarshal(b, &e), string(b))
 		require.Equal(t, v, e.Properties["V"], string(b))
 	}
+}
+
+// errString prints an error as "Code: message", or "ok".
+func errString(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return fmt.Sprintf("%s: %s", e.Code, e.Message)
+	}
+	return "untyped: " + err.Error()
 }
 
 // requireSameEntity compares two entities as the JSON round trip must
@@ -350,7 +365,7 @@ func TestJSONDecisions(t *testing.T) {
 			case float64:
 				v = strconv.FormatFloat(x, 'g', -1, 64)
 			}
-			fmt.Fprintf(&out, "%s: %s %v\n", name, edmTypeName(e.Properties[name]), v)
+			fmt.Fprintf(&out, "%s: %s %v\n", name, entityenc.TypeName(e.Properties[name]), v)
 		}
 		b, err := e.MarshalJSON()
 		if err != nil {

@@ -931,7 +931,7 @@ func (h *harness) invalidEntity(table, pk string) (*ts.Entity, ts.Code) {
 		e.Properties["N"+strings.Repeat("n", 255)] = int32(1)
 		return e, ts.CodePropertyNameTooLong
 	case 7:
-		e.Properties["Bad"] = []any{7, uint8(1), int16(-3), float32(1), struct{}{}, []string{"a"}, map[string]int{}}[h.rng.Intn(7)]
+		e.Properties["Bad"] = []any{new(int), complex(1, 0), []int{7}, float32(1), struct{}{}, []string{"a"}, map[string]int{}}[h.rng.Intn(7)]
 		return e, ts.CodeInvalidValueType
 	case 8:
 		e.Properties["Long"] = strings.Repeat("s", 40_000)
