@@ -1,6 +1,7 @@
 package tablestore
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -117,4 +118,76 @@ func TestEncodePropertiesErrors(t *testing.T) {
 		_, err := encodeProperties(bad)
 		require.ErrorContains(t, err, `property "B"`)
 	}
+}
+
+// TestIntegerRule checks Go integers in a property map: int32 and int64
+// keep their types; the other integer types are Int32 when the value
+// fits, else Int64, as Azure infers a bare JSON integer; a uint or uint64
+// above the Int64 range is refused naming the rule. Writes, the stored
+// type, reads, JSON and filters all agree.
+func TestIntegerRule(t *testing.T) {
+	db := openTestDB(t, nil)
+	tbl, err := db.CreateTable(ctx, "Ints")
+	require.NoError(t, err)
+	props := map[string]any{
+		"Int": 5, "IntBig": 1 << 40, "IntNeg": -(1 << 31), "IntBelow": -(1<<31 + 1),
+		"I8": int8(-8), "I16": int16(300), "U8": uint8(255), "U16": uint16(65535),
+		"U32": uint32(1 << 31), "U32Small": uint32(7), "Uint": uint(9), "U64": uint64(1<<63 - 1),
+		"Fixed32": int32(5), "Fixed64": int64(5),
+	}
+	want := map[string]any{
+		"Int": int32(5), "IntBig": int64(1 << 40), "IntNeg": int32(-(1 << 31)), "IntBelow": int64(-(1<<31 + 1)),
+		"I8": int32(-8), "I16": int32(300), "U8": int32(255), "U16": int32(65535),
+		"U32": int64(1 << 31), "U32Small": int32(7), "Uint": int32(9), "U64": int64(1<<63 - 1),
+		"Fixed32": int32(5), "Fixed64": int64(5),
+	}
+	e := &Entity{PartitionKey: "p", RowKey: "r", Properties: props}
+	require.NoError(t, tbl.Insert(ctx, e))
+	got, err := tbl.Get(ctx, "p", "r", nil)
+	require.NoError(t, err)
+	require.Equal(t, want, got.Properties)
+
+	// The stored bytes are those of the int32 and int64 values.
+	direct, err := encodeProperties(props)
+	require.NoError(t, err)
+	typed, err := encodeProperties(want)
+	require.NoError(t, err)
+	require.Equal(t, typed, direct)
+
+	// Filters see the EDM types: Int32 5 is not Int64 5.
+	page, err := tbl.QueryPage(ctx, Query{Filter: "Int eq 5 and IntBig eq 1099511627776L and Fixed64 eq 5L"})
+	require.NoError(t, err)
+	require.Len(t, page.Entities, 1)
+
+	// JSON writes them as their EDM types and reads them back so.
+	b, err := json.Marshal(e)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"Int":5,`)
+	require.Contains(t, string(b), `"IntBig@odata.type":"Edm.Int64","IntBig":"1099511627776"`)
+	var back Entity
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Equal(t, want, back.Properties)
+
+	// Struct fields of any integer type read them.
+	var row struct {
+		PartitionKey, RowKey string
+		Int                  int
+		U8                   uint8
+		IntBig               int64
+	}
+	require.NoError(t, UnmarshalEntity(e, &row))
+	require.Equal(t, 5, row.Int)
+	require.Equal(t, uint8(255), row.U8)
+	require.Equal(t, int64(1<<40), row.IntBig)
+
+	for _, v := range []any{uint64(1 << 63), ^uint(0), ^uint64(0)} {
+		err := tbl.Upsert(ctx, &Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"Big": v}}, Merge)
+		requireCode(t, err, CodeOutOfRangeInput)
+		require.ErrorContains(t, err, "stored as an Int32 when it fits, else as an Int64")
+		_, err = (&Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"Big": v}}).MarshalJSON()
+		requireCode(t, err, CodeOutOfRangeInput)
+	}
+	got, err = tbl.Get(ctx, "p", "r", nil)
+	require.NoError(t, err)
+	require.Equal(t, want, got.Properties, "a refused write changes nothing")
 }
