@@ -168,22 +168,22 @@ func TestDecodeRefusesInvalidUTF8(t *testing.T) {
 // encoding/json's.
 func TestMalformedJSONMessages(t *testing.T) {
 	for body, want := range map[string]string{
-		``:              "malformed JSON: unexpected end of input",
-		`{"a":1`:        "malformed JSON: unexpected end of input",
-		`{"a":"x`:       "malformed JSON: unexpected end of input",
-		`x`:             "malformed JSON: invalid character 'x' looking for beginning of value",
-		`{"a" 1}`:       "malformed JSON: invalid character '1' after object key",
-		`{"a":1 "b":2}`: `malformed JSON: invalid character '"' after object key:value pair`,
-		`{"a":1,}`:      "malformed JSON: invalid character '}' looking for beginning of object key string",
-		`{"a":-}`:       "malformed JSON: invalid character '}' in numeric literal",
-		`{"a":01}`:      "malformed JSON: invalid character '1' after object key:value pair",
-		`{"a":"\x"}`:    "malformed JSON: invalid character 'x' in string escape code",
-		`{"a":"\u12x"}`: `malformed JSON: invalid character 'x' in \u hexadecimal character escape`,
+		``:               "malformed JSON: unexpected end of input",
+		`{"a":1`:         "malformed JSON: unexpected end of input",
+		`{"a":"x`:        "malformed JSON: unexpected end of input",
+		`x`:              "malformed JSON: invalid character 'x' looking for beginning of value",
+		`{"a" 1}`:        "malformed JSON: invalid character '1' after object key",
+		`{"a":1 "b":2}`:  `malformed JSON: invalid character '"' after object key:value pair`,
+		`{"a":1,}`:       "malformed JSON: invalid character '}' looking for beginning of object key string",
+		`{"a":-}`:        "malformed JSON: invalid character '}' in numeric literal",
+		`{"a":01}`:       "malformed JSON: invalid character '1' after object key:value pair",
+		`{"a":"\x"}`:     "malformed JSON: invalid character 'x' in string escape code",
+		`{"a":"\u12x"}`:  `malformed JSON: invalid character 'x' in \u hexadecimal character escape`,
 		"{\"a\":\"\t\"}": `malformed JSON: invalid character '\t' in string literal`,
-		`{"a":tru}`:     "malformed JSON: invalid character '}' in literal true (expecting 'e')",
-		`{"a":1}x`:      "malformed JSON: data after the entity object",
-		`[1]`:           "an entity must be a JSON object",
-		`{"a":[1]}`:     `the value of "a" is an object or array; entity values are scalars`,
+		`{"a":tru}`:      "malformed JSON: invalid character '}' in literal true (expecting 'e')",
+		`{"a":1}x`:       "malformed JSON: data after the entity object",
+		`[1]`:            "an entity must be a JSON object",
+		`{"a":[1]}`:      `the value of "a" is an object or array; entity values are scalars`,
 	} {
 		_, err := scanObject([]byte(body))
 		require.Error(t, err, body)
