@@ -100,35 +100,16 @@ func csvRowJSON(buf []byte, cols []csvColumn, fields []string, quoted []bool) ([
 		}
 		first = false
 		if c.name != "PartitionKey" && c.name != "RowKey" {
-			buf = appendJSONString(buf, c.name+"@odata.type")
+			buf = tablestore.AppendJSONString(buf, c.name+"@odata.type")
 			buf = append(buf, ':')
-			buf = appendJSONString(buf, c.edm)
+			buf = tablestore.AppendJSONString(buf, c.edm)
 			buf = append(buf, ',')
 		}
-		buf = appendJSONString(buf, c.name)
+		buf = tablestore.AppendJSONString(buf, c.name)
 		buf = append(buf, ':')
-		buf = appendJSONString(buf, fields[i])
+		buf = tablestore.AppendJSONString(buf, fields[i])
 	}
 	return append(buf, '}'), nil
-}
-
-// appendJSONString appends s as a JSON string. Invalid UTF-8 is kept as
-// is, so the decoder rejects it with its own error.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
 }
 
 // csvReader reads CSV records, keeping what encoding/csv does not tell:
