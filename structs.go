@@ -128,13 +128,9 @@ func GetAs[T any](ctx context.Context, t *Table, partitionKey, rowKey string, op
 	if err != nil {
 		return v, err
 	}
-	sel, err := t.checkGet(ctx, partitionKey, rowKey, opts)
+	r, sel, err := t.get(ctx, partitionKey, rowKey, opts)
 	if err != nil {
 		return v, err
-	}
-	r, err := t.drv.Get(ctx, partitionKey, rowKey, sel)
-	if err != nil {
-		return v, mapError(err, false)
 	}
 	return decodeOne[T](&structmap.Decoder{Select: sel, Owned: true}, p, r)
 }

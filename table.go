@@ -52,35 +52,37 @@ type GetOptions struct {
 // Errors: ResourceNotFound, TableNotFound, InvalidInput for a bad Select,
 // and the key codes of Insert.
 func (t *Table) Get(ctx context.Context, partitionKey, rowKey string, opts *GetOptions) (*Entity, error) {
-	sel, err := t.checkGet(ctx, partitionKey, rowKey, opts)
+	r, sel, err := t.get(ctx, partitionKey, rowKey, opts)
 	if err != nil {
 		return nil, err
-	}
-	r, err := t.drv.Get(ctx, partitionKey, rowKey, sel)
-	if err != nil {
-		return nil, mapError(err, false)
 	}
 	return decodeRow(r, sel, true) // errors already name the entity
 }
 
-// checkGet validates a Get's arguments and returns its projection.
-func (t *Table) checkGet(ctx context.Context, partitionKey, rowKey string, opts *GetOptions) ([]string, error) {
+// get validates a Get's arguments and reads the row, which is the
+// caller's; it returns the projection too.
+func (t *Table) get(ctx context.Context, partitionKey, rowKey string, opts *GetOptions) (driver.Row, []string, error) {
 	if err := t.db.checkContext(ctx); err != nil {
-		return nil, err
+		return driver.Row{}, nil, err
 	}
 	if err := entityenc.ValidateKey("PartitionKey", partitionKey); err != nil {
-		return nil, coded(err)
+		return driver.Row{}, nil, coded(err)
 	}
 	if err := entityenc.ValidateKey("RowKey", rowKey); err != nil {
-		return nil, coded(err)
+		return driver.Row{}, nil, coded(err)
 	}
+	var sel []string
 	if opts != nil && opts.Select != nil {
 		if err := entityenc.ValidateSelect(opts.Select); err != nil {
-			return nil, coded(err)
+			return driver.Row{}, nil, coded(err)
 		}
-		return opts.Select, nil
+		sel = opts.Select
 	}
-	return nil, nil
+	r, err := t.drv.Get(ctx, partitionKey, rowKey, sel)
+	if err != nil {
+		return driver.Row{}, nil, mapError(err, false)
+	}
+	return r, sel, nil
 }
 
 // Insert adds a new entity. On success it sets e.Timestamp and e.ETag.

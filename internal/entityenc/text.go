@@ -201,26 +201,24 @@ func ExactFloat(val any) (float64, bool) {
 	return f, true
 }
 
+// edmTypes are the EDM types of the Go types a property map holds for
+// each, the types reads return.
+var edmTypes = map[reflect.Type]edm.Type{
+	reflect.TypeFor[string]():    edm.TypeString,
+	reflect.TypeFor[int32]():     edm.TypeInt32,
+	reflect.TypeFor[int64]():     edm.TypeInt64,
+	reflect.TypeFor[float64]():   edm.TypeDouble,
+	reflect.TypeFor[bool]():      edm.TypeBoolean,
+	reflect.TypeFor[time.Time](): edm.TypeDateTime,
+	reflect.TypeFor[edm.GUID]():  edm.TypeGuid,
+	reflect.TypeFor[[]byte]():    edm.TypeBinary,
+}
+
 // TypeName names the EDM type of a property value for messages (a Go
 // integer by the integer rule), or its Go type when it has none.
 func TypeName(val any) string {
-	switch val.(type) {
-	case string:
-		return "Edm.String"
-	case int32:
-		return "Edm.Int32"
-	case int64:
-		return "Edm.Int64"
-	case float64:
-		return "Edm.Double"
-	case bool:
-		return "Edm.Boolean"
-	case time.Time:
-		return "Edm.DateTime"
-	case edm.GUID:
-		return "Edm.Guid"
-	case []byte:
-		return "Edm.Binary"
+	if t, ok := edmTypes[reflect.TypeOf(val)]; ok {
+		return t.String()
 	}
 	if n, isInt, inRange := GoInt(val); isInt && inRange {
 		return IntType(n).String()

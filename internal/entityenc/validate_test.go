@@ -1,7 +1,6 @@
 package entityenc
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -78,9 +77,8 @@ func errString(err error) string {
 	if err == nil {
 		return "ok"
 	}
-	var e *Error
-	if errors.As(err, &e) {
-		return fmt.Sprintf("%s: %s", e.Code, e.Message)
+	if e, ok := err.(*Error); ok {
+		return string(e.Code) + ": " + e.Message
 	}
 	return "untyped: " + err.Error()
 }
