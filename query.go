@@ -126,6 +126,7 @@ func (t *Table) query(ctx context.Context, q Query, part *Partition) iter.Seq2[*
 // send to the driver.
 type preparedQuery struct {
 	req     driver.QueryRequest
+	plan    *plan.Plan      // req's Ranges and Residual come from it
 	ranges  []plan.KeyRange // the plan's ranges from the continuation on
 	reverse bool            // read with drv's driver.ReverseQuerier
 }
@@ -163,7 +164,8 @@ func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*prepa
 		p = p.Within(s.r)
 	}
 	pq := &preparedQuery{
-		req:     driver.QueryRequest{Filter: root, FilterText: text, Plan: p, Select: q.Select, Top: top},
+		req:     driver.QueryRequest{Filter: root, FilterText: text, Ranges: p.Ranges, Residual: p.Residual, Select: q.Select, Top: top},
+		plan:    p,
 		ranges:  p.Ranges,
 		reverse: q.Reverse,
 	}
@@ -191,9 +193,9 @@ func (pq *preparedQuery) resume(k plan.Key, table string) {
 	pq.req.NextPartitionKey, pq.req.NextRowKey = k.PartitionKey, k.RowKey
 	pq.req.Table = table
 	if pq.reverse {
-		pq.ranges = pq.req.Plan.Upto(k)
+		pq.ranges = pq.plan.Upto(k)
 	} else {
-		pq.ranges = pq.req.Plan.From(k)
+		pq.ranges = pq.plan.From(k)
 	}
 }
 
@@ -578,7 +580,7 @@ func (t *Table) plan(ctx context.Context, q Query, part *Partition) (*QueryPlan,
 	if err := t.drv.Exists(ctx); err != nil {
 		return nil, mapError(err, false)
 	}
-	p := pq.req.Plan
+	p := pq.plan
 	qp := &QueryPlan{Kind: PlanKind(p.Kind), Reverse: pq.reverse}
 	if pq.reverse {
 		qp.text = p.FormatReverse(pq.ranges)

@@ -1,10 +1,6 @@
 package driver
 
-import (
-	"context"
-
-	"github.com/tablestore/tablestore/internal/plan"
-)
+import "context"
 
 // Optional interfaces: a Conn implements them when its store can do what
 // they describe. Package tablestore checks for them with a type assertion
@@ -93,7 +89,7 @@ type Segmenter interface {
 	// repeated: segment i runs from split i-1 (the table's start for the
 	// first) to split i, excluded (the table's end for the last). Together
 	// the segments cover every position exactly once; a repeated split
-	// makes an empty segment. Positions obey the key rules (see package
-	// plan). The caller guarantees 1 <= n <= 1000.
-	Segments(ctx context.Context, n int) ([]plan.Key, error)
+	// makes an empty segment. Positions hold no byte below 0x20 (see
+	// Key). The caller guarantees 1 <= n <= 1000.
+	Segments(ctx context.Context, n int) ([]Key, error)
 }

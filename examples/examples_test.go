@@ -2,6 +2,7 @@ package examples_test
 
 import (
 	"context"
+	"go/build"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,7 +38,7 @@ func goTool() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	return filepath.Join(build.Default.GOROOT, "bin", "go")
 }
 
 // TestExamples builds every example program once and runs each one; an

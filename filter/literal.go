@@ -2,10 +2,11 @@ package filter
 
 import (
 	"encoding/hex"
-	"github.com/tablestore/tablestore/edm"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // This file converts literal text to Values and back.
@@ -169,16 +170,6 @@ func parseGuid(s string) ([]byte, bool) {
 		return nil, false
 	}
 	return g[:], true
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c >= 'a':
-		return c - 'a' + 10
-	case c >= 'A':
-		return c - 'A' + 10
-	}
-	return c - '0'
 }
 
 // ParseDateTime parses the content of a datetime'…' literal and returns

@@ -33,10 +33,6 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func isHex(c byte) bool {
-	return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
-
 // identStart and identPart follow the C# identifier rules that Azure uses
 // for property names: a letter or underscore, then letters, digits and
 // underscores.

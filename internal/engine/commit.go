@@ -116,7 +116,9 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 		op := b.SetDeferred(p.keyLen(rk), valueLen(i))
 		p.key(op.Key[:0], rk)
 		if rec, props := value(i); rec != nil {
-			codec.SetTimestamp(append(op.Value[:0], rec...), ts)
+			if err := driver.Record(append(op.Value[:0], rec...)).SetTimestamp(ts); err != nil {
+				return driver.CommitResult{}, fmt.Errorf("tablestore: the record of (%q, %q) to write: %w", p.pk, rk, err)
+			}
 		} else {
 			codec.Encode(op.Value[:0], ts, props)
 		}

@@ -1,9 +1,9 @@
 // Package engine is the embedded storage engine behind package tablestore:
 // a driver.Conn on one Pebble instance. It owns the catalog and table IDs,
-// the keyspace (internal/keys), the stored records (internal/codec), the
-// partition locks, the durable clock behind Timestamps, transaction commit
-// and page reads through the planner (internal/plan) with the residual
-// filter evaluated on encoded bytes.
+// the keyspace (internal/keys), the stored records (driver.Record, stored
+// as they are), the partition locks, the durable clock behind Timestamps,
+// transaction commit, and page reads of the key ranges a query request
+// names with its residual filter evaluated on encoded bytes.
 //
 // It trusts its caller: every name, key, property, filter and transaction
 // shape has been validated by package tablestore.
