@@ -1,9 +1,9 @@
 package entityenc
 
 import (
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/arena"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 // DecodeValue converts a stored value back to the Go type EncodeValue
@@ -73,7 +73,7 @@ type namedValue struct {
 
 // Properties decodes rec's properties (those d selects) into a new map,
 // never nil. The error is the codec's for a corrupt record.
-func (d *Decoder) Properties(rec codec.Record) (map[string]any, error) {
+func (d *Decoder) Properties(rec driver.Record) (map[string]any, error) {
 	if d.Owned {
 		// One entity: its properties wait on the stack.
 		var local [16]namedValue
@@ -88,7 +88,7 @@ func (d *Decoder) Properties(rec codec.Record) (map[string]any, error) {
 
 // build collects rec's properties into props, then makes their map,
 // clearing props.
-func (d *Decoder) build(props []namedValue, rec codec.Record) (map[string]any, error) {
+func (d *Decoder) build(props []namedValue, rec driver.Record) (map[string]any, error) {
 	it := rec.Iter()
 	for it.Next() {
 		name := it.Name()

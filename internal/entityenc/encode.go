@@ -8,8 +8,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/limits"
 )
 
@@ -18,7 +18,7 @@ import (
 const maxSortedOnStack = 32
 
 // AppendProperties validates user properties and appends their encoding
-// (codec.AppendProperty, sorted by name) to dst. nil values are dropped
+// (driver.Record's layout, sorted by name) to dst. nil values are dropped
 // (Azure drops JSON null). It returns the extended buffer, the number of
 // properties encoded and their share of the entity size by Azure's
 // formula (limits.EntitySize without the keys). Validation runs in name
@@ -172,37 +172,37 @@ func namePrefix(name string) uint64 {
 }
 
 // AppendValue appends the encoding of property name holding v
-// (codec.AppendProperty of EncodeValue's result) and returns the value's
+// (driver.Record's layout of EncodeValue's result) and returns the value's
 // size by Azure's formula. Errors are EncodeValue's; on error dst is
 // returned as it was.
 func AppendValue(dst []byte, name string, v any) ([]byte, int, error) {
 	switch x := v.(type) {
 	case string:
 		if units, ok := StringUnits(x); ok {
-			return codec.AppendBytesPayload(codec.AppendName(dst, name, edm.TypeString), x), 4 + 2*units, nil
+			return driver.AppendBytesPayload(driver.AppendName(dst, name, edm.TypeString), x), 4 + 2*units, nil
 		}
 	case int32:
-		return codec.AppendIntPayload(codec.AppendName(dst, name, edm.TypeInt32), edm.TypeInt32, int64(x)), 4, nil
+		return driver.AppendIntPayload(driver.AppendName(dst, name, edm.TypeInt32), edm.TypeInt32, int64(x)), 4, nil
 	case int64:
-		return codec.AppendIntPayload(codec.AppendName(dst, name, edm.TypeInt64), edm.TypeInt64, x), 8, nil
+		return driver.AppendIntPayload(driver.AppendName(dst, name, edm.TypeInt64), edm.TypeInt64, x), 8, nil
 	case float64:
-		return codec.AppendDoublePayload(codec.AppendName(dst, name, edm.TypeDouble), x), 8, nil
+		return driver.AppendDoublePayload(driver.AppendName(dst, name, edm.TypeDouble), x), 8, nil
 	case bool:
-		return AppendBoolPayload(codec.AppendName(dst, name, edm.TypeBoolean), x), 1, nil
+		return AppendBoolPayload(driver.AppendName(dst, name, edm.TypeBoolean), x), 1, nil
 	case time.Time:
 		if edm.InAzureRange(x) {
-			return codec.AppendIntPayload(codec.AppendName(dst, name, edm.TypeDateTime), edm.TypeDateTime, edm.TicksFromTime(x)), 8, nil
+			return driver.AppendIntPayload(driver.AppendName(dst, name, edm.TypeDateTime), edm.TypeDateTime, edm.TicksFromTime(x)), 8, nil
 		}
 	case edm.GUID:
-		return append(codec.AppendName(dst, name, edm.TypeGuid), x[:]...), 16, nil
+		return append(driver.AppendName(dst, name, edm.TypeGuid), x[:]...), 16, nil
 	case []byte:
-		if out, n, ok := AppendBinaryPayload(codec.AppendName(dst, name, edm.TypeBinary), x); ok {
+		if out, n, ok := AppendBinaryPayload(driver.AppendName(dst, name, edm.TypeBinary), x); ok {
 			return out, n, nil
 		}
 	default:
 		if n, isInt, inRange := GoInt(v); isInt && inRange {
 			t := IntType(n)
-			return codec.AppendIntPayload(codec.AppendName(dst, name, t), t, n), intSize(t), nil
+			return driver.AppendIntPayload(driver.AppendName(dst, name, t), t, n), intSize(t), nil
 		}
 	}
 	// Every value EncodeValue accepts is accepted above (the oracle
@@ -279,7 +279,7 @@ func AppendBinaryPayload(dst, b []byte) ([]byte, int, bool) {
 	if len(b) > limits.MaxValueBytes {
 		return dst, 0, false
 	}
-	return codec.AppendBytesPayload(dst, b), 4 + len(b), true
+	return driver.AppendBytesPayload(dst, b), 4 + len(b), true
 }
 
 // AppendBoolPayload appends a Boolean's payload (its size is 1).
@@ -288,7 +288,7 @@ func AppendBoolPayload(dst []byte, b bool) []byte {
 	if b {
 		x = 1
 	}
-	return codec.AppendIntPayload(dst, edm.TypeBoolean, x)
+	return driver.AppendIntPayload(dst, edm.TypeBoolean, x)
 }
 
 // readOnlyBytes returns the bytes of s without copying them. The result

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 // TestNameCache checks that the name cache hits on exactly the cached
@@ -16,7 +16,7 @@ func TestNameCache(t *testing.T) {
 	var c NameCache
 	props := map[string]any{"Name": "a", "Count": int32(1), "Created": time.Unix(5, 0), "Active": true, "Nil": nil}
 	rec := func() []byte {
-		out, _, _, err := AppendProperties(codec.AppendHeader(nil, 0), props, &c)
+		out, _, _, err := AppendProperties(driver.AppendHeader(nil, 0), props, &c)
 		require.NoError(t, err)
 		return out
 	}
@@ -35,7 +35,7 @@ func TestNameCache(t *testing.T) {
 	out, size, _ := c.appendCached([]byte("x"), props)
 	_, _, wantSize, err := AppendProperties(nil, props, nil)
 	require.NoError(t, err)
-	require.Equal(t, first[len(codec.AppendHeader(nil, 0)):], out[1:], "a hit encodes in name order as a miss does")
+	require.Equal(t, first[len(driver.AppendHeader(nil, 0)):], out[1:], "a hit encodes in name order as a miss does")
 	require.Equal(t, wantSize, size)
 	require.Equal(t, first, rec())
 	cloned := map[string]any{}
@@ -66,7 +66,7 @@ func TestNameCache(t *testing.T) {
 
 // decodeRecordNames returns the property names of an encoded record.
 func decodeRecordNames(t *testing.T, rec []byte) []string {
-	props, err := codec.Record(rec).Properties()
+	props, err := driver.Record(rec).Properties()
 	require.NoError(t, err)
 	names := make([]string, len(props))
 	for i, p := range props {

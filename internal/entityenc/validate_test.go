@@ -8,9 +8,9 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/limits"
 )
 
@@ -85,15 +85,15 @@ func errString(err error) string {
 
 // checkEntityLimits checks a complete entity as the write path does:
 // CheckLimits of its property count and its size by Azure's formula.
-func checkEntityLimits(pk, rk string, props []codec.Property) error {
+func checkEntityLimits(pk, rk string, props []driver.Property) error {
 	return CheckLimits(len(props), limits.EntitySize(pk, rk, props))
 }
 
 func TestCheckEntityLimits(t *testing.T) {
-	many := func(n int) []codec.Property {
-		props := make([]codec.Property, n)
+	many := func(n int) []driver.Property {
+		props := make([]driver.Property, n)
 		for i := range props {
-			props[i] = codec.Property{Name: fmt.Sprintf("P%03d", i), Value: filter.Value{Type: filter.TypeInt32}}
+			props[i] = driver.Property{Name: fmt.Sprintf("P%03d", i), Value: filter.Value{Type: filter.TypeInt32}}
 		}
 		return props
 	}
@@ -102,9 +102,9 @@ func TestCheckEntityLimits(t *testing.T) {
 	require.Equal(t, edm.CodeTooManyProperties, err.(*Error).Code)
 
 	// 16 binary values of 64 KiB: 4 + 2*4 + 16*(8+2*3+4+65536) = 1048876 > 1 MiB.
-	big := make([]codec.Property, 16)
+	big := make([]driver.Property, 16)
 	for i := range big {
-		big[i] = codec.Property{Name: fmt.Sprintf("B%02d", i), Value: filter.Value{Type: filter.TypeBinary, Bytes: make([]byte, 65536)}}
+		big[i] = driver.Property{Name: fmt.Sprintf("B%02d", i), Value: filter.Value{Type: filter.TypeBinary, Bytes: make([]byte, 65536)}}
 	}
 	require.Equal(t, 1048876, limits.EntitySize("pk", "rk", big))
 	err = checkEntityLimits("pk", "rk", big)

@@ -22,8 +22,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/entityenc"
 	"github.com/tablestore/tablestore/internal/limits"
 )
@@ -141,7 +141,7 @@ func PlanFor(t reflect.Type) (*Plan, error) {
 		slices.SortFunc(p.props, func(a, b *Field) int { return strings.Compare(a.name, b.name) })
 		for _, f := range p.props {
 			p.writes = append(p.writes, writeOp{
-				off: f.off, head: string(codec.AppendName(nil, f.name, f.kind.edm())),
+				off: f.off, head: string(driver.AppendName(nil, f.name, f.kind.edm())),
 				nameSize: int32(f.nameSize), code: writeCodeOf(f.kind, f.base),
 				pointer: f.pointer, omitEmpty: f.omitEmpty, special: f.pointer || f.omitEmpty,
 			})

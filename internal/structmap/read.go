@@ -5,6 +5,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/arena"
 	"github.com/tablestore/tablestore/internal/codec"
@@ -15,7 +16,7 @@ import (
 // ("" to derive it from the record's Timestamp).
 type Row struct {
 	PartitionKey, RowKey string
-	Record               codec.Record
+	Record               driver.Record
 	ETag                 string
 }
 
@@ -86,10 +87,10 @@ func (d *Decoder) IntoFast(p *Plan, base unsafe.Pointer, row *Row) bool {
 
 // start fills the system fields at base and returns an iterator over
 // the record's properties; false for a record whose header is corrupt.
-func (d *Decoder) start(p *Plan, base unsafe.Pointer, row *Row) (codec.Iter, bool) {
+func (d *Decoder) start(p *Plan, base unsafe.Pointer, row *Row) (driver.RecordIter, bool) {
 	ticks, err := row.Record.Timestamp()
 	if err != nil {
-		return codec.Iter{}, false
+		return driver.RecordIter{}, false
 	}
 	ts := edm.TimeFromTicks(ticks)
 	for _, f := range p.system {

@@ -5,14 +5,14 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // writeOp is how AppendFields writes one user property: in one compact
 // entry, the field's offset, what its Go value is, and the property's
-// encoding up to its payload (codec.AppendName).
+// encoding up to its payload (driver.AppendName).
 type writeOp struct {
 	off       uintptr
 	head      string
@@ -207,27 +207,27 @@ func (r Ref) AppendFields(out []byte) (_ []byte, size, count int, ok bool) {
 			if !ok {
 				return out, 0, 0, false
 			}
-			out, n = codec.AppendBytesPayload(out, s), 4+2*units
+			out, n = driver.AppendBytesPayload(out, s), 4+2*units
 		case writeInt8:
-			out, n = codec.AppendIntPayload(out, edm.TypeInt32, int64(*(*int8)(fp))), 4
+			out, n = driver.AppendIntPayload(out, edm.TypeInt32, int64(*(*int8)(fp))), 4
 		case writeInt16:
-			out, n = codec.AppendIntPayload(out, edm.TypeInt32, int64(*(*int16)(fp))), 4
+			out, n = driver.AppendIntPayload(out, edm.TypeInt32, int64(*(*int16)(fp))), 4
 		case writeInt32:
-			out, n = codec.AppendIntPayload(out, edm.TypeInt32, int64(*(*int32)(fp))), 4
+			out, n = driver.AppendIntPayload(out, edm.TypeInt32, int64(*(*int32)(fp))), 4
 		case writeUint8:
-			out, n = codec.AppendIntPayload(out, edm.TypeInt32, int64(*(*uint8)(fp))), 4
+			out, n = driver.AppendIntPayload(out, edm.TypeInt32, int64(*(*uint8)(fp))), 4
 		case writeUint16:
-			out, n = codec.AppendIntPayload(out, edm.TypeInt32, int64(*(*uint16)(fp))), 4
+			out, n = driver.AppendIntPayload(out, edm.TypeInt32, int64(*(*uint16)(fp))), 4
 		case writeInt:
-			out, n = codec.AppendIntPayload(out, edm.TypeInt64, int64(*(*int)(fp))), 8
+			out, n = driver.AppendIntPayload(out, edm.TypeInt64, int64(*(*int)(fp))), 8
 		case writeInt64:
-			out, n = codec.AppendIntPayload(out, edm.TypeInt64, *(*int64)(fp)), 8
+			out, n = driver.AppendIntPayload(out, edm.TypeInt64, *(*int64)(fp)), 8
 		case writeUint32:
-			out, n = codec.AppendIntPayload(out, edm.TypeInt64, int64(*(*uint32)(fp))), 8
+			out, n = driver.AppendIntPayload(out, edm.TypeInt64, int64(*(*uint32)(fp))), 8
 		case writeFloat32:
-			out, n = codec.AppendDoublePayload(out, float64(*(*float32)(fp))), 8
+			out, n = driver.AppendDoublePayload(out, float64(*(*float32)(fp))), 8
 		case writeFloat64:
-			out, n = codec.AppendDoublePayload(out, *(*float64)(fp)), 8
+			out, n = driver.AppendDoublePayload(out, *(*float64)(fp)), 8
 		case writeBool:
 			out, n = entityenc.AppendBoolPayload(out, *(*bool)(fp)), 1
 		case writeTime:
@@ -235,7 +235,7 @@ func (r Ref) AppendFields(out []byte) (_ []byte, size, count int, ok bool) {
 			if !edm.InAzureRange(t) {
 				return out, 0, 0, false
 			}
-			out, n = codec.AppendIntPayload(out, edm.TypeDateTime, edm.TicksFromTime(t)), 8
+			out, n = driver.AppendIntPayload(out, edm.TypeDateTime, edm.TicksFromTime(t)), 8
 		case writeGUID:
 			out, n = append(out, (*edm.GUID)(fp)[:]...), 16
 		case writeBinary:
