@@ -357,11 +357,11 @@ func decodeContinuation(tok string) (k plan.Key, reverse bool, table string, err
 	return k, body[0] == reverseContinuationVersion || body[0] == reverseContinuationTableVersion, table, nil
 }
 
-// checkContinuationKey applies the key rules of entityenc.ValidateKey to one key of
-// a position, except that a position's key may be empty (Azure's
-// NextRowKey may be). Control characters are among the bytes it rejects,
-// so a position stays inside its table's key span. It returns why s is not
-// acceptable, or "".
+// checkContinuationKey applies the key rules (entityenc.ValidateKey) to
+// one key of a position, except that a position's key may be empty
+// (Azure's NextRowKey may be). Control characters are among the bytes it
+// rejects, so a position stays inside its table's key span. It returns
+// why s is not acceptable, or "".
 func checkContinuationKey(s string) string {
 	if s == "" {
 		return ""
