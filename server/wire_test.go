@@ -11,8 +11,8 @@ import (
 
 // TestInvalidUTF8BodyRefused sends entity bodies holding invalid UTF-8,
 // raw and as lone surrogate escapes, in keys, names and values, to the
-// insert endpoint: each is a 400 InvalidInput and nothing
-// is stored, where the bytes used to become U+FFFD.
+// insert endpoint: each is a 400 InvalidInput and nothing is stored,
+// where the bytes used to become U+FFFD.
 func TestInvalidUTF8BodyRefused(t *testing.T) {
 	h, db := newTestHandler(t, &Options{Anonymous: true})
 	for _, body := range []string{
