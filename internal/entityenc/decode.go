@@ -82,8 +82,7 @@ func (d *Decoder) Properties(rec driver.Record) (map[string]any, error) {
 	if d.props == nil {
 		d.props = make([]namedValue, 0, 16)
 	}
-	m, err := d.build(d.props[:0], rec)
-	return m, err
+	return d.build(d.props[:0], rec)
 }
 
 // build collects rec's properties into props, then makes their map,
@@ -97,8 +96,8 @@ func (d *Decoder) build(props []namedValue, rec driver.Record) (map[string]any, 
 		}
 		props = append(props, namedValue{name: d.name(len(props), name), val: d.value(it.Value())})
 	}
-	if !d.Owned && cap(props) > cap(d.props) {
-		d.props = props[:0]
+	if !d.Owned {
+		d.props = props[:0] // keep what appending grew, for the next entity
 	}
 	if err := it.Err(); err != nil {
 		clear(props)
