@@ -46,7 +46,10 @@ func init() { structmap.Register(reflect.TypeFor[ETag]()) }
 //	[]byte (any byte slice)      Edm.Binary; nil means no value
 //
 // and pointers to any of these, where nil means no value. Byte slices are
-// not copied: the Entity shares them with v.
+// not copied: the Entity shares them with v. A field's type fixes its
+// property's type whatever the value (an int field is always an Int64),
+// where a Go integer in a property map follows the integer rule (see
+// Entity).
 //
 // A time.Time field must hold a time Azure can store, 1601-01-01 to
 // 9999-12-31 UTC: a zero time.Time (year 1) fails here with
