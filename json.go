@@ -21,16 +21,19 @@ const (
 	// MinimalMetadata writes odata.etag and a "Name@odata.type"
 	// annotation for each property whose type the JSON value cannot
 	// show (see MarshalJSON).
-	MinimalMetadata JSONMetadata = JSONMetadata(wire.Minimal)
+	MinimalMetadata JSONMetadata = iota
 	// NoMetadata writes the keys, the Timestamp and the values only: no
 	// odata.etag and no annotation. Types that need one come back as
 	// strings (an Int64 as "5"), as Azure writes them.
-	NoMetadata JSONMetadata = JSONMetadata(wire.None)
+	NoMetadata
 	// FullMetadata writes JSONOptions' Type, ID and EditLink as
 	// odata.type, odata.id and odata.editLink, the Timestamp's
 	// annotation, then what MinimalMetadata writes.
-	FullMetadata JSONMetadata = JSONMetadata(wire.Full)
+	FullMetadata
 )
+
+// levels are the wire format's metadata levels, by JSONMetadata.
+var levels = [...]wire.Level{MinimalMetadata: wire.Minimal, NoMetadata: wire.None, FullMetadata: wire.Full}
 
 // JSONOptions shape AppendEntityJSON's output. The zero value writes what
 // MarshalJSON writes.
@@ -56,11 +59,14 @@ type JSONOptions struct {
 // length are undefined.
 //
 // Errors: those of MarshalJSON, and InvalidInput for an invalid
-// opts.Select.
+// opts.Select or an unknown opts.Metadata.
 func AppendEntityJSON(dst []byte, e *Entity, opts *JSONOptions) ([]byte, error) {
 	var o wire.Options
 	if opts != nil {
-		o = wire.Options{Level: wire.Level(opts.Metadata), Select: opts.Select, Type: opts.Type, ID: opts.ID, EditLink: opts.EditLink}
+		if int(opts.Metadata) >= len(levels) {
+			return dst, newError(CodeInvalidInput, "unknown JSON metadata level %d", uint8(opts.Metadata))
+		}
+		o = wire.Options{Level: levels[opts.Metadata], Select: opts.Select, Type: opts.Type, ID: opts.ID, EditLink: opts.EditLink}
 	}
 	w := wire.Entity{PartitionKey: e.PartitionKey, RowKey: e.RowKey, Timestamp: e.Timestamp, ETag: string(e.ETag), Properties: e.Properties}
 	out, err := wire.AppendEntity(dst, &w, &o)

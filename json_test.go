@@ -540,6 +540,8 @@ func TestAppendEntityJSONLevels(t *testing.T) {
 
 	_, err = AppendEntityJSON(nil, entities[0], &JSONOptions{Select: []string{"a-b"}})
 	requireCode(t, err, CodeInvalidInput)
+	_, err = AppendEntityJSON(nil, entities[0], &JSONOptions{Metadata: FullMetadata + 1})
+	requireCode(t, err, CodeInvalidInput)
 
 	// The one difference from the former writer: no metadata writes
 	// strings as every level does, so \b, \f, U+2028 and U+2029 are no
