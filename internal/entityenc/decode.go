@@ -77,17 +77,20 @@ func (d *Decoder) Properties(rec driver.Record) (map[string]any, error) {
 	if d.Owned {
 		// One entity: its properties wait on the stack.
 		var local [16]namedValue
-		return d.build(local[:0], rec)
+		m, _, err := d.build(local[:0], rec)
+		return m, err
 	}
 	if d.props == nil {
 		d.props = make([]namedValue, 0, 16)
 	}
-	return d.build(d.props[:0], rec)
+	m, props, err := d.build(d.props[:0], rec)
+	d.props = props[:0] // keep what appending grew, for the next entity
+	return m, err
 }
 
 // build collects rec's properties into props, then makes their map,
-// clearing props.
-func (d *Decoder) build(props []namedValue, rec driver.Record) (map[string]any, error) {
+// clearing props, which it returns.
+func (d *Decoder) build(props []namedValue, rec driver.Record) (map[string]any, []namedValue, error) {
 	it := rec.Iter()
 	for it.Next() {
 		name := it.Name()
@@ -96,19 +99,16 @@ func (d *Decoder) build(props []namedValue, rec driver.Record) (map[string]any, 
 		}
 		props = append(props, namedValue{name: d.name(len(props), name), val: d.value(it.Value())})
 	}
-	if !d.Owned {
-		d.props = props[:0] // keep what appending grew, for the next entity
-	}
 	if err := it.Err(); err != nil {
 		clear(props)
-		return nil, err
+		return nil, props, err
 	}
 	m := make(map[string]any, len(props))
 	for i := range props {
 		m[props[i].name] = props[i].val
 		props[i] = namedValue{}
 	}
-	return m, nil
+	return m, props, nil
 }
 
 // name returns the string of the i-th property name of an entity: the
