@@ -34,16 +34,16 @@ func Marshal(rv reflect.Value) (Keys, map[string]any, error) {
 		f := &plan.fields[i]
 		fv := rv.FieldByIndex(f.index)
 		switch f.system {
-		case SystemPartitionKey:
+		case systemPartitionKey:
 			k.PartitionKey = fv.String()
 			continue
-		case SystemRowKey:
+		case systemRowKey:
 			k.RowKey = fv.String()
 			continue
-		case SystemTimestamp:
+		case systemTimestamp:
 			k.Timestamp = fv.Interface().(time.Time)
 			continue
-		case SystemETag:
+		case systemETag:
 			k.ETag = fv.String()
 			continue
 		}
@@ -71,7 +71,7 @@ func Marshal(rv reflect.Value) (Keys, map[string]any, error) {
 }
 
 // marshalField converts one field value (pointers already followed).
-func marshalField(fv reflect.Value, kind Kind) any {
+func marshalField(fv reflect.Value, kind fieldKind) any {
 	switch kind {
 	case kindString:
 		return fv.String()
@@ -117,16 +117,16 @@ func Unmarshal(k Keys, props map[string]any, rv reflect.Value) error {
 		f := &plan.fields[i]
 		fv := rv.FieldByIndex(f.index)
 		switch f.system {
-		case SystemPartitionKey:
+		case systemPartitionKey:
 			fv.SetString(k.PartitionKey)
 			continue
-		case SystemRowKey:
+		case systemRowKey:
 			fv.SetString(k.RowKey)
 			continue
-		case SystemTimestamp:
+		case systemTimestamp:
 			fv.Set(reflect.ValueOf(k.Timestamp))
 			continue
-		case SystemETag:
+		case systemETag:
 			fv.SetString(k.ETag)
 			continue
 		}
@@ -148,7 +148,7 @@ var textKinds = [...]bool{kindInt64: true, kindDouble: true, kindDateTime: true,
 
 // setField stores a property value in the field fv that f describes, by
 // Unmarshal's rules.
-func setField(f *Field, fv reflect.Value, val any) error {
+func setField(f *field, fv reflect.Value, val any) error {
 	if s, ok := val.(string); ok && textKinds[f.kind] {
 		var err error
 		if val, err = entityenc.ParseText(f.name, f.kind.edm(), s); err != nil {
@@ -171,7 +171,7 @@ func setField(f *Field, fv reflect.Value, val any) error {
 
 // unmarshalField stores val in dst if its type matches kind, converting
 // numbers when exact. It reports false on a mismatch or a loss.
-func unmarshalField(dst reflect.Value, kind Kind, val any) bool {
+func unmarshalField(dst reflect.Value, kind fieldKind, val any) bool {
 	switch kind {
 	case kindString:
 		s, ok := val.(string)

@@ -42,11 +42,11 @@ var (
 	guidType = reflect.TypeFor[edm.GUID]()
 )
 
-// Kind is the EDM type a struct field converts to.
-type Kind uint8
+// fieldKind is the EDM type a struct field converts to.
+type fieldKind uint8
 
 const (
-	kindString Kind = iota + 1
+	kindString fieldKind = iota + 1
 	kindInt32
 	kindInt64
 	kindDouble
@@ -56,30 +56,30 @@ const (
 	kindBinary
 )
 
-// kindType is the EDM type of each field kind; the kinds are numbered as
-// the EDM types are.
-func (k Kind) edm() edm.Type { return edm.Type(k) }
+// edm returns the EDM type of a field kind: the kinds are numbered as the
+// EDM types are.
+func (k fieldKind) edm() edm.Type { return edm.Type(k) }
 
-// System marks a field that maps to one of the entity's own fields.
-type System uint8
+// systemField marks a field that maps to one of the entity's own fields.
+type systemField uint8
 
 // The system fields.
 const (
-	SystemNone System = iota
-	SystemPartitionKey
-	SystemRowKey
-	SystemTimestamp
-	SystemETag
+	systemNone systemField = iota
+	systemPartitionKey
+	systemRowKey
+	systemTimestamp
+	systemETag
 )
 
-// Field says how one struct field maps to a property, and where it lies.
-type Field struct {
+// field says how one struct field maps to a property, and where it lies.
+type field struct {
 	index     []int  // for reflect.Value.FieldByIndex
 	name      string // property name
 	goName    string // dotted Go path, for messages
-	system    System
-	kind      Kind // for user properties
-	pointer   bool // the field is a pointer to the kind's type
+	system    systemField
+	kind      fieldKind // for user properties
+	pointer   bool      // the field is a pointer to the kind's type
 	omitEmpty bool
 
 	off      uintptr      // offset in the struct
@@ -93,9 +93,9 @@ type Field struct {
 // the same fields, user properties sorted by name as records store them.
 type Plan struct {
 	typ    reflect.Type
-	fields []Field   // every mapped field, in declaration order
-	props  []*Field  // user properties, sorted by name
-	system []*Field  // PartitionKey, RowKey, Timestamp, ETag fields
+	fields []field   // every mapped field, in declaration order
+	props  []*field  // user properties, sorted by name
+	system []*field  // PartitionKey, RowKey, Timestamp, ETag fields
 	writes []writeOp // how to encode props, in the same order
 	err    error
 	// lastPage is the length of the last page read into this type: the
@@ -132,13 +132,13 @@ func PlanFor(t reflect.Type) (*Plan, error) {
 	if p.err == nil {
 		for i := range p.fields {
 			f := &p.fields[i]
-			if f.system != SystemNone {
+			if f.system != systemNone {
 				p.system = append(p.system, f)
 			} else {
 				p.props = append(p.props, f)
 			}
 		}
-		slices.SortFunc(p.props, func(a, b *Field) int { return strings.Compare(a.name, b.name) })
+		slices.SortFunc(p.props, func(a, b *field) int { return strings.Compare(a.name, b.name) })
 		for _, f := range p.props {
 			p.writes = append(p.writes, writeOp{
 				off: f.off, head: string(driver.AppendName(nil, f.name, f.kind.edm())),
@@ -155,8 +155,8 @@ func PlanFor(t reflect.Type) (*Plan, error) {
 // buildFields collects the fields of t (and of its embedded structs);
 // index, prefix and off locate t within the outer struct, seen maps
 // property names to the Go field already using them.
-func buildFields(t reflect.Type, index []int, prefix string, off uintptr, seen map[string]string) ([]Field, error) {
-	var out []Field
+func buildFields(t reflect.Type, index []int, prefix string, off uintptr, seen map[string]string) ([]field, error) {
+	var out []field
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		tag := sf.Tag.Get("table")
@@ -192,7 +192,7 @@ func buildFields(t reflect.Type, index []int, prefix string, off uintptr, seen m
 			}
 			seen["\x00etag"] = goName
 		}
-		f := Field{index: idx, name: name, goName: goName, omitEmpty: hasTagOption(opts, "omitempty"),
+		f := field{index: idx, name: name, goName: goName, omitEmpty: hasTagOption(opts, "omitempty"),
 			off: off + sf.Offset, typ: sf.Type, base: sf.Type.Kind()}
 		if err := planField(&f, sf.Type); err != nil {
 			return nil, err
@@ -214,9 +214,9 @@ func hasTagOption(opts, opt string) bool {
 }
 
 // planField sets the system or kind of f from the field's type.
-func planField(f *Field, ft reflect.Type) error {
+func planField(f *field, ft reflect.Type) error {
 	if ft == etagType {
-		f.system = SystemETag
+		f.system = systemETag
 		return nil
 	}
 	switch f.name {
@@ -224,16 +224,16 @@ func planField(f *Field, ft reflect.Type) error {
 		if ft.Kind() != reflect.String {
 			return entityenc.Errorf(edm.CodeInvalidValueType, "field %s maps to %s and must be a string, not %s", f.goName, f.name, ft)
 		}
-		f.system = SystemRowKey
+		f.system = systemRowKey
 		if f.name == entityenc.NamePartitionKey {
-			f.system = SystemPartitionKey
+			f.system = systemPartitionKey
 		}
 		return nil
 	case entityenc.NameTimestamp:
 		if ft != timeType {
 			return entityenc.Errorf(edm.CodeInvalidValueType, "field %s maps to Timestamp and must be a time.Time, not %s", f.goName, ft)
 		}
-		f.system = SystemTimestamp
+		f.system = systemTimestamp
 		return nil
 	}
 	units, err := entityenc.PropertyNameUnits(f.name)
@@ -257,7 +257,7 @@ func planField(f *Field, ft reflect.Type) error {
 }
 
 // kindOf returns the EDM kind for a (non-pointer) field type, or 0.
-func kindOf(t reflect.Type) Kind {
+func kindOf(t reflect.Type) fieldKind {
 	switch t {
 	case timeType:
 		return kindDateTime
@@ -284,11 +284,11 @@ func kindOf(t reflect.Type) Kind {
 }
 
 // at returns the address of field f in the struct at base.
-func (f *Field) at(base unsafe.Pointer) unsafe.Pointer { return unsafe.Add(base, f.off) }
+func (f *field) at(base unsafe.Pointer) unsafe.Pointer { return unsafe.Add(base, f.off) }
 
 // value returns field f of the struct at base as an addressable
 // reflect.Value, for the rare conversions the typed path leaves to the
 // reflective code.
-func (f *Field) value(base unsafe.Pointer) reflect.Value {
+func (f *field) value(base unsafe.Pointer) reflect.Value {
 	return reflect.NewAt(f.typ, f.at(base)).Elem()
 }

@@ -47,7 +47,7 @@ func (d *Decoder) Into(r Ref, row *Row) bool {
 	for j := 0; it.Next(); {
 		// Records of one type mostly hold its fields in order: the
 		// expected field is tested here, seek does the rest.
-		f, name := (*Field)(nil), it.Name()
+		f, name := (*field)(nil), it.Name()
 		if j < len(p.props) && d.Select == nil && p.props[j].name == string(name) {
 			f, j = p.props[j], j+1
 		} else if f = d.seek(p, &j, name); f == nil {
@@ -72,7 +72,7 @@ func (d *Decoder) IntoFast(p *Plan, base unsafe.Pointer, row *Row) bool {
 		return false
 	}
 	for j := 0; it.Next(); {
-		f, name := (*Field)(nil), it.Name() // as in Into
+		f, name := (*field)(nil), it.Name() // as in Into
 		if j < len(p.props) && d.Select == nil && p.props[j].name == string(name) {
 			f, j = p.props[j], j+1
 		} else if f = d.seek(p, &j, name); f == nil {
@@ -95,13 +95,13 @@ func (d *Decoder) start(p *Plan, base unsafe.Pointer, row *Row) (driver.RecordIt
 	ts := edm.TimeFromTicks(ticks)
 	for _, f := range p.system {
 		switch f.system {
-		case SystemPartitionKey:
+		case systemPartitionKey:
 			*(*string)(f.at(base)) = row.PartitionKey
-		case SystemRowKey:
+		case systemRowKey:
 			*(*string)(f.at(base)) = row.RowKey
-		case SystemTimestamp:
+		case systemTimestamp:
 			*(*time.Time)(f.at(base)) = ts
-		case SystemETag:
+		case systemETag:
 			etag := row.ETag
 			if etag == "" {
 				etag = codec.FormatETag(ts)
@@ -117,7 +117,7 @@ func (d *Decoder) start(p *Plan, base unsafe.Pointer, row *Row) (driver.RecordIt
 // yet matched (0 for a record's first property) and is moved past the
 // fields ordered before name: names are unique on both sides, so a field
 // once matched is passed.
-func (d *Decoder) seek(p *Plan, j *int, name []byte) *Field {
+func (d *Decoder) seek(p *Plan, j *int, name []byte) *field {
 	props, k := p.props, *j
 	for k < len(props) && props[k].name < string(name) {
 		k++
@@ -140,7 +140,7 @@ const intIs64 = unsafe.Sizeof(int(0)) == 8
 // without conversion (string kinds, int32, int64, int, float64, bool
 // kinds, time.Time, GUID, byte slices), and reports whether it did.
 // Everything else goes through setField.
-func (d *Decoder) setFast(f *Field, base unsafe.Pointer, v edm.Value) bool {
+func (d *Decoder) setFast(f *field, base unsafe.Pointer, v edm.Value) bool {
 	if f.pointer {
 		return false
 	}

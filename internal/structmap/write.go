@@ -47,7 +47,7 @@ const (
 
 // writeCodeOf is the writeCode of a field of kind k whose value's Go kind
 // is base.
-func writeCodeOf(k Kind, base reflect.Kind) writeCode {
+func writeCodeOf(k fieldKind, base reflect.Kind) writeCode {
 	switch k {
 	case kindString:
 		return writeString
@@ -152,9 +152,9 @@ func Resolve(v any, last *Last) (r Ref, ok bool, err error) {
 func (r Ref) Keys() (pk, rk string) {
 	for _, f := range r.Plan.system {
 		switch f.system {
-		case SystemPartitionKey:
+		case systemPartitionKey:
 			pk = *(*string)(f.at(r.Base))
-		case SystemRowKey:
+		case systemRowKey:
 			rk = *(*string)(f.at(r.Base))
 		}
 	}
@@ -169,9 +169,9 @@ func (r Ref) SetVersion(ts time.Time, etag string) {
 	}
 	for _, f := range r.Plan.system {
 		switch f.system {
-		case SystemTimestamp:
+		case systemTimestamp:
 			*(*time.Time)(f.at(r.Base)) = ts
-		case SystemETag:
+		case systemETag:
 			*(*string)(f.at(r.Base)) = etag
 		}
 	}
@@ -261,7 +261,7 @@ func (r Ref) AppendFields(out []byte) (_ []byte, size, count int, ok bool) {
 // whether the struct has one.
 func (r Ref) SetPartitionKey(pk string) bool {
 	for _, f := range r.Plan.system {
-		if f.system == SystemPartitionKey {
+		if f.system == systemPartitionKey {
 			*(*string)(f.at(r.Base)) = pk
 			return true
 		}
