@@ -32,7 +32,7 @@ const maxSortedOnStack = 32
 //   - InvalidInput: a name is PartitionKey, RowKey or Timestamp (the
 //     system properties live in an entity's own fields; a property map
 //     never holds them), or a string is not valid UTF-8.
-//   - the errors of AppendValue for a value.
+//   - the errors of appendValue for a value.
 func AppendProperties(dst []byte, props map[string]any, c *NameCache) ([]byte, int, int, error) {
 	start := len(dst)
 	if out, size, ok := c.appendCached(dst, props); ok {
@@ -63,7 +63,7 @@ func AppendProperties(dst []byte, props map[string]any, c *NameCache) ([]byte, i
 		}
 		c.setUnits(k, units)
 		var valSize int
-		if dst, valSize, err = AppendValue(dst, name, vals[i]); err != nil {
+		if dst, valSize, err = appendValue(dst, name, vals[i]); err != nil {
 			return dst, 0, 0, err
 		}
 		size += limits.NameSize(units) + valSize
@@ -103,7 +103,7 @@ func (c *NameCache) appendCached(dst []byte, props map[string]any) ([]byte, int,
 		}
 		var n int
 		var err error
-		if dst, n, err = AppendValue(dst, name, v); err != nil {
+		if dst, n, err = appendValue(dst, name, v); err != nil {
 			return dst, 0, false
 		}
 		size += limits.NameSize(units) + n
@@ -171,11 +171,11 @@ func namePrefix(name string) uint64 {
 	return binary.BigEndian.Uint64(b[:])
 }
 
-// AppendValue appends the encoding of property name holding v
+// appendValue appends the encoding of property name holding v
 // (driver.Record's layout of EncodeValue's result) and returns the value's
 // size by Azure's formula. Errors are EncodeValue's; on error dst is
 // returned as it was.
-func AppendValue(dst []byte, name string, v any) ([]byte, int, error) {
+func appendValue(dst []byte, name string, v any) ([]byte, int, error) {
 	switch x := v.(type) {
 	case string:
 		if units, ok := StringUnits(x); ok {
@@ -246,16 +246,6 @@ func IntType(n int64) edm.Type {
 		return edm.TypeInt32
 	}
 	return edm.TypeInt64
-}
-
-// IntValue is v, a Go integer GoInt reads and holds in range, converted
-// to the Go type of its EDM type by the integer rule: an int32 or an
-// int64.
-func IntValue(n int64) any {
-	if IntType(n) == edm.TypeInt32 {
-		return int32(n)
-	}
-	return n
 }
 
 func intSize(t edm.Type) int {

@@ -73,7 +73,7 @@ func ParseText(name string, t edm.Type, s string) (any, error) {
 		case "-Infinity":
 			return math.Inf(-1), nil
 		}
-		if IsNumber(s) {
+		if isNumber(s) {
 			if f, err := strconv.ParseFloat(s, 64); err == nil {
 				return f, nil
 			}
@@ -156,8 +156,8 @@ func NumberEnd[S string | []byte](s S, i int) (int, bool) {
 	return i, true
 }
 
-// IsNumber reports whether s is one number in JSON's grammar.
-func IsNumber(s string) bool {
+// isNumber reports whether s is one number in JSON's grammar.
+func isNumber(s string) bool {
 	end, ok := NumberEnd(s, 0)
 	return ok && end == len(s)
 }

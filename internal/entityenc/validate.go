@@ -251,17 +251,17 @@ func ValidateTableName(name string) error {
 	return nil
 }
 
-// MaxPageSize is the largest $top, for entities and for table listings.
-const MaxPageSize = 1000
+// maxPageSize is the largest $top, for entities and for table listings.
+const maxPageSize = 1000
 
 // PageSize validates a Top value: 0 means 1000; 1..1000 are accepted.
 // Errors: InvalidInput.
 func PageSize(top int) (int, error) {
 	switch {
 	case top == 0:
-		return MaxPageSize, nil
-	case top < 0 || top > MaxPageSize:
-		return 0, Errorf(edm.CodeInvalidInput, "top must be between 1 and %d, got %d", MaxPageSize, top)
+		return maxPageSize, nil
+	case top < 0 || top > maxPageSize:
+		return 0, Errorf(edm.CodeInvalidInput, "top must be between 1 and %d, got %d", maxPageSize, top)
 	}
 	return top, nil
 }
