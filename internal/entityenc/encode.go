@@ -32,7 +32,7 @@ const maxSortedOnStack = 32
 //   - InvalidInput: a name is PartitionKey, RowKey or Timestamp (the
 //     system properties live in an entity's own fields; a property map
 //     never holds them), or a string is not valid UTF-8.
-//   - the errors of appendValue for a value.
+//   - the errors of EncodeValue for a value.
 func AppendProperties(dst []byte, props map[string]any, c *NameCache) ([]byte, int, int, error) {
 	start := len(dst)
 	if out, size, ok := c.appendCached(dst, props); ok {
