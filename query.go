@@ -45,6 +45,16 @@ type Query struct {
 	// Table.Segments (of this table; another table's is InvalidInput):
 	// the plan reads only the part of its ranges inside the segment.
 	Segment *Segment
+	// Index, when set, reads the query through the named ready index
+	// (see Table.CreateIndex), in the index's order: by the indexed
+	// values, then PartitionKey and RowKey (a Partitioned index:
+	// PartitionKey, the values, RowKey). Comparisons of the indexed
+	// properties narrow the read (equalities on the leading ones, then
+	// ranges on the next); the rest of the filter is evaluated on each
+	// entity. Its continuation tokens are its own. With Reverse or
+	// Segment it is InvalidInput; an index that does not exist is
+	// ResourceNotFound, one still building InvalidInput.
+	Index string
 }
 
 // Page is one page of query results, in (PartitionKey, RowKey) order
@@ -108,6 +118,13 @@ func (t *Table) query(ctx context.Context, q Query, part *Partition) iter.Seq2[*
 			if page.Continuation == "" {
 				return
 			}
+			if pq.index != nil && pq.index.req.Scan.Order {
+				if err := pq.resumeIndex(page.Continuation); err != nil {
+					yield(nil, err)
+					return
+				}
+				continue
+			}
 			// The token is one this package just wrote; decoding it again
 			// keeps a single code path for resuming. It carries the
 			// table's identity, so a table deleted or re-created between
@@ -129,6 +146,7 @@ type preparedQuery struct {
 	plan    *plan.Plan      // req's Ranges and Residual come from it
 	ranges  []plan.KeyRange // the plan's ranges from the continuation on
 	reverse bool            // read with drv's driver.ReverseQuerier
+	index   *indexQuery     // the read through an index, if any (index.go)
 }
 
 // prepareIn validates q, compiles its filter (and-ed with part's key when
@@ -173,6 +191,11 @@ func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*prepa
 		if _, ok := t.drv.(driver.ReverseQuerier); !ok {
 			return nil, newError(CodeNotImplemented, "this store cannot read a query in reverse")
 		}
+	}
+	if handled, err := t.prepareIndex(ctx, q, pq); err != nil {
+		return nil, err
+	} else if handled {
+		return pq, nil
 	}
 	if q.Continuation != "" {
 		from, reverse, table, err := decodeContinuation(q.Continuation)
@@ -234,6 +257,9 @@ func (t *Table) readPage(ctx context.Context, pq *preparedQuery) (*Page, error) 
 // readRows passes one page's rows to emit, in the query's direction, and
 // returns the page's continuation ("" when the query is complete).
 func (t *Table) readRows(ctx context.Context, pq *preparedQuery, emit func(driver.Row) error) (string, error) {
+	if pq.index != nil {
+		return t.readIndexRows(ctx, pq, emit)
+	}
 	read := t.drv.QueryPage
 	if pq.reverse {
 		read = t.drv.(driver.ReverseQuerier).QueryPageReverse
@@ -538,6 +564,12 @@ type QueryPlan struct {
 	// Reverse is set for a Reverse query, whose Ranges are listed in the
 	// order they are read: last first.
 	Reverse bool
+	// Index names the secondary index the query reads, "" for none. In
+	// key order (chosen by the planner) Ranges stay the key ranges, each
+	// read for every value tuple the text lists; in index order
+	// (Query.Index) Ranges describe the ranges of the index read. Residual
+	// is then what the index does not guarantee.
+	Index string
 
 	text string
 }
@@ -595,6 +627,9 @@ func (t *Table) plan(ctx context.Context, q Query, part *Partition) (*QueryPlan,
 	}
 	if p.Residual != nil {
 		qp.Residual = filter.Format(p.Residual)
+	}
+	if pq.index != nil {
+		explainIndex(pq, qp)
 	}
 	return qp, nil
 }

@@ -93,3 +93,49 @@ type Segmenter interface {
 	// Key). The caller guarantees 1 <= n <= 1000.
 	Segments(ctx context.Context, n int) ([]Key, error)
 }
+
+// BulkCommitter is a Table that can commit many independent single-entity
+// writes, on any partitions and in any order, together: what a bulk load
+// needs when its input is not grouped by partition.
+type BulkCommitter interface {
+	// CommitBulk applies each action as a write of its own: its
+	// precondition is checked against the stored entity as Commit checks
+	// it, and an action that fails it is reported in the result and not
+	// applied, without failing the others (with StopAtFailure, the first
+	// failing action, in order, ends the call: the actions before it
+	// are applied, it and those after it are not). The caller guarantees
+	// 1 or more actions of types ActionInsert, ActionUpsertMerge or
+	// ActionUpsertReplace, validated as for Commit, with distinct
+	// (PartitionKey, RowKey) pairs.
+	//
+	// Each applied action is atomic and durable like a Commit (synced
+	// unless the store is set not to sync); every entity written gets a
+	// Timestamp greater than its stored one. No atomicity across actions
+	// is promised: other writers may interleave, and a crash during the
+	// call may keep any subset of the applied actions. The embedded
+	// engine in fact takes every touched partition's lock, checks all the
+	// preconditions, and writes the applied actions in one Pebble batch
+	// with one sync, so they become visible and durable together.
+	//
+	// An error (TableNotFound, ErrClosed, ctx's error, a storage fault)
+	// means nothing was applied.
+	CommitBulk(ctx context.Context, actions []Action, opts BulkCommitOptions) (BulkCommitResult, error)
+}
+
+// BulkCommitOptions adjust a CommitBulk call.
+type BulkCommitOptions struct {
+	// StopAtFailure applies only the actions before the first one whose
+	// precondition fails.
+	StopAtFailure bool
+}
+
+// BulkCommitResult is what a CommitBulk call applied and refused.
+type BulkCommitResult struct {
+	// Applied is the number of actions applied.
+	Applied int
+	// Failures are the actions whose precondition failed, in action
+	// order, each with its Index and code (EntityAlreadyExists, or
+	// TooManyProperties or EntityTooLarge for a merge whose result
+	// exceeds Azure's limits); with StopAtFailure at most one.
+	Failures []*Error
+}

@@ -87,11 +87,11 @@ func (r *pageReader) scanParallel(it *pebble.Iterator, rest []driver.KeyRange) (
 func rawSpans(id uint64, ranges []driver.KeyRange) []span {
 	out := make([]span, len(ranges))
 	for i, rg := range ranges {
-		out[i].lo = keys.Entity(nil, id, rg.Start.PartitionKey, rg.Start.RowKey)
+		out[i].lo = clampEntities(keys.Entity(nil, id, rg.Start.PartitionKey, rg.Start.RowKey), id)
 		if rg.Unbounded {
-			_, out[i].hi = keys.TableSpan(id)
+			out[i].hi = keys.EntitiesEnd(nil, id)
 		} else {
-			out[i].hi = keys.Entity(nil, id, rg.End.PartitionKey, rg.End.RowKey)
+			out[i].hi = clampEntities(keys.Entity(nil, id, rg.End.PartitionKey, rg.End.RowKey), id)
 		}
 	}
 	return out

@@ -223,6 +223,9 @@ func (r *pageReader) readPoints(ranges []driver.KeyRange) error {
 	var key []byte
 	for _, rg := range ranges {
 		k, _ := rg.Point()
+		if k.PartitionKey != "" && k.PartitionKey[0] == keys.IndexTag {
+			continue // no key holds it: the index keyspace
+		}
 		key = keys.Entity(key[:0], r.id, k.PartitionKey, k.RowKey)
 		val, closer, err := get(key)
 		if errors.Is(err, pebble.ErrNotFound) {
@@ -266,10 +269,12 @@ func (r *pageReader) scan(ranges []driver.KeyRange) error {
 	var lower, upper []byte
 	for i, rg := range ranges {
 		lower = keys.Entity(keyBuf(lower, len(rg.Start.PartitionKey)+len(rg.Start.RowKey)), id, rg.Start.PartitionKey, rg.Start.RowKey)
+		lower = clampEntities(lower, id)
 		if rg.Unbounded {
-			_, upper = keys.TableSpan(id)
+			upper = keys.EntitiesEnd(upper[:0], id)
 		} else {
 			upper = keys.Entity(keyBuf(upper, len(rg.End.PartitionKey)+len(rg.End.RowKey)), id, rg.End.PartitionKey, rg.End.RowKey)
+			upper = clampEntities(upper, id)
 		}
 		it.SetBounds(lower, upper)
 		first, next := it.First, it.Next

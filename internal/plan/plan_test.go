@@ -47,6 +47,8 @@ func runPlan(t *testing.T, d *datadriven.TestData) string {
 			return p.FormatReverse(ranges)
 		}
 		return p.Format(ranges)
+	case "choose", "order":
+		return runIndexPlan(t, d)
 	}
 	t.Fatalf("unknown command %q", d.Cmd)
 	return ""

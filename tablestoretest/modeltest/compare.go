@@ -10,7 +10,7 @@ import (
 	"time"
 
 	ts "github.com/tablestore/tablestore"
-	"github.com/tablestore/tablestore/internal/model"
+	"github.com/tablestore/tablestore/tablestoretest/modeltest/internal/model"
 )
 
 // This file compares the store's answers with the model's: errors by

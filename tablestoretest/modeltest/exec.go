@@ -10,7 +10,7 @@ import (
 	"time"
 
 	ts "github.com/tablestore/tablestore"
-	"github.com/tablestore/tablestore/internal/model"
+	"github.com/tablestore/tablestore/tablestoretest/modeltest/internal/model"
 )
 
 // This file runs each kind of operation on the store and on the model

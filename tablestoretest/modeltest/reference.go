@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	ts "github.com/tablestore/tablestore"
-	"github.com/tablestore/tablestore/internal/model"
+	"github.com/tablestore/tablestore/tablestoretest/modeltest/internal/model"
 )
 
 // entityID names one entity; table is lowercased.
