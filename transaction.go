@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/structmap"
 )
 
@@ -45,7 +47,14 @@ type TransactionAction struct {
 // Limits of one entity group transaction, as Azure's.
 const (
 	MaxTransactionActions = 100
-	MaxTransactionBytes   = 4 << 20 // by Azure's entity size accounting
+	// MaxTransactionBytes is Azure's 4 MiB limit on a transaction's
+	// request body. A transaction has no body here, so the limit is
+	// applied to its data: the UTF-8 bytes of every action's keys, and of
+	// its property names and String values, and the bytes of its Binary
+	// values. Any JSON body carries at least those bytes, so a
+	// transaction is refused only when no request body within Azure's
+	// limit could hold it; a server checks its request body itself.
+	MaxTransactionBytes = 4 << 20
 )
 
 // SubmitTransaction applies 1 to 100 actions on one partition of the table
@@ -57,8 +66,8 @@ const (
 // the action count (InvalidInput), one PartitionKey
 // (CommandsInBatchActOnDifferentPartitions at the first action with
 // another key), each RowKey at most once (InvalidDuplicateRow at the
-// repeat), the payload size (RequestBodyTooLarge at the action that
-// exceeds 4 MiB), and each action as the single write would be. Then,
+// repeat), the data size (RequestBodyTooLarge at the action whose data
+// takes the transaction over MaxTransactionBytes), and each action as the single write would be. Then,
 // under the partition's lock, each action's precondition is checked (the
 // codes of Insert, Update, Upsert and Delete). A failure is a *BatchError
 // whose Index is the 0-based index of the failing action (0 for a missing
@@ -154,7 +163,10 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 	s.acts = slices.Grow(s.acts[:0], n)[:n]
 	s.ends = slices.Grow(s.ends[:0], n)[:n]
 	buf := s.buf[:0]
-	size := 0
+	// size is the data counted against MaxTransactionBytes: an upper
+	// bound (keys plus whole records) until it crosses the limit, exact
+	// from then on.
+	size, exact := 0, false
 	for i := range actions {
 		a, r := &actions[i], &s.refs[i]
 		if r.err != nil {
@@ -163,16 +175,15 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 		}
 		var (
 			da      driver.Action
-			m       int
 			err     error
 			encoded bool
 		)
+		start := len(buf)
 		if r.st.Plan != nil {
 			// A struct the direct encoding rejects is answered as its
 			// MarshalEntity result would be, MarshalEntity's own errors
 			// first.
-			start := len(buf)
-			if da, buf, m, encoded = encodeStruct(buf, a.Type, r.st, a.IfMatch); !encoded {
+			if da, buf, _, encoded = encodeStruct(buf, a.Type, r.st, a.IfMatch); !encoded {
 				buf = buf[:start]
 				if r.e, err = MarshalEntity(a.Struct); err != nil {
 					s.buf = buf
@@ -191,19 +202,23 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 				"row key %q appears more than once in the transaction", r.rk))
 		}
 		if !encoded {
-			if da, buf, m, err = prepareAction(buf, a.Type, r.e, a.IfMatch, &s.names); err != nil {
+			if da, buf, _, err = prepareAction(buf, a.Type, r.e, a.IfMatch, &s.names); err != nil {
 				s.buf = buf
 				return nil, asBatchError(i, err)
 			}
 		}
-		size += m
+		s.acts[i] = da
+		s.ends[i] = len(buf)
+		if exact {
+			size += len(r.pk) + len(r.rk) + recordData(buf[start:])
+		} else if size += len(r.pk) + len(r.rk) + len(buf) - start; size > MaxTransactionBytes {
+			size, exact = s.dataSize(buf, i), true
+		}
 		if size > MaxTransactionBytes {
 			s.buf = buf
 			return nil, asBatchError(i, newError(CodeRequestBodyTooLarge,
-				"the transaction's payload exceeds %d bytes", MaxTransactionBytes))
+				"the transaction's data exceeds %d bytes", MaxTransactionBytes))
 		}
-		s.acts[i] = da
-		s.ends[i] = len(buf)
 	}
 	s.buf = buf
 	start := 0
@@ -214,6 +229,34 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 		}
 	}
 	return s.acts, nil
+}
+
+// dataSize returns the exact data (see MaxTransactionBytes) of actions 0
+// to last, whose records end at s.ends in buf.
+func (s *txnScratch) dataSize(buf []byte, last int) int {
+	n, start := 0, 0
+	for i := 0; i <= last; i++ {
+		n += len(s.refs[i].pk) + len(s.refs[i].rk) + recordData(buf[start:s.ends[i]])
+		start = s.ends[i]
+	}
+	return n
+}
+
+// recordData returns the bytes of a record's property names and String
+// and Binary values; 0 for no record (a delete's).
+func recordData(rec []byte) int {
+	if len(rec) == 0 {
+		return 0
+	}
+	n := 0
+	it := codec.Record(rec).Iter()
+	for it.Next() {
+		n += len(it.Name())
+		if v := it.Value(); v.Type == filter.TypeString || v.Type == filter.TypeBinary {
+			n += len(v.Bytes)
+		}
+	}
+	return n
 }
 
 // firstRepeatedRow returns the index of the first action, in action

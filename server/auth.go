@@ -121,6 +121,24 @@ func (h *handler) verify(s, sig string) bool {
 	return false
 }
 
+// authorizeOperation checks everything about the credentials that the
+// URL and headers decide, before any body is read: the operation's
+// permission, a service SAS's table, and its key range for an entity the
+// URL names. What only the body tells (an insert's keys, a batch's
+// operations) is checked again once it is read.
+func (q *request) authorizeOperation(o opRoute) error {
+	if q.ext.bearer != nil {
+		return q.ext.bearer.allow(o.op) // bearer.go: the token's role
+	}
+	if q.sas == nil {
+		return nil
+	}
+	if o.keyed {
+		return q.sas.allow(o.op, q.res.table, q.res.pk, q.res.rk, true)
+	}
+	return q.sas.allow(o.op, q.res.table, "", "", false)
+}
+
 // authorize checks that the request's credentials allow op on table
 // and, for the entity operations, on the entity (pk, rk): a service SAS
 // limits keys to its range. Shared key and anonymous requests may do
@@ -133,16 +151,4 @@ func (q *request) authorize(o op, table, pk, rk string) error {
 		return nil
 	}
 	return q.sas.allow(o, table, pk, rk, o >= opRead)
-}
-
-// authorizeQuery is authorize for a query, whose key range is enforced
-// by restrictFilter instead.
-func (q *request) authorizeQuery(table string) error {
-	if q.ext.bearer != nil {
-		return q.ext.bearer.allow(opRead)
-	}
-	if q.sas == nil {
-		return nil
-	}
-	return q.sas.allow(opRead, table, "", "", false)
 }

@@ -308,6 +308,10 @@ func (c *corsWriter) WriteHeader(code int) {
 	c.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap gives http.ResponseController the connection's writer, for the
+// body's read deadlines (body.go).
+func (c *corsWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
 func (c *corsWriter) Write(b []byte) (int, error) {
 	if !c.started {
 		c.WriteHeader(http.StatusOK)

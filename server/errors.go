@@ -156,6 +156,14 @@ func (q *request) fail(err error) {
 	ae := q.failed(toAPIError(err)) // ops.go: the log's reason; Azure's message for auth failures
 	hd := q.w.Header()
 	hd.Set("x-ms-error-code", ae.code)
+	if ae.status == http.StatusServiceUnavailable {
+		hd.Set("Retry-After", "1")
+	}
+	if !q.bodyDone && q.r.ContentLength != 0 {
+		// The body was not read: close the connection rather than
+		// wait for a body nobody needs.
+		hd.Set("Connection", "close")
+	}
 	msg := ae.msg + "\nRequestId:" + q.id + "\nTime:" + time.Now().UTC().Format("2006-01-02T15:04:05.0000000Z")
 	if q.xml {
 		hd.Set("Content-Type", "application/xml")

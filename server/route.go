@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -48,6 +49,9 @@ func (h *handler) route(r *http.Request) (resource, error) {
 	if r.TLS != nil {
 		scheme = "https"
 	}
+	if a := hostAccount(r.Host); a != "" && strings.TrimSuffix(a, secondarySuffix) != h.account {
+		return res, errHostAccount
+	}
 	rest, pathStyle := h.stripAccount(r.Host, res.rawPath)
 	if err := h.checkSecondary(r, res.rawPath); err != nil { // accounts.go: ACCOUNT-secondary is read-only
 		return res, err
@@ -82,15 +86,41 @@ func parseQuery(raw string) (url.Values, error) {
 	return v, nil
 }
 
+var errHostAccount = apiError(http.StatusForbidden, "AuthenticationFailed",
+	"Server failed to authenticate the request: the Host header names an account this server does not serve.")
+
+// hostAccount returns the account a host-style Host header names, the
+// first label of {account}.table.{domain} (Azure's
+// {account}.table.core.windows.net), lowercased; "" for any other host:
+// an IP address, localhost, a name without "table" as its second label.
+func hostAccount(host string) string {
+	hostname := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		hostname = h
+	}
+	labels := strings.Split(strings.ToLower(hostname), ".")
+	if len(labels) < 3 || labels[1] != "table" || net.ParseIP(hostname) != nil {
+		return ""
+	}
+	return labels[0]
+}
+
+// hostNamesAccount reports whether host's first label is account or its
+// secondary endpoint (ACCOUNT-secondary).
+func hostNamesAccount(host, account string) bool {
+	hostname, _, _ := strings.Cut(host, ":")
+	label, _, _ := strings.Cut(strings.ToLower(hostname), ".")
+	return label == account || label == account+secondarySuffix
+}
+
 // stripAccount returns the path after the account. Path-style addressing
 // puts the account in the first segment; otherwise (host-style) the whole
-// path names the resource.
+// path names the resource. A path that is only the account, under a
+// host-style Host naming it, is a table of that name.
 func (h *handler) stripAccount(host, raw string) (rest string, pathStyle bool) {
 	seg, after, _ := strings.Cut(strings.TrimPrefix(raw, "/"), "/")
-	if seg == h.account || seg == h.account+secondarySuffix {
-		if hostname, _, _ := strings.Cut(host, ":"); !strings.HasPrefix(strings.ToLower(hostname), h.account+".") || after != "" {
-			return after, true
-		}
+	if (seg == h.account || seg == h.account+secondarySuffix) && (!hostNamesAccount(host, h.account) || after != "") {
+		return after, true
 	}
 	return strings.TrimPrefix(raw, "/"), false
 }

@@ -256,7 +256,9 @@ func TestServeConsole(t *testing.T) {
 }
 
 // TestConsoleCSVMatchesTheCommand holds the console's CSV to the
-// command's: what one exports, the other imports, value for value.
+// command's: both use package entitycsv, and this checks how each wires it
+// (columns found, records split from chunks or a stream, keys, errors):
+// what one exports, the other imports, value for value.
 func TestConsoleCSVMatchesTheCommand(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()

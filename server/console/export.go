@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/entitycsv"
 )
 
 // exportPageSize is how many entities an export reads per page.
@@ -16,8 +19,8 @@ const exportPageSize = 1000
 // export streams the entities a query matches as JSON lines or CSV, page
 // by page: format=jsonl writes one entity per line in Azure's JSON wire
 // format, without the Timestamp and ETag (as the tablestore command's
-// export does); format=csv writes the CSV format of csv.go, its columns
-// found by a first pass over the same query. A failure after the first
+// export does); format=csv writes the CSV format of package entitycsv,
+// its columns found by a first pass over the same query. A failure after the first
 // byte ends the connection without the response's end, so a download
 // never looks complete when it is not.
 func (c *Console) export(w http.ResponseWriter, r *http.Request) {
@@ -38,14 +41,16 @@ func (c *Console) export(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, d, err, link{"Back to the query", c.entityBase(name) + "/query" + encodeQuery(f.values())})
 		return
 	}
-	var enc *csvEncoder
+	var enc *entitycsv.Encoder
 	if format == "csv" {
 		cols, err := csvColumns(r, t, q)
+		if err == nil {
+			enc, err = entitycsv.NewEncoder(cols)
+		}
 		if err != nil {
 			c.fail(w, r, d, err)
 			return
 		}
-		enc = newCSVEncoder(cols)
 	}
 	ext, ctype := ".jsonl", "application/x-ndjson"
 	if format == "csv" {
@@ -57,7 +62,7 @@ func (c *Console) export(w http.ResponseWriter, r *http.Request) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var line []byte
 	if enc != nil {
-		line = enc.header(line[:0])
+		line = enc.AppendHeader(line[:0])
 		_, _ = bw.Write(line)
 	}
 	flusher, _ := w.(http.Flusher)
@@ -65,7 +70,7 @@ func (c *Console) export(w http.ResponseWriter, r *http.Request) {
 		for _, e := range p.Entities {
 			var err error
 			if enc != nil {
-				line, err = enc.row(line[:0], e)
+				line, err = enc.AppendEntity(line[:0], e)
 			} else {
 				e.Timestamp, e.ETag = time.Time{}, ""
 				var j []byte
@@ -115,20 +120,20 @@ func eachPage(r *http.Request, t *tablestore.Table, q tablestore.Query, fn func(
 	}
 }
 
-// csvColumns reads the query once, page by page, and returns every
-// property name and type its entities have, as CSV columns.
-func csvColumns(r *http.Request, t *tablestore.Table, q tablestore.Query) ([]csvColumn, error) {
-	seen := map[csvColumn]bool{}
+// csvColumns reads the query once, page by page, and returns the CSV
+// header that holds every property name and type its entities have.
+func csvColumns(r *http.Request, t *tablestore.Table, q tablestore.Query) (entitycsv.Header, error) {
+	seen := map[entitycsv.Column]bool{}
 	err := eachPage(r, t, q, func(p *tablestore.Page) error {
 		for _, e := range p.Entities {
 			for name, v := range e.Properties {
-				if v != nil {
-					seen[csvColumn{name: name, typ: edmName(v)}] = true
+				if c, ok := entitycsv.ColumnOf(name, v); ok {
+					seen[c] = true
 				}
 			}
-			if len(seen) > maxCSVColumns {
+			if len(seen) > entitycsv.MaxColumns-2 {
 				return &tablestore.Error{Code: tablestore.CodeInvalidInput,
-					Message: fmt.Sprintf("the entities have more than %d property names and types: export JSON lines instead", maxCSVColumns)}
+					Message: fmt.Sprintf("the entities have more than %d property names and types: export JSON lines instead", entitycsv.MaxColumns-2)}
 			}
 		}
 		return nil
@@ -136,11 +141,7 @@ func csvColumns(r *http.Request, t *tablestore.Table, q tablestore.Query) ([]csv
 	if err != nil {
 		return nil, err
 	}
-	cols := make([]csvColumn, 0, len(seen))
-	for col := range seen {
-		cols = append(cols, col)
-	}
-	return cols, nil
+	return entitycsv.Columns(slices.Collect(maps.Keys(seen))), nil
 }
 
 // abortResponse ends a response that has started without finishing it:

@@ -4,28 +4,6 @@ import (
 	"testing"
 )
 
-// FuzzCSVRecord holds the CSV splitter and parser to their contract on any
-// input: no panic, a record end inside the data, and a record that ends
-// where the splitter says parses the same with or without the bytes after.
-func FuzzCSVRecord(f *testing.F) {
-	for _, s := range []string{"a,b\n", `"x""y",z` + "\n", "\"open\n", `a"b` + "\n", ",,\r\n", ""} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		n := csvRecordEnd(data)
-		if n == 0 || n > len(data) {
-			t.Fatalf("csvRecordEnd = %d for %d bytes", n, len(data))
-		}
-		if n < 0 {
-			n = len(data)
-		}
-		f1, q1, err1 := parseCSVRecord(data[:n])
-		if err1 == nil && len(f1) != len(q1) {
-			t.Fatalf("%d fields, %d quoted flags", len(f1), len(q1))
-		}
-	})
-}
-
 // FuzzPrometheusText holds the metrics parser to returning samples or an
 // error, never a panic.
 func FuzzPrometheusText(f *testing.F) {

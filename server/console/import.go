@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/entitycsv"
 )
 
 // Import limits.
@@ -43,7 +44,7 @@ var importModes = map[string]tablestore.ActionType{
 // chunks, in order, each answered once its complete records are committed,
 // so the progress it shows is what the store holds. Records follow the
 // format of the tablestore command's import: JSON lines in Azure's wire
-// format, or the CSV of csv.go. Consecutive records with the same
+// format, or the CSV of package entitycsv. Consecutive records with the same
 // PartitionKey are committed together in transactions of up to 100.
 type importJob struct {
 	id     string
@@ -57,7 +58,7 @@ type importJob struct {
 	received int64  // bytes of the file taken so far
 	carry    []byte // the start of a record the next chunk completes
 	line     int    // lines read so far
-	cols     []csvColumn
+	cols     entitycsv.Header
 	batch    []pendingEntity
 	batchLen int
 	rowKeys  map[string]bool // the batch's RowKeys
@@ -224,7 +225,7 @@ func (j *importJob) feed(ctx context.Context, data []byte, last bool) {
 	for !j.done {
 		var n int
 		if j.format == "csv" {
-			n = csvRecordEnd(buf)
+			n = entitycsv.RecordEnd(buf)
 		} else if i := bytes.IndexByte(buf, '\n'); i >= 0 {
 			n = i + 1
 		} else {
@@ -268,30 +269,26 @@ func (j *importJob) record(ctx context.Context, rec []byte, line int) {
 	if len(bytes.TrimSpace(rec)) == 0 {
 		return
 	}
-	var js []byte
+	e := &tablestore.Entity{}
 	if j.format == "csv" {
-		fields, quoted, err := parseCSVRecord(rec)
+		row, err := entitycsv.ParseRecord(rec)
 		if j.cols == nil {
 			if err == nil {
-				j.cols, err = parseCSVHeader(fields)
+				j.cols, err = entitycsv.ParseHeader(row.Fields)
 			}
 			if err != nil {
-				j.stop(fmt.Sprintf("line %d: %v", line, err))
+				j.stop(fmt.Sprintf("line %d: %s", line, errorText(err)))
 			}
 			return
 		}
 		if err == nil {
-			js, err = csvRowJSON(nil, j.cols, fields, quoted)
+			e, err = j.cols.Entity(row)
 		}
 		if err != nil {
 			j.reject(line, err)
 			return
 		}
-	} else {
-		js = rec
-	}
-	e := &tablestore.Entity{}
-	if err := e.UnmarshalJSON(js); err != nil {
+	} else if err := e.UnmarshalJSON(rec); err != nil {
 		j.reject(line, err)
 		return
 	}

@@ -249,6 +249,29 @@ func entitySize(e *ts.Entity, keysOnly bool) int {
 	return size
 }
 
+// dataSize is what a transaction counts of an entity against its 4 MiB
+// limit: the UTF-8 bytes of the keys, and, unless keysOnly, of each
+// non-nil property's name and String value, and its Binary value's
+// bytes. A JSON body holds at least these bytes.
+func dataSize(e *ts.Entity, keysOnly bool) int {
+	size := len(e.PartitionKey) + len(e.RowKey)
+	if keysOnly {
+		return size
+	}
+	for name, v := range e.Properties {
+		switch v := v.(type) {
+		case nil:
+			continue
+		case string:
+			size += len(v)
+		case []byte:
+			size += len(v)
+		}
+		size += len(name)
+	}
+	return size
+}
+
 // wellFormedETag reports whether an If-Match value is "*" or an HTTP
 // entity-tag: W/ optionally, then "..." holding no '"', space or control
 // character. The empty value is not one.
