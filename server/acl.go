@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // The ACL document: <SignedIdentifiers><SignedIdentifier><Id/>
@@ -27,7 +28,7 @@ type xmlPolicy struct {
 
 const aclTimeLayout = "2006-01-02T15:04:05.0000000Z"
 
-var errBadXML = apiError(http.StatusBadRequest, "InvalidXmlDocument", "XML specified is not syntactically valid.")
+var errBadXML = apiError(http.StatusBadRequest, edm.CodeInvalidXMLDocument, "XML specified is not syntactically valid.")
 
 // aclRule is the schema of Set Table ACL's body: SignedIdentifiers, each
 // with one Id and at most one AccessPolicy of at most one Start, Expiry
@@ -90,7 +91,7 @@ func (q *request) setACL() {
 		// The library checks the policies (count, IDs, permissions);
 		// Azure reports those problems as a bad XML document.
 		if tablestore.ErrorCode(err) == tablestore.CodeInvalidInput {
-			err = apiError(http.StatusBadRequest, "InvalidXmlDocument", "XML specified is not syntactically valid: "+err.(*tablestore.Error).Message+".")
+			err = apiError(http.StatusBadRequest, edm.CodeInvalidXMLDocument, "XML specified is not syntactically valid: "+err.(*tablestore.Error).Message+".")
 		}
 		q.fail(err)
 		return

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // maxClockSkew is how old (or how far in the future) a signed request's
@@ -53,7 +55,7 @@ func (q *request) authenticate() error {
 		q.sas = g
 		return nil
 	}
-	return apiError(http.StatusForbidden, "AuthenticationFailed", "Server failed to authenticate the request: no Authorization header or shared access signature.")
+	return apiError(http.StatusForbidden, edm.CodeAuthenticationFailed, "Server failed to authenticate the request: no Authorization header or shared access signature.")
 }
 
 // checkSharedKey verifies "SharedKey account:sig" or "SharedKeyLite
@@ -73,10 +75,10 @@ func (q *request) checkSharedKey(auth string) error {
 	}
 	t, err := http.ParseTime(date)
 	if err != nil {
-		return apiError(http.StatusForbidden, "AuthenticationFailed", "Server failed to authenticate the request: the x-ms-date or Date header is missing or not in RFC 1123 form.")
+		return apiError(http.StatusForbidden, edm.CodeAuthenticationFailed, "Server failed to authenticate the request: the x-ms-date or Date header is missing or not in RFC 1123 form.")
 	}
 	if d := time.Since(t); d > maxClockSkew || d < -maxClockSkew {
-		return apiError(http.StatusForbidden, "AuthenticationFailed", "Server failed to authenticate the request: the request is more than 15 minutes old or in the future.")
+		return apiError(http.StatusForbidden, edm.CodeAuthenticationFailed, "Server failed to authenticate the request: the request is more than 15 minutes old or in the future.")
 	}
 	resource := q.canonicalResource()
 	var toSign string
@@ -89,7 +91,7 @@ func (q *request) checkSharedKey(auth string) error {
 		return errAuthFailed
 	}
 	if !q.h.verify(toSign, sig) {
-		return apiError(http.StatusForbidden, "AuthenticationFailed", "Server failed to authenticate the request. Make sure the value of the Authorization header is formed correctly including the signature.")
+		return apiError(http.StatusForbidden, edm.CodeAuthenticationFailed, "Server failed to authenticate the request. Make sure the value of the Authorization header is formed correctly including the signature.")
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // A $batch body is multipart/mixed holding one changeset, itself
@@ -122,7 +123,7 @@ func newPart(b []byte) mimePart {
 }
 
 func errBadBatch(why string) *apiErr {
-	return apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: "+why+".")
+	return apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: "+why+".")
 }
 
 func boundaryOf(contentType string) (string, bool) {
@@ -252,7 +253,7 @@ func (s *subRequest) action() (tablestore.TransactionAction, op, error) {
 	var a tablestore.TransactionAction
 	ifMatch := tablestore.ETag(s.header.Get("If-Match"))
 	if s.header.Get("If-None-Match") != "" {
-		return a, 0, apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: If-None-Match is not supported on this operation.")
+		return a, 0, apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: If-None-Match is not supported on this operation.")
 	}
 	decode := func() (*tablestore.Entity, error) {
 		body := s.body
@@ -318,7 +319,7 @@ func (q *request) batch() {
 	}
 	if len(subs) > tablestore.MaxTransactionActions {
 		// Azure was observed to answer this at index 99 (or 0).
-		q.batchFailure(tablestore.MaxTransactionActions-1, apiError(http.StatusBadRequest, "InvalidInput",
+		q.batchFailure(tablestore.MaxTransactionActions-1, apiError(http.StatusBadRequest, edm.CodeInvalidInput,
 			"The batch request operation exceeds the maximum 100 changes per change set."))
 		return
 	}

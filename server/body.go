@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // Limits on how request bodies arrive, applied when Options leave them
@@ -21,11 +23,11 @@ const (
 )
 
 var (
-	errBodyTooSlow = apiError(http.StatusRequestTimeout, "OperationTimedOut",
+	errBodyTooSlow = apiError(http.StatusRequestTimeout, edm.CodeOperationTimedOut,
 		"The request body was not received at the minimum data rate; the connection is closed.")
-	errBodyUnreadable = apiError(http.StatusBadRequest, "InvalidInput",
+	errBodyUnreadable = apiError(http.StatusBadRequest, edm.CodeInvalidInput,
 		"One of the request inputs is not valid: the request body could not be read.")
-	errInvalidUTF8 = apiError(http.StatusBadRequest, "InvalidInput",
+	errInvalidUTF8 = apiError(http.StatusBadRequest, edm.CodeInvalidInput,
 		"One of the request inputs is not valid: the JSON body is not valid UTF-8 (an invalid byte or a lone surrogate escape).")
 )
 

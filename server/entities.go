@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // decodeEntity parses a JSON entity body with the library's wire format.
@@ -17,10 +18,10 @@ func decodeEntity(r *http.Request, body []byte) (*tablestore.Entity, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || strings.Contains(mt, "atom") || strings.Contains(mt, "xml") {
-			return nil, apiError(http.StatusUnsupportedMediaType, "AtomFormatNotSupported", "Atom format is not supported.")
+			return nil, apiError(http.StatusUnsupportedMediaType, edm.CodeAtomFormatNotSupported, "Atom format is not supported.")
 		}
 		if mt != "application/json" {
-			return nil, apiError(http.StatusUnsupportedMediaType, "JsonFormatNotSupported", "The content type "+mt+" is not supported; use application/json.")
+			return nil, apiError(http.StatusUnsupportedMediaType, edm.CodeJSONFormatNotSupported, "The content type "+mt+" is not supported; use application/json.")
 		}
 	}
 	if err := checkJSONText(body); err != nil {
@@ -43,7 +44,7 @@ func decodeEntity(r *http.Request, body []byte) (*tablestore.Entity, error) {
 // accepted on entity writes, and never together with If-Match.
 func checkConditionalHeaders(r *http.Request) error {
 	if r.Header.Get("If-None-Match") != "" {
-		return apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: If-None-Match is not supported on this operation.")
+		return apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: If-None-Match is not supported on this operation.")
 	}
 	return nil
 }
@@ -187,7 +188,7 @@ func (q *request) deleteEntity() {
 	}
 	ifMatch := tablestore.ETag(q.r.Header.Get("If-Match"))
 	if ifMatch == "" {
-		q.fail(apiError(http.StatusBadRequest, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: If-Match."))
+		q.fail(apiError(http.StatusBadRequest, edm.CodeMissingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: If-Match."))
 		return
 	}
 	if err := q.h.db.Table(q.res.table).Delete(q.r.Context(), q.res.pk, q.res.rk, ifMatch); err != nil {

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // NewListener wraps ln so that the requests net/http refuses before any
@@ -42,7 +44,7 @@ var goErrors = []struct {
 	err  *apiErr
 }{
 	{[]byte("HTTP/1.1 431 Request Header Fields Too Large" + goErrorHeaders + "431 Request Header Fields Too Large"), errHeadersTooLarge},
-	{[]byte("HTTP/1.1 400 Bad Request" + goErrorHeaders + "400 Bad Request"), apiError(http.StatusBadRequest, "InvalidInput",
+	{[]byte("HTTP/1.1 400 Bad Request" + goErrorHeaders + "400 Bad Request"), apiError(http.StatusBadRequest, edm.CodeInvalidInput,
 		"One of the request inputs is not valid: the request is not well-formed HTTP.")},
 }
 
@@ -67,7 +69,7 @@ func wireError(err *apiErr) []byte {
 	b.WriteString("HTTP/1.1 " + strconv.Itoa(err.status) + " " + http.StatusText(err.status) + "\r\n")
 	b.WriteString("Content-Type: " + contentType(metaMinimal) + "\r\n")
 	b.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n")
-	b.WriteString("x-ms-error-code: " + err.code + "\r\n")
+	b.WriteString("x-ms-error-code: " + string(err.code) + "\r\n")
 	b.WriteString("x-ms-request-id: " + id + "\r\n")
 	b.WriteString("x-ms-version: 2019-02-02\r\n")
 	b.WriteString("Date: " + time.Now().UTC().Format(http.TimeFormat) + "\r\n")

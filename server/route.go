@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // kind is what a request path names.
@@ -79,14 +81,14 @@ func parseQuery(raw string) (url.Values, error) {
 		k, err1 := url.QueryUnescape(k)
 		val, err2 := url.QueryUnescape(val)
 		if err1 != nil || err2 != nil {
-			return nil, apiError(http.StatusBadRequest, "InvalidQueryParameterValue", "The query string is not well formed.")
+			return nil, apiError(http.StatusBadRequest, edm.CodeInvalidQueryParameterValue, "The query string is not well formed.")
 		}
 		v.Add(k, val)
 	}
 	return v, nil
 }
 
-var errHostAccount = apiError(http.StatusForbidden, "AuthenticationFailed",
+var errHostAccount = apiError(http.StatusForbidden, edm.CodeAuthenticationFailed,
 	"Server failed to authenticate the request: the Host header names an account this server does not serve.")
 
 // hostAccount returns the account a host-style Host header names, the
@@ -224,7 +226,7 @@ func splitSegment(seg string) (name, args string, parens bool, err error) {
 	return seg[:i], seg[i+1 : len(seg)-1], true, nil
 }
 
-var errBadKeys = apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: the resource path must name the entity as (PartitionKey='...',RowKey='...').")
+var errBadKeys = apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: the resource path must name the entity as (PartitionKey='...',RowKey='...').")
 
 // parseTableArg reads Tables('t') (or Tables(TableName='t')).
 func parseTableArg(args string) (string, error) {

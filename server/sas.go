@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 )
 
@@ -56,7 +57,7 @@ func parseSASTime(s string) (time.Time, bool) {
 }
 
 func sasFailed(why string) *apiErr {
-	return apiError(http.StatusForbidden, "AuthenticationFailed", "Server failed to authenticate the request: "+why)
+	return apiError(http.StatusForbidden, edm.CodeAuthenticationFailed, "Server failed to authenticate the request: "+why)
 }
 
 // checkSAS verifies the signature in the query (account or service SAS),
@@ -77,13 +78,13 @@ func (h *handler) checkSAS(r *http.Request, res resource) (*sasGrant, error) {
 		// The SDKs sign spr=https even for an emulator's http endpoint, so
 		// plain http is refused only for clients off this machine.
 		if r.TLS == nil && !isLoopback(r.RemoteAddr) {
-			return nil, apiError(http.StatusForbidden, "AuthorizationProtocolMismatch", "This request is not authorized to perform this operation using this protocol.")
+			return nil, apiError(http.StatusForbidden, edm.CodeAuthorizationProtocolMismatch, "This request is not authorized to perform this operation using this protocol.")
 		}
 	default:
 		return nil, sasFailed("spr is not a valid protocol list.")
 	}
 	if sip := get("sip"); sip != "" && !ipAllowed(sip, r.RemoteAddr) {
-		return nil, apiError(http.StatusForbidden, "AuthorizationSourceIPMismatch", "This request is not authorized to perform this operation using this source IP.")
+		return nil, apiError(http.StatusForbidden, edm.CodeAuthorizationSourceIPMismatch, "This request is not authorized to perform this operation using this source IP.")
 	}
 	if get("ss") != "" || get("srt") != "" {
 		return h.checkAccountSAS(res, sig)
@@ -136,7 +137,7 @@ func (h *handler) checkAccountSAS(res resource, sig string) (*sasGrant, error) {
 		return nil, err
 	}
 	if !strings.Contains(ss, "t") {
-		return nil, apiError(http.StatusForbidden, "AuthorizationServiceMismatch", "This request is not authorized to perform this operation using this service.")
+		return nil, apiError(http.StatusForbidden, edm.CodeAuthorizationServiceMismatch, "This request is not authorized to perform this operation using this service.")
 	}
 	return &sasGrant{account: true, perms: sp, srt: srt}, nil
 }
@@ -168,7 +169,7 @@ func (h *handler) checkServiceSAS(r *http.Request, res resource, sig string) (*s
 		if found == nil {
 			return nil, sasFailed("the stored access policy named by si does not exist.")
 		}
-		both := apiError(http.StatusBadRequest, "InvalidQueryParameterValue", "A field of the access policy is given both in the stored policy and in the signature.")
+		both := apiError(http.StatusBadRequest, edm.CodeInvalidQueryParameterValue, "A field of the access policy is given both in the stored policy and in the signature.")
 		if found.Permission != "" {
 			if sp != "" {
 				return nil, both
@@ -339,13 +340,13 @@ func (g *sasGrant) allow(o op, table, pk, rk string, keyed bool) error {
 		return errResourceType
 	}
 	if !strings.EqualFold(table, g.table) {
-		return apiError(http.StatusForbidden, "AuthorizationPermissionMismatch", "This request is not authorized to perform this operation: the signature is for another table.")
+		return apiError(http.StatusForbidden, edm.CodeAuthorizationPermissionMismatch, "This request is not authorized to perform this operation: the signature is for another table.")
 	}
 	if !has(need) {
 		return errPermission
 	}
 	if keyed && !g.inRange(pk, rk) {
-		return apiError(http.StatusForbidden, "AuthorizationPermissionMismatch", "This request is not authorized to perform this operation: the entity is outside the signature's key range.")
+		return apiError(http.StatusForbidden, edm.CodeAuthorizationPermissionMismatch, "This request is not authorized to perform this operation: the entity is outside the signature's key range.")
 	}
 	return nil
 }

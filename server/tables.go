@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 )
 
@@ -100,9 +101,9 @@ func filterAPIError(err error) error {
 		return err
 	}
 	if fe.Code == filter.CodeNotImplemented {
-		return apiError(http.StatusNotImplemented, "NotImplemented", fe.Error())
+		return apiError(http.StatusNotImplemented, edm.CodeNotImplemented, fe.Error())
 	}
-	return apiError(http.StatusBadRequest, "InvalidInput", fe.Error())
+	return apiError(http.StatusBadRequest, edm.CodeInvalidInput, fe.Error())
 }
 
 // parseTop reads $top: absent is 0 (the default page), otherwise
@@ -114,7 +115,7 @@ func parseTop(q *request) (top int, given bool, err error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(s[0]))
 	if err != nil || n < 0 || n > 1000 {
-		return 0, false, apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: $top must be an integer from 1 to 1000.")
+		return 0, false, apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: $top must be an integer from 1 to 1000.")
 	}
 	return n, true, nil
 }
@@ -274,7 +275,7 @@ func (q *request) createTable() {
 		q.fail(err)
 		return
 	}
-	badBody := apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: the body must be a JSON object with TableName.")
+	badBody := apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: the body must be a JSON object with TableName.")
 	if info, ok := scanObject(q.body); !ok || info.members > maxMembers {
 		q.fail(badBody)
 		return
@@ -286,7 +287,7 @@ func (q *request) createTable() {
 	}
 	var name string
 	if raw, ok := in["TableName"]; !ok || len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &name) != nil {
-		q.fail(apiError(http.StatusBadRequest, "PropertiesNeedValue", "The values are not specified for all properties in the entity: TableName is required."))
+		q.fail(apiError(http.StatusBadRequest, edm.CodePropertiesNeedValue, "The values are not specified for all properties in the entity: TableName is required."))
 		return
 	}
 	if _, err := q.h.db.CreateTable(q.r.Context(), name); err != nil {

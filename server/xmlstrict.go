@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // The XML bodies (Set Table ACL, Set Service Properties) are read
@@ -122,7 +124,7 @@ type xmlChild struct {
 }
 
 // errBadXMLValue is a leaf whose text its rule refuses.
-var errBadXMLValue = apiError(http.StatusBadRequest, "InvalidXmlNodeValue", "The value for one of the XML nodes is not in the correct format.")
+var errBadXMLValue = apiError(http.StatusBadRequest, edm.CodeInvalidXMLNodeValue, "The value for one of the XML nodes is not in the correct format.")
 
 // validate checks e against r. Errors: errBadXML for elements unknown,
 // misplaced, repeated or missing; errBadXMLValue for a leaf's text.
