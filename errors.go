@@ -87,6 +87,15 @@ var (
 // *Error with code ServerBusy).
 var ErrClosed = driver.ErrClosed
 
+// ErrCursorExpired is matched by the error (code OutOfRangeInput) of a
+// change feed read from a cursor older than the feed's retention.
+var ErrCursorExpired = driver.ErrCursorExpired
+
+// ErrCursorStale is matched by the error (code InvalidInput) of a change
+// feed read from a cursor of another table (the table was deleted or
+// re-created since) or ahead of the feed.
+var ErrCursorStale = driver.ErrCursorStale
+
 // ErrNotStore is matched by Open's error for a directory that holds files
 // but no store (an *Error with code InvalidInput).
 var ErrNotStore = driver.ErrNotStore

@@ -153,7 +153,7 @@ func (db *Engine) commitBulk(tableID uint64, actions []driver.Action, stopAtFail
 		}
 		_ = op.Finish()
 	}
-	if err := b.Commit(db.writeOpts); err != nil {
+	if err := db.commitChanges(b, db.changeRecords(tableID, driver.CommitBulk, ts, actions, applied, value), db.writeOpts); err != nil {
 		return driver.BulkCommitResult{}, db.storageErr(fmt.Sprintf("bulk commit of %d entities to table #%d", res.Applied, tableID), err)
 	}
 	return res, nil

@@ -148,7 +148,7 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 	if iw != nil {
 		iw.apply(b)
 	}
-	if err := b.Commit(db.writeOpts); err != nil {
+	if err := db.commitChanges(b, db.changeRecords(p.tableID, driver.CommitSingle, ts, actions, nil, value), db.writeOpts); err != nil {
 		return driver.CommitResult{}, db.storageErr(fmt.Sprintf("commit to partition %q of table #%d", p.pk, p.tableID), err)
 	}
 	when := edm.TimeFromTicks(ts)

@@ -82,6 +82,8 @@ type Engine struct {
 
 	locks partitionLocks
 	clock timestampClock
+	// changes holds the change feeds (see changes.go).
+	changes changeFeeds
 	// bg counts background work (see background) that Close waits for.
 	bg sync.WaitGroup
 	// ix holds the secondary indexes (see index.go).
@@ -163,10 +165,14 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 	if err == nil {
 		err = db.loadIndexes()
 	}
+	if err == nil {
+		err = db.loadChanges()
+	}
 	if err == nil && !o.readOnly {
 		err = db.checkStoreMarker(fresh)
 	}
 	if err != nil {
+		db.stopChanges()
 		_ = pdb.Close()
 		return nil, err
 	}
@@ -203,6 +209,7 @@ func (db *Engine) Close() (err error) {
 	if db.closed.Swap(true) {
 		return driver.ErrClosed
 	}
+	db.stopChanges()
 	db.closeMu.Lock()
 	defer db.closeMu.Unlock()
 	if db.stopped.Load() {
