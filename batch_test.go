@@ -150,6 +150,10 @@ func parseTypedValue(t *testing.T, s string) any {
 		out, err = strconv.ParseInt(v, 10, 64)
 	case "int":
 		out, err = strconv.Atoi(v)
+	case "float32":
+		var f float64
+		f, err = strconv.ParseFloat(v, 32)
+		out = float32(f)
 	case "double":
 		out, err = strconv.ParseFloat(v, 64)
 	case "bool":

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // Entity converts a record into its entity. An empty unquoted cell is no
@@ -139,43 +140,11 @@ func ParseValue(t edm.Type, s string) (any, error) {
 	return nil, invalid("unknown type %s", t)
 }
 
-// isJSONNumber reports whether s follows JSON's number grammar, the
-// doubles Azure's JSON writes.
+// isJSONNumber reports whether s is one number in JSON's grammar, the
+// module's one number grammar (entityenc.NumberEnd).
 func isJSONNumber(s string) bool {
-	i := 0
-	digits := func() int {
-		n := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-			n++
-		}
-		return n
-	}
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case digits() == 0:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(s)
+	end, ok := entityenc.NumberEnd(s, 0)
+	return ok && end == len(s)
 }
 
 // FormatValue returns a value's cell text: decimal integers, doubles in

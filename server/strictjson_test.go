@@ -22,7 +22,7 @@ import (
 
 // strictJSONLanded turns on the tests in this file. It is false until the
 // strict JSON decoder (internal/wire) is merged; then set it to true.
-const strictJSONLanded = false
+const strictJSONLanded = true
 
 // badJSONTexts are JSON entity bodies for PartitionKey "u", RowKey "r",
 // each with invalid text in one place.

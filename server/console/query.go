@@ -176,7 +176,7 @@ func (c *Console) queryPage(w http.ResponseWriter, r *http.Request) {
 	d := &pageData{Title: "Query " + name, Table: name, Tab: "query"}
 	base := c.o.Prefix + "/tables/" + url.PathEscape(name)
 	q := f.query()
-	p, err := t.Plan(q)
+	p, err := t.Plan(r.Context(), q)
 	if err == nil {
 		b.Plan = newPlanView(p)
 		start := time.Now()
@@ -257,7 +257,7 @@ func (c *Console) planAPI(w http.ResponseWriter, r *http.Request) {
 	f := parseQueryForm(r)
 	q := f.query()
 	q.Continuation = ""
-	p, err := t.Plan(q)
+	p, err := t.Plan(r.Context(), q)
 	if err != nil {
 		pe := &planError{Message: errorText(err), Code: tablestore.ErrorCode(err)}
 		if v := newFilterErrorView(err); v != nil {

@@ -1,7 +1,6 @@
-package tablestore
+package entityenc
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,8 +8,10 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/limits"
 )
 
 // TestValidateDecisions runs testdata/codec_validate: which keys, property
@@ -37,14 +38,14 @@ func TestValidateDecisions(t *testing.T) {
 			var which string
 			d.ScanArgs(t, "which", &which)
 			for i, l := range lines {
-				fmt.Fprintf(&out, "%s: %s\n", shortLine(d.Input, i), errString(validateKey(which, l)))
+				fmt.Fprintf(&out, "%s: %s\n", shortLine(d.Input, i), errString(ValidateKey(which, l)))
 			}
 		case "name":
 			for i, l := range lines {
-				fmt.Fprintf(&out, "%s: %s\n", shortLine(d.Input, i), errString(validatePropertyName(l)))
+				fmt.Fprintf(&out, "%s: %s\n", shortLine(d.Input, i), errString(ValidatePropertyName(l)))
 			}
 		case "select":
-			fmt.Fprintf(&out, "%s\n", errString(validateSelect(lines)))
+			fmt.Fprintf(&out, "%s\n", errString(ValidateSelect(lines)))
 		default:
 			d.Fatalf(t, "unknown command %q", d.Cmd)
 		}
@@ -76,42 +77,46 @@ func errString(err error) string {
 	if err == nil {
 		return "ok"
 	}
-	var e *Error
-	if errors.As(err, &e) {
-		return fmt.Sprintf("%s: %s", e.Code, e.Message)
+	if e, ok := err.(*Error); ok {
+		return string(e.Code) + ": " + e.Message
 	}
 	return "untyped: " + err.Error()
 }
 
+// checkEntityLimits checks a complete entity as the write path does:
+// CheckLimits of its property count and its size by Azure's formula.
+func checkEntityLimits(pk, rk string, props []driver.Property) error {
+	return CheckLimits(len(props), limits.EntitySize(pk, rk, props))
+}
+
 func TestCheckEntityLimits(t *testing.T) {
-	many := func(n int) []codec.Property {
-		props := make([]codec.Property, n)
+	many := func(n int) []driver.Property {
+		props := make([]driver.Property, n)
 		for i := range props {
-			props[i] = codec.Property{Name: fmt.Sprintf("P%03d", i), Value: filter.Value{Type: filter.TypeInt32}}
+			props[i] = driver.Property{Name: fmt.Sprintf("P%03d", i), Value: filter.Value{Type: filter.TypeInt32}}
 		}
 		return props
 	}
 	require.NoError(t, checkEntityLimits("pk", "rk", many(252)))
 	err := checkEntityLimits("pk", "rk", many(253))
-	require.Equal(t, CodeTooManyProperties, ErrorCode(err))
-	require.ErrorIs(t, err, ErrTooManyProperties)
+	require.Equal(t, edm.CodeTooManyProperties, err.(*Error).Code)
 
 	// 16 binary values of 64 KiB: 4 + 2*4 + 16*(8+2*3+4+65536) = 1048876 > 1 MiB.
-	big := make([]codec.Property, 16)
+	big := make([]driver.Property, 16)
 	for i := range big {
-		big[i] = codec.Property{Name: fmt.Sprintf("B%02d", i), Value: filter.Value{Type: filter.TypeBinary, Bytes: make([]byte, 65536)}}
+		big[i] = driver.Property{Name: fmt.Sprintf("B%02d", i), Value: filter.Value{Type: filter.TypeBinary, Bytes: make([]byte, 65536)}}
 	}
-	require.Equal(t, 1048876, entitySize("pk", "rk", big))
+	require.Equal(t, 1048876, limits.EntitySize("pk", "rk", big))
 	err = checkEntityLimits("pk", "rk", big)
-	require.ErrorIs(t, err, ErrEntityTooLarge)
+	require.Equal(t, edm.CodeEntityTooLarge, err.(*Error).Code)
 
 	// Shrinking the last value to fit exactly at 1 MiB is accepted.
-	big[15].Value.Bytes = make([]byte, 65536-(1048876-maxEntityBytes))
-	require.Equal(t, maxEntityBytes, entitySize("pk", "rk", big))
+	big[15].Value.Bytes = make([]byte, 65536-(1048876-limits.MaxEntityBytes))
+	require.Equal(t, limits.MaxEntityBytes, limits.EntitySize("pk", "rk", big))
 	require.NoError(t, checkEntityLimits("pk", "rk", big))
 }
 
-// TestPlainKey checks validateKey's fast path against its exact checks:
+// TestPlainKey checks ValidateKey's fast path against its exact checks:
 // plainKey may only accept what they accept.
 func TestPlainKey(t *testing.T) {
 	exact := func(v string) bool {
@@ -130,7 +135,7 @@ func TestPlainKey(t *testing.T) {
 				v := string(b)
 				require.Equal(t, exact(v), plainKey(v), "%q", v)
 				if plainKey(v) {
-					require.NoError(t, validateKey("RowKey", v))
+					require.NoError(t, ValidateKey("RowKey", v))
 				}
 			}
 		}
