@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // TTL is a table's time-to-live settings (see Table.SetTTL). The zero
@@ -59,8 +60,8 @@ func (t *Table) SetTTL(ctx context.Context, s TTL) error {
 		case "PartitionKey", "RowKey", "Timestamp":
 			return newError(CodeInvalidInput, "the TTL property cannot be the system property %s", s.Property)
 		}
-		if err := validatePropertyName(s.Property); err != nil {
-			return err
+		if err := entityenc.ValidatePropertyName(s.Property); err != nil {
+			return coded(err)
 		}
 	}
 	tt, err := t.ttlTable()
