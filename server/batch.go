@@ -257,9 +257,6 @@ func (s *subRequest) action() (tablestore.TransactionAction, op, error) {
 	}
 	decode := func() (*tablestore.Entity, error) {
 		body := s.body
-		if err := checkJSONText(body); err != nil {
-			return nil, err
-		}
 		if err := checkMembers(body); err != nil {
 			return nil, err
 		}

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tablestore/tablestore/edm"
 )
@@ -27,8 +26,6 @@ var (
 		"The request body was not received at the minimum data rate; the connection is closed.")
 	errBodyUnreadable = apiError(http.StatusBadRequest, edm.CodeInvalidInput,
 		"One of the request inputs is not valid: the request body could not be read.")
-	errInvalidUTF8 = apiError(http.StatusBadRequest, edm.CodeInvalidInput,
-		"One of the request inputs is not valid: the JSON body is not valid UTF-8 (an invalid byte or a lone surrogate escape).")
 )
 
 // receiveBody runs the upload stage for a request whose operation reads
@@ -135,69 +132,4 @@ func (q *request) readBody(n int64) ([]byte, error) {
 	return buf, nil
 }
 
-// checkJSONText refuses a JSON text that is not valid UTF-8 or holds a
-// \u escape of a lone UTF-16 surrogate, so the decoder never turns
-// either into U+FFFD: two different keys a client sent must not become
-// one stored key. Errors: InvalidInput.
-func checkJSONText(b []byte) error {
-	if !utf8.Valid(b) {
-		return errInvalidUTF8
-	}
-	inString := false
-	for i := 0; i < len(b); i++ {
-		switch c := b[i]; {
-		case !inString:
-			inString = c == '"'
-		case c == '"':
-			inString = false
-		case c == '\\':
-			if i+1 < len(b) && b[i+1] == 'u' {
-				u, ok := hex4(b, i+2)
-				if !ok {
-					i++ // the decoder reports the bad escape
-					continue
-				}
-				switch {
-				case u >= 0xDC00 && u <= 0xDFFF:
-					return errInvalidUTF8
-				case u >= 0xD800 && u <= 0xDBFF:
-					lo, ok := uint16(0), false
-					if i+7 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
-						lo, ok = hex4(b, i+8)
-					}
-					if !ok || lo < 0xDC00 || lo > 0xDFFF {
-						return errInvalidUTF8
-					}
-					i += 11
-					continue
-				}
-				i += 5
-				continue
-			}
-			i++ // the escaped character
-		}
-	}
-	return nil
-}
 
-// hex4 reads four hexadecimal digits at b[i:].
-func hex4(b []byte, i int) (uint16, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var u uint16
-	for _, c := range b[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		u = u<<4 | uint16(c)
-	}
-	return u, true
-}

@@ -24,9 +24,6 @@ func decodeEntity(r *http.Request, body []byte) (*tablestore.Entity, error) {
 			return nil, apiError(http.StatusUnsupportedMediaType, edm.CodeJSONFormatNotSupported, "The content type "+mt+" is not supported; use application/json.")
 		}
 	}
-	if err := checkJSONText(body); err != nil {
-		return nil, err
-	}
 	if err := checkMembers(body); err != nil {
 		return nil, err
 	}

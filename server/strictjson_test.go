@@ -4,12 +4,8 @@ package server
 // raw bytes and lone-surrogate \u escapes, in keys and values, for each
 // write (insert, update, merge, upsert, batch operations, create table).
 // Each must be refused with 400 InvalidInput and leave nothing written.
-//
-// The server checks bodies itself (checkJSONText) before decoding them;
-// the root package's JSON decoder is being made strict on its own (the
-// move of json.go and json_scan.go to internal/wire). Until that lands,
-// these tests are skipped by strictJSONLanded; set it to true when the
-// strict decoder is merged, and they must pass unchanged.
+// The server has no check of its own: the one JSON decoder
+// (internal/wire, behind the root package) refuses such text.
 
 import (
 	"context"
@@ -19,10 +15,6 @@ import (
 
 	"github.com/tablestore/tablestore"
 )
-
-// strictJSONLanded turns on the tests in this file. It is false until the
-// strict JSON decoder (internal/wire) is merged; then set it to true.
-const strictJSONLanded = true
 
 // badJSONTexts are JSON entity bodies for PartitionKey "u", RowKey "r",
 // each with invalid text in one place.
@@ -41,9 +33,6 @@ var badJSONTexts = []struct{ name, body string }{
 
 func skipUntilStrictJSON(t *testing.T) {
 	t.Helper()
-	if !strictJSONLanded {
-		t.Skip("enable with strictJSONLanded once the strict JSON decoder (internal/wire) is merged")
-	}
 }
 
 // TestInvalidUTF8Refused: every write refuses every bad body with 400

@@ -271,10 +271,6 @@ func (q *request) createTable() {
 		q.fail(err)
 		return
 	}
-	if err := checkJSONText(q.body); err != nil {
-		q.fail(err)
-		return
-	}
 	badBody := apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: the body must be a JSON object with TableName.")
 	if info, ok := scanObject(q.body); !ok || info.members > maxMembers {
 		q.fail(badBody)
