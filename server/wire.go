@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // metaLevel is the JSON metadata level a client asked for.
@@ -40,9 +41,9 @@ func (q *request) metadataLevel() (metaLevel, error) {
 		l, ok := parseFormat(f)
 		if !ok {
 			if strings.Contains(strings.ToLower(f), "atom") || strings.Contains(strings.ToLower(f), "xml") {
-				return 0, apiError(http.StatusUnsupportedMediaType, "AtomFormatNotSupported", "Atom format is not supported.")
+				return 0, apiError(http.StatusUnsupportedMediaType, edm.CodeAtomFormatNotSupported, "Atom format is not supported.")
 			}
-			return 0, apiError(http.StatusBadRequest, "InvalidQueryParameterValue", "The value of the $format query parameter is not valid.")
+			return 0, apiError(http.StatusBadRequest, edm.CodeInvalidQueryParameterValue, "The value of the $format query parameter is not valid.")
 		}
 		return l, nil
 	}
