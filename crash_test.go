@@ -32,7 +32,7 @@ import (
 	"time"
 
 	ts "github.com/tablestore/tablestore"
-	"github.com/tablestore/tablestore/internal/modeltest"
+	"github.com/tablestore/tablestore/tablestoretest/modeltest"
 )
 
 const (

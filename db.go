@@ -21,7 +21,8 @@ type DB struct {
 
 // Open opens the store in directory dir, creating it when dir does not
 // exist, is empty, or holds only what a creation killed before its first
-// write left. Errors: InvalidInput for an option outside its
+// write left (unless Options.MustExist, which refuses such a directory
+// with ResourceNotFound). Errors: InvalidInput for an option outside its
 // bounds (see Options); ErrNotStore (code InvalidInput) when dir
 // holds files but no store; ErrCorrupt (InternalError) when the store's
 // MANIFEST or a WAL is damaged (CheckDir names the file); I/O and lock

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/engine"
 )
 
@@ -45,7 +46,7 @@ func TestOpenDriverMapsErrors(t *testing.T) {
 	_, err := OpenDriver(nil, nil)
 	requireCode(t, err, CodeInvalidInput)
 
-	db, err := OpenDriver(failingConn{&driver.Error{Code: "EntityAlreadyExists", Index: 3, Message: "entity exists"}}, nil)
+	db, err := OpenDriver(failingConn{&driver.Error{Code: edm.CodeEntityAlreadyExists, Index: 3, Message: "entity exists"}}, nil)
 	require.NoError(t, err)
 	tbl := db.Table("people")
 	e := &Entity{PartitionKey: "p", RowKey: "r"}
@@ -66,7 +67,7 @@ func TestOpenDriverMapsErrors(t *testing.T) {
 		require.True(t, errors.Is(err, sentinel), "%v", err)
 	}
 
-	db, err = OpenDriver(failingConn{&driver.Error{Code: "TableNotFound", Message: "no table"}}, nil)
+	db, err = OpenDriver(failingConn{&driver.Error{Code: edm.CodeTableNotFound, Message: "no table"}}, nil)
 	require.NoError(t, err)
 	_, err = db.Table("people").Plan(Query{})
 	require.ErrorIs(t, err, ErrTableNotFound)

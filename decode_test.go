@@ -125,7 +125,7 @@ func TestDecodeEntityCorrupt(t *testing.T) {
 	for _, rec := range [][]byte{nil, good[:4], good[:len(good)-1], append([]byte{0x7f}, good[1:]...)} {
 		_, err := decodeEntity("pk", "rk", rec, nil)
 		require.ErrorIs(t, err, ErrCorrupt)
-		require.ErrorContains(t, err, `corrupt data during decode of entity ("pk", "rk"): codec:`)
+		require.ErrorContains(t, err, `corrupt data during decode of entity ("pk", "rk"): tablestore: `)
 		require.Equal(t, CodeInternalError, ErrorCode(err))
 	}
 }

@@ -18,7 +18,7 @@ import (
 const maxSortedOnStack = 32
 
 // appendProperties validates user properties and appends their encoding
-// (codec.AppendProperty, sorted by name) to dst. nil values are dropped
+// (driver.Record's layout, sorted by name) to dst. nil values are dropped
 // (Azure drops JSON null). It returns the extended buffer, the number of
 // properties encoded and their share of the entity size by Azure's
 // formula (entitySize without the keys). Validation runs in name order,
@@ -204,7 +204,7 @@ func encodeValue(name string, v any) (filter.Value, error) {
 }
 
 // appendValue appends the encoding of property name holding v
-// (codec.AppendProperty of encodeValue's result) and returns the value's
+// (driver.Record's layout of encodeValue's result) and returns the value's
 // size by Azure's formula. Errors are encodeValueSized's; on error dst is
 // returned as it was.
 func appendValue(dst []byte, name string, v any) ([]byte, int, error) {

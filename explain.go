@@ -47,6 +47,12 @@ type QueryPlan struct {
 	// Reverse is set for a Reverse query, whose Ranges are listed in the
 	// order they are read: last first.
 	Reverse bool
+	// Index names the secondary index the query reads, "" for none. In
+	// key order (chosen by the planner) Ranges stay the key ranges, each
+	// read for every value tuple the text lists; in index order
+	// (Query.Index) Ranges describe the ranges of the index read. Residual
+	// is then what the index does not guarantee.
+	Index string
 
 	text string
 }
@@ -89,7 +95,7 @@ func (t *Table) plan(q Query, part *Partition) (*QueryPlan, error) {
 	if err := t.drv.Exists(ctx); err != nil {
 		return nil, mapError(err, false)
 	}
-	p := pq.req.Plan
+	p := pq.plan
 	qp := &QueryPlan{Kind: PlanKind(p.Kind), Reverse: pq.reverse}
 	if pq.reverse {
 		qp.text = p.FormatReverse(pq.ranges)
@@ -104,6 +110,9 @@ func (t *Table) plan(q Query, part *Partition) (*QueryPlan, error) {
 	}
 	if p.Residual != nil {
 		qp.Residual = filter.Format(p.Residual)
+	}
+	if pq.index != nil {
+		explainIndex(pq, qp)
 	}
 	return qp, nil
 }

@@ -1,12 +1,14 @@
 package tablestore_test
 
-// TestModel runs internal/modeltest's seeded workload against the embedded
-// engine in three configurations. A failure prints the seed and the index
-// of the operation; replay it with
+// TestModel runs tablestoretest/modeltest's seeded workload against the
+// embedded engine in three configurations. A failure prints the seed, the
+// index of the operation and the path of the saved operation log; replay
+// it with
 //
 //	go test -run 'TestModel/<config>' -seed=<seed> .
 //
-// (or TABLESTORE_SEED=<seed>). TABLESTORE_MODEL_OPS sets the number of
+// (or TABLESTORE_SEED=<seed>), or replay the log itself with
+// -modeltest.replay=<path>. TABLESTORE_MODEL_OPS sets the number of
 // operations per configuration (default 10,000).
 
 import (
@@ -17,7 +19,7 @@ import (
 	"time"
 
 	ts "github.com/tablestore/tablestore"
-	"github.com/tablestore/tablestore/internal/modeltest"
+	"github.com/tablestore/tablestore/tablestoretest/modeltest"
 )
 
 var seedFlag = flag.Int64("seed", 0, "seed of the randomized model and crash tests (0 picks one)")

@@ -82,6 +82,17 @@ type Options struct {
 	// from then on the store refuses writes. DB.Health returns the same
 	// error. Default: nil.
 	OnCorruption func(error)
+
+	// MustExist makes Open refuse a directory that holds no store instead
+	// of creating one there: a directory that does not exist, is empty,
+	// or holds only what a creation killed before its first write left.
+	// The error is an *Error with code ResourceNotFound (errors.Is(err,
+	// ErrResourceNotFound)) whose message names the directory and says
+	// which of these it is; nothing is created or written. Programs that
+	// only read or serve an existing store set it, so a mistyped path
+	// fails instead of yielding a new, empty store. OpenInMemory ignores
+	// it. Default: false (Open creates the store).
+	MustExist bool
 }
 
 const (
@@ -169,5 +180,6 @@ func (o *Options) engineOptions() engine.Options {
 		PageTimeLimit:   o.PageTimeLimit,
 		Parallelism:     o.Parallelism,
 		OnFault:         o.onFault(),
+		MustExist:       o.MustExist,
 	}
 }

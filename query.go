@@ -40,6 +40,16 @@ type Query struct {
 	// Table.Segments (of this table; another table's is InvalidInput):
 	// the plan reads only the part of its ranges inside the segment.
 	Segment *Segment
+	// Index, when set, reads the query through the named ready index
+	// (see Table.CreateIndex), in the index's order: by the indexed
+	// values, then PartitionKey and RowKey (a Partitioned index:
+	// PartitionKey, the values, RowKey). Comparisons of the indexed
+	// properties narrow the read (equalities on the leading ones, then
+	// ranges on the next); the rest of the filter is evaluated on each
+	// entity. Its continuation tokens are its own. With Reverse or
+	// Segment it is InvalidInput; an index that does not exist is
+	// ResourceNotFound, one still building InvalidInput.
+	Index string
 }
 
 // Page is one page of query results, in (PartitionKey, RowKey) order
@@ -103,6 +113,13 @@ func (t *Table) query(ctx context.Context, q Query, part *Partition) iter.Seq2[*
 			if page.Continuation == "" {
 				return
 			}
+			if pq.index != nil && pq.index.req.Scan.Order {
+				if err := pq.resumeIndex(page.Continuation); err != nil {
+					yield(nil, err)
+					return
+				}
+				continue
+			}
 			// The token is one this package just wrote; decoding it again
 			// keeps a single code path for resuming. It carries the
 			// table's identity, so a table deleted or re-created between
@@ -121,8 +138,10 @@ func (t *Table) query(ctx context.Context, q Query, part *Partition) iter.Seq2[*
 // send to the driver.
 type preparedQuery struct {
 	req     driver.QueryRequest
+	plan    *plan.Plan      // req's Ranges and Residual come from it
 	ranges  []plan.KeyRange // the plan's ranges from the continuation on
 	reverse bool            // read with drv's driver.ReverseQuerier
+	index   *indexQuery     // the read through an index, if any (index.go)
 }
 
 // prepareIn validates q, compiles its filter (and-ed with part's key when
@@ -158,7 +177,8 @@ func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*prepa
 		p = p.Within(s.r)
 	}
 	pq := &preparedQuery{
-		req:     driver.QueryRequest{Filter: root, FilterText: text, Plan: p, Select: q.Select, Top: top},
+		req:     driver.QueryRequest{Filter: root, FilterText: text, Ranges: p.Ranges, Residual: p.Residual, Select: q.Select, Top: top},
+		plan:    p,
 		ranges:  p.Ranges,
 		reverse: q.Reverse,
 	}
@@ -166,6 +186,11 @@ func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*prepa
 		if _, ok := t.drv.(driver.ReverseQuerier); !ok {
 			return nil, newError(CodeNotImplemented, "this store cannot read a query in reverse")
 		}
+	}
+	if handled, err := t.prepareIndex(ctx, q, pq); err != nil {
+		return nil, err
+	} else if handled {
+		return pq, nil
 	}
 	if q.Continuation != "" {
 		from, reverse, table, err := decodeContinuation(q.Continuation)
@@ -186,9 +211,9 @@ func (pq *preparedQuery) resume(k plan.Key, table string) {
 	pq.req.NextPartitionKey, pq.req.NextRowKey = k.PartitionKey, k.RowKey
 	pq.req.Table = table
 	if pq.reverse {
-		pq.ranges = pq.req.Plan.Upto(k)
+		pq.ranges = pq.plan.Upto(k)
 	} else {
-		pq.ranges = pq.req.Plan.From(k)
+		pq.ranges = pq.plan.From(k)
 	}
 }
 
@@ -227,6 +252,9 @@ func (t *Table) readPage(ctx context.Context, pq *preparedQuery) (*Page, error) 
 // readRows passes one page's rows to emit, in the query's direction, and
 // returns the page's continuation ("" when the query is complete).
 func (t *Table) readRows(ctx context.Context, pq *preparedQuery, emit func(driver.Row) error) (string, error) {
+	if pq.index != nil {
+		return t.readIndexRows(ctx, pq, emit)
+	}
 	read := t.drv.QueryPage
 	if pq.reverse {
 		read = t.drv.(driver.ReverseQuerier).QueryPageReverse

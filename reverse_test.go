@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 )
 
 func TestReverseQuery(t *testing.T) {
@@ -75,7 +76,7 @@ func TestReverseQuery(t *testing.T) {
 // TestOptionalDriverFeatures checks that a driver without the optional
 // interfaces gets NotImplemented, not a forward read or a silent no-op.
 func TestOptionalDriverFeatures(t *testing.T) {
-	db, err := OpenDriver(failingConn{&driver.Error{Code: "InternalError", Message: "unused"}}, nil)
+	db, err := OpenDriver(failingConn{&driver.Error{Code: edm.CodeInternalError, Message: "unused"}}, nil)
 	require.NoError(t, err)
 	tb := db.Table("t")
 	_, err = tb.QueryPage(ctx, Query{Reverse: true})

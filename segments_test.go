@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 )
 
 func TestSegments(t *testing.T) {
@@ -81,7 +82,7 @@ func TestSegments(t *testing.T) {
 		require.Empty(t, page.Entities)
 	}
 
-	db, err := OpenDriver(failingConn{&driver.Error{Code: "InternalError", Message: "unused"}}, nil)
+	db, err := OpenDriver(failingConn{&driver.Error{Code: edm.CodeInternalError, Message: "unused"}}, nil)
 	require.NoError(t, err)
 	_, err = db.Table("t").Segments(ctx, 2)
 	requireCode(t, err, CodeNotImplemented)

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablestore/tablestore/internal/azurite"
 	"github.com/tablestore/tablestore/tablestoretest"
+	"github.com/tablestore/tablestore/tablestoretest/azurite"
 )
 
 // TestExamples builds every program of ../examples with the remote driver

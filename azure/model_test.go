@@ -8,15 +8,16 @@ import (
 
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/azure"
-	"github.com/tablestore/tablestore/internal/azurite"
-	"github.com/tablestore/tablestore/internal/modeltest"
 	"github.com/tablestore/tablestore/tablestoretest"
+	"github.com/tablestore/tablestore/tablestoretest/azurite"
+	"github.com/tablestore/tablestore/tablestoretest/modeltest"
 )
 
-// The model-based workload of internal/modeltest, the one that checks the
-// embedded engine, runs here against the remote driver pointed at
-// Azurite and at tablestore's own server. TABLESTORE_REMOTE_OPS sets the
-// number of operations (default 300); TABLESTORE_SEED replays a seed.
+// The model-based workload of tablestoretest/modeltest, the one that
+// checks the embedded engine, runs here against the remote driver pointed
+// at Azurite and at tablestore's own server. TABLESTORE_REMOTE_OPS sets
+// the number of operations (default 300); TABLESTORE_SEED replays a seed,
+// -modeltest.replay=<path> a saved operation log.
 
 func TestModelAzurite(t *testing.T) {
 	cs := azurite.Start(t)

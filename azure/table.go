@@ -15,7 +15,6 @@ import (
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 // table is the remote driver.Table: an aztables client for one table
@@ -68,7 +67,7 @@ func (t *table) Commit(ctx context.Context, actions []driver.Action) (driver.Com
 		props := a.Properties
 		if a.Record != nil {
 			var err error
-			if props, err = codec.Record(a.Record).Properties(); err != nil {
+			if props, err = driver.Record(a.Record).Properties(); err != nil {
 				return driver.CommitResult{}, fmt.Errorf("azure: the record of (%q, %q) does not decode: %w", a.PartitionKey, a.RowKey, err)
 			}
 		}
@@ -206,7 +205,7 @@ func (t *table) commitBatch(ctx context.Context, actions []driver.Action, bodies
 // QueryPage sends the printed filter, the $select (with the keys and
 // Timestamp, which every row needs) and $top, and resumes from Azure's
 // continuation pair, which the resume point carries (see position.go).
-// The plan is not used: Azure plans for itself.
+// The key ranges and residual are not used: Azure plans for itself.
 func (t *table) QueryPage(ctx context.Context, q *driver.QueryRequest, emit func(driver.Row) error) (driver.PageResult, error) {
 	if err := t.c.begin(ctx); err != nil {
 		return driver.PageResult{}, err

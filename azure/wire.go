@@ -15,7 +15,6 @@ import (
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 // The JSON this driver sends and reads is Azure's minimal-metadata entity
@@ -33,7 +32,7 @@ import (
 // entityJSON returns the JSON body of an entity with the given keys and
 // properties: every type whose JSON form is ambiguous carries its
 // "@odata.type" annotation.
-func entityJSON(pk, rk string, props []codec.Property) ([]byte, error) {
+func entityJSON(pk, rk string, props []driver.Property) ([]byte, error) {
 	m := make(map[string]any, 2+2*len(props))
 	m["PartitionKey"] = pk
 	m["RowKey"] = rk
@@ -87,15 +86,15 @@ func decodeEntity(raw []byte, etag string) (driver.Row, error) {
 	if err := e.UnmarshalJSON(raw); err != nil {
 		return driver.Row{}, fmt.Errorf("%w: azure: entity in response: %v", driver.ErrCorrupt, err)
 	}
-	props := make([]codec.Property, 0, len(e.Properties))
+	props := make([]driver.Property, 0, len(e.Properties))
 	for name, v := range e.Properties {
 		fv, ok := filterValue(v)
 		if !ok {
 			return driver.Row{}, fmt.Errorf("%w: azure: property %q has Go type %T", driver.ErrCorrupt, name, v)
 		}
-		props = append(props, codec.Property{Name: name, Value: fv})
+		props = append(props, driver.Property{Name: name, Value: fv})
 	}
-	slices.SortFunc(props, func(a, b codec.Property) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(props, func(a, b driver.Property) int { return strings.Compare(a.Name, b.Name) })
 	if e.ETag != "" {
 		etag = string(e.ETag)
 	}
@@ -105,12 +104,15 @@ func decodeEntity(raw []byte, etag string) (driver.Row, error) {
 		// still names the version's time.
 		stamp, _ = timeOfETag(etag)
 	}
-	rec := codec.Encode(make(codec.Record, 0, codec.EncodedLen(props)), edm.TicksFromTime(stamp), props)
+	rec, err := driver.Encode(make([]byte, 0, driver.EncodedLen(props)), edm.TicksFromTime(stamp), props)
+	if err != nil {
+		return driver.Row{}, fmt.Errorf("%w: azure: entity in response: %v", driver.ErrCorrupt, err)
+	}
 	return driver.Row{PartitionKey: e.PartitionKey, RowKey: e.RowKey, Record: rec, ETag: etag}, nil
 }
 
 // filterValue converts a property value of the root package's JSON
-// decoder to its codec form.
+// decoder to its record form.
 func filterValue(v any) (filter.Value, bool) {
 	switch v := v.(type) {
 	case string:

@@ -38,10 +38,25 @@ var (
 	colGrid       = color.RGBA{215, 215, 215, 255}
 	colOne        = color.RGBA{90, 90, 90, 255}
 	colPebble     = color.RGBA{68, 114, 196, 255}
+	colPebbleMaps = color.RGBA{112, 48, 160, 255}
 	colSQLite     = color.RGBA{237, 125, 49, 255}
 	colTarget     = color.RGBA{112, 173, 71, 255}
 	colMiss       = color.RGBA{192, 0, 0, 255}
 )
+
+// chartSide is a comparator drawn as a bar: its side name, legend text
+// and colour.
+type chartSide struct {
+	side, legend string
+	col          color.RGBA
+}
+
+// chartSides are the comparators of the main run's chart, in order.
+var chartSides = []chartSide{
+	{sidePebble, "vs raw Pebble", colPebble},
+	{sidePebbleMaps, "vs raw Pebble into maps", colPebbleMaps},
+	{sideSQLite, "vs SQLite", colSQLite},
+}
 
 // chartTarget is one target drawn as a bar: tablestore's speed relative
 // to the reference, and the goal on the same scale.
@@ -86,7 +101,12 @@ func chartX(v float64) int {
 
 // writeChart draws the ratio chart of r to path as a PNG.
 func writeChart(path string, r *results) error {
-	img := drawChart(r)
+	return writePNG(path, drawChart(r, fmt.Sprintf("tablestore speed relative to raw Pebble, raw Pebble into maps and SQLite (scale %s, %s entities)",
+		r.Scale.Name, commas(float64(r.Scale.Entities))), chartSides))
+}
+
+// writePNG writes img to path.
+func writePNG(path string, img image.Image) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -98,25 +118,28 @@ func writeChart(path string, r *results) error {
 	return f.Close()
 }
 
-func drawChart(r *results) *image.RGBA {
-	rowH := 2*barH + rowGap
+// drawChart draws the rows of r (and its ratio targets) as bars of
+// tablestore's speed relative to each of sides, under title.
+func drawChart(r *results, title string, sides []chartSide) *image.RGBA {
+	rowH := len(sides)*barH + rowGap
 	targets := chartTargets(r.Targets)
 	targetH := barH + rowGap
 	height := headerH + len(r.Rows)*rowH + len(targets)*targetH + footerH
 	img := image.NewRGBA(image.Rect(0, 0, chartWidth, height))
 	draw.Draw(img, img.Bounds(), image.NewUniform(colBackground), image.Point{}, draw.Src)
 
-	text(img, 12, 20, colText, fmt.Sprintf("tablestore speed relative to raw Pebble and SQLite (scale %s, %s entities)",
-		r.Scale.Name, commas(float64(r.Scale.Entities))))
+	text(img, 12, 20, colText, title)
 	text(img, 12, 38, colText, "bar = tablestore speed / comparator speed, log scale; right of 1x: tablestore faster, left: slower")
 	text(img, 12, 56, colText, "(for ns/op figures the ratio is inverted so that right is always better)")
-	fill(img, plotLeft, 66, 12, 10, colPebble)
-	text(img, plotLeft+18, 76, colText, "vs raw Pebble")
-	fill(img, plotLeft+140, 66, 12, 10, colSQLite)
-	text(img, plotLeft+158, 76, colText, "vs SQLite")
+	lx := plotLeft
+	for _, c := range sides {
+		fill(img, lx, 66, 12, 10, c.col)
+		text(img, lx+18, 76, colText, c.legend)
+		lx += 18 + 7*len(c.legend) + 20
+	}
 	if len(targets) > 0 {
-		fill(img, plotLeft+260, 66, 12, 10, colTarget)
-		text(img, plotLeft+278, 76, colText, "target (red tick: goal)")
+		fill(img, lx, 66, 12, 10, colTarget)
+		text(img, lx+18, 76, colText, "target (red tick: goal)")
 	}
 
 	top, bottom := headerH, headerH+len(r.Rows)*rowH+len(targets)*targetH
@@ -141,13 +164,10 @@ func drawChart(r *results) *image.RGBA {
 			label = label[:labelWidth/7-2] + "."
 		}
 		text(img, 12, y+barH+4, colText, label)
-		for j, side := range []string{sidePebble, sideSQLite} {
+		for j, c := range sides {
 			by := y + j*barH
-			v := speedRatio(x, side)
-			col := colPebble
-			if side == sideSQLite {
-				col = colSQLite
-			}
+			v := speedRatio(x, c.side)
+			col := c.col
 			if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 				text(img, one+6, by+barH-2, colText, "n/a")
 				continue

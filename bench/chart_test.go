@@ -28,7 +28,7 @@ func TestChartBars(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rowH := 2*barH + rowGap
+	rowH := len(chartSides)*barH + rowGap
 	if h := img.Bounds().Dy(); h != headerH+2*rowH+footerH {
 		t.Fatalf("height %d", h)
 	}
@@ -42,7 +42,7 @@ func TestChartBars(t *testing.T) {
 	if r, g, b := at(2, 0, 0); r != 68 || g != 114 || b != 196 {
 		t.Errorf("pebble bar of row a missing: %d,%d,%d", r, g, b)
 	}
-	if r, g, b := at(0.5, 0, 1); r != 237 || g != 125 || b != 49 {
+	if r, g, b := at(0.5, 0, 2); r != 237 || g != 125 || b != 49 {
 		t.Errorf("sqlite bar of row a missing: %d,%d,%d", r, g, b)
 	}
 	// Row b: 10x the time is 0.1x the speed, drawn to the left.

@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,49 +43,105 @@ func writeJSONL(path string, n int) error {
 	return f.Close()
 }
 
-// runCLIImport compares `tablestore import` of n generated entities with
-// the library's own bulk load of the same entities in batches of 100
-// (load-nosync / load-sync's method: store time only, generation
-// excluded), unsynced and synced, on fresh stores. The command's rate is
-// the one its summary reports (first read to last commit), and also the
-// whole process run (start, parse, commit, close, compactions it waits
-// for).
+// cliImport is one comparison of `tablestore import` with the library's
+// bulk load of the same entities.
+type cliImport struct {
+	Synced bool `json:"synced"`
+	// Library is the library's load in batches of 100 (store time only),
+	// entities/s.
+	Library float64 `json:"library"`
+	// Command is the rate the command's summary reports (first read to
+	// last commit); Wall is the whole process, start to exit.
+	Command float64 `json:"command"`
+	Wall    float64 `json:"wall"`
+	// LoadAverage is /proc/loadavg when the command finished.
+	LoadAverage string `json:"loadAverage"`
+}
+
+// cliImportGoal is the command's goal against the library's bulk load.
+const cliImportGoal = 0.6
+
+// runCLIImport is the -cli-import mode: the comparison, unsynced and
+// synced, printed and written to <out>/cliimport.json.
 func runCLIImport(ctx context.Context, c config, dataDir string) error {
-	n := c.scale.Entities
+	res, err := measureCLIImport(ctx, c.scale.Entities, c.cacheSize, c.blockSize, dataDir, c.cliBin)
+	if err != nil {
+		return err
+	}
+	printCLIImport(os.Stdout, c.scale.Entities, res)
+	if err := os.MkdirAll(c.outDir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(struct {
+		Entities int         `json:"entities"`
+		Goal     float64     `json:"goal"`
+		Runs     []cliImport `json:"runs"`
+	}{c.scale.Entities, cliImportGoal, res}, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(c.outDir, "cliimport.json")
+	fmt.Printf("\nwrote %s\n", path)
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func printCLIImport(w io.Writer, n int, res []cliImport) {
+	fmt.Fprintf(w, "%-24s %18s %18s %8s %18s %8s %6s  %s\n", "import of "+commas(float64(n)), "library entities/s",
+		"command entities/s", "ratio", "command wall e/s", "ratio", "goal", "load average")
+	for _, r := range res {
+		label := "unsynced"
+		if r.Synced {
+			label = "synced"
+		}
+		fmt.Fprintf(w, "%-24s %18s %18s %7.2fx %18s %7.2fx %5.1fx %s  %s\n", label, commas(r.Library), commas(r.Command),
+			r.Command/r.Library, commas(r.Wall), r.Wall/r.Library, cliImportGoal, okMiss(r.Command/r.Library >= cliImportGoal), r.LoadAverage)
+	}
+}
+
+// measureCLIImport writes n entities of the data set as JSON lines,
+// builds cmd/tablestore (unless bin is given), and for unsynced and
+// synced stores: bulk-loads the same entities through the library in
+// batches of 100 (load-nosync / load-sync's method: store time only,
+// generation excluded) on a fresh store, closes it (its compactions
+// done), then runs `tablestore import --mode upsert` on another fresh
+// store.
+func measureCLIImport(ctx context.Context, n int, cacheSize int64, blockSize int, dataDir, bin string) ([]cliImport, error) {
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, err
+	}
 	file := filepath.Join(dataDir, "entities.jsonl")
 	logf("cli-import: writing %s entities to %s", commas(float64(n)), file)
 	if err := writeJSONL(file, n); err != nil {
-		return err
+		return nil, err
 	}
-	bin := filepath.Join(dataDir, "tablestore")
-	logf("cli-import: building the tablestore command")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/tablestore")
-	build.Dir = ".."
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building the command (run from bench/): %w", err)
+	defer os.Remove(file)
+	if bin == "" {
+		var err error
+		if bin, err = buildTablestore(ctx, dataDir); err != nil {
+			return nil, err
+		}
 	}
-	fmt.Printf("%-24s %18s %18s %8s %18s %8s\n", "import of "+commas(float64(n)), "library entities/s",
-		"command entities/s", "ratio", "command wall e/s", "ratio")
+	sc := scale{Name: "cli-import", Entities: n}
+	var out []cliImport
 	for _, synced := range []bool{false, true} {
 		label := "unsynced"
 		if synced {
 			label = "synced"
 		}
-		// The library's store is closed (its compactions done) before the
-		// command runs, so the two do not share the machine.
-		e := newEnv(ctx, c.scale, filepath.Join(dataDir, "lib-"+label), c.cacheSize, c.blockSize)
+		e := newEnv(ctx, sc, filepath.Join(dataDir, "lib-"+label), cacheSize, blockSize)
 		s, err := e.open(sideTablestore, synced)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		d, err := loadBatches(e, s, "library load "+label, n, genRecord)
 		e.closeAll()
+		os.RemoveAll(e.dataDir)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		lib := rate(n, d)
-		args := []string{"import", "--store", filepath.Join(dataDir, "cli-"+label), "--mode", "upsert", "bench", file}
+		r := cliImport{Synced: synced, Library: rate(n, d)}
+		store := filepath.Join(dataDir, "cli-"+label)
+		args := []string{"import", "--store", store, "--mode", "upsert", "bench", file}
 		if !synced {
 			args = append(args, "--no-sync")
 		}
@@ -93,19 +151,43 @@ func runCLIImport(ctx context.Context, c config, dataDir string) error {
 		cmd.Stderr = io.MultiWriter(os.Stderr, &stderr)
 		t0 := time.Now()
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("tablestore import: %w", err)
+			return nil, fmt.Errorf("tablestore import: %w", err)
 		}
-		wall := rate(n, time.Since(t0))
+		r.Wall = rate(n, time.Since(t0))
+		r.LoadAverage = loadAvg()
+		os.RemoveAll(store)
 		// The command's summary: "import: committed N entities, B in D (R entities/s)",
 		// timed from the first read to the last commit.
 		m := regexp.MustCompile(`\(([0-9,]+) entities/s\)`).FindStringSubmatch(stderr.String())
 		if m == nil {
-			return fmt.Errorf("no rate in the command's summary: %q", stderr.String())
+			return nil, fmt.Errorf("no rate in the command's summary: %q", stderr.String())
 		}
-		cli, _ := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
-		fmt.Printf("%-24s %18s %18s %7.2fx %18s %7.2fx\n", label, commas(lib), commas(cli), cli/lib, commas(wall), wall/lib)
+		r.Command, _ = strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
+		out = append(out, r)
 	}
-	return nil
+	return out, nil
+}
+
+// cliImportTargets measures the command's import against the library
+// for the targets table.
+func cliImportTargets(e *env, bin string) []target {
+	res, err := measureCLIImport(e.ctx, e.sc.Entities, e.cacheSize, e.blockSize, filepath.Join(e.dataDir, "cli-import"), bin)
+	var ts []target
+	for i, kind := range []string{"unsynced", "synced"} {
+		t := target{Name: "tablestore import, " + kind, Goal: fmt.Sprintf(">= %gx the library's batch-100 load", cliImportGoal),
+			Unit: "x", Value: math.NaN(), Limit: cliImportGoal}
+		if err != nil {
+			t.Measured = "error: " + err.Error()
+		} else {
+			r := res[i]
+			t.Value = r.Command / r.Library
+			t.Pass = t.Value >= cliImportGoal
+			t.Measured = fmt.Sprintf("command %s vs library %s entities/s (whole process %s, %.2fx)",
+				commas(r.Command), commas(r.Library), commas(r.Wall), r.Wall/r.Library)
+		}
+		ts = append(ts, t)
+	}
+	return ts
 }
 
 // parseCount parses a count such as 1000000 or 1_000_000.

@@ -51,6 +51,16 @@ type config struct {
 	// cliImport makes the run only compare `tablestore import` with the
 	// library's bulk load.
 	cliImport bool
+	// interleavedImport makes the run only compare the bulk writer and
+	// `tablestore import` on interleaved input with the batch-100 load.
+	interleavedImport bool
+	// getDiag makes the run only diagnose the point-get tail.
+	getDiag bool
+	// settle compacts every main store after the bulk load.
+	settle bool
+	// cliBin is a prebuilt tablestore command for -cli-import and the
+	// import targets ("" builds ../cmd/tablestore).
+	cliBin string
 }
 
 func parseFlags(args []string) (config, error) {
@@ -69,6 +79,11 @@ func parseFlags(args []string) (config, error) {
 	jsonl := fs.String("jsonl", "", "only write the first -n entities of the data set to this file as JSON lines (tablestore import's input) and exit")
 	n := fs.String("n", "1000000", "entities -jsonl writes")
 	cliImport := fs.Bool("cli-import", false, "only compare `tablestore import` of the data set (-scale) with the library's batch-100 bulk load, unsynced and synced")
+	interleavedImport := fs.Bool("interleaved-import", false, "only compare the library's bulk writer and `tablestore import` on the data set (-scale) with its partitions interleaved, and import sorted, with the library's batch-100 load, unsynced and synced")
+	getDiag := fs.Bool("getdiag", false, "only diagnose the point-get tail: instrumented get rounds after the load, settled, compacted, with the GC off, and on each side's files (see getdiag.go)")
+	gets := fs.Int("gets", 0, "point gets per round (0: the scale's)")
+	cliBin := fs.String("tablestore-bin", "", "the tablestore command -cli-import and the import targets run (default: built from ../cmd/tablestore)")
+	settle := fs.Bool("settle", true, "compact every side's main store after the bulk load, so the reads see the same LSM shape on every side (false: read the stores as their loads left them)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -78,7 +93,10 @@ func parseFlags(args []string) (config, error) {
 	}
 	c := config{scale: sc, outDir: *out, dataDir: *data, keep: *keep, targets: *targets,
 		cacheSize: *cacheMiB << 20, blockSize: *blockKiB << 10, cpuProfile: *cpuProfile, rounds: *rounds,
-		jsonl: *jsonl, n: *n, cliImport: *cliImport}
+		jsonl: *jsonl, n: *n, cliImport: *cliImport, interleavedImport: *interleavedImport, getDiag: *getDiag, settle: *settle, cliBin: *cliBin}
+	if *gets > 0 {
+		c.scale.Gets = *gets
+	}
 	if c.rounds < 1 {
 		return config{}, fmt.Errorf("rounds must be at least 1")
 	}
@@ -158,6 +176,11 @@ func run(args []string) error {
 		}
 		return runSDK(ctx, args[1:])
 	}
+	if len(args) > 0 && (args[0] == "-server" || args[0] == "--server") {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		return runServerBench(ctx, args[1:])
+	}
 	c, err := parseFlags(args)
 	if err != nil {
 		return err
@@ -185,8 +208,14 @@ func run(args []string) error {
 	if !c.keep {
 		defer os.RemoveAll(dataDir)
 	}
+	if c.interleavedImport {
+		return runInterleavedImport(ctx, c, dataDir)
+	}
 	if c.cliImport {
 		return runCLIImport(ctx, c, dataDir)
+	}
+	if c.getDiag {
+		return runGetDiag(ctx, c, dataDir, args)
 	}
 	res := &results{Scale: c.scale, Command: "go run . " + strings.Join(args, " "), Started: time.Now().UTC(),
 		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), CacheSize: c.cacheSize, BlockSize: c.blockSize, Rounds: c.rounds}
@@ -208,18 +237,25 @@ func run(args []string) error {
 	toRun, shown := plan(c)
 	logf("bench: scale %s, %s entities, data in %s", c.scale.Name, commas(float64(c.scale.Entities)), dataDir)
 	for _, w := range toRun {
-		rows, allocs := runWorkload(ctx, e, w, c.sides, c.rounds)
+		rows, allocs, cpu := runWorkload(ctx, e, w, c.sides, c.rounds)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if shown[w.name] {
 			res.Rows = append(res.Rows, rows...)
 			res.Allocs = append(res.Allocs, allocs)
+			res.CPU = append(res.CPU, cpu)
+		}
+		if w.name == "load-nosync" {
+			if err := settleStores(e, c, res); err != nil {
+				return err
+			}
 		}
 	}
 	res.finish()
 	if c.targets && slices.Contains(c.sides, sideTablestore) && slices.Contains(c.sides, sidePebble) {
 		res.Targets = computeTargets(e, res)
+		res.Targets = append(res.Targets, cliImportTargets(e, c.cliBin)...)
 	}
 	res.Seconds = time.Since(res.Started).Seconds()
 
@@ -244,12 +280,14 @@ func run(args []string) error {
 // side always runs first, and keeps each side's best value of every
 // figure, and each side's lowest allocations per entity. A side that
 // fails in any round gets no value.
-func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds int) ([]*row, *allocRow) {
+func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds int) ([]*row, *allocRow, *allocRow) {
 	rows := make([]*row, len(w.figures))
 	for i, f := range w.figures {
 		rows[i] = &row{figure: f, Values: map[string]float64{}, Errors: map[string]string{}, Rounds: map[string][]float64{}}
 	}
 	allocs := &allocRow{Workload: w.name, Label: w.about, Per: w.per,
+		Values: map[string]float64{}, Rounds: map[string][]float64{}}
+	cpu := &allocRow{Workload: w.name, Label: w.about, Per: w.per,
 		Values: map[string]float64{}, Rounds: map[string][]float64{}}
 	if w.once {
 		rounds = 1
@@ -258,9 +296,14 @@ func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds
 		for k := range sides {
 			side := sides[(k+r)%len(sides)]
 			if ctx.Err() != nil {
-				return rows, allocs
+				return rows, allocs, cpu
 			}
 			if _, failed := rows[0].Errors[side]; failed {
+				continue
+			}
+			// A reads-only side loads its data set but reports no write.
+			quiet := readsOnly(side) && !readsData(w.name)
+			if quiet && w.name != "load-nosync" {
 				continue
 			}
 			runtime.GC()
@@ -275,12 +318,23 @@ func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds
 					delete(x.Values, side)
 				}
 				delete(allocs.Values, side)
+				delete(cpu.Values, side)
+				continue
+			}
+			if quiet {
+				logf("%s: %s done in %s (not reported: the side only reads)", w.name, side, time.Since(t0).Round(time.Millisecond))
 				continue
 			}
 			if a := e.allocs.perEntity(); !math.IsNaN(a) {
 				allocs.Rounds[side] = append(allocs.Rounds[side], a)
 				if old, ok := allocs.Values[side]; !ok || a < old {
 					allocs.Values[side] = a
+				}
+			}
+			if c := e.allocs.cpuPerEntity(); !math.IsNaN(c) {
+				cpu.Rounds[side] = append(cpu.Rounds[side], c)
+				if old, ok := cpu.Values[side]; !ok || c < old {
+					cpu.Values[side] = c
 				}
 			}
 			for i, x := range rows {
@@ -292,7 +346,7 @@ func runWorkload(ctx context.Context, e *env, w workload, sides []string, rounds
 			logf("%s: %s done in %s", w.name, side, time.Since(t0).Round(time.Millisecond))
 		}
 	}
-	return rows, allocs
+	return rows, allocs, cpu
 }
 
 // runSafely runs one round of a workload on one side, turning a panic

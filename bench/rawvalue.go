@@ -16,9 +16,9 @@ import (
 //	  nameLen  1 byte
 //	  name     nameLen bytes
 //	  type     1 byte (rawString ... rawDateTime)
-//	  payload  string: uvarint length + bytes; int32: 4 bytes;
-//	           int64, double, datetime: 8 bytes; bool: 1 byte
-//	           (all fixed-width payloads big-endian)
+//	  payload  string, binary: uvarint length + bytes; int32: 4 bytes;
+//	           int64, double, datetime: 8 bytes; bool: 1 byte;
+//	           guid: 16 bytes (all fixed-width payloads big-endian)
 //
 // Like tablestore's own encoding it is typed and self-describing, so one
 // property can be found without decoding the others.
@@ -30,6 +30,8 @@ const (
 	rawDouble   = 4
 	rawBool     = 5
 	rawDateTime = 6
+	rawGUID     = 7 // not in the data set; the map decoder reads it
+	rawBinary   = 8 // not in the data set; the map decoder reads it
 )
 
 // errRawCorrupt reports a raw value that does not follow the format.
@@ -119,7 +121,7 @@ func (r *rawReader) next() (f rawField, ok bool, err error) {
 	b = b[2+n:]
 	var size int
 	switch f.typ {
-	case rawString:
+	case rawString, rawBinary:
 		l, k := binary.Uvarint(b)
 		if k <= 0 || l > uint64(len(b)-k) {
 			return f, false, errRawCorrupt
@@ -132,6 +134,8 @@ func (r *rawReader) next() (f rawField, ok bool, err error) {
 		size = 8
 	case rawBool:
 		size = 1
+	case rawGUID:
+		size = 16
 	default:
 		return f, false, errRawCorrupt
 	}

@@ -21,10 +21,11 @@ type row struct {
 	Rounds map[string][]float64 `json:"rounds"`
 	// Errors maps side to why it has no value.
 	Errors map[string]string `json:"errors,omitempty"`
-	// VsPebble and VsSQLite are tablestore's figure divided by the
-	// comparator's (null when either is missing).
-	VsPebble *float64 `json:"tablestoreOverPebble"`
-	VsSQLite *float64 `json:"tablestoreOverSqlite"`
+	// VsPebble, VsPebbleMaps and VsSQLite are tablestore's figure
+	// divided by the comparator's (null when either is missing).
+	VsPebble     *float64 `json:"tablestoreOverPebble"`
+	VsPebbleMaps *float64 `json:"tablestoreOverPebbleMaps"`
+	VsSQLite     *float64 `json:"tablestoreOverSqlite"`
 }
 
 // allocRow is one workload's heap allocations per entity on every side:
@@ -52,8 +53,18 @@ type results struct {
 	Rounds    int       `json:"rounds"`
 	Rows      []*row    `json:"rows"`
 	// Allocs holds the allocations per entity of each reported workload.
-	Allocs  []*allocRow `json:"allocsPerEntity"`
+	Allocs []*allocRow `json:"allocsPerEntity"`
+	// CPU holds the process CPU time per entity (ns) of each reported
+	// workload, in the same form.
+	CPU     []*allocRow `json:"cpuNsPerEntity"`
 	Targets []target    `json:"targets,omitempty"`
+	// Settled says every main store was compacted after the bulk load
+	// (SettleSeconds per side), so reads saw Shapes rather than
+	// ShapesAfterLoad.
+	Settled         bool                `json:"settled"`
+	SettleSeconds   map[string]float64  `json:"settleSeconds,omitempty"`
+	ShapesAfterLoad map[string]lsmShape `json:"lsmAfterLoad,omitempty"`
+	Shapes          map[string]lsmShape `json:"lsmSettled,omitempty"`
 }
 
 func (r *results) row(id string) *row {
@@ -109,9 +120,12 @@ func (x *row) ratioOf(a, b string) float64 {
 // finish fills the ratio fields.
 func (r *results) finish() {
 	for _, x := range r.Rows {
-		x.VsPebble, x.VsSQLite = nil, nil
+		x.VsPebble, x.VsPebbleMaps, x.VsSQLite = nil, nil, nil
 		if v := x.ratio(sidePebble); !math.IsNaN(v) {
 			x.VsPebble = &v
+		}
+		if v := x.ratio(sidePebbleMaps); !math.IsNaN(v) {
+			x.VsPebbleMaps = &v
 		}
 		if v := x.ratio(sideSQLite); !math.IsNaN(v) {
 			x.VsSQLite = &v
@@ -132,20 +146,24 @@ func printTable(w io.Writer, r *results) {
 	if r.BlockSize > 0 {
 		blocks = fmt.Sprintf(", %d KiB blocks", r.BlockSize>>10)
 	}
-	fmt.Fprintf(w, "\ntablestore vs raw Pebble vs SQLite, scale %s (%s entities), cache %d MiB%s, %d CPUs, %s,\nbest of %d rounds (bulk load without sync: 1 round)\n\n",
+	fmt.Fprintf(w, "\ntablestore vs raw Pebble (and raw Pebble into maps) vs SQLite, scale %s (%s entities), cache %d MiB%s, %d CPUs, %s,\nbest of %d rounds (bulk load without sync: 1 round)\n\n",
 		r.Scale.Name, commas(float64(r.Scale.Entities)), r.CacheSize>>20, blocks, r.CPUs, r.GoVersion, r.Rounds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tfigure (better)\ttablestore\ttyped\traw pebble\tsqlite\ttablestore/pebble\ttyped/pebble\ttablestore/sqlite\t")
+	fmt.Fprintln(tw, "workload\tfigure (better)\ttablestore\ttyped\traw pebble\tpebble maps\tsqlite\ttablestore/pebble\ttyped/pebble\ttablestore/pebble maps\ttablestore/sqlite\t")
 	for _, x := range r.Rows {
-		fmt.Fprintf(tw, "%s\t%s (%s)\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Label, x.Unit, betterWord(x.HigherIsBetter),
-			cell(x, sideTablestore), cell(x, sideTyped), cell(x, sidePebble), cell(x, sideSQLite),
-			formatRatio(x.ratio(sidePebble)), formatRatio(x.ratioOf(sideTyped, sidePebble)), formatRatio(x.ratio(sideSQLite)))
+		fmt.Fprintf(tw, "%s\t%s (%s)\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.Label, x.Unit, betterWord(x.HigherIsBetter),
+			cell(x, sideTablestore), cell(x, sideTyped), cell(x, sidePebble), cell(x, sidePebbleMaps), cell(x, sideSQLite),
+			formatRatio(x.ratio(sidePebble)), formatRatio(x.ratioOf(sideTyped, sidePebble)),
+			formatRatio(x.ratio(sidePebbleMaps)), formatRatio(x.ratio(sideSQLite)))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nRatios are tablestore's figure divided by the comparator's. For rows whose figure is")
 	fmt.Fprintln(w, "higher-is-better (per second), a ratio above 1 means tablestore is faster; for ns/op rows")
-	fmt.Fprintln(w, "(lower is better), a ratio above 1 means tablestore is slower.")
+	fmt.Fprintln(w, "(lower is better), a ratio above 1 means tablestore is slower. \"pebble maps\" is raw")
+	fmt.Fprintln(w, "Pebble's store read into the property maps tablestore's map API returns (reads only).")
 	printAllocs(w, r)
+	printCPU(w, r)
+	printShapes(w, r)
 	var notes []string
 	for _, x := range r.Rows {
 		for _, side := range sideNames {
@@ -168,10 +186,10 @@ func printAllocs(w io.Writer, r *results) {
 	fmt.Fprintln(w, "\nheap allocations per entity (runtime.MemStats.Mallocs over the measured part, lowest round):")
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tper\ttablestore\ttyped\traw pebble\tsqlite\t")
+	fmt.Fprintln(tw, "workload\tper\ttablestore\ttyped\traw pebble\tpebble maps\tsqlite\t")
 	for _, a := range r.Allocs {
 		fmt.Fprintf(tw, "%s\t%s\t", a.Label, a.Per)
-		for _, side := range []string{sideTablestore, sideTyped, sidePebble, sideSQLite} {
+		for _, side := range sideNames {
 			v, ok := a.Values[side]
 			if !ok {
 				fmt.Fprint(tw, "n/a\t")
@@ -182,6 +200,56 @@ func printAllocs(w io.Writer, r *results) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+}
+
+// printCPU writes the CPU-time-per-entity table.
+func printCPU(w io.Writer, r *results) {
+	if len(r.CPU) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nCPU time per entity, µs (process user+system over the measured part, every thread, lowest round):")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\tper\ttablestore\ttyped\traw pebble\tpebble maps\tsqlite\ttablestore/pebble maps\t")
+	for _, a := range r.CPU {
+		fmt.Fprintf(tw, "%s\t%s\t", a.Label, a.Per)
+		for _, side := range sideNames {
+			v, ok := a.Values[side]
+			if !ok {
+				fmt.Fprint(tw, "n/a\t")
+				continue
+			}
+			fmt.Fprintf(tw, "%.2f\t", v/1e3)
+		}
+		ratio := math.NaN()
+		if a, b := a.Values[sideTablestore], a.Values[sidePebbleMaps]; a > 0 && b > 0 {
+			ratio = a / b
+		}
+		fmt.Fprintf(tw, "%s\t\n", formatRatio(ratio))
+	}
+	tw.Flush()
+}
+
+// printShapes writes the main stores' LSM shapes after the load and,
+// when settled, after compaction.
+func printShapes(w io.Writer, r *results) {
+	if len(r.ShapesAfterLoad) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nmain stores' LSM shapes (files per level; depth: L0 files one key may be in):")
+	for _, side := range sideNames {
+		if sh, ok := r.ShapesAfterLoad[side]; ok {
+			fmt.Fprintf(w, "  %-12s after the load: %s\n", side, sh)
+		}
+		if sh, ok := r.Shapes[side]; ok {
+			fmt.Fprintf(w, "  %-12s compacted (%.1f s): %s\n", "", r.SettleSeconds[side], sh)
+		}
+	}
+	if r.Settled {
+		fmt.Fprintln(w, "  every main store was compacted after the load; the reads ran on the compacted stores")
+	} else {
+		fmt.Fprintln(w, "  -settle=false: the reads ran on the stores as their loads left them")
+	}
 }
 
 // formatAllocs formats an allocation count with two decimals below 100.

@@ -42,7 +42,7 @@ var scales = map[string]scale{
 		WriteDuration: 2 * time.Second, Gets: 20_000, RangeQueries: 2_000,
 		PartScans: 100, FilterPasses: 10, Pages: 100, ResumePage: 100, ResumeReps: 100, TxnBatches: 500},
 	"1m": {Name: "1m", Entities: 1_000_000, SyncLoadEntities: 50_000,
-		WriteDuration: 3 * time.Second, Gets: 50_000, RangeQueries: 3_000,
+		WriteDuration: 3 * time.Second, Gets: 100_000, RangeQueries: 3_000,
 		PartScans: 200, FilterPasses: 1, Pages: 100, ResumePage: 1000, ResumeReps: 100, TxnBatches: 1000},
 	"10m": {Name: "10m", Entities: 10_000_000, SyncLoadEntities: 100_000,
 		WriteDuration: 5 * time.Second, Gets: 100_000, RangeQueries: 5_000,

@@ -23,7 +23,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/tablestore/tablestore/internal/azurite"
+	"github.com/tablestore/tablestore/tablestoretest/azurite"
 )
 
 // The sdk mode drives two Table service servers through the same aztables

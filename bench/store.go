@@ -51,14 +51,18 @@ var errConflict = errors.New("bench: write conflict")
 var errNotFound = errors.New("bench: entity not found")
 
 // sideNames are the sides in report order.
-var sideNames = []string{sideTablestore, sideTyped, sidePebble, sideSQLite}
+var sideNames = []string{sideTablestore, sideTyped, sidePebble, sidePebbleMaps, sideSQLite}
 
 const (
 	sideTablestore = "tablestore"
 	sideTyped      = "typed" // tablestore through its typed (struct) API
 	sidePebble     = "pebble"
+	sidePebbleMaps = "pebble-maps" // raw pebble read into property maps
 	sideSQLite     = "sqlite"
 )
+
+// readsOnly reports whether side takes part in the read workloads only.
+func readsOnly(side string) bool { return side == sidePebbleMaps }
 
 // storeSettings are the settings every side gets alike.
 type storeSettings struct {
@@ -76,6 +80,12 @@ func openStore(name, dir string, s storeSettings) (store, error) {
 		return openTyped(dir, s)
 	case sidePebble:
 		return openPebble(dir, s)
+	case sidePebbleMaps:
+		p, err := openPebble(dir, s)
+		if err != nil {
+			return nil, err
+		}
+		return pebbleMapsStore{p.(*pebbleStore)}, nil
 	case sideSQLite:
 		return openSQLite(dir, s)
 	}

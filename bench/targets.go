@@ -68,8 +68,93 @@ func computeTargets(e *env, res *results) []target {
 		ratioTarget(res, "partition scan, 1,000 whole entities", "partition-scan", ">= 0.3x raw iteration speed", 0.3, ""),
 		ratioTarget(res, "table scan, non-key filter matching 1%", "filter-scan", ">= 0.5x raw iteration speed", 0.5, scanNote),
 	}
+	ts = append(ts, readTargets(res)...)
 	ts = append(ts, txnTarget(e, false), txnTarget(e, true), resumeTarget(e), reverseResumeTarget(e), heapTarget(e),
 		parallelScanTarget(e), segmentsTarget(e), partitionDropTarget(e))
+	return ts
+}
+
+// pairTarget compares figure figID of side a with side b: a's figure
+// over b's must reach limit (per-second figures) or stay under it (ns/op
+// figures). NaN when either side is missing.
+func pairTarget(res *results, name, figID, a, b, goal string, limit float64) target {
+	t := target{Name: name, Goal: goal, Unit: "x", Limit: limit}
+	va, vb := res.value(figID, a), res.value(figID, b)
+	t.Value = va / vb
+	t.Measured = fmt.Sprintf("%s %s vs %s %s %s", a, formatFigure(va), b, formatFigure(vb), res.unit(figID))
+	if x := res.row(figID); x != nil && !x.HigherIsBetter {
+		t.AtMost = true
+		t.Pass = t.Value <= limit
+	} else {
+		t.Pass = t.Value >= limit
+	}
+	if math.IsNaN(t.Value) {
+		t.Pass = false
+	}
+	return t
+}
+
+// readTargets are the read goals computed from the workload rows: the
+// map path against raw Pebble into maps (speed and allocations), typed
+// reads against raw Pebble, and the point-get tail, mean and throughput
+// of both paths against raw Pebble. Targets whose sides did not run are
+// left out.
+func readTargets(res *results) []target {
+	var ts []target
+	has := func(id, side string) bool { return !math.IsNaN(res.value(id, side)) }
+	for _, f := range []struct{ id, name string }{
+		{"paging", "paging"}, {"range", "range of 100"}, {"partition-scan", "partition scan"}, {"get-tput", "point get throughput"},
+	} {
+		if has(f.id, sideTablestore) && has(f.id, sidePebbleMaps) {
+			ts = append(ts, pairTarget(res, "maps: "+f.name+" vs raw pebble into maps", f.id, sideTablestore, sidePebbleMaps,
+				">= 0.8x raw pebble into maps", 0.8))
+		}
+	}
+	for _, a := range res.Allocs {
+		if a.Per != "returned entity" {
+			continue
+		}
+		ts0, ok1 := a.Values[sideTablestore]
+		pm, ok2 := a.Values[sidePebbleMaps]
+		if !ok1 || !ok2 {
+			continue
+		}
+		t := target{Name: "maps: allocations, " + a.Workload, Goal: "<= raw pebble into maps + 1 per entity",
+			Unit: "allocs", Value: ts0 - pm, Limit: 1, AtMost: true}
+		t.Pass = t.Value <= 1
+		t.Measured = fmt.Sprintf("tablestore %.2f vs raw pebble into maps %.2f per returned entity", ts0, pm)
+		ts = append(ts, t)
+	}
+	for _, f := range []struct{ id, name string }{
+		{"get-tput", "point get throughput"}, {"range", "range of 100"}, {"partition-scan", "partition scan"},
+		{"filter-scan", "filtered table scan"}, {"paging", "paging"},
+	} {
+		if has(f.id, sideTyped) && has(f.id, sidePebble) {
+			ts = append(ts, pairTarget(res, "typed: "+f.name+" vs raw pebble", f.id, sideTyped, sidePebble, ">= 0.9x raw pebble", 0.9))
+		}
+	}
+	tail := len(ts)
+	for _, side := range []string{sideTablestore, sideTyped} {
+		if !has("get-p99", side) || !has("get-p99", sidePebble) {
+			continue
+		}
+		path := "maps"
+		if side == sideTyped {
+			path = "typed"
+		}
+		ts = append(ts, pairTarget(res, path+": point get p99", "get-p99", side, sidePebble, "<= 1.5x raw pebble", 1.5))
+		mean := target{Name: path + ": point get mean", Goal: "<= 1.3x raw pebble", Unit: "x", Limit: 1.3, AtMost: true}
+		va, vb := res.value("get-tput", side), res.value("get-tput", sidePebble)
+		mean.Value = vb / va
+		mean.Pass = mean.Value <= mean.Limit
+		mean.Measured = fmt.Sprintf("%s %s vs raw pebble %s ns/op (1 / throughput)", side, formatFigure(1e9/va), formatFigure(1e9/vb))
+		ts = append(ts, mean, pairTarget(res, path+": point get throughput", "get-tput", side, sidePebble, ">= 0.8x raw pebble", 0.8))
+	}
+	if res.Scale.Entities < 1_000_000 {
+		for i := tail; i < len(ts); i++ {
+			ts[i].Note = fmt.Sprintf("the goal is set at 1,000,000 entities; this is scale %s", res.Scale.Name)
+		}
+	}
 	return ts
 }
 

@@ -1,22 +1,72 @@
 // Package driver defines the interface a storage engine implements to sit
-// behind package tablestore, in the spirit of database/sql/driver.
+// behind package tablestore, in the spirit of database/sql/driver. Its
+// types are its own: a driver imports this package (and edm and filter,
+// which it uses), never package tablestore's internals, so a driver can
+// live in any module.
 //
 // The root package keeps the user's API and every check: table names,
 // keys, property names, types and sizes, Azure's limits, $filter, $select
 // and $top, the shape of a transaction (1 to 100 actions, one
 // PartitionKey, no repeated RowKey, 4 MiB), struct and JSON conversion,
-// query iteration and the continuation-token format, Explain, and the
-// mapping of errors to *tablestore.Error. A driver only ever receives
-// validated work, and reports failures as *Error values carrying Azure's
-// codes, which the root package turns into its typed errors.
+// query planning and iteration, the continuation-token format, Explain,
+// and the mapping of errors to *tablestore.Error. A driver only ever
+// receives validated work, and reports failures as *Error values carrying
+// Azure's codes (edm.Code), which the root package turns into its typed
+// errors.
 //
-// Entities cross the boundary encoded (package internal/codec): a record
-// holds the Timestamp in ticks and the user properties sorted by name.
-// Drivers live in this repository (internal/engine, the embedded Pebble
-// engine; the remote Azure driver in its own module); the record type is
-// internal, so a driver outside it cannot be written.
+// # Entities and queries
 //
-// Open a store over a driver with tablestore.OpenDriver.
+// Entities cross the boundary as a Record: the Timestamp and the user
+// properties in one documented binary layout (see Record for the bytes,
+// their order and versioning). Encode writes a record from []Property;
+// Record's Timestamp, Lookup, Iter, Properties and Select read one, and
+// never panic on corrupt bytes. A driver may store records as they are
+// (the embedded engine does, stamping each with Record.SetTimestamp) or
+// convert them to its service's form (the remote Azure driver sends JSON
+// and encodes what it reads back).
+//
+// Queries arrive planned: QueryRequest.Ranges are half-open ranges of
+// (PartitionKey, RowKey) positions (KeyRange) and QueryRequest.Residual
+// the filter to evaluate on each entity in them, with filter.Eval over a
+// RowView. A driver over a service with its own query language may send
+// QueryRequest.Filter instead and ignore the ranges.
+//
+// # Writing a driver
+//
+// A driver implements Conn and Table and is opened with
+// tablestore.OpenDriver(conn, opts); the doc comment of every method is
+// its contract. In short:
+//
+//   - Every method is safe for concurrent use and honours ctx; after
+//     Conn.Close every operation fails with ErrClosed.
+//   - Failures Azure describes carry Azure's code in an *Error (Index names
+//     a transaction's failing action); stored data that does not decode is
+//     reported as a *CorruptError or wraps ErrCorrupt. Any other error
+//     reaches the user wrapped in a *tablestore.Error with code
+//     InternalError (OperationTimedOut for ctx's errors), still matching
+//     errors.Is and errors.As.
+//   - Table.Commit is all or nothing, and every entity it writes gets a new
+//     Timestamp, greater than the one it replaces, and a new ETag: an HTTP
+//     entity-tag (RFC 9110), since users send it back in If-Match. The
+//     embedded engine makes it of the Timestamp, in Azure's form
+//     W/"datetime'2021-08-31T15%3A41%3A38.3027816Z'".
+//   - Table.QueryPage emits entities in (PartitionKey, RowKey) order from
+//     one consistent view, at most Top of them, and says where the next
+//     page starts; the position is opaque to the caller, so a driver may
+//     put its service's continuation there.
+//   - Optional interfaces (RangeDeleter, ReverseQuerier, Segmenter,
+//     Checker and others) add what a store can do beyond Azure; package
+//     tablestore answers NotImplemented for a driver without them.
+//
+// The model test harness, package tablestoretest/modeltest, checks a
+// driver against the reference model: modeltest.Run(t, open, cfg) with an
+// Opener that returns tablestore.OpenDriver over a fresh instance of the
+// driver runs a seeded random workload (tables, writes, transactions,
+// queries with paging) and compares every result and error with the
+// model's; a failing run prints its seed and saves a replayable log. The
+// drivers in this repository pass it: internal/engine, the embedded Pebble
+// engine, and the remote driver over Azure Table Storage in module
+// github.com/tablestore/tablestore/azure, which uses only public packages.
 package driver
 
 import (
@@ -26,8 +76,6 @@ import (
 
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
-	"github.com/tablestore/tablestore/internal/plan"
 )
 
 // Conn is an open store. It is safe for concurrent use by many goroutines.
@@ -141,14 +189,14 @@ type Action struct {
 	// unique names; nil for ActionDelete and when Record is set. Values
 	// may alias the caller's memory until Commit returns; the driver must
 	// not modify them.
-	Properties []codec.Property
+	Properties []Property
 	// Record, when not nil, holds the user properties already encoded: a
-	// record (codec.Encode's output, validated as Properties would be)
+	// Record (as Encode writes it, validated as Properties would be)
 	// whose header Timestamp is zero. The driver stores a copy with its
-	// Timestamp set (codec.SetTimestamp) or, if it wants Properties,
-	// decodes them (codec.Record.Properties). It aliases the caller's
-	// memory until Commit returns; the driver must not modify it. nil for
-	// ActionDelete.
+	// Timestamp set (Record.SetTimestamp) or, if it wants Properties,
+	// decodes them (Record.Properties). It aliases the caller's memory
+	// until Commit returns; the driver must not modify it. nil for
+	// ActionDelete. A driver must accept either form.
 	Record []byte
 	// IfMatch is the ETag an update or delete requires ("*" matches any
 	// existing entity); "" for inserts and upserts.
@@ -169,15 +217,31 @@ type CommitResult struct {
 
 // QueryRequest is one validated, planned query page. The caller reuses
 // one request for every page of a query, changing only the resume point,
-// and does not modify it during a call.
+// and does not modify it during a call; the driver must not modify it
+// either, nor keep it after the call.
+//
+// A driver answers it one of two ways: by reading Ranges and evaluating
+// Residual on each entity in them (the embedded engine), or by handing
+// Filter (or FilterText) to a service that plans for itself (the remote
+// Azure driver). Both give the entities matching Filter.
 type QueryRequest struct {
 	// Filter is the checked $filter (nil: every entity) and FilterText its
 	// text as the user wrote it.
 	Filter     filter.Node
 	FilterText string
-	// Plan is Filter's plan: the key ranges to read and the residual to
-	// evaluate on each entity in them. A remote driver may ignore it.
-	Plan *plan.Plan
+	// Ranges are the key ranges holding every entity that matches Filter,
+	// half-open over (PartitionKey, RowKey) positions (see KeyRange),
+	// sorted, non-overlapping and non-empty; they may hold entities that do
+	// not match. No range means that no entity can match (Filter
+	// contradicts itself on the keys). The whole table is one range,
+	// KeyRange{Unbounded: true}. At most 100 ranges. On a resumed page the
+	// ranges are still the whole query's; RangesFrom (RangesUpto in
+	// reverse) gives what is left from the resume point.
+	Ranges []KeyRange
+	// Residual is the part of Filter that Ranges do not guarantee, to
+	// evaluate on each entity in them (filter.Eval over a RowView); nil
+	// means every entity in Ranges matches. It shares nodes with Filter.
+	Residual filter.Node
 	// Select is the validated $select (nil: all). A driver may return
 	// more properties; the caller projects.
 	Select []string
@@ -211,10 +275,10 @@ type PageResult struct {
 // Row is one stored entity as a driver passes it to the caller.
 type Row struct {
 	PartitionKey, RowKey string
-	// Record holds the Timestamp and the properties, encoded by package
-	// codec. In a QueryPage callback it may alias driver memory valid only
-	// during the call; from Get it is the caller's.
-	Record codec.Record
+	// Record holds the Timestamp and the properties (see Record). In a
+	// QueryPage callback it may alias driver memory valid only during the
+	// call; from Get it is the caller's.
+	Record Record
 	// ETag is the entity's version. Rows with the same Timestamp may share
 	// one string.
 	ETag string

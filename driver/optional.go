@@ -1,10 +1,6 @@
 package driver
 
-import (
-	"context"
-
-	"github.com/tablestore/tablestore/internal/plan"
-)
+import "context"
 
 // Optional interfaces: a Conn implements them when its store can do what
 // they describe. Package tablestore checks for them with a type assertion
@@ -93,7 +89,53 @@ type Segmenter interface {
 	// repeated: segment i runs from split i-1 (the table's start for the
 	// first) to split i, excluded (the table's end for the last). Together
 	// the segments cover every position exactly once; a repeated split
-	// makes an empty segment. Positions obey the key rules (see package
-	// plan). The caller guarantees 1 <= n <= 1000.
-	Segments(ctx context.Context, n int) ([]plan.Key, error)
+	// makes an empty segment. Positions hold no byte below 0x20 (see
+	// Key). The caller guarantees 1 <= n <= 1000.
+	Segments(ctx context.Context, n int) ([]Key, error)
+}
+
+// BulkCommitter is a Table that can commit many independent single-entity
+// writes, on any partitions and in any order, together: what a bulk load
+// needs when its input is not grouped by partition.
+type BulkCommitter interface {
+	// CommitBulk applies each action as a write of its own: its
+	// precondition is checked against the stored entity as Commit checks
+	// it, and an action that fails it is reported in the result and not
+	// applied, without failing the others (with StopAtFailure, the first
+	// failing action, in order, ends the call: the actions before it
+	// are applied, it and those after it are not). The caller guarantees
+	// 1 or more actions of types ActionInsert, ActionUpsertMerge or
+	// ActionUpsertReplace, validated as for Commit, with distinct
+	// (PartitionKey, RowKey) pairs.
+	//
+	// Each applied action is atomic and durable like a Commit (synced
+	// unless the store is set not to sync); every entity written gets a
+	// Timestamp greater than its stored one. No atomicity across actions
+	// is promised: other writers may interleave, and a crash during the
+	// call may keep any subset of the applied actions. The embedded
+	// engine in fact takes every touched partition's lock, checks all the
+	// preconditions, and writes the applied actions in one Pebble batch
+	// with one sync, so they become visible and durable together.
+	//
+	// An error (TableNotFound, ErrClosed, ctx's error, a storage fault)
+	// means nothing was applied.
+	CommitBulk(ctx context.Context, actions []Action, opts BulkCommitOptions) (BulkCommitResult, error)
+}
+
+// BulkCommitOptions adjust a CommitBulk call.
+type BulkCommitOptions struct {
+	// StopAtFailure applies only the actions before the first one whose
+	// precondition fails.
+	StopAtFailure bool
+}
+
+// BulkCommitResult is what a CommitBulk call applied and refused.
+type BulkCommitResult struct {
+	// Applied is the number of actions applied.
+	Applied int
+	// Failures are the actions whose precondition failed, in action
+	// order, each with its Index and code (EntityAlreadyExists, or
+	// TooManyProperties or EntityTooLarge for a merge whose result
+	// exceeds Azure's limits); with StopAtFailure at most one.
+	Failures []*Error
 }

@@ -40,6 +40,9 @@ func (q *request) authenticate() error {
 		return nil
 	}
 	if auth := q.r.Header.Get("Authorization"); auth != "" {
+		if scheme, _, _ := strings.Cut(auth, " "); strings.EqualFold(scheme, "Bearer") {
+			return q.checkBearer(auth) // bearer.go
+		}
 		return q.checkSharedKey(auth)
 	}
 	if q.res.query.Get("sig") != "" {
@@ -123,6 +126,9 @@ func (h *handler) verify(s, sig string) bool {
 // limits keys to its range. Shared key and anonymous requests may do
 // anything.
 func (q *request) authorize(o op, table, pk, rk string) error {
+	if q.ext.bearer != nil {
+		return q.ext.bearer.allow(o) // bearer.go: the token's role
+	}
 	if q.sas == nil {
 		return nil
 	}
@@ -132,6 +138,9 @@ func (q *request) authorize(o op, table, pk, rk string) error {
 // authorizeQuery is authorize for a query, whose key range is enforced
 // by restrictFilter instead.
 func (q *request) authorizeQuery(table string) error {
+	if q.ext.bearer != nil {
+		return q.ext.bearer.allow(opRead)
+	}
 	if q.sas == nil {
 		return nil
 	}

@@ -153,7 +153,7 @@ func fromLibrary(e *tablestore.Error) *apiErr {
 // fail writes err as the response: JSON (odata.error) or, for the ACL
 // and service operations, XML. Both carry x-ms-error-code.
 func (q *request) fail(err error) {
-	ae := toAPIError(err)
+	ae := q.failed(toAPIError(err)) // ops.go: the log's reason; Azure's message for auth failures
 	hd := q.w.Header()
 	hd.Set("x-ms-error-code", ae.code)
 	msg := ae.msg + "\nRequestId:" + q.id + "\nTime:" + time.Now().UTC().Format("2006-01-02T15:04:05.0000000Z")

@@ -49,6 +49,9 @@ func (h *handler) route(r *http.Request) (resource, error) {
 		scheme = "https"
 	}
 	rest, pathStyle := h.stripAccount(r.Host, res.rawPath)
+	if err := h.checkSecondary(r, res.rawPath); err != nil { // accounts.go: ACCOUNT-secondary is read-only
+		return res, err
+	}
 	res.base = scheme + "://" + r.Host + "/"
 	if pathStyle {
 		res.base += h.account + "/"
@@ -84,7 +87,7 @@ func parseQuery(raw string) (url.Values, error) {
 // path names the resource.
 func (h *handler) stripAccount(host, raw string) (rest string, pathStyle bool) {
 	seg, after, _ := strings.Cut(strings.TrimPrefix(raw, "/"), "/")
-	if seg == h.account {
+	if seg == h.account || seg == h.account+secondarySuffix {
 		if hostname, _, _ := strings.Cut(host, ":"); !strings.HasPrefix(strings.ToLower(hostname), h.account+".") || after != "" {
 			return after, true
 		}

@@ -73,8 +73,10 @@ type Options struct {
 	// its Authorization header or signature. For local development only.
 	// Default false.
 	Anonymous bool
-	// Logger receives one line per request (method, path, status,
-	// duration, request id) at level Info. Default nil: no logging.
+	// Logger receives one line per request at level Info: method, path,
+	// status, operation, account, table, request ids, bytes in and out,
+	// duration, and why authentication failed (see ops.go). Default nil:
+	// no logging.
 	Logger *slog.Logger
 	// MaxConcurrentRequests bounds the requests served at once; a request
 	// that finds no free slot within QueueWait is answered 503 ServerBusy
@@ -91,6 +93,16 @@ type Options struct {
 	// NewHTTPServer applies the same bound on the wire. Default
 	// DefaultMaxHeaderBytes.
 	MaxHeaderBytes int
+
+	// Operations (see metrics.go, cors.go, bearer.go, accounts.go).
+
+	// Metrics, if set, counts requests, bytes, latencies and admission
+	// refusals, and reports the store's engine figures, labelled with
+	// the account. One Metrics may serve several handlers. Default nil.
+	Metrics *Metrics
+	// Bearer, if set, accepts Microsoft Entra ID bearer tokens over TLS.
+	// Default nil: bearer tokens are refused.
+	Bearer *Bearer
 }
 
 // handler serves the Table REST API.
@@ -107,6 +119,8 @@ type handler struct {
 
 	propsMu sync.Mutex
 	props   []byte // service properties document set by PUT; nil: default
+
+	ext handlerExt // operations: metrics, CORS, bearer tokens (see ops.go)
 }
 
 // New returns a handler serving db. It is safe for concurrent use. Errors: a bad account name or a key
@@ -150,6 +164,9 @@ func New(db *tablestore.DB, opts *Options) (http.Handler, error) {
 	n := o.MaxConcurrentRequests
 	if n <= 0 {
 		n = DefaultMaxConcurrentRequests
+	}
+	if err := h.initExt(&o); err != nil {
+		return nil, err
 	}
 	h.sem = semaphore.NewWeighted(int64(n))
 	if h.wait <= 0 {
@@ -203,6 +220,8 @@ type request struct {
 	res   resource
 	sas   *sasGrant // nil unless authorised by a shared access signature
 	xml   bool      // errors are written as XML (ACL, service operations)
+
+	ext requestExt // operations: log and metric fields, bearer grant (see ops.go)
 }
 
 // ServeHTTP serves one request.
@@ -210,6 +229,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusWriter{ResponseWriter: w}
 	q := &request{h: h, r: r, w: rec, id: newRequestID(), start: start}
+	q.begin()
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -222,13 +242,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				q.fail(errInternal)
 			}
 		}
-		if h.log != nil {
-			h.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.code(),
-				"duration", time.Since(start), "request_id", q.id)
-		}
+		q.finish(rec)
 	}()
 	q.commonHeaders()
+	if q.cors() {
+		return
+	}
 	if !h.acquire(r.Context()) {
+		q.refused()
 		w.Header().Set("Retry-After", "1")
 		q.fail(errServerBusy)
 		return
@@ -359,6 +380,7 @@ func newRequestID() string {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	bytes  int64 // body bytes written
 }
 
 func (s *statusWriter) WriteHeader(code int) {
@@ -372,7 +394,9 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 	if s.status == 0 {
 		s.status = http.StatusOK
 	}
-	return s.ResponseWriter.Write(b)
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += int64(n)
+	return n, err
 }
 
 func (s *statusWriter) code() int {

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"encoding/xml"
 	"net/http"
 	"time"
 )
@@ -16,7 +14,8 @@ const defaultServiceProperties = `<?xml version="1.0" encoding="utf-8"?><Storage
 	`<Cors /></StorageServiceProperties>`
 
 // serviceOp serves Get/Set Table Service Properties and Get Table
-// Service Stats. Properties are kept in memory and have no effect.
+// Service Stats. Properties are kept in the store and their CORS rules
+// apply (cors.go).
 func (q *request) serviceOp(method string) {
 	switch {
 	case q.res.comp == "properties" && method == http.MethodGet:
@@ -41,16 +40,10 @@ func (q *request) serviceOp(method string) {
 			q.fail(err)
 			return
 		}
-		var doc struct {
-			XMLName xml.Name `xml:"StorageServiceProperties"`
-		}
-		if err := xml.Unmarshal(body, &doc); err != nil {
-			q.fail(errBadXML)
+		if err := q.h.setServiceProperties(q.r.Context(), body); err != nil { // cors.go: validated, stored, applied
+			q.fail(err)
 			return
 		}
-		q.h.propsMu.Lock()
-		q.h.props = bytes.Clone(body)
-		q.h.propsMu.Unlock()
 		q.w.Header().Set("Content-Length", "0")
 		q.w.WriteHeader(http.StatusAccepted)
 	case q.res.comp == "stats" && method == http.MethodGet:

@@ -23,9 +23,11 @@ import (
 // Server is a running test server over an in-memory store.
 type Server struct {
 	db      *tablestore.DB
-	srv     *httptest.Server
+	srv     *httptest.Server // nil for a TLS server (see tls.go)
+	url     string
 	account string
 	key     string
+	tls     *TLSFiles // set for a TLS server
 }
 
 // NewServer starts a server for the development account
@@ -58,13 +60,8 @@ func NewServerWithOptions(t testing.TB, opts *server.Options) *Server {
 	ts.Config.IdleTimeout = hs.IdleTimeout
 	ts.Config.MaxHeaderBytes = hs.MaxHeaderBytes
 	ts.Start()
-	s := &Server{db: db, srv: ts, account: server.DevAccount, key: server.DevKey}
-	if opts != nil && opts.Account != "" {
-		s.account = opts.Account
-	}
-	if opts != nil && len(opts.Keys) > 0 {
-		s.key = opts.Keys[0]
-	}
+	s := &Server{db: db, srv: ts, url: ts.URL}
+	s.setAccount(opts)
 	t.Cleanup(func() {
 		ts.Close()
 		if err := db.Close(); err != nil {
@@ -76,7 +73,17 @@ func NewServerWithOptions(t testing.TB, opts *server.Options) *Server {
 
 // URL is the server's root, such as http://127.0.0.1:41234; the table
 // endpoint is URL() + "/" + account.
-func (s *Server) URL() string { return s.srv.URL }
+func (s *Server) URL() string { return s.url }
+
+func (s *Server) setAccount(opts *server.Options) {
+	s.account, s.key = server.DevAccount, server.DevKey
+	if opts != nil && opts.Account != "" {
+		s.account = opts.Account
+	}
+	if opts != nil && len(opts.Keys) > 0 {
+		s.key = opts.Keys[0]
+	}
+}
 
 // Account is the account name clients address.
 func (s *Server) Account() string { return s.account }
@@ -86,11 +93,15 @@ func (s *Server) Key() string { return s.key }
 
 // ConnectionString returns an Azure storage connection string for the
 // server's account, in the explicit form aztables'
-// NewServiceClientFromConnectionString accepts.
+// NewServiceClientFromConnectionString accepts; https for a TLS server.
 func (s *Server) ConnectionString() string {
-	return "DefaultEndpointsProtocol=http;AccountName=" + s.account +
+	proto := "http"
+	if s.tls != nil {
+		proto = "https"
+	}
+	return "DefaultEndpointsProtocol=" + proto + ";AccountName=" + s.account +
 		";AccountKey=" + s.key +
-		";TableEndpoint=" + s.srv.URL + "/" + s.account
+		";TableEndpoint=" + s.url + "/" + s.account
 }
 
 // DB is the store behind the server, for seeding data or checking it

@@ -116,3 +116,167 @@ func recordCode(code tablestore.Code) bool {
 	}
 	return false
 }
+
+// sink takes an import's or a copy's records in input order: the
+// committer (entity group transactions) or the bulkLoader.
+type sink interface {
+	// add takes the next record; its error stops the run.
+	add(rec *record) error
+	// flush writes every record taken.
+	flush() error
+}
+
+// bulkLoader writes records through a tablestore.BulkWriter: any order
+// of partitions, batches spanning partitions, one synced commit per
+// batch. Records are settled (written or rejected) in input order, after
+// the commit that made them durable: settle is called for each, then
+// committed once per commit, so a resume point recorded there is exact.
+//
+// Without skip, a rejected record stops the run: every record before it
+// is written, nothing at or after it (the *stopError names it). With
+// skip, rejected records are settled with their error and the run goes
+// on.
+type bulkLoader struct {
+	ctx  context.Context
+	w    *tablestore.BulkWriter
+	skip bool
+	// settle is called for each settled record in input order, with nil
+	// for a written one or the reason it was rejected.
+	settle func(rec *record, err error) error
+	// committed is called after the records of a commit are settled.
+	committed func() error
+
+	queue   []queued // records taken and not settled, in input order
+	next    int64    // the writer's next Seq
+	pending int      // queued records in the writer
+	cbErr   error    // the first error of settle or committed in OnCommit
+}
+
+// queued is a record waiting to be settled: in the writer (seq >= 0), or
+// rejected before it (seq -1, err set).
+type queued struct {
+	rec *record
+	seq int64
+	err error
+}
+
+// newBulkLoader returns a loader writing to t with action; opts.OnCommit
+// is the loader's.
+func newBulkLoader(ctx context.Context, t *tablestore.Table, opts tablestore.BulkOptions,
+	settle func(*record, error) error, committed func() error) (*bulkLoader, error) {
+	l := &bulkLoader{ctx: ctx, skip: opts.ContinueOnError, settle: settle, committed: committed}
+	opts.OnCommit = l.onCommit
+	w, err := t.NewBulkWriter(&opts)
+	if err != nil {
+		return nil, err
+	}
+	l.w = w
+	return l, nil
+}
+
+func (l *bulkLoader) add(rec *record) error {
+	if rec.err != nil {
+		return l.reject(rec, rec.err)
+	}
+	seq := l.next
+	l.next++
+	err := l.w.Add(l.ctx, rec.entity)
+	if l.cbErr != nil {
+		return l.cbErr
+	}
+	var be *tablestore.BulkError
+	switch {
+	case err == nil:
+		l.queue = append(l.queue, queued{rec: rec, seq: seq})
+		l.pending++
+		return nil
+	case errors.As(err, &be) && be.Seq == seq:
+		return l.reject(rec, be.Err) // rec itself is invalid
+	}
+	return l.fail(err)
+}
+
+func (l *bulkLoader) flush() error {
+	err := l.w.Flush(l.ctx)
+	if l.cbErr != nil {
+		return l.cbErr
+	}
+	if err != nil {
+		return l.fail(err)
+	}
+	return l.settleThrough(l.next, nil)
+}
+
+// reject handles a record rejected before the writer: with skip it is
+// settled in its turn; else the records before it are written and the
+// run stops at it.
+func (l *bulkLoader) reject(rec *record, err error) error {
+	if !l.skip {
+		if ferr := l.flush(); ferr != nil {
+			return ferr
+		}
+		return &stopError{rec: rec, err: err}
+	}
+	l.queue = append(l.queue, queued{rec: rec, seq: -1, err: err})
+	if l.pending == 0 {
+		return l.settleThrough(l.next, nil)
+	}
+	return nil
+}
+
+// fail turns the writer's error into the run's: a refused entity that
+// stopped it names its record (which OnCommit left at the queue's
+// front); any other error is returned as it is.
+func (l *bulkLoader) fail(err error) error {
+	var be *tablestore.BulkError
+	if errors.As(err, &be) {
+		for _, q := range l.queue {
+			if q.seq == be.Seq {
+				return &stopError{rec: q.rec, err: be.Err}
+			}
+		}
+	}
+	return err
+}
+
+// onCommit settles the records a commit settled.
+func (l *bulkLoader) onCommit(c tablestore.BulkCommit) {
+	if l.cbErr != nil {
+		return
+	}
+	var refused map[int64]error
+	for _, be := range c.Refused {
+		if refused == nil {
+			refused = map[int64]error{}
+		}
+		refused[be.Seq] = be.Err
+	}
+	l.cbErr = l.settleThrough(c.Through, refused)
+}
+
+// settleThrough settles the queued records before the first one in the
+// writer at or after Seq through, then reports the commit.
+func (l *bulkLoader) settleThrough(through int64, refused map[int64]error) error {
+	n := 0
+	for ; n < len(l.queue); n++ {
+		q := &l.queue[n]
+		if q.seq >= through {
+			break
+		}
+		err := q.err
+		if q.seq >= 0 {
+			l.pending--
+			err = refused[q.seq]
+		}
+		if serr := l.settle(q.rec, err); serr != nil {
+			return serr
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	rest := copy(l.queue, l.queue[n:])
+	clear(l.queue[rest:])
+	l.queue = l.queue[:rest]
+	return l.committed()
+}

@@ -16,10 +16,11 @@ func copyCommand() *command {
 		summary: "copy tables between two stores",
 		help: `copy copies the named tables, or every table, from store SOURCE to store
 DEST (each a directory or a connection string), creating the tables in DEST
-as needed. Entities keep their properties; DEST sets its own Timestamps and
-ETags. Each table is read page by page in (PartitionKey, RowKey) order and
-written in entity group transactions of up to 100 entities of one
-partition. --mode insert (the default) fails on an entity DEST already has;
+as needed (a DEST directory that holds no store becomes a new one, and copy
+says so on standard error). Entities keep their properties; DEST sets its
+own Timestamps and ETags. Each table is read page by page in (PartitionKey, RowKey) order and
+written in batches of up to 1,000 entities, each entity's write atomic
+(not each batch: an interrupted copy leaves part of it written). --mode insert (the default) fails on an entity DEST already has;
 upsert replaces it. Entities DEST has and SOURCE lacks are left alone.
 
 Each page is read from a consistent view of SOURCE; for a copy consistent
@@ -46,7 +47,7 @@ tablestore copy data data-copy People Orders --mode upsert`,
 					return err
 				}
 				defer closeStore(src, &err)
-				dst, err := openStore(args[1], &tablestore.Options{NoSync: *noSync})
+				dst, err := openOrCreateStore(args[1], &tablestore.Options{NoSync: *noSync}, io.stderr, "copy")
 				if err != nil {
 					return err
 				}
@@ -86,12 +87,13 @@ func copyTable(ctx context.Context, from *tablestore.Table, dst *tablestore.DB, 
 	if err != nil {
 		return err
 	}
-	c := &committer{ctx: context.WithoutCancel(ctx), table: to, action: action,
-		committed: func(recs []*record) error {
-			prog.add(int64(len(recs)), 0)
+	c, err := newBulkLoader(context.WithoutCancel(ctx), to, tablestore.BulkOptions{Action: action},
+		func(*record, error) error {
+			prog.add(1, 0)
 			return nil
-		},
-		reject: func(rec *record, err error) error { return fmt.Errorf("%s: %w", rec.where(), err) },
+		}, func() error { return nil })
+	if err != nil {
+		return err
 	}
 	for e, err := range from.Query(ctx, tablestore.Query{Filter: filter}) {
 		if err != nil {

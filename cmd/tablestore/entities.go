@@ -79,7 +79,8 @@ func putCommand() *command {
 typed by "Name@odata.type" annotations where JSON cannot tell the type, as
 export writes them). With "-" or no JSON argument, it reads JSON lines from
 standard input and writes each in turn (not as one transaction). It prints
-each written entity's new ETag.
+each written entity's new ETag. A --store directory that holds no store
+becomes a new one (put says so on standard error).
 
 Modes (--mode):
   insert        insert a new entity; EntityAlreadyExists if it exists (default)
@@ -100,7 +101,7 @@ tablestore put --store data People --mode merge --if-match '*' '{"PartitionKey":
 				if _, ok := putModes[*mode]; !ok {
 					return usagef("unknown --mode %q: want insert, upsert, upsert-merge, replace or merge", *mode)
 				}
-				db, err := openStore(*store, nil)
+				db, err := openOrCreateStore(*store, nil, io.stderr, "put")
 				if err != nil {
 					return err
 				}

@@ -37,12 +37,22 @@ func importCommand() *command {
 needed. FILE is JSON lines (one entity per line in Azure's JSON wire format,
 as export writes it) or CSV with a typed header (see "CSV format" below);
 the format follows the file name (.csv is CSV) unless --format says.
+A --store directory that holds no store becomes a new one (import says so
+on standard error).
 
-Consecutive lines with the same PartitionKey are committed together in
-entity group transactions of up to 100 entities and 4 MiB, so each
-transaction is all or nothing; --mode says whether an entity that exists
-fails (insert, the default) or is replaced (upsert) or merged into
-(upsert-merge).
+Lines are written in batches of up to 1,000 entities (--batch) on any
+partitions, in any order, with one synced commit per batch, so the input
+need not be sorted by PartitionKey. Each entity's write is atomic; nothing
+is atomic across entities. --mode says whether an entity that exists fails
+(insert, the default) or is replaced (upsert) or merged into
+(upsert-merge). A line whose entity appears again later is overwritten or
+merged into by the later line, or refused (insert).
+
+With --transactions, consecutive lines with the same PartitionKey are
+committed together in entity group transactions of up to 100 entities and
+4 MiB instead, each all or nothing (as Azure's batches): for input grouped
+by partition whose groups must be written whole. On input that is not
+grouped, that is one commit per line, and much slower.
 
 Bad input: a malformed line, an entity that breaks one of Azure's limits,
 a value of the wrong type for its CSV column, or (with insert) an entity
@@ -80,12 +90,17 @@ tablestore import --store data People people.jsonl --resume`,
 			resume := fs.Bool("resume", false, "continue an import that stopped, after its last committed line")
 			skipBad := fs.String("skip-bad", "", "write rejected lines to this file and go on")
 			noSync := fs.Bool("no-sync", false, "do not sync each commit (faster; a crash may lose the newest commits)")
+			transactions := fs.Bool("transactions", false, "commit consecutive lines of one PartitionKey in entity group transactions (all or nothing each)")
+			batch := fs.Int("batch", 1000, "most entities per commit (not with --transactions)")
 			return func(ctx context.Context, args []string) error {
 				if err := wantArgs(args, 2, 2, "TABLE FILE"); err != nil {
 					return err
 				}
 				im := &importer{io: io, table: args[0], input: args[1], format: *format,
-					mode: *mode, resume: *resume, skipPath: *skipBad}
+					mode: *mode, resume: *resume, skipPath: *skipBad, transactions: *transactions, batch: *batch}
+				if *batch < 1 || *batch > 100_000 {
+					return usagef("--batch %d: want 1 to 100000", *batch)
+				}
 				action, ok := importModes[im.mode]
 				if !ok {
 					return usagef("unknown --mode %q: want insert, upsert or upsert-merge", *mode)
@@ -133,6 +148,10 @@ type importer struct {
 	action   tablestore.ActionType
 	resume   bool
 	skipPath string
+	// transactions selects the committer over the bulk loader; batch is
+	// the bulk loader's entities per commit.
+	transactions bool
+	batch        int
 
 	state      resumeState
 	resumeFile *os.File
@@ -155,7 +174,7 @@ func (e *stopError) Error() string { return e.rec.where() + ": " + errorText(e.e
 
 func (im *importer) run(ctx context.Context, storeArg string, opts *tablestore.Options) (err error) {
 	im.state = resumeState{Table: im.table, Format: im.format, Mode: im.mode, SkipFile: im.skipPath}
-	db, err := openStore(storeArg, opts)
+	db, err := openOrCreateStore(storeArg, opts, im.io.stderr, "import")
 	if err != nil {
 		return err
 	}
@@ -185,8 +204,18 @@ func (im *importer) run(ctx context.Context, storeArg string, opts *tablestore.O
 		defer im.skipFile.Close()
 	}
 	im.prog = startProgress(im.io, "import", 0, total-im.state.Offset)
-	c := &committer{ctx: context.WithoutCancel(ctx), table: t, action: im.action,
-		committed: im.committed, reject: im.rejected}
+	var c sink
+	if im.transactions {
+		c = &committer{ctx: context.WithoutCancel(ctx), table: t, action: im.action,
+			committed: im.committed, reject: im.rejected}
+	} else {
+		c, err = newBulkLoader(context.WithoutCancel(ctx), t,
+			tablestore.BulkOptions{Action: im.action, ContinueOnError: im.skipFile != nil, BatchEntities: im.batch},
+			im.settle, im.writeState)
+		if err != nil {
+			return err
+		}
+	}
 	runErr := im.pump(ctx, src, c)
 	if runErr == nil {
 		runErr = c.flush()
@@ -392,7 +421,7 @@ func (im *importer) openSkipFile() error {
 // ends, c stops, or ctx is cancelled. One goroutine reads chunks of
 // records; parsers (one per CPU) turn them into entities ahead of the
 // commits.
-func (im *importer) pump(ctx context.Context, src source, c *committer) error {
+func (im *importer) pump(ctx context.Context, src source, c sink) error {
 	type chunk struct {
 		recs   []*record
 		err    error         // reading stopped here
@@ -400,8 +429,11 @@ func (im *importer) pump(ctx context.Context, src source, c *committer) error {
 	}
 	const chunkSize = 128
 	workers := max(1, runtime.GOMAXPROCS(0))
-	ordered := make(chan *chunk, 2*workers)
-	work := make(chan *chunk, 2*workers)
+	// Parsed records queue for up to two commits' worth, so the parsers
+	// go on while a commit syncs.
+	depth := 2*workers + 2*im.batch/chunkSize
+	ordered := make(chan *chunk, depth)
+	work := make(chan *chunk, depth)
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
@@ -482,6 +514,20 @@ func (im *importer) advance(rec *record, entities int64) error {
 	return im.writeState()
 }
 
+// settle moves the resume state past rec, written (err nil) or
+// rejected (written to the skip file), without recording the state; the
+// bulk loader records it once per commit.
+func (im *importer) settle(rec *record, err error) error {
+	if err != nil {
+		return im.skip(rec, err)
+	}
+	im.runCommitted++
+	im.state.Committed++
+	im.prog.add(1, rec.end-im.state.Offset)
+	im.state.Offset, im.state.Line = rec.end, rec.lines
+	return nil
+}
+
 // rejected handles a record the input or the store rejected: with
 // --skip-bad it is written there and the run goes on; otherwise the run
 // stops.
@@ -489,6 +535,15 @@ func (im *importer) rejected(rec *record, err error) error {
 	if im.skipFile == nil {
 		return &stopError{rec: rec, err: err}
 	}
+	if err := im.skip(rec, err); err != nil {
+		return err
+	}
+	return im.writeState()
+}
+
+// skip writes a rejected record to the --skip-bad file, reports it, and
+// moves the resume state past it without recording the state.
+func (im *importer) skip(rec *record, err error) error {
 	if im.reported < maxReported {
 		fmt.Fprintf(im.io.stderr, "import: rejected %s: %s\n", rec.where(), errorText(err))
 		im.reported++
@@ -503,7 +558,9 @@ func (im *importer) rejected(rec *record, err error) error {
 	}
 	im.runRejected++
 	im.state.Rejected++
-	return im.advance(rec, 0)
+	im.prog.add(0, rec.end-im.state.Offset)
+	im.state.Offset, im.state.Line = rec.end, rec.lines
+	return nil
 }
 
 // writeState overwrites the resume file in place with the state, padded

@@ -55,7 +55,7 @@ func commands() []*command {
 	return []*command{
 		tablesCommand(), getCommand(), putCommand(), deleteCommand(),
 		queryCommand(), explainCommand(), importCommand(), exportCommand(),
-		copyCommand(), backupCommand(), statsCommand(), checkCommand(), serveCommand(),
+		copyCommand(), backupCommand(), statsCommand(), checkCommand(), serveCommand(), healthcheckCommand(),
 	}
 }
 
@@ -81,6 +81,9 @@ func run(ctx context.Context, args []string, io *stdio) int {
 			return run(ctx, []string{args[1], "--help"}, io)
 		}
 		printUsage(io.stdout)
+		return exitOK
+	case "-version", "--version", "version":
+		fmt.Fprintln(io.stdout, versionText())
 		return exitOK
 	}
 	var cmd *command
@@ -163,7 +166,7 @@ Commands:
 	}
 	fmt.Fprint(w, `
 Every command takes --help. The store comes from --store, or from the
-TABLESTORE_STORE environment variable.
+TABLESTORE_STORE environment variable. --version prints the version.
 
 Exit status: 0 success, 1 the operation failed, 2 usage error.
 `)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +11,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tablestore/tablestore"
@@ -20,6 +26,32 @@ var logLevels = map[string]slog.Level{
 	"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError,
 }
 
+// serveFlags are serve's flags, declared by declareServeFlags.
+type serveFlags struct {
+	store, dir     *string
+	inMemory       *bool
+	create         *bool
+	addr           *string
+	account        *string
+	accountKeys    stringList // --account-key
+	accountKeyFile *string
+	keyFlag        stringList // --key: the TLS key with --cert, else an account key (old spelling)
+	anonymous      *bool
+	level          *string
+	shutdown       *time.Duration
+	cert           *string
+	logFormat      *string
+	adminAddr      *string
+	pprof          *bool
+	backupDir      *string
+	accounts       *string
+	jwks           *string
+	issuers        stringList
+	audiences      stringList
+	roles          *string
+	insecureTokens *bool
+}
+
 func serveCommand() *command {
 	return &command{
 		name:    "serve",
@@ -28,77 +60,447 @@ func serveCommand() *command {
 		help: `serve answers Azure Table Storage's REST API on --addr (default
 127.0.0.1:10002, loopback only) over the store in --dir (or --store), or
 over an empty in-memory store with --in-memory, so the Azure SDKs work
-against it unchanged. By default it serves the development account
+against it unchanged. The directory must hold a store unless --create is
+given, which makes a new store there when it holds none (and says so);
+with --accounts the same holds for each account's subdirectory. By
+default it serves the development account
 devstoreaccount1 with Azure's well-known key, so an SDK's development
-connection string works; --account and --key (repeatable, up to two, in
-base64) set others, and --anonymous turns authentication off (for local
-development only). It prints the connection string to use.
+connection string works; --account sets another name, and its keys (up
+to two, base64) come from --account-key-file (one key a line) or
+$TABLESTORE_ACCOUNT_KEY (comma-separated) rather than the command line,
+where ps shows them (--account-key works but warns). --anonymous turns
+authentication off (for local development only). It prints the
+connection string to use.
+
+--cert FILE --key FILE (PEM) serve https; plain http is meant for
+loopback. Without --cert, --key is the old spelling of --account-key.
+
+Every flag can also come from the environment: TABLESTORE_ and the
+flag's name in capitals, '-' as '_' (TABLESTORE_ADMIN_ADDR for
+--admin-addr; a comma-separated list for a repeatable flag). The command
+line wins. See docs/server.md for the whole table.
 
 Each request is logged on standard error as one line at level info (with
 --log-level info or debug; warn and error show only failures, none
 nothing). SIGINT or SIGTERM stops it gracefully: it stops accepting
 connections, lets requests in flight finish (up to --shutdown-timeout),
-then closes the store cleanly.`,
+then closes the store.`,
 		example: `tablestore serve --dir data
+tablestore serve --dir new-data --create
+tablestore serve --dir data --addr 0.0.0.0:10002 --cert cert.pem --key key.pem --account-key-file keys
 tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
-			store := storeFlag(fs)
-			dir := fs.String("dir", "", "the store directory (the same as --store)")
-			inMemory := fs.Bool("in-memory", false, "serve an empty in-memory store, gone when the server stops")
-			addr := fs.String("addr", "127.0.0.1:10002", "the address to listen on")
-			account := fs.String("account", server.DevAccount, "the storage account name clients address")
-			var keys stringList
-			fs.Var(&keys, "key", "an account key in base64, repeatable (default: the development key)")
-			anonymous := fs.Bool("anonymous", false, "accept every request without authentication (local development only)")
-			level := fs.String("log-level", "info", "debug, info, warn, error or none")
-			shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long requests in flight may take to finish on SIGINT/SIGTERM")
-			return func(ctx context.Context, args []string) (err error) {
+			f := &serveFlags{store: storeFlag(fs)}
+			f.dir = fs.String("dir", "", "the store directory (the same as --store)")
+			f.inMemory = fs.Bool("in-memory", false, "serve an empty in-memory store, gone when the server stops")
+			f.create = fs.Bool("create", false, "make a new store in --dir (each account's, with --accounts) if it holds none")
+			f.addr = fs.String("addr", "127.0.0.1:10002", "the address to listen on")
+			f.account = fs.String("account", server.DevAccount, "the storage account name clients address")
+			fs.Var(&f.accountKeys, "account-key", "an account key in base64, repeatable; visible in ps: prefer --account-key-file or $TABLESTORE_ACCOUNT_KEY (default: the development key)")
+			f.accountKeyFile = fs.String("account-key-file", "", "a file holding the account's keys in base64, one a line")
+			fs.Var(&f.keyFlag, "key", "with --cert: the PEM private key file for https; without: an account key (old spelling of --account-key)")
+			f.cert = fs.String("cert", "", "serve https with this PEM certificate chain file (needs --key)")
+			f.anonymous = fs.Bool("anonymous", false, "accept every request without authentication (local development only)")
+			f.level = fs.String("log-level", "info", "debug, info, warn, error or none")
+			f.shutdown = fs.Duration("shutdown-timeout", 30*time.Second, "how long requests in flight may take to finish on SIGINT/SIGTERM")
+			f.logFormat = fs.String("log-format", "text", "text or json: the form of the log lines on standard error")
+			f.adminAddr = fs.String("admin-addr", "", "serve the admin endpoints (/metrics, /healthz, /readyz, POST /backup) on this address (default: off)")
+			f.pprof = fs.Bool("pprof", false, "also serve Go's profiler under /debug/pprof/ on the admin address")
+			f.accounts = fs.String("accounts", "", "serve the accounts in this file (account:key1[:key2], one a line or ;-separated, as Azurite's $AZURITE_ACCOUNTS, which is read when this is not given), each with its own store under --dir/ACCOUNT")
+			f.jwks = fs.String("bearer-jwks", "", "accept Entra ID bearer tokens (over https only) signed by the keys in this JWKS file")
+			fs.Var(&f.issuers, "bearer-issuer", "an accepted token issuer (iss), repeatable, such as https://sts.windows.net/TENANT/")
+			fs.Var(&f.audiences, "bearer-audience", "an accepted token audience besides https://storage.azure.com and the account endpoint, repeatable")
+			f.roles = fs.String("bearer-roles", "", "a JSON file mapping principals (oid or sub) to \"Storage Table Data Reader\" or \"Storage Table Data Contributor\", for tokens without roles")
+			f.insecureTokens = fs.Bool("insecure-accept-any-bearer-token", false, "accept every bearer token unverified, as a contributor (local development only)")
+			f.backupDir = fs.String("backup-dir", "", "where the admin listener's POST /backup?name=NAME writes checkpoints (default: backups off)")
+			return func(ctx context.Context, args []string) error {
 				if err := wantArgs(args, 0, 0, "no arguments"); err != nil {
 					return err
 				}
-				where := *dir
-				if isSet(fs, "store") {
-					if where != "" {
-						return usagef("give --dir or --store, not both")
-					}
-					where = *store
-				}
-				if !*inMemory && where == "" {
-					where = *store // $TABLESTORE_STORE
-				}
-				if *inMemory == (where != "") {
-					return usagef("give --dir DIR or --in-memory")
-				}
-				var logger *slog.Logger
-				if *level != "none" {
-					lv, ok := logLevels[*level]
-					if !ok {
-						return usagef("unknown --log-level %q: want debug, info, warn, error or none", *level)
-					}
-					logger = slog.New(slog.NewTextHandler(io.stderr, &slog.HandlerOptions{Level: lv}))
-				}
-				var db *tablestore.DB
-				if *inMemory {
-					db, err = tablestore.OpenInMemory(nil)
-				} else {
-					db, err = openStore(where, nil)
-				}
-				if err != nil {
-					return err
-				}
-				defer closeStore(db, &err)
-				h, err := server.New(db, &server.Options{Account: *account, Keys: keys, Anonymous: *anonymous, Logger: logger})
-				if err != nil {
-					return usagef("%s", errorText(err))
-				}
-				ln, err := net.Listen("tcp", *addr)
-				if err != nil {
-					return err
-				}
-				return serve(ctx, io.stderr, server.NewHTTPServer(*addr, h), ln, *account, keys, *anonymous, *shutdown)
+				return runServe(ctx, fs, f, io)
 			}
 		},
 	}
+}
+
+// runServe checks the flags, opens the store and serves until ctx ends.
+func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (err error) {
+	if err := flagsFromEnv(fs, os.LookupEnv); err != nil {
+		return err
+	}
+	where := *f.dir
+	if isSet(fs, "store") {
+		if where != "" {
+			return usagef("give --dir or --store, not both")
+		}
+		where = *f.store
+	}
+	if !*f.inMemory && where == "" {
+		where = *f.store // $TABLESTORE_STORE
+	}
+	if *f.inMemory == (where != "") {
+		return usagef("give --dir DIR or --in-memory")
+	}
+	if *f.inMemory && *f.create {
+		return usagef("--create is for --dir, not --in-memory")
+	}
+	var logger *slog.Logger
+	if *f.level != "none" {
+		lv, ok := logLevels[*f.level]
+		if !ok {
+			return usagef("unknown --log-level %q: want debug, info, warn, error or none", *f.level)
+		}
+		switch *f.logFormat {
+		case "text":
+			logger = slog.New(slog.NewTextHandler(io.stderr, &slog.HandlerOptions{Level: lv}))
+		case "json":
+			logger = slog.New(slog.NewJSONHandler(io.stderr, &slog.HandlerOptions{Level: lv}))
+		default:
+			return usagef("unknown --log-format %q: want text or json", *f.logFormat)
+		}
+	}
+	if *f.adminAddr == "" && (*f.pprof || *f.backupDir != "") {
+		return usagef("--pprof and --backup-dir need --admin-addr")
+	}
+	if *f.backupDir != "" && *f.inMemory {
+		return usagef("--backup-dir needs a store on disk, not --in-memory")
+	}
+	warn := func(msg string) { fmt.Fprintf(io.stderr, "serve: WARNING: %s\n", msg) }
+	keys, tlsKey, err := f.keys(warn)
+	if err != nil {
+		return err
+	}
+	if (*f.cert == "") != (tlsKey == "") {
+		return usagef("give --cert and --key together to serve https")
+	}
+	var tlsConf *tlsFiles
+	if *f.cert != "" {
+		tlsConf = &tlsFiles{cert: *f.cert, key: tlsKey}
+	}
+	bearer, err := f.bearer(tlsConf != nil, warn)
+	if err != nil {
+		return err
+	}
+	accounts, err := f.accountList(keys)
+	if err != nil {
+		return err
+	}
+	stores := map[string]*tablestore.DB{}
+	var served []server.Account
+	defer func() {
+		for _, a := range served {
+			closeStore(a.DB, &err)
+		}
+	}()
+	for _, a := range accounts {
+		var db *tablestore.DB
+		switch {
+		case *f.inMemory:
+			db, err = tablestore.OpenInMemory(nil)
+		default:
+			dir := where
+			if f.multi() { // each account's store is a subdirectory
+				if isRemote(where) {
+					return usagef("--accounts needs a store directory")
+				}
+				dir = filepath.Join(where, a.Name)
+			}
+			if *f.create {
+				db, err = openOrCreateStore(dir, nil, io.stderr, "serve")
+			} else {
+				db, err = openStore(dir, nil)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		a.DB = db
+		served = append(served, a)
+		stores[a.Name] = db
+	}
+	var metrics *server.Metrics
+	if *f.adminAddr != "" {
+		metrics = server.NewMetrics()
+	}
+	h, err := server.NewAccounts(served, &server.Options{Anonymous: *f.anonymous, Logger: logger, Metrics: metrics, Bearer: bearer})
+	if err != nil {
+		return usagef("%s", errorText(err))
+	}
+	var adminSrv *http.Server
+	var adminLn net.Listener
+	if *f.adminAddr != "" {
+		ah, err := server.NewAdminHandler(server.AdminOptions{Metrics: metrics, Stores: stores,
+			Pprof: *f.pprof, BackupDir: *f.backupDir, PerAccountDirs: f.multi(), Logger: logger})
+		if err != nil {
+			return err
+		}
+		adminSrv = server.NewHTTPServer(*f.adminAddr, ah)
+		adminSrv.WriteTimeout = 0 // a profile or a backup may take long
+		if adminLn, err = net.Listen("tcp", *f.adminAddr); err != nil {
+			return err
+		}
+		defer adminLn.Close()
+		if !loopbackAddr(adminLn.Addr()) {
+			warn("the admin listener " + adminLn.Addr().String() + " is reachable beyond this machine and has no authentication: keep it on a private network")
+		}
+	}
+	srv := server.NewHTTPServer(*f.addr, h)
+	if tlsConf != nil {
+		if srv, err = server.NewHTTPSServer(*f.addr, h, tlsConf.cert, tlsConf.key); err != nil {
+			return usagef("%s", errorText(err))
+		}
+	}
+	if logger != nil {
+		srv.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
+	}
+	ln, err := net.Listen("tcp", *f.addr)
+	if err != nil {
+		return err
+	}
+	for _, line := range exposureWarnings(ln.Addr(), *f.anonymous, tlsConf != nil) {
+		fmt.Fprintf(io.stderr, "serve: WARNING: %s\n", line)
+	}
+	info := serveInfo{accounts: served, anonymous: *f.anonymous, tls: tlsConf != nil, devKey: len(keys) == 0 && !f.multi()}
+	if adminSrv != nil {
+		fmt.Fprintf(io.stderr, "serve: admin listening on %s (/metrics, /healthz, /readyz, POST /backup)\n", adminLn.Addr())
+		go func() { _ = adminSrv.Serve(adminLn) }()
+		defer adminSrv.Close()
+	}
+	return serve(ctx, io.stderr, srv, ln, info, *f.shutdown)
+}
+
+// bearer returns the bearer token configuration of the --bearer-* flags,
+// nil when none is given. Tokens need https.
+func (f *serveFlags) bearer(tls bool, warn func(string)) (*server.Bearer, error) {
+	if *f.jwks == "" && !*f.insecureTokens {
+		if len(f.issuers) > 0 || len(f.audiences) > 0 || *f.roles != "" {
+			return nil, usagef("--bearer-issuer, --bearer-audience and --bearer-roles need --bearer-jwks")
+		}
+		return nil, nil
+	}
+	if !tls {
+		return nil, usagef("bearer tokens are accepted over https only: give --cert and --key")
+	}
+	if *f.insecureTokens {
+		if *f.jwks != "" {
+			return nil, usagef("give --bearer-jwks or --insecure-accept-any-bearer-token, not both")
+		}
+		warn("--insecure-accept-any-bearer-token: EVERY bearer token is accepted, unverified, as Storage Table Data Contributor; for local development only")
+		return &server.Bearer{InsecureAcceptAnyToken: true}, nil
+	}
+	if len(f.issuers) == 0 {
+		return nil, usagef("--bearer-jwks needs at least one --bearer-issuer")
+	}
+	jwks, err := os.ReadFile(*f.jwks)
+	if err != nil {
+		return nil, err
+	}
+	b := &server.Bearer{JWKS: jwks, Issuers: f.issuers, Audiences: f.audiences}
+	if *f.roles != "" {
+		raw, err := os.ReadFile(*f.roles)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(raw, &b.Principals); err != nil {
+			return nil, usagef("%s: want a JSON object of principal to role: %v", *f.roles, err)
+		}
+	}
+	return b, nil
+}
+
+// multi reports whether --accounts or $AZURITE_ACCOUNTS names the
+// accounts (each then has its own store directory).
+func (f *serveFlags) multi() bool {
+	return *f.accounts != "" || os.Getenv("AZURITE_ACCOUNTS") != ""
+}
+
+// accountList returns the accounts to serve: those of --accounts (a
+// file) or $AZURITE_ACCOUNTS, else --account with keys (the
+// development key when none).
+func (f *serveFlags) accountList(keys []string) ([]server.Account, error) {
+	if !f.multi() {
+		if len(keys) == 0 {
+			keys = []string{server.DevKey}
+		}
+		return []server.Account{{Name: *f.account, Keys: keys}}, nil
+	}
+	if len(keys) > 0 || *f.account != server.DevAccount {
+		return nil, usagef("give the accounts either with --accounts (or $AZURITE_ACCOUNTS) or with --account and its keys, not both")
+	}
+	spec, from := os.Getenv("AZURITE_ACCOUNTS"), "$AZURITE_ACCOUNTS"
+	if *f.accounts != "" {
+		b, err := os.ReadFile(*f.accounts)
+		if err != nil {
+			return nil, err
+		}
+		spec, from = string(b), *f.accounts
+	}
+	accts, err := parseAccounts(spec)
+	if err != nil {
+		return nil, usagef("%s: %s", from, err.Error())
+	}
+	return accts, nil
+}
+
+// parseAccounts reads Azurite's AZURITE_ACCOUNTS format,
+// account1:key1[:key2];account2:key1[:key2], where newlines may also
+// separate accounts and lines starting with # are comments.
+func parseAccounts(spec string) ([]server.Account, error) {
+	var out []server.Account
+	seen := map[string]bool{}
+	for _, line := range strings.Split(spec, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		for _, item := range strings.Split(line, ";") {
+			if item = strings.TrimSpace(item); item == "" {
+				continue
+			}
+			parts := strings.Split(item, ":")
+			if len(parts) < 2 || len(parts) > 3 || parts[0] == "" {
+				return nil, fmt.Errorf("want account:key1[:key2], got an entry with %d field(s)", len(parts))
+			}
+			name := parts[0]
+			if seen[name] {
+				return nil, fmt.Errorf("account %q given twice", name)
+			}
+			seen[name] = true
+			a := server.Account{Name: name}
+			for _, k := range parts[1:] {
+				k = strings.TrimSpace(k)
+				if _, err := base64.StdEncoding.DecodeString(k); err != nil || k == "" {
+					return nil, fmt.Errorf("account %q: a key is not base64", name)
+				}
+				a.Keys = append(a.Keys, k)
+			}
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no account")
+	}
+	return out, nil
+}
+
+// exposureWarnings are the warnings for a data listener on addr: loud
+// for --anonymous beyond loopback, plain for http beyond loopback.
+func exposureWarnings(addr net.Addr, anonymous, tls bool) []string {
+	if loopbackAddr(addr) {
+		return nil
+	}
+	var out []string
+	if anonymous {
+		out = append(out, "********************************************************************",
+			"--anonymous on "+addr.String()+": ANYONE WHO CAN REACH THIS ADDRESS CAN READ,",
+			"CHANGE AND DELETE EVERY TABLE, WITHOUT ANY KEY. Use it on loopback only.",
+			"********************************************************************")
+	}
+	if !tls {
+		out = append(out, "serving plain http on "+addr.String()+", beyond loopback: keys sign requests but data travels in clear; use --cert and --key")
+	}
+	return out
+}
+
+// dialable is addr as a client can use it: an unspecified address
+// (0.0.0.0, ::) becomes 127.0.0.1.
+func dialable(addr net.Addr) string {
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+	}
+	return addr.String()
+}
+
+// loopbackAddr reports whether a listener's address is on loopback only.
+func loopbackAddr(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}
+
+// envName is the environment variable that supplies a flag of serve:
+// TABLESTORE_ and the flag's name in capitals with '_' for '-'.
+func envName(flagName string) string {
+	return "TABLESTORE_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// envSkip are the flags whose variables are read elsewhere: --store's
+// default is $TABLESTORE_STORE, and $TABLESTORE_ACCOUNT_KEY is kept
+// apart from --account-key so that a key from the environment draws no
+// command-line warning.
+var envSkip = map[string]bool{"store": true, "account-key": true}
+
+// flagsFromEnv sets every flag not given on the command line from its
+// environment variable (see envName), when that is set. A repeatable
+// flag takes a comma-separated list. Errors: a value the flag refuses,
+// naming the variable.
+func flagsFromEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || envSkip[f.Name] || err != nil {
+			return
+		}
+		if v, ok := lookup(envName(f.Name)); ok {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = usagef("$%s: %v", envName(f.Name), e)
+			}
+		}
+	})
+	return err
+}
+
+// tlsFiles are the PEM files of --cert and --key.
+type tlsFiles struct{ cert, key string }
+
+// keys sorts out the account keys (from --account-key-file,
+// $TABLESTORE_ACCOUNT_KEY, --account-key and the old --key) and the TLS
+// key file. A key given on the command line draws a warning: ps shows it.
+func (f *serveFlags) keys(warn func(string)) (accountKeys []string, tlsKey string, err error) {
+	if *f.cert != "" {
+		if len(f.keyFlag) > 1 {
+			return nil, "", usagef("give one --key file with --cert")
+		}
+		if len(f.keyFlag) == 1 {
+			tlsKey = f.keyFlag[0]
+		}
+	} else if len(f.keyFlag) > 0 {
+		warn("--key without --cert is the old spelling of --account-key")
+		f.accountKeys = append(f.accountKeys, f.keyFlag...)
+	}
+	if len(f.accountKeys) > 0 {
+		warn("account keys on the command line are visible to every user of this machine (ps); use --account-key-file or $TABLESTORE_ACCOUNT_KEY")
+	}
+	accountKeys = append(accountKeys, f.accountKeys...)
+	if env := os.Getenv("TABLESTORE_ACCOUNT_KEY"); env != "" && len(accountKeys) == 0 {
+		for _, k := range strings.Split(env, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				accountKeys = append(accountKeys, k)
+			}
+		}
+	}
+	if *f.accountKeyFile != "" {
+		if len(accountKeys) > 0 {
+			return nil, "", usagef("give the account keys in one place: --account-key-file, $TABLESTORE_ACCOUNT_KEY or --account-key")
+		}
+		b, err := os.ReadFile(*f.accountKeyFile)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				accountKeys = append(accountKeys, line)
+			}
+		}
+		if len(accountKeys) == 0 {
+			return nil, "", usagef("%s holds no account key", *f.accountKeyFile)
+		}
+	}
+	for _, k := range accountKeys {
+		if _, err := base64.StdEncoding.DecodeString(k); err != nil {
+			return nil, "", usagef("an account key is not base64")
+		}
+	}
+	return accountKeys, tlsKey, nil
 }
 
 // isSet reports whether a flag was given on the command line.
@@ -108,22 +510,40 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
+// serveInfo is what the startup lines tell.
+type serveInfo struct {
+	accounts  []server.Account
+	anonymous bool
+	tls       bool
+	devKey    bool // the development key is in use: the connection string can show it
+}
+
 // serve runs srv on ln until ctx ends, then shuts it down gracefully:
 // no new connections, requests in flight finish within timeout.
-func serve(ctx context.Context, w io.Writer, srv *http.Server, ln net.Listener, account string, keys []string,
-	anonymous bool, timeout time.Duration) error {
-	endpoint := fmt.Sprintf("http://%s/%s", ln.Addr(), account)
-	key := server.DevKey
-	switch {
-	case anonymous:
-		key = "(any; authentication is off)"
-	case len(keys) > 0:
-		key = "<your key>"
+func serve(ctx context.Context, w io.Writer, srv *http.Server, ln net.Listener, info serveInfo, timeout time.Duration) error {
+	scheme := "http"
+	if info.tls {
+		scheme = "https"
 	}
-	fmt.Fprintf(w, "serve: listening on %s\nserve: connection string: DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;TableEndpoint=%s\n",
-		ln.Addr(), account, key, endpoint)
+	fmt.Fprintf(w, "serve: listening on %s\n", ln.Addr())
+	for _, a := range info.accounts {
+		// Pasteable as is with the development key or --anonymous (which
+		// takes any key); a configured key is not printed into logs.
+		key := "<key of " + a.Name + ">"
+		if info.devKey || info.anonymous {
+			key = server.DevKey
+		}
+		fmt.Fprintf(w, "serve: connection string: DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;TableEndpoint=%s://%s/%s\n",
+			scheme, a.Name, key, scheme, dialable(ln.Addr()), a.Name)
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if info.tls {
+			errc <- srv.ServeTLS(ln, "", "")
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
 	select {
 	case err := <-errc:
 		return err

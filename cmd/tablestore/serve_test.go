@@ -23,7 +23,7 @@ import (
 func TestServeGracefulShutdown(t *testing.T) {
 	bin := buildBinary(t)
 	store := filepath.Join(t.TempDir(), "store")
-	cmd := exec.Command(bin, "serve", "--dir", store, "--addr", "127.0.0.1:0", "--anonymous", "--log-level", "info")
+	cmd := exec.Command(bin, "serve", "--dir", store, "--create", "--addr", "127.0.0.1:0", "--anonymous", "--log-level", "info")
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -38,10 +38,15 @@ func TestServeGracefulShutdown(t *testing.T) {
 		close(lines)
 	}()
 	var addr string
+	var before []string
 	timeout := time.After(30 * time.Second)
 	for addr == "" {
 		select {
-		case l := <-lines:
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("the server ended: %q", before)
+			}
+			before = append(before, l)
 			if m := regexp.MustCompile(`^serve: listening on (\S+)$`).FindStringSubmatch(l); m != nil {
 				addr = m[1]
 			}
@@ -49,6 +54,13 @@ func TestServeGracefulShutdown(t *testing.T) {
 			t.Fatal("the server did not start")
 		}
 	}
+	require.Equal(t, "serve: created a new store in "+store, before[0])
+
+	// Another process cannot open the store; it is told how to reach it.
+	out, err := exec.Command(bin, "stats", "--store", store).CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "store "+store+" is open in another process")
+	require.Contains(t, string(out), `--store "UseDevelopmentStorage=true"`)
 	base := "http://" + addr + "/devstoreaccount1"
 	post := func(path string, body io.Reader) *http.Response {
 		req, err := http.NewRequest("POST", base+path, body)

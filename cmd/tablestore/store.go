@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"syscall"
@@ -18,7 +19,7 @@ const storeEnv = "TABLESTORE_STORE"
 // storeFlag declares --store on fs.
 func storeFlag(fs *flag.FlagSet) *string {
 	return fs.String("store", os.Getenv(storeEnv),
-		"the store: a directory (created if missing), or an Azure Tables connection string (default $"+storeEnv+")")
+		"the store: its directory, or an Azure Tables connection string (default $"+storeEnv+")")
 }
 
 // isRemote reports whether a store argument is a connection string rather
@@ -29,10 +30,21 @@ func isRemote(store string) bool {
 		strings.Contains(s, "usedevelopmentstorage=")
 }
 
-// openStore opens the store named by a --store argument: a directory
-// (created if missing) or a connection string for a remote store. Every
-// command opens stores through here. opts applies to local stores.
+// openStore opens the existing store named by a --store argument: a
+// directory that must hold a store (a missing or empty one is an error
+// naming it, and nothing is created) or a connection string for a
+// remote store. opts applies to local stores.
 func openStore(store string, opts *tablestore.Options) (*tablestore.DB, error) {
+	db, err := openExisting(store, opts)
+	if errors.Is(err, tablestore.ErrResourceNotFound) {
+		return nil, fmt.Errorf("%s (tables create, put, import and copy make a new store)", errorText(err))
+	}
+	return db, err
+}
+
+// openExisting is openStore with the library's error for a directory
+// that holds no store.
+func openExisting(store string, opts *tablestore.Options) (*tablestore.DB, error) {
 	if store == "" {
 		return nil, usagef("no store: give --store DIR or set $%s", storeEnv)
 	}
@@ -44,13 +56,45 @@ func openStore(store string, opts *tablestore.Options) (*tablestore.DB, error) {
 		}
 		return azure.Open(store, ro)
 	}
-	db, err := tablestore.Open(store, opts)
-	if err != nil {
-		if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("store %s is open in another process (%w)", store, err)
-		}
+	o := tablestore.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.MustExist = true
+	return openLocal(store, &o)
+}
+
+// openLocal opens the store in directory dir.
+func openLocal(dir string, opts *tablestore.Options) (*tablestore.DB, error) {
+	db, err := tablestore.Open(dir, opts)
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) {
+		return nil, inUseError(dir)
+	}
+	return db, err
+}
+
+// inUseError explains a store locked by another process, which may be
+// a server: the way in is then through it.
+func inUseError(store string) error {
+	return fmt.Errorf("store %s is open in another process, which holds its lock.\n"+
+		"If that is `tablestore serve`, reach the store through the server: --store with the connection string\n"+
+		"serve printed; for a server on the default address and account that is --store \"UseDevelopmentStorage=true\".\n"+
+		"Otherwise stop that process first", store)
+}
+
+// openOrCreateStore is openStore for the commands that may make a new
+// store (tables create, put, import, copy's destination, serve
+// --create): a directory that holds no store becomes one, and the
+// command says so on w, prefixed with name.
+func openOrCreateStore(store string, opts *tablestore.Options, w io.Writer, name string) (*tablestore.DB, error) {
+	db, err := openExisting(store, opts)
+	if !errors.Is(err, tablestore.ErrResourceNotFound) {
+		return db, err
+	}
+	if db, err = openLocal(store, opts); err != nil {
 		return nil, err
 	}
+	fmt.Fprintf(w, "%s: created a new store in %s\n", name, store)
 	return db, nil
 }
 

@@ -17,7 +17,9 @@ func tablesCommand() *command {
 		help: `tables list prints the table names, one per line (only those starting with
 PREFIX, case-insensitively, when given). tables create and tables delete
 create or delete each named table; deleting a table removes all its
-entities at once.`,
+entities at once. tables create makes a new store when the --store
+directory holds none (and says so on standard error); the others need an
+existing store.`,
 		example: `tablestore tables create --store data People
 tablestore tables list --store data
 tablestore tables delete --store data People`,
@@ -41,7 +43,13 @@ tablestore tables delete --store data People`,
 				default:
 					return usagef("unknown tables action %q: want list, create or delete", verb)
 				}
-				db, err := openStore(*store, nil)
+				open := openStore
+				if verb == "create" {
+					open = func(store string, opts *tablestore.Options) (*tablestore.DB, error) {
+						return openOrCreateStore(store, opts, io.stderr, "tables create")
+					}
+				}
+				db, err := open(*store, nil)
 				if err != nil {
 					return err
 				}

@@ -28,6 +28,10 @@ fi
 work=$(mktemp -d)
 pid=
 stop() {
+  if [ -n "${tls_pid:-}" ] && kill -0 "$tls_pid" 2>/dev/null; then
+    kill -TERM "$tls_pid" 2>/dev/null || true
+    wait "$tls_pid" 2>/dev/null || true
+  fi
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
     kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -86,10 +90,53 @@ if [ -z "$ready" ]; then
   exit 1
 fi
 
+# The https pass (tablestore only): a throwaway CA and certificate made
+# with openssl, a second server with --cert/--key, and Node trusting the
+# CA through NODE_EXTRA_CA_CERTS.
+tls_pid=
+tls_port=
+if [ "$target" = tablestore ]; then
+  if ! command -v openssl >/dev/null; then
+    echo "compat/js: openssl is needed for the https scenarios" >&2
+    exit 1
+  fi
+  (
+    cd "$work"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=compat-js-ca 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout key.pem -out req.csr -subj /CN=127.0.0.1 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >ext.cnf
+    openssl x509 -req -in req.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out cert.pem -days 2 -extfile ext.cnf 2>/dev/null
+  )
+  node test-tls/tokens.js "$work" # token-key.pem and jwks.json, for the bearer scenarios
+  tls_port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+  "$bin" serve --in-memory --addr "127.0.0.1:$tls_port" --cert "$work/cert.pem" --key "$work/key.pem" \
+    --bearer-jwks "$work/jwks.json" --bearer-issuer "$(node -p 'require("./test-tls/tokens.js").issuer')" \
+    >"$work/server-tls.log" 2>&1 &
+  tls_pid=$!
+  for _ in $(seq 600); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$tls_port") 2>/dev/null; then break; fi
+    if ! kill -0 "$tls_pid" 2>/dev/null; then
+      echo "compat/js: the https server exited:" >&2
+      cat "$work/server-tls.log" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+fi
+
 export TABLES_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;TableEndpoint=http://127.0.0.1:$port/devstoreaccount1;"
 echo "compat/js: @azure/data-tables scenarios against $target on 127.0.0.1:$port"
 status=0
 node --test --test-concurrency=1 --test-reporter=spec "$@" test/*.test.js || status=$?
+if [ -n "$tls_port" ]; then
+  echo "compat/js: the https scenarios against $target on 127.0.0.1:$tls_port"
+  TABLES_CONNECTION_STRING="DefaultEndpointsProtocol=https;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;TableEndpoint=https://127.0.0.1:$tls_port/devstoreaccount1;" \
+    NODE_EXTRA_CA_CERTS="$work/ca.pem" TABLES_TOKEN_KEY="$work/token-key.pem" \
+    node --test --test-concurrency=1 --test-reporter=spec "$@" test-tls/*.test.js || status=$?
+  if [ "$status" -ne 0 ] && [ -s "$work/server-tls.log" ]; then
+    tail -n 20 "$work/server-tls.log" >&2
+  fi
+fi
 if [ "$status" -ne 0 ] && [ -s "$work/server.log" ]; then
   echo "--- last lines of the $target log" >&2
   tail -n 40 "$work/server.log" >&2

@@ -44,7 +44,7 @@ func (db *Engine) TableStats(ctx context.Context, name string) (driver.TableStat
 	if err != nil {
 		return driver.TableStats{}, err
 	}
-	start, end := keys.TableSpan(info.id)
+	start, end := keys.EntitySpan(info.id)
 	levels, err := db.pdb.SSTables(pebble.WithProperties(), pebble.WithKeyRangeFilter(start, end),
 		pebble.WithApproximateSpanBytes())
 	if err != nil {

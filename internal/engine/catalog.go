@@ -139,9 +139,11 @@ func (db *Engine) DeleteTable(ctx context.Context, name string) (err error) {
 	_ = b.Delete(catalogKey(lower), nil)
 	_ = b.Delete(policyKey(info.id), nil)
 	_ = b.DeleteRange(start, end, nil)
+	db.deleteIndexCatalog(b, info.id)
 	if err := b.Commit(pebble.Sync); err != nil {
 		return db.storageErr("delete table "+name, err)
 	}
+	db.forgetIndexes(info.id)
 	delete(db.tables, lower)
 	db.catVersion.Add(1)
 	db.publishNames()

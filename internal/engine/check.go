@@ -21,7 +21,8 @@ var _ driver.Checker = (*Engine)(nil)
 // Check implements driver.Checker. It reads, straight from disk (past
 // the block cache), every block of every live sstable with its checksum,
 // every record of the current MANIFEST and of each WAL, then scans every
-// key through Pebble and decodes every record. It writes nothing; the
+// key through Pebble and decodes every record, and compares every ready
+// index with its table (index_check.go). It writes nothing; the
 // store stays usable meanwhile. Damage found also records the store's
 // fault, as any read that meets it does.
 func (db *Engine) Check(ctx context.Context) (rep driver.CheckReport, err error) {
@@ -225,6 +226,9 @@ func (c *checker) scan() error {
 		if err := c.scanTable(id, names[id]); err != nil {
 			return err
 		}
+		if err := c.checkIndexes(id, names[id]); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -232,7 +236,7 @@ func (c *checker) scan() error {
 // scanTable reads one table's keys; damage ends the table's scan, not
 // the check.
 func (c *checker) scanTable(id uint64, name string) error {
-	lower, upper := keys.TableSpan(id)
+	lower, upper := keys.EntitySpan(id)
 	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		c.addRead(err)

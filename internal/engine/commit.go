@@ -51,11 +51,15 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 	db := p.db
 	defer p.lock().Unlock()
 
-	reads, err := p.readStored(actions)
+	ixs := db.tableIndexes(p.tableID)
+	reads, err := p.readStored(actions, len(ixs) > 0)
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
 	var merged [][]codec.Property // by action, for merges into a stored entity
+	// The first failing action, whose error waits for the index checks of
+	// the actions before it.
+	failed, failErr := len(actions), error(nil)
 	var floor int64
 	for i := range actions {
 		var st storedEntity
@@ -67,7 +71,8 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 			if de, ok := err.(*driver.Error); ok {
 				de.Index = i
 			}
-			return driver.CommitResult{}, err
+			failed, failErr = i, err
+			break
 		}
 		if props != nil {
 			if merged == nil {
@@ -77,10 +82,6 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 		}
 		floor = max(floor, stamp)
 	}
-	ts, err := db.clock.next(edm.TicksFromTime(db.opts.Clock()), floor)
-	if err != nil {
-		return driver.CommitResult{}, err
-	}
 	// The value each action stores: a merge's result, else its record or
 	// properties.
 	value := func(i int) ([]byte, []codec.Property) {
@@ -88,6 +89,23 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 			return nil, merged[i]
 		}
 		return actions[i].Record, actions[i].Properties
+	}
+	// The index entries of the actions before the first failing one; a
+	// uniqueness failure among them comes first.
+	var iw *indexWrite
+	if len(ixs) > 0 {
+		iw, err = p.prepareIndexWrites(ixs, actions[:failed], reads, value)
+		defer iw.unlock()
+		if err != nil {
+			return driver.CommitResult{}, err
+		}
+	}
+	if failErr != nil {
+		return driver.CommitResult{}, failErr
+	}
+	ts, err := db.clock.next(edm.TicksFromTime(db.opts.Clock()), floor)
+	if err != nil {
+		return driver.CommitResult{}, err
 	}
 	valueLen := func(i int) int {
 		rec, props := value(i)
@@ -103,6 +121,9 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 			size += valueLen(i)
 		}
 	}
+	if iw != nil {
+		size += iw.size()
+	}
 	b := db.pdb.NewBatchWithSize(size)
 	defer b.Close()
 	for i := range actions {
@@ -116,11 +137,16 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 		op := b.SetDeferred(p.keyLen(rk), valueLen(i))
 		p.key(op.Key[:0], rk)
 		if rec, props := value(i); rec != nil {
-			codec.SetTimestamp(append(op.Value[:0], rec...), ts)
+			if err := driver.Record(append(op.Value[:0], rec...)).SetTimestamp(ts); err != nil {
+				return driver.CommitResult{}, fmt.Errorf("tablestore: the record of (%q, %q) to write: %w", p.pk, rk, err)
+			}
 		} else {
 			codec.Encode(op.Value[:0], ts, props)
 		}
 		_ = op.Finish()
+	}
+	if iw != nil {
+		iw.apply(b)
 	}
 	if err := b.Commit(db.writeOpts); err != nil {
 		return driver.CommitResult{}, db.storageErr(fmt.Sprintf("commit to partition %q of table #%d", p.pk, p.tableID), err)
@@ -147,16 +173,17 @@ type storedEntity struct {
 }
 
 // readStored reads the stored entities of every action that needs one
-// (all but upserts that replace), in key order: one point read for a
+// (all but upserts that replace, unless all: every action, for a table
+// with indexes, whose old entries the commit removes), in key order: one point read for a
 // single action, else one iterator over the partition. It returns nil
 // when no action needs a read. Keys and values are copied into slabs. An
 // error here is the iterator's creation's; read errors are reported per
 // action.
 // REQUIRES: the partition lock is held.
-func (p partition) readStored(actions []driver.Action) ([]storedEntity, error) {
+func (p partition) readStored(actions []driver.Action, all bool) ([]storedEntity, error) {
 	n, keyBytes := 0, 0
 	for i := range actions {
-		if actions[i].Type != driver.ActionUpsertReplace {
+		if all || actions[i].Type != driver.ActionUpsertReplace {
 			n++
 			keyBytes += p.keyLen(actions[i].RowKey)
 		}
@@ -168,7 +195,7 @@ func (p partition) readStored(actions []driver.Action) ([]storedEntity, error) {
 	idx := make([]int32, 0, n)
 	keySlab := make([]byte, 0, keyBytes)
 	for i := range actions {
-		if actions[i].Type != driver.ActionUpsertReplace {
+		if all || actions[i].Type != driver.ActionUpsertReplace {
 			idx = append(idx, int32(i))
 			start := len(keySlab)
 			keySlab = p.key(keySlab, actions[i].RowKey)

@@ -24,7 +24,8 @@ func (p partition) span(from, to string) (start, end []byte) {
 // Pebble range deletion, committed under the partition's lock (so it
 // falls wholly before or after any transaction on the partition) and
 // synced unless NoSync. Its cost does not depend on how many entities the
-// range holds.
+// range holds; the table's indexes add at most one range deletion or one
+// record each (see index_sweep.go).
 // REQUIRES: db.catMu held in read mode.
 func (p partition) deleteRange(from, to string) error {
 	defer p.lock().Unlock()
@@ -32,7 +33,14 @@ func (p partition) deleteRange(from, to string) error {
 	b := p.db.pdb.NewBatch()
 	defer b.Close()
 	_ = b.DeleteRange(start, end, nil)
-	return b.Commit(p.db.writeOpts)
+	sweep := p.indexRangeDelete(b, from, to)
+	if err := b.Commit(p.db.writeOpts); err != nil {
+		return err
+	}
+	if sweep {
+		p.db.wakeSweeper(p.tableID)
+	}
+	return nil
 }
 
 var _ driver.RangeDeleter = (*table)(nil)

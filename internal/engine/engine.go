@@ -1,9 +1,9 @@
 // Package engine is the embedded storage engine behind package tablestore:
 // a driver.Conn on one Pebble instance. It owns the catalog and table IDs,
-// the keyspace (internal/keys), the stored records (internal/codec), the
-// partition locks, the durable clock behind Timestamps, transaction commit
-// and page reads through the planner (internal/plan) with the residual
-// filter evaluated on encoded bytes.
+// the keyspace (internal/keys), the stored records (driver.Record, stored
+// as they are), the partition locks, the durable clock behind Timestamps,
+// transaction commit, and page reads of the key ranges a query request
+// names with its residual filter evaluated on encoded bytes.
 //
 // It trusts its caller: every name, key, property, filter and transaction
 // shape has been validated by package tablestore.
@@ -14,8 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -40,6 +42,9 @@ type Options struct {
 	// OnFault, if set, is called once, on its own goroutine, with the
 	// first fault (see Health).
 	OnFault func(error)
+	// MustExist makes Open refuse a directory that would become a new
+	// store (see missingStore); OpenInMemory ignores it.
+	MustExist bool
 
 	// DisableAutoCompactions keeps Pebble from compacting on its own, for
 	// tests that need each flush to stay in its own file.
@@ -77,6 +82,10 @@ type Engine struct {
 
 	locks partitionLocks
 	clock timestampClock
+	// bg counts background work (see background) that Close waits for.
+	bg sync.WaitGroup
+	// ix holds the secondary indexes (see index.go).
+	ix indexes
 
 	// fault is the first fault (see fault.go); stopped says Pebble must
 	// not be called again.
@@ -116,6 +125,9 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 		if fresh, err = inspectDir(fs, dir); err != nil {
 			return nil, err
 		}
+		if fresh && o.MustExist {
+			return nil, missingStore(fs, dir)
+		}
 	}
 	cache := pebble.NewCache(o.CacheSize)
 	defer cache.Unref()
@@ -148,6 +160,9 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 		db.writeOpts = pebble.NoSync
 	}
 	err = errors.Join(db.loadCatalog(), db.loadClock())
+	if err == nil {
+		err = db.loadIndexes()
+	}
 	if err == nil && !o.readOnly {
 		err = db.checkStoreMarker(fresh)
 	}
@@ -161,6 +176,10 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 // openError describes a failed pebble.Open.
 func openError(dir string, err error) error {
 	switch {
+	case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EWOULDBLOCK):
+		return fmt.Errorf("tablestore: open %q: the store is in use by another process, which holds its lock: %w", dir, err)
+	case strings.Contains(err.Error(), "lock held by current process"):
+		return fmt.Errorf("tablestore: open %q: the store is already open in this process: %w", dir, err)
 	case errors.Is(err, pebble.ErrDBDoesNotExist):
 		return fmt.Errorf("%w: %q holds files but no store", driver.ErrNotStore, dir)
 	case pebble.IsCorruptionError(err):
@@ -174,7 +193,9 @@ func openError(dir string, err error) error {
 }
 
 // Close releases the store. Synced commits are already durable; with
-// NoSync, Close syncs the write-ahead log first. Close waits for
+// NoSync, Close syncs the write-ahead log first. Close also stores the
+// clock's exact last value, so the next Open resumes from it (see
+// timestampClock). Close waits for
 // operations in flight to finish; operations that start later return
 // ErrClosed, and so does a second Close. After a stop (see fault.go)
 // Close releases nothing of Pebble's and returns the fault.
@@ -187,8 +208,9 @@ func (db *Engine) Close() (err error) {
 	if db.stopped.Load() {
 		return db.Health()
 	}
+	db.bg.Wait()
 	defer db.recoverStop("close", &err)
-	var errs []error
+	errs := []error{db.closeClock()}
 	if db.opts.NoSync {
 		errs = append(errs, db.pdb.LogData(nil, pebble.Sync))
 	}

@@ -9,10 +9,10 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
-	"github.com/tablestore/tablestore/internal/plan"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -60,7 +60,7 @@ type span struct{ lo, hi []byte }
 // (without one every entity is a match, the page ends after Top entities
 // and there is nothing to share out).
 func (r *pageReader) parallelOK() bool {
-	return r.db.opts.Parallelism > 1 && !r.reverse && r.q.Plan.Residual != nil
+	return r.db.opts.Parallelism > 1 && !r.reverse && r.q.Residual != nil
 }
 
 // scanParallel is offered the rest of a page's ranges by scan, with
@@ -71,7 +71,7 @@ func (r *pageReader) parallelOK() bool {
 // is read serially at no extra cost, and one that goes on pays one size
 // estimate before its workers start. Clones of it give every part of the
 // page the same view of the store; it is not moved.
-func (r *pageReader) scanParallel(it *pebble.Iterator, rest []plan.KeyRange) (bool, error) {
+func (r *pageReader) scanParallel(it *pebble.Iterator, rest []driver.KeyRange) (bool, error) {
 	spans := rawSpans(r.id, rest)
 	if parallelTrace != nil {
 		parallelTrace(nil, spans[0].lo, r.examined, r.emitted, "")
@@ -84,14 +84,14 @@ func (r *pageReader) scanParallel(it *pebble.Iterator, rest []plan.KeyRange) (bo
 }
 
 // rawSpans maps ranges to stored keys.
-func rawSpans(id uint64, ranges []plan.KeyRange) []span {
+func rawSpans(id uint64, ranges []driver.KeyRange) []span {
 	out := make([]span, len(ranges))
 	for i, rg := range ranges {
-		out[i].lo = keys.Entity(nil, id, rg.Start.PartitionKey, rg.Start.RowKey)
+		out[i].lo = clampEntities(keys.Entity(nil, id, rg.Start.PartitionKey, rg.Start.RowKey), id)
 		if rg.Unbounded {
-			_, out[i].hi = keys.TableSpan(id)
+			out[i].hi = keys.EntitiesEnd(nil, id)
 		} else {
-			out[i].hi = keys.Entity(nil, id, rg.End.PartitionKey, rg.End.RowKey)
+			out[i].hi = clampEntities(keys.Entity(nil, id, rg.End.PartitionKey, rg.End.RowKey), id)
 		}
 	}
 	return out
@@ -308,7 +308,7 @@ func clip(spans []span, lo, hi []byte) []span {
 func (r *pageReader) readChunk(ctx context.Context, it *pebble.Iterator, spans []span, c *chunk) error {
 	var view codec.View
 	opts := &r.db.opts
-	residual := r.q.Plan.Residual
+	residual := r.q.Residual
 	pending := -1 // index of a match whose next entity is not yet seen
 	for _, s := range clip(spans, c.lo, c.hi) {
 		it.SetBounds(s.lo, s.hi)

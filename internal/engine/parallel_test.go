@@ -84,7 +84,7 @@ func TestParallelWorkerPanic(t *testing.T) {
 	require.NoError(t, db.Flush())
 	f, err := filter.Compile("S eq 'y'", nil)
 	require.NoError(t, err)
-	q := &driver.QueryRequest{Filter: f.Root, Plan: plan.New(f.Root), Top: 1000}
+	q := plannedRequest(f.Root, 1000)
 
 	chunkHook = func() { panic("injected") }
 	defer func() { chunkHook = nil }()
@@ -136,6 +136,13 @@ func loadHashed(t *testing.T, db *Engine, n int) driver.Table {
 	return tb
 }
 
+// plannedRequest returns the request of a query page for root, planned
+// as package tablestore plans it.
+func plannedRequest(root filter.Node, top int) *driver.QueryRequest {
+	p := plan.New(root)
+	return &driver.QueryRequest{Filter: root, Ranges: p.Ranges, Residual: p.Residual, Top: top}
+}
+
 // runParallelQuery reads up to pages pages of a query with Parallelism 2
 // and 1 and describes the parallel ones.
 func runParallelQuery(t *testing.T, db *Engine, src string, top, scan, pages int) string {
@@ -165,7 +172,7 @@ func runParallelQuery(t *testing.T, db *Engine, src string, top, scan, pages int
 		pg.res = res
 		return pg
 	}
-	q := &driver.QueryRequest{Filter: f.Root, FilterText: src, Plan: p, Top: top}
+	q := &driver.QueryRequest{Filter: f.Root, FilterText: src, Ranges: p.Ranges, Residual: p.Residual, Top: top}
 	for n := 1; n <= pages; n++ {
 		ranges := p.Ranges
 		if q.NextPartitionKey != "" || q.NextRowKey != "" {
@@ -264,7 +271,7 @@ func BenchmarkSmallScan(b *testing.B) {
 		require.NoError(b, db.Flush())
 		f, err := filter.Compile("B eq 42", nil)
 		require.NoError(b, err)
-		q := &driver.QueryRequest{Filter: f.Root, Plan: plan.New(f.Root), Top: 1000}
+		q := plannedRequest(f.Root, 1000)
 		for _, par := range []int{1, 2} {
 			b.Run(fmt.Sprintf("entities%d/parallelism%d", n, par), func(b *testing.B) {
 				db.opts.Parallelism = par

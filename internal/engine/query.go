@@ -13,7 +13,6 @@ import (
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
-	"github.com/tablestore/tablestore/internal/plan"
 )
 
 // BudgetCheckEvery is how many examined entities pass between checks of
@@ -21,8 +20,8 @@ import (
 // cost more than evaluating most filters.
 const BudgetCheckEvery = 64
 
-// QueryPage implements driver.Table. It reads q.Plan's ranges from the
-// resume point on, evaluating the residual filter on each stored entity's
+// QueryPage implements driver.Table. It reads q.Ranges from the resume
+// point on, evaluating the residual filter on each stored entity's
 // encoded bytes. A page ends early when it has examined PageScanLimit
 // entities or run for PageTimeLimit. The resume point it returns is the
 // key of the next entity in the ranges, so More is true exactly when at
@@ -60,13 +59,13 @@ func (t *table) queryPage(ctx context.Context, q *driver.QueryRequest, emit func
 	if q.Table != "" && q.Table != identity {
 		return driver.PageResult{}, errorf(edm.CodeTableNotFound, "table %q is not the table the continuation was made for (deleted or re-created since)", t.name)
 	}
-	ranges := q.Plan.Ranges
+	ranges := q.Ranges
 	if q.NextPartitionKey != "" || q.NextRowKey != "" {
-		next := plan.Key{PartitionKey: q.NextPartitionKey, RowKey: q.NextRowKey}
+		next := driver.Key{PartitionKey: q.NextPartitionKey, RowKey: q.NextRowKey}
 		if reverse {
-			ranges = q.Plan.Upto(next)
+			ranges = driver.RangesUpto(q.Ranges, next)
 		} else {
-			ranges = q.Plan.From(next)
+			ranges = driver.RangesFrom(q.Ranges, next)
 		}
 	}
 	if reverse {
@@ -105,7 +104,7 @@ type pageReader struct {
 	start    int64 // clock reading at the start, in nanoseconds
 	// view is reused for every entity, so evaluating the residual
 	// allocates nothing.
-	view codec.View
+	view driver.RowView
 	// The ETag of the last emitted Timestamp, shared by the rows of one
 	// transaction.
 	lastTicks int64
@@ -177,8 +176,8 @@ func (r *pageReader) resumeAt(pk, rk string) {
 // has them ("" to convert pk and rk).
 func (r *pageReader) examine(pk, rk []byte, pkStr, rkStr string, val []byte) error {
 	r.examined++
-	r.view = codec.View{PartitionKey: pk, RowKey: rk, Record: codec.Record(val)}
-	if !filter.Eval(r.q.Plan.Residual, &r.view) {
+	r.view = driver.RowView{PartitionKey: pk, RowKey: rk, Record: val}
+	if !filter.Eval(r.q.Residual, &r.view) {
 		return nil
 	}
 	if pkStr == "" {
@@ -189,7 +188,7 @@ func (r *pageReader) examine(pk, rk []byte, pkStr, rkStr string, val []byte) err
 
 // emitMatch emits a matching entity, with its ETag made from its
 // Timestamp.
-func (r *pageReader) emitMatch(pkStr, rkStr string, rec codec.Record) error {
+func (r *pageReader) emitMatch(pkStr, rkStr string, rec driver.Record) error {
 	etag := ""
 	if ticks, err := rec.Timestamp(); err == nil {
 		if ticks != r.lastTicks || r.lastETag == "" {
@@ -203,7 +202,7 @@ func (r *pageReader) emitMatch(pkStr, rkStr string, rec codec.Record) error {
 	return err
 }
 
-func allPoints(ranges []plan.KeyRange) bool {
+func allPoints(ranges []driver.KeyRange) bool {
 	for _, rg := range ranges {
 		if _, ok := rg.Point(); !ok {
 			return false
@@ -214,7 +213,7 @@ func allPoints(ranges []plan.KeyRange) bool {
 
 // readPoints serves a plan made only of points with Gets, which use the
 // bloom filters, instead of an iterator. ranges are in reading order.
-func (r *pageReader) readPoints(ranges []plan.KeyRange) error {
+func (r *pageReader) readPoints(ranges []driver.KeyRange) error {
 	get := r.db.pdb.Get
 	if len(ranges) > 1 {
 		snap := r.db.pdb.NewSnapshot()
@@ -224,6 +223,9 @@ func (r *pageReader) readPoints(ranges []plan.KeyRange) error {
 	var key []byte
 	for _, rg := range ranges {
 		k, _ := rg.Point()
+		if k.PartitionKey != "" && k.PartitionKey[0] == keys.IndexTag {
+			continue // no key holds it: the index keyspace
+		}
 		key = keys.Entity(key[:0], r.id, k.PartitionKey, k.RowKey)
 		val, closer, err := get(key)
 		if errors.Is(err, pebble.ErrNotFound) {
@@ -253,7 +255,7 @@ func (r *pageReader) readPoints(ranges []plan.KeyRange) error {
 // consistent view across all of them. A page that may be read in
 // parallel offers the rest of its ranges to scanParallel once it has
 // examined parallelAfter entities.
-func (r *pageReader) scan(ranges []plan.KeyRange) error {
+func (r *pageReader) scan(ranges []driver.KeyRange) error {
 	id := r.id
 	it, err := r.db.pdb.NewIter(nil)
 	if err != nil {
@@ -267,10 +269,12 @@ func (r *pageReader) scan(ranges []plan.KeyRange) error {
 	var lower, upper []byte
 	for i, rg := range ranges {
 		lower = keys.Entity(keyBuf(lower, len(rg.Start.PartitionKey)+len(rg.Start.RowKey)), id, rg.Start.PartitionKey, rg.Start.RowKey)
+		lower = clampEntities(lower, id)
 		if rg.Unbounded {
-			_, upper = keys.TableSpan(id)
+			upper = keys.EntitiesEnd(upper[:0], id)
 		} else {
 			upper = keys.Entity(keyBuf(upper, len(rg.End.PartitionKey)+len(rg.End.RowKey)), id, rg.End.PartitionKey, rg.End.RowKey)
+			upper = clampEntities(upper, id)
 		}
 		it.SetBounds(lower, upper)
 		first, next := it.First, it.Next
@@ -292,8 +296,8 @@ func (r *pageReader) scan(ranges []plan.KeyRange) error {
 			}
 			if r.examined == handoff {
 				handoff = -1
-				rg.Start = plan.Key{PartitionKey: string(pk), RowKey: string(rk)}
-				if done, err := r.scanParallel(it, append([]plan.KeyRange{rg}, ranges[i+1:]...)); done || err != nil {
+				rg.Start = driver.Key{PartitionKey: string(pk), RowKey: string(rk)}
+				if done, err := r.scanParallel(it, append([]driver.KeyRange{rg}, ranges[i+1:]...)); done || err != nil {
 					return err
 				}
 			}

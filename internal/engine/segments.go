@@ -39,7 +39,7 @@ func (t *table) Segments(ctx context.Context, n int) ([]plan.Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	lo, hi := keys.TableSpan(info.id)
+	lo, hi := keys.EntitySpan(info.id)
 	snap := t.db.pdb.NewSnapshot()
 	defer snap.Close()
 	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})

@@ -16,6 +16,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/atomicfs"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/keys"
 )
 
@@ -81,6 +82,19 @@ func inspectDir(fs vfs.FS, dir string) (fresh bool, err error) {
 		}
 	}
 	return false, nil
+}
+
+// missingStore is Open's error, with MustExist, for dir that inspectDir
+// found fresh: ResourceNotFound, naming dir and what it holds.
+func missingStore(fs vfs.FS, dir string) error {
+	why := "the directory does not exist"
+	if ls, err := fs.List(dir); err == nil {
+		why = "the directory is empty"
+		if len(ls) > 0 {
+			why = "the directory holds only the start of a store creation that did not finish"
+		}
+	}
+	return errorf(edm.CodeResourceNotFound, "no store in %q: %s", dir, why)
 }
 
 func isNotExist(err error) bool { return errors.Is(err, iofs.ErrNotExist) }

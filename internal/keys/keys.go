@@ -9,7 +9,8 @@
 // ranges here are half-open: [start, end).
 //
 // Table ID 0 is reserved for metadata (the table catalog); data tables are
-// numbered from 1.
+// numbered from 1. A table's secondary index entries follow its entities
+// in its span (see index.go).
 package keys
 
 import (

@@ -69,14 +69,14 @@ func (b box) intersect(c box) box {
 func (b box) toRange() (KeyRange, bool) {
 	if b.pk.point() {
 		p := b.pk.lo
-		r := KeyRange{Start: Key{p, b.rk.lo}, End: PartitionEnd(p)}
+		r := KeyRange{Start: Key{PartitionKey: p, RowKey: b.rk.lo}, End: PartitionEnd(p)}
 		if b.rk.hasHi {
-			r.End = Key{p, b.rk.hi}
+			r.End = Key{PartitionKey: p, RowKey: b.rk.hi}
 		}
 		return r, true
 	}
 	// Keys of the first partition still need RowKey >= rk.lo.
-	r := KeyRange{Start: Key{b.pk.lo, b.rk.lo}, Unbounded: !b.pk.hasHi}
+	r := KeyRange{Start: Key{PartitionKey: b.pk.lo, RowKey: b.rk.lo}, Unbounded: !b.pk.hasHi}
 	if b.pk.hasHi {
 		r.End = Key{PartitionKey: b.pk.hi}
 	}

@@ -46,7 +46,7 @@ func New(root filter.Node) *Plan {
 		return p
 	}
 	for _, r := range ranges {
-		p.Kind = max(p.Kind, r.kind())
+		p.Kind = max(p.Kind, rangeKind(r))
 	}
 	// When the ranges hold exactly the keys of the intersection, every
 	// conjunct whose key set is exact is implied. Otherwise a conjunct is

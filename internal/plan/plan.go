@@ -3,7 +3,9 @@
 // entity found there.
 //
 // Ranges are expressed in (PartitionKey, RowKey) terms, never in table
-// bytes; the executor maps each Key to a stored key with internal/keys.
+// bytes, with the driver's types (driver.Key, driver.KeyRange), so they go
+// to a driver as they are; the embedded engine maps each Key to a stored
+// key with internal/keys.
 // Keys order by PartitionKey, then RowKey, byte-wise, which is the order of
 // the stored keys because keys never contain bytes below 0x20.
 //
@@ -22,6 +24,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
 )
 
@@ -83,22 +86,9 @@ type Plan struct {
 // grows.
 const MaxRanges = 100
 
-// From returns the ranges still to read when reading resumes at k: ranges
-// wholly before k are dropped and the range holding k starts at k. The
-// result shares no memory with p.Ranges that a caller could change.
-func (p *Plan) From(k Key) []KeyRange {
-	out := make([]KeyRange, 0, len(p.Ranges))
-	for _, r := range p.Ranges {
-		if !r.Unbounded && Compare(r.End, k) <= 0 {
-			continue
-		}
-		if Compare(r.Start, k) < 0 {
-			r.Start = k
-		}
-		out = append(out, r)
-	}
-	return out
-}
+// From returns the ranges still to read when reading resumes at k:
+// driver.RangesFrom(p.Ranges, k), a new slice.
+func (p *Plan) From(k Key) []KeyRange { return driver.RangesFrom(p.Ranges, k) }
 
 // String prints the plan with its own ranges; see Format.
 func (p *Plan) String() string { return p.Format(p.Ranges) }

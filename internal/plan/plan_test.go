@@ -37,9 +37,9 @@ func runPlan(t *testing.T, d *datadriven.TestData) string {
 			d.ScanArgs(t, "resume", &at)
 			pk, rk, _ := strings.Cut(at, "/")
 			if d.HasArg("reverse") {
-				ranges = p.Upto(Key{pk, rk})
+				ranges = p.Upto(Key{PartitionKey: pk, RowKey: rk})
 			} else {
-				ranges = p.From(Key{pk, rk})
+				ranges = p.From(Key{PartitionKey: pk, RowKey: rk})
 			}
 		}
 		checkWellFormed(t, p)
@@ -47,6 +47,8 @@ func runPlan(t *testing.T, d *datadriven.TestData) string {
 			return p.FormatReverse(ranges)
 		}
 		return p.Format(ranges)
+	case "choose", "order":
+		return runIndexPlan(t, d)
 	}
 	t.Fatalf("unknown command %q", d.Cmd)
 	return ""
@@ -63,7 +65,7 @@ func checkWellFormed(t *testing.T, p *Plan) {
 		t.Fatalf("%d ranges, more than MaxRanges", len(p.Ranges))
 	}
 	for i, r := range p.Ranges {
-		if r.empty() {
+		if r.Empty() {
 			t.Fatalf("range %d is empty: %+v", i, r)
 		}
 		if i > 0 {

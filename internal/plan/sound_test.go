@@ -102,7 +102,7 @@ func checkSound(t *testing.T, n filter.Node, p *Plan, entities []props) {
 		want := filter.Eval(n, e)
 		in := false
 		for _, rg := range p.Ranges {
-			if rg.Contains(Key{e.pk, e.rk}) {
+			if rg.Contains(Key{PartitionKey: e.pk, RowKey: e.rk}) {
 				in = true
 			}
 		}

@@ -11,7 +11,7 @@ func (p *Plan) Within(r KeyRange) *Plan {
 		if !r.Unbounded && (x.Unbounded || Compare(r.End, x.End) < 0) {
 			x.End, x.Unbounded = r.End, false
 		}
-		if !x.empty() {
+		if !x.Empty() {
 			out.Ranges = append(out.Ranges, x)
 		}
 	}

@@ -1,6 +1,13 @@
 // Package azurite starts Azurite's Table service (the npm emulator that
 // compat/js installs) on a loopback port, for tests and benchmarks that
-// compare tablestore with it or run the remote driver against it.
+// compare tablestore with it or run a remote driver against it. It is
+// public so that a driver's own module can start the same emulator its
+// model test (package tablestoretest/modeltest) runs against.
+//
+// Find looks for the executable in $TABLESTORE_AZURITE, else under
+// compat/js/node_modules in the nearest directory above the working
+// directory; Start skips the test when neither exists, unless
+// $TABLESTORE_REQUIRE_AZURITE is set.
 //
 // Only os/exec and net/http are used: no Azure SDK enters the root module.
 package azurite
@@ -44,7 +51,7 @@ var relBinary = filepath.Join("compat", "js", "node_modules", ".bin", "azurite-t
 
 // ErrNotInstalled is returned by Launch when Node or the azurite package
 // is missing.
-var ErrNotInstalled = errors.New("azurite: not installed")
+var ErrNotInstalled = errors.New("tablestore: azurite: not installed")
 
 // readyTimeout bounds the wait for Azurite to answer HTTP.
 const readyTimeout = 60 * time.Second
@@ -142,7 +149,7 @@ func launchOnce(ctx context.Context, bin string) (*Process, error) {
 	setProcAttr(cmd)
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(workDir)
-		return nil, fmt.Errorf("azurite: start %s: %w", bin, err)
+		return nil, fmt.Errorf("tablestore: azurite: start %s: %w", bin, err)
 	}
 	p := &Process{
 		cmd:      cmd,
@@ -179,9 +186,9 @@ func (p *Process) waitReady(ctx context.Context) error {
 		}
 		select {
 		case <-p.exited:
-			return fmt.Errorf("azurite: exited before answering (%v); output:\n%s", p.waitErr, p.log.String())
+			return fmt.Errorf("tablestore: azurite: exited before answering (%v); output:\n%s", p.waitErr, p.log.String())
 		case <-ctx.Done():
-			return fmt.Errorf("azurite: no answer from %s: %w; output:\n%s", p.endpoint, ctx.Err(), p.log.String())
+			return fmt.Errorf("tablestore: azurite: no answer from %s: %w; output:\n%s", p.endpoint, ctx.Err(), p.log.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

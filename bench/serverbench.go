@@ -1,0 +1,908 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server"
+	"github.com/tablestore/tablestore/tablestoretest/azurite"
+)
+
+// The server mode (-server) drives two Table service servers over HTTP
+// with a load generator of its own (restclient.go), the same workloads
+// in one run: `tablestore serve` on a directory, synced (the command
+// built from ../cmd/tablestore), and Azurite in memory, as its users run
+// it. Each server runs in a process of its own; its CPU time per phase
+// is read from /proc/<pid>/stat, and so is this process's (the client's).
+
+// serverConfig is the server mode's command line.
+type serverConfig struct {
+	entities int
+	conns    int
+	duration time.Duration
+	rounds   int
+	servers  []string
+	bin      string
+	outDir   string
+	dataDir  string
+	keep     bool
+	cpuProf  string
+	// inProcess serves tablestore from this process (server.New over
+	// tablestore.Open), so a CPU profile shows the handler.
+	inProcess bool
+}
+
+func parseServerFlags(args []string) (serverConfig, error) {
+	fs := flag.NewFlagSet("bench -server", flag.ContinueOnError)
+	entities := fs.Int("entities", 100_000, "entities to load with $batch (a multiple of 1,000)")
+	conns := fs.Int("conns", 16, "concurrent connections of the concurrent workloads ($batch load, gets, inserts)")
+	duration := fs.Duration("duration", 3*time.Second, "how long each round of gets and inserts runs")
+	rounds := fs.Int("rounds", 3, "rounds of gets, inserts and paging passes, servers interleaved; the best round is reported")
+	servers := fs.String("servers", "tablestore,azurite", "comma-separated servers to drive")
+	bin := fs.String("tablestore-bin", "", "the tablestore command to run (default: built from ../cmd/tablestore)")
+	out := fs.String("out", "results", "directory for server.json and server.png")
+	data := fs.String("data", "", "directory for the server's store (default: a new temporary directory, removed at the end)")
+	keep := fs.Bool("keep", false, "keep the data directory")
+	cpuProf := fs.String("cpuprofile", "", "write a CPU profile of this process (the load generator, and with -in-process the server) to this file")
+	inProcess := fs.Bool("in-process", false, "serve tablestore from this process (server.New over tablestore.Open, synced) instead of the command, for profiling; its CPU is then this process's, client included")
+	if err := fs.Parse(args); err != nil {
+		return serverConfig{}, err
+	}
+	c := serverConfig{entities: *entities, conns: *conns, duration: *duration, rounds: *rounds, bin: *bin,
+		outDir: *out, dataDir: *data, keep: *keep, cpuProf: *cpuProf, inProcess: *inProcess}
+	if c.entities <= 0 || c.entities%partitionSize != 0 {
+		return c, fmt.Errorf("-entities must be a positive multiple of %d", partitionSize)
+	}
+	if c.conns < 1 || c.rounds < 1 || c.duration <= 0 {
+		return c, fmt.Errorf("-conns, -rounds and -duration must be positive")
+	}
+	for _, s := range strings.Split(*servers, ",") {
+		s = strings.TrimSpace(s)
+		if s != serverTablestore && s != serverAzurite {
+			return c, fmt.Errorf("unknown server %q (want tablestore, azurite)", s)
+		}
+		if !slices.Contains(c.servers, s) {
+			c.servers = append(c.servers, s)
+		}
+	}
+	return c, nil
+}
+
+// The tables the server mode uses: the loaded data set, and the target
+// of the single inserts (apart, so paging reads the data set alone).
+const (
+	srvTable    = "bench"
+	srvInsTable = "benchins"
+)
+
+// srvFigure is one measured figure of the server mode.
+type srvFigure struct {
+	ID             string `json:"id"`
+	Label          string `json:"label"`
+	Unit           string `json:"unit"`
+	HigherIsBetter bool   `json:"higherIsBetter"`
+	// Goal is tablestore's ratio to Azurite (speed: tablestore over
+	// Azurite for per-second figures, Azurite over tablestore for times)
+	// the project aims at; 0 for none.
+	Goal float64 `json:"goal,omitempty"`
+}
+
+var srvFigures = []srvFigure{
+	{"batch", "$batch load, 100 inserts per batch", "entities/s", true, 20},
+	{"get1-p50", "point get p50, 1 connection", "µs", false, 0},
+	{"get1-p99", "point get p99, 1 connection", "µs", false, 0},
+	{"get1", "point gets, 1 connection", "gets/s", true, 0},
+	{"getN-p50", "point get p50, N connections", "µs", false, 0},
+	{"getN-p99", "point get p99, N connections", "µs", false, 0},
+	{"getN", "point gets, N connections", "gets/s", true, 5},
+	{"insertN", "single inserts, N connections", "inserts/s", true, 0},
+	{"page-none", "paging $top=1000, no metadata", "entities/s", true, 20},
+	{"page-full", "paging $top=1000, full metadata", "entities/s", true, 0},
+}
+
+// srvPhase is the CPU a phase cost, and what it did.
+type srvPhase struct {
+	ID        string  `json:"id"`
+	Requests  int     `json:"requests"`
+	Entities  int     `json:"entities"`  // entities written or read
+	ServerCPU float64 `json:"serverCpu"` // seconds
+	ClientCPU float64 `json:"clientCpu"` // seconds
+	Wall      float64 `json:"wall"`      // seconds
+}
+
+// srvResult is one server's figures.
+type srvResult struct {
+	Server string `json:"server"`
+	How    string `json:"how"`
+	// Values holds the best round of each figure; Rounds every round.
+	Values map[string]float64   `json:"values"`
+	Rounds map[string][]float64 `json:"rounds"`
+	// Phases holds the CPU of the phase of each figure's best round
+	// (batch, get1, getN, insertN, page-none, page-full).
+	Phases  map[string]srvPhase `json:"phases"`
+	PeakRSS int64               `json:"peakRssBytes"`
+	Err     string              `json:"error,omitempty"`
+	// pending holds the latencies of the round being measured.
+	pending map[string]float64
+}
+
+// srvResults is the server mode's output.
+type srvResults struct {
+	Command  string                `json:"command"`
+	Started  time.Time             `json:"started"`
+	Entities int                   `json:"entities"`
+	Conns    int                   `json:"conns"`
+	Duration string                `json:"duration"`
+	Rounds   int                   `json:"rounds"`
+	Servers  map[string]*srvResult `json:"servers"`
+	// LibraryPaging is the library's own in-process map paging over the
+	// same store (QueryPage, Top 1000), entities/s, best pass.
+	LibraryPaging float64 `json:"libraryPaging"`
+	// LoadAverage is /proc/loadavg at the start and the end.
+	LoadAverage [2]string `json:"loadAverage"`
+	Seconds     float64   `json:"seconds"`
+}
+
+// srvTarget is a running server.
+type srvTarget struct {
+	name     string
+	how      string
+	host     string // 127.0.0.1:port
+	endpoint string // http://host/account
+	pid      int
+	storeDir string // tablestore's directory
+	stop     func()
+}
+
+func runServerBench(ctx context.Context, args []string) error {
+	c, err := parseServerFlags(args)
+	if err != nil {
+		return err
+	}
+	res := &srvResults{Command: "go run . -server " + strings.Join(args, " "), Started: time.Now().UTC(),
+		Entities: c.entities, Conns: c.conns, Duration: c.duration.String(), Rounds: c.rounds,
+		Servers: map[string]*srvResult{}}
+	res.LoadAverage[0] = loadAvg()
+	if c.cpuProf != "" {
+		f, err := os.Create(c.cpuProf)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	dataDir := c.dataDir
+	if dataDir == "" {
+		if dataDir, err = os.MkdirTemp("", "tablestore-server-bench-"); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return err
+	}
+	if !c.keep {
+		defer os.RemoveAll(dataDir)
+	}
+	if c.bin == "" && !c.inProcess && slices.Contains(c.servers, serverTablestore) {
+		if c.bin, err = buildTablestore(ctx, dataDir); err != nil {
+			return err
+		}
+	}
+	// The entities' JSON, as the SDKs send it, made once.
+	ents := make([][]byte, c.entities)
+	var rec record
+	for i := range ents {
+		genRecord(&rec, i)
+		if ents[i], err = recordEntity(&rec).MarshalJSON(); err != nil {
+			return err
+		}
+	}
+	// Both servers run at once, so the rounds can alternate between
+	// them; only one is driven at a time.
+	targets := map[string]*srvTarget{}
+	defer func() {
+		for _, t := range targets {
+			t.stop()
+		}
+	}()
+	for _, name := range c.servers {
+		r := &srvResult{Server: name, Values: map[string]float64{}, Rounds: map[string][]float64{}, Phases: map[string]srvPhase{}}
+		res.Servers[name] = r
+		t, err := startServer(ctx, name, c, dataDir)
+		if err != nil {
+			r.Err = "start: " + err.Error()
+			logf("server: %s: %v", name, err)
+			continue
+		}
+		targets[name] = t
+		r.How = t.how
+		logf("server: %s (%s) at %s, pid %d", name, t.how, t.endpoint, t.pid)
+	}
+	// The load, one server after the other.
+	for _, name := range c.servers {
+		t := targets[name]
+		if t == nil {
+			continue
+		}
+		r := res.Servers[name]
+		if err := srvSetup(t); err != nil {
+			r.Err = "setup: " + err.Error()
+			continue
+		}
+		if err := r.measure(t, "batch", func() (float64, srvPhase, error) { return srvLoad(ctx, t, c, ents) }); err != nil {
+			r.Err = "batch load: " + err.Error()
+		}
+	}
+	phases := []struct {
+		id  string
+		run func(t *srvTarget, round int) (float64, srvPhase, error)
+	}{
+		{"get1", func(t *srvTarget, round int) (float64, srvPhase, error) {
+			return srvGets(ctx, t, c, 1, round, res.Servers[t.name])
+		}},
+		{"getN", func(t *srvTarget, round int) (float64, srvPhase, error) {
+			return srvGets(ctx, t, c, c.conns, round, res.Servers[t.name])
+		}},
+		{"insertN", func(t *srvTarget, round int) (float64, srvPhase, error) {
+			return srvInserts(ctx, t, c, round)
+		}},
+		{"page-none", func(t *srvTarget, round int) (float64, srvPhase, error) {
+			return srvPaging(ctx, t, c, acceptNoMeta)
+		}},
+		{"page-full", func(t *srvTarget, round int) (float64, srvPhase, error) {
+			return srvPaging(ctx, t, c, acceptFullMeta)
+		}},
+	}
+	for _, ph := range phases {
+		for round := range c.rounds {
+			for k := range c.servers {
+				name := c.servers[(k+round)%len(c.servers)]
+				t, r := targets[name], res.Servers[name]
+				if t == nil || r.Err != "" || ctx.Err() != nil {
+					continue
+				}
+				logf("server: %s: %s, round %d/%d", ph.id, name, round+1, c.rounds)
+				if err := r.measure(t, ph.id, func() (float64, srvPhase, error) { return ph.run(t, round) }); err != nil {
+					r.Err = ph.id + ": " + err.Error()
+				}
+			}
+		}
+	}
+	for _, name := range c.servers {
+		if t := targets[name]; t != nil {
+			if hwm, err := vmHWM(t.pid); err == nil {
+				res.Servers[name].PeakRSS = hwm
+			}
+			t.stop()
+			delete(targets, name)
+			if name == serverTablestore {
+				logf("server: the library's own paging over the server's store")
+				v, err := libraryPaging(ctx, t.storeDir, c)
+				if err != nil {
+					logf("server: library paging: %v", err)
+				}
+				res.LibraryPaging = v
+			}
+		}
+	}
+	res.LoadAverage[1] = loadAvg()
+	res.Seconds = time.Since(res.Started).Seconds()
+	printServer(os.Stdout, res)
+	if err := os.MkdirAll(c.outDir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	jsonPath, pngPath := filepath.Join(c.outDir, "server.json"), filepath.Join(c.outDir, "server.png")
+	if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := writePNG(pngPath, drawChart(serverChartRows(res), fmt.Sprintf("tablestore serve relative to Azurite over HTTP (%s entities, %d connections)",
+		commas(float64(c.entities)), c.conns), []chartSide{{serverAzurite, "vs Azurite", colSQLite}})); err != nil {
+		return err
+	}
+	fmt.Printf("\nwrote %s and %s (%.0f s)\n", jsonPath, pngPath, res.Seconds)
+	for _, name := range c.servers {
+		if e := res.Servers[name].Err; e != "" {
+			return fmt.Errorf("%s: %s", name, e)
+		}
+	}
+	return nil
+}
+
+// measure runs one round of figure id (and its companions: the
+// percentiles of a get phase) and keeps the best.
+func (r *srvResult) measure(t *srvTarget, id string, run func() (float64, srvPhase, error)) error {
+	s0, c0 := cpuSeconds(t.pid), float64(processCPU())/1e9
+	t0 := time.Now()
+	v, ph, err := run()
+	if err != nil {
+		return err
+	}
+	ph.ID, ph.Wall = id, time.Since(t0).Seconds()
+	ph.ServerCPU, ph.ClientCPU = cpuSeconds(t.pid)-s0, float64(processCPU())/1e9-c0
+	r.Rounds[id] = append(r.Rounds[id], v)
+	if old, ok := r.Values[id]; !ok || v > old {
+		r.Values[id] = v
+		r.Phases[id] = ph
+		// A get phase's latencies go with its best throughput round.
+		for _, q := range []string{"-p50", "-p99"} {
+			if x, ok := r.pending[id+q]; ok {
+				r.Values[id+q] = x
+			}
+		}
+	}
+	for _, q := range []string{"-p50", "-p99"} {
+		if x, ok := r.pending[id+q]; ok {
+			r.Rounds[id+q] = append(r.Rounds[id+q], x)
+			delete(r.pending, id+q)
+		}
+	}
+	logf("server: %s: %s %s (server CPU %.2f s, client CPU %.2f s, %d requests)", r.Server, id, commas(v), ph.ServerCPU, ph.ClientCPU, ph.Requests)
+	return nil
+}
+
+// buildTablestore builds ../cmd/tablestore into dir.
+func buildTablestore(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "tablestore")
+	logf("building the tablestore command")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/tablestore")
+	build.Dir = ".."
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("building the command (run from bench/): %w", err)
+	}
+	return bin, nil
+}
+
+// startServer starts one server on a free loopback port.
+func startServer(ctx context.Context, name string, c serverConfig, dataDir string) (*srvTarget, error) {
+	if name == serverAzurite {
+		p, err := azurite.Launch(ctx)
+		if err != nil {
+			return nil, err
+		}
+		u, err := url.Parse(p.Endpoint())
+		if err != nil {
+			p.Close()
+			return nil, err
+		}
+		return &srvTarget{name: name, how: "azurite-table 3.37.0 --inMemoryPersistence", host: u.Host,
+			endpoint: p.Endpoint(), pid: p.PID(), stop: func() { p.Close() }}, nil
+	}
+	dir := filepath.Join(dataDir, "serve-store")
+	if c.inProcess {
+		return startInProcess(dir)
+	}
+	// The store is made first, so the command only opens it.
+	db, err := tablestore.Open(dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Close(); err != nil {
+		return nil, err
+	}
+	port, err := freeLoopbackPort()
+	if err != nil {
+		return nil, err
+	}
+	host := "127.0.0.1:" + strconv.Itoa(port)
+	cmd := exec.Command(c.bin, "serve", "--dir", dir, "--addr", host, "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := processServer(cmd, "", "")
+	if err := waitListening(ctx, host, s.exited); err != nil {
+		s.stop()
+		return nil, err
+	}
+	return &srvTarget{name: name, how: "tablestore serve --dir (synced) --log-level warn", host: host,
+		endpoint: "http://" + host + "/" + azurite.Account, pid: s.pid, storeDir: dir, stop: s.stop}, nil
+}
+
+// startInProcess serves tablestore's REST handler over the store in dir
+// from this process.
+func startInProcess(dir string) (*srvTarget, error) {
+	db, err := tablestore.Open(dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	h, err := server.New(db, nil)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	srv := server.NewHTTPServer(l.Addr().String(), h)
+	go srv.Serve(l)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			srv.Shutdown(ctx)
+			db.Close()
+		})
+	}
+	host := l.Addr().String()
+	return &srvTarget{name: serverTablestore, how: "server.New over tablestore.Open (synced), in this process", host: host,
+		endpoint: "http://" + host + "/" + azurite.Account, pid: os.Getpid(), storeDir: dir, stop: stop}, nil
+}
+
+// conn opens a connection to t as the development account.
+func (t *srvTarget) conn() (*restConn, error) {
+	return newRestConn(t.host, azurite.Account, azurite.Key)
+}
+
+// srvSetup creates the two tables.
+func srvSetup(t *srvTarget) error {
+	c, err := t.conn()
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	for _, name := range []string{srvTable, srvInsTable} {
+		r, err := c.do("POST", "/Tables", "", acceptNoMeta, []string{"Prefer: return-no-content"}, "application/json",
+			[]byte(`{"TableName":"`+name+`"}`))
+		if err != nil {
+			return err
+		}
+		if r.status != 201 && r.status != 204 {
+			return fmt.Errorf("create table %s: status %d: %s", name, r.status, r.body)
+		}
+	}
+	return nil
+}
+
+// srvLoad loads the data set in $batch requests of batchSize inserts,
+// c.conns at a time; it returns entities/s.
+func srvLoad(ctx context.Context, t *srvTarget, c serverConfig, ents [][]byte) (float64, srvPhase, error) {
+	batches := len(ents) / batchSize
+	bodies, ctypes := make([][]byte, batches), make([]string, batches)
+	for b := range bodies {
+		bodies[b], ctypes[b] = batchBody(t.endpoint, srvTable, ents[b*batchSize:(b+1)*batchSize], b)
+	}
+	p := startProgress(t.name+" $batch load", "entities", len(ents))
+	defer p.finish()
+	var next atomic.Int64
+	errs := make([]error, c.conns)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range c.conns {
+		wg.Go(func() {
+			conn, err := t.conn()
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			defer conn.close()
+			for ctx.Err() == nil {
+				b := int(next.Add(1) - 1)
+				if b >= batches {
+					return
+				}
+				r, err := conn.do("POST", "/$batch", "", acceptMinMeta, nil, ctypes[b], bodies[b])
+				if err != nil {
+					errs[w] = fmt.Errorf("batch %d: %w", b, err)
+					return
+				}
+				if ok, failed := batchStatuses(r.body); r.status != 202 || ok != batchSize || failed != 0 {
+					errs[w] = fmt.Errorf("batch %d: status %d, %d sub-responses ok, %d failed: %.300s", b, r.status, ok, failed, r.body)
+					return
+				}
+				p.add(batchSize)
+			}
+		})
+	}
+	wg.Wait()
+	d := time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return 0, srvPhase{}, err
+	}
+	return rate(len(ents), d), srvPhase{Requests: batches, Entities: len(ents)}, nil
+}
+
+// srvGets reads random entities of the data set on conns connections
+// for c.duration, after 200 warm-up gets per connection, and returns
+// gets/s; p50 and p99 go to r.pending under id-p50 and id-p99.
+func srvGets(ctx context.Context, t *srvTarget, c serverConfig, conns, round int, r *srvResult) (float64, srvPhase, error) {
+	id := "get1"
+	if conns > 1 {
+		id = "getN"
+	}
+	lats := make([][]time.Duration, conns)
+	errs := make([]error, conns)
+	var wg sync.WaitGroup
+	var ready, started sync.WaitGroup
+	ready.Add(conns)
+	started.Add(1)
+	var start time.Time
+	for w := range conns {
+		wg.Go(func() {
+			conn, err := t.conn()
+			if err != nil {
+				errs[w] = err
+				ready.Done()
+				return
+			}
+			defer conn.close()
+			rnd := rand.New(rand.NewPCG(uint64(round), uint64(w)))
+			get := func() error {
+				i := rnd.IntN(c.entities)
+				pk, rk := partitionKey(i/partitionSize), rowKey(i%partitionSize)
+				resp, err := conn.do("GET", entityPath(srvTable, pk, rk), "", acceptNoMeta, nil, "", nil)
+				if err != nil {
+					return err
+				}
+				if resp.status != 200 || !bytes.Contains(resp.body, []byte(`"RowKey":"`+rk+`"`)) {
+					return fmt.Errorf("get %s/%s: status %d: %.200s", pk, rk, resp.status, resp.body)
+				}
+				return nil
+			}
+			for range 200 {
+				if err := get(); err != nil {
+					errs[w] = err
+					ready.Done()
+					return
+				}
+			}
+			ready.Done()
+			started.Wait()
+			deadline := start.Add(c.duration)
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				if !t0.Before(deadline) {
+					return
+				}
+				if err := get(); err != nil {
+					errs[w] = err
+					return
+				}
+				lats[w] = append(lats[w], time.Since(t0))
+			}
+		})
+	}
+	ready.Wait()
+	if err := errors.Join(errs...); err != nil {
+		started.Done()
+		wg.Wait()
+		return 0, srvPhase{}, err
+	}
+	start = time.Now()
+	started.Done()
+	wg.Wait()
+	d := time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return 0, srvPhase{}, err
+	}
+	var all []time.Duration
+	for _, l := range lats {
+		all = append(all, l...)
+	}
+	if len(all) == 0 {
+		return 0, srvPhase{}, errors.New("no get finished")
+	}
+	slices.Sort(all)
+	if r.pending == nil {
+		r.pending = map[string]float64{}
+	}
+	r.pending[id+"-p50"] = float64(all[len(all)/2].Microseconds())
+	r.pending[id+"-p99"] = float64(all[len(all)*99/100].Microseconds())
+	return rate(len(all), d), srvPhase{Requests: len(all), Entities: len(all)}, nil
+}
+
+// srvInserts inserts new entities into srvInsTable on c.conns
+// connections for c.duration, each connection in its own partition, and
+// returns inserts/s. Each insert is acknowledged once durable on
+// tablestore (synced store); Azurite keeps it in memory.
+func srvInserts(ctx context.Context, t *srvTarget, c serverConfig, round int) (float64, srvPhase, error) {
+	var total atomic.Int64
+	errs := make([]error, c.conns)
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(c.duration)
+	for w := range c.conns {
+		wg.Go(func() {
+			conn, err := t.conn()
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			defer conn.close()
+			pk := fmt.Sprintf("ins-%d-%02d", round, w)
+			var rec record
+			for i := 0; ctx.Err() == nil && time.Now().Before(deadline); i++ {
+				genRecordKeys(&rec, i, pk, rowKey(i))
+				body, err := recordEntity(&rec).MarshalJSON()
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				r, err := conn.do("POST", "/"+srvInsTable, "", acceptNoMeta, []string{"Prefer: return-no-content"}, "application/json", body)
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				if r.status != 204 {
+					errs[w] = fmt.Errorf("insert %s/%s: status %d: %.200s", rec.PK, rec.RK, r.status, r.body)
+					return
+				}
+				total.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	d := time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return 0, srvPhase{}, err
+	}
+	n := int(total.Load())
+	return rate(n, d), srvPhase{Requests: n, Entities: n}, nil
+}
+
+// srvPaging reads the whole data set in pages of $top=1000 at the given
+// metadata level, following the continuation headers, checks the count
+// and the order of the keys, and returns entities/s. The first page is
+// decoded in full as a check; the others are counted by their RowKey
+// members.
+func srvPaging(ctx context.Context, t *srvTarget, c serverConfig, accept string) (float64, srvPhase, error) {
+	conn, err := t.conn()
+	if err != nil {
+		return 0, srvPhase{}, err
+	}
+	defer conn.close()
+	total, pages := 0, 0
+	npk, nrk := "", ""
+	start := time.Now()
+	for ctx.Err() == nil {
+		q := "$top=1000"
+		if npk != "" {
+			q += "&NextPartitionKey=" + url.QueryEscape(npk) + "&NextRowKey=" + url.QueryEscape(nrk)
+		}
+		r, err := conn.do("GET", "/"+srvTable+"()", q, accept, nil, "", nil)
+		if err != nil {
+			return 0, srvPhase{}, err
+		}
+		if r.status != 200 {
+			return 0, srvPhase{}, fmt.Errorf("page %d: status %d: %.300s", pages+1, r.status, r.body)
+		}
+		n := bytes.Count(r.body, []byte(`"RowKey":`))
+		if pages == 0 {
+			if err := checkPage(r.body, n); err != nil {
+				return 0, srvPhase{}, err
+			}
+		}
+		// The page's first key must be the one after the last page's.
+		var rec record
+		genRecord(&rec, total)
+		if n > 0 && !bytes.Contains(r.body, []byte(`"RowKey":"`+rec.RK+`"`)) {
+			return 0, srvPhase{}, fmt.Errorf("page %d does not hold entity %d (%s/%s)", pages+1, total, rec.PK, rec.RK)
+		}
+		total += n
+		pages++
+		npk, nrk = r.header.Get("x-ms-continuation-NextPartitionKey"), r.header.Get("x-ms-continuation-NextRowKey")
+		if npk == "" {
+			break
+		}
+	}
+	d := time.Since(start)
+	if total != c.entities {
+		return 0, srvPhase{}, fmt.Errorf("paging read %d entities in %d pages, want %d", total, pages, c.entities)
+	}
+	return rate(total, d), srvPhase{Requests: pages, Entities: total}, nil
+}
+
+// checkPage decodes a page in full: n entities, each with its keys and
+// the data set's ten properties.
+func checkPage(body []byte, n int) error {
+	var page struct {
+		Value []map[string]any `json:"value"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil {
+		return fmt.Errorf("first page: %w", err)
+	}
+	if len(page.Value) != n || n == 0 {
+		return fmt.Errorf("first page: %d entities decoded, %d counted", len(page.Value), n)
+	}
+	for _, e := range page.Value {
+		for _, k := range []string{"PartitionKey", "RowKey", "Name", "Email", "City", "Note", "Count", "Bucket", "Score", "Amount", "Active", "Created"} {
+			if _, ok := e[k]; !ok {
+				return fmt.Errorf("first page: an entity lacks %s: %v", k, e)
+			}
+		}
+	}
+	return nil
+}
+
+// libraryPaging opens the server's store in this process and pages
+// through the data set with QueryPage (Top 1000) into maps, c.rounds
+// passes; it returns the best pass's entities/s.
+func libraryPaging(ctx context.Context, dir string, c serverConfig) (float64, error) {
+	db, err := tablestore.Open(dir, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	t := db.Table(srvTable)
+	best := 0.0
+	for range c.rounds {
+		total, token := 0, ""
+		start := time.Now()
+		for {
+			p, err := t.QueryPage(ctx, tablestore.Query{Top: pageTop, Continuation: token})
+			if err != nil {
+				return 0, err
+			}
+			for _, e := range p.Entities {
+				if len(e.Properties) != propertyCount {
+					return 0, fmt.Errorf("%s/%s has %d properties", e.PartitionKey, e.RowKey, len(e.Properties))
+				}
+			}
+			total += len(p.Entities)
+			if p.Continuation == "" {
+				break
+			}
+			token = p.Continuation
+		}
+		if total != c.entities {
+			return 0, fmt.Errorf("library paging read %d entities, want %d", total, c.entities)
+		}
+		best = max(best, rate(total, time.Since(start)))
+	}
+	return best, nil
+}
+
+// serverChartRows returns the figures as chart rows: tablestore against
+// Azurite.
+func serverChartRows(res *srvResults) *results {
+	r := &results{}
+	ts, az := res.Servers[serverTablestore], res.Servers[serverAzurite]
+	if ts == nil || az == nil {
+		return r
+	}
+	for _, f := range srvFigures {
+		x := &row{figure: figure{ID: f.ID, Label: srvLabel(f, res.Conns), Unit: f.Unit, HigherIsBetter: f.HigherIsBetter},
+			Values: map[string]float64{}}
+		if v, ok := ts.Values[f.ID]; ok {
+			x.Values[sideTablestore] = v
+		}
+		if v, ok := az.Values[f.ID]; ok {
+			x.Values[serverAzurite] = v
+		}
+		r.Rows = append(r.Rows, x)
+	}
+	return r
+}
+
+// srvLabel puts the connection count in a figure's label.
+func srvLabel(f srvFigure, conns int) string {
+	return strings.ReplaceAll(f.Label, "N connections", fmt.Sprintf("%d connections", conns))
+}
+
+// perRequest returns a phase's server CPU per request and per entity,
+// µs.
+func (p srvPhase) perRequest() (req, ent float64) {
+	if p.Requests == 0 {
+		return math.NaN(), math.NaN()
+	}
+	return p.ServerCPU / float64(p.Requests) * 1e6, p.ServerCPU / float64(max(p.Entities, 1)) * 1e6
+}
+
+func printServer(w io.Writer, res *srvResults) {
+	fmt.Fprintf(w, "\nTable service over HTTP, %s entities loaded with $batch, %d connections for the concurrent rows, %s per round of gets and inserts, best of %d rounds;\n",
+		commas(float64(res.Entities)), res.Conns, res.Duration, res.Rounds)
+	fmt.Fprintf(w, "load average %s at the start, %s at the end\n\n", res.LoadAverage[0], res.LoadAverage[1])
+	ts, az := res.Servers[serverTablestore], res.Servers[serverAzurite]
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "figure\tunit (better)\ttablestore\tazurite\ttablestore/azurite speed\tgoal\t")
+	val := func(r *srvResult, id string) float64 {
+		if r == nil {
+			return math.NaN()
+		}
+		if v, ok := r.Values[id]; ok {
+			return v
+		}
+		return math.NaN()
+	}
+	for _, f := range srvFigures {
+		a, b := val(ts, f.ID), val(az, f.ID)
+		ratio := a / b
+		if !f.HigherIsBetter {
+			ratio = b / a
+		}
+		goal := ""
+		if f.Goal > 0 {
+			goal = fmt.Sprintf(">= %gx", f.Goal)
+			if !math.IsNaN(ratio) && ratio < f.Goal {
+				goal += " MISS"
+			} else if !math.IsNaN(ratio) {
+				goal += " ok"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s (%s)\t%s\t%s\t%s\t%s\t\n", srvLabel(f, res.Conns), f.Unit, betterWord(f.HigherIsBetter),
+			formatFigure(a), formatFigure(b), formatRatio(ratio), goal)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nserver CPU per request and per entity (µs; from /proc/<pid>/stat over each figure's best round), and this client's CPU per request:")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "phase\ttablestore µs/request\tµs/entity\tclient µs/request\tazurite µs/request\tµs/entity\tclient µs/request\t")
+	for _, id := range []string{"batch", "get1", "getN", "insertN", "page-none", "page-full"} {
+		fmt.Fprintf(tw, "%s\t", id)
+		for _, r := range []*srvResult{ts, az} {
+			p, ok := srvPhase{}, false
+			if r != nil {
+				p, ok = r.Phases[id]
+			}
+			if !ok {
+				fmt.Fprint(tw, "n/a\tn/a\tn/a\t")
+				continue
+			}
+			req, ent := p.perRequest()
+			fmt.Fprintf(tw, "%.1f\t%.2f\t%.1f\t", req, ent, p.ClientCPU/float64(max(p.Requests, 1))*1e6)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	if ts != nil {
+		fmt.Fprintln(w, "\ntablestore goals:")
+		if p, ok := ts.Phases["batch"]; ok {
+			_, ent := p.perRequest()
+			fmt.Fprintf(w, "  server CPU per loaded entity  %6.2f µs   goal <= 4 µs    %s\n", ent, okMiss(ent <= 4))
+		}
+		if p, ok := ts.Phases["page-none"]; ok {
+			_, ent := p.perRequest()
+			fmt.Fprintf(w, "  server CPU per paged entity   %6.2f µs   goal <= 1.5 µs  %s\n", ent, okMiss(ent <= 1.5))
+		}
+		if v, ok := ts.Values["page-none"]; ok && res.LibraryPaging > 0 {
+			fmt.Fprintf(w, "  paging over HTTP (no metadata) %s entities/s vs the library's in-process map paging %s: %.2fx, goal >= 0.3x  %s\n",
+				commas(v), commas(res.LibraryPaging), v/res.LibraryPaging, okMiss(v/res.LibraryPaging >= 0.3))
+		}
+	}
+	for _, r := range []*srvResult{ts, az} {
+		if r == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s: %s, peak RSS %.0f MiB", r.Server, r.How, float64(r.PeakRSS)/(1<<20))
+		if r.Err != "" {
+			fmt.Fprintf(w, "; FAILED: %s", r.Err)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func okMiss(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "MISS"
+}

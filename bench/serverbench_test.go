@@ -1,0 +1,118 @@
+package main
+
+import (
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server"
+)
+
+// TestRestConnAgainstServer drives tablestore's REST handler with the
+// load generator's connection: SharedKeyLite signing, table creation, a
+// $batch of 100 inserts, a get and a page with its continuation.
+func TestRestConnAgainstServer(t *testing.T) {
+	db, err := tablestore.OpenInMemory(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h, err := server.New(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	u, _ := url.Parse(ts.URL)
+	tgt := &srvTarget{name: serverTablestore, host: u.Host, endpoint: ts.URL + "/" + server.DevAccount}
+	if err := srvSetup(tgt); err != nil {
+		t.Fatal(err)
+	}
+	c, err := newRestConn(u.Host, server.DevAccount, server.DevKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	ents := make([][]byte, 2*batchSize)
+	var rec record
+	for i := range ents {
+		genRecord(&rec, i)
+		if ents[i], err = recordEntity(&rec).MarshalJSON(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for b := range 2 {
+		body, ct := batchBody(tgt.endpoint, srvTable, ents[b*batchSize:(b+1)*batchSize], b)
+		r, err := c.do("POST", "/$batch", "", acceptMinMeta, nil, ct, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, failed := batchStatuses(r.body); r.status != 202 || ok != batchSize || failed != 0 {
+			t.Fatalf("batch: status %d, %d ok, %d failed: %s", r.status, ok, failed, r.body)
+		}
+	}
+	r, err := c.do("GET", entityPath(srvTable, partitionKey(0), rowKey(7)), "", acceptNoMeta, nil, "", nil)
+	if err != nil || r.status != 200 || !strings.Contains(string(r.body), `"RowKey":"r0000007"`) {
+		t.Fatalf("get: %v, status %d: %s", err, r.status, r.body)
+	}
+	// A wrong signature is refused.
+	bad, err := newRestConn(u.Host, server.DevAccount, "AAAA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad.close()
+	if r, err := bad.do("GET", entityPath(srvTable, partitionKey(0), rowKey(7)), "", acceptNoMeta, nil, "", nil); err != nil || r.status != 403 {
+		t.Fatalf("get with a wrong key: %v, status %d", err, r.status)
+	}
+	cfg := serverConfig{entities: 2 * batchSize, conns: 2, duration: 100 * time.Millisecond, rounds: 1}
+	for _, accept := range []string{acceptNoMeta, acceptFullMeta} {
+		if v, ph, err := srvPaging(t.Context(), tgt, cfg, accept); err != nil || v <= 0 || ph.Entities != 2*batchSize {
+			t.Fatalf("paging (%s): %v, %v, %+v", accept, err, v, ph)
+		}
+	}
+	res := &srvResult{}
+	if v, ph, err := srvGets(t.Context(), tgt, cfg, 2, 0, res); err != nil || v <= 0 || ph.Requests == 0 || res.pending["getN-p50"] <= 0 {
+		t.Fatalf("gets: %v, %v, %+v, %v", err, v, ph, res.pending)
+	}
+	if v, _, err := srvInserts(t.Context(), tgt, cfg, 0); err != nil || v <= 0 {
+		t.Fatalf("inserts: %v, %v", err, v)
+	}
+}
+
+func TestBatchStatuses(t *testing.T) {
+	body := "--b\r\nHTTP/1.1 204 No Content\r\n\r\n--b\r\nHTTP/1.1 204 No Content\r\n--b\r\nHTTP/1.1 409 Conflict\r\n"
+	if ok, failed := batchStatuses([]byte(body)); ok != 2 || failed != 1 {
+		t.Fatalf("ok %d, failed %d", ok, failed)
+	}
+}
+
+func TestParseServerFlags(t *testing.T) {
+	c, err := parseServerFlags(nil)
+	if err != nil || c.entities != 100_000 || c.conns != 16 || !slices.Equal(c.servers, []string{"tablestore", "azurite"}) {
+		t.Fatalf("defaults: %+v, %v", c, err)
+	}
+	for _, bad := range [][]string{{"-entities=1500"}, {"-conns=0"}, {"-servers=cosmos"}, {"-rounds=0"}} {
+		if _, err := parseServerFlags(bad); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+	if got := srvLabel(srvFigures[6], 16); got != "point gets, 16 connections" {
+		t.Errorf("label %q", got)
+	}
+}
+
+func TestLeadingInt(t *testing.T) {
+	if v, rest := leadingInt([]byte("12345 678")); v != 12345 || string(rest) != " 678" {
+		t.Fatalf("%d %q", v, rest)
+	}
+	if v := fieldAfter([]byte("rchar: 10\nsyscr: 42\n"), "syscr: "); v != 42 {
+		t.Fatalf("syscr %d", v)
+	}
+	if v := fieldAfter([]byte("x"), "syscr: "); v != 0 {
+		t.Fatalf("missing field %d", v)
+	}
+}

@@ -1,0 +1,64 @@
+package compat
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tablestore/tablestore/tablestoretest"
+)
+
+// pythonWithTables returns Debian's python3 when it has azure-data-tables
+// (package python3-azure). Without it the test is skipped, unless
+// TABLESTORE_REQUIRE_PYTHON is set (CI installs the package), when it
+// fails.
+func pythonWithTables(t *testing.T) string {
+	t.Helper()
+	for _, py := range []string{"/usr/bin/python3", "python3"} {
+		if p, err := exec.LookPath(py); err == nil {
+			if exec.Command(p, "-c", "import azure.data.tables").Run() == nil {
+				return p
+			}
+		}
+	}
+	if os.Getenv("TABLESTORE_REQUIRE_PYTHON") != "" {
+		t.Fatal("no python3 with azure.data.tables (apt-get install python3-azure)")
+	}
+	t.Skip("no python3 with azure.data.tables (apt-get install python3-azure)")
+	return ""
+}
+
+// runPython runs compat/python/scenarios.py with env, bounded at two
+// minutes, and fails t unless every scenario passed.
+func runPython(t *testing.T, py string, env ...string) {
+	t.Helper()
+	cmd := exec.Command(py, filepath.Join("python", "scenarios.py"))
+	cmd.Env = append(os.Environ(), env...)
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("python scenarios timed out:\n%s", out)
+	}
+	if err != nil || !strings.Contains(string(out), " 0 failed") {
+		t.Fatalf("python scenarios: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
+
+// TestPythonTLS drives azure-data-tables 12.4 (Debian's python3-azure)
+// over https, the CA given as connection_verify.
+func TestPythonTLS(t *testing.T) {
+	py := pythonWithTables(t)
+	srv := tablestoretest.NewTLSServerWithOptions(t, nil)
+	runPython(t, py, "TABLES_CONNECTION_STRING="+srv.ConnectionString(), "TABLES_CA_FILE="+srv.TLS().CAFile,
+		"TABLES_SCENARIOS=tls_basics")
+}

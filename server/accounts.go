@@ -1,0 +1,110 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/tablestore/tablestore"
+)
+
+// secondarySuffix names an account's read-only secondary endpoint
+// (ACCOUNT-secondary), which the SDKs use for Get Table Service Stats.
+const secondarySuffix = "-secondary"
+
+var errSecondaryReadOnly = apiError(http.StatusForbidden, "AuthorizationFailure",
+	"This request is not authorized to perform this operation: the secondary endpoint is read-only.")
+
+// checkSecondary refuses every request but GET and HEAD addressed to
+// the account's secondary endpoint, path-style (/ACCOUNT-secondary/...)
+// or host-style (ACCOUNT-secondary.host). The secondary serves the
+// primary's data: this server has one copy, always in sync.
+func (h *handler) checkSecondary(r *http.Request, rawPath string) error {
+	seg, _, _ := strings.Cut(strings.TrimPrefix(rawPath, "/"), "/")
+	hostname, _, _ := strings.Cut(r.Host, ":")
+	if seg != h.account+secondarySuffix && !strings.HasPrefix(strings.ToLower(hostname), h.account+secondarySuffix+".") {
+		return nil
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return errSecondaryReadOnly
+	}
+	return nil
+}
+
+// Account is one storage account served by NewAccounts: its name, its
+// keys (base64, at most two) and its own store.
+type Account struct {
+	Name string
+	Keys []string
+	DB   *tablestore.DB
+}
+
+// NewAccounts returns a handler serving several accounts, each with its
+// own keys and its own store, fully isolated: a request is routed to one
+// account by the first path segment (path-style, /ACCOUNT/...) or the
+// host name (host-style, ACCOUNT.host), each also with -secondary for the
+// read-only secondary endpoint, and that account's handler alone
+// authenticates it, with that account's keys and name in every
+// signature, and serves it from that account's store. A request naming
+// no configured account goes to the first account, as host-style
+// addressing of a single server would (it then fails there unless it is
+// meant for it). opts applies to every account (its Account and Keys
+// fields are ignored); MaxConcurrentRequests bounds each account
+// separately, so one account's load cannot starve another. Errors: no
+// accounts, a repeated name, and New's errors.
+func NewAccounts(accounts []Account, opts *Options) (http.Handler, error) {
+	if len(accounts) == 0 {
+		return nil, errors.New("tablestore: server: no accounts")
+	}
+	m := &multiAccount{byName: map[string]*handler{}}
+	for _, a := range accounts {
+		var o Options
+		if opts != nil {
+			o = *opts
+		}
+		o.Account, o.Keys = a.Name, a.Keys
+		if a.Name == "" {
+			return nil, errors.New("tablestore: server: an account has no name")
+		}
+		if _, dup := m.byName[a.Name]; dup {
+			return nil, fmt.Errorf("tablestore: server: account %q given twice", a.Name)
+		}
+		h, err := New(a.DB, &o)
+		if err != nil {
+			return nil, err
+		}
+		m.byName[a.Name] = h.(*handler)
+		if m.first == nil {
+			m.first = h.(*handler)
+		}
+	}
+	return m, nil
+}
+
+// multiAccount routes requests to per-account handlers.
+type multiAccount struct {
+	byName map[string]*handler
+	first  *handler
+}
+
+func (m *multiAccount) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m.pick(r).ServeHTTP(w, r)
+}
+
+// pick chooses the account a request addresses.
+func (m *multiAccount) pick(r *http.Request) *handler {
+	raw := requestPath(r)
+	seg, _, _ := strings.Cut(strings.TrimPrefix(raw, "/"), "/")
+	if h := m.byName[strings.TrimSuffix(seg, secondarySuffix)]; h != nil {
+		return h
+	}
+	hostname, _, _ := strings.Cut(r.Host, ":")
+	label, _, found := strings.Cut(strings.ToLower(hostname), ".")
+	if found {
+		if h := m.byName[strings.TrimSuffix(label, secondarySuffix)]; h != nil {
+			return h
+		}
+	}
+	return m.first
+}

@@ -1,0 +1,179 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/tablestore/tablestore"
+)
+
+// AdminOptions configure NewAdminHandler.
+type AdminOptions struct {
+	// Metrics is served at /metrics. Default nil: /metrics is 404.
+	Metrics *Metrics
+	// Stores are the served stores by account, for /readyz and /backup.
+	Stores map[string]*tablestore.DB
+	// Pprof serves net/http/pprof under /debug/pprof/. Default false.
+	Pprof bool
+	// BackupDir is where POST /backup writes checkpoints. Default "":
+	// /backup answers 501.
+	BackupDir string
+	// PerAccountDirs makes a backup NAME hold one directory per account
+	// (BackupDir/NAME/ACCOUNT, the layout serve --accounts reads);
+	// otherwise the single store is checkpointed into BackupDir/NAME.
+	// Several Stores imply it.
+	PerAccountDirs bool
+	// Logger receives a line per backup. Default nil.
+	Logger *slog.Logger
+}
+
+// NewAdminHandler returns the handler of the admin listener, which is
+// meant for operators only (bind it to loopback or a private network):
+//
+//   - GET /healthz: 200 while the process serves (liveness).
+//   - GET /readyz: 200 when every store is open and healthy; 503 when a
+//     store is closed or has met a fault (corruption), with a JSON body
+//     naming the fault per account.
+//   - GET /metrics: Prometheus metrics (Options.Metrics).
+//   - POST /backup?name=NAME: a consistent online checkpoint of every
+//     store into BackupDir/NAME (see PerAccountDirs), which must not exist;
+//     NAME is 1 to 100 letters, digits, '.', '_' or '-', not starting
+//     with '.'. 201 with a JSON body naming the directories; 400 for a bad
+//     name, 409 when it exists or another backup runs, 501 without
+//     BackupDir.
+//   - /debug/pprof/: Go's profiler, when Pprof is set.
+func NewAdminHandler(o AdminOptions) (http.Handler, error) {
+	if len(o.Stores) == 0 {
+		return nil, errors.New("tablestore: server: admin handler without stores")
+	}
+	a := &admin{o: o}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeAdminJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", a.readyz)
+	if o.Metrics != nil {
+		mux.Handle("GET /metrics", o.Metrics.Handler())
+	}
+	mux.HandleFunc("POST /backup", a.backup)
+	if o.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	return mux, nil
+}
+
+type admin struct {
+	o        AdminOptions
+	backupMu sync.Mutex
+}
+
+func writeAdminJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func (a *admin) accounts() []string {
+	names := make([]string, 0, len(a.o.Stores))
+	for n := range a.o.Stores {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (a *admin) readyz(w http.ResponseWriter, r *http.Request) {
+	status := http.StatusOK
+	report := map[string]string{}
+	for _, name := range a.accounts() {
+		db := a.o.Stores[name]
+		report[name] = "ok"
+		if err := db.Health(); err != nil {
+			report[name], status = "fault: "+err.Error(), http.StatusServiceUnavailable
+			continue
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		_, err := db.ListTables(ctx, &tablestore.ListTablesOptions{Top: 1})
+		cancel()
+		if err != nil {
+			report[name], status = "not ready: "+err.Error(), http.StatusServiceUnavailable
+		}
+	}
+	writeAdminJSON(w, status, map[string]any{"ready": status == http.StatusOK, "accounts": report})
+}
+
+var backupName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$`)
+
+func (a *admin) backup(w http.ResponseWriter, r *http.Request) {
+	fail := func(status int, msg string) {
+		writeAdminJSON(w, status, map[string]any{"error": msg})
+	}
+	if a.o.BackupDir == "" {
+		fail(http.StatusNotImplemented, "no backup directory is configured (--backup-dir)")
+		return
+	}
+	name := r.URL.Query().Get("name")
+	if !backupName.MatchString(name) {
+		fail(http.StatusBadRequest, "name must be 1 to 100 letters, digits, '.', '_' or '-', not starting with '.'")
+		return
+	}
+	if !a.backupMu.TryLock() {
+		fail(http.StatusConflict, "another backup is running")
+		return
+	}
+	defer a.backupMu.Unlock()
+	root := filepath.Join(a.o.BackupDir, name)
+	if _, err := os.Stat(root); !errors.Is(err, fs.ErrNotExist) {
+		fail(http.StatusConflict, fmt.Sprintf("backup %q exists", name))
+		return
+	}
+	perAccount := a.o.PerAccountDirs || len(a.o.Stores) > 1
+	if perAccount {
+		if err := os.MkdirAll(root, 0o750); err != nil {
+			fail(http.StatusInternalServerError, err.Error())
+			return
+		}
+	} else if err := os.MkdirAll(a.o.BackupDir, 0o750); err != nil {
+		fail(http.StatusInternalServerError, err.Error())
+		return
+	}
+	start := time.Now()
+	dirs := map[string]string{}
+	for _, acct := range a.accounts() {
+		dir := root
+		if perAccount {
+			dir = filepath.Join(root, acct)
+		}
+		if err := a.o.Stores[acct].Checkpoint(r.Context(), dir); err != nil {
+			if a.o.Logger != nil {
+				a.o.Logger.Error("backup failed", "name", name, "account", acct, "error", err)
+			}
+			fail(http.StatusInternalServerError, fmt.Sprintf("account %s: %v", acct, err))
+			return
+		}
+		dirs[acct] = dir
+	}
+	if a.o.Logger != nil {
+		a.o.Logger.Info("backup", "name", name, "dir", root, "duration", time.Since(start))
+	}
+	writeAdminJSON(w, http.StatusCreated, map[string]any{"name": name, "dir": root, "accounts": dirs,
+		"duration_seconds": time.Since(start).Seconds()})
+}

@@ -1,0 +1,199 @@
+package server
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+const testIssuer = "https://sts.windows.net/00000000-0000-0000-0000-000000000001/"
+
+// testJWKS returns a JWKS holding the RSA key and the EC key.
+func testJWKS(rk *rsa.PrivateKey, ek *ecdsa.PrivateKey) []byte {
+	b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+	pt, err := ek.PublicKey.Bytes() // 0x04 | X | Y
+	if err != nil {
+		panic(err)
+	}
+	keys := []map[string]string{
+		{"kty": "RSA", "kid": "rsa1", "use": "sig", "n": b64(rk.N.Bytes()), "e": b64(big.NewInt(int64(rk.E)).Bytes())},
+		{"kty": "EC", "kid": "ec1", "crv": "P-256", "x": b64(pt[1:33]), "y": b64(pt[33:])},
+	}
+	out, _ := json.Marshal(map[string]any{"keys": keys})
+	return out
+}
+
+func TestBearer(t *testing.T) {
+	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
+	ek, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	other, _ := rsa.GenerateKey(rand.Reader, 2048)
+	var logs logRecorder
+	b := &Bearer{JWKS: testJWKS(rk, ek), Issuers: []string{testIssuer},
+		Principals: map[string]string{"mapped-reader": RoleTableDataReader}}
+	h, _ := newTestHandler(t, &Options{Bearer: b, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	now := time.Now()
+	claims := func(mod func(jwt.MapClaims)) jwt.MapClaims {
+		c := jwt.MapClaims{"iss": testIssuer, "aud": StorageAudience, "exp": now.Add(time.Hour).Unix(),
+			"nbf": now.Add(-time.Minute).Unix(), "oid": "user-1", "roles": []string{RoleTableDataContributor}}
+		if mod != nil {
+			mod(c)
+		}
+		return c
+	}
+	rsaTok := func(c jwt.MapClaims, key *rsa.PrivateKey, kid string) string {
+		tk := jwt.NewWithClaims(jwt.SigningMethodRS256, c)
+		if kid != "" {
+			tk.Header["kid"] = kid
+		}
+		s, err := tk.SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	do := func(method, path, body, token string, secure bool) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		if secure {
+			r.TLS = &tls.ConnectionState{}
+		}
+		r.Header.Set("Authorization", "Bearer "+token)
+		return serve(h, r)
+	}
+	valid := rsaTok(claims(nil), rk, "rsa1")
+	if w := do("POST", "/devstoreaccount1/Tables", `{"TableName":"bytoken"}`, valid, true); w.Code != 201 {
+		t.Fatalf("contributor: %d %s", w.Code, w.Body)
+	}
+	ecTok, err := jwt.NewWithClaims(jwt.SigningMethodES256, claims(nil)).SignedString(ek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := do("GET", "/devstoreaccount1/Tables", "", ecTok, true); w.Code != 200 {
+		t.Fatalf("EC token without kid: %d %s", w.Code, w.Body)
+	}
+	// The account endpoint as audience.
+	if w := do("GET", "/devstoreaccount1/Tables", "", rsaTok(claims(func(c jwt.MapClaims) { c["aud"] = "https://example.com/devstoreaccount1" }), rk, "rsa1"), true); w.Code != 200 {
+		t.Fatalf("endpoint audience: %d %s", w.Code, w.Body)
+	}
+	// Expired within the skew is still accepted.
+	if w := do("GET", "/devstoreaccount1/Tables", "", rsaTok(claims(func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Minute).Unix() }), rk, "rsa1"), true); w.Code != 200 {
+		t.Fatalf("expired within skew: %d", w.Code)
+	}
+	reader := rsaTok(claims(func(c jwt.MapClaims) { c["roles"] = []string{roleReaderID} }), rk, "rsa1")
+	if w := do("GET", "/devstoreaccount1/things()", "", reader, true); w.Code != 200 {
+		t.Fatalf("reader reading: %d %s", w.Code, w.Body)
+	}
+	for _, tc := range []struct{ method, path, body string }{
+		{"POST", "/devstoreaccount1/things", `{"PartitionKey":"p","RowKey":"r"}`},
+		{"POST", "/devstoreaccount1/Tables", `{"TableName":"byreader"}`},
+		{"DELETE", "/devstoreaccount1/Tables('things')", ""},
+		{"PUT", "/devstoreaccount1/things?comp=acl", `<SignedIdentifiers/>`},
+	} {
+		if w := do(tc.method, tc.path, tc.body, reader, true); w.Code != 403 || w.Header().Get("x-ms-error-code") != "AuthorizationPermissionMismatch" {
+			t.Errorf("reader %s %s: %d %s", tc.method, tc.path, w.Code, w.Body)
+		}
+	}
+	mapped := rsaTok(claims(func(c jwt.MapClaims) { delete(c, "roles"); c["oid"] = "mapped-reader" }), rk, "rsa1")
+	if w := do("GET", "/devstoreaccount1/Tables", "", mapped, true); w.Code != 200 {
+		t.Fatalf("mapped reader: %d", w.Code)
+	}
+	if w := do("POST", "/devstoreaccount1/Tables", `{"TableName":"bymapped"}`, mapped, true); w.Code != 403 {
+		t.Fatalf("mapped reader writing: %d", w.Code)
+	}
+	norole := rsaTok(claims(func(c jwt.MapClaims) { delete(c, "roles") }), rk, "rsa1")
+	if w := do("GET", "/devstoreaccount1/Tables", "", norole, true); w.Code != 403 || w.Header().Get("x-ms-error-code") != "AuthorizationPermissionMismatch" {
+		t.Fatalf("no role: %d", w.Code)
+	}
+
+	noneTok, _ := jwt.NewWithClaims(jwt.SigningMethodNone, claims(nil)).SignedString(jwt.UnsafeAllowNoneSignatureType)
+	hsTok, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, claims(nil)).SignedString([]byte("secret"))
+	for name, tok := range map[string]string{
+		"expired":         rsaTok(claims(func(c jwt.MapClaims) { c["exp"] = now.Add(-10 * time.Minute).Unix() }), rk, "rsa1"),
+		"not yet valid":   rsaTok(claims(func(c jwt.MapClaims) { c["nbf"] = now.Add(10 * time.Minute).Unix() }), rk, "rsa1"),
+		"no expiry":       rsaTok(claims(func(c jwt.MapClaims) { delete(c, "exp") }), rk, "rsa1"),
+		"wrong audience":  rsaTok(claims(func(c jwt.MapClaims) { c["aud"] = "https://vault.azure.net" }), rk, "rsa1"),
+		"wrong issuer":    rsaTok(claims(func(c jwt.MapClaims) { c["iss"] = "https://sts.windows.net/other/" }), rk, "rsa1"),
+		"wrong signature": rsaTok(claims(nil), other, "rsa1"),
+		"unknown kid":     rsaTok(claims(nil), rk, "nosuchkey"),
+		"alg none":        noneTok,
+		"HS256":           hsTok,
+		"garbage":         "not.a.token",
+		"empty":           "",
+	} {
+		w := do("GET", "/devstoreaccount1/Tables", "", tok, true)
+		if w.Code != 401 || w.Header().Get("x-ms-error-code") != "InvalidAuthenticationInfo" ||
+			!strings.HasPrefix(w.Header().Get("WWW-Authenticate"), "Bearer authorization_uri=https://login.microsoftonline.com/") ||
+			!strings.Contains(w.Header().Get("WWW-Authenticate"), "resource_id=https://storage.azure.com") {
+			t.Errorf("%s: %d %v %s", name, w.Code, w.Header(), w.Body)
+		}
+		if strings.Contains(w.Body.String(), "expired") || strings.Contains(w.Body.String(), "audience") {
+			t.Errorf("%s: the reason reached the client: %s", name, w.Body)
+		}
+	}
+	// Over plain http a token is refused whatever it is.
+	if w := do("GET", "/devstoreaccount1/Tables", "", valid, false); w.Code != 403 || w.Header().Get("x-ms-error-code") != "AuthorizationProtocolMismatch" {
+		t.Fatalf("plain http: %d %v", w.Code, w.Header())
+	}
+	// The log says why.
+	all := ""
+	for _, l := range logs.lines(t) {
+		if s, ok := l["auth_error"].(string); ok {
+			all += s + "\n"
+		}
+	}
+	for _, want := range []string{"token is expired", "audience", "issuer", "signature", "plain http", "no table data role"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no %q in the logged reasons:\n%s", want, all)
+		}
+	}
+}
+
+func TestBearerConfig(t *testing.T) {
+	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
+	ek, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	for name, b := range map[string]*Bearer{
+		"no issuer":    {JWKS: testJWKS(rk, ek)},
+		"bad JWKS":     {JWKS: []byte("{"), Issuers: []string{testIssuer}},
+		"empty JWKS":   {JWKS: []byte(`{"keys":[]}`), Issuers: []string{testIssuer}},
+		"bad role":     {JWKS: testJWKS(rk, ek), Issuers: []string{testIssuer}, Principals: map[string]string{"x": "Owner"}},
+		"short RSA":    {JWKS: []byte(`{"keys":[{"kty":"RSA","n":"AQAB","e":"AQAB"}]}`), Issuers: []string{testIssuer}},
+		"bad EC point": {JWKS: []byte(`{"keys":[{"kty":"EC","crv":"P-256","x":"AQAB","y":"AQAB"}]}`), Issuers: []string{testIssuer}},
+	} {
+		if _, err := newHandlerErr(b); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	// The insecure mode accepts anything over TLS and warns.
+	var logs logRecorder
+	h, _ := newTestHandler(t, &Options{Bearer: &Bearer{InsecureAcceptAnyToken: true}, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	r := httptest.NewRequest("POST", "/devstoreaccount1/Tables", strings.NewReader(`{"TableName":"anytoken"}`))
+	r.TLS = &tls.ConnectionState{}
+	r.Header.Set("Authorization", "Bearer whatever")
+	if w := serve(h, r); w.Code != 201 {
+		t.Fatalf("insecure mode: %d", w.Code)
+	}
+	if l := logs.lines(t); len(l) == 0 || l[0]["level"] != "WARN" || !strings.Contains(l[0]["msg"].(string), "INSECURE") {
+		t.Fatalf("no warning: %v", l)
+	}
+}
+
+func newHandlerErr(b *Bearer) (http.Handler, error) {
+	db, err := openMem()
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return New(db, &Options{Bearer: b})
+}

@@ -1,0 +1,226 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// This file hooks the operations features into the request path: the
+// per-request log line and metrics (begin, finish, refused), the
+// reasons behind authentication failures (failed), and the operation
+// names both use. server.go calls these hooks; the features live in
+// logging.go, metrics.go, cors.go and bearer.go.
+
+// handlerExt is a handler's operations state.
+type handlerExt struct {
+	metrics *Metrics
+	bearer  *Bearer
+	// cors is the parsed CORS rules of the stored service properties;
+	// nil or empty: no CORS headers.
+	cors atomic.Pointer[corsRules]
+}
+
+// requestExt is a request's operations state.
+type requestExt struct {
+	in      *countingBody // the request body, counted; nil without one
+	why     string        // an authentication failure's detail, for the log only
+	code    string        // the error code answered, if any
+	bearer  *bearerGrant  // set when a bearer token authorised the request
+	preflit bool          // a CORS preflight
+}
+
+// initExt sets up the operations state from o; New calls it.
+func (h *handler) initExt(o *Options) error {
+	h.ext.metrics = o.Metrics
+	h.ext.bearer = o.Bearer
+	if o.Bearer != nil {
+		if err := o.Bearer.init(); err != nil {
+			return err
+		}
+		if o.Bearer.InsecureAcceptAnyToken && h.log != nil {
+			h.log.Warn("INSECURE: every bearer token is accepted as Storage Table Data Contributor, unverified; for local development only",
+				"account", h.account)
+		}
+	}
+	h.loadServiceProperties()
+	if o.Metrics != nil {
+		o.Metrics.addStore(h.account, h.db)
+	}
+	return nil
+}
+
+// begin starts a request: in-flight gauge, body byte counting.
+func (q *request) begin() {
+	if m := q.h.ext.metrics; m != nil {
+		m.inFlight.Inc()
+	}
+	if b := q.r.Body; b != nil && b != http.NoBody {
+		q.ext.in = &countingBody{rc: b}
+		q.r.Body = q.ext.in
+	}
+}
+
+// refused counts an admission refusal (503 ServerBusy).
+func (q *request) refused() {
+	if m := q.h.ext.metrics; m != nil {
+		m.refusals.WithLabelValues(q.h.account).Inc()
+	}
+}
+
+// genericAuthMessage is Azure's message for every authentication
+// failure; the detail goes to the log only.
+const genericAuthMessage = "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature."
+
+// failed notes the error answered: its code for the log and, for an
+// authentication failure, its detail, replaced by Azure's generic text
+// in what the client sees.
+func (q *request) failed(ae *apiErr) *apiErr {
+	q.ext.code = ae.code
+	if ae.code == "AuthenticationFailed" || ae.code == "InvalidAuthenticationInfo" {
+		if q.ext.why == "" {
+			q.ext.why = ae.msg
+		}
+		if ae.code == "AuthenticationFailed" && ae.msg != genericAuthMessage {
+			return apiError(ae.status, ae.code, genericAuthMessage)
+		}
+	}
+	return ae
+}
+
+// finish ends a request: the metrics and the log line. It runs deferred
+// in ServeHTTP, after a recovered panic has been answered.
+func (q *request) finish(rec *statusWriter) {
+	d := time.Since(q.start)
+	status := rec.code()
+	op := q.operation()
+	var in int64
+	if q.ext.in != nil {
+		in = q.ext.in.n.Load()
+	}
+	if m := q.h.ext.metrics; m != nil {
+		m.inFlight.Dec()
+		m.observe(q.h.account, op, status, d, in, rec.bytes)
+	}
+	if q.h.log == nil {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 14)
+	attrs = append(attrs,
+		slog.String("method", q.r.Method),
+		slog.String("path", q.r.URL.Path),
+		slog.Int("status", status),
+		slog.String("operation", op),
+		slog.String("account", q.h.account),
+	)
+	if q.res.table != "" {
+		attrs = append(attrs, slog.String("table", q.res.table))
+	}
+	attrs = append(attrs, slog.String("request_id", q.id))
+	if c := q.r.Header.Get("x-ms-client-request-id"); c != "" {
+		attrs = append(attrs, slog.String("client_request_id", truncate(c, 128)))
+	}
+	attrs = append(attrs, slog.Int64("bytes_in", in), slog.Int64("bytes_out", rec.bytes), slog.Duration("duration", d))
+	if q.ext.code != "" {
+		attrs = append(attrs, slog.String("error_code", q.ext.code))
+	}
+	if q.ext.why != "" {
+		attrs = append(attrs, slog.String("auth_error", q.ext.why))
+	}
+	if q.ext.bearer != nil {
+		attrs = append(attrs, slog.String("principal", q.ext.bearer.principal))
+	}
+	q.h.log.LogAttrs(q.r.Context(), slog.LevelInfo, "request", attrs...)
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// operation names the request's operation as Azure's storage logs do
+// (QueryEntities, InsertOrMergeEntity, ...): a small fixed set, used as
+// a metrics label. Unroutable requests are "Unknown".
+func (q *request) operation() string {
+	if q.ext.preflit {
+		return "Preflight"
+	}
+	method, err := effectiveMethod(q.r)
+	if err != nil {
+		return "Unknown"
+	}
+	ifMatch := q.r.Header.Get("If-Match") != ""
+	res := q.res
+	if res.kind == 0 { // refused before routing
+		res, _ = q.h.route(q.r)
+	}
+	switch res.kind {
+	case kindService:
+		switch {
+		case res.comp == "stats":
+			return "GetTableServiceStats"
+		case method == http.MethodPut:
+			return "SetTableServiceProperties"
+		}
+		return "GetTableServiceProperties"
+	case kindTables:
+		if method == http.MethodPost {
+			return "CreateTable"
+		}
+		return "QueryTables"
+	case kindTable:
+		if method == http.MethodDelete {
+			return "DeleteTable"
+		}
+		return "QueryTable"
+	case kindACL:
+		if method == http.MethodPut {
+			return "SetTableACL"
+		}
+		return "GetTableACL"
+	case kindBatch:
+		return "EntityGroupTransaction"
+	case kindEntities:
+		if method == http.MethodPost {
+			return "InsertEntity"
+		}
+		return "QueryEntities"
+	case kindEntity:
+		switch strings.ToUpper(method) {
+		case http.MethodGet:
+			return "QueryEntity"
+		case http.MethodPut:
+			if ifMatch {
+				return "UpdateEntity"
+			}
+			return "InsertOrReplaceEntity"
+		case "MERGE", http.MethodPatch:
+			if ifMatch {
+				return "MergeEntity"
+			}
+			return "InsertOrMergeEntity"
+		case http.MethodDelete:
+			return "DeleteEntity"
+		}
+	}
+	return "Unknown"
+}
+
+// countingBody counts the bytes read from a request body.
+type countingBody struct {
+	rc io.ReadCloser
+	n  atomic.Int64
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.rc.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func (c *countingBody) Close() error { return c.rc.Close() }
