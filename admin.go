@@ -2,8 +2,12 @@ package tablestore
 
 import (
 	"context"
+	"time"
+	"unicode/utf8"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/internal/engine"
+	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // Checkpoint writes a consistent copy of the whole store into directory
@@ -64,4 +68,174 @@ func (t *Table) Stats(ctx context.Context) (*TableStats, error) {
 		return nil, mapError(err, false)
 	}
 	return &TableStats{Entities: st.Entities, Bytes: st.Bytes, Unflushed: st.Unflushed}, nil
+}
+
+// CheckReport is what a check found: the damaged files (empty when none)
+// and how many files and entities it read.
+type CheckReport = driver.CheckReport
+
+// DamagedFile is one damaged file of a CheckReport, with the tables it
+// holds data of.
+type DamagedFile = driver.DamagedFile
+
+// Health returns nil while the store accepts writes, else the first fault
+// it met (an *Error matching ErrCorrupt for damaged data, found by any
+// read, write, check or background compaction); from then on every write
+// fails, while reads go on and fail only where they meet damage. It does
+// no I/O and may be called at any time, even after Close. Options'
+// OnCorruption is called once with the same error. A driver that reports
+// no health is always healthy.
+func (db *DB) Health() error {
+	h, ok := db.conn.(driver.HealthReporter)
+	if !ok {
+		return nil
+	}
+	return mapError(h.Health(), false)
+}
+
+// Check reads every stored block, verifying its checksum, and every
+// entity, and reports each damaged file with the tables it holds. It
+// changes nothing and the store stays usable meanwhile; damage found
+// also sets Health. Errors: ErrClosed, ctx's error, NotImplemented for a
+// driver that cannot check; damage is in the report, not an error.
+func (db *DB) Check(ctx context.Context) (*CheckReport, error) {
+	if err := db.checkContext(ctx); err != nil {
+		return nil, err
+	}
+	c, ok := db.conn.(driver.Checker)
+	if !ok {
+		return nil, newError(CodeNotImplemented, "the driver cannot check its data")
+	}
+	rep, err := c.Check(ctx)
+	if err != nil {
+		return nil, mapError(err, false)
+	}
+	return &rep, nil
+}
+
+// CheckDir checks the closed store in directory dir without writing to
+// it, as Check does, even when the damage keeps Open from opening it (it
+// then verifies each file alone and cannot tell which tables a file
+// holds). Errors: InvalidInput for an option outside its bounds (see
+// Options), ErrNotStore, and I/O and lock errors (a store open elsewhere
+// is locked).
+func CheckDir(ctx context.Context, dir string, opts *Options) (*CheckReport, error) {
+	o := opts.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	rep, err := engine.CheckDir(ctx, dir, o.engineOptions())
+	if err != nil {
+		return nil, mapError(err, false)
+	}
+	return &rep, nil
+}
+
+// AccessPolicy is one stored access policy of a table, Azure's
+// SignedIdentifier: a shared access signature that names the policy by ID
+// takes its start, expiry and permissions from it, and removing the
+// policy revokes every such signature. Zero times and an empty Permission
+// leave the field to the signature.
+type AccessPolicy struct {
+	ID     string
+	Start  time.Time
+	Expiry time.Time
+	// Permission holds letters of "raud" (read, add, update, delete), in
+	// that order.
+	Permission string
+}
+
+// MaxAccessPolicies is the most stored access policies a table holds, as
+// in Azure.
+const MaxAccessPolicies = 5
+
+// AccessPolicies returns the table's stored access policies, in the order
+// they were set (Azure's Get Table ACL). Errors: TableNotFound;
+// NotImplemented for a driver that stores no policies.
+func (t *Table) AccessPolicies(ctx context.Context) ([]AccessPolicy, error) {
+	if err := t.db.checkContext(ctx); err != nil {
+		return nil, err
+	}
+	pt, err := t.policyTable()
+	if err != nil {
+		return nil, err
+	}
+	ps, err := pt.AccessPolicies(ctx)
+	if err != nil {
+		return nil, mapError(err, false)
+	}
+	out := make([]AccessPolicy, len(ps))
+	for i, p := range ps {
+		out[i] = AccessPolicy(p)
+	}
+	return out, nil
+}
+
+// SetAccessPolicies replaces the table's stored access policies (Azure's
+// Set Table ACL); nil or empty removes them all. Times are kept in UTC at
+// 100 ns precision. Policies are deleted with the table.
+//
+// Errors: InvalidInput for more than MaxAccessPolicies policies, an empty
+// or repeated ID, an ID over 64 characters, or a Permission that is not
+// letters of "raud" in that order; TableNotFound; NotImplemented for a
+// driver that stores no policies.
+func (t *Table) SetAccessPolicies(ctx context.Context, policies []AccessPolicy) error {
+	if err := t.db.checkContext(ctx); err != nil {
+		return err
+	}
+	if len(policies) > MaxAccessPolicies {
+		return newError(CodeInvalidInput, "a table holds at most %d access policies, got %d", MaxAccessPolicies, len(policies))
+	}
+	seen := make(map[string]bool, len(policies))
+	ps := make([]driver.AccessPolicy, len(policies))
+	for i, p := range policies {
+		switch {
+		case p.ID == "":
+			return newError(CodeInvalidInput, "access policy %d has no ID", i)
+		case utf8.RuneCountInString(p.ID) > 64:
+			return newError(CodeInvalidInput, "access policy ID %s is longer than 64 characters", entityenc.QuoteShort(p.ID))
+		case seen[p.ID]:
+			return newError(CodeInvalidInput, "access policy ID %s appears twice", entityenc.QuoteShort(p.ID))
+		case !validPolicyPermission(p.Permission):
+			return newError(CodeInvalidInput, "access policy %s has permission %s; use letters of \"raud\" in that order", entityenc.QuoteShort(p.ID), entityenc.QuoteShort(p.Permission))
+		}
+		seen[p.ID] = true
+		ps[i] = driver.AccessPolicy{ID: p.ID, Start: policyTime(p.Start), Expiry: policyTime(p.Expiry), Permission: p.Permission}
+	}
+	pt, err := t.policyTable()
+	if err != nil {
+		return err
+	}
+	return mapError(pt.SetAccessPolicies(ctx, ps), false)
+}
+
+func (t *Table) policyTable() (driver.PolicyTable, error) {
+	pt, ok := t.drv.(driver.PolicyTable)
+	if !ok {
+		return nil, newError(CodeNotImplemented, "the store's driver keeps no access policies")
+	}
+	return pt, nil
+}
+
+func policyTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC().Truncate(100 * time.Nanosecond)
+}
+
+// validPolicyPermission reports whether s is a subsequence of "raud".
+func validPolicyPermission(s string) bool {
+	const order = "raud"
+	j := 0
+	for i := 0; i < len(s); i++ {
+		for j < len(order) && order[j] != s[i] {
+			j++
+		}
+		if j == len(order) {
+			return false
+		}
+		j++
+	}
+	return true
 }

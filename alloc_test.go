@@ -64,17 +64,25 @@ func TestAllocsPerEntity(t *testing.T) {
 			t.Errorf("%s: %.2f allocations per entity; the target is at most %v", name, got, limit)
 		}
 	}
-	perEntity("page into maps", 6, func() int {
+	// A map entity boxes its values the ordinary way, one allocation per
+	// value the runtime cannot box for free (it boxes booleans and
+	// integers below 256 without allocating): here four strings, an
+	// Int64, a Double, a DateTime and three in four Int32 Counts, 7.75.
+	// The map of ten entries takes 4 (Go's maps allocate their header,
+	// directory, table and groups once past 8 entries); entities and text
+	// come from slabs and chunks shared by the page: 11.8 in all.
+	perEntity("page into maps", 12.5, func() int {
 		page, err := tbl.QueryPage(ctx, Query{Top: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return len(page.Entities)
 	})
-	// A Get: the record's copy with its ETag, the entity with its first
-	// boxed values, and the map: 6 (the key's buffer is pooled; the rest
-	// of 6.5 absorbs what a run's background work allocates).
-	perEntity("get into a map, per entity", 6.5, func() int {
+	// A Get: the record's copy with its ETag, the entity, the map (4) and
+	// its boxed values (7: here Count and Bucket are small enough to box
+	// for free): 13 (the key's buffer is pooled; the rest of 13.5 absorbs
+	// what a run's background work allocates).
+	perEntity("get into a map, per entity", 13.5, func() int {
 		for i := 0; i < rows; i++ {
 			if _, err := tbl.Get(ctx, "p0000000", "r0000007", nil); err != nil {
 				t.Fatal(err)

@@ -150,6 +150,10 @@ func parseTypedValue(t *testing.T, s string) any {
 		out, err = strconv.ParseInt(v, 10, 64)
 	case "int":
 		out, err = strconv.Atoi(v)
+	case "float32":
+		var f float64
+		f, err = strconv.ParseFloat(v, 32)
+		out = float32(f)
 	case "double":
 		out, err = strconv.ParseFloat(v, 64)
 	case "bool":
@@ -247,4 +251,58 @@ func TestTransactionErrorsUnwrap(t *testing.T) {
 	got, err := tbl.Get(ctx, "p", "y", nil)
 	require.NoError(t, err)
 	require.Equal(t, y.ETag, got.ETag)
+}
+
+// TestTransactionDataLimit checks MaxTransactionBytes at its boundary: a
+// transaction whose keys, names and String values hold exactly 4 MiB of
+// UTF-8 is committed (Azure's entity size formula, which counts strings
+// as UTF-16, makes it twice that), one byte more fails at the last
+// action, and three-byte characters count three bytes each. Structs
+// count as the entities MarshalEntity makes of them.
+func TestTransactionDataLimit(t *testing.T) {
+	db := openTestDB(t, nil)
+	tbl, err := db.CreateTable(ctx, "limit")
+	require.NoError(t, err)
+	type row struct {
+		PartitionKey, RowKey string
+		A, B, C              string
+	}
+	// build returns 100 actions holding total bytes of data: 7 in each
+	// action's keys ("p", "000".."099") and names (A, B, C), the rest in
+	// 300 strings of ch, as even as ch's length allows.
+	build := func(total int, ch string, structs bool) []TransactionAction {
+		units := (total - 700) / len(ch)
+		require.Equal(t, total-700, units*len(ch), "%d bytes cannot be made of %q", total, ch)
+		str := func(k int) string {
+			n := units / 300
+			if k < units%300 {
+				n++
+			}
+			return strings.Repeat(ch, n)
+		}
+		acts := make([]TransactionAction, 100)
+		for i := range acts {
+			rk := fmt.Sprintf("%03d", i)
+			a, b, c := str(3*i), str(3*i+1), str(3*i+2)
+			if structs {
+				acts[i] = TransactionAction{Type: ActionUpsertReplace, Struct: &row{"p", rk, a, b, c}}
+			} else {
+				acts[i] = TransactionAction{Type: ActionUpsertReplace, Entity: &Entity{PartitionKey: "p", RowKey: rk,
+					Properties: map[string]any{"A": a, "B": b, "C": c}}}
+			}
+		}
+		return acts
+	}
+	for _, structs := range []bool{false, true} {
+		require.NoError(t, tbl.SubmitTransaction(ctx, build(MaxTransactionBytes, "x", structs)), "structs=%v", structs)
+		err := tbl.SubmitTransaction(ctx, build(MaxTransactionBytes+1, "x", structs))
+		var be *BatchError
+		require.ErrorAs(t, err, &be, "structs=%v", structs)
+		require.Equal(t, 99, be.Index)
+		requireCode(t, err, CodeRequestBodyTooLarge)
+	}
+	// Three-byte characters: 4 MiB of UTF-8 (2.7 MiB as UTF-16) fits,
+	// three bytes more do not.
+	require.NoError(t, tbl.SubmitTransaction(ctx, build(MaxTransactionBytes, "語", false)))
+	requireCode(t, tbl.SubmitTransaction(ctx, build(MaxTransactionBytes+3, "語", false)), CodeRequestBodyTooLarge)
 }

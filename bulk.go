@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // BulkOptions configure a BulkWriter. A nil *BulkOptions, and every zero
@@ -138,7 +139,7 @@ type BulkWriter struct {
 	// flight, when not nil, delivers the outcome of the commit in
 	// flight (of spare); it has room for it, so the commit never waits.
 	flight chan bulkOutcome
-	names  nameCache
+	names  entityenc.NameCache
 	stats  BulkStats
 	err    error // the error that stopped the writer
 }

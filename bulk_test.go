@@ -1,6 +1,7 @@
 package tablestore
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"os"
@@ -492,4 +493,42 @@ func BenchmarkBulkLoad(b *testing.B) {
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entities/s")
 		})
 	}
+}
+
+// TestBulkWriterKeepsIndexes checks that bulk writes to a table with
+// secondary indexes keep them exact and unique ones enforced.
+func TestBulkWriterKeepsIndexes(t *testing.T) {
+	ctx := context.Background()
+	db, err := OpenInMemory(nil)
+	require.NoError(t, err)
+	defer db.Close()
+	tbl, err := db.CreateTable(ctx, "Indexed")
+	require.NoError(t, err)
+	require.NoError(t, tbl.CreateIndex(ctx, IndexSpec{Name: "ByColor", Properties: []string{"Color"}}))
+	require.NoError(t, tbl.CreateIndex(ctx, IndexSpec{Name: "ByCode", Properties: []string{"Code"}, Unique: true}))
+	var refused []*BulkError
+	w, err := tbl.NewBulkWriter(&BulkOptions{Action: ActionUpsertReplace, ContinueOnError: true,
+		OnCommit: func(c BulkCommit) { refused = append(refused, c.Refused...) }})
+	require.NoError(t, err)
+	for i := range 60 {
+		color := []string{"red", "green", "blue"}[i%3]
+		require.NoError(t, w.Add(ctx, &Entity{PartitionKey: fmt.Sprintf("p%d", i%7), RowKey: fmt.Sprintf("r%03d", i),
+			Properties: map[string]any{"Color": color, "Code": int32(i)}}))
+	}
+	// A second entity with Code 5 breaks the unique index.
+	require.NoError(t, w.Add(ctx, &Entity{PartitionKey: "q", RowKey: "dup", Properties: map[string]any{"Code": int32(5)}}))
+	require.NoError(t, w.Flush(ctx))
+	require.Len(t, refused, 1)
+	require.ErrorIs(t, refused[0], ErrEntityAlreadyExists)
+	require.Equal(t, int64(60), w.Stats().Written)
+	n := 0
+	for e, err := range tbl.Query(ctx, Query{Filter: "Color eq 'red'", Index: "ByColor"}) {
+		require.NoError(t, err)
+		require.Equal(t, "red", e.Properties["Color"])
+		n++
+	}
+	require.Equal(t, 20, n)
+	report, err := db.Check(ctx)
+	require.NoError(t, err)
+	require.Empty(t, report.Damaged)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/internal/engine"
+	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // DB is an open store: a set of tables behind one driver (the embedded
@@ -93,26 +94,101 @@ func (db *DB) checkContext(ctx context.Context) error {
 	return mapError(ctx.Err(), false)
 }
 
-// mapError turns a driver's error into this package's, in one place for
-// every driver: a *driver.Error becomes an *Error with the same code and
-// message, wrapped in a *BatchError with the failing action's index when
-// tx is set (a transaction); any other error becomes an *Error that
-// unwraps to it (see codeOf).
-func mapError(err error, tx bool) error {
-	if err == nil {
-		return nil
+// CreateTable creates a table. Names follow Azure's rules:
+// ^[A-Za-z][A-Za-z0-9]{2,62}$, "tables" is reserved, and names are unique
+// case-insensitively while keeping the case they were created with.
+// Errors: TableAlreadyExists, InvalidResourceName (bad characters),
+// OutOfRangeInput (bad length), InvalidInput (reserved name); ErrClosed
+// and ctx's error come before any of these.
+func (db *DB) CreateTable(ctx context.Context, name string) (*Table, error) {
+	if err := db.checkContext(ctx); err != nil {
+		return nil, err
 	}
-	var de *driver.Error
-	if !errors.As(err, &de) {
-		var e *Error
-		if errors.As(err, &e) {
-			return err
-		}
-		return &Error{Code: codeOf(err), Message: strings.TrimPrefix(err.Error(), "tablestore: "), err: err}
+	if err := coded(entityenc.ValidateTableName(name)); err != nil {
+		return nil, err
 	}
-	e := &Error{Code: de.Code, Message: de.Message}
-	if tx {
-		return &BatchError{Index: de.Index, Err: e}
+	if err := db.conn.CreateTable(ctx, name); err != nil {
+		return nil, mapError(err, false)
 	}
-	return e
+	return db.Table(name), nil
+}
+
+// DeleteTable deletes a table and all its entities in one atomic step
+// that takes constant time: the catalog entry and a range deletion of the
+// table's keys commit in one batch, and the space is reclaimed by later
+// compactions. The name can be created again at once; the new table starts
+// empty. Errors: ResourceNotFound when no such table exists (as Azure).
+func (db *DB) DeleteTable(ctx context.Context, name string) error {
+	return mapError(db.conn.DeleteTable(ctx, name), false)
+}
+
+// ListTablesOptions select and page a table listing.
+type ListTablesOptions struct {
+	Prefix       string // only names starting with Prefix (case-insensitive)
+	Top          int    // page size, 1..1000; 0 means 1000
+	Continuation string // from a previous TablePage; "" starts at the beginning
+}
+
+// TablePage is one page of a table listing.
+type TablePage struct {
+	Names        []string // as created
+	Continuation string   // "" when the listing is complete
+}
+
+// ListTables returns one page of table names, sorted case-insensitively
+// (ties by exact name). Errors: InvalidInput for a bad Top or a
+// continuation that names no valid table name.
+func (db *DB) ListTables(ctx context.Context, opts *ListTablesOptions) (*TablePage, error) {
+	if err := db.checkContext(ctx); err != nil {
+		return nil, err
+	}
+	var o ListTablesOptions
+	if opts != nil {
+		o = *opts
+	}
+	top, err := entityenc.PageSize(o.Top)
+	if err != nil {
+		return nil, coded(err)
+	}
+	if o.Continuation != "" && entityenc.ValidateTableName(o.Continuation) != nil {
+		return nil, newError(CodeInvalidInput, "malformed table continuation %q", o.Continuation)
+	}
+	res, err := db.conn.ListTables(ctx, driver.ListTablesRequest{Prefix: strings.ToLower(o.Prefix), After: o.Continuation, Top: top})
+	if err != nil {
+		return nil, mapError(err, false)
+	}
+	return &TablePage{Names: res.Names, Continuation: res.Next}, nil
+}
+
+// CreateTableIfNotExists creates the named table unless a table of that
+// name (compared case-insensitively) exists, and returns a handle on it
+// either way, as the Azure SDKs' CreateIfNotExists does. Errors: those of
+// CreateTable other than TableAlreadyExists.
+func (db *DB) CreateTableIfNotExists(ctx context.Context, name string) (*Table, error) {
+	t, err := db.CreateTable(ctx, name)
+	if errors.Is(err, ErrTableAlreadyExists) {
+		return db.Table(name), nil
+	}
+	return t, err
+}
+
+// TableExists reports whether a table of that name (compared
+// case-insensitively) exists. The answer can be stale by the time it is
+// used: another goroutine may create or delete the table; the writes
+// themselves answer TableNotFound. Errors: InvalidResourceName (or
+// OutOfRangeInput) for a name no table can have, ErrClosed, ctx's error.
+func (db *DB) TableExists(ctx context.Context, name string) (bool, error) {
+	if err := db.checkContext(ctx); err != nil {
+		return false, err
+	}
+	if err := coded(entityenc.ValidateTableName(name)); err != nil {
+		return false, err
+	}
+	// Listing sorts names case-insensitively, so the first name with this
+	// prefix is the name itself when the table exists.
+	page, err := db.ListTables(ctx, &ListTablesOptions{Prefix: name, Top: 1})
+	if err != nil {
+		return false, err
+	}
+	return len(page.Names) > 0 && strings.EqualFold(page.Names[0], name), nil
 }

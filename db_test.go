@@ -69,7 +69,7 @@ func TestOpenDriverMapsErrors(t *testing.T) {
 
 	db, err = OpenDriver(failingConn{&driver.Error{Code: edm.CodeTableNotFound, Message: "no table"}}, nil)
 	require.NoError(t, err)
-	_, err = db.Table("people").Plan(Query{})
+	_, err = db.Table("people").Plan(ctx, Query{})
 	require.ErrorIs(t, err, ErrTableNotFound)
 	_, err = db.Table("people").QueryPage(ctx, Query{})
 	require.ErrorIs(t, err, ErrTableNotFound)

@@ -16,25 +16,29 @@
 //     view of one PartitionKey, which adds DeleteAll and DeleteRange.
 //   - Entity and values. An Entity has its keys, the Timestamp and ETag
 //     the engine sets, and up to 252 properties of eight Go types, one per
-//     EDM type (see Entity); GUID is Edm.Guid. ETagAny matches any version;
-//     UpdateMode chooses Merge or Replace.
+//     EDM type (see Entity); GUID is Edm.Guid. Writes also take any Go
+//     integer: Int32 when it fits, else Int64, as Azure infers JSON.
+//     ETagAny matches any version; UpdateMode chooses Merge or Replace.
 //   - Queries and plans. A Query holds an OData $filter (package filter),
 //     $select and $top, and may read in Reverse or within one Segment of
 //     Table.Segments. Table.Query iterates over every page; QueryPage
 //     returns one Page and its stateless continuation token
 //     (ContinuationFromNext accepts Azure's NextPartitionKey/NextRowKey).
-//     Explain and Plan show how a query runs: a QueryPlan of a PlanKind
-//     (point, range, partition scan, table scan, empty).
+//     Plan shows how a query runs, a QueryPlan of a PlanKind (point,
+//     range, partition scan, table scan, empty); Explain is its text.
 //   - Transactions. SubmitTransaction takes TransactionActions of an
-//     ActionType; NewBatch builds the same as a Batch. Up to
-//     MaxTransactionActions actions on one partition, all or nothing.
+//     ActionType; NewBatch builds the same as a Batch, from entities or
+//     structs. Up to MaxTransactionActions actions on one partition, all
+//     or nothing.
 //   - Structs. MarshalEntity and UnmarshalEntity convert Go structs (tags
 //     `table:"Name,omitempty"`); GetAs, QueryAs and QueryPageAs (PageAs)
 //     read records straight into structs, InsertStruct, UpdateStruct,
-//     UpsertStruct and TransactionAction.Struct write them without a
-//     property map.
+//     UpsertStruct, the Batch's struct actions and TransactionAction.Struct
+//     write them without a property map.
 //   - JSON. Entity's MarshalJSON and UnmarshalJSON speak Azure's wire
-//     format, with odata.type annotations, as Azure's SDKs read it.
+//     format, with odata.type annotations, as Azure's SDKs read it;
+//     AppendEntityJSON writes it at any of Azure's three metadata levels
+//     (JSONOptions), as the REST server does.
 //   - Errors. Every failure is an *Error with Azure's Code (ErrorCode reads
 //     it); match with errors.Is against the Err sentinels. A transaction
 //     fails with a *BatchError naming the failing action's index. Bad input

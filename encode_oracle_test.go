@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/entityenc"
+	"github.com/tablestore/tablestore/internal/limits"
 )
 
 // This file keeps the encoder the write path used before it encoded
@@ -46,60 +49,29 @@ func encodeProperties(props map[string]any) ([]codec.Property, error) {
 // property is invalid does it redo the checks in name order, so the error
 // reported does not depend on map order.
 func encodePropertiesSized(props map[string]any) ([]codec.Property, int, error) {
-	var stack [maxSortedOnStack]codec.Property
-	unsorted := stack[:0]
-	if len(props) > maxSortedOnStack {
-		unsorted = make([]codec.Property, 0, len(props))
-	}
+	unsorted := make([]codec.Property, 0, len(props))
 	size := 0
 	for name, v := range props {
 		if v == nil {
 			continue
 		}
-		if isSystemName(name) || validatePropertyName(name) != nil {
+		if entityenc.IsSystemName(name) || entityenc.ValidatePropertyName(name) != nil {
 			return nil, 0, firstInvalidProperty(props)
 		}
-		val, valSize, err := encodeValueSized(name, v)
+		val, valSize, err := entityenc.EncodeValue(name, v)
 		if err != nil {
 			return nil, 0, firstInvalidProperty(props)
 		}
-		size += 8 + 2*utf16Len(name) + valSize
+		size += 8 + 2*limits.UTF16Len(name) + valSize
 		unsorted = append(unsorted, codec.Property{Name: name, Value: val})
 	}
 	return sortProperties(unsorted), size, nil
 }
 
-// sortProperties returns a new slice holding props sorted by name. For a
-// few properties it insertion-sorts small indexes keyed by the names'
-// first eight bytes, so it rarely compares whole strings and never moves
-// the large Property values until the final copy.
+// sortProperties returns a new slice holding props sorted by name.
 func sortProperties(props []codec.Property) []codec.Property {
-	out := make([]codec.Property, len(props))
-	if len(props) > maxSortedOnStack {
-		copy(out, props)
-		slices.SortFunc(out, func(a, b codec.Property) int { return strings.Compare(a.Name, b.Name) })
-		return out
-	}
-	var idx [maxSortedOnStack]uint8
-	var key [maxSortedOnStack]uint64
-	for i := range props {
-		idx[i] = uint8(i)
-		key[i] = namePrefix(props[i].Name)
-	}
-	less := func(a, b uint8) bool {
-		if key[a] != key[b] {
-			return key[a] < key[b]
-		}
-		return props[a].Name < props[b].Name
-	}
-	for i := 1; i < len(props); i++ {
-		for j := i; j > 0 && less(idx[j], idx[j-1]); j-- {
-			idx[j], idx[j-1] = idx[j-1], idx[j]
-		}
-	}
-	for i := range out {
-		out[i] = props[idx[i]]
-	}
+	out := slices.Clone(props)
+	slices.SortFunc(out, func(a, b codec.Property) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -114,14 +86,14 @@ func firstInvalidProperty(props map[string]any) error {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		if isSystemName(name) {
+		if entityenc.IsSystemName(name) {
 			return newError(CodeInvalidInput, "the property name %q is reserved for the entity's own field", name)
 		}
-		if err := validatePropertyName(name); err != nil {
-			return err
+		if err := entityenc.ValidatePropertyName(name); err != nil {
+			return coded(err)
 		}
-		if _, _, err := encodeValueSized(name, props[name]); err != nil {
-			return err
+		if _, _, err := entityenc.EncodeValue(name, props[name]); err != nil {
+			return coded(err)
 		}
 	}
 	return newError(CodeInvalidInput, "invalid properties") // unreachable: the caller found one
@@ -139,7 +111,7 @@ func oracleRecord(e *Entity) ([]byte, int, error) {
 		return nil, 0, err
 	}
 	size += keySize
-	if err := checkLimits(len(props), size); err != nil {
+	if err := coded(entityenc.CheckLimits(len(props), size)); err != nil {
 		return nil, 0, err
 	}
 	return codec.Encode(nil, 0, props), size, nil
@@ -148,10 +120,10 @@ func oracleRecord(e *Entity) ([]byte, int, error) {
 // requireSameAsOracle checks that prepareAction encodes e to the oracle's
 // bytes and size, or fails with the oracle's error, without a name cache
 // and with c.
-func requireSameAsOracle(t *testing.T, e *Entity, c *nameCache) {
+func requireSameAsOracle(t *testing.T, e *Entity, c *entityenc.NameCache) {
 	t.Helper()
 	want, wantSize, wantErr := oracleRecord(e)
-	for _, names := range []*nameCache{nil, c} {
+	for _, names := range []*entityenc.NameCache{nil, c} {
 		junk := []byte("prefix") // the record is appended after what buf holds
 		_, got, gotSize, gotErr := prepareAction(junk, ActionInsert, e, "", names)
 		if wantErr != nil || gotErr != nil {
@@ -164,71 +136,6 @@ func requireSameAsOracle(t *testing.T, e *Entity, c *nameCache) {
 		require.Equal(t, want, got[6:])
 		require.Equal(t, wantSize, gotSize)
 	}
-}
-
-// TestNameCache checks that the name cache hits on exactly the cached
-// names, by content, and that a hit encodes as a miss does.
-func TestNameCache(t *testing.T) {
-	var c nameCache
-	props := map[string]any{"Name": "a", "Count": int32(1), "Created": time.Unix(5, 0), "Active": true, "Nil": nil}
-	rec := func() []byte {
-		_, out, _, err := prepareAction(nil, ActionInsert, &Entity{PartitionKey: "p", RowKey: "r", Properties: props}, "", &c)
-		require.NoError(t, err)
-		return out
-	}
-	hit := func(props map[string]any) bool {
-		_, _, ok := c.appendCached(nil, props)
-		return ok
-	}
-	first := rec()
-	require.Equal(t, 4, c.n)
-	for k := range c.n {
-		require.GreaterOrEqual(t, c.length[k], int32(0), "checked names are remembered")
-	}
-	require.False(t, hit(props), "a nil value counts as a name, so the count differs")
-	delete(props, "Nil")
-	require.True(t, hit(props), "the same names hit")
-	out, size, _ := c.appendCached([]byte("x"), props)
-	_, _, wantSize, err := appendProperties(nil, props, nil)
-	require.NoError(t, err)
-	require.Equal(t, first[len(codec.AppendHeader(nil, 0)):], out[1:], "a hit encodes in name order as a miss does")
-	require.Equal(t, wantSize, size)
-	require.Equal(t, first, rec())
-	cloned := map[string]any{}
-	for name, v := range props {
-		cloned[strings.Clone(name)] = v
-	}
-	require.True(t, hit(cloned), "equal strings elsewhere in memory hit")
-	props = cloned
-	require.Equal(t, first, rec())
-	props["Active"] = nil
-	require.False(t, hit(props), "a nil value misses")
-	require.Equal(t, []string{"Count", "Created", "Name"}, decodeRecordNames(t, rec()))
-	delete(props, "Active")
-	require.True(t, hit(props), "the names of the entity before hit")
-	props["Other"] = false
-	require.False(t, hit(props), "another name count misses")
-	delete(props, "Name")
-	require.False(t, hit(props), "another name misses")
-	require.Equal(t, []string{"Count", "Created", "Other"}, decodeRecordNames(t, rec()))
-	props["Count"] = "\xff" // invalid UTF-8: the cache misses, the full path reports it
-	require.False(t, hit(props))
-	_, _, _, err = prepareAction(nil, ActionInsert, &Entity{PartitionKey: "p", RowKey: "r", Properties: props}, "", &c)
-	require.ErrorIs(t, err, ErrInvalidInput)
-	var none *nameCache
-	_, _, ok := none.appendCached(nil, props)
-	require.False(t, ok)
-}
-
-// decodeRecordNames returns the property names of an encoded record.
-func decodeRecordNames(t *testing.T, rec []byte) []string {
-	props, err := codec.Record(rec).Properties()
-	require.NoError(t, err)
-	names := make([]string, len(props))
-	for i, p := range props {
-		names[i] = p.Name
-	}
-	return names
 }
 
 func TestRecordEncodingMatchesOracle(t *testing.T) {
@@ -281,7 +188,7 @@ func TestRecordEncodingMatchesOracle(t *testing.T) {
 	big := many(15, make([]byte, 65536))
 	big["S"] = str(1<<20/2-15*(8+2*4+4+65536)/2-60, "s")
 	cases["near entity limit"] = big
-	var c nameCache // shared, as by the entities of a transaction
+	var c entityenc.NameCache // shared, as by the entities of a transaction
 	for name, props := range cases {
 		t.Run(name, func(t *testing.T) {
 			for range 3 { // map order varies; the cache hits after the first
@@ -314,7 +221,7 @@ func FuzzRecordEncodingMatchesOracle(f *testing.F) {
 		}
 		// With one cache: a miss, a hit on the same names, then the same
 		// names, as copies, holding other values.
-		var c nameCache
+		var c entityenc.NameCache
 		requireSameAsOracle(t, &Entity{PartitionKey: "pk", RowKey: "rk", Properties: props}, &c)
 		requireSameAsOracle(t, &Entity{PartitionKey: "pk", RowKey: "rk", Properties: props}, &c)
 		other := make(map[string]any, len(props))
@@ -323,4 +230,16 @@ func FuzzRecordEncodingMatchesOracle(f *testing.F) {
 		}
 		requireSameAsOracle(t, &Entity{PartitionKey: "pk", RowKey: "rk", Properties: other}, &c)
 	})
+}
+
+// checkEntityLimits checks a complete entity as the write path does: the
+// limits of its property count and its size by Azure's formula.
+func checkEntityLimits(pk, rk string, props []codec.Property) error {
+	return coded(entityenc.CheckLimits(len(props), limits.EntitySize(pk, rk, props)))
+}
+
+// encodeValue converts one property value as a write does.
+func encodeValue(name string, v any) (filter.Value, error) {
+	val, _, err := entityenc.EncodeValue(name, v)
+	return val, coded(err)
 }

@@ -4,14 +4,16 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // Entity is one row of a table: its key, the system properties the engine
 // sets, and up to 252 user properties.
 //
-// Property values must have one of eight Go types, one per EDM type:
+// Property values have one of eight Go types, one per EDM type:
 //
 //	string     Edm.String
 //	int32      Edm.Int32
@@ -22,10 +24,20 @@ import (
 //	GUID       Edm.Guid
 //	[]byte     Edm.Binary
 //
-// Any other type (including int) is rejected with InvalidValueType; a nil
-// value means "no value": Insert and Replace drop it, Merge ignores it, as
-// Azure does with JSON null. Int32 and Int64 stay distinct, as they do in
-// Azure, because filters compare them differently.
+// and these are the types reads return. Int32 and Int64 stay distinct, as
+// they do in Azure, because filters compare them differently.
+//
+// Writes also take the other Go integer types (int, int8, int16, uint,
+// uint8, uint16, uint32, uint64) by the integer rule: such a value is
+// stored as an Edm.Int32 when it fits one, else as an Edm.Int64, as Azure
+// infers the type of a bare JSON integer. So int(5) is read back as
+// int32(5) and int(1<<40) as int64(1<<40); a uint or uint64 above
+// math.MaxInt64 is refused with OutOfRangeInput. Use int32 or int64 to fix
+// a property's type whatever its value.
+//
+// Any other type is rejected with InvalidValueType; a nil value means "no
+// value": Insert and Replace drop it, Merge ignores it, as Azure does with
+// JSON null.
 type Entity struct {
 	PartitionKey string
 	RowKey       string
@@ -92,4 +104,71 @@ func (m UpdateMode) String() string {
 		return "replace"
 	}
 	return fmt.Sprintf("UpdateMode(%d)", uint8(m))
+}
+
+// decodeEntity builds an Entity from a stored key and record. A nil sel
+// decodes every property; otherwise only the properties named in sel
+// (a projection; names of absent properties and system names in sel are
+// ignored). PartitionKey, RowKey, Timestamp and ETag are always set, and
+// Properties is never nil. A corrupt record gives an error matching
+// ErrCorrupt (no Azure code describes corruption) naming the entity.
+func decodeEntity(pk, rk string, rec codec.Record, sel []string) (*Entity, error) {
+	return decodeRow(driver.Row{PartitionKey: pk, RowKey: rk, Record: rec}, sel, false)
+}
+
+// decodeRow is decodeEntity for a driver's row; the ETag is the row's, or
+// derived from the Timestamp when the row has none. owned says the record
+// is the caller's and never written again, so the entity's strings may
+// alias it instead of a copy.
+func decodeRow(r driver.Row, sel []string, owned bool) (*Entity, error) {
+	d := entityDecoder{props: entityenc.Decoder{Select: sel, Owned: owned}}
+	if owned {
+		var one [1]Entity
+		d.ents = one[:0]
+	}
+	return d.entity(r)
+}
+
+// entityDecoder turns the rows of one page (or one Get) into entities:
+// the properties through entityenc.Decoder, the entities themselves from
+// slabs, so a page costs an allocation per slab of entities rather than
+// one per entity (an entity kept from a page keeps its slab, at most 256
+// entities, alive). It is used by one goroutine.
+type entityDecoder struct {
+	props entityenc.Decoder
+	ents  []Entity
+}
+
+// entity decodes one row; see decodeRow.
+func (d *entityDecoder) entity(r driver.Row) (*Entity, error) {
+	ticks, err := r.Record.Timestamp()
+	if err != nil {
+		return nil, corruptEntity(r.PartitionKey, r.RowKey, err)
+	}
+	ts := edm.TimeFromTicks(ticks)
+	etag := ETag(r.ETag)
+	if etag == "" {
+		etag = etagFor(ts)
+	}
+	props, err := d.props.Properties(r.Record)
+	if err != nil {
+		return nil, corruptEntity(r.PartitionKey, r.RowKey, err)
+	}
+	if len(d.ents) == cap(d.ents) {
+		d.ents = make([]Entity, 0, slabSize(cap(d.ents)))
+	}
+	d.ents = append(d.ents, Entity{PartitionKey: r.PartitionKey, RowKey: r.RowKey, Timestamp: ts, ETag: etag, Properties: props})
+	return &d.ents[len(d.ents)-1], nil
+}
+
+// slabSize is the length of the next slab after one of length prev:
+// small at first, so one Get stays cheap, growing for long pages.
+func slabSize(prev int) int {
+	switch {
+	case prev < 4:
+		return 4
+	case prev >= 256:
+		return 256
+	}
+	return 2 * prev
 }

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/tablestore/tablestore/edm"
+	"strings"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // Code is one of Azure Table Storage's error codes, such as
@@ -85,6 +86,15 @@ var (
 // ErrClosed is matched by the error of every operation on a closed DB (an
 // *Error with code ServerBusy).
 var ErrClosed = driver.ErrClosed
+
+// ErrCursorExpired is matched by the error (code OutOfRangeInput) of a
+// change feed read from a cursor older than the feed's retention.
+var ErrCursorExpired = driver.ErrCursorExpired
+
+// ErrCursorStale is matched by the error (code InvalidInput) of a change
+// feed read from a cursor of another table (the table was deleted or
+// re-created since) or ahead of the feed.
+var ErrCursorStale = driver.ErrCursorStale
 
 // ErrNotStore is matched by Open's error for a directory that holds files
 // but no store (an *Error with code InvalidInput).
@@ -176,6 +186,57 @@ func ErrorCode(err error) Code {
 
 func newError(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// coded turns an error of the internal packages (an *entityenc.Error,
+// input refused by one of Azure's rules) into an *Error with the same
+// code and message; nil and any other error are returned as they are.
+func coded(err error) error {
+	if e, ok := err.(*entityenc.Error); ok {
+		return &Error{Code: e.Code, Message: e.Message}
+	}
+	return err
+}
+
+// mapError turns a driver's error into this package's, in one place for
+// every driver: a *driver.Error becomes an *Error with the same code and
+// message, wrapped in a *BatchError with the failing action's index when
+// tx is set (a transaction); any other error becomes an *Error that
+// unwraps to it (see codeOf).
+func mapError(err error, tx bool) error {
+	if err == nil {
+		return nil
+	}
+	var de *driver.Error
+	if !errors.As(err, &de) {
+		var e *Error
+		if errors.As(err, &e) {
+			return err
+		}
+		return &Error{Code: codeOf(err), Message: strings.TrimPrefix(err.Error(), "tablestore: "), err: err}
+	}
+	e := &Error{Code: de.Code, Message: de.Message}
+	if tx {
+		return &BatchError{Index: de.Index, Err: e}
+	}
+	return e
+}
+
+// asBatchError wraps a failing action's error with its index. Errors that
+// are not about an action (ErrClosed, a context error, an I/O error) are
+// returned as they are.
+func asBatchError(i int, err error) error {
+	var e *Error
+	if err == nil || !errors.As(err, &e) {
+		return err
+	}
+	return &BatchError{Index: i, Err: e}
+}
+
+// corruptEntity is the error for the stored entity (pk, rk) whose record
+// does not decode: it matches ErrCorrupt and names the entity.
+func corruptEntity(pk, rk string, err error) error {
+	return mapError(&driver.CorruptError{Op: fmt.Sprintf("decode of entity (%s, %s)", entityenc.QuoteShort(pk), entityenc.QuoteShort(rk)), Err: err}, false)
 }
 
 // ErrCorrupt is matched by the error (an *Error with code InternalError)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/entityenc"
 	"github.com/tablestore/tablestore/internal/plan"
 )
 
@@ -172,17 +173,17 @@ func (t *Table) indexer() (driver.Indexer, error) {
 func validateIndexSpec(spec IndexSpec) error {
 	if !validIndexName(spec.Name) {
 		return newError(CodeInvalidInput, "the index name %s is invalid: 1 to %d ASCII letters, digits and '_', starting with a letter",
-			quoteShort(spec.Name), maxIndexNameLen)
+			entityenc.QuoteShort(spec.Name), maxIndexNameLen)
 	}
 	if n := len(spec.Properties); n == 0 || n > MaxIndexProperties {
 		return newError(CodeInvalidInput, "index %s has %d properties; an index has 1 to %d", spec.Name, n, MaxIndexProperties)
 	}
 	for i, p := range spec.Properties {
-		if isSystemName(p) {
+		if entityenc.IsSystemName(p) {
 			return newError(CodeInvalidInput, "index %s cannot index %s: only user properties are indexed", spec.Name, p)
 		}
-		if err := validatePropertyName(p); err != nil {
-			return err
+		if err := entityenc.ValidatePropertyName(p); err != nil {
+			return coded(err)
 		}
 		if slices.Contains(spec.Properties[:i], p) {
 			return newError(CodeInvalidInput, "index %s names property %s twice", spec.Name, p)

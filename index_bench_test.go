@@ -96,7 +96,7 @@ func BenchmarkIndexQuery(b *testing.B) {
 		}
 	}
 	run := func(b *testing.B, q Query, wantIndex bool) {
-		p, err := tbl.Plan(q)
+		p, err := tbl.Plan(ctx, q)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -538,7 +538,7 @@ func runIndexModel(t *testing.T, seed uint64, budget bool) {
 			f, err := filter.Compile(text, nil)
 			require.NoError(t, err, text)
 			q := Query{Filter: text, Top: 1 + r.IntN(4)}
-			p, err := tbl.Plan(q)
+			p, err := tbl.Plan(ctx, q)
 			require.NoError(t, err)
 			if p.Index != "" {
 				stats.keyOrder++

@@ -64,14 +64,14 @@ func TestIndexBasics(t *testing.T) {
 	require.Equal(t, int64(60), infos[0].Total)
 
 	q := Query{Filter: "Color eq 'red' and Size gt 1", Top: 3}
-	p, err := tbl.Plan(q)
+	p, err := tbl.Plan(ctx, q)
 	require.NoError(t, err)
 	require.Equal(t, "ByColor", p.Index)
 	require.Equal(t, "Size gt 1", p.Residual)
 	require.Equal(t, "plan: index ByColor (Color)\nvalues:\n  Color = 'red'\nranges:\n  all\nresidual: Size gt 1\n", p.String())
 	got, _ := collect(t, tbl, q)
 	require.NoError(t, tbl.DropIndex(ctx, "bycolor"))
-	p, err = tbl.Plan(q)
+	p, err = tbl.Plan(ctx, q)
 	require.NoError(t, err)
 	require.Equal(t, "", p.Index)
 	want, _ := collect(t, tbl, q)
@@ -241,7 +241,7 @@ func TestIndexOrderRead(t *testing.T) {
 	}
 	require.NoError(t, tbl.CreateIndex(ctx, IndexSpec{Name: "ByTeamScore", Properties: []string{"Team", "Score"}}))
 	q := Query{Index: "ByTeamScore", Filter: "Team eq 'a' and Score ge 3L and Score lt 7", Top: 2}
-	p, err := tbl.Plan(q)
+	p, err := tbl.Plan(ctx, q)
 	require.NoError(t, err)
 	require.Equal(t, "ByTeamScore", p.Index)
 	require.Equal(t, []string{"Team = 'a', 3L <= Score < 7L", "Team = 'a', 3.0 <= Score < 7.0"}, p.Ranges)
@@ -296,7 +296,7 @@ func TestIndexTokensCrossover(t *testing.T) {
 	page, err := tbl.QueryPage(ctx, q)
 	require.NoError(t, err)
 	require.NoError(t, tbl.CreateIndex(ctx, IndexSpec{Name: "ByK", Properties: []string{"K"}}))
-	p, err := tbl.Plan(q)
+	p, err := tbl.Plan(ctx, q)
 	require.NoError(t, err)
 	require.Equal(t, "ByK", p.Index)
 	got := page.Entities
@@ -519,7 +519,7 @@ func TestIndexesNotImplemented(t *testing.T) {
 	requireCode(t, tb.DropIndex(ctx, "a"), CodeNotImplemented)
 	_, err = tb.Indexes(ctx)
 	requireCode(t, err, CodeNotImplemented)
-	p, err := tb.Plan(Query{Filter: "A eq 1"})
+	p, err := tb.Plan(ctx, Query{Filter: "A eq 1"})
 	require.NoError(t, err)
 	require.Equal(t, "", p.Index)
 	_, err = tb.QueryPage(ctx, Query{Index: "a"})

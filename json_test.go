@@ -1,7 +1,9 @@
 package tablestore
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // recordedQueryEntity is one entity of the minimal-metadata query response
@@ -240,7 +243,8 @@ func TestMarshalJSONErrors(t *testing.T) {
 		e    Entity
 		code Code
 	}{
-		{"int value", Entity{Properties: map[string]any{"A": 1}}, CodeInvalidValueType},
+		{"float32 value", Entity{Properties: map[string]any{"A": float32(1)}}, CodeInvalidValueType},
+		{"uint64 over int64", Entity{Properties: map[string]any{"A": uint64(1 << 63)}}, CodeOutOfRangeInput},
 		{"reserved name", Entity{Properties: map[string]any{"RowKey": "x"}}, CodeInvalidInput},
 		{"bad name", Entity{Properties: map[string]any{"a b": "x"}}, CodePropertyNameInvalid},
 		{"bad utf8 value", Entity{Properties: map[string]any{"A": "\xff"}}, CodeInvalidInput},
@@ -273,6 +277,18 @@ func TestJSONRoundTrip(t *testing.T) {
 		require.NoError(t, json.Unmarshal(b, &e), string(b))
 		require.Equal(t, v, e.Properties["V"], string(b))
 	}
+}
+
+// errString prints an error as "Code: message", or "ok".
+func errString(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return fmt.Sprintf("%s: %s", e.Code, e.Message)
+	}
+	return "untyped: " + err.Error()
 }
 
 // requireSameEntity compares two entities as the JSON round trip must
@@ -350,7 +366,7 @@ func TestJSONDecisions(t *testing.T) {
 			case float64:
 				v = strconv.FormatFloat(x, 'g', -1, 64)
 			}
-			fmt.Fprintf(&out, "%s: %s %v\n", name, edmTypeName(e.Properties[name]), v)
+			fmt.Fprintf(&out, "%s: %s %v\n", name, entityenc.TypeName(e.Properties[name]), v)
 		}
 		b, err := e.MarshalJSON()
 		if err != nil {
@@ -381,4 +397,170 @@ func BenchmarkUnmarshalJSON(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestUnmarshalJSONRefusesInvalidUTF8 checks that invalid UTF-8 anywhere
+// in a body, raw or as a lone surrogate escape, is InvalidInput and
+// leaves the entity unchanged: two keys a client sent never become one
+// stored key.
+func TestUnmarshalJSONRefusesInvalidUTF8(t *testing.T) {
+	const keys = `"PartitionKey":"p","RowKey":"r"`
+	for _, body := range []string{
+		"{\"PartitionKey\":\"a\xffb\",\"RowKey\":\"r\"}",
+		"{\"PartitionKey\":\"p\",\"RowKey\":\"\xc3\"}",
+		`{"PartitionKey":"a\udcffb","RowKey":"r"}`,
+		`{` + keys + ",\"S\":\"\xed\xa0\x80\"}",
+		`{` + keys + `,"S":"\ud800"}`,
+		`{` + keys + ",\"N\xff\":1}",
+		`{` + keys + `,"N\udbff":1}`,
+		`{` + keys + ",\"S@odata.type\":\"Edm.String\xff\",\"S\":\"x\"}",
+		"{\"odata.etag\":\"\xff\"," + keys + "}",
+	} {
+		e := Entity{PartitionKey: "untouched"}
+		err := e.UnmarshalJSON([]byte(body))
+		requireCode(t, err, CodeInvalidInput)
+		require.Equal(t, "untouched", e.PartitionKey, "%q", body)
+	}
+	// Before, both bodies decoded to the key "a\uFFFDb"; now neither does,
+	// and the key written as a valid surrogate pair is its character.
+	var e Entity
+	require.NoError(t, e.UnmarshalJSON([]byte(`{"PartitionKey":"a\ud83d\ude00b","RowKey":"r"}`)))
+	require.Equal(t, "a😀b", e.PartitionKey)
+}
+
+// oldServerJSON is how the REST server wrote an entity before
+// AppendEntityJSON: MarshalJSON's minimal form, re-encoded through
+// encoding/json without the annotations for no metadata, with nulls for
+// selected properties the entity lacks, and full metadata's members put
+// in front. AppendEntityJSON must write the same bytes.
+func oldServerJSON(t *testing.T, e *Entity, o JSONOptions) []byte {
+	t.Helper()
+	c := *e
+	if o.Metadata == NoMetadata {
+		c.ETag = ""
+	}
+	raw, err := c.MarshalJSON()
+	require.NoError(t, err)
+	str := func(b []byte, s string) []byte {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		require.NoError(t, enc.Encode(s))
+		return append(b, bytes.TrimRight(buf.Bytes(), "\n")...)
+	}
+	if o.Metadata == NoMetadata {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		_, err := dec.Token()
+		require.NoError(t, err)
+		out := []byte{'{'}
+		for dec.More() {
+			key, err := dec.Token()
+			require.NoError(t, err)
+			val, err := dec.Token()
+			require.NoError(t, err)
+			if strings.HasSuffix(key.(string), "@odata.type") {
+				continue
+			}
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(str(out, key.(string)), ':')
+			switch v := val.(type) {
+			case string:
+				out = str(out, v)
+			case json.Number:
+				out = append(out, v...)
+			case bool:
+				out = strconv.AppendBool(out, v)
+			}
+		}
+		raw = append(out, '}')
+	}
+	if len(o.Select) > 0 {
+		raw = raw[:len(raw)-1]
+		for _, name := range o.Select {
+			if _, ok := e.Properties[name]; ok || name == "PartitionKey" || name == "RowKey" || name == "Timestamp" {
+				continue
+			}
+			raw = append(str(append(raw, ','), name), ":null"...)
+		}
+		raw = append(raw, '}')
+	}
+	if o.Metadata == FullMetadata {
+		b := str(append([]byte(nil), `{"odata.type":`...), o.Type)
+		b = str(append(b, `,"odata.id":`...), o.ID)
+		b = str(append(b, `,"odata.editLink":`...), o.EditLink)
+		if !e.Timestamp.IsZero() {
+			b = append(b, `,"Timestamp@odata.type":"Edm.DateTime"`...)
+		}
+		raw = append(append(b, ','), raw[1:]...)
+	}
+	return raw
+}
+
+// TestAppendEntityJSONLevels checks the three metadata levels, with and
+// without a projection, against the server's former writer, byte for
+// byte, over every type's edge values and keys that need escaping.
+func TestAppendEntityJSONLevels(t *testing.T) {
+	ts := time.Date(2021, 8, 31, 15, 41, 38, 302781600, time.UTC)
+	entities := []*Entity{
+		{PartitionKey: "p\"\\\n\t\x01<&>é", RowKey: "O'Neil", Timestamp: ts, ETag: etagFor(ts), Properties: edgeProperties()},
+		{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"A": int32(1), "Nil": nil}},
+		{PartitionKey: "p", RowKey: "r", Timestamp: ts, ETag: etagFor(ts), Properties: map[string]any{}},
+	}
+	full := JSONOptions{Type: "acct.People", ID: "http://h/acct/People(PartitionKey='p',RowKey='r')", EditLink: "People(PartitionKey='p',RowKey='r')"}
+	for i, e := range entities {
+		for _, level := range []JSONMetadata{MinimalMetadata, NoMetadata, FullMetadata} {
+			for _, sel := range [][]string{nil, {"Str", "Missing", "PartitionKey", "Nil", "Timestamp", "Gone"}} {
+				o := full
+				o.Metadata, o.Select = level, sel
+				pe := e
+				if sel != nil { // the server's entities come projected
+					pe = &Entity{PartitionKey: e.PartitionKey, RowKey: e.RowKey, Timestamp: e.Timestamp, ETag: e.ETag, Properties: map[string]any{}}
+					for _, name := range sel {
+						if v, ok := e.Properties[name]; ok {
+							pe.Properties[name] = v
+						}
+					}
+				}
+				want := oldServerJSON(t, pe, o)
+				got, err := AppendEntityJSON([]byte("prefix"), e, &o)
+				require.NoError(t, err)
+				require.Equal(t, string(want), string(got[len("prefix"):]), "entity %d, level %d, select %v", i, level, sel)
+				require.True(t, json.Valid(got[len("prefix"):]))
+			}
+		}
+	}
+	out, err := AppendEntityJSON(nil, entities[0], nil)
+	require.NoError(t, err)
+	m, err := entities[0].MarshalJSON()
+	require.NoError(t, err)
+	require.Equal(t, m, out, "nil options are MarshalJSON's minimal metadata")
+
+	_, err = AppendEntityJSON(nil, entities[0], &JSONOptions{Select: []string{"a-b"}})
+	requireCode(t, err, CodeInvalidInput)
+	_, err = AppendEntityJSON(nil, entities[0], &JSONOptions{Metadata: FullMetadata + 1})
+	requireCode(t, err, CodeInvalidInput)
+
+	// The one difference from the former writer: no metadata writes
+	// strings as every level does, so \b, \f, U+2028 and U+2029 are no
+	// longer written as encoding/json writes them.
+	odd := &Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"S": "\b\f\u2028\u2029"}}
+	got, err := AppendEntityJSON(nil, odd, &JSONOptions{Metadata: NoMetadata})
+	require.NoError(t, err)
+	require.Equal(t, `{"PartitionKey":"p","RowKey":"r","S":"\u0008\u000c`+"\u2028\u2029"+`"}`, string(got))
+	var back Entity
+	require.NoError(t, back.UnmarshalJSON(got))
+	require.Equal(t, odd.Properties, back.Properties)
+}
+
+// TestAppendJSONString checks the one string writer: escapes, and
+// invalid UTF-8 kept for a strict decoder to refuse.
+func TestAppendJSONString(t *testing.T) {
+	require.Equal(t, `x"a\"b\\c\n\r\t\u0001\u001f é/<>&"`, string(AppendJSONString([]byte("x"), "a\"b\\c\n\r\t\x01\x1f é/<>&")))
+	bad := AppendJSONString(nil, "a\xffb")
+	require.Equal(t, "\"a\xffb\"", string(bad))
+	var e Entity
+	requireCode(t, e.UnmarshalJSON([]byte(`{"PartitionKey":`+string(bad)+`,"RowKey":"r"}`)), CodeInvalidInput)
 }

@@ -93,6 +93,12 @@ type Options struct {
 	// fails instead of yielding a new, empty store. OpenInMemory ignores
 	// it. Default: false (Open creates the store).
 	MustExist bool
+
+	// SweepRate bounds how many expired entities per second the
+	// background sweeper removes from tables with TTL settings (see
+	// Table.SetTTL), so foreground latency holds while it catches up. At
+	// most 1,000,000. Default: 10,000.
+	SweepRate int
 }
 
 const (
@@ -120,6 +126,8 @@ func (o *Options) validate() error {
 		return newError(CodeInvalidInput, "BlockSize %d is over 1 GiB", o.BlockSize)
 	case o.Parallelism > maxParallelism:
 		return newError(CodeInvalidInput, "Parallelism %d is over %d", o.Parallelism, maxParallelism)
+	case o.SweepRate > engine.MaxSweepRate:
+		return newError(CodeInvalidInput, "SweepRate %d is over %d", o.SweepRate, engine.MaxSweepRate)
 	}
 	return nil
 }
@@ -181,5 +189,6 @@ func (o *Options) engineOptions() engine.Options {
 		Parallelism:     o.Parallelism,
 		OnFault:         o.onFault(),
 		MustExist:       o.MustExist,
+		SweepRate:       o.SweepRate,
 	}
 }

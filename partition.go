@@ -5,6 +5,7 @@ import (
 	"iter"
 
 	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // Partition is a view of one PartitionKey of a table: the unit of Azure's
@@ -26,9 +27,6 @@ type Partition struct {
 	t  *Table
 	pk string
 }
-
-// Partition returns the view of the table's partition pk. It does no I/O.
-func (t *Table) Partition(pk string) *Partition { return &Partition{t: t, pk: pk} }
 
 // Table returns the partition's table.
 func (p *Partition) Table() *Table { return p.t }
@@ -111,16 +109,20 @@ func (p *Partition) Query(ctx context.Context, q Query) iter.Seq2[*Entity, error
 }
 
 // Plan returns how q would run on the partition; see Table.Plan.
-func (p *Partition) Plan(q Query) (*QueryPlan, error) { return p.t.plan(q, p) }
+func (p *Partition) Plan(ctx context.Context, q Query) (*QueryPlan, error) {
+	return p.t.plan(ctx, q, p)
+}
 
 // Explain describes how q would run on the partition; see Table.Explain.
-func (p *Partition) Explain(q Query) (string, error) { return explain(p.Plan(q)) }
+func (p *Partition) Explain(q Query) (string, error) {
+	return explain(p.Plan(context.Background(), q))
+}
 
 // restrict returns f and-ed with `PartitionKey eq <key>`, as a node and
 // as text, after checking the key.
 func (p *Partition) restrict(f filter.Node, text string) (filter.Node, string, error) {
-	if err := validateKey("PartitionKey", p.pk); err != nil {
-		return nil, "", err
+	if err := entityenc.ValidateKey("PartitionKey", p.pk); err != nil {
+		return nil, "", coded(err)
 	}
 	eq := &filter.CompareNode{Property: "PartitionKey", Op: filter.OpEQ,
 		Value: filter.Value{Type: filter.TypeString, Bytes: []byte(p.pk)}}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // DeleteAll deletes every entity of the partition; see DeleteRange.
@@ -39,15 +40,15 @@ func (p *Partition) DeleteRange(ctx context.Context, fromRowKey, toRowKey string
 	if err := p.t.db.checkContext(ctx); err != nil {
 		return err
 	}
-	if err := validateKey("PartitionKey", p.pk); err != nil {
-		return err
+	if err := entityenc.ValidateKey("PartitionKey", p.pk); err != nil {
+		return coded(err)
 	}
 	for _, k := range [2]string{fromRowKey, toRowKey} {
 		if k == "" {
 			continue
 		}
-		if err := validateKey("RowKey", k); err != nil {
-			return err
+		if err := entityenc.ValidateKey("RowKey", k); err != nil {
+			return coded(err)
 		}
 	}
 	if fromRowKey != "" && toRowKey != "" {

@@ -110,7 +110,7 @@ func TestPartitionQuery(t *testing.T) {
 	} {
 		t.Run(tc.filter, func(t *testing.T) {
 			q := Query{Filter: tc.filter, Top: 4}
-			plan, err := p.Plan(q)
+			plan, err := p.Plan(ctx, q)
 			require.NoError(t, err)
 			require.Equal(t, tc.kind, plan.Kind, "%s", plan)
 			var got []*Entity

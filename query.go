@@ -2,12 +2,17 @@ package tablestore
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"hash/crc32"
 	"iter"
 	"strings"
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/entityenc"
 	"github.com/tablestore/tablestore/internal/plan"
 )
 
@@ -150,13 +155,13 @@ func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*prepa
 	if err := t.db.checkContext(ctx); err != nil {
 		return nil, err
 	}
-	top, err := pageSize(q.Top)
+	top, err := entityenc.PageSize(q.Top)
 	if err != nil {
-		return nil, err
+		return nil, coded(err)
 	}
 	if q.Select != nil {
-		if err := validateSelect(q.Select); err != nil {
-			return nil, err
+		if err := entityenc.ValidateSelect(q.Select); err != nil {
+			return nil, coded(err)
 		}
 	}
 	f, err := filter.Compile(q.Filter, t.db.opts.FilterLimits)
@@ -233,7 +238,7 @@ func filterError(err error) error {
 // readPage reads one page of a prepared query from its resume point.
 func (t *Table) readPage(ctx context.Context, pq *preparedQuery) (*Page, error) {
 	page := &Page{}
-	d := &decoder{sel: pq.req.Select}
+	d := &entityDecoder{props: entityenc.Decoder{Select: pq.req.Select}}
 	cont, err := t.readRows(ctx, pq, func(r driver.Row) error {
 		e, err := d.entity(r)
 		if err != nil {
@@ -267,4 +272,376 @@ func (t *Table) readRows(ctx context.Context, pq *preparedQuery, emit func(drive
 		return "", nil
 	}
 	return encodeContinuation(plan.Key{PartitionKey: res.NextPartitionKey, RowKey: res.NextRowKey}, pq.reverse, res.Table), nil
+}
+
+// A continuation token names the next (PartitionKey, RowKey) position a
+// query reads and, when the driver gives one, the identity of the table
+// the previous page read (the embedded engine's table ID, in decimal); it
+// holds no raw stored key and no server state, so tokens never expire,
+// and resuming is one seek.
+//
+// Encoding: base64url without padding of
+//
+//	version (1 byte: 1 forward, 2 reverse (reading from the position
+//	down), 3 forward with a table identity, 4 reverse with one)
+//	versions 3 and 4 only: uvarint length of the table identity, its bytes
+//	uvarint length of PartitionKey, PartitionKey bytes, RowKey bytes
+//	CRC-32C (4 bytes, big-endian) of everything before it
+//
+// The checksum catches damaged and hand-edited tokens; it is not a secret.
+// A forged token that passes it still only names a position: both keys are
+// checked against the key rules, so it can move a query forward or back
+// within its own table and nowhere else. The identity makes a token from
+// a page of another table, or of a table since deleted or re-created
+// under the same name, fail with TableNotFound. Nothing ties a token to
+// its filter: one from another query of the same table resumes this query
+// at the named position (as Azure's NextPartitionKey/NextRowKey would).
+
+const (
+	continuationVersion             = 1
+	reverseContinuationVersion      = 2
+	continuationTableVersion        = 3
+	reverseContinuationTableVersion = 4
+	maxTableIdentityBytes           = 64
+)
+
+// maxContinuationKeyBytes bounds the bytes of each key of a token: 1024
+// UTF-16 code units (the key length limit) take at most 4 KiB of UTF-8. It
+// lets decoding reject an oversized token before any other work.
+const maxContinuationKeyBytes = 4 << 10
+
+var crc32c = crc32.MakeTable(crc32.Castagnoli)
+
+// encodeContinuation returns the token for position k of a forward or
+// reverse query in the table with identity table ("" for none).
+func encodeContinuation(k plan.Key, reverse bool, table string) string {
+	b := make([]byte, 0, 1+2*binary.MaxVarintLen64+len(table)+len(k.PartitionKey)+len(k.RowKey)+4)
+	version := byte(continuationVersion)
+	if table != "" {
+		version = continuationTableVersion
+	}
+	if reverse {
+		version++
+	}
+	b = append(b, version)
+	if table != "" {
+		b = binary.AppendUvarint(b, uint64(len(table)))
+		b = append(b, table...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(k.PartitionKey)))
+	b = append(b, k.PartitionKey...)
+	b = append(b, k.RowKey...)
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crc32c))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodeContinuation parses a token into its position, its direction and
+// its table identity ("" when it has none). Every failure is an
+// InvalidInput *Error; it never panics, whatever the input.
+func decodeContinuation(tok string) (k plan.Key, reverse bool, table string, err error) {
+	bad := func(why string) (plan.Key, bool, string, error) {
+		return plan.Key{}, false, "", newError(CodeInvalidInput, "malformed continuation token: %s", why)
+	}
+	if len(tok) > 2*(2*maxContinuationKeyBytes+maxTableIdentityBytes+24) {
+		return bad("too long")
+	}
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return bad("not base64url")
+	}
+	if len(b) < 1+1+4 {
+		return bad("too short")
+	}
+	body, sum := b[:len(b)-4], b[len(b)-4:]
+	if crc32.Checksum(body, crc32c) != binary.BigEndian.Uint32(sum) {
+		return bad("checksum mismatch")
+	}
+	rest := body[1:]
+	switch body[0] {
+	case continuationVersion, reverseContinuationVersion:
+	case continuationTableVersion, reverseContinuationTableVersion:
+		n, w := binary.Uvarint(rest)
+		if w <= 0 || n == 0 || n > maxTableIdentityBytes || n > uint64(len(rest)-w) {
+			return bad("bad table identity length")
+		}
+		table, rest = string(rest[w:w+int(n)]), rest[w+int(n):]
+	default:
+		return bad("unknown version")
+	}
+	n, w := binary.Uvarint(rest)
+	rest = rest[max(w, 0):]
+	if w <= 0 || n > uint64(len(rest)) {
+		return bad("bad partition key length")
+	}
+	k = plan.Key{PartitionKey: string(rest[:n]), RowKey: string(rest[n:])}
+	if err := checkContinuationKey(k.PartitionKey); err != "" {
+		return bad("partition key: " + err)
+	}
+	if err := checkContinuationKey(k.RowKey); err != "" {
+		return bad("row key: " + err)
+	}
+	return k, body[0] == reverseContinuationVersion || body[0] == reverseContinuationTableVersion, table, nil
+}
+
+// checkContinuationKey applies the key rules (entityenc.ValidateKey) to
+// one key of a position, except that a position's key may be empty
+// (Azure's NextRowKey may be). Control characters are among the bytes it
+// rejects, so a position stays inside its table's key span. It returns
+// why s is not acceptable, or "".
+func checkContinuationKey(s string) string {
+	if s == "" {
+		return ""
+	}
+	if err := entityenc.ValidateKey("key", s); err != nil {
+		return err.(*entityenc.Error).Message
+	}
+	return ""
+}
+
+// NextPartitionKey returns the PartitionKey of the position the next page
+// starts at, Azure's x-ms-continuation-NextPartitionKey; "" when the query
+// is complete (or the Continuation is not a valid token).
+func (p *Page) NextPartitionKey() string {
+	k, ok := p.next()
+	if !ok {
+		return ""
+	}
+	return k.PartitionKey
+}
+
+// NextRowKey returns the RowKey of the position the next page starts at,
+// Azure's x-ms-continuation-NextRowKey; "" when the query is complete.
+func (p *Page) NextRowKey() string {
+	k, ok := p.next()
+	if !ok {
+		return ""
+	}
+	return k.RowKey
+}
+
+func (p *Page) next() (plan.Key, bool) {
+	if p == nil || p.Continuation == "" {
+		return plan.Key{}, false
+	}
+	k, _, _, err := decodeContinuation(p.Continuation)
+	return k, err == nil
+}
+
+// ContinuationFromNext returns the token for Azure's continuation pair
+// (NextPartitionKey, NextRowKey), such as a client that speaks Azure's
+// protocol sends back. Two empty values mean no continuation and give "".
+// Keys that break the key rules are InvalidInput.
+func ContinuationFromNext(nextPartitionKey, nextRowKey string) (string, error) {
+	if nextPartitionKey == "" && nextRowKey == "" {
+		return "", nil
+	}
+	for _, s := range [2]string{nextPartitionKey, nextRowKey} {
+		if why := checkContinuationKey(s); why != "" {
+			return "", newError(CodeInvalidInput, "invalid continuation key %q: %s", s, why)
+		}
+	}
+	return encodeContinuation(plan.Key{PartitionKey: nextPartitionKey, RowKey: nextRowKey}, false, ""), nil
+}
+
+// MaxSegments is the most segments Table.Segments returns.
+const MaxSegments = 1000
+
+// Segment is one of the disjoint key ranges Table.Segments splits a table
+// into: the half-open range of (PartitionKey, RowKey) positions from its
+// start to its end. Set it in Query.Segment to read only the segment; the
+// segments of one call, each read on its own goroutine if wished, return
+// every entity of the table exactly once (as of when each is read). A
+// Segment is immutable and safe for concurrent use.
+type Segment struct {
+	table string // lowercased
+	r     plan.KeyRange
+}
+
+// Start returns the segment's first position; ("", "") is the table's
+// start.
+func (s *Segment) Start() (partitionKey, rowKey string) {
+	return s.r.Start.PartitionKey, s.r.Start.RowKey
+}
+
+// End returns the position after the segment and true, or false when the
+// segment runs to the end of the table.
+func (s *Segment) End() (partitionKey, rowKey string, bounded bool) {
+	if s.r.Unbounded {
+		return "", "", false
+	}
+	return s.r.End.PartitionKey, s.r.End.RowKey, true
+}
+
+// String describes the segment's range in the format of QueryPlan's
+// ranges.
+func (s *Segment) String() string { return s.r.String() }
+
+// Segments splits the table into n disjoint key ranges that together
+// cover it, for segmented scans (exports, migrations, map-reduce jobs):
+// each segment is read by a query with Query.Segment set, on as many
+// goroutines as wished. The split follows the data volume: on the
+// embedded engine, the store's size estimates for a large table and an
+// entity count for a small one, so segments hold about equal amounts of
+// data as of the call. Segments may be empty (a table with fewer than n
+// entities has some), and writes after the call change their balance but
+// never their coverage: together they still hold every entity once.
+//
+// Errors: InvalidInput unless 1 <= n <= MaxSegments, TableNotFound,
+// NotImplemented for a driver that cannot split (a remote Azure store),
+// ErrClosed, ctx's error.
+func (t *Table) Segments(ctx context.Context, n int) ([]*Segment, error) {
+	if err := t.db.checkContext(ctx); err != nil {
+		return nil, err
+	}
+	if n < 1 || n > MaxSegments {
+		return nil, newError(CodeInvalidInput, "segment count %d is out of range 1..%d", n, MaxSegments)
+	}
+	sg, ok := t.drv.(driver.Segmenter)
+	if !ok {
+		return nil, newError(CodeNotImplemented, "this store cannot split a table into segments")
+	}
+	splits, err := sg.Segments(ctx, n)
+	if err != nil {
+		return nil, mapError(err, false)
+	}
+	if len(splits) != n-1 {
+		return nil, fmt.Errorf("tablestore: the driver returned %d splits for %d segments", len(splits), n)
+	}
+	name := strings.ToLower(t.name)
+	out := make([]*Segment, n)
+	start := plan.Key{}
+	for i := range n {
+		s := &Segment{table: name, r: plan.KeyRange{Start: start, Unbounded: i == n-1}}
+		if i < n-1 {
+			s.r.End = splits[i]
+			if plan.Compare(s.r.End, start) < 0 {
+				return nil, errors.New("tablestore: the driver returned splits out of order")
+			}
+			start = splits[i]
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// PlanKind says how a query reads a table, from cheapest to costliest, in
+// the terms of Azure's table design guide.
+type PlanKind uint8
+
+// The plan kinds.
+const (
+	// PlanEmpty reads nothing: the filter contradicts itself on the keys,
+	// as in `PartitionKey eq 'a' and PartitionKey eq 'b'`.
+	PlanEmpty PlanKind = PlanKind(plan.Empty)
+	// PlanPoint reads single entities by PartitionKey and RowKey, as in
+	// `PartitionKey eq 'a' and RowKey eq '1'`. A disjunction of such
+	// terms is a few point reads, where Azure would scan.
+	PlanPoint PlanKind = PlanKind(plan.Point)
+	// PlanRange reads RowKey ranges inside known partitions, as in
+	// `PartitionKey eq 'a' and RowKey ge 'S' and RowKey lt 'T'`.
+	PlanRange PlanKind = PlanKind(plan.Range)
+	// PlanPartitionScan reads whole partitions, as in
+	// `PartitionKey eq 'a' and Age gt 30`.
+	PlanPartitionScan PlanKind = PlanKind(plan.PartitionScan)
+	// PlanTableScan reads across partitions: no PartitionKey equality.
+	// Bounds on PartitionKey still narrow it.
+	PlanTableScan PlanKind = PlanKind(plan.TableScan)
+)
+
+// String returns "empty", "point", "range", "partition scan" or
+// "table scan".
+func (k PlanKind) String() string { return plan.Kind(k).String() }
+
+// QueryPlan describes how a query runs. See Table.Plan.
+type QueryPlan struct {
+	Kind PlanKind
+	// Ranges describe the key ranges read, in order, one per element, as
+	// conditions on the keys (see String).
+	Ranges []string
+	// Residual is the canonical text of the filter evaluated on each
+	// entity in the ranges; "" when every entity there matches.
+	Residual string
+	// Reverse is set for a Reverse query, whose Ranges are listed in the
+	// order they are read: last first.
+	Reverse bool
+	// Index names the secondary index the query reads, "" for none. In
+	// key order (chosen by the planner) Ranges stay the key ranges, each
+	// read for every value tuple the text lists; in index order
+	// (Query.Index) Ranges describe the ranges of the index read. Residual
+	// is then what the index does not guarantee.
+	Index string
+
+	text string
+}
+
+// String returns the plan as text, one item per line:
+//
+//	plan: range
+//	ranges:
+//	  PartitionKey = 'Sales', 'A' <= RowKey < 'B'
+//	residual: Age gt 30
+//
+// Each range line describes one half-open range of (PartitionKey, RowKey)
+// positions by the conditions that hold exactly inside it, written with
+// <, <=, >= and > so they are not mistaken for the filter:
+//
+//	PartitionKey = 'p', RowKey = 'r'            one entity
+//	PartitionKey = 'p', 'a' <= RowKey < 'b'     part of one partition
+//	PartitionKey = 'p'                          a whole partition
+//	(PartitionKey, RowKey) >= ('a', 'm'), PartitionKey < 'c'
+//	all                                         the whole table
+//
+// "ranges: none" means nothing is read; "residual: none" means no entity
+// in the ranges is filtered out. A Reverse query's plan line ends with
+// ", reverse" ("plan: range, reverse") and its ranges are listed in the
+// order they are read, last first.
+func (p *QueryPlan) String() string { return p.text }
+
+// Plan returns how q would run: its kind, the key ranges it reads (from
+// q.Continuation on, when given) and its residual filter. It reads no
+// entity; it checks that the table exists. Errors are those of QueryPage
+// for the same query.
+func (t *Table) Plan(ctx context.Context, q Query) (*QueryPlan, error) { return t.plan(ctx, q, nil) }
+
+// plan is Plan in the table, or in part when not nil.
+func (t *Table) plan(ctx context.Context, q Query, part *Partition) (*QueryPlan, error) {
+	pq, err := t.prepareIn(ctx, q, part)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.drv.Exists(ctx); err != nil {
+		return nil, mapError(err, false)
+	}
+	p := pq.plan
+	qp := &QueryPlan{Kind: PlanKind(p.Kind), Reverse: pq.reverse}
+	if pq.reverse {
+		qp.text = p.FormatReverse(pq.ranges)
+		for i := len(pq.ranges) - 1; i >= 0; i-- {
+			qp.Ranges = append(qp.Ranges, pq.ranges[i].String())
+		}
+	} else {
+		qp.text = p.Format(pq.ranges)
+		for _, r := range pq.ranges {
+			qp.Ranges = append(qp.Ranges, r.String())
+		}
+	}
+	if p.Residual != nil {
+		qp.Residual = filter.Format(p.Residual)
+	}
+	if pq.index != nil {
+		explainIndex(pq, qp)
+	}
+	return qp, nil
+}
+
+// Explain describes how q would run: it is the String of Plan's result,
+// planned with context.Background(): the plan kind, the key ranges and
+// the residual filter. Errors are Plan's.
+func (t *Table) Explain(q Query) (string, error) { return explain(t.Plan(context.Background(), q)) }
+
+func explain(p *QueryPlan, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	return p.String(), nil
 }

@@ -55,7 +55,7 @@ func ExampleTable_Plan() {
 		"LastName eq 'Jones'",
 		"PartitionKey eq 'Sales' and PartitionKey eq 'HR'",
 	} {
-		p, err := people.Plan(tablestore.Query{Filter: f})
+		p, err := people.Plan(ctx, tablestore.Query{Filter: f})
 		if err != nil {
 			panic(err)
 		}

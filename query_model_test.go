@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // entityProps presents an in-memory entity to filter.Eval, independently
@@ -23,11 +24,11 @@ type entityProps struct{ e *Entity }
 
 func (p entityProps) Lookup(name string) (filter.Value, bool) {
 	switch name {
-	case namePartitionKey:
+	case entityenc.NamePartitionKey:
 		return filter.Value{Type: filter.TypeString, Bytes: []byte(p.e.PartitionKey)}, true
-	case nameRowKey:
+	case entityenc.NameRowKey:
 		return filter.Value{Type: filter.TypeString, Bytes: []byte(p.e.RowKey)}, true
-	case nameTimestamp:
+	case entityenc.NameTimestamp:
 		return filter.Value{Type: filter.TypeDateTime, Int: edm.TicksFromTime(p.e.Timestamp)}, true
 	}
 	v, ok := p.e.Properties[name]
@@ -121,10 +122,10 @@ func (g *modelGen) keyLiteral(pk bool) filter.Value {
 // uniform tree would be, so that every plan kind is exercised.
 func (g *modelGen) filter() filter.Node {
 	pkEq := func() filter.Node {
-		return &filter.CompareNode{Property: namePartitionKey, Op: filter.OpEQ, Value: g.keyLiteral(true)}
+		return &filter.CompareNode{Property: entityenc.NamePartitionKey, Op: filter.OpEQ, Value: g.keyLiteral(true)}
 	}
 	rkCmp := func() filter.Node {
-		return &filter.CompareNode{Property: nameRowKey, Op: filter.Op(1 + g.r.IntN(6)), Value: g.keyLiteral(false)}
+		return &filter.CompareNode{Property: entityenc.NameRowKey, Op: filter.Op(1 + g.r.IntN(6)), Value: g.keyLiteral(false)}
 	}
 	switch g.r.IntN(10) {
 	case 0, 1, 2:
@@ -155,11 +156,11 @@ func (g *modelGen) node(depth int) filter.Node {
 		c := &filter.CompareNode{Op: filter.Op(1 + g.r.IntN(6))}
 		switch k := g.r.IntN(10); {
 		case k < 3:
-			c.Property, c.Value = namePartitionKey, g.keyLiteral(true)
+			c.Property, c.Value = entityenc.NamePartitionKey, g.keyLiteral(true)
 		case k < 6:
-			c.Property, c.Value = nameRowKey, g.keyLiteral(false)
+			c.Property, c.Value = entityenc.NameRowKey, g.keyLiteral(false)
 		case k < 7:
-			c.Property = nameTimestamp
+			c.Property = entityenc.NameTimestamp
 			c.Value, _ = encodeValue("", g.times[g.r.IntN(len(g.times))])
 		default:
 			c.Property = modelPropNames[g.r.IntN(len(modelPropNames))]
@@ -270,7 +271,7 @@ func TestQueryModel(t *testing.T) {
 			p, _ := tbl.Explain(Query{Filter: text})
 			t.Fatalf("seed %d (scan limit %d, top %d, select %v): filter %s\n%s\n%s", seed, scanLimit, q.Top, q.Select, text, msg, p)
 		}
-		p, err := tbl.Plan(Query{Filter: text})
+		p, err := tbl.Plan(ctx, Query{Filter: text})
 		if err != nil {
 			t.Fatalf("seed %d: filter %s: plan: %v", seed, text, err)
 		}

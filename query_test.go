@@ -371,7 +371,7 @@ func TestQueryPlanKinds(t *testing.T) {
 		"N eq 1":                                                  PlanTableScan,
 		"PartitionKey eq 'a' and PartitionKey eq 'b'":             PlanEmpty,
 	} {
-		p, err := tbl.Plan(Query{Filter: filter})
+		p, err := tbl.Plan(ctx, Query{Filter: filter})
 		require.NoError(t, err)
 		require.Equal(t, want, p.Kind, filter)
 		require.Equal(t, "plan: "+want.String()+"\n", strings.SplitAfter(p.String(), "\n")[0])

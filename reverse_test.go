@@ -54,7 +54,7 @@ func TestReverseQuery(t *testing.T) {
 	require.Equal(t, []string{"c/r06", "c/r05"}, keysOf(page.Entities))
 	require.Equal(t, "c", page.NextPartitionKey())
 	require.Equal(t, "r04", page.NextRowKey())
-	plan, err := tb.Plan(Query{Reverse: true, Continuation: page.Continuation})
+	plan, err := tb.Plan(ctx, Query{Reverse: true, Continuation: page.Continuation})
 	require.NoError(t, err)
 	require.True(t, plan.Reverse)
 	require.Equal(t, []string{"(PartitionKey, RowKey) <= ('c', 'r04')"}, plan.Ranges)

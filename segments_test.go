@@ -58,7 +58,7 @@ func TestSegments(t *testing.T) {
 	}
 	segs, err := tb.Segments(ctx, 2)
 	require.NoError(t, err)
-	plan, err := tb.Plan(Query{Segment: segs[1], Filter: "PartitionKey eq 'c'"})
+	plan, err := tb.Plan(ctx, Query{Segment: segs[1], Filter: "PartitionKey eq 'c'"})
 	require.NoError(t, err)
 	require.Equal(t, PlanPartitionScan, plan.Kind)
 	text, err := tb.Explain(Query{Segment: segs[0]})

@@ -2,8 +2,13 @@ package tablestore
 
 import (
 	"context"
+	"sync"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/entityenc"
+	"github.com/tablestore/tablestore/internal/limits"
+	"github.com/tablestore/tablestore/internal/structmap"
 )
 
 // Table is a handle on one table. It is cheap, safe for concurrent use,
@@ -13,6 +18,10 @@ import (
 // Every write validates its input completely before it reads or writes
 // anything, so a rejected write changes nothing. Writes to one partition
 // are serialized; reads take no lock and see only committed writes.
+//
+// Its methods live by concept: reads and single writes here, queries and
+// plans in query.go, transactions in transaction.go, struct writes in
+// structs.go, statistics and access policies in admin.go.
 type Table struct {
 	db   *DB
 	name string
@@ -21,6 +30,15 @@ type Table struct {
 
 // Name returns the name the handle was made with.
 func (t *Table) Name() string { return t.name }
+
+// Exists reports whether the table the handle names exists; see
+// DB.TableExists.
+func (t *Table) Exists(ctx context.Context) (bool, error) {
+	return t.db.TableExists(ctx, t.name)
+}
+
+// Partition returns the view of the table's partition pk. It does no I/O.
+func (t *Table) Partition(pk string) *Partition { return &Partition{t: t, pk: pk} }
 
 // GetOptions adjust a Get.
 type GetOptions struct {
@@ -34,33 +52,214 @@ type GetOptions struct {
 // Errors: ResourceNotFound, TableNotFound, InvalidInput for a bad Select,
 // and the key codes of Insert.
 func (t *Table) Get(ctx context.Context, partitionKey, rowKey string, opts *GetOptions) (*Entity, error) {
-	sel, err := t.checkGet(ctx, partitionKey, rowKey, opts)
+	r, sel, err := t.get(ctx, partitionKey, rowKey, opts)
 	if err != nil {
 		return nil, err
-	}
-	r, err := t.drv.Get(ctx, partitionKey, rowKey, sel)
-	if err != nil {
-		return nil, mapError(err, false)
 	}
 	return decodeRow(r, sel, true) // errors already name the entity
 }
 
-// checkGet validates a Get's arguments and returns its projection.
-func (t *Table) checkGet(ctx context.Context, partitionKey, rowKey string, opts *GetOptions) ([]string, error) {
+// get validates a Get's arguments and reads the row, which is the
+// caller's; it returns the projection too.
+func (t *Table) get(ctx context.Context, partitionKey, rowKey string, opts *GetOptions) (driver.Row, []string, error) {
 	if err := t.db.checkContext(ctx); err != nil {
-		return nil, err
+		return driver.Row{}, nil, err
 	}
-	if err := validateKey("PartitionKey", partitionKey); err != nil {
-		return nil, err
+	if err := entityenc.ValidateKey("PartitionKey", partitionKey); err != nil {
+		return driver.Row{}, nil, coded(err)
 	}
-	if err := validateKey("RowKey", rowKey); err != nil {
-		return nil, err
+	if err := entityenc.ValidateKey("RowKey", rowKey); err != nil {
+		return driver.Row{}, nil, coded(err)
 	}
+	var sel []string
 	if opts != nil && opts.Select != nil {
-		if err := validateSelect(opts.Select); err != nil {
-			return nil, err
+		if err := entityenc.ValidateSelect(opts.Select); err != nil {
+			return driver.Row{}, nil, coded(err)
 		}
-		return opts.Select, nil
+		sel = opts.Select
 	}
-	return nil, nil
+	r, err := t.drv.Get(ctx, partitionKey, rowKey, sel)
+	if err != nil {
+		return driver.Row{}, nil, mapError(err, false)
+	}
+	return r, sel, nil
+}
+
+// Insert adds a new entity. On success it sets e.Timestamp and e.ETag.
+// Errors: EntityAlreadyExists, TableNotFound, and the validation codes
+// (PropertiesNeedValue, OutOfRangeInput, KeyValueTooLarge,
+// PropertyNameInvalid, PropertyNameTooLong, InvalidValueType,
+// PropertyValueTooLarge, TooManyProperties, EntityTooLarge, InvalidInput).
+func (t *Table) Insert(ctx context.Context, e *Entity) error {
+	return t.write(ctx, ActionInsert, e, "")
+}
+
+// Update changes an existing entity if its ETag matches ifMatch (ETagAny
+// matches any). Merge keeps stored properties not in e; Replace drops
+// them. On success it sets e.Timestamp and e.ETag.
+// Errors: ResourceNotFound when absent, UpdateConditionNotSatisfied on an
+// ETag mismatch, InvalidInput for an empty or malformed ifMatch (see
+// ETag) or a bad mode,
+// EntityTooLarge or TooManyProperties when a merge result exceeds Azure's
+// limits, TableNotFound, and the validation codes of Insert.
+func (t *Table) Update(ctx context.Context, e *Entity, mode UpdateMode, ifMatch ETag) error {
+	typ, err := modeAction(mode, ActionUpdateMerge, ActionUpdateReplace)
+	if err != nil {
+		return err
+	}
+	return t.write(ctx, typ, e, ifMatch)
+}
+
+// Upsert inserts the entity, or updates it (Merge or Replace) if it exists,
+// whatever its ETag. On success it sets e.Timestamp and e.ETag.
+// Errors: those of Update except ResourceNotFound and
+// UpdateConditionNotSatisfied.
+func (t *Table) Upsert(ctx context.Context, e *Entity, mode UpdateMode) error {
+	typ, err := modeAction(mode, ActionUpsertMerge, ActionUpsertReplace)
+	if err != nil {
+		return err
+	}
+	return t.write(ctx, typ, e, "")
+}
+
+// Delete removes an entity if its ETag matches ifMatch (ETagAny matches
+// any). Errors: ResourceNotFound, UpdateConditionNotSatisfied,
+// InvalidInput for an empty or malformed ifMatch (see ETag),
+// TableNotFound, and the key codes.
+func (t *Table) Delete(ctx context.Context, partitionKey, rowKey string, ifMatch ETag) error {
+	return t.write(ctx, ActionDelete, &Entity{PartitionKey: partitionKey, RowKey: rowKey}, ifMatch)
+}
+
+func modeAction(mode UpdateMode, merge, replace ActionType) (ActionType, error) {
+	switch mode {
+	case Merge:
+		return merge, nil
+	case Replace:
+		return replace, nil
+	}
+	return 0, newError(CodeInvalidInput, "unknown update mode %d", uint8(mode))
+}
+
+// write runs one single-entity write as a one-action transaction.
+func (t *Table) write(ctx context.Context, typ ActionType, e *Entity, ifMatch ETag) error {
+	s := getScratch()
+	defer putScratch(s)
+	a, buf, _, err := prepareAction(s.buf[:0], typ, e, ifMatch, nil)
+	res, err := t.commitOne(ctx, s, a, buf, err)
+	if err == nil && typ != ActionDelete {
+		e.Timestamp, e.ETag = res.Timestamp, ETag(res.ETag)
+	}
+	return err
+}
+
+// commitOne commits the single action a, whose record (unless it is a
+// delete) is buf, keeping buf in s for reuse. prepareErr, the error of
+// preparing a, is returned as it is without committing.
+func (t *Table) commitOne(ctx context.Context, s *txnScratch, a driver.Action, buf []byte, prepareErr error) (driver.CommitResult, error) {
+	s.buf = buf
+	if prepareErr != nil {
+		return driver.CommitResult{}, prepareErr
+	}
+	if a.Type != driver.ActionDelete {
+		a.Record = buf
+	}
+	s.acts = append(s.acts[:0], a)
+	res, err := t.drv.Commit(ctx, s.acts)
+	if err != nil {
+		return res, mapError(err, false)
+	}
+	return res, nil
+}
+
+// prepareAction validates one action without reading anything: keys, the
+// If-Match rules of its type, and every property. Unless the action is a
+// delete it appends the entity's record, with a zero Timestamp, to buf
+// (the caller sets the action's Record from it). It returns the extended
+// buffer (buf on error) and the entity's size by Azure's formula. names,
+// if not nil, carries checked property names from one entity of a
+// transaction to the next. Errors carry Azure's codes (see
+// entityenc.KeyUnits and entityenc.AppendProperties).
+func prepareAction(buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *entityenc.NameCache) (driver.Action, []byte, int, error) {
+	if e == nil {
+		return driver.Action{}, buf, 0, newError(CodeInvalidInput, "entity is nil")
+	}
+	a, keySize, err := prepareKeys(typ, e.PartitionKey, e.RowKey, ifMatch)
+	if err != nil || typ == ActionDelete {
+		return a, buf, keySize, err
+	}
+	start := len(buf)
+	out, count, size, err := entityenc.AppendProperties(codec.AppendHeader(buf, 0), e.Properties, names)
+	if err != nil {
+		return a, out[:start], 0, coded(err)
+	}
+	size += keySize
+	if err := entityenc.CheckLimits(count, size); err != nil {
+		return a, out[:start], 0, coded(err)
+	}
+	return a, out, size, nil
+}
+
+// prepareKeys is the part of prepareAction before the properties: the
+// If-Match rules of the type and the keys. It returns the keys' share of
+// the entity size.
+func prepareKeys(typ ActionType, pk, rk string, ifMatch ETag) (driver.Action, int, error) {
+	a := driver.Action{Type: driver.ActionType(typ), PartitionKey: pk, RowKey: rk, IfMatch: string(ifMatch)}
+	switch typ {
+	case ActionInsert, ActionUpsertMerge, ActionUpsertReplace:
+		if ifMatch != "" {
+			return a, 0, newError(CodeInvalidInput, "%s takes no if-match", typ)
+		}
+	case ActionUpdateMerge, ActionUpdateReplace, ActionDelete:
+		if ifMatch == "" {
+			return a, 0, newError(CodeInvalidInput, "%s requires an if-match etag (use ETagAny to match any)", typ)
+		}
+		if err := entityenc.CheckIfMatch(string(ifMatch)); err != nil {
+			return a, 0, coded(err)
+		}
+	default:
+		return a, 0, newError(CodeInvalidInput, "unknown action type %d", uint8(typ))
+	}
+	pkUnits, err := entityenc.KeyUnits("PartitionKey", a.PartitionKey)
+	if err != nil {
+		return a, 0, coded(err)
+	}
+	rkUnits, err := entityenc.KeyUnits("RowKey", a.RowKey)
+	if err != nil {
+		return a, 0, coded(err)
+	}
+	return a, limits.KeysSize(pkUnits, rkUnits), nil
+}
+
+// txnScratch is the reusable memory of one write or transaction: the
+// actions handed to the driver, one buffer holding every record, and the
+// bookkeeping of a transaction's validation. It is pooled; nothing of it
+// outlives the call to the driver's Commit.
+type txnScratch struct {
+	acts  []driver.Action
+	buf   []byte
+	ends  []int // end offset in buf of each action's record
+	refs  []actionRef
+	order []int32
+	names entityenc.NameCache
+	plan  structmap.Last
+}
+
+// maxPooledBuf is the largest record buffer kept for reuse.
+const maxPooledBuf = 1 << 20
+
+var scratchPool = sync.Pool{New: func() any { return new(txnScratch) }}
+
+func getScratch() *txnScratch { return scratchPool.Get().(*txnScratch) }
+
+// putScratch returns s to the pool, dropping its references to the
+// caller's memory.
+func putScratch(s *txnScratch) {
+	clear(s.acts)
+	clear(s.refs)
+	s.names = entityenc.NameCache{}
+	s.plan = structmap.Last{}
+	if cap(s.buf) > maxPooledBuf {
+		s.buf = nil
+	}
+	scratchPool.Put(s)
 }

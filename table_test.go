@@ -191,7 +191,7 @@ func TestInvalidInputChangesNothing(t *testing.T) {
 		pk    string
 		code  Code
 	}{
-		{map[string]any{"X": 1}, "p", CodeInvalidValueType},
+		{map[string]any{"X": float32(1)}, "p", CodeInvalidValueType},
 		{map[string]any{"1x": int32(1)}, "p", CodePropertyNameInvalid},
 		{map[string]any{strings.Repeat("n", 256): int32(1)}, "p", CodePropertyNameTooLong},
 		{map[string]any{"S": strings.Repeat("s", 40000)}, "p", CodePropertyValueTooLarge},

@@ -3,12 +3,14 @@ package tablestore
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/structmap"
 )
 
 // ActionType is the kind of one action in an entity group transaction.
@@ -45,7 +47,14 @@ type TransactionAction struct {
 // Limits of one entity group transaction, as Azure's.
 const (
 	MaxTransactionActions = 100
-	MaxTransactionBytes   = 4 << 20 // by Azure's entity size accounting
+	// MaxTransactionBytes is Azure's 4 MiB limit on a transaction's
+	// request body. A transaction has no body here, so the limit is
+	// applied to its data: the UTF-8 bytes of every action's keys, and of
+	// its property names and String values, and the bytes of its Binary
+	// values. Any JSON body carries at least those bytes, so a
+	// transaction is refused only when no request body within Azure's
+	// limit could hold it; a server checks its request body itself.
+	MaxTransactionBytes = 4 << 20
 )
 
 // SubmitTransaction applies 1 to 100 actions on one partition of the table
@@ -57,8 +66,8 @@ const (
 // the action count (InvalidInput), one PartitionKey
 // (CommandsInBatchActOnDifferentPartitions at the first action with
 // another key), each RowKey at most once (InvalidDuplicateRow at the
-// repeat), the payload size (RequestBodyTooLarge at the action that
-// exceeds 4 MiB), and each action as the single write would be. Then,
+// repeat), the data size (RequestBodyTooLarge at the action whose data
+// takes the transaction over MaxTransactionBytes), and each action as the single write would be. Then,
 // under the partition's lock, each action's precondition is checked (the
 // codes of Insert, Update, Upsert and Delete). A failure is a *BatchError
 // whose Index is the 0-based index of the failing action (0 for a missing
@@ -89,7 +98,7 @@ func (t *Table) SubmitTransaction(ctx context.Context, actions []TransactionActi
 		if a.Entity != nil {
 			a.Entity.Timestamp, a.Entity.ETag = ts, ETag(etag)
 		} else {
-			s.refs[i].st.setVersion(ts, etag)
+			s.refs[i].st.SetVersion(ts, etag)
 		}
 	}
 	return nil
@@ -98,14 +107,14 @@ func (t *Table) SubmitTransaction(ctx context.Context, actions []TransactionActi
 // actionRef is one action's entity as prepareTransaction resolved it.
 type actionRef struct {
 	pk, rk string
-	e      *Entity   // the entity to encode, if not a struct
-	st     structRef // the struct to encode, when st.p is set
-	err    error     // why the action has no entity
+	e      *Entity       // the entity to encode, if not a struct
+	st     structmap.Ref // the struct to encode, when st.Plan is set
+	err    error         // why the action has no entity
 }
 
 // resolve fills r from a, reading the keys without validating anything;
-// last is refStruct's.
-func (r *actionRef) resolve(a *TransactionAction, last *lastPlan) {
+// last is structmap.Resolve's.
+func (r *actionRef) resolve(a *TransactionAction, last *structmap.Last) {
 	*r = actionRef{}
 	switch {
 	case a.Entity != nil && a.Struct != nil:
@@ -113,14 +122,14 @@ func (r *actionRef) resolve(a *TransactionAction, last *lastPlan) {
 	case a.Entity != nil:
 		r.e = a.Entity
 	case a.Struct != nil:
-		st, ok, err := refStruct(a.Struct, last)
+		st, ok, err := structmap.Resolve(a.Struct, last)
 		switch {
 		case err != nil:
-			r.err = err
+			r.err = coded(err)
 			return
 		case ok:
 			r.st = st
-			r.pk, r.rk = st.keys()
+			r.pk, r.rk = st.Keys()
 			return
 		}
 		if r.e, r.err = MarshalEntity(a.Struct); r.err != nil {
@@ -154,7 +163,10 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 	s.acts = slices.Grow(s.acts[:0], n)[:n]
 	s.ends = slices.Grow(s.ends[:0], n)[:n]
 	buf := s.buf[:0]
-	size := 0
+	// size is the data counted against MaxTransactionBytes: an upper
+	// bound (keys plus whole records) until it crosses the limit, exact
+	// from then on.
+	size, exact := 0, false
 	for i := range actions {
 		a, r := &actions[i], &s.refs[i]
 		if r.err != nil {
@@ -163,16 +175,15 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 		}
 		var (
 			da      driver.Action
-			m       int
 			err     error
 			encoded bool
 		)
-		if r.st.p != nil {
+		start := len(buf)
+		if r.st.Plan != nil {
 			// A struct the direct encoding rejects is answered as its
 			// MarshalEntity result would be, MarshalEntity's own errors
 			// first.
-			start := len(buf)
-			if da, buf, m, encoded = encodeStruct(buf, a.Type, r.st, a.IfMatch); !encoded {
+			if da, buf, _, encoded = encodeStruct(buf, a.Type, r.st, a.IfMatch); !encoded {
 				buf = buf[:start]
 				if r.e, err = MarshalEntity(a.Struct); err != nil {
 					s.buf = buf
@@ -191,19 +202,23 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 				"row key %q appears more than once in the transaction", r.rk))
 		}
 		if !encoded {
-			if da, buf, m, err = prepareAction(buf, a.Type, r.e, a.IfMatch, &s.names); err != nil {
+			if da, buf, _, err = prepareAction(buf, a.Type, r.e, a.IfMatch, &s.names); err != nil {
 				s.buf = buf
 				return nil, asBatchError(i, err)
 			}
 		}
-		size += m
+		s.acts[i] = da
+		s.ends[i] = len(buf)
+		if exact {
+			size += len(r.pk) + len(r.rk) + recordData(buf[start:])
+		} else if size += len(r.pk) + len(r.rk) + len(buf) - start; size > MaxTransactionBytes {
+			size, exact = s.dataSize(buf, i), true
+		}
 		if size > MaxTransactionBytes {
 			s.buf = buf
 			return nil, asBatchError(i, newError(CodeRequestBodyTooLarge,
-				"the transaction's payload exceeds %d bytes", MaxTransactionBytes))
+				"the transaction's data exceeds %d bytes", MaxTransactionBytes))
 		}
-		s.acts[i] = da
-		s.ends[i] = len(buf)
 	}
 	s.buf = buf
 	start := 0
@@ -214,6 +229,34 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 		}
 	}
 	return s.acts, nil
+}
+
+// dataSize returns the exact data (see MaxTransactionBytes) of actions 0
+// to last, whose records end at s.ends in buf.
+func (s *txnScratch) dataSize(buf []byte, last int) int {
+	n, start := 0, 0
+	for i := 0; i <= last; i++ {
+		n += len(s.refs[i].pk) + len(s.refs[i].rk) + recordData(buf[start:s.ends[i]])
+		start = s.ends[i]
+	}
+	return n
+}
+
+// recordData returns the bytes of a record's property names and String
+// and Binary values; 0 for no record (a delete's).
+func recordData(rec []byte) int {
+	if len(rec) == 0 {
+		return 0
+	}
+	n := 0
+	it := codec.Record(rec).Iter()
+	for it.Next() {
+		n += len(it.Name())
+		if v := it.Value(); v.Type == filter.TypeString || v.Type == filter.TypeBinary {
+			n += len(v.Bytes)
+		}
+	}
+	return n
 }
 
 // firstRepeatedRow returns the index of the first action, in action
@@ -254,17 +297,6 @@ func (s *txnScratch) firstRepeatedRow() int {
 	return repeat
 }
 
-// asBatchError wraps a failing action's error with its index. Errors that
-// are not about an action (ErrClosed, a context error, an I/O error) are
-// returned as they are.
-func asBatchError(i int, err error) error {
-	var e *Error
-	if err == nil || !errors.As(err, &e) {
-		return err
-	}
-	return &BatchError{Index: i, Err: e}
-}
-
 // String returns the value of the matching aztables TransactionType
 // ("add", "updatemerge", "updatereplace", "insertmerge", "insertreplace",
 // "delete"), so aztables.TransactionType(a.String()) names the same action.
@@ -284,4 +316,124 @@ func (a ActionType) String() string {
 		return "delete"
 	}
 	return fmt.Sprintf("ActionType(%d)", uint8(a))
+}
+
+// Batch collects the actions of one entity group transaction. It is a
+// convenience over SubmitTransaction: each method adds one
+// TransactionAction, the entity ones with Entity set, the struct ones
+// with Struct set (a struct or a pointer to one, mapped by the field
+// rules of MarshalEntity and written as InsertStruct writes it). A Batch
+// is not safe for concurrent use.
+type Batch struct {
+	table     *Table
+	partition *Partition // nil for a table's batch
+	actions   []TransactionAction
+}
+
+// NewBatch starts an empty transaction on the table.
+func (t *Table) NewBatch() *Batch { return &Batch{table: t} }
+
+// Insert adds an insert action.
+func (b *Batch) Insert(e *Entity) *Batch { return b.add(ActionInsert, e, nil, "") }
+
+// Update adds an update action (Merge or Replace) with If-Match. An
+// unknown mode makes Submit fail with InvalidInput at this action.
+func (b *Batch) Update(e *Entity, mode UpdateMode, ifMatch ETag) *Batch {
+	typ, _ := modeAction(mode, ActionUpdateMerge, ActionUpdateReplace)
+	return b.add(typ, e, nil, ifMatch)
+}
+
+// Upsert adds an upsert action (Merge or Replace).
+func (b *Batch) Upsert(e *Entity, mode UpdateMode) *Batch {
+	typ, _ := modeAction(mode, ActionUpsertMerge, ActionUpsertReplace)
+	return b.add(typ, e, nil, "")
+}
+
+// Delete adds a delete action with If-Match.
+func (b *Batch) Delete(partitionKey, rowKey string, ifMatch ETag) *Batch {
+	return b.add(ActionDelete, &Entity{PartitionKey: partitionKey, RowKey: rowKey}, nil, ifMatch)
+}
+
+// InsertStruct adds an insert action for the entity the struct v
+// describes (a struct or a pointer to one), as Table.InsertStruct writes
+// it. When v is a pointer, its Timestamp and ETag fields (where the
+// struct has them) are set on success.
+func (b *Batch) InsertStruct(v any) *Batch { return b.add(ActionInsert, nil, v, "") }
+
+// UpdateStruct adds an update action (Merge or Replace) with If-Match for
+// the entity the struct v describes; see InsertStruct.
+func (b *Batch) UpdateStruct(v any, mode UpdateMode, ifMatch ETag) *Batch {
+	typ, _ := modeAction(mode, ActionUpdateMerge, ActionUpdateReplace)
+	return b.add(typ, nil, v, ifMatch)
+}
+
+// UpsertStruct adds an upsert action (Merge or Replace) for the entity
+// the struct v describes; see InsertStruct.
+func (b *Batch) UpsertStruct(v any, mode UpdateMode) *Batch {
+	typ, _ := modeAction(mode, ActionUpsertMerge, ActionUpsertReplace)
+	return b.add(typ, nil, v, "")
+}
+
+// DeleteStruct adds a delete action with If-Match for the entity whose
+// keys are the PartitionKey and RowKey fields of the struct v (a struct
+// or a pointer to one); its other fields are not read.
+func (b *Batch) DeleteStruct(v any, ifMatch ETag) *Batch { return b.add(ActionDelete, nil, v, ifMatch) }
+
+func (b *Batch) add(typ ActionType, e *Entity, v any, ifMatch ETag) *Batch {
+	b.actions = append(b.actions, TransactionAction{Type: typ, Entity: e, Struct: v, IfMatch: ifMatch})
+	return b
+}
+
+// Len returns the number of actions added so far.
+func (b *Batch) Len() int { return len(b.actions) }
+
+// Submit runs the collected actions with SubmitTransaction. In a
+// partition's batch, actions with an empty PartitionKey get the
+// partition's first (an entity's field is set, and so is the
+// PartitionKey field of a struct passed by pointer; a struct passed by
+// value is copied), and an action naming another partition fails with
+// CommandsInBatchActOnDifferentPartitions at its index.
+func (b *Batch) Submit(ctx context.Context) error {
+	if p := b.partition; p != nil {
+		for i := range b.actions {
+			if err := p.ownAction(&b.actions[i]); err != nil {
+				return asBatchError(i, err)
+			}
+		}
+	}
+	return b.table.SubmitTransaction(ctx, b.actions)
+}
+
+// ownAction gives a's entity or struct the partition's key when its
+// PartitionKey is empty, and refuses one naming another partition with
+// CommandsInBatchActOnDifferentPartitions. An action without an entity,
+// or with a struct the field rules reject, is left to SubmitTransaction
+// to report.
+func (p *Partition) ownAction(a *TransactionAction) error {
+	pk := ""
+	switch {
+	case a.Entity != nil:
+		if a.Entity.PartitionKey == "" {
+			a.Entity.PartitionKey = p.pk
+		}
+		pk = a.Entity.PartitionKey
+	case a.Struct != nil:
+		r, ok, err := structmap.Resolve(a.Struct, nil)
+		if !ok || err != nil {
+			return nil
+		}
+		if pk, _ = r.Keys(); pk == "" && r.SetPartitionKey(p.pk) {
+			pk = p.pk
+			if !r.Owned {
+				a.Struct = r.Pointer() // the copy holding the key
+			}
+		}
+	default:
+		return nil
+	}
+	if pk != p.pk {
+		return newError(CodeCommandsInBatchActOnDifferentPartitions,
+			"partition key %q differs from the partition's %q", pk, p.pk)
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/structmap"
 )
 
 // FuzzTypedDecode decodes arbitrary bytes as a stored record straight
@@ -53,10 +54,11 @@ func checkFuzzDecode[T any](t *testing.T, data []byte, sel []string) {
 		wantErr = UnmarshalEntity(e, &want)
 	}
 	var got T
-	d := &decoder{sel: sel}
-	gotErr := d.into(p, unsafe.Pointer(&got), row)
-	if (wantErr == nil) != (gotErr == nil) {
-		t.Fatalf("reference error %v, direct error %v", wantErr, gotErr)
+	d := &structmap.Decoder{Select: sel}
+	srow := structRow(row)
+	gotOK := d.Into(structmap.Ref{Plan: p, Base: unsafe.Pointer(&got)}, &srow)
+	if (wantErr == nil) != gotOK {
+		t.Fatalf("reference error %v, direct decoding ok=%v", wantErr, gotOK)
 	}
 	if wantErr == nil {
 		requireSame(t, want, got)
@@ -97,11 +99,11 @@ func FuzzStructEncoding(f *testing.F) {
 			}
 			want, wantBuf, _, wantErr := prepareStructSlow(nil, typ, &c, ifMatch)
 			want = withRecord(want, wantBuf)
-			p, err := typedPlanFor(reflectTypeOf(c))
+			p, err := structmap.PlanFor(reflectTypeOf(c))
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, gotBuf, _, ok := encodeStruct(nil, typ, structRef{p: p, base: unsafe.Pointer(&c)}, ifMatch)
+			got, gotBuf, _, ok := encodeStruct(nil, typ, structmap.Ref{Plan: p, Base: unsafe.Pointer(&c)}, ifMatch)
 			got = withRecord(got, gotBuf)
 			if ok != (wantErr == nil) {
 				t.Fatalf("%s: reference error %v, direct encoding ok=%v", typ, wantErr, ok)

@@ -138,3 +138,80 @@ func TestTransactionStructForm(t *testing.T) {
 	_, err = tbl.Get(ctx, "p", "v", nil)
 	requireCode(t, err, CodeResourceNotFound)
 }
+
+// TestBatchStructActions checks the batch builder's struct actions: each
+// adds the TransactionAction with Struct set, so a batch of them stores
+// what the same batch of MarshalEntity's entities stores, sets the
+// Timestamp and ETag fields of structs passed by pointer, and in a
+// partition's batch fills an empty PartitionKey.
+func TestBatchStructActions(t *testing.T) {
+	db := openTestDB(t, nil)
+	tbl, err := db.CreateTable(ctx, "BatchStructs")
+	require.NoError(t, err)
+	c := func(pk, rk string) *Customer {
+		v := sampleCustomer()
+		v.PartitionKey, v.RowKey = pk, rk
+		return &v
+	}
+	a, b, byValue := c("p", "a"), c("p", "b"), *c("p", "v")
+	require.NoError(t, tbl.NewBatch().InsertStruct(a).InsertStruct(b).UpsertStruct(byValue, Replace).Submit(ctx))
+	require.NotEmpty(t, a.ETag, "a struct passed by pointer gets its ETag")
+	require.Equal(t, a.ETag, b.ETag)
+	require.False(t, a.Timestamp.IsZero())
+	require.Empty(t, byValue.ETag, "a struct passed by value is not changed")
+	for _, v := range []*Customer{a, b, &byValue} {
+		got, err := GetAs[Customer](ctx, tbl, v.PartitionKey, v.RowKey, nil)
+		require.NoError(t, err)
+		want, err := MarshalEntity(v)
+		require.NoError(t, err)
+		e := mustGet(t, tbl, v.PartitionKey, v.RowKey)
+		requireSameProperties(t, want.Properties, e.Properties)
+		require.Equal(t, v.Name, got.Name)
+	}
+
+	// Update with another version's ETag fails at its index and changes
+	// nothing.
+	first := a.ETag
+	a.Name = "changed"
+	require.NoError(t, tbl.NewBatch().UpdateStruct(a, Merge, a.ETag).Submit(ctx))
+	require.NotEqual(t, first, a.ETag)
+	b.Name = "never"
+	err = tbl.NewBatch().UpsertStruct(c("p", "c"), Merge).UpdateStruct(b, Replace, a.ETag).Submit(ctx)
+	var be *BatchError
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, 1, be.Index)
+	requireCode(t, err, CodeUpdateConditionNotSatisfied)
+	_, err = tbl.Get(ctx, "p", "c", nil)
+	requireCode(t, err, CodeResourceNotFound)
+
+	// DeleteStruct reads the keys; an unknown mode fails at its action.
+	require.NoError(t, tbl.NewBatch().DeleteStruct(b, ETagAny).DeleteStruct(byValue, ETagAny).Submit(ctx))
+	_, err = tbl.Get(ctx, "p", "b", nil)
+	requireCode(t, err, CodeResourceNotFound)
+	err = tbl.NewBatch().UpsertStruct(a, UpdateMode(9)).Submit(ctx)
+	require.ErrorAs(t, err, &be)
+	requireCode(t, err, CodeInvalidInput)
+
+	// In a partition's batch, an empty PartitionKey becomes the
+	// partition's: in the caller's struct when passed by pointer.
+	p := tbl.Partition("q")
+	byPtr, byVal := c("", "1"), *c("", "2")
+	require.NoError(t, p.NewBatch().InsertStruct(byPtr).InsertStruct(byVal).Submit(ctx))
+	require.Equal(t, "q", byPtr.PartitionKey)
+	require.Empty(t, byVal.PartitionKey, "a struct passed by value is copied, not changed")
+	for _, rk := range []string{"1", "2"} {
+		_, err := GetAs[Customer](ctx, tbl, "q", rk, nil)
+		require.NoError(t, err)
+	}
+	err = p.NewBatch().UpsertStruct(c("q", "3"), Merge).UpsertStruct(c("other", "4"), Merge).Submit(ctx)
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, 1, be.Index)
+	requireCode(t, err, CodeCommandsInBatchActOnDifferentPartitions)
+	_, err = tbl.Get(ctx, "q", "3", nil)
+	requireCode(t, err, CodeResourceNotFound)
+
+	// A value that is no struct fails as SubmitTransaction fails it.
+	err = tbl.NewBatch().InsertStruct(7).Submit(ctx)
+	require.ErrorAs(t, err, &be)
+	requireCode(t, err, CodeInvalidValueType)
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // conn is the remote driver.Conn: one aztables service client. It keeps
@@ -55,7 +56,7 @@ func (c *conn) CreateTable(ctx context.Context, name string) error {
 		_, err := c.svc.CreateTable(ctx, name, nil)
 		err = mapError(err, opCreateTable)
 		var de *driver.Error
-		if !errors.As(err, &de) || de.Code != "TableBeingDeleted" || time.Now().Add(createRetryInterval).After(deadline) {
+		if !errors.As(err, &de) || de.Code != edm.CodeTableBeingDeleted || time.Now().Add(createRetryInterval).After(deadline) {
 			return err
 		}
 		select {

@@ -32,9 +32,8 @@ var statusCodes = map[int]ts.Code{
 	http.StatusPreconditionFailed:    ts.CodeUpdateConditionNotSatisfied,
 	http.StatusRequestEntityTooLarge: ts.CodeRequestBodyTooLarge,
 	http.StatusNotImplemented:        ts.CodeNotImplemented,
-	// Azure's own codes for these, which the library does not define.
-	http.StatusInternalServerError: "InternalError",
-	http.StatusServiceUnavailable:  "ServerBusy",
+	http.StatusInternalServerError:   ts.CodeInternalError,
+	http.StatusServiceUnavailable:    ts.CodeServerBusy,
 }
 
 // opKind names the operation an error came from, for the codes that

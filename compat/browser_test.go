@@ -154,9 +154,11 @@ func TestBrowserCORS(t *testing.T) {
 		ctx, cancel2 := context.WithTimeout(ctx, 90*time.Second)
 		defer cancel2()
 		frag := url.Values{"endpoint": {endpoint}, "sas": {u.RawQuery}, "table": {table}}.Encode()
-		var res browserResult
-		if err := chromedp.Run(ctx, chromedp.Navigate(site.URL+"/#"+frag),
-			chromedp.Poll("window.__result", &res, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(site.URL+"/#"+frag)); err != nil {
+			t.Fatalf("chromium: %v", err)
+		}
+		res, err := chromedp.Run(ctx, chromedp.Poll[browserResult]("window.__result", chromedp.WithPollingTimeout(60*time.Second)))
+		if err != nil {
 			t.Fatalf("chromium: %v", err)
 		}
 		return res

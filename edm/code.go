@@ -65,4 +65,8 @@ const (
 	CodeResourceTypeMismatch               Code = "ResourceTypeMismatch"
 	CodeUnsupportedQueryParameter          Code = "UnsupportedQueryParameter"
 	CodeOperationNotAllowedOnCurrentTarget Code = "OperationNotAllowedOnCurrentTarget"
+	CodeAuthorizationFailure               Code = "AuthorizationFailure"
+	CodeInvalidAuthenticationInfo          Code = "InvalidAuthenticationInfo"
+	CodeCorsPreflightFailure               Code = "CorsPreflightFailure"
+	CodeInvalidXMLNodeValue                Code = "InvalidXmlNodeValue"
 )

@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // secondarySuffix names an account's read-only secondary endpoint
 // (ACCOUNT-secondary), which the SDKs use for Get Table Service Stats.
 const secondarySuffix = "-secondary"
 
-var errSecondaryReadOnly = apiError(http.StatusForbidden, "AuthorizationFailure",
+var errSecondaryReadOnly = apiError(http.StatusForbidden, edm.CodeAuthorizationFailure,
 	"This request is not authorized to perform this operation: the secondary endpoint is read-only.")
 
 // checkSecondary refuses every request but GET and HEAD addressed to

@@ -164,7 +164,7 @@ func TestAccountIsolation(t *testing.T) {
 			{"GET", prefix + "shared?comp=acl", "", nil},
 			{"PUT", prefix + "shared?comp=acl", `<SignedIdentifiers/>`, nil},
 			{"GET", prefix + "?restype=service&comp=properties", "", nil},
-			{"PUT", prefix + "?restype=service&comp=properties", `<StorageServiceProperties><Cors><CorsRule><AllowedOrigins>*</AllowedOrigins><AllowedMethods>GET</AllowedMethods></CorsRule></Cors></StorageServiceProperties>`, nil},
+			{"PUT", prefix + "?restype=service&comp=properties", `<StorageServiceProperties><Cors><CorsRule><AllowedOrigins>*</AllowedOrigins><AllowedMethods>GET</AllowedMethods><AllowedHeaders></AllowedHeaders><ExposedHeaders></ExposedHeaders><MaxAgeInSeconds>0</MaxAgeInSeconds></CorsRule></Cors></StorageServiceProperties>`, nil},
 			{"POST", prefix + "$batch", batch(prefix), map[string]string{"Content-Type": "multipart/mixed; boundary=batch_1"}},
 		}
 	}

@@ -1,12 +1,11 @@
 package server
 
 import (
-	"bytes"
 	"encoding/xml"
 	"net/http"
-	"strings"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // The ACL document: <SignedIdentifiers><SignedIdentifier><Id/>
@@ -29,13 +28,34 @@ type xmlPolicy struct {
 
 const aclTimeLayout = "2006-01-02T15:04:05.0000000Z"
 
-var errBadXML = apiError(http.StatusBadRequest, "InvalidXmlDocument", "XML specified is not syntactically valid.")
+var errBadXML = apiError(http.StatusBadRequest, edm.CodeInvalidXMLDocument, "XML specified is not syntactically valid.")
+
+// aclRule is the schema of Set Table ACL's body: SignedIdentifiers, each
+// with one Id and at most one AccessPolicy of at most one Start, Expiry
+// and Permission, children in any order (the Go SDK writes AccessPolicy
+// before Id). How many identifiers, and what an Id and a Permission may
+// hold, Table.SetAccessPolicies checks.
+var aclRule = &xmlRule{children: []xmlChild{
+	{name: "SignedIdentifier", min: 0, max: maxXMLElements, rule: &xmlRule{children: []xmlChild{
+		{name: "Id", rule: leaf(nil), min: 1, max: 1},
+		{name: "AccessPolicy", min: 0, max: 1, rule: &xmlRule{children: []xmlChild{
+			{name: "Start", rule: leaf(validSASTime), min: 0, max: 1},
+			{name: "Expiry", rule: leaf(validSASTime), min: 0, max: 1},
+			{name: "Permission", rule: leaf(nil), min: 0, max: 1},
+		}}},
+	}}},
+}}
+
+// validSASTime accepts an empty time or one parseSASTime reads.
+func validSASTime(s string) bool {
+	if s == "" {
+		return true
+	}
+	_, ok := parseSASTime(s)
+	return ok
+}
 
 func (q *request) getACL() {
-	if err := q.authorize(opGetACL, q.res.table, "", ""); err != nil {
-		q.fail(err)
-		return
-	}
 	pols, err := q.h.db.Table(q.res.table).AccessPolicies(q.r.Context())
 	if err != nil {
 		q.fail(err)
@@ -58,23 +78,11 @@ func (q *request) getACL() {
 		return
 	}
 	body := append([]byte(xml.Header[:len(xml.Header)-1]), out...)
-	q.w.Header().Set("Content-Type", "application/xml")
-	q.w.Header().Set("Content-Length", itoa(len(body)))
-	q.w.WriteHeader(http.StatusOK)
-	_, _ = q.w.Write(body)
+	q.writeXML(http.StatusOK, body)
 }
 
 func (q *request) setACL() {
-	if err := q.authorize(opSetACL, q.res.table, "", ""); err != nil {
-		q.fail(err)
-		return
-	}
-	body, err := q.readBody()
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	pols, err := parseACL(body)
+	pols, err := parseACL(q.body)
 	if err != nil {
 		q.fail(err)
 		return
@@ -83,7 +91,7 @@ func (q *request) setACL() {
 		// The library checks the policies (count, IDs, permissions);
 		// Azure reports those problems as a bad XML document.
 		if tablestore.ErrorCode(err) == tablestore.CodeInvalidInput {
-			err = apiError(http.StatusBadRequest, "InvalidXmlDocument", "XML specified is not syntactically valid: "+err.(*tablestore.Error).Message+".")
+			err = apiError(http.StatusBadRequest, edm.CodeInvalidXMLDocument, "XML specified is not syntactically valid: "+err.(*tablestore.Error).Message+".")
 		}
 		q.fail(err)
 		return
@@ -92,34 +100,50 @@ func (q *request) setACL() {
 	q.w.WriteHeader(http.StatusNoContent)
 }
 
-// parseACL reads a SignedIdentifiers document. Errors: InvalidXmlDocument
-// for bad XML or a bad time; Table.SetAccessPolicies checks the rest.
+// parseACL reads a SignedIdentifiers document; an empty body is no
+// policies. Errors: InvalidXmlDocument for anything aclRule refuses;
+// Table.SetAccessPolicies checks the rest.
 func parseACL(body []byte) ([]tablestore.AccessPolicy, error) {
-	if len(bytes.TrimSpace(body)) == 0 {
+	if len(trimXMLSpace(body)) == 0 {
 		return nil, nil
 	}
-	var doc xmlIdentifiers
-	if err := xml.Unmarshal(body, &doc); err != nil {
+	root, err := parseXML(body)
+	if err != nil {
+		return nil, err
+	}
+	if root.name != "SignedIdentifiers" {
 		return nil, errBadXML
 	}
-	var out []tablestore.AccessPolicy
-	for _, id := range doc.Identifiers {
-		p := tablestore.AccessPolicy{ID: id.ID}
-		if id.Policy != nil {
-			var ok bool
-			if s := strings.TrimSpace(id.Policy.Start); s != "" {
-				if p.Start, ok = parseSASTime(s); !ok {
-					return nil, errBadXML
-				}
+	if err := aclRule.validate(root); err != nil {
+		return nil, errBadXML // Azure's code for any fault of an ACL
+	}
+	out := []tablestore.AccessPolicy{}
+	for _, si := range root.children {
+		p := tablestore.AccessPolicy{ID: si.child("Id").text}
+		if ap := si.child("AccessPolicy"); ap != nil {
+			if e := ap.child("Start"); e != nil && e.text != "" {
+				p.Start, _ = parseSASTime(e.text)
 			}
-			if s := strings.TrimSpace(id.Policy.Expiry); s != "" {
-				if p.Expiry, ok = parseSASTime(s); !ok {
-					return nil, errBadXML
-				}
+			if e := ap.child("Expiry"); e != nil && e.text != "" {
+				p.Expiry, _ = parseSASTime(e.text)
 			}
-			p.Permission = strings.TrimSpace(id.Policy.Permission)
+			if e := ap.child("Permission"); e != nil {
+				p.Permission = e.text
+			}
 		}
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// trimXMLSpace trims XML white space (space, tab, CR, LF).
+func trimXMLSpace(b []byte) []byte {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // maxClockSkew is how old (or how far in the future) a signed request's
@@ -53,7 +55,7 @@ func (q *request) authenticate() error {
 		q.sas = g
 		return nil
 	}
-	return apiError(http.StatusForbidden, "AuthenticationFailed", "Server failed to authenticate the request: no Authorization header or shared access signature.")
+	return apiError(http.StatusForbidden, edm.CodeAuthenticationFailed, "Server failed to authenticate the request: no Authorization header or shared access signature.")
 }
 
 // checkSharedKey verifies "SharedKey account:sig" or "SharedKeyLite
@@ -73,10 +75,10 @@ func (q *request) checkSharedKey(auth string) error {
 	}
 	t, err := http.ParseTime(date)
 	if err != nil {
-		return apiError(http.StatusForbidden, "AuthenticationFailed", "Server failed to authenticate the request: the x-ms-date or Date header is missing or not in RFC 1123 form.")
+		return apiError(http.StatusForbidden, edm.CodeAuthenticationFailed, "Server failed to authenticate the request: the x-ms-date or Date header is missing or not in RFC 1123 form.")
 	}
 	if d := time.Since(t); d > maxClockSkew || d < -maxClockSkew {
-		return apiError(http.StatusForbidden, "AuthenticationFailed", "Server failed to authenticate the request: the request is more than 15 minutes old or in the future.")
+		return apiError(http.StatusForbidden, edm.CodeAuthenticationFailed, "Server failed to authenticate the request: the request is more than 15 minutes old or in the future.")
 	}
 	resource := q.canonicalResource()
 	var toSign string
@@ -89,7 +91,7 @@ func (q *request) checkSharedKey(auth string) error {
 		return errAuthFailed
 	}
 	if !q.h.verify(toSign, sig) {
-		return apiError(http.StatusForbidden, "AuthenticationFailed", "Server failed to authenticate the request. Make sure the value of the Authorization header is formed correctly including the signature.")
+		return apiError(http.StatusForbidden, edm.CodeAuthenticationFailed, "Server failed to authenticate the request. Make sure the value of the Authorization header is formed correctly including the signature.")
 	}
 	return nil
 }
@@ -121,6 +123,24 @@ func (h *handler) verify(s, sig string) bool {
 	return false
 }
 
+// authorizeOperation checks everything about the credentials that the
+// URL and headers decide, before any body is read: the operation's
+// permission, a service SAS's table, and its key range for an entity the
+// URL names. What only the body tells (an insert's keys, a batch's
+// operations) is checked again once it is read.
+func (q *request) authorizeOperation(o opRoute) error {
+	if q.ext.bearer != nil {
+		return q.ext.bearer.allow(o.op) // bearer.go: the token's role
+	}
+	if q.sas == nil {
+		return nil
+	}
+	if o.keyed {
+		return q.sas.allow(o.op, q.res.table, q.res.pk, q.res.rk, true)
+	}
+	return q.sas.allow(o.op, q.res.table, "", "", false)
+}
+
 // authorize checks that the request's credentials allow op on table
 // and, for the entity operations, on the entity (pk, rk): a service SAS
 // limits keys to its range. Shared key and anonymous requests may do
@@ -133,16 +153,4 @@ func (q *request) authorize(o op, table, pk, rk string) error {
 		return nil
 	}
 	return q.sas.allow(o, table, pk, rk, o >= opRead)
-}
-
-// authorizeQuery is authorize for a query, whose key range is enforced
-// by restrictFilter instead.
-func (q *request) authorizeQuery(table string) error {
-	if q.ext.bearer != nil {
-		return q.ext.bearer.allow(opRead)
-	}
-	if q.sas == nil {
-		return nil
-	}
-	return q.sas.allow(opRead, table, "", "", false)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // A $batch body is multipart/mixed holding one changeset, itself
@@ -17,73 +18,112 @@ import (
 // header names in any case, sub-requests without Content-Length and with
 // blank lines before the body, absolute or relative sub-request URLs.
 
-// mimePart is one part of a multipart body.
+// mimePart is one part of a multipart body. Its header values are
+// copies; body aliases the multipart body. bad says it has more than
+// maxPartHeaders header lines.
 type mimePart struct {
 	header textproto.MIMEHeader
 	body   []byte
+	bad    bool
 }
 
-// splitMultipart splits body (with LF line endings) on boundary.
-// Errors: InvalidInput when the boundary never appears or never closes.
-func splitMultipart(body []byte, boundary string) ([]mimePart, error) {
-	delim := "--" + boundary
+// maxPartHeaders bounds the header lines of one part of a batch; the
+// SDKs send fewer than ten.
+const maxPartHeaders = 64
+
+// lines iterates over the lines of b, each without its LF or CRLF,
+// aliasing b. off is where the next line starts.
+type lines struct {
+	b   []byte
+	off int
+}
+
+// next returns the next line and where it starts; ok is false at the end.
+func (l *lines) next() (line []byte, start int, ok bool) {
+	if l.off >= len(l.b) {
+		return nil, 0, false
+	}
+	start = l.off
+	rest := l.b[start:]
+	i := bytes.IndexByte(rest, '\n')
+	if i < 0 {
+		l.off = len(l.b)
+		line = rest
+	} else {
+		l.off = start + i + 1
+		line = rest[:i]
+	}
+	return bytes.TrimSuffix(line, []byte("\r")), start, true
+}
+
+// splitMultipart splits body (CRLF or LF line endings) on boundary. The
+// parts' bodies alias body. It stops after maxParts+1 parts, unclosed:
+// the caller refuses more than maxParts. Errors: InvalidInput when the
+// boundary never appears or never closes.
+func splitMultipart(body []byte, boundary string, maxParts int) ([]mimePart, error) {
+	delim := []byte("--" + boundary)
 	var parts []mimePart
-	var cur []string
-	in, closed := false, false
-	for _, line := range strings.Split(string(body), "\n") {
-		t := strings.TrimRight(line, " \t")
+	l := lines{b: body}
+	partStart := -1 // where the current part's first line starts
+	prevEnd := 0    // where the line before the current one ends, its newline excluded
+	end := func(at int) {
+		if partStart >= 0 {
+			parts = append(parts, newPart(body[partStart:max(partStart, at)]))
+		}
+	}
+	for {
+		line, start, ok := l.next()
+		if !ok {
+			return nil, errBadBatch("the multipart body is not closed by its boundary")
+		}
+		t := bytes.TrimRight(line, " \t")
 		switch {
-		case t == delim+"--":
-			if in {
-				parts = append(parts, newPart(cur))
+		case len(t) == len(delim)+2 && bytes.HasPrefix(t, delim) && bytes.HasSuffix(t, []byte("--")):
+			end(prevEnd)
+			return parts, nil
+		case bytes.Equal(t, delim):
+			end(prevEnd)
+			if len(parts) > maxParts {
+				return parts, nil
 			}
-			in, closed = false, true
-		case t == delim:
-			if in {
-				parts = append(parts, newPart(cur))
-			}
-			in, cur = true, nil
-		default:
-			if in {
-				cur = append(cur, line)
-			}
+			partStart = l.off
 		}
-		if closed {
-			break
-		}
+		prevEnd = start + len(line)
 	}
-	if !closed {
-		return nil, errBadBatch("the multipart body is not closed by its boundary")
-	}
-	return parts, nil
 }
 
-// newPart reads a part's header block and body. Continuation lines are
-// not used by any client and are taken as ordinary lines.
-func newPart(lines []string) mimePart {
+// newPart reads a part's header block and body: what follows the first
+// blank line after the headers. Continuation lines are not used by any
+// client and are taken as ordinary lines.
+func newPart(b []byte) mimePart {
 	p := mimePart{header: textproto.MIMEHeader{}}
-	i := 0
-	for i < len(lines) && strings.TrimSpace(lines[i]) == "" {
-		i++ // blank lines before the headers
-	}
-	for ; i < len(lines); i++ {
-		if strings.TrimSpace(lines[i]) == "" {
-			i++
-			break
+	l := lines{b: b}
+	inHeaders, headers := false, 0
+	for {
+		line, _, ok := l.next()
+		if !ok {
+			return p
 		}
-		k, v, ok := strings.Cut(lines[i], ":")
-		if ok {
-			p.header.Add(textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(k)), strings.TrimSpace(v))
+		if len(bytes.TrimSpace(line)) == 0 {
+			if inHeaders {
+				p.body = b[l.off:]
+				return p
+			}
+			continue // blank lines before the headers
+		}
+		inHeaders = true
+		if headers++; headers > maxPartHeaders {
+			p.bad = true
+			continue
+		}
+		if k, v, ok := bytes.Cut(line, []byte(":")); ok {
+			p.header.Add(textproto.CanonicalMIMEHeaderKey(string(bytes.TrimSpace(k))), string(bytes.TrimSpace(v)))
 		}
 	}
-	if i < len(lines) {
-		p.body = []byte(strings.Join(lines[i:], "\n"))
-	}
-	return p
 }
 
 func errBadBatch(why string) *apiErr {
-	return apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: "+why+".")
+	return apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: "+why+".")
 }
 
 func boundaryOf(contentType string) (string, bool) {
@@ -99,18 +139,18 @@ type subRequest struct {
 	method string
 	res    resource
 	header textproto.MIMEHeader
-	body   []byte
+	body   []byte // aliases the batch body
 }
 
-// parseBatch reads the whole envelope. Errors are answered as ordinary
-// (non-202) errors: nothing has run yet.
+// parseBatch reads the whole envelope; the sub-requests' bodies alias
+// body. Errors are answered as ordinary (non-202) errors: nothing has
+// run yet.
 func (h *handler) parseBatch(contentType string, body []byte) ([]subRequest, error) {
 	boundary, ok := boundaryOf(contentType)
 	if !ok {
 		return nil, errBadBatch("a batch needs Content-Type multipart/mixed with a boundary")
 	}
-	body = bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n"))
-	outer, err := splitMultipart(body, boundary)
+	outer, err := splitMultipart(body, boundary, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +161,10 @@ func (h *handler) parseBatch(contentType string, body []byte) ([]subRequest, err
 	if !ok {
 		return nil, errBadBatch("the batch part must be a multipart/mixed changeset; queries in a batch are not supported")
 	}
-	inner, err := splitMultipart(outer[0].body, csBoundary)
+	if outer[0].bad {
+		return nil, errBadBatch("a part has too many header lines")
+	}
+	inner, err := splitMultipart(outer[0].body, csBoundary, tablestore.MaxTransactionActions)
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +173,9 @@ func (h *handler) parseBatch(contentType string, body []byte) ([]subRequest, err
 	}
 	subs := make([]subRequest, 0, len(inner))
 	for _, p := range inner {
+		if p.bad {
+			return nil, errBadBatch("a part has too many header lines")
+		}
 		s, err := h.parseSubRequest(p.body)
 		if err != nil {
 			return nil, err
@@ -143,19 +189,26 @@ func (h *handler) parseBatch(contentType string, body []byte) ([]subRequest, err
 // that follows the header block, trimmed.
 func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 	var s subRequest
-	lines := strings.Split(string(b), "\n")
-	i := 0
-	for i < len(lines) && strings.TrimSpace(lines[i]) == "" {
-		i++
+	l := lines{b: b}
+	var reqLine []byte
+	for {
+		line, _, ok := l.next()
+		if !ok {
+			return s, errBadBatch("a changeset part holds no request")
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			reqLine = line
+			break
+		}
 	}
-	if i == len(lines) {
-		return s, errBadBatch("a changeset part holds no request")
-	}
-	f := strings.Fields(lines[i])
+	f := strings.Fields(string(reqLine))
 	if len(f) != 3 || !strings.HasPrefix(f[2], "HTTP/") {
 		return s, errBadBatch("a changeset part does not start with a request line")
 	}
-	p := newPart(lines[i+1:])
+	p := newPart(b[l.off:])
+	if p.bad {
+		return s, errBadBatch("a sub-request has too many header lines")
+	}
 	s.method, s.header = strings.ToUpper(f[0]), p.header
 	s.body = bytes.TrimSpace(p.body)
 	if xs := s.header.Values("X-Http-Method"); len(xs) > 0 {
@@ -175,6 +228,9 @@ func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 	u, err := url.Parse(f[1])
 	if err != nil {
 		return s, errBadBatch("a sub-request URL is malformed")
+	}
+	if a := hostAccount(u.Host); a != "" && strings.TrimSuffix(a, secondarySuffix) != h.account {
+		return s, errHostAccount
 	}
 	rest, _ := h.stripAccount(u.Host, u.EscapedPath())
 	q, err := parseQuery(u.RawQuery)
@@ -197,10 +253,13 @@ func (s *subRequest) action() (tablestore.TransactionAction, op, error) {
 	var a tablestore.TransactionAction
 	ifMatch := tablestore.ETag(s.header.Get("If-Match"))
 	if s.header.Get("If-None-Match") != "" {
-		return a, 0, apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: If-None-Match is not supported on this operation.")
+		return a, 0, apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: If-None-Match is not supported on this operation.")
 	}
 	decode := func() (*tablestore.Entity, error) {
 		body := s.body
+		if err := checkMembers(body); err != nil {
+			return nil, err
+		}
 		if s.res.kind == kindEntity {
 			body = withKeys(body, s.res.pk, s.res.rk)
 		}
@@ -250,18 +309,15 @@ func (s *subRequest) action() (tablestore.TransactionAction, op, error) {
 
 // batch serves POST $batch: one changeset, run as one transaction.
 func (q *request) batch() {
-	if err := q.authorize(opBatch, "", "", ""); err != nil {
-		q.fail(err)
-		return
-	}
-	body, err := q.readBody()
+	subs, err := q.h.parseBatch(q.r.Header.Get("Content-Type"), q.body)
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	subs, err := q.h.parseBatch(q.r.Header.Get("Content-Type"), body)
-	if err != nil {
-		q.fail(err)
+	if len(subs) > tablestore.MaxTransactionActions {
+		// Azure was observed to answer this at index 99 (or 0).
+		q.batchFailure(tablestore.MaxTransactionActions-1, apiError(http.StatusBadRequest, edm.CodeInvalidInput,
+			"The batch request operation exceeds the maximum 100 changes per change set."))
 		return
 	}
 	actions := make([]tablestore.TransactionAction, len(subs))
@@ -282,6 +338,12 @@ func (q *request) batch() {
 			return
 		}
 		actions[i] = a
+	}
+	// The actions hold copies of what they need: the body can go before
+	// the store's work begins.
+	q.body = nil
+	for i := range subs {
+		subs[i].body = nil
 	}
 	err = q.h.db.Table(table).SubmitTransaction(q.r.Context(), actions)
 	if err != nil {

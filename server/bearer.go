@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // Microsoft Entra ID bearer tokens, as Azure Storage takes them: a JWT
@@ -188,7 +189,7 @@ type tokenClaims struct {
 }
 
 // errBearerRefused is Azure's answer to a token it does not accept.
-var errBearerRefused = apiError(http.StatusUnauthorized, "InvalidAuthenticationInfo",
+var errBearerRefused = apiError(http.StatusUnauthorized, edm.CodeInvalidAuthenticationInfo,
 	"Server failed to authenticate the request. Please refer to the information in the www-authenticate header.")
 
 // checkBearer authenticates "Bearer TOKEN".
@@ -200,7 +201,7 @@ func (q *request) checkBearer(auth string) error {
 	}
 	if q.r.TLS == nil {
 		q.ext.why = "a bearer token over plain http"
-		return apiError(http.StatusForbidden, "AuthorizationProtocolMismatch", "This request is not authorized to perform this operation using this protocol.")
+		return apiError(http.StatusForbidden, edm.CodeAuthorizationProtocolMismatch, "This request is not authorized to perform this operation using this protocol.")
 	}
 	raw := strings.TrimSpace(auth[len("Bearer"):])
 	if b.InsecureAcceptAnyToken {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // CORS as Azure Storage applies it, from the rules of the stored Table
@@ -62,7 +63,7 @@ type xmlServiceProperties struct {
 	} `xml:"Cors"`
 }
 
-var errBadCORS = apiError(http.StatusBadRequest, "InvalidXmlNodeValue", "The value for one of the XML nodes is not in the correct format.")
+var errBadCORS = apiError(http.StatusBadRequest, edm.CodeInvalidXMLNodeValue, "The value for one of the XML nodes is not in the correct format.")
 
 // corsMethods are the methods a rule may allow (Azure's list).
 var corsMethods = map[string]bool{"DELETE": true, "GET": true, "HEAD": true, "MERGE": true, "POST": true,
@@ -81,7 +82,7 @@ func parseServiceProperties(body []byte) (corsRules, error) {
 		return nil, nil
 	}
 	if len(doc.Cors.Rules) > 5 {
-		return nil, apiError(http.StatusBadRequest, "InvalidXmlNodeValue", "The value for one of the XML nodes is not in the correct format: at most five CORS rules are allowed.")
+		return nil, apiError(http.StatusBadRequest, edm.CodeInvalidXMLNodeValue, "The value for one of the XML nodes is not in the correct format: at most five CORS rules are allowed.")
 	}
 	list := func(s string, lower bool) ([]string, bool) {
 		var out []string
@@ -246,7 +247,7 @@ func (q *request) cors() bool {
 func (q *request) preflight(rules *corsRules, origin string) {
 	method := q.r.Header.Get("Access-Control-Request-Method")
 	if origin == "" || method == "" {
-		q.fail(apiError(http.StatusBadRequest, "InvalidHeaderValue", "A required CORS header is not present."))
+		q.fail(apiError(http.StatusBadRequest, edm.CodeInvalidHeaderValue, "A required CORS header is not present."))
 		return
 	}
 	asked := q.r.Header.Get("Access-Control-Request-Headers")
@@ -270,7 +271,7 @@ func (q *request) preflight(rules *corsRules, origin string) {
 			return
 		}
 	}
-	q.fail(apiError(http.StatusForbidden, "CorsPreflightFailure", "CORS not enabled or no matching rule found for this request."))
+	q.fail(apiError(http.StatusForbidden, edm.CodeCorsPreflightFailure, "CORS not enabled or no matching rule found for this request."))
 }
 
 // corsWriter sets Access-Control-Expose-Headers from the response's own
@@ -307,6 +308,10 @@ func (c *corsWriter) WriteHeader(code int) {
 	}
 	c.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap gives http.ResponseController the connection's writer, for the
+// body's read deadlines (body.go).
+func (c *corsWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 func (c *corsWriter) Write(b []byte) (int, error) {
 	if !c.started {

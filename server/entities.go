@@ -3,13 +3,14 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // decodeEntity parses a JSON entity body with the library's wire format.
@@ -17,14 +18,17 @@ func decodeEntity(r *http.Request, body []byte) (*tablestore.Entity, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || strings.Contains(mt, "atom") || strings.Contains(mt, "xml") {
-			return nil, apiError(http.StatusUnsupportedMediaType, "AtomFormatNotSupported", "Atom format is not supported.")
+			return nil, apiError(http.StatusUnsupportedMediaType, edm.CodeAtomFormatNotSupported, "Atom format is not supported.")
 		}
 		if mt != "application/json" {
-			return nil, apiError(http.StatusUnsupportedMediaType, "JsonFormatNotSupported", "The content type "+mt+" is not supported; use application/json.")
+			return nil, apiError(http.StatusUnsupportedMediaType, edm.CodeJSONFormatNotSupported, "The content type "+mt+" is not supported; use application/json.")
 		}
 	}
+	if err := checkMembers(body); err != nil {
+		return nil, err
+	}
 	var e tablestore.Entity
-	if strings.TrimSpace(string(body)) == "null" {
+	if string(bytes.TrimSpace(body)) == "null" {
 		return nil, &tablestore.Error{Code: tablestore.CodeInvalidInput, Message: "the body must be a JSON object"}
 	}
 	if err := e.UnmarshalJSON(body); err != nil {
@@ -37,7 +41,7 @@ func decodeEntity(r *http.Request, body []byte) (*tablestore.Entity, error) {
 // accepted on entity writes, and never together with If-Match.
 func checkConditionalHeaders(r *http.Request) error {
 	if r.Header.Get("If-None-Match") != "" {
-		return apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: If-None-Match is not supported on this operation.")
+		return apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: If-None-Match is not supported on this operation.")
 	}
 	return nil
 }
@@ -52,16 +56,12 @@ func (q *request) insertEntity() {
 		q.fail(err)
 		return
 	}
-	body, err := q.readBody()
+	e, err := decodeEntity(q.r, q.body)
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	e, err := decodeEntity(q.r, body)
-	if err != nil {
-		q.fail(err)
-		return
-	}
+	q.body = nil // e holds copies
 	if err := q.authorize(opInsert, q.res.table, e.PartitionKey, e.RowKey); err != nil {
 		q.fail(err)
 		return
@@ -123,10 +123,6 @@ func selectList(q *request) []string {
 }
 
 func (q *request) getEntity() {
-	if err := q.authorize(opRead, q.res.table, q.res.pk, q.res.rk); err != nil {
-		q.fail(err)
-		return
-	}
 	l, err := q.metadataLevel()
 	if err != nil {
 		q.fail(err)
@@ -143,6 +139,10 @@ func (q *request) getEntity() {
 		q.fail(err)
 		return
 	}
+	if !q.needMemory(2 * int64(len(b))) {
+		q.busy()
+		return
+	}
 	setExact(q.w.Header(), "ETag", string(e.ETag))
 	q.writeJSON(http.StatusOK, l, b)
 }
@@ -155,24 +155,12 @@ func (q *request) writeEntity(mode tablestore.UpdateMode) {
 		return
 	}
 	ifMatch := tablestore.ETag(q.r.Header.Get("If-Match"))
-	op := opUpsert
-	if ifMatch != "" {
-		op = opUpdate
-	}
-	if err := q.authorize(op, q.res.table, q.res.pk, q.res.rk); err != nil {
-		q.fail(err)
-		return
-	}
-	body, err := q.readBody()
+	e, err := decodeEntity(q.r, withKeys(q.body, q.res.pk, q.res.rk))
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	e, err := decodeEntity(q.r, withKeys(body, q.res.pk, q.res.rk))
-	if err != nil {
-		q.fail(err)
-		return
-	}
+	q.body = nil // e holds copies
 	// The URL names the entity; the body's keys are ignored.
 	e.PartitionKey, e.RowKey = q.res.pk, q.res.rk
 	t := q.h.db.Table(q.res.table)
@@ -195,13 +183,9 @@ func (q *request) deleteEntity() {
 		q.fail(err)
 		return
 	}
-	if err := q.authorize(opDelete, q.res.table, q.res.pk, q.res.rk); err != nil {
-		q.fail(err)
-		return
-	}
 	ifMatch := tablestore.ETag(q.r.Header.Get("If-Match"))
 	if ifMatch == "" {
-		q.fail(apiError(http.StatusBadRequest, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: If-Match."))
+		q.fail(apiError(http.StatusBadRequest, edm.CodeMissingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: If-Match."))
 		return
 	}
 	if err := q.h.db.Table(q.res.table).Delete(q.r.Context(), q.res.pk, q.res.rk, ifMatch); err != nil {
@@ -215,10 +199,6 @@ func (q *request) deleteEntity() {
 // queryEntities serves Query Entities: $filter, $select, $top and the
 // NextPartitionKey/NextRowKey continuation.
 func (q *request) queryEntities() {
-	if err := q.authorizeQuery(q.res.table); err != nil {
-		q.fail(err)
-		return
-	}
 	l, err := q.metadataLevel()
 	if err != nil {
 		q.fail(err)
@@ -240,19 +220,42 @@ func (q *request) queryEntities() {
 		return
 	}
 	sel := selectList(q)
-	query := tablestore.Query{Filter: flt, Select: sel, Top: top, Continuation: cont}
-	if given && top == 0 {
-		query.Top = 1 // $top=0 returns no entities; the query is still checked
-	}
-	page, err := q.h.db.Table(q.res.table).QueryPage(q.r.Context(), query)
+	b, next, err := q.queryPage(l, tablestore.Query{Filter: flt, Select: sel, Top: top, Continuation: cont}, given && top == 0)
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	if given && top == 0 {
-		page = &tablestore.Page{}
+	if next != nil {
+		hd := q.w.Header()
+		setExact(hd, "x-ms-continuation-NextPartitionKey", encodeNextKey(next[0]))
+		setExact(hd, "x-ms-continuation-NextRowKey", encodeNextKey(next[1]))
 	}
-	var b []byte
+	q.writeJSON(http.StatusOK, l, b)
+}
+
+// Limits of one page of Query Entities, beyond $top.
+const (
+	// pageBytes ends a page, with a continuation, once its JSON passes
+	// it; a page holds at least one entity.
+	pageBytes = 4 << 20
+	// pageChunk is how many entities are read from the store at a time,
+	// so a page of large entities never holds more than this many of them
+	// beyond pageBytes.
+	pageChunk = 32
+	// pageTime ends a page, as Azure does, after this long.
+	pageTime = 5 * time.Second
+)
+
+// queryPage builds one page of query results as JSON at level l, reading
+// the store pageChunk entities at a time. The page ends, with next set
+// to the keys it resumes at, after query.Top (or 1000) entities, after
+// pageBytes of JSON, after pageTime, where the store ends a page early,
+// or when the memory budget grants no more for it; it holds at least one
+// entity unless the store's page held none. empty ($top=0) checks the
+// query and returns no entities and no continuation.
+func (q *request) queryPage(l metaLevel, query tablestore.Query, empty bool) (body []byte, next *[2]string, err error) {
+	sel := query.Select
+	b := make([]byte, 0, 4<<10)
 	b = append(b, '{')
 	if l != metaNone {
 		md := q.res.base + "$metadata#" + q.res.table
@@ -264,41 +267,82 @@ func (q *request) queryEntities() {
 		b = append(b, ',')
 	}
 	b = append(b, `"value":[`...)
-	for i, e := range page.Entities {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		ej, err := q.entityJSON(e, l, sel)
+	remaining := query.Top
+	if remaining == 0 {
+		remaining = 1000
+	}
+	if empty {
+		remaining = 1 // the query is still checked
+	}
+	t := q.h.db.Table(q.res.table)
+	ctx := q.r.Context()
+	emitted := 0
+	for remaining > 0 {
+		query.Top = min(remaining, pageChunk)
+		page, err := t.QueryPage(ctx, query)
 		if err != nil {
-			q.fail(err)
-			return
+			return nil, nil, err
 		}
-		b = append(b, ej...)
+		if empty {
+			return append(b, "]}"...), nil, nil
+		}
+		for _, e := range page.Entities {
+			ej, err := q.entityJSON(e, l, sel)
+			if err != nil {
+				return nil, nil, err
+			}
+			// The reservation covers the page's JSON and, about as large,
+			// the entities it is made from.
+			if emitted > 0 && (len(b)+len(ej) > pageBytes || !q.needMemory(2*int64(len(b)+len(ej)))) {
+				return append(b, "]}"...), &[2]string{e.PartitionKey, e.RowKey}, nil
+			}
+			if emitted > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, ej...)
+			emitted++
+			remaining--
+		}
+		if page.Continuation == "" {
+			return append(b, "]}"...), nil, nil
+		}
+		if remaining == 0 || len(page.Entities) < query.Top || time.Since(q.start) > pageTime {
+			return append(b, "]}"...), &[2]string{page.NextPartitionKey(), page.NextRowKey()}, nil
+		}
+		query.Continuation = page.Continuation
 	}
-	b = append(b, "]}"...)
-	if page.Continuation != "" {
-		hd := q.w.Header()
-		setExact(hd, "x-ms-continuation-NextPartitionKey", encodeNextKey(page.NextPartitionKey()))
-		setExact(hd, "x-ms-continuation-NextRowKey", encodeNextKey(page.NextRowKey()))
+	return append(b, "]}"...), nil, nil
+}
+
+// needMemory grows the request's work reservation to at least n bytes if
+// the budget has them free now, and reports whether it holds n.
+func (q *request) needMemory(n int64) bool {
+	if n <= q.workMem {
+		return true
 	}
-	q.writeJSON(http.StatusOK, l, b)
+	more := max(n-q.workMem, q.workMem) // grow by doubling
+	if !q.h.mem.tryAcquire(more) {
+		if more = n - q.workMem; !q.h.mem.tryAcquire(more) {
+			return false
+		}
+	}
+	q.workMem += more
+	return true
 }
 
 // withKeys adds PartitionKey and RowKey to a JSON object body that lacks
-// them, as bodies of URL-addressed writes may. Anything that is not a
-// JSON object is returned unchanged for the decoder to reject.
+// them at its top level, as bodies of URL-addressed writes may. Anything
+// that is not a JSON object is returned unchanged for the decoder to
+// reject. The body is copied only when a key is added.
 func withKeys(body []byte, pk, rk string) []byte {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(body, &top) != nil || top == nil {
-		return body
-	}
-	_, hasPK := top["PartitionKey"]
-	_, hasRK := top["RowKey"]
-	if hasPK && hasRK {
+	top, ok := scanObject(body)
+	hasPK, hasRK := top.pk, top.rk
+	if !ok || hasPK && hasRK {
 		return body
 	}
 	rest := bytes.TrimSpace(body)[1:] // after '{'
-	out := []byte{'{'}
+	out := make([]byte, 0, len(body)+len(pk)+len(rk)+32)
+	out = append(out, '{')
 	if !hasPK {
 		out = append(out, `"PartitionKey":`...)
 		out = appendString(out, pk)
@@ -315,6 +359,166 @@ func withKeys(body []byte, pk, rk string) []byte {
 	return append(out, rest...)
 }
 
-func readAll(r io.Reader) ([]byte, error) { return io.ReadAll(r) }
+// objectInfo is what scanObject finds at the top level of a JSON object.
+type objectInfo struct {
+	pk, rk  bool // it has the members PartitionKey and RowKey
+	members int  // how many members it has
+}
+
+// maxMembers bounds the members of an entity's JSON object: 255
+// properties with their type annotations, and room for odata.* members.
+// More is TooManyProperties before the body is decoded, so a body of
+// tiny members cannot make the decoder build a map far larger than it.
+const maxMembers = 2*255 + 16
+
+// scanObject reads the top level of the JSON object b; ok is false when b
+// is not a well-formed object as far as this scan reads it (the decoder
+// then says why).
+func scanObject(b []byte) (info objectInfo, ok bool) {
+	s := jsonScanner{b: b}
+	if s.space(); !s.byte('{') {
+		return info, false
+	}
+	if s.space(); s.byte('}') {
+		return info, true
+	}
+	for {
+		s.space()
+		key, ok := s.str()
+		if !ok {
+			return info, false
+		}
+		info.members++
+		switch string(key) {
+		case "PartitionKey":
+			info.pk = true
+		case "RowKey":
+			info.rk = true
+		}
+		if s.space(); !s.byte(':') {
+			return info, false
+		}
+		if s.space(); !s.value(0) {
+			return info, false
+		}
+		s.space()
+		if s.byte('}') {
+			return info, true
+		}
+		if !s.byte(',') {
+			return info, false
+		}
+	}
+}
+
+// checkMembers refuses a JSON object with more than maxMembers members.
+// Errors: TooManyProperties.
+func checkMembers(b []byte) error {
+	if info, ok := scanObject(b); ok && info.members > maxMembers {
+		return &tablestore.Error{Code: tablestore.CodeTooManyProperties,
+			Message: "the entity has " + itoa(info.members) + " members; an entity has at most 255 properties"}
+	}
+	return nil
+}
+
+// jsonScanner skips over JSON text without decoding it.
+type jsonScanner struct {
+	b []byte
+	i int
+}
+
+func (s *jsonScanner) space() {
+	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
+		s.i++
+	}
+}
+
+func (s *jsonScanner) byte(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// str reads a string. Its value aliases b unless it has escapes, when it
+// is decoded into a copy.
+func (s *jsonScanner) str() ([]byte, bool) {
+	start := s.i
+	if !s.byte('"') {
+		return nil, false
+	}
+	escaped := false
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '\\':
+			escaped = true
+			s.i += 2
+			continue
+		case '"':
+			s.i++
+			raw := s.b[start:s.i]
+			if !escaped {
+				return raw[1 : len(raw)-1], true
+			}
+			var v string
+			if json.Unmarshal(raw, &v) != nil {
+				return nil, false
+			}
+			return []byte(v), true
+		}
+		s.i++
+	}
+	return nil, false
+}
+
+// value skips one value: a string, an object or array (depth-bounded),
+// or a literal.
+func (s *jsonScanner) value(depth int) bool {
+	if s.i >= len(s.b) || depth > 64 {
+		return false
+	}
+	switch c := s.b[s.i]; c {
+	case '"':
+		_, ok := s.str()
+		return ok
+	case '{', '[':
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		s.i++
+		for first := true; ; first = false {
+			if s.space(); s.byte(end) {
+				return true
+			}
+			if !first && !s.byte(',') {
+				return false
+			}
+			s.space()
+			if c == '{' {
+				if _, ok := s.str(); !ok {
+					return false
+				}
+				if s.space(); !s.byte(':') {
+					return false
+				}
+				s.space()
+			}
+			if !s.value(depth + 1) {
+				return false
+			}
+		}
+	}
+	start := s.i
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return s.i > start
+		}
+		s.i++
+	}
+	return s.i > start
+}
 
 func itoa(n int) string { return strconv.Itoa(n) }

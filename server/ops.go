@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // This file hooks the operations features into the request path: the
@@ -79,12 +81,12 @@ const genericAuthMessage = "Server failed to authenticate the request. Make sure
 // authentication failure, its detail, replaced by Azure's generic text
 // in what the client sees.
 func (q *request) failed(ae *apiErr) *apiErr {
-	q.ext.code = ae.code
-	if ae.code == "AuthenticationFailed" || ae.code == "InvalidAuthenticationInfo" {
+	q.ext.code = string(ae.code)
+	if ae.code == edm.CodeAuthenticationFailed || ae.code == edm.CodeInvalidAuthenticationInfo {
 		if q.ext.why == "" {
 			q.ext.why = ae.msg
 		}
-		if ae.code == "AuthenticationFailed" && ae.msg != genericAuthMessage {
+		if ae.code == edm.CodeAuthenticationFailed && ae.msg != genericAuthMessage {
 			return apiError(ae.status, ae.code, genericAuthMessage)
 		}
 	}

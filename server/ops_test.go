@@ -131,11 +131,11 @@ func TestMetricsAndAdmin(t *testing.T) {
 	serve(h, httptest.NewRequest("GET", "/devstoreaccount1/things()", nil))
 	// An admission refusal.
 	hh := h.(*handler)
-	hh.sem.TryAcquire(1)
+	hh.work.acquire(context.Background(), 0)
 	if w := serve(h, httptest.NewRequest("GET", "/devstoreaccount1/Tables", nil)); w.Code != 503 {
 		t.Fatalf("%d", w.Code)
 	}
-	hh.sem.Release(1)
+	hh.work.release()
 	backups := t.TempDir()
 	admin, err := NewAdminHandler(AdminOptions{Metrics: m, Stores: map[string]*tablestore.DB{DevAccount: db}})
 	if err != nil {

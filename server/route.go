@@ -1,9 +1,12 @@
 package server
 
 import (
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // kind is what a request path names.
@@ -48,6 +51,9 @@ func (h *handler) route(r *http.Request) (resource, error) {
 	if r.TLS != nil {
 		scheme = "https"
 	}
+	if a := hostAccount(r.Host); a != "" && strings.TrimSuffix(a, secondarySuffix) != h.account {
+		return res, errHostAccount
+	}
 	rest, pathStyle := h.stripAccount(r.Host, res.rawPath)
 	if err := h.checkSecondary(r, res.rawPath); err != nil { // accounts.go: ACCOUNT-secondary is read-only
 		return res, err
@@ -75,22 +81,48 @@ func parseQuery(raw string) (url.Values, error) {
 		k, err1 := url.QueryUnescape(k)
 		val, err2 := url.QueryUnescape(val)
 		if err1 != nil || err2 != nil {
-			return nil, apiError(http.StatusBadRequest, "InvalidQueryParameterValue", "The query string is not well formed.")
+			return nil, apiError(http.StatusBadRequest, edm.CodeInvalidQueryParameterValue, "The query string is not well formed.")
 		}
 		v.Add(k, val)
 	}
 	return v, nil
 }
 
+var errHostAccount = apiError(http.StatusForbidden, edm.CodeAuthenticationFailed,
+	"Server failed to authenticate the request: the Host header names an account this server does not serve.")
+
+// hostAccount returns the account a host-style Host header names, the
+// first label of {account}.table.{domain} (Azure's
+// {account}.table.core.windows.net), lowercased; "" for any other host:
+// an IP address, localhost, a name without "table" as its second label.
+func hostAccount(host string) string {
+	hostname := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		hostname = h
+	}
+	labels := strings.Split(strings.ToLower(hostname), ".")
+	if len(labels) < 3 || labels[1] != "table" || net.ParseIP(hostname) != nil {
+		return ""
+	}
+	return labels[0]
+}
+
+// hostNamesAccount reports whether host's first label is account or its
+// secondary endpoint (ACCOUNT-secondary).
+func hostNamesAccount(host, account string) bool {
+	hostname, _, _ := strings.Cut(host, ":")
+	label, _, _ := strings.Cut(strings.ToLower(hostname), ".")
+	return label == account || label == account+secondarySuffix
+}
+
 // stripAccount returns the path after the account. Path-style addressing
 // puts the account in the first segment; otherwise (host-style) the whole
-// path names the resource.
+// path names the resource. A path that is only the account, under a
+// host-style Host naming it, is a table of that name.
 func (h *handler) stripAccount(host, raw string) (rest string, pathStyle bool) {
 	seg, after, _ := strings.Cut(strings.TrimPrefix(raw, "/"), "/")
-	if seg == h.account || seg == h.account+secondarySuffix {
-		if hostname, _, _ := strings.Cut(host, ":"); !strings.HasPrefix(strings.ToLower(hostname), h.account+".") || after != "" {
-			return after, true
-		}
+	if (seg == h.account || seg == h.account+secondarySuffix) && (!hostNamesAccount(host, h.account) || after != "") {
+		return after, true
 	}
 	return strings.TrimPrefix(raw, "/"), false
 }
@@ -194,7 +226,7 @@ func splitSegment(seg string) (name, args string, parens bool, err error) {
 	return seg[:i], seg[i+1 : len(seg)-1], true, nil
 }
 
-var errBadKeys = apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: the resource path must name the entity as (PartitionKey='...',RowKey='...').")
+var errBadKeys = apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: the resource path must name the entity as (PartitionKey='...',RowKey='...').")
 
 // parseTableArg reads Tables('t') (or Tables(TableName='t')).
 func parseTableArg(args string) (string, error) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 )
 
@@ -19,6 +20,23 @@ type sasGrant struct {
 	// Service SAS key range, inclusive; has* says which bounds are set.
 	spk, srk, epk, erk             string
 	hasSPK, hasSRK, hasEPK, hasERK bool
+}
+
+// sasVersions are the storage service versions a signature's sv may name:
+// Azure's, from 2015-04-05 (the first whose string-to-sign this server
+// computes, with signedIP and signedProtocol) to 2025-11-05. The SDKs
+// sign 2019-02-02.
+var sasVersions = map[string]bool{
+	"2015-04-05": true, "2015-07-08": true, "2015-12-11": true, "2016-05-31": true,
+	"2017-04-17": true, "2017-07-29": true, "2017-11-09": true, "2018-03-28": true,
+	"2018-11-09": true, "2019-02-02": true, "2019-07-07": true, "2019-10-10": true,
+	"2019-12-12": true, "2020-02-10": true, "2020-04-08": true, "2020-06-12": true,
+	"2020-08-04": true, "2020-10-02": true, "2020-12-06": true, "2021-02-12": true,
+	"2021-04-10": true, "2021-06-08": true, "2021-08-06": true, "2021-10-04": true,
+	"2021-12-02": true, "2022-11-02": true, "2023-01-03": true, "2023-05-03": true,
+	"2023-08-03": true, "2023-11-03": true, "2024-02-04": true, "2024-05-04": true,
+	"2024-08-04": true, "2024-11-04": true, "2025-01-05": true, "2025-05-05": true,
+	"2025-07-05": true, "2025-11-05": true,
 }
 
 // sasTimeLayouts are the ISO 8601 forms accepted for st and se.
@@ -39,7 +57,7 @@ func parseSASTime(s string) (time.Time, bool) {
 }
 
 func sasFailed(why string) *apiErr {
-	return apiError(http.StatusForbidden, "AuthenticationFailed", "Server failed to authenticate the request: "+why)
+	return apiError(http.StatusForbidden, edm.CodeAuthenticationFailed, "Server failed to authenticate the request: "+why)
 }
 
 // checkSAS verifies the signature in the query (account or service SAS),
@@ -51,19 +69,22 @@ func (h *handler) checkSAS(r *http.Request, res resource) (*sasGrant, error) {
 	if sv == "" {
 		return nil, sasFailed("the signature has no sv (version).")
 	}
+	if !sasVersions[sv] {
+		return nil, sasFailed("sv is not a storage service version this server accepts (2015-04-05 or later).")
+	}
 	switch get("spr") {
 	case "", "https,http", "http,https", "http":
 	case "https":
 		// The SDKs sign spr=https even for an emulator's http endpoint, so
 		// plain http is refused only for clients off this machine.
 		if r.TLS == nil && !isLoopback(r.RemoteAddr) {
-			return nil, apiError(http.StatusForbidden, "AuthorizationProtocolMismatch", "This request is not authorized to perform this operation using this protocol.")
+			return nil, apiError(http.StatusForbidden, edm.CodeAuthorizationProtocolMismatch, "This request is not authorized to perform this operation using this protocol.")
 		}
 	default:
 		return nil, sasFailed("spr is not a valid protocol list.")
 	}
 	if sip := get("sip"); sip != "" && !ipAllowed(sip, r.RemoteAddr) {
-		return nil, apiError(http.StatusForbidden, "AuthorizationSourceIPMismatch", "This request is not authorized to perform this operation using this source IP.")
+		return nil, apiError(http.StatusForbidden, edm.CodeAuthorizationSourceIPMismatch, "This request is not authorized to perform this operation using this source IP.")
 	}
 	if get("ss") != "" || get("srt") != "" {
 		return h.checkAccountSAS(res, sig)
@@ -116,7 +137,7 @@ func (h *handler) checkAccountSAS(res resource, sig string) (*sasGrant, error) {
 		return nil, err
 	}
 	if !strings.Contains(ss, "t") {
-		return nil, apiError(http.StatusForbidden, "AuthorizationServiceMismatch", "This request is not authorized to perform this operation using this service.")
+		return nil, apiError(http.StatusForbidden, edm.CodeAuthorizationServiceMismatch, "This request is not authorized to perform this operation using this service.")
 	}
 	return &sasGrant{account: true, perms: sp, srt: srt}, nil
 }
@@ -148,7 +169,7 @@ func (h *handler) checkServiceSAS(r *http.Request, res resource, sig string) (*s
 		if found == nil {
 			return nil, sasFailed("the stored access policy named by si does not exist.")
 		}
-		both := apiError(http.StatusBadRequest, "InvalidQueryParameterValue", "A field of the access policy is given both in the stored policy and in the signature.")
+		both := apiError(http.StatusBadRequest, edm.CodeInvalidQueryParameterValue, "A field of the access policy is given both in the stored policy and in the signature.")
 		if found.Permission != "" {
 			if sp != "" {
 				return nil, both
@@ -272,7 +293,9 @@ func (g *sasGrant) allow(o op, table, pk, rk string, keyed bool) error {
 		case opGetACL, opSetACL:
 			return errResourceType
 		case opBatch:
-			rt, need = 'o', []string{""}
+			// Each operation is checked on its own once the body is
+			// read; a signature that allows no write is refused first.
+			rt, need = 'o', []string{"a", "u", "d"}
 		case opRead:
 			rt, need = 'o', []string{"r"}
 		case opInsert:
@@ -297,7 +320,12 @@ func (g *sasGrant) allow(o op, table, pk, rk string, keyed bool) error {
 	var need string
 	switch o {
 	case opBatch:
-		return nil // each operation of the batch is checked on its own
+		// Each operation is checked on its own once the body is read (the
+		// table too); a signature that allows no write is refused first.
+		if has("a") || has("u") || has("d") {
+			return nil
+		}
+		return errPermission
 	case opRead:
 		need = "r"
 	case opInsert:
@@ -312,13 +340,13 @@ func (g *sasGrant) allow(o op, table, pk, rk string, keyed bool) error {
 		return errResourceType
 	}
 	if !strings.EqualFold(table, g.table) {
-		return apiError(http.StatusForbidden, "AuthorizationPermissionMismatch", "This request is not authorized to perform this operation: the signature is for another table.")
+		return apiError(http.StatusForbidden, edm.CodeAuthorizationPermissionMismatch, "This request is not authorized to perform this operation: the signature is for another table.")
 	}
 	if !has(need) {
 		return errPermission
 	}
 	if keyed && !g.inRange(pk, rk) {
-		return apiError(http.StatusForbidden, "AuthorizationPermissionMismatch", "This request is not authorized to perform this operation: the entity is outside the signature's key range.")
+		return apiError(http.StatusForbidden, edm.CodeAuthorizationPermissionMismatch, "This request is not authorized to perform this operation: the entity is outside the signature's key range.")
 	}
 	return nil
 }

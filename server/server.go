@@ -4,12 +4,15 @@
 // unchanged.
 //
 // New returns an http.Handler; NewHTTPServer wraps it in an http.Server
-// with timeouts suited to a network listener:
+// with timeouts suited to a network listener, and NewListener gives
+// net/http's own refusals Azure's error body:
 //
 //	db, _ := tablestore.Open(dir, nil)
 //	h, _ := server.New(db, nil) // devstoreaccount1 and its well-known key
 //	srv := server.NewHTTPServer("127.0.0.1:10002", h)
-//	err := srv.ListenAndServe() // until srv.Shutdown
+//	debug.SetMemoryLimit(server.RecommendedMemoryLimit(nil))
+//	ln, _ := net.Listen("tcp", srv.Addr)
+//	err := srv.Serve(server.NewListener(ln)) // until srv.Shutdown
 //
 // Clients then use the emulator's connection string:
 //
@@ -21,6 +24,15 @@
 // authenticated with SharedKey or SharedKeyLite, or with a service or
 // account shared access signature, unless Options.Anonymous is set.
 //
+// Requests are admitted in stages so that slow or unprivileged clients
+// cannot starve others: credentials and permissions are checked from the
+// URL and headers before any body is read; bodies arrive in upload slots
+// of their own at a minimum rate; operations run in work slots; and
+// bodies, the work on them and response pages share a memory budget
+// (Options.MemoryBudget). What finds no slot or memory in time is
+// answered 503 ServerBusy with Retry-After. XML and JSON bodies are
+// checked strictly and refused, never repaired.
+//
 // The handler is safe for concurrent use. Every parse of a request reuses
 // the library's own rules (filter parsing, validation, the JSON wire
 // format of tablestore.Entity), so the server rejects exactly what the
@@ -28,7 +40,6 @@
 package server
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -41,7 +52,6 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
-	"golang.org/x/sync/semaphore"
 )
 
 // DevAccount and DevKey are Azure's well-known development storage
@@ -56,8 +66,8 @@ const (
 	DefaultMaxConcurrentRequests = 64
 	DefaultMaxBodyBytes          = 4 << 20 // Azure's limit for a $batch body
 	DefaultMaxHeaderBytes        = 64 << 10
-	// DefaultQueueWait is how long a request waits for a free slot before
-	// it is answered 503 ServerBusy.
+	// DefaultQueueWait is how long a request waits for a free slot or
+	// for memory before it is answered 503 ServerBusy.
 	DefaultQueueWait = time.Second
 )
 
@@ -78,21 +88,57 @@ type Options struct {
 	// duration, and why authentication failed (see ops.go). Default nil:
 	// no logging.
 	Logger *slog.Logger
-	// MaxConcurrentRequests bounds the requests served at once; a request
-	// that finds no free slot within QueueWait is answered 503 ServerBusy
-	// with Retry-After. Default DefaultMaxConcurrentRequests.
+	// MaxConcurrentRequests bounds the operations running at once (a
+	// request's body is received before it takes one); a request that
+	// finds no free slot within QueueWait is answered 503 ServerBusy with
+	// Retry-After. Default DefaultMaxConcurrentRequests.
 	MaxConcurrentRequests int
-	// QueueWait is how long a request waits for a slot. Default
+	// MaxConcurrentUploads bounds the request bodies being received at
+	// once, apart from MaxConcurrentRequests, so clients that send bodies
+	// slowly take upload slots, not the slots operations run in. Beyond
+	// it a request waits up to QueueWait, then is answered 503
+	// ServerBusy. Default 2 × MaxConcurrentRequests.
+	MaxConcurrentUploads int
+	// QueueWait is how long a request waits for a slot or for memory; a
+	// request whose body has arrived waits ten times as long for its work
+	// slot and memory, rather than have its upload thrown away. Default
 	// DefaultQueueWait.
 	QueueWait time.Duration
 	// MaxBodyBytes bounds a request body; a larger one is answered 413
 	// RequestBodyTooLarge. Default DefaultMaxBodyBytes (4 MiB).
 	MaxBodyBytes int64
-	// MaxHeaderBytes bounds the total size of a request's header names and
-	// values; larger is answered 431 RequestHeaderFieldsTooLarge.
-	// NewHTTPServer applies the same bound on the wire. Default
-	// DefaultMaxHeaderBytes.
+	// MaxHeaderBytes bounds the size of a request's target and header
+	// lines; larger is answered 431 RequestHeaderFieldsTooLarge with
+	// Azure's error body. NewHTTPServer sets the wire limit above it so
+	// the handler answers first. Default DefaultMaxHeaderBytes.
 	MaxHeaderBytes int
+	// MinBodyRate is the slowest, in bytes per second, a request body may
+	// arrive after BodyGracePeriod; a slower one is answered 408
+	// OperationTimedOut and its connection closed. Default
+	// DefaultMinBodyRate.
+	MinBodyRate int
+	// BodyGracePeriod is how long a request body may take before
+	// MinBodyRate applies. Default DefaultBodyGracePeriod.
+	BodyGracePeriod time.Duration
+	// MemoryBudget bounds the memory requests use at once, in bytes:
+	// request bodies, the work of operations on them, and response pages,
+	// with the garbage they leave. Reservations take at most four fifths
+	// of it (the rest is room for garbage not yet collected), bodies at
+	// most three quarters of that, so reads always find memory. A request
+	// that cannot reserve what it needs in time is answered 503
+	// ServerBusy with Retry-After. Default MaxBodyBytes ×
+	// MaxConcurrentRequests (256 MiB by default). The store's block cache
+	// (tablestore.Options.CacheSize) is not part of it. See
+	// RecommendedMemoryLimit for the Go runtime's setting that goes with
+	// it.
+	MemoryBudget int64
+	// KeepMemory leaves memory freed after a burst to the Go runtime's
+	// own pace. By default, once the budget in use has reached an eighth
+	// of MemoryBudget and then stayed near zero for a second, the handler
+	// returns freed memory to the operating system
+	// (runtime/debug.FreeOSMemory, which also collects garbage). Default
+	// false.
+	KeepMemory bool
 
 	// Operations (see metrics.go, cors.go, bearer.go, accounts.go).
 
@@ -105,6 +151,64 @@ type Options struct {
 	Bearer *Bearer
 }
 
+// budgetSize is the memory budget o (with defaults applied) asks for.
+func (o *Options) budgetSize() int64 {
+	if o.MemoryBudget > 0 {
+		return o.MemoryBudget
+	}
+	return o.MaxBodyBytes * int64(o.MaxConcurrentRequests)
+}
+
+// withDefaults returns o with every zero limit set to its default.
+func (o Options) withDefaults() Options {
+	if o.MaxConcurrentRequests <= 0 {
+		o.MaxConcurrentRequests = DefaultMaxConcurrentRequests
+	}
+	if o.MaxConcurrentUploads <= 0 {
+		o.MaxConcurrentUploads = 2 * o.MaxConcurrentRequests
+	}
+	if o.QueueWait <= 0 {
+		o.QueueWait = DefaultQueueWait
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if o.MinBodyRate <= 0 {
+		o.MinBodyRate = DefaultMinBodyRate
+	}
+	if o.BodyGracePeriod <= 0 {
+		o.BodyGracePeriod = DefaultBodyGracePeriod
+	}
+	o.MemoryBudget = o.budgetSize()
+	return o
+}
+
+// memoryLimitHeadroom is what RecommendedMemoryLimit adds to the budget:
+// the runtime, the store's own memory in the Go heap, and garbage not
+// yet collected.
+const memoryLimitHeadroom = 32 << 20
+
+// RecommendedMemoryLimit returns the Go runtime memory limit (GOMEMLIMIT,
+// runtime/debug.SetMemoryLimit) that suits a process serving a handler
+// made with opts (nil: defaults): its MemoryBudget plus 32 MiB. Under the
+// default garbage collector settings the heap may grow to twice what is
+// live before it is collected, so a burst that fills the budget can take
+// twice the budget; with this limit the collector runs early instead and
+// the process stays near the budget. It is advice: New does not set it,
+// as the limit is the whole process's (tablestore serve sets it unless
+// GOMEMLIMIT is set).
+func RecommendedMemoryLimit(opts *Options) int64 {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o = o.withDefaults()
+	return o.MemoryBudget + memoryLimitHeadroom
+}
+
 // handler serves the Table REST API.
 type handler struct {
 	db      *tablestore.DB
@@ -112,13 +216,20 @@ type handler struct {
 	keys    [][]byte
 	anon    bool
 	log     *slog.Logger
-	sem     *semaphore.Weighted
+	work    slots // operations running
+	uploads slots // bodies being received
+	mem     *budget
 	wait    time.Duration
 	maxBody int64
 	maxHdr  int
+	minRate int
+	grace   time.Duration
 
 	propsMu sync.Mutex
-	props   []byte // service properties document set by PUT; nil: default
+	props   []byte // the service properties document; nil: the defaults
+	// propsSetMu serializes Set Service Properties' read, merge and
+	// write (service.go).
+	propsSetMu sync.Mutex
 
 	ext handlerExt // operations: metrics, CORS, bearer tokens (see ops.go)
 }
@@ -145,14 +256,20 @@ func New(db *tablestore.DB, opts *Options) (http.Handler, error) {
 	if len(o.Keys) > 2 {
 		return nil, fmt.Errorf("tablestore: server: %d keys given; an account has at most two", len(o.Keys))
 	}
+	o = o.withDefaults()
 	h := &handler{
 		db:      db,
 		account: o.Account,
 		anon:    o.Anonymous,
 		log:     o.Logger,
+		work:    make(slots, o.MaxConcurrentRequests),
+		uploads: make(slots, o.MaxConcurrentUploads),
+		mem:     newBudget(o.MemoryBudget, o.KeepMemory),
 		wait:    o.QueueWait,
 		maxBody: o.MaxBodyBytes,
 		maxHdr:  o.MaxHeaderBytes,
+		minRate: o.MinBodyRate,
+		grace:   o.BodyGracePeriod,
 	}
 	for _, k := range o.Keys {
 		key, err := base64.StdEncoding.DecodeString(k)
@@ -161,22 +278,8 @@ func New(db *tablestore.DB, opts *Options) (http.Handler, error) {
 		}
 		h.keys = append(h.keys, key)
 	}
-	n := o.MaxConcurrentRequests
-	if n <= 0 {
-		n = DefaultMaxConcurrentRequests
-	}
 	if err := h.initExt(&o); err != nil {
 		return nil, err
-	}
-	h.sem = semaphore.NewWeighted(int64(n))
-	if h.wait <= 0 {
-		h.wait = DefaultQueueWait
-	}
-	if h.maxBody <= 0 {
-		h.maxBody = DefaultMaxBodyBytes
-	}
-	if h.maxHdr <= 0 {
-		h.maxHdr = DefaultMaxHeaderBytes
 	}
 	return h, nil
 }
@@ -196,8 +299,16 @@ func validAccount(s string) bool {
 }
 
 // NewHTTPServer returns an http.Server for h on addr with timeouts that
-// keep slow or idle clients from holding connections, and a header size
-// bound. Start it with ListenAndServe; stop it with Shutdown.
+// keep slow or idle clients from holding connections, and a wire limit on
+// request headers twice DefaultMaxHeaderBytes, so the handler, whose
+// limit is lower, answers oversized headers with Azure's error body.
+// Start it with Serve(NewListener(ln)), which also gives Azure's body to
+// headers beyond the wire limit, or ListenAndServe; stop it with
+// Shutdown.
+//
+// ReadTimeout bounds the request line, headers and a body the handler
+// does not read; the handler reads bodies at MinBodyRate, with deadlines
+// of its own.
 func NewHTTPServer(addr string, h http.Handler) *http.Server {
 	return &http.Server{
 		Addr:              addr,
@@ -206,9 +317,12 @@ func NewHTTPServer(addr string, h http.Handler) *http.Server {
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      120 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    DefaultMaxHeaderBytes,
+		MaxHeaderBytes:    wireHeaderBytes,
 	}
 }
+
+// wireHeaderBytes is NewHTTPServer's MaxHeaderBytes.
+const wireHeaderBytes = 2 * DefaultMaxHeaderBytes
 
 // request is the per-request state shared by the operation handlers.
 type request struct {
@@ -220,11 +334,20 @@ type request struct {
 	res   resource
 	sas   *sasGrant // nil unless authorised by a shared access signature
 	xml   bool      // errors are written as XML (ACL, service operations)
+	// body is the request body, read by receiveBody before the operation
+	// runs; bodyDone says it was read whole (or there was none).
+	body     []byte
+	bodyDone bool
+	// bodyMem and workMem are the bytes reserved from the memory budget
+	// for the body and for the operation's work; releaseMemory releases
+	// them.
+	bodyMem, workMem int64
 
 	ext requestExt // operations: log and metric fields, bearer grant (see ops.go)
 }
 
-// ServeHTTP serves one request.
+// ServeHTTP serves one request through the admission stages described in
+// admission.go.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusWriter{ResponseWriter: w}
@@ -233,6 +356,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
+				q.releaseMemory()
 				panic(p)
 			}
 			if h.log != nil {
@@ -242,29 +366,26 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				q.fail(errInternal)
 			}
 		}
-		q.finish(rec)
+		q.releaseMemory()
+		q.finish(rec) // ops.go: metrics and the log line
 	}()
 	q.commonHeaders()
-	if q.cors() {
+	if q.cors() { // cors.go: a preflight is answered here
 		return
 	}
-	if !h.acquire(r.Context()) {
-		q.refused()
-		w.Header().Set("Retry-After", "1")
-		q.fail(errServerBusy)
-		return
-	}
-	defer h.sem.Release(1)
 	q.serve()
+	if !q.bodyDone && r.ContentLength != 0 {
+		// A body left unread is not waited for: net/http would read up
+		// to 256 KiB of it, at the client's pace, before closing.
+		_ = http.NewResponseController(rec).SetReadDeadline(time.Now())
+	}
 }
 
-func (h *handler) acquire(ctx context.Context) bool {
-	if h.sem.TryAcquire(1) {
-		return true
-	}
-	ctx, cancel := context.WithTimeout(ctx, h.wait)
-	defer cancel()
-	return h.sem.Acquire(ctx, 1) == nil
+// releaseMemory releases the memory the request reserved.
+func (q *request) releaseMemory() {
+	q.h.mem.release(q.bodyMem, true)
+	q.h.mem.release(q.workMem, false)
+	q.bodyMem, q.workMem, q.body = 0, 0, nil
 }
 
 // commonHeaders sets the headers every response carries.
@@ -285,9 +406,10 @@ func (q *request) commonHeaders() {
 	hd.Set("Server", "tablestore")
 }
 
-// serve checks limits, routes, authenticates and runs the operation.
+// serve runs the stages: headers (limits, route, authentication and
+// authorization), the body, then the operation in a work slot.
 func (q *request) serve() {
-	if headerBytes(q.r.Header) > q.h.maxHdr {
+	if requestHeaderBytes(q.r) > q.h.maxHdr {
 		q.fail(errHeadersTooLarge)
 		return
 	}
@@ -296,13 +418,12 @@ func (q *request) serve() {
 		return
 	}
 	res, err := q.h.route(q.r)
+	q.xml = res.kind == kindACL || res.kind == kindService
 	if err != nil {
-		q.xml = res.kind == kindACL || res.kind == kindService
 		q.fail(err)
 		return
 	}
 	q.res = res
-	q.xml = res.kind == kindACL || res.kind == kindService
 	method, err := effectiveMethod(q.r)
 	if err != nil {
 		q.fail(err)
@@ -312,12 +433,120 @@ func (q *request) serve() {
 		q.fail(err)
 		return
 	}
-	q.dispatch(method)
+	o, err := q.resolve(method)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	if err := q.authorizeOperation(o); err != nil {
+		q.fail(err)
+		return
+	}
+	if !o.body && q.r.ContentLength != 0 {
+		q.w.Header().Set("Connection", "close") // the body is not read
+	}
+	if o.body {
+		if err := q.receiveBody(); err != nil {
+			q.fail(err)
+			return
+		}
+	}
+	ctx := q.r.Context()
+	wait := q.h.wait
+	if len(q.body) > 0 {
+		wait *= bodyWorkWait // the upload is not thrown away lightly
+	}
+	if !q.h.work.acquire(ctx, wait) {
+		q.busy()
+		return
+	}
+	n := int64(len(q.body)) * bodyWorkFactor
+	if n == 0 {
+		n = readReserve
+	}
+	// With its body's memory, a request never needs more than the whole
+	// budget: alone, it always runs.
+	n = min(n, q.h.mem.size-q.bodyMem)
+	got, ok := q.h.mem.acquire(ctx, n, false, wait)
+	if !ok {
+		q.h.work.release()
+		q.busy()
+		return
+	}
+	q.workMem += got
+	// The response waits in memory (reserved) until the work slot is
+	// free again, so a client slow to read holds no slot.
+	dw := &deferredWriter{ResponseWriter: q.w}
+	func() {
+		defer q.h.work.release()
+		q.w = dw
+		defer func() { q.w = dw.ResponseWriter }()
+		o.run(q)
+	}()
+	q.send(dw)
 }
 
-func headerBytes(h http.Header) int {
-	n := 0
-	for k, vs := range h {
+// busy answers 503 ServerBusy for a request admission could not fit in,
+// and counts it (ops.go).
+func (q *request) busy() {
+	q.refused()
+	q.fail(errServerBusy)
+}
+
+// deferredWriter keeps an operation's response: its status, and the
+// slices written, which the handlers do not touch again after writing.
+// Headers go to the underlying writer's map.
+type deferredWriter struct {
+	http.ResponseWriter
+	status int
+	chunks [][]byte
+}
+
+func (d *deferredWriter) WriteHeader(code int) {
+	if d.status == 0 {
+		d.status = code
+	}
+}
+
+func (d *deferredWriter) Write(b []byte) (int, error) {
+	if d.status == 0 {
+		d.status = http.StatusOK
+	}
+	d.chunks = append(d.chunks, b)
+	return len(b), nil
+}
+
+// send writes a deferred response, at MinBodyRate or faster once
+// BodyGracePeriod has passed: a client that reads slower loses its
+// connection.
+func (q *request) send(d *deferredWriter) {
+	size := 0
+	for _, c := range d.chunks {
+		size += len(c)
+	}
+	due := time.Duration(float64(size) / float64(q.h.minRate) * float64(time.Second))
+	_ = http.NewResponseController(q.w).SetWriteDeadline(time.Now().Add(q.h.grace + due))
+	if d.status == 0 {
+		d.status = http.StatusOK
+	}
+	q.w.WriteHeader(d.status)
+	for _, c := range d.chunks {
+		if _, err := q.w.Write(c); err != nil {
+			return
+		}
+	}
+}
+
+// requestHeaderBytes is the size of the request line and header lines
+// as they came on the wire (CRLFs included), which the wire limit also
+// counts.
+func requestHeaderBytes(r *http.Request) int {
+	n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 4
+	if r.RequestURI == "" {
+		n += len(r.URL.String())
+	}
+	n += len(r.Host) + len("Host: \r\n")
+	for k, vs := range r.Header {
 		for _, v := range vs {
 			n += len(k) + len(v) + 4
 		}
@@ -342,20 +571,6 @@ func effectiveMethod(r *http.Request) (string, error) {
 		return m, nil
 	}
 	return "", errXMethodIncorrectValue
-}
-
-// readBody reads the whole body within the size limit.
-func (q *request) readBody() ([]byte, error) {
-	body := http.MaxBytesReader(q.w, q.r.Body, q.h.maxBody)
-	b, err := readAll(body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, errBodyTooLarge
-		}
-		return nil, apiError(http.StatusBadRequest, "InvalidInput", "the request body could not be read")
-	}
-	return b, nil
 }
 
 func newRequestID() string {
@@ -398,6 +613,10 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 	s.bytes += int64(n)
 	return n, err
 }
+
+// Unwrap gives http.ResponseController the connection's writer, for the
+// body's read deadlines.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (s *statusWriter) code() int {
 	if s.status == 0 {

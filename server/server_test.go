@@ -136,14 +136,14 @@ func TestServerBusy(t *testing.T) {
 	hd, _ := newTestHandler(t, &Options{Anonymous: true, MaxConcurrentRequests: 1, QueueWait: 10 * time.Millisecond, Logger: logger})
 	h := hd.(*handler)
 	// Take the only slot, as a request in flight would.
-	if !h.sem.TryAcquire(1) {
+	if !h.work.acquire(context.Background(), 0) {
 		t.Fatal("no slot")
 	}
 	w := serve(h, httptest.NewRequest("GET", "/devstoreaccount1/Tables", nil))
 	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" || w.Header().Get("x-ms-error-code") != "ServerBusy" {
 		t.Fatalf("%d %v", w.Code, w.Header())
 	}
-	h.sem.Release(1)
+	h.work.release()
 	if w := serve(h, httptest.NewRequest("GET", "/devstoreaccount1/Tables", nil)); w.Code != 200 {
 		t.Fatalf("after release: %d", w.Code)
 	}

@@ -8,72 +8,90 @@ import (
 	"strings"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 )
 
-// dispatch runs the operation the route and the method name.
-func (q *request) dispatch(method string) {
+// opRoute is what a request asks for, as admission sees it.
+type opRoute struct {
+	op op // the permission it needs
+	// keyed says the URL names the entity (res.pk, res.rk) the permission
+	// must cover; an insert's keys are in its body and checked there.
+	keyed bool
+	body  bool // it reads a request body
+	run   func(*request)
+}
+
+// resolve resolves the routed resource and the method to the
+// operation. Errors: MethodNotAllowed, InvalidUri.
+func (q *request) resolve(method string) (opRoute, error) {
+	type o = opRoute
 	switch q.res.kind {
 	case kindService:
-		q.serviceOp(method)
+		switch {
+		case q.res.comp == "properties" && method == http.MethodGet:
+			return o{op: opGetService, run: (*request).getServiceProperties}, nil
+		case q.res.comp == "properties" && method == http.MethodPut:
+			return o{op: opSetService, body: true, run: (*request).setServiceProperties}, nil
+		case q.res.comp == "stats" && method == http.MethodGet:
+			return o{op: opGetService, run: (*request).getServiceStats}, nil
+		}
 	case kindTables:
 		switch method {
 		case http.MethodGet:
-			q.listTables()
+			return o{op: opListTables, run: (*request).listTables}, nil
 		case http.MethodPost:
-			q.createTable()
-		default:
-			q.fail(errMethodNotAllowed)
+			return o{op: opCreateTable, body: true, run: (*request).createTable}, nil
 		}
 	case kindTable:
 		switch method {
 		case http.MethodGet:
-			q.getTable()
+			return o{op: opListTables, run: (*request).getTable}, nil
 		case http.MethodDelete:
-			q.deleteTable()
-		default:
-			q.fail(errMethodNotAllowed)
+			return o{op: opDeleteTable, run: (*request).deleteTable}, nil
 		}
 	case kindACL:
 		switch method {
 		case http.MethodGet:
-			q.getACL()
+			return o{op: opGetACL, run: (*request).getACL}, nil
 		case http.MethodPut:
-			q.setACL()
-		default:
-			q.fail(errMethodNotAllowed)
+			return o{op: opSetACL, body: true, run: (*request).setACL}, nil
 		}
 	case kindBatch:
-		if method != http.MethodPost {
-			q.fail(errMethodNotAllowed)
-			return
+		if method == http.MethodPost {
+			return o{op: opBatch, body: true, run: (*request).batch}, nil
 		}
-		q.batch()
 	case kindEntities:
 		switch method {
 		case http.MethodGet:
-			q.queryEntities()
+			return o{op: opRead, run: (*request).queryEntities}, nil
 		case http.MethodPost:
-			q.insertEntity()
-		default:
-			q.fail(errMethodNotAllowed)
+			return o{op: opInsert, body: true, run: (*request).insertEntity}, nil
 		}
 	case kindEntity:
 		switch method {
 		case http.MethodGet:
-			q.getEntity()
+			return o{op: opRead, keyed: true, run: (*request).getEntity}, nil
 		case http.MethodPut:
-			q.writeEntity(tablestore.Replace)
+			return o{op: writeOp(q.r), keyed: true, body: true, run: func(q *request) { q.writeEntity(tablestore.Replace) }}, nil
 		case "MERGE", http.MethodPatch:
-			q.writeEntity(tablestore.Merge)
+			return o{op: writeOp(q.r), keyed: true, body: true, run: func(q *request) { q.writeEntity(tablestore.Merge) }}, nil
 		case http.MethodDelete:
-			q.deleteEntity()
-		default:
-			q.fail(errMethodNotAllowed)
+			return o{op: opDelete, keyed: true, run: (*request).deleteEntity}, nil
 		}
 	default:
-		q.fail(errInvalidURI)
+		return o{}, errInvalidURI
 	}
+	return o{}, errMethodNotAllowed
+}
+
+// writeOp is the permission a PUT or MERGE needs: an update with
+// If-Match, an upsert (insert and update) without.
+func writeOp(r *http.Request) op {
+	if r.Header.Get("If-Match") != "" {
+		return opUpdate
+	}
+	return opUpsert
 }
 
 // filterAPIError maps a filter package error to Azure's answer.
@@ -83,9 +101,9 @@ func filterAPIError(err error) error {
 		return err
 	}
 	if fe.Code == filter.CodeNotImplemented {
-		return apiError(http.StatusNotImplemented, "NotImplemented", fe.Error())
+		return apiError(http.StatusNotImplemented, edm.CodeNotImplemented, fe.Error())
 	}
-	return apiError(http.StatusBadRequest, "InvalidInput", fe.Error())
+	return apiError(http.StatusBadRequest, edm.CodeInvalidInput, fe.Error())
 }
 
 // parseTop reads $top: absent is 0 (the default page), otherwise
@@ -97,7 +115,7 @@ func parseTop(q *request) (top int, given bool, err error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(s[0]))
 	if err != nil || n < 0 || n > 1000 {
-		return 0, false, apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: $top must be an integer from 1 to 1000.")
+		return 0, false, apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: $top must be an integer from 1 to 1000.")
 	}
 	return n, true, nil
 }
@@ -115,8 +133,9 @@ func (t tableName) Lookup(name string) (filter.Value, bool) {
 // listTables serves Query Tables: $filter on TableName, $top and
 // NextTableName.
 func (q *request) listTables() {
-	l, ok := q.authorizedLevel(opListTables)
-	if !ok {
+	l, err := q.metadataLevel()
+	if err != nil {
+		q.fail(err)
 		return
 	}
 	f, err := filter.Compile(q.res.query.Get("$filter"), nil)
@@ -233,8 +252,9 @@ func (q *request) lookupTable(name string, notFound tablestore.Code) (string, er
 }
 
 func (q *request) getTable() {
-	l, ok := q.authorizedLevel(opListTables)
-	if !ok {
+	l, err := q.metadataLevel()
+	if err != nil {
+		q.fail(err)
 		return
 	}
 	name, err := q.lookupTable(q.res.table, tablestore.CodeResourceNotFound)
@@ -246,23 +266,24 @@ func (q *request) getTable() {
 }
 
 func (q *request) createTable() {
-	l, ok := q.authorizedLevel(opCreateTable)
-	if !ok {
-		return
-	}
-	body, err := q.readBody()
+	l, err := q.metadataLevel()
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	var in map[string]any
-	if err := json.Unmarshal(body, &in); err != nil {
-		q.fail(apiError(http.StatusBadRequest, "InvalidInput", "One of the request inputs is not valid: the body must be a JSON object with TableName."))
+	badBody := apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: the body must be a JSON object with TableName.")
+	if info, ok := scanObject(q.body); !ok || info.members > maxMembers {
+		q.fail(badBody)
 		return
 	}
-	name, ok := in["TableName"].(string)
-	if !ok {
-		q.fail(apiError(http.StatusBadRequest, "PropertiesNeedValue", "The values are not specified for all properties in the entity: TableName is required."))
+	var in map[string]json.RawMessage
+	if err := json.Unmarshal(q.body, &in); err != nil {
+		q.fail(badBody)
+		return
+	}
+	var name string
+	if raw, ok := in["TableName"]; !ok || len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &name) != nil {
+		q.fail(apiError(http.StatusBadRequest, edm.CodePropertiesNeedValue, "The values are not specified for all properties in the entity: TableName is required."))
 		return
 	}
 	if _, err := q.h.db.CreateTable(q.r.Context(), name); err != nil {
@@ -284,10 +305,6 @@ func (q *request) createTable() {
 }
 
 func (q *request) deleteTable() {
-	if err := q.authorize(opDeleteTable, "", "", ""); err != nil {
-		q.fail(err)
-		return
-	}
 	if err := q.h.db.DeleteTable(q.r.Context(), q.res.table); err != nil {
 		q.fail(err)
 		return
@@ -305,20 +322,4 @@ func preferNoContent(r *http.Request) bool {
 		}
 	}
 	return false
-}
-
-// authorizedLevel authorizes a table-level operation and reads the
-// response's metadata level; on failure it has answered the request and
-// returns false.
-func (q *request) authorizedLevel(o op) (metaLevel, bool) {
-	if err := q.authorize(o, "", "", ""); err != nil {
-		q.fail(err)
-		return 0, false
-	}
-	l, err := q.metadataLevel()
-	if err != nil {
-		q.fail(err)
-		return 0, false
-	}
-	return l, true
 }

@@ -1,9 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 
@@ -86,124 +83,25 @@ func parseFormat(s string) (metaLevel, bool) {
 	return metaMinimal, true
 }
 
-// entityJSON writes e at level l through Entity.MarshalJSON, the
-// library's wire format: minimal metadata is its output as is; no
-// metadata drops odata.etag and the type annotations; full metadata adds
-// odata.type, odata.id, odata.editLink and Timestamp's annotation.
+// entityJSON writes e at level l with the library's JSON writer
+// (tablestore.AppendEntityJSON): full metadata adds odata.type, odata.id
+// and odata.editLink for the entity's address in this request's table.
 // Selected properties the entity lacks come back as null, as in Azure.
 func (q *request) entityJSON(e *tablestore.Entity, l metaLevel, sel []string) ([]byte, error) {
-	c := *e
-	if l == metaNone {
-		c.ETag = ""
-	}
-	raw, err := c.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	if l == metaNone {
-		if raw, err = stripAnnotations(raw); err != nil {
-			return nil, err
-		}
-	}
-	if len(sel) > 0 {
-		raw = raw[:len(raw)-1]
-		for _, name := range sel {
-			if _, ok := e.Properties[name]; ok || isSystemProperty(name) {
-				continue
-			}
-			raw = append(raw, ',')
-			raw = appendString(raw, name)
-			raw = append(raw, ":null"...)
-		}
-		raw = append(raw, '}')
-	}
-	if l == metaFull {
+	o := tablestore.JSONOptions{Metadata: tablestore.MinimalMetadata, Select: sel}
+	switch l {
+	case metaNone:
+		o.Metadata = tablestore.NoMetadata
+	case metaFull:
 		path := entityPath(q.res.table, e.PartitionKey, e.RowKey)
-		var b []byte
-		b = append(b, `{"odata.type":`...)
-		b = appendString(b, q.h.account+"."+q.res.table)
-		b = append(b, `,"odata.id":`...)
-		b = appendString(b, q.res.base+path)
-		b = append(b, `,"odata.editLink":`...)
-		b = appendString(b, path)
-		if !e.Timestamp.IsZero() {
-			b = append(b, `,"Timestamp@odata.type":"Edm.DateTime"`...)
-		}
-		b = append(b, ',')
-		raw = append(b, raw[1:]...)
+		o.Metadata = tablestore.FullMetadata
+		o.Type, o.ID, o.EditLink = q.h.account+"."+q.res.table, q.res.base+path, path
 	}
-	return raw, nil
+	return tablestore.AppendEntityJSON(nil, e, &o)
 }
 
-func isSystemProperty(name string) bool {
-	switch name {
-	case "PartitionKey", "RowKey", "Timestamp":
-		return true
-	}
-	return false
-}
-
-// stripAnnotations drops every "X@odata.type" member of a flat JSON
-// object written by Entity.MarshalJSON.
-func stripAnnotations(raw []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	out := []byte{'{'}
-	first := true
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		key, ok := tok.(string)
-		if !ok {
-			break // the closing brace
-		}
-		val, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		if strings.HasSuffix(key, "@odata.type") {
-			continue
-		}
-		if !first {
-			out = append(out, ',')
-		}
-		first = false
-		out = appendString(out, key)
-		out = append(out, ':')
-		switch v := val.(type) {
-		case string:
-			out = appendString(out, v)
-		case json.Number:
-			out = append(out, v...)
-		case bool:
-			if v {
-				out = append(out, "true"...)
-			} else {
-				out = append(out, "false"...)
-			}
-		default:
-			out = append(out, "null"...)
-		}
-	}
-	return append(out, '}'), nil
-}
-
-// appendString appends s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return append(b, bytes.TrimRight(buf.Bytes(), "\n")...)
-}
+// appendString appends s as a JSON string, with the library's writer.
+func appendString(b []byte, s string) []byte { return tablestore.AppendJSONString(b, s) }
 
 // writeJSON sends a JSON body with status.
 func (q *request) writeJSON(status int, l metaLevel, body []byte) {

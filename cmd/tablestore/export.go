@@ -2,11 +2,10 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"flag"
-	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/entitycsv"
 )
 
 // scanCacheSize is the block cache of stores opened only to be read
@@ -72,13 +72,13 @@ tablestore export --store data People --format csv --columns PartitionKey,RowKey
 				if f == "csv" && *system {
 					return usagef("--system is for JSON only")
 				}
-				var cols []csvColumn
+				var cols entitycsv.Header
 				if columns != nil {
 					if f != "csv" {
 						return usagef("--columns is for CSV only")
 					}
-					if cols, err = parseCSVHeader(columns); err != nil {
-						return usagef("--columns: %v", err)
+					if cols, err = entitycsv.ParseHeader(columns); err != nil {
+						return usagef("--columns: %s", csvErrorText(err))
 					}
 				}
 				// A scan reads each block once: a small cache keeps memory flat.
@@ -119,15 +119,20 @@ tablestore export --store data People --format csv --columns PartitionKey,RowKey
 
 // exportTable streams the entities of t matching q to out.
 func exportTable(ctx context.Context, io *stdio, t *tablestore.Table, q tablestore.Query, out io.Writer,
-	format string, cols []csvColumn, system bool) error {
+	format string, cols entitycsv.Header, system bool) error {
+	var enc *entitycsv.Encoder
+	if format == "csv" {
+		var err error
+		if enc, err = entitycsv.NewEncoder(cols); err != nil {
+			return err
+		}
+	}
 	w := bufio.NewWriterSize(out, 256<<10)
 	prog := startProgress(io, "export", 0, 0)
 	var line []byte
 	var err error
-	var enc *csvEncoder
-	if format == "csv" {
-		enc = newCSVEncoder(cols)
-		line = enc.header(line[:0])
+	if enc != nil {
+		line = enc.AppendHeader(line[:0])
 		_, err = w.Write(line)
 	}
 	for e, qerr := range t.Query(ctx, q) {
@@ -139,7 +144,7 @@ func exportTable(ctx context.Context, io *stdio, t *tablestore.Table, q tablesto
 			break
 		}
 		if format == "csv" {
-			line, err = enc.row(line[:0], e)
+			line, err = enc.AppendEntity(line[:0], e)
 		} else {
 			line, err = exportJSON(line[:0], e, system)
 		}
@@ -172,81 +177,17 @@ func exportJSON(b []byte, e *tablestore.Entity, system bool) ([]byte, error) {
 // discoverColumns reads the entities of q once and returns the CSV
 // columns that hold them all: PartitionKey, RowKey, then every property
 // name and type seen, sorted.
-func discoverColumns(ctx context.Context, t *tablestore.Table, q tablestore.Query) ([]csvColumn, error) {
-	seen := map[csvColumn]bool{}
+func discoverColumns(ctx context.Context, t *tablestore.Table, q tablestore.Query) (entitycsv.Header, error) {
+	seen := map[entitycsv.Column]bool{}
 	for e, err := range t.Query(ctx, q) {
 		if err != nil {
 			return nil, err
 		}
 		for name, v := range e.Properties {
-			if v != nil {
-				seen[csvColumn{name: name, edm: edmType(v)}] = true
+			if c, ok := entitycsv.ColumnOf(name, v); ok {
+				seen[c] = true
 			}
 		}
 	}
-	cols := []csvColumn{{"PartitionKey", "Edm.String"}, {"RowKey", "Edm.String"}}
-	var props []csvColumn
-	for c := range seen {
-		props = append(props, c)
-	}
-	slices.SortFunc(props, func(a, b csvColumn) int {
-		return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.edm, b.edm))
-	})
-	return append(cols, props...), nil
-}
-
-// csvEncoder writes entities as CSV rows under fixed columns.
-type csvEncoder struct {
-	cols    []csvColumn
-	index   map[csvColumn]int
-	pk, rk  int
-	fields  []string
-	present []bool
-}
-
-func newCSVEncoder(cols []csvColumn) *csvEncoder {
-	enc := &csvEncoder{cols: cols, index: map[csvColumn]int{},
-		fields: make([]string, len(cols)), present: make([]bool, len(cols))}
-	for i, c := range cols {
-		enc.index[c] = i
-		switch c.name {
-		case "PartitionKey":
-			enc.pk = i
-		case "RowKey":
-			enc.rk = i
-		}
-	}
-	return enc
-}
-
-// header appends the header line.
-func (enc *csvEncoder) header(b []byte) []byte {
-	names := make([]string, len(enc.cols))
-	present := make([]bool, len(enc.cols))
-	for i, c := range enc.cols {
-		names[i], present[i] = c.String(), true
-		if c.name == "PartitionKey" || c.name == "RowKey" {
-			names[i] = c.name
-		}
-	}
-	return appendCSVRecord(b, names, present)
-}
-
-// row appends e's row. A property with no column fails.
-func (enc *csvEncoder) row(b []byte, e *tablestore.Entity) ([]byte, error) {
-	clear(enc.present)
-	enc.fields[enc.pk], enc.present[enc.pk] = e.PartitionKey, true
-	enc.fields[enc.rk], enc.present[enc.rk] = e.RowKey, true
-	for name, v := range e.Properties {
-		if v == nil {
-			continue
-		}
-		c := csvColumn{name: name, edm: edmType(v)}
-		i, ok := enc.index[c]
-		if !ok {
-			return b, fmt.Errorf("entity (%q, %q): property %s has no column %s", e.PartitionKey, e.RowKey, name, c)
-		}
-		enc.fields[i], enc.present[i] = valueText(v), true
-	}
-	return appendCSVRecord(b, enc.fields, enc.present), nil
+	return entitycsv.Columns(slices.Collect(maps.Keys(seen))), nil
 }

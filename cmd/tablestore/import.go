@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/entitycsv"
 )
 
 // importModes maps import's --mode to the transaction action.
@@ -349,28 +350,35 @@ func (im *importer) openSource(in io.ReadCloser) (source, error) {
 		}
 		return newJSONSource(in, im.state.Line, im.state.Offset), nil
 	}
-	r := newCSVReader(in, 0, 0)
-	fields, _, _, err := r.read()
+	r := entitycsv.NewReader(in)
+	cols, err := r.ReadHeader()
 	if err == io.EOF {
 		return nil, errors.New("empty input: a CSV file starts with its header line")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("line 1: %s", errorText(err))
+		return nil, fmt.Errorf("line 1: %s", csvErrorText(err))
 	}
-	cols, err := parseCSVHeader(fields)
-	if err != nil {
-		return nil, fmt.Errorf("line 1: %w", err)
-	}
-	im.header = append(trimLineEnd(r.raw), '\n')
-	if im.state.Offset > r.offset {
+	im.header = append(trimLineEnd(r.Raw()), '\n')
+	if im.state.Offset > r.Offset() {
 		if err := seekLineStart(in, im.state.Offset); err != nil {
 			return nil, err
 		}
-		r = newCSVReader(in, im.state.Line, im.state.Offset)
+		r = entitycsv.NewReaderAt(in, im.state.Line, im.state.Offset)
+		r.SetHeader(cols)
 	} else {
-		im.state.Offset, im.state.Line = r.offset, r.line
+		im.state.Offset, im.state.Line = r.Offset(), r.Line()
 	}
 	return &csvSource{r: r, cols: cols}, nil
+}
+
+// csvErrorText is the text of a CSV header error: the message of a
+// *tablestore.Error without its code, as the header is not an entity.
+func csvErrorText(err error) string {
+	var te *tablestore.Error
+	if errors.As(err, &te) && te.Code == tablestore.CodeInvalidInput {
+		return te.Message
+	}
+	return errorText(err)
 }
 
 // seekLineStart moves f to off, which must start a line.

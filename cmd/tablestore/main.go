@@ -55,7 +55,8 @@ func commands() []*command {
 	return []*command{
 		tablesCommand(), getCommand(), putCommand(), deleteCommand(),
 		queryCommand(), explainCommand(), importCommand(), exportCommand(),
-		copyCommand(), backupCommand(), statsCommand(), checkCommand(), serveCommand(), healthcheckCommand(),
+		copyCommand(), backupCommand(), statsCommand(), changesCommand(), replicateCommand(), checkCommand(), serveCommand(), healthcheckCommand(),
+		consoleCommand(), ttlCommand(),
 	}
 }
 

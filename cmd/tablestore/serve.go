@@ -9,16 +9,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/server"
+	"github.com/tablestore/tablestore/server/console"
 )
 
 // logLevels are the --log-level values of serve.
@@ -50,6 +53,12 @@ type serveFlags struct {
 	audiences      stringList
 	roles          *string
 	insecureTokens *bool
+	// Admission and memory.
+	maxRequests, maxUploads *int
+	budget, minRate         byteSize
+	memLimit                *string
+	grace                   *time.Duration
+	console        *bool
 }
 
 func serveCommand() *command {
@@ -84,7 +93,29 @@ Each request is logged on standard error as one line at level info (with
 --log-level info or debug; warn and error show only failures, none
 nothing). SIGINT or SIGTERM stops it gracefully: it stops accepting
 connections, lets requests in flight finish (up to --shutdown-timeout),
-then closes the store.`,
+then closes the store.
+
+Admission: at most --max-requests operations run at once and at most
+--max-uploads request bodies arrive at once, apart, so clients that send
+slowly hold upload slots only; a body must arrive at --min-body-rate
+bytes per second once --body-grace has passed, or it is answered 408.
+Credentials and permissions are checked before any body is read.
+Request bodies, the work on them and response pages share
+--memory-budget (default 4 MiB per --max-requests, for each account); a
+request that finds no slot or memory within a second is answered 503
+ServerBusy with Retry-After. --memory-limit sets the Go runtime's memory
+limit (as GOMEMLIMIT does): by default the accounts' budgets plus 32 MiB,
+so the garbage collector keeps the process near them; "off" leaves the
+runtime's default (which lets the heap reach twice what is live). A
+GOMEMLIMIT in the environment wins over the default. Sizes take a unit:
+256MiB, 1GiB, 64KiB, or plain bytes.
+
+--console also serves the web console under /console/ on the admin
+listener (--admin-addr, or ` + defaultConsoleAddr + ` when that is not given) and
+prints its URL with its access token. Its sessions sign in as a served
+account with one of its keys (with --anonymous and one account, the
+token alone lets them in) and act on that account's store; its Health page
+charts the server's request metrics. See docs/console.md.`,
 		example: `tablestore serve --dir data
 tablestore serve --dir new-data --create
 tablestore serve --dir data --addr 0.0.0.0:10002 --cert cert.pem --key key.pem --account-key-file keys
@@ -113,6 +144,15 @@ tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
 			f.roles = fs.String("bearer-roles", "", "a JSON file mapping principals (oid or sub) to \"Storage Table Data Reader\" or \"Storage Table Data Contributor\", for tokens without roles")
 			f.insecureTokens = fs.Bool("insecure-accept-any-bearer-token", false, "accept every bearer token unverified, as a contributor (local development only)")
 			f.backupDir = fs.String("backup-dir", "", "where the admin listener's POST /backup?name=NAME writes checkpoints (default: backups off)")
+			f.maxRequests = fs.Int("max-requests", server.DefaultMaxConcurrentRequests, "operations served at once (for each account)")
+			f.maxUploads = fs.Int("max-uploads", 0, "request bodies received at once (default twice --max-requests)")
+			f.budget = byteSize(0)
+			fs.Var(&f.budget, "memory-budget", "memory for request bodies, their work and response pages, for each account (default 4MiB × --max-requests)")
+			f.memLimit = fs.String("memory-limit", "auto", `the Go runtime's memory limit: a size, "auto" (the budgets plus 32MiB) or "off"`)
+			f.minRate = byteSize(server.DefaultMinBodyRate)
+			fs.Var(&f.minRate, "min-body-rate", "the slowest a request body may arrive, in bytes per second")
+			f.grace = fs.Duration("body-grace", server.DefaultBodyGracePeriod, "how long a request body may take before --min-body-rate applies")
+			f.console = fs.Bool("console", false, "also serve the web console under /console/ on the admin listener (--admin-addr, "+defaultConsoleAddr+" when not given)")
 			return func(ctx context.Context, args []string) error {
 				if err := wantArgs(args, 0, 0, "no arguments"); err != nil {
 					return err
@@ -127,6 +167,9 @@ tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
 func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (err error) {
 	if err := flagsFromEnv(fs, os.LookupEnv); err != nil {
 		return err
+	}
+	if *f.console && *f.adminAddr == "" {
+		*f.adminAddr = defaultConsoleAddr // the console lives on the admin listener
 	}
 	where := *f.dir
 	if isSet(fs, "store") {
@@ -143,6 +186,16 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	}
 	if *f.inMemory && *f.create {
 		return usagef("--create is for --dir, not --in-memory")
+	}
+	switch {
+	case *f.maxRequests <= 0:
+		return usagef("--max-requests must be positive")
+	case *f.maxUploads < 0:
+		return usagef("--max-uploads must be positive")
+	case f.minRate <= 0:
+		return usagef("--min-body-rate must be positive")
+	case *f.grace <= 0:
+		return usagef("--body-grace must be positive")
 	}
 	var logger *slog.Logger
 	if *f.level != "none" {
@@ -222,9 +275,20 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	if *f.adminAddr != "" {
 		metrics = server.NewMetrics()
 	}
-	h, err := server.NewAccounts(served, &server.Options{Anonymous: *f.anonymous, Logger: logger, Metrics: metrics, Bearer: bearer})
+	opts := &server.Options{Anonymous: *f.anonymous, Logger: logger, Metrics: metrics, Bearer: bearer,
+		MaxConcurrentRequests: *f.maxRequests, MaxConcurrentUploads: *f.maxUploads, MemoryBudget: int64(f.budget),
+		MinBodyRate: int(f.minRate), BodyGracePeriod: *f.grace}
+	limit, err := memoryLimit(*f.memLimit, opts, len(served))
+	if err != nil {
+		return err
+	}
+	h, err := server.NewAccounts(served, opts)
 	if err != nil {
 		return usagef("%s", errorText(err))
+	}
+	if limit > 0 {
+		debug.SetMemoryLimit(limit)
+		fmt.Fprintf(io.stderr, "serve: Go memory limit %s\n", formatBytes(limit))
 	}
 	var adminSrv *http.Server
 	var adminLn net.Listener
@@ -234,12 +298,21 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 		if err != nil {
 			return err
 		}
+		var webConsole *console.Console
+		if *f.console {
+			if ah, webConsole, err = mountConsole(ah, served, metrics, *f.anonymous, where, logger); err != nil {
+				return err
+			}
+		}
 		adminSrv = server.NewHTTPServer(*f.adminAddr, ah)
 		adminSrv.WriteTimeout = 0 // a profile or a backup may take long
 		if adminLn, err = net.Listen("tcp", *f.adminAddr); err != nil {
 			return err
 		}
 		defer adminLn.Close()
+		if webConsole != nil {
+			printConsole(io.stderr, webConsole, adminLn.Addr(), len(served) > 1 || !*f.anonymous)
+		}
 		if !loopbackAddr(adminLn.Addr()) {
 			warn("the admin listener " + adminLn.Addr().String() + " is reachable beyond this machine and has no authentication: keep it on a private network")
 		}
@@ -257,6 +330,7 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	if err != nil {
 		return err
 	}
+	ln = server.NewListener(ln) // Azure's error body for net/http's own refusals
 	for _, line := range exposureWarnings(ln.Addr(), *f.anonymous, tlsConf != nil) {
 		fmt.Fprintf(io.stderr, "serve: WARNING: %s\n", line)
 	}
@@ -501,6 +575,71 @@ func (f *serveFlags) keys(warn func(string)) (accountKeys []string, tlsKey strin
 		}
 	}
 	return accountKeys, tlsKey, nil
+}
+
+// memoryLimit is the Go memory limit --memory-limit asks for, 0 to leave
+// the runtime's: "auto" is server.RecommendedMemoryLimit for accounts
+// handlers made with opts (each has its own budget) unless GOMEMLIMIT is
+// set, "off" is none. Errors: a usage error for anything else that is
+// not a size.
+func memoryLimit(flag string, opts *server.Options, accounts int) (int64, error) {
+	switch flag {
+	case "off":
+		return 0, nil
+	case "auto":
+		if os.Getenv("GOMEMLIMIT") != "" {
+			return 0, nil
+		}
+		budget := opts.MemoryBudget // each further account's, as New's default makes it
+		if budget <= 0 {
+			budget = server.DefaultMaxBodyBytes * int64(opts.MaxConcurrentRequests)
+		}
+		return server.RecommendedMemoryLimit(opts) + int64(max(accounts-1, 0))*budget, nil
+	}
+	var b byteSize
+	if err := b.Set(flag); err != nil || b <= 0 {
+		return 0, usagef("--memory-limit: want a size, auto or off, not %q", flag)
+	}
+	return int64(b), nil
+}
+
+// byteSize is a flag holding a size in bytes: a number with an optional
+// unit B, KiB, MiB, GiB (or KB, MB, GB, also powers of 1024).
+type byteSize int64
+
+func (b *byteSize) String() string { return formatBytes(int64(*b)) }
+
+func (b *byteSize) Set(s string) error {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"B", 1}} {
+		if rest, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
+		return fmt.Errorf("not a size: %q (use bytes or a unit: 64KiB, 256MiB, 1GiB)", s)
+	}
+	*b = byteSize(n * mult)
+	return nil
+}
+
+// formatBytes writes n in the largest binary unit that divides it.
+func formatBytes(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
 }
 
 // isSet reports whether a flag was given on the command line.

@@ -2,12 +2,16 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -115,8 +119,203 @@ func TestServeUsage(t *testing.T) {
 		{"serve", "--dir", "x", "--store", "y"},
 		{"serve", "--in-memory", "--log-level", "loud"},
 		{"serve", "--in-memory", "--key", "not base64!"},
+		{"serve", "--in-memory", "--memory-budget", "lots"},
+		{"serve", "--in-memory", "--memory-limit", "-5MiB"},
+		{"serve", "--in-memory", "--memory-limit", "sometimes"},
+		{"serve", "--in-memory", "--max-requests", "0"},
+		{"serve", "--in-memory", "--min-body-rate", "0"},
+		{"serve", "--in-memory", "--body-grace", "0s"},
 	} {
 		r := cli(t, args...)
 		require.Equal(t, exitUsage, r.code, "%v: %s", args, r.stderr)
 	}
+}
+
+func TestByteSizeFlag(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "512": 512, "64KiB": 64 << 10, "256MiB": 256 << 20, "1GiB": 1 << 30, "3MB": 3 << 20, "10B": 10} {
+		var b byteSize
+		require.NoError(t, b.Set(in), in)
+		require.Equal(t, want, int64(b), in)
+	}
+	for _, in := range []string{"", "x", "-1", "1TiB", "99999999999GiB"} {
+		var b byteSize
+		require.Error(t, b.Set(in), in)
+	}
+	require.Equal(t, "256MiB", formatBytes(256<<20))
+	require.Equal(t, "1000B", formatBytes(1000))
+}
+
+// startServeBin starts tablestore serve on a free loopback port with args
+// and returns the process, its base URL (with the account) and its
+// standard error lines.
+func startServeBin(t *testing.T, args ...string) (*exec.Cmd, string, <-chan string) {
+	t.Helper()
+	bin := buildBinary(t)
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan string, 1000)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default: // nobody reads the log this far
+			}
+		}
+		close(lines)
+	}()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("the server exited before listening")
+			}
+			if m := regexp.MustCompile(`^serve: listening on (\S+)$`).FindStringSubmatch(l); m != nil {
+				return cmd, "http://" + m[1] + "/devstoreaccount1", lines
+			}
+		case <-timeout:
+			t.Fatal("the server did not start")
+		}
+	}
+}
+
+// TestServeKillUnderLoad kills tablestore serve with SIGKILL while
+// clients write single entities and batches, restarts it on the same
+// store, and at the end checks the store: every write the server
+// acknowledged is there, and every batch, acknowledged or not, is there
+// whole or not at all.
+//
+// The short form (CI) runs 2 cycles of 1 s of load; the long form sets
+// TABLESTORE_SERVE_CRASH_CYCLES (e.g. 20) and TABLESTORE_SERVE_CRASH_LOAD
+// (e.g. 5s):
+//
+//	TABLESTORE_SERVE_CRASH_CYCLES=20 TABLESTORE_SERVE_CRASH_LOAD=5s go test -run TestServeKillUnderLoad -v -timeout 30m
+func TestServeKillUnderLoad(t *testing.T) {
+	cycles, load := 2, time.Second
+	if v := os.Getenv("TABLESTORE_SERVE_CRASH_CYCLES"); v != "" {
+		n, err := strconv.Atoi(v)
+		require.NoError(t, err)
+		cycles = n
+	}
+	if v := os.Getenv("TABLESTORE_SERVE_CRASH_LOAD"); v != "" {
+		d, err := time.ParseDuration(v)
+		require.NoError(t, err)
+		load = d
+	}
+	store := filepath.Join(t.TempDir(), "store")
+	type batch struct {
+		id   string
+		rows int
+	}
+	var mu sync.Mutex
+	var tried, acked []batch // single writes are batches of one row without the envelope
+	var singles []string
+	for cycle := 0; cycle < cycles; cycle++ {
+		cmd, base, _ := startServeBin(t, "--dir", store, "--create", "--anonymous", "--log-level", "none")
+		c := &http.Client{Timeout: 10 * time.Second}
+		if cycle == 0 {
+			resp, err := c.Post(base+"/Tables", "application/json", strings.NewReader(`{"TableName":"Load"}`))
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, http.StatusCreated, resp.StatusCode)
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := 0; w < 6; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for n := 0; ; n++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					id := fmt.Sprintf("c%02dw%dn%05d", cycle, w, n)
+					if n%2 == 0 {
+						body := fmt.Sprintf(`{"PartitionKey":"single","RowKey":%q,"Cycle":%d}`, id, cycle)
+						resp, err := c.Post(base+"/Load", "application/json", strings.NewReader(body))
+						if err != nil {
+							return // the server is gone
+						}
+						resp.Body.Close()
+						if resp.StatusCode == http.StatusCreated {
+							mu.Lock()
+							singles = append(singles, id)
+							mu.Unlock()
+						}
+						continue
+					}
+					rows := 5 + (n*7+w)%40
+					mu.Lock()
+					tried = append(tried, batch{id, rows})
+					mu.Unlock()
+					resp, err := c.Post(base+"/$batch", "multipart/mixed; boundary=batch_k", strings.NewReader(loadBatch(id, rows)))
+					if err != nil {
+						return
+					}
+					out, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode == http.StatusAccepted && !strings.Contains(string(out), "odata.error") {
+						mu.Lock()
+						acked = append(acked, batch{id, rows})
+						mu.Unlock()
+					}
+				}
+			}(w)
+		}
+		time.Sleep(load)
+		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		_ = cmd.Wait()
+		close(stop)
+		wg.Wait()
+	}
+	got := map[string]int{} // rows per partition
+	cycleOf := map[string]int32{}
+	for _, e := range readEntities(t, store, "Load") {
+		got[e.PartitionKey]++
+		if e.PartitionKey == "single" {
+			cycleOf[e.RowKey] = e.Properties["Cycle"].(int32)
+		} else {
+			require.Equal(t, e.PartitionKey, e.Properties["Batch"], "row %s/%s", e.PartitionKey, e.RowKey)
+		}
+	}
+	for _, id := range singles {
+		_, ok := cycleOf[id]
+		require.True(t, ok, "acknowledged insert %s is missing", id)
+	}
+	for _, b := range acked {
+		require.Equal(t, b.rows, got[b.id], "acknowledged batch %s", b.id)
+	}
+	half := 0
+	for _, b := range tried {
+		if n := got[b.id]; n != 0 && n != b.rows {
+			half++
+			t.Errorf("batch %s holds %d of its %d rows", b.id, n, b.rows)
+		}
+		delete(got, b.id)
+	}
+	delete(got, "single")
+	require.Empty(t, got, "partitions no batch wrote")
+	t.Logf("%d cycles: %d single inserts and %d of %d batches acknowledged, all present; no half batch", cycles, len(singles), len(acked), len(tried))
+	require.NotEmpty(t, acked)
+}
+
+// loadBatch is a $batch inserting rows entities into table Load, all in
+// partition id.
+func loadBatch(id string, rows int) string {
+	var b strings.Builder
+	b.WriteString("--batch_k\r\nContent-Type: multipart/mixed; boundary=changeset_k\r\n\r\n")
+	for i := 0; i < rows; i++ {
+		b.WriteString("--changeset_k\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
+		b.WriteString("POST http://127.0.0.1/devstoreaccount1/Load HTTP/1.1\r\nContent-Type: application/json\r\n\r\n")
+		fmt.Fprintf(&b, `{"PartitionKey":%q,"RowKey":"r%03d","Batch":%q,"Pad":"%s"}`, id, i, id, strings.Repeat("p", 100+i*13))
+		b.WriteString("\r\n")
+	}
+	b.WriteString("--changeset_k--\r\n--batch_k--\r\n")
+	return b.String()
 }

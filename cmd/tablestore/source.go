@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/entitycsv"
 )
 
 // record is one input entity on its way into a store.
@@ -15,9 +16,8 @@ type record struct {
 	lines int    // the lines read through its end
 	end   int64  // the byte offset just after it in its file
 	raw   []byte // its text, without the line ending
-	// fields and quoted are a CSV record's cells, until parsed.
-	fields []string
-	quoted []bool
+	// row is a CSV record's cells, until parsed.
+	row entitycsv.Record
 
 	entity *tablestore.Entity
 	err    error // why it cannot be stored (a *tablestore.Error); entity is nil
@@ -114,19 +114,20 @@ func (s *jsonSource) parse(rec *record) {
 	rec.entity = e
 }
 
-// csvSource reads CSV rows under a typed header (see csv.go).
+// csvSource reads CSV rows under a typed header, in the format of
+// package entitycsv.
 type csvSource struct {
-	r    *csvReader
-	cols []csvColumn
+	r    *entitycsv.Reader
+	cols entitycsv.Header
 }
 
 func (s *csvSource) next() (*record, error) {
-	fields, quoted, line, err := s.r.read()
-	if err != nil && (line == 0 || !isCodeError(err)) {
+	row, err := s.r.ReadRecord()
+	if err != nil && (row.Line == 0 || !isCodeError(err)) {
 		return nil, err
 	}
-	rec := &record{line: line, lines: s.r.line, end: s.r.offset, raw: bytes.Clone(trimLineEnd(s.r.raw)),
-		fields: fields, quoted: quoted, err: err}
+	rec := &record{line: row.Line, lines: s.r.Line(), end: s.r.Offset(), raw: bytes.Clone(trimLineEnd(s.r.Raw())),
+		row: row, err: err}
 	return rec, nil
 }
 
@@ -134,15 +135,20 @@ func (s *csvSource) parse(rec *record) {
 	if rec.err != nil {
 		return
 	}
-	data, err := csvRowJSON(nil, s.cols, rec.fields, rec.quoted)
-	rec.fields, rec.quoted = nil, nil
-	if err == nil {
-		e := new(tablestore.Entity)
-		if err = e.UnmarshalJSON(data); err == nil {
-			rec.entity = e
-		}
-	}
-	rec.err = err
+	rec.entity, rec.err = s.cols.Entity(rec.row)
+	rec.row = entitycsv.Record{}
+}
+
+// maxRecord bounds one line of JSON input, as entitycsv bounds a CSV
+// record.
+const maxRecord = entitycsv.MaxRecordBytes
+
+var errRecordTooLong = fmt.Errorf("a record longer than %d MiB", maxRecord>>20)
+
+// trimLineEnd drops a trailing \n or \r\n.
+func trimLineEnd(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	return bytes.TrimSuffix(b, []byte("\r"))
 }
 
 // isCodeError reports whether err carries an Azure error code.

@@ -51,7 +51,8 @@ tablestore stats --store data People --exact`,
 					Table             string `json:"table"`
 					EstimatedEntities int64  `json:"estimatedEntities"`
 					EstimatedBytes    int64  `json:"estimatedBytes"`
-					Entities          *int64 `json:"entities,omitempty"` // exact, with --exact
+					Entities          *int64 `json:"entities,omitempty"`      // exact, with --exact
+					AwaitingSweep     *int64 `json:"awaitingSweep,omitempty"` // expired, not yet removed (TTL tables)
 				}
 				var rows []row
 				unflushed := false
@@ -62,6 +63,9 @@ tablestore stats --store data People --exact`,
 					}
 					unflushed = unflushed || st.Unflushed
 					r := row{Table: name, EstimatedEntities: st.Entities, EstimatedBytes: st.Bytes}
+					if r.AwaitingSweep, err = awaitingSweep(ctx, db.Table(name)); err != nil {
+						return err
+					}
 					if *exact {
 						n, err := countEntities(ctx, db.Table(name))
 						if err != nil {
@@ -95,6 +99,11 @@ tablestore stats --store data People --exact`,
 							c = append(c, count(*r.Entities))
 						}
 						cells = append(cells, c)
+					}
+					for i, r := range rows {
+						if r.AwaitingSweep != nil {
+							cells[i+1] = append(cells[i+1], "expired, awaiting sweep: "+count(*r.AwaitingSweep))
+						}
 					}
 					writeAligned(out, cells)
 					fmt.Fprintln(out, "~ estimated from data-file metadata, without reading the tables")

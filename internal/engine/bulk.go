@@ -37,7 +37,37 @@ func (t *table) CommitBulk(ctx context.Context, actions []driver.Action, opts dr
 	if err != nil {
 		return driver.BulkCommitResult{}, err
 	}
+	if len(t.db.tableIndexes(info.id)) > 0 {
+		return t.db.commitBulkOneByOne(info.id, actions, opts.StopAtFailure)
+	}
 	return t.db.commitBulk(info.id, actions, opts.StopAtFailure)
+}
+
+// commitBulkOneByOne is commitBulk for a table with secondary indexes:
+// each action is committed alone through the partition's commit path,
+// which keeps every index exact and checks unique ones, at the cost of
+// one commit (and sync) per entity. Each entity's write is still atomic
+// and nothing across entities is, as for commitBulk.
+// REQUIRES: db.catMu held in read mode.
+func (db *Engine) commitBulkOneByOne(tableID uint64, actions []driver.Action, stopAtFailure bool) (driver.BulkCommitResult, error) {
+	var res driver.BulkCommitResult
+	for i := range actions {
+		_, err := db.partition(tableID, actions[i].PartitionKey).commit(actions[i : i+1])
+		if err == nil {
+			res.Applied++
+			continue
+		}
+		var de *driver.Error
+		if !errors.As(err, &de) || de.Code == edm.CodeTableNotFound {
+			return res, err
+		}
+		de.Index = i
+		res.Failures = append(res.Failures, de)
+		if stopAtFailure {
+			break
+		}
+	}
+	return res, nil
 }
 
 // commitBulk is CommitBulk on table tableID.
@@ -66,7 +96,11 @@ func (db *Engine) commitBulk(tableID uint64, actions []driver.Action, stopAtFail
 		keySlab = keys.Entity(keySlab, tableID, actions[i].PartitionKey, actions[i].RowKey)
 		keyOf[i] = keySlab[start:len(keySlab):len(keySlab)]
 	}
-	reads, err := db.readBulk(tableID, actions, keyOf)
+	ttl, now, err := db.ttlNowFor(tableID)
+	if err != nil {
+		return driver.BulkCommitResult{}, err
+	}
+	reads, err := db.readBulk(tableID, actions, keyOf, ttl != nil)
 	if err != nil {
 		return driver.BulkCommitResult{}, err
 	}
@@ -77,7 +111,7 @@ func (db *Engine) commitBulk(tableID uint64, actions []driver.Action, stopAtFail
 		a := &actions[i]
 		var st storedEntity
 		if reads != nil {
-			st = reads[i]
+			st = ttl.absentIfExpired(reads[i], now)
 		}
 		props, stamp, err := db.partition(tableID, a.PartitionKey).resolveAction(a, st)
 		if err != nil {
@@ -153,7 +187,10 @@ func (db *Engine) commitBulk(tableID uint64, actions []driver.Action, stopAtFail
 		}
 		_ = op.Finish()
 	}
-	if err := b.Commit(db.writeOpts); err != nil {
+	if ttl != nil {
+		db.writeExpiries(b, ttl, tableID, actions, applied, reads, value, ts)
+	}
+	if err := db.commitChanges(b, db.changeRecords(tableID, driver.CommitBulk, ts, actions, applied, value), db.writeOpts); err != nil {
 		return driver.BulkCommitResult{}, db.storageErr(fmt.Sprintf("bulk commit of %d entities to table #%d", res.Applied, tableID), err)
 	}
 	return res, nil
@@ -163,17 +200,17 @@ func (db *Engine) commitBulk(tableID uint64, actions []driver.Action, stopAtFail
 func entityKeyLen(a *driver.Action) int { return 8 + len(a.PartitionKey) + 1 + len(a.RowKey) }
 
 // readBulk reads the stored entities of the actions that need one (all
-// but upserts that replace) in key order, through one iterator over the
+// but upserts that replace, unless all: every action, for a TTL table) in key order, through one iterator over the
 // table with prefix seeks (bloom filters rule out most files for an
 // absent entity, and each file is opened once per call, not once per
 // key). It returns nil when no action needs a read. Values are copied
 // into one slab. An error here is the iterator's creation's; read errors
 // are reported per action.
 // REQUIRES: the partitions' locks are held.
-func (db *Engine) readBulk(tableID uint64, actions []driver.Action, keyOf [][]byte) ([]storedEntity, error) {
+func (db *Engine) readBulk(tableID uint64, actions []driver.Action, keyOf [][]byte, all bool) ([]storedEntity, error) {
 	var idx []int32
 	for i := range actions {
-		if actions[i].Type != driver.ActionUpsertReplace {
+		if all || actions[i].Type != driver.ActionUpsertReplace {
 			idx = append(idx, int32(i))
 		}
 	}

@@ -140,7 +140,12 @@ func (db *Engine) DeleteTable(ctx context.Context, name string) (err error) {
 	_ = b.Delete(policyKey(info.id), nil)
 	_ = b.DeleteRange(start, end, nil)
 	db.deleteIndexCatalog(b, info.id)
-	if err := b.Commit(pebble.Sync); err != nil {
+	db.forgetTTL(b, info.id)
+	cb, err := db.dropChanges(b, info.id)
+	if err != nil {
+		return err
+	}
+	if err := db.commitChanges(b, cb, pebble.Sync); err != nil {
 		return db.storageErr("delete table "+name, err)
 	}
 	db.forgetIndexes(info.id)

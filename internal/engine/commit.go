@@ -52,7 +52,11 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 	defer p.lock().Unlock()
 
 	ixs := db.tableIndexes(p.tableID)
-	reads, err := p.readStored(actions, len(ixs) > 0)
+	ttl, now, err := db.ttlNowFor(p.tableID)
+	if err != nil {
+		return driver.CommitResult{}, err
+	}
+	reads, err := p.readStored(actions, len(ixs) > 0 || ttl != nil)
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
@@ -64,7 +68,7 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 	for i := range actions {
 		var st storedEntity
 		if reads != nil {
-			st = reads[i]
+			st = ttl.absentIfExpired(reads[i], now)
 		}
 		props, stamp, err := p.resolveAction(&actions[i], st)
 		if err != nil {
@@ -148,7 +152,10 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 	if iw != nil {
 		iw.apply(b)
 	}
-	if err := b.Commit(db.writeOpts); err != nil {
+	if ttl != nil {
+		db.writeExpiries(b, ttl, p.tableID, actions, nil, reads, value, ts)
+	}
+	if err := db.commitChanges(b, db.changeRecords(p.tableID, driver.CommitSingle, ts, actions, nil, value), db.writeOpts); err != nil {
 		return driver.CommitResult{}, db.storageErr(fmt.Sprintf("commit to partition %q of table #%d", p.pk, p.tableID), err)
 	}
 	when := edm.TimeFromTicks(ts)

@@ -34,7 +34,11 @@ func (p partition) deleteRange(from, to string) error {
 	defer b.Close()
 	_ = b.DeleteRange(start, end, nil)
 	sweep := p.indexRangeDelete(b, from, to)
-	if err := b.Commit(p.db.writeOpts); err != nil {
+	cb, err := p.db.singleChange(p.tableID, driver.ChangeDeleteRange, driver.CommitRangeDelete, p.pk, from, to)
+	if err != nil {
+		return err
+	}
+	if err := p.db.commitChanges(b, cb, p.db.writeOpts); err != nil {
 		return err
 	}
 	if sweep {

@@ -45,6 +45,10 @@ type Options struct {
 	// MustExist makes Open refuse a directory that would become a new
 	// store (see missingStore); OpenInMemory ignores it.
 	MustExist bool
+	// SweepRate bounds how many expired entities per second the
+	// background sweeper removes (see startExpirySweeper); <= 0 is
+	// DefaultSweepRate, and at most MaxSweepRate.
+	SweepRate int
 
 	// DisableAutoCompactions keeps Pebble from compacting on its own, for
 	// tests that need each flush to stay in its own file.
@@ -82,10 +86,14 @@ type Engine struct {
 
 	locks partitionLocks
 	clock timestampClock
+	// changes holds the change feeds (see changes.go).
+	changes changeFeeds
 	// bg counts background work (see background) that Close waits for.
 	bg sync.WaitGroup
 	// ix holds the secondary indexes (see index.go).
 	ix indexes
+	// ttl holds the expiry settings and the sweeper (see ttl.go).
+	ttl ttlState
 
 	// fault is the first fault (see fault.go); stopped says Pebble must
 	// not be called again.
@@ -163,10 +171,17 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 	if err == nil {
 		err = db.loadIndexes()
 	}
+	if err == nil {
+		err = db.loadChanges()
+	}
+	if err == nil {
+		err = db.loadTTL()
+	}
 	if err == nil && !o.readOnly {
 		err = db.checkStoreMarker(fresh)
 	}
 	if err != nil {
+		db.stopChanges()
 		_ = pdb.Close()
 		return nil, err
 	}
@@ -203,6 +218,8 @@ func (db *Engine) Close() (err error) {
 	if db.closed.Swap(true) {
 		return driver.ErrClosed
 	}
+	db.stopChanges()
+	db.stopExpirySweeper()
 	db.closeMu.Lock()
 	defer db.closeMu.Unlock()
 	if db.stopped.Load() {

@@ -94,6 +94,9 @@ func (t *table) openIndexReader(ctx context.Context, q *driver.IndexQueryRequest
 		pageReader: pageReader{ctx: ctx, db: db, q: &rq, id: info.id, emit: emit, start: db.opts.Clock().UnixNano()},
 		ix:         ix,
 	}
+	if r.ttl, r.now, err = db.ttlNowFor(info.id); err != nil {
+		return nil, "", err
+	}
 	// Two iterators with one view of the store: one over the index, a
 	// clone of it over the entities.
 	ilo, ihi := keys.IndexSpan(info.id, ix.id)

@@ -340,6 +340,9 @@ func (r *pageReader) readChunk(ctx context.Context, it *pebble.Iterator, spans [
 				return err
 			}
 			c.examined++
+			if r.ttl != nil && r.ttl.expired(val, r.now) {
+				continue
+			}
 			view = codec.View{PartitionKey: pk, RowKey: rk, Record: codec.Record(val)}
 			if !filter.Eval(residual, &view) {
 				continue

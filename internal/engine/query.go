@@ -73,6 +73,9 @@ func (t *table) queryPage(ctx context.Context, q *driver.QueryRequest, emit func
 		slices.Reverse(ranges)
 	}
 	r := &pageReader{ctx: ctx, db: t.db, q: q, id: info.id, emit: emit, reverse: reverse, start: t.db.opts.Clock().UnixNano()}
+	if r.ttl, r.now, err = t.db.ttlNowFor(info.id); err != nil {
+		return driver.PageResult{}, err
+	}
 	switch {
 	case len(ranges) == 0:
 	case allPoints(ranges):
@@ -114,6 +117,10 @@ type pageReader struct {
 	keys []byte
 	// emitFailed says the error ending the page is emit's, returned as is.
 	emitFailed bool
+	// ttl is the table's expiry settings (nil: none) and now the expiry
+	// clock at the page's start: expired entities are skipped.
+	ttl *ttlSettings
+	now int64
 }
 
 // Chunks of key text start at keysFirst bytes and double up to
@@ -176,6 +183,9 @@ func (r *pageReader) resumeAt(pk, rk string) {
 // has them ("" to convert pk and rk).
 func (r *pageReader) examine(pk, rk []byte, pkStr, rkStr string, val []byte) error {
 	r.examined++
+	if r.ttl != nil && r.ttl.expired(val, r.now) {
+		return nil
+	}
 	r.view = driver.RowView{PartitionKey: pk, RowKey: rk, Record: val}
 	if !filter.Eval(r.q.Residual, &r.view) {
 		return nil

@@ -95,6 +95,16 @@ func (t *table) Get(ctx context.Context, pk, rk string, _ []string) (_ driver.Ro
 	if err != nil {
 		return driver.Row{}, t.db.storageErr(op(), err)
 	}
+	if s := t.db.ttlFor(info.id); s != nil {
+		// Expired: absent (see ttl.go).
+		if now, err := t.db.expiryNow(); err != nil || s.expired(val, now) {
+			closer.Close()
+			if err != nil {
+				return driver.Row{}, err
+			}
+			return driver.Row{}, expiredErr(pk, rk)
+		}
+	}
 	// The copy of the record and the ETag's text share one allocation.
 	n := len(val)
 	out := make([]byte, n, n+codec.ETagLen)

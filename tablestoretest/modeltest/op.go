@@ -234,9 +234,9 @@ const runLength = 32
 // invalidValues are the values of Go types the store rejects, by the
 // name they print with.
 var invalidValues = map[string]func() any{
-	"int":     func() any { return 7 },
-	"uint8":   func() any { return uint8(1) },
-	"int16":   func() any { return int16(-3) },
+	"complex": func() any { return complex(1, 0) },
+	"pointer": func() any { return new(int32) },
+	"ints":    func() any { return []int{7} },
 	"float32": func() any { return float32(1) },
 	"struct":  func() any { return struct{}{} },
 	"strings": func() any { return []string{"a"} },
@@ -261,7 +261,7 @@ var invalidNames = func() []string {
 //	int32(5)  int64(-2)  double(1.5)  double(NaN)  double(-0)
 //	datetime(2024-05-06T04:08:09.1234567Z)  guid(…)
 //	datetime(2024-05-06T04:08:09.1234567Z, +03:00)
-//	binary(01ff)  zeros(60000)  invalid(uint8)
+//	binary(01ff)  zeros(60000)  invalid(float32)
 //
 // A datetime is the instant in UTC, then the zone offset (to the minute)
 // when it is not zero: the store keeps the instant only, but the
@@ -299,12 +299,12 @@ func formatValue(v any) string {
 			return "zeros(" + strconv.Itoa(len(v)) + ")"
 		}
 		return "binary(" + hex.EncodeToString(v) + ")"
-	case int:
-		return "invalid(int)"
-	case uint8:
-		return "invalid(uint8)"
-	case int16:
-		return "invalid(int16)"
+	case complex128:
+		return "invalid(complex)"
+	case *int32:
+		return "invalid(pointer)"
+	case []int:
+		return "invalid(ints)"
 	case float32:
 		return "invalid(float32)"
 	case struct{}:

@@ -101,7 +101,7 @@ func TestValuesRoundTrip(t *testing.T) {
 		time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC).In(time.FixedZone("", 11*3600)),
 		ts.GUID{0x12, 0x34, 0xff},
 		[]byte{}, []byte{0, 1, 0xff}, make([]byte, 70_000), []byte(strings.Repeat("\x01", 40)),
-		7, uint8(1), int16(-3), float32(1), struct{}{}, []string{"a"}, map[string]int{},
+		complex(1, 0), new(int32), []int{7}, float32(1), struct{}{}, []string{"a"}, map[string]int{},
 	}
 	for _, v := range values {
 		e := &ts.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"V": v}}

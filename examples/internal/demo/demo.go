@@ -128,7 +128,7 @@ const (
 // PlanKind returns the kind of plan q runs as: one of Point, Range,
 // PartitionScan, TableScan, or "empty" when the filter rules out every key.
 func PlanKind(t *tablestore.Table, q tablestore.Query) string {
-	p, err := t.Plan(q)
+	p, err := t.Plan(context.Background(), q)
 	NoErr(err, "plan "+describe(q))
 	return p.Kind.String()
 }

@@ -85,7 +85,9 @@ func TestEntityRules(t *testing.T) {
 		{e("p", strings.Repeat("k", 1024), nil), ""},
 		{e("p", "r2", many), ts.CodeTooManyProperties},
 		{e("p", "r3", map[string]any{"1abc": int32(1)}), ts.CodePropertyNameInvalid},
-		{e("p", "r4", map[string]any{"A": 1}), ts.CodeInvalidValueType},
+		{e("p", "r4", map[string]any{"A": float32(1)}), ts.CodeInvalidValueType},
+		{e("p", "r4", map[string]any{"A": uint64(1 << 63)}), ts.CodeOutOfRangeInput},
+		{e("p", "r4", map[string]any{"A": 1, "B": 1 << 40, "C": uint8(3)}), ""},
 		{e("p", "r5", map[string]any{"A": strings.Repeat("s", 32769)}), ts.CodePropertyValueTooLarge},
 		{e("p", "r6", map[string]any{"A": time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC)}), ts.CodeOutOfRangeInput},
 		{e("p", "r7", map[string]any{"A": strings.Repeat("s", 32768)}), ""},
@@ -98,6 +100,11 @@ func TestEntityRules(t *testing.T) {
 	got, err := m.Get("T1X", "p", "r", nil)
 	if err != nil || len(got.Properties) != 1 || got.Properties["A"] != int32(1) {
 		t.Fatalf("Get = %v, %v; want only A=1 (nil values are not stored)", got, err)
+	}
+	// Go integers are stored by the integer rule: Int32 when they fit.
+	got, err = m.Get("t1x", "p", "r4", nil)
+	if err != nil || got.Properties["A"] != int32(1) || got.Properties["B"] != int64(1<<40) || got.Properties["C"] != int32(3) {
+		t.Fatalf("Get = %v, %v; want A=int32(1), B=int64(1<<40), C=int32(3)", got, err)
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	ts "github.com/tablestore/tablestore"
 )
 
-// Transaction limits: actions, and payload by Azure's entity size formula.
+// Transaction limits: actions, and data bytes (see dataSize).
 const (
 	maxActions = 100
 	maxPayload = 4 << 20
@@ -20,8 +20,8 @@ const (
 //   - the second action on a RowKey fails with InvalidDuplicateRow;
 //   - an invalid entity, a missing IfMatch on an update or delete, or an
 //     IfMatch on an insert or upsert fails with the usual code;
-//   - the action that takes the payload (the sum of entity sizes, keys
-//     only for a delete) over 4 MiB fails with RequestBodyTooLarge;
+//   - the action that takes the data (the sum of dataSize) over 4 MiB
+//     fails with RequestBodyTooLarge;
 //   - then, in order, each action's precondition is checked against the
 //     state before the transaction (no two actions touch one entity), and
 //     the first that fails names its index.
@@ -56,7 +56,7 @@ func (m *Model) SubmitTransaction(tableName string, actions []ts.TransactionActi
 		if err := checkAction(a); err != nil {
 			return nil, failAt(err.(*Error).Code, i)
 		}
-		size += entitySize(a.Entity, a.Type == ts.ActionDelete)
+		size += dataSize(a.Entity, a.Type == ts.ActionDelete)
 		if size > maxPayload {
 			return nil, failAt(ts.CodeRequestBodyTooLarge, i)
 		}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"strings"
 	"time"
 	"unicode"
@@ -95,6 +96,11 @@ func valueSize(v any) (int, bool) {
 		return 4, true
 	case int64, float64, time.Time:
 		return 8, true
+	case int, int8, int16, uint, uint8, uint16, uint32, uint64:
+		if n, ok := goInt(v); ok && n == int64(int32(n)) {
+			return 4, true
+		}
+		return 8, true
 	case bool:
 		return 1, true
 	case ts.GUID:
@@ -154,6 +160,10 @@ func checkEntity(e *ts.Entity) error {
 			if v.Before(minDateTime) || !v.Before(maxDateTime) {
 				return fail(ts.CodeOutOfRangeInput)
 			}
+		case uint, uint64:
+			if _, ok := goInt(v); !ok {
+				return fail(ts.CodeOutOfRangeInput)
+			}
 		}
 	}
 	if entitySize(e, false) > maxEntityBytes {
@@ -170,8 +180,39 @@ func normalize(v any) any {
 		return v.UTC().Truncate(100 * time.Nanosecond)
 	case []byte:
 		return append([]byte{}, v...)
+	case int, int8, int16, uint, uint8, uint16, uint32, uint64:
+		// The integer rule: Int32 when the value fits, else Int64.
+		n, _ := goInt(v)
+		if n == int64(int32(n)) {
+			return int32(n)
+		}
+		return n
 	}
 	return v
+}
+
+// goInt returns a Go integer of a type the integer rule covers as an
+// int64, and false for a uint or uint64 above math.MaxInt64.
+func goInt(v any) (int64, bool) {
+	switch v := v.(type) {
+	case int:
+		return int64(v), true
+	case int8:
+		return int64(v), true
+	case int16:
+		return int64(v), true
+	case uint8:
+		return int64(v), true
+	case uint16:
+		return int64(v), true
+	case uint32:
+		return int64(v), true
+	case uint:
+		return int64(v), uint64(v) <= math.MaxInt64
+	case uint64:
+		return int64(v), v <= math.MaxInt64
+	}
+	return 0, false
 }
 
 // stored returns the entity as the model keeps it: keys and non-nil
@@ -204,6 +245,29 @@ func entitySize(e *ts.Entity, keysOnly bool) int {
 		if n, ok := valueSize(v); ok && v != nil {
 			size += 8 + 2*utf16Len(name) + n
 		}
+	}
+	return size
+}
+
+// dataSize is what a transaction counts of an entity against its 4 MiB
+// limit: the UTF-8 bytes of the keys, and, unless keysOnly, of each
+// non-nil property's name and String value, and its Binary value's
+// bytes. A JSON body holds at least these bytes.
+func dataSize(e *ts.Entity, keysOnly bool) int {
+	size := len(e.PartitionKey) + len(e.RowKey)
+	if keysOnly {
+		return size
+	}
+	for name, v := range e.Properties {
+		switch v := v.(type) {
+		case nil:
+			continue
+		case string:
+			size += len(v)
+		case []byte:
+			size += len(v)
+		}
+		size += len(name)
 	}
 	return size
 }

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore"
+)
+
+func TestChangesCommand(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	ok(t, "tables", "--store", store, "create", "People")
+	require.Equal(t, exitUsage, cli(t, "changes", "--store", store, "--images", "all", "--enable", "People").code)
+	require.Equal(t, exitFail, cli(t, "changes", "--store", store, "People").code, "the feed is off")
+	ok(t, "changes", "--store", store, "--enable", "--images", "new", "--retention", "1h", "People")
+	r := ok(t, "changes", "--store", store, "--status", "People")
+	var st map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
+	require.Equal(t, true, st["enabled"])
+	require.Equal(t, "new", st["images"])
+	require.Equal(t, "1h0m0s", st["retention"])
+
+	write := func(f func(tb *tablestore.Table)) {
+		db, err := tablestore.Open(store, nil)
+		require.NoError(t, err)
+		f(db.Table("People"))
+		require.NoError(t, db.Close())
+	}
+	write(func(tb *tablestore.Table) {
+		for i := range 3 {
+			require.NoError(t, tb.Insert(context.Background(), &tablestore.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i), Properties: map[string]any{"Age": int32(30 + i)}}))
+		}
+		require.NoError(t, tb.Delete(context.Background(), "p", "0", tablestore.ETagAny))
+	})
+	lines := func(out string) []changeLine {
+		var ls []changeLine
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			if l == "" {
+				continue
+			}
+			var c changeLine
+			require.NoError(t, json.Unmarshal([]byte(l), &c), l)
+			ls = append(ls, c)
+		}
+		return ls
+	}
+	all := lines(ok(t, "changes", "--store", store, "People").stdout)
+	require.Len(t, all, 4)
+	require.Equal(t, "insert", all[0].Op)
+	require.Equal(t, "delete", all[3].Op)
+	require.Equal(t, "commit", all[0].Kind)
+	require.JSONEq(t, fmt.Sprintf(`{"PartitionKey":"p","RowKey":"1","Timestamp":%q,"odata.etag":%q,"Age":31}`, all[1].Timestamp, all[1].ETag), string(all[1].Entity))
+	require.Empty(t, all[3].Entity)
+
+	// A pipeline resumes from the last line it handled.
+	rest := lines(ok(t, "changes", "--store", store, "--from", all[1].Cursor, "People").stdout)
+	require.Equal(t, all[2:], rest)
+	require.Empty(t, lines(ok(t, "changes", "--store", store, "--from", all[3].Cursor, "People").stdout))
+	require.Equal(t, all[3:], lines(ok(t, "changes", "--store", store, "--from", all[3].Timestamp, "People").stdout))
+	require.Len(t, lines(ok(t, "changes", "--store", store, "--partition", "q", "People").stdout), 0)
+	require.Equal(t, exitUsage, cli(t, "changes", "--store", store, "--from", "bogus", "People").code)
+	r = cli(t, "changes", "--store", store, "--from", "999.1", "People")
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, "InvalidInput")
+
+	// --follow writes what there is, waits, and ends cleanly when
+	// interrupted.
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"changes", "--store", store, "--follow", "--from", all[1].Cursor, "People"}, &stdio{stdin: strings.NewReader(""), stdout: &out, stderr: &errb})
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	require.Equal(t, exitOK, <-done, errb.String())
+	require.Equal(t, all[2:], lines(out.String()))
+
+	ok(t, "changes", "--store", store, "--disable", "People")
+	require.Equal(t, exitFail, cli(t, "changes", "--store", store, "People").code)
+}

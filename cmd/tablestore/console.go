@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server"
+	"github.com/tablestore/tablestore/server/console"
+)
+
+// consoleTokenEnv names the environment variable that fixes the console's
+// access token (so a bookmarked URL survives restarts).
+const consoleTokenEnv = "TABLESTORE_CONSOLE_TOKEN"
+
+// defaultConsoleAddr is where the console listens unless told otherwise.
+const defaultConsoleAddr = "127.0.0.1:10008"
+
+func consoleCommand() *command {
+	return &command{
+		name:    "console",
+		args:    "",
+		summary: "serve the web console over a store",
+		help: `console serves a web console over the store on --addr (default ` + defaultConsoleAddr + `,
+loopback only) and prints the URL to open: browse tables with their
+estimated sizes, run queries and see their plans, page through results,
+export them as JSON lines or CSV, view, edit, insert and delete entities,
+import files, and watch the store's health.
+
+The URL carries an access token: whoever has it controls the store, so
+share it only with people who may. Opening it starts a session (a cookie);
+the token is then gone from the address bar. A new token is drawn at every
+start unless $` + consoleTokenEnv + ` sets one (16 to 128 letters, digits, '-'
+and '_'). Changes are protected against cross-site requests.
+
+To serve the console beside the REST API, on the server's admin listener
+and with its request metrics, use "tablestore serve --console" instead. SIGINT or SIGTERM stops the console
+and closes the store.`,
+		example: `tablestore console --store data
+tablestore console --store data --addr 127.0.0.1:8080`,
+		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
+			store := storeFlag(fs)
+			addr := fs.String("addr", defaultConsoleAddr, "the address to listen on")
+			return func(ctx context.Context, args []string) (err error) {
+				if err := wantArgs(args, 0, 0, "no arguments"); err != nil {
+					return err
+				}
+				db, err := openStore(*store, nil)
+				if err != nil {
+					return err
+				}
+				defer closeStore(db, &err)
+				stop, err := startConsole(io.stderr, "console", db, consoleSetup{addr: *addr, store: *store})
+				if err != nil {
+					return err
+				}
+				<-ctx.Done()
+				fmt.Fprintln(io.stderr, "console: stopping")
+				return stop()
+			}
+		},
+	}
+}
+
+// consoleSetup is how a console is started.
+type consoleSetup struct {
+	addr   string
+	store  string // the --store argument, named in the pages (not a connection string)
+	logger *slog.Logger
+}
+
+// startConsole listens on setup.addr and serves a console over db in the
+// background, printing its URL on w, each line after prefix. The returned function
+// stops it, letting requests in flight finish for a few seconds.
+func startConsole(w io.Writer, prefix string, db *tablestore.DB, setup consoleSetup) (stop func() error, err error) {
+	name := setup.store
+	if isRemote(name) {
+		name = "remote store" // a connection string holds a key
+	}
+	c, err := console.New(db, &console.Options{Token: os.Getenv(consoleTokenEnv), StoreName: name, Logger: setup.logger})
+	if err != nil {
+		if errors.Is(err, console.ErrBadOptions) {
+			return nil, usagef("%s (from $%s)", err, consoleTokenEnv)
+		}
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", setup.addr)
+	if err != nil {
+		return nil, fmt.Errorf("console: %w", err)
+	}
+	srv := &http.Server{Handler: c, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		MaxHeaderBytes: 64 << 10}
+	fmt.Fprintf(w, "%s: open %s\n", prefix, c.StartURL(ln.Addr().String()))
+	if ip, ok := ln.Addr().(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
+		fmt.Fprintf(w, "%s: warning: %s is reachable from other machines, and plain HTTP shows the token to the network\n",
+			prefix, ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	return func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err := srv.Shutdown(ctx)
+		if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
+		}
+		if err != nil {
+			return fmt.Errorf("console: %w", err)
+		}
+		return nil
+	}, nil
+}
+
+// mountConsole returns the admin handler ah with the web console under
+// /console/, for "serve --console": over the served accounts' stores, each
+// session signing in as one of them with one of its keys (with --anonymous
+// and a single account, the token alone lets a session in), and charting
+// the server's metrics.
+func mountConsole(ah http.Handler, served []server.Account, metrics *server.Metrics, anonymous bool, store string,
+	logger *slog.Logger) (http.Handler, *console.Console, error) {
+	if isRemote(store) {
+		store = "remote store"
+	}
+	o := &console.Options{Token: os.Getenv(consoleTokenEnv), Prefix: "/console", StoreName: store, Logger: logger}
+	if metrics != nil {
+		o.Metrics = metrics.Handler()
+	}
+	var db *tablestore.DB
+	if anonymous && len(served) == 1 {
+		db = served[0].DB
+	} else {
+		for _, a := range served {
+			o.Accounts = append(o.Accounts, console.Account{Name: a.Name, Keys: a.Keys, DB: a.DB})
+		}
+	}
+	c, err := console.New(db, o)
+	if err != nil {
+		if errors.Is(err, console.ErrBadOptions) {
+			return nil, nil, usagef("%s (from $%s)", err, consoleTokenEnv)
+		}
+		return nil, nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/console/", c)
+	mux.Handle("/console", c)
+	mux.Handle("/", ah)
+	return mux, c, nil
+}
+
+// printConsole prints the URL of the console mounted on the admin
+// listener at addr.
+func printConsole(w io.Writer, c *console.Console, addr net.Addr, signIn bool) {
+	fmt.Fprintf(w, "serve: console: open %s\n", c.StartURL(dialable(addr)))
+	if signIn {
+		fmt.Fprintf(w, "serve: console: sign in as a served account with one of its keys\n")
+	}
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/azure"
+	"github.com/tablestore/tablestore/tablestoretest"
+)
+
+// replicaWrites runs random writes on tb (every write path) until stop.
+func replicaWrites(t *testing.T, tb *ts.Table, rng *rand.Rand, n int) {
+	ctx := context.Background()
+	for i := 0; i < n; i++ {
+		pk := fmt.Sprintf("p%d", rng.Intn(4))
+		rk := fmt.Sprintf("r%03d", rng.Intn(60))
+		e := &ts.Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{"N": int64(i), "S": fmt.Sprint(rng.Intn(1000))}}
+		switch rng.Intn(9) {
+		case 0:
+			_ = tb.Insert(ctx, e)
+		case 1:
+			_ = tb.Update(ctx, e, ts.Merge, ts.ETagAny)
+		case 2, 3:
+			_ = tb.Upsert(ctx, e, ts.Replace)
+		case 4:
+			_ = tb.Upsert(ctx, &ts.Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{"M": int32(i)}}, ts.Merge)
+		case 5:
+			_ = tb.Delete(ctx, pk, rk, ts.ETagAny)
+		case 6:
+			b := tb.NewBatch()
+			for j := range 1 + rng.Intn(20) {
+				b.Upsert(&ts.Entity{PartitionKey: pk, RowKey: fmt.Sprintf("t%03d", j), Properties: map[string]any{"N": int64(i)}}, ts.Replace)
+			}
+			require.NoError(t, b.Submit(ctx))
+		case 7:
+			if rng.Intn(5) == 0 {
+				require.NoError(t, tb.Partition(pk).DeleteRange(ctx, "r010", "r030"))
+			}
+		case 8:
+			w, err := tb.NewBulkWriter(&ts.BulkOptions{Action: ts.ActionUpsertReplace, BatchEntities: 7})
+			require.NoError(t, err)
+			for j := range rng.Intn(15) {
+				require.NoError(t, w.Add(ctx, &ts.Entity{PartitionKey: fmt.Sprintf("p%d", j%4), RowKey: fmt.Sprintf("b%03d", rng.Intn(40)+j*40), Properties: map[string]any{"N": int64(i)}}))
+			}
+			require.NoError(t, w.Flush(ctx))
+		}
+	}
+}
+
+// contents reads a table as "pk/rk" -> properties.
+func contents(t *testing.T, tb *ts.Table) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for e, err := range tb.Query(context.Background(), ts.Query{}) {
+		require.NoError(t, err)
+		out[e.PartitionKey+"/"+e.RowKey] = e.Properties
+	}
+	return out
+}
+
+type savedPositions struct {
+	mu sync.Mutex
+	m  map[string]ts.Cursor
+}
+
+func (p *savedPositions) Load(t string) (ts.Cursor, bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, ok := p.m[t]
+	return c, ok, nil
+}
+
+func (p *savedPositions) Save(t string, c ts.Cursor) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.m[t] = c
+	return nil
+}
+
+// TestReplicate mirrors a store into a tablestore server over the
+// remote driver while writers run, stopping the replicator at random
+// moments and starting it again from its saved positions: the target
+// ends equal to the source.
+func TestReplicate(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	ctx := context.Background()
+	src, err := ts.OpenInMemory(&ts.Options{NoSync: true})
+	require.NoError(t, err)
+	defer src.Close()
+	srv := tablestoretest.NewServer(t)
+	dst, err := azure.Open(srv.ConnectionString(), nil)
+	require.NoError(t, err)
+	defer dst.Close()
+
+	names := []string{"Orders", "Users"}
+	for _, n := range names {
+		tb, err := src.CreateTable(ctx, n)
+		require.NoError(t, err)
+		replicaWrites(t, tb, rng, 300) // before replication: the copy
+	}
+	pos := &savedPositions{m: map[string]ts.Cursor{}}
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			replicaWrites(t, src.Table(n), rand.New(rand.NewSource(seed+int64(i))), 1500)
+		}()
+	}
+	writing := make(chan struct{})
+	go func() { wg.Wait(); close(writing) }()
+	var progress sync.Map
+	for round := 0; ; round++ {
+		rctx, cancel := context.WithTimeout(ctx, time.Duration(20+rng.Intn(200))*time.Millisecond)
+		err := ts.Replicate(rctx, src, dst, ts.ReplicateOptions{Tables: names, Positions: pos, Follow: true, SaveEvery: 10 * time.Millisecond,
+			OnProgress: func(p ts.ReplicateProgress) { progress.Store(p.Table, p) }})
+		cancel()
+		require.NoError(t, err, "round %d", round)
+		select {
+		case <-writing:
+		default:
+			continue
+		}
+		break
+	}
+	// Catch up without following, then compare.
+	require.NoError(t, ts.Replicate(ctx, src, dst, ts.ReplicateOptions{Tables: names, Positions: pos, OnProgress: func(p ts.ReplicateProgress) { progress.Store(p.Table, p) }}))
+	for _, n := range names {
+		want, got := contents(t, src.Table(n)), contents(t, dst.Table(n))
+		for k := range got {
+			if _, ok := want[k]; !ok {
+				t.Logf("extra %s %v", k, got[k])
+				for c, err := range src.Table(n).Changes(ctx, ts.ChangesQuery{}) {
+					require.NoError(t, err)
+					if c.PartitionKey+"/"+c.RowKey == k || (c.Op == ts.ChangeDeleteRange && k[:2] == c.PartitionKey) {
+						t.Logf("  %s %s %s %s %s", c.Cursor, ts.ChangeOpName(c.Op), c.PartitionKey, c.RowKey, c.ToRowKey)
+					}
+				}
+				p, _, _ := pos.Load(n)
+				t.Logf("  position %s", p)
+				break
+			}
+		}
+		require.Equal(t, len(want), len(got), "table %s (seed %d)", n, seed)
+		require.Equal(t, want, got, "table %s (seed %d)", n, seed)
+		p, ok := progress.Load(n)
+		require.True(t, ok)
+		require.Equal(t, n, p.(ts.ReplicateProgress).Table)
+	}
+
+	// A feed of keys only cannot be replicated; a refused change is named.
+	tb, err := src.CreateTable(ctx, "KeysOnly")
+	require.NoError(t, err)
+	require.NoError(t, tb.EnableChangeFeed(ctx, ts.ChangeFeedOptions{}))
+	err = ts.Replicate(ctx, src, dst, ts.ReplicateOptions{Tables: []string{"KeysOnly"}})
+	require.Equal(t, ts.CodeInvalidInput, ts.ErrorCode(err), "%v", err)
+
+	tb, err = src.CreateTable(ctx, "Refused")
+	require.NoError(t, err)
+	require.NoError(t, ts.Replicate(ctx, src, dst, ts.ReplicateOptions{Tables: []string{"Refused"}, Positions: pos}))
+	require.NoError(t, dst.DeleteTable(ctx, "Refused"))
+	require.NoError(t, tb.Insert(ctx, &ts.Entity{PartitionKey: "p", RowKey: "r"}))
+	err = ts.Replicate(ctx, src, dst, ts.ReplicateOptions{Tables: []string{"Refused"}, Positions: pos})
+	var re *ts.ReplicateError
+	require.True(t, errors.As(err, &re), "%v", err)
+	require.Equal(t, "r", re.Change.RowKey)
+	require.Contains(t, err.Error(), "insert of")
+	require.Equal(t, ts.CodeTableNotFound, ts.ErrorCode(err))
+}
+
+func TestReplicateCommand(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	srv := tablestoretest.NewServer(t)
+	conn := srv.ConnectionString()
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	write := func(n int) {
+		db, err := ts.Open(store, nil)
+		require.NoError(t, err)
+		for _, name := range []string{"Orders", "Users"} {
+			tb, err := db.CreateTableIfNotExists(context.Background(), name)
+			require.NoError(t, err)
+			replicaWrites(t, tb, rng, n)
+		}
+		require.NoError(t, db.Close())
+	}
+	same := func() {
+		for _, name := range []string{"Orders", "Users"} {
+			require.Equal(t, ok(t, "export", "--store", store, name).stdout, ok(t, "export", "--store", conn, name).stdout, name)
+		}
+	}
+	write(200)
+	require.Equal(t, exitUsage, cli(t, "replicate", "--store", store).code)
+	r := ok(t, "replicate", "--store", store, "--to", conn, "--once")
+	require.Contains(t, r.stderr, "replicate: Orders: ")
+	require.Contains(t, r.stderr, "copied")
+	same()
+	state, err := os.ReadFile(store + ".replicate.json")
+	require.NoError(t, err)
+	require.Contains(t, string(state), `"Orders"`)
+
+	// More changes: the next run resumes from the saved positions (no
+	// copy), also after a run interrupted while following.
+	write(300)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"replicate", "--store", store, "--to", conn}, &stdio{stdin: strings.NewReader(""), stdout: &out, stderr: &errb})
+	cancel()
+	require.Equal(t, exitOK, code, errb.String())
+	write(300)
+	r = ok(t, "replicate", "--store", store, "--to", conn, "--once", "Orders", "Users")
+	require.NotContains(t, r.stderr, "copied")
+	same()
+}

@@ -1,0 +1,161 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ChangeFeeder is a Table that keeps a change feed: a record of every
+// committed change of the table, in commit order, that readers can
+// resume from a position and follow as commits happen. The embedded
+// engine implements it; a remote driver does not (Azure has no change
+// feed), and package tablestore answers NotImplemented.
+//
+// Positions are sequence numbers, strictly increasing across the whole
+// store in commit order; a table's feed holds the records of its own
+// commits, so its sequence numbers have gaps. A position p means "every
+// record up to and including p has been read".
+type ChangeFeeder interface {
+	// EnableChangeFeed turns the table's feed on, or changes its
+	// settings when it is on already (the records kept so far stay).
+	// Every commit that starts after it returns is recorded. The caller
+	// has validated s (Retention > 0, a known Images). Errors:
+	// TableNotFound.
+	EnableChangeFeed(ctx context.Context, s ChangeFeedSettings) error
+	// DisableChangeFeed turns the feed off and deletes its records;
+	// positions in it fail from then on. Disabling a feed that is off
+	// is not an error. Errors: TableNotFound.
+	DisableChangeFeed(ctx context.Context) error
+	// ChangeFeed describes the table's feed. Errors: TableNotFound.
+	ChangeFeed(ctx context.Context) (ChangeFeedState, error)
+	// ReadChanges reads the records of the feed after req.After, in
+	// position order, up to the feed's readable end as of the call, at
+	// most req.Limit of them; emit gets each one (its memory is the
+	// caller's). Errors: TableNotFound, ResourceNotFound when the feed
+	// is off, errors matching ErrCursorStale when req.Table names
+	// another table than the name resolves to, ErrCursorExpired when
+	// req.After lies before the oldest retained record.
+	ReadChanges(ctx context.Context, req ChangesRequest, emit func(ChangeRecord) error) (ChangesResult, error)
+	// WaitChanges returns once the store's readable end has passed
+	// after (a ChangesResult.End), or ctx ends (ctx's error), or the
+	// store closes (ErrClosed). It is woken by commits, not by polling;
+	// a commit of another table may wake it too.
+	WaitChanges(ctx context.Context, after uint64) error
+}
+
+// ImageMode says what a change record holds besides the keys.
+type ImageMode uint8
+
+// The image modes.
+const (
+	ImagesKeysOnly ImageMode = iota // keys, ETag and Timestamp only
+	ImagesNew                       // also the new entity of a write
+)
+
+// ChangeFeedSettings are a feed's settings.
+type ChangeFeedSettings struct {
+	// Retention is how long records are kept: older ones are deleted in
+	// the background.
+	Retention time.Duration
+	Images    ImageMode
+}
+
+// ChangeFeedState describes a table's feed.
+type ChangeFeedState struct {
+	Enabled  bool
+	Settings ChangeFeedSettings
+	// Table is the identity of the table (a positive number), for
+	// cursors: a table re-created under the same name has another one.
+	Table uint64
+	// Oldest is the position before the oldest record kept; End the
+	// position of the readable end (every record up to it can be read).
+	Oldest, End uint64
+}
+
+// ChangeOp is what a change did. The values of the entity writes are
+// those of ActionType.
+type ChangeOp uint8
+
+// The change operations beyond ActionType's.
+const (
+	// ChangeDeleteRange deleted the RowKeys [RowKey, ToRowKey) of one
+	// partition; "" leaves a side unbounded.
+	ChangeDeleteRange ChangeOp = 7
+	// ChangeDropTable ends the feed: the table was deleted.
+	ChangeDropTable ChangeOp = 8
+)
+
+// CommitKind says what kind of commit wrote a record.
+type CommitKind uint8
+
+// The commit kinds.
+const (
+	CommitSingle      CommitKind = iota // Commit (a write or a transaction)
+	CommitBulk                          // CommitBulk
+	CommitRangeDelete                   // DeleteRange
+	CommitDropTable                     // DeleteTable
+)
+
+// ChangeRecord is one record of a feed.
+type ChangeRecord struct {
+	Seq uint64
+	Op  ChangeOp
+	// Kind, Index and Count identify the commit that wrote the record:
+	// it wrote Count records, at positions Seq-Index to Seq-Index+Count-1
+	// (the commit's identity is Seq-Index).
+	Kind         CommitKind
+	Index, Count int
+	// Timestamp is the commit's, in ticks (see edm); the ETag of every
+	// entity it wrote derives from it.
+	Timestamp                      int64
+	PartitionKey, RowKey, ToRowKey string
+	// Record is the new entity of a write with ImagesNew, as stored (its
+	// Timestamp set); nil otherwise.
+	Record Record
+}
+
+// ChangesRequest is one read of a feed.
+type ChangesRequest struct {
+	// Table is the table identity the read expects (ChangeFeedState.Table);
+	// 0 reads whatever table the name resolves to.
+	Table uint64
+	// After is the position to read after; records at or before it are
+	// skipped.
+	After uint64
+	// FromTime, when not zero, skips records whose Timestamp (ticks) is
+	// below it, up to the first one that is not.
+	FromTime int64
+	// PartitionKey, when not "", skips records of other partitions (a
+	// drop record is never skipped).
+	PartitionKey string
+	// Limit is the most records to emit, >= 1.
+	Limit int
+}
+
+// ChangesResult ends one read.
+type ChangesResult struct {
+	// Table is the identity of the table read.
+	Table uint64
+	// Last is the position read up to: the last record examined, or the
+	// readable end when the read reached it; the next read goes on after
+	// it.
+	Last uint64
+	// End is the readable end the read saw; pass it to WaitChanges.
+	End uint64
+	// More says the read stopped at Limit before the readable end.
+	More bool
+	// Dropped says the read emitted the feed's final record.
+	Dropped bool
+}
+
+// Errors of change feed reads, matched with errors.Is.
+var (
+	// ErrCursorExpired: the position lies before the oldest record the
+	// feed keeps (deleted by retention, or before the feed was on).
+	ErrCursorExpired = errors.New("tablestore: change cursor expired")
+	// ErrCursorStale: the position belongs to another table than the one
+	// the name now resolves to (the table was deleted, perhaps re-created),
+	// or lies ahead of the feed.
+	ErrCursorStale = errors.New("tablestore: change cursor does not belong to this feed")
+)

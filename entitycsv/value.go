@@ -1,0 +1,192 @@
+package entitycsv
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/entityenc"
+)
+
+// Entity converts a record into its entity. An empty unquoted cell is no
+// value. A Timestamp column sets the entity's Timestamp when its cell is
+// DateTime text (stores ignore it on write), and is ignored otherwise.
+// Errors (*tablestore.Error): InvalidInput for a record whose field count
+// differs from the header's, a cell that is not text of its column's type,
+// or a string that is not valid UTF-8; OutOfRangeInput for a DateTime
+// outside years 1 to 9999; PropertiesNeedValue for no PartitionKey or
+// RowKey; DuplicatePropertiesSpecified for one name with values in two
+// columns. Property names are left to the store to check.
+func (h Header) Entity(rec Record) (*tablestore.Entity, error) {
+	if len(rec.Fields) != len(h) || len(rec.Quoted) != len(rec.Fields) {
+		return nil, invalid("the row has %d fields, the header %d", len(rec.Fields), len(h))
+	}
+	e := &tablestore.Entity{Properties: make(map[string]any, len(h))}
+	var pk, rk bool
+	for i, c := range h {
+		s := rec.Fields[i]
+		if s == "" && !rec.Quoted[i] {
+			continue
+		}
+		switch c.Name {
+		case "PartitionKey", "RowKey":
+			if !utf8.ValidString(s) {
+				return nil, invalid("%s holds a string that is not valid UTF-8", c.Name)
+			}
+			if c.Name == "PartitionKey" {
+				e.PartitionKey, pk = s, true
+			} else {
+				e.RowKey, rk = s, true
+			}
+			continue
+		case "Timestamp":
+			if ticks, err := edm.ParseDateTime(s, edm.JSONSyntax); err == nil {
+				e.Timestamp = edm.TimeFromTicks(ticks)
+			}
+			continue
+		}
+		if _, dup := e.Properties[c.Name]; dup {
+			return nil, &tablestore.Error{Code: tablestore.CodeDuplicatePropertiesSpecified,
+				Message: fmt.Sprintf("the property %q has values in two columns", c.Name)}
+		}
+		v, err := ParseValue(c.Type, s)
+		if err != nil {
+			te := err.(*tablestore.Error)
+			return nil, &tablestore.Error{Code: te.Code, Message: fmt.Sprintf("property %q: %s", c.Name, te.Message)}
+		}
+		e.Properties[c.Name] = v
+	}
+	switch {
+	case !pk:
+		return nil, &tablestore.Error{Code: tablestore.CodePropertiesNeedValue, Message: "the entity has no PartitionKey"}
+	case !rk:
+		return nil, &tablestore.Error{Code: tablestore.CodePropertiesNeedValue, Message: "the entity has no RowKey"}
+	}
+	return e, nil
+}
+
+// ParseValue reads a cell's text as a value of type t: string, int32,
+// int64, float64, bool, time.Time (UTC), tablestore.GUID or []byte. The
+// error is a *tablestore.Error: InvalidInput for text that is not of the
+// type (or a string that is not valid UTF-8), OutOfRangeInput for a
+// DateTime outside years 1 to 9999.
+func ParseValue(t edm.Type, s string) (any, error) {
+	switch t {
+	case edm.TypeString:
+		if !utf8.ValidString(s) {
+			return nil, invalid("a string that is not valid UTF-8")
+		}
+		return s, nil
+	case edm.TypeInt32:
+		if n, err := strconv.ParseInt(s, 10, 32); err == nil {
+			return int32(n), nil
+		}
+		return nil, invalid("an Edm.Int32 value must be an integer from -2147483648 to 2147483647, not %s", quote(s))
+	case edm.TypeInt64:
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return n, nil
+		}
+		return nil, invalid("an Edm.Int64 value must be a decimal 64-bit integer, not %s", quote(s))
+	case edm.TypeDouble:
+		switch s {
+		case "NaN":
+			return math.NaN(), nil
+		case "Infinity":
+			return math.Inf(1), nil
+		case "-Infinity":
+			return math.Inf(-1), nil
+		}
+		if isJSONNumber(s) {
+			if f, err := strconv.ParseFloat(s, 64); err == nil {
+				return f, nil
+			}
+		}
+		return nil, invalid("an Edm.Double value must be a number, NaN, Infinity or -Infinity, not %s", quote(s))
+	case edm.TypeBoolean:
+		switch {
+		case strings.EqualFold(s, "true"):
+			return true, nil
+		case strings.EqualFold(s, "false"):
+			return false, nil
+		}
+		return nil, invalid("an Edm.Boolean value must be true or false, not %s", quote(s))
+	case edm.TypeDateTime:
+		ticks, err := edm.ParseDateTime(s, edm.JSONSyntax)
+		if err != nil {
+			if err.(*edm.DateTimeError).Code == edm.CodeOutOfRangeInput {
+				return nil, &tablestore.Error{Code: tablestore.CodeOutOfRangeInput,
+					Message: fmt.Sprintf("datetime %s is outside years 1 to 9999", quote(s))}
+			}
+			return nil, invalid("malformed datetime %s", quote(s))
+		}
+		return edm.TimeFromTicks(ticks), nil
+	case edm.TypeGuid:
+		if g, ok := edm.ParseGUID(s); ok {
+			return g, nil
+		}
+		return nil, invalid("an Edm.Guid value must be xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, not %s", quote(s))
+	case edm.TypeBinary:
+		if b, err := base64.StdEncoding.DecodeString(s); err == nil {
+			return b, nil
+		}
+		return nil, invalid("an Edm.Binary value must be standard base64, not %s", quote(s))
+	}
+	return nil, invalid("unknown type %s", t)
+}
+
+// isJSONNumber reports whether s is one number in JSON's grammar, the
+// module's one number grammar (entityenc.NumberEnd).
+func isJSONNumber(s string) bool {
+	end, ok := entityenc.NumberEnd(s, 0)
+	return ok && end == len(s)
+}
+
+// FormatValue returns a value's cell text: decimal integers, doubles in
+// Go's shortest form or NaN, Infinity, -Infinity, true/false, DateTime as
+// 2026-01-02T03:04:05.0000000Z, Guid in canonical form, Binary in standard
+// base64. ParseValue reads it back to an equal value. Errors
+// (*tablestore.Error): InvalidValueType for a value of no EDM type,
+// InvalidInput for a string that is not valid UTF-8, OutOfRangeInput for
+// a time outside years 1 to 9999.
+func FormatValue(v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		if !utf8.ValidString(v) {
+			return "", invalid("a string that is not valid UTF-8")
+		}
+		return v, nil
+	case int32:
+		return strconv.FormatInt(int64(v), 10), nil
+	case int64:
+		return strconv.FormatInt(v, 10), nil
+	case float64:
+		switch {
+		case math.IsNaN(v):
+			return "NaN", nil
+		case math.IsInf(v, 1):
+			return "Infinity", nil
+		case math.IsInf(v, -1):
+			return "-Infinity", nil
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64), nil
+	case bool:
+		return strconv.FormatBool(v), nil
+	case time.Time:
+		if y := v.UTC().Year(); y < 1 || y > 9999 {
+			return "", &tablestore.Error{Code: tablestore.CodeOutOfRangeInput,
+				Message: fmt.Sprintf("the time %s is outside years 1 to 9999", v.UTC().Format(time.RFC3339Nano))}
+		}
+		return edm.FormatDateTimeJSON(v), nil
+	case tablestore.GUID:
+		return v.String(), nil
+	case []byte:
+		return base64.StdEncoding.EncodeToString(v), nil
+	}
+	return "", &tablestore.Error{Code: tablestore.CodeInvalidValueType, Message: fmt.Sprintf("a value of type %T has no EDM type", v)}
+}

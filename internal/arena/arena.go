@@ -1,0 +1,73 @@
+// Package arena hands out copies of byte slices from chunks it allocates,
+// so the many short strings of a query page cost one allocation per chunk
+// instead of one each.
+//
+// Memory handed out is never written again, which is what makes the
+// strings built over it (with unsafe.String) immutable, as Go requires. A
+// chunk stays alive as long as any string or slice in it: a string kept
+// from a page keeps its chunk (at most ChunkSize bytes) alive.
+package arena
+
+import "unsafe"
+
+// Chunks start at firstChunk bytes and double up to ChunkSize, so one small
+// entity costs little and a long page few allocations; values longer than
+// a quarter of ChunkSize get an allocation of their own.
+const (
+	firstChunk = 512
+	ChunkSize  = 16 << 10
+)
+
+// Arena is a source of copies. The zero Arena is ready to use. An Arena is
+// used by one goroutine; what it hands out may be shared freely.
+type Arena struct {
+	text []byte // the current chunk for strings: len used, cap total
+	bin  []byte // the current chunk for byte slices, apart from text
+}
+
+// String returns a copy of b as a string.
+func (a *Arena) String(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return String(take(&a.text, b))
+}
+
+// Bytes returns a copy of b whose capacity is its length, so appending to
+// it never reaches memory handed out for another value. The copy of an
+// empty b is empty but not nil. Byte slices come from chunks apart from
+// strings', so writing into a returned slice never changes a string.
+func (a *Arena) Bytes(b []byte) []byte {
+	if len(b) == 0 {
+		return []byte{}
+	}
+	return take(&a.bin, b)
+}
+
+// take copies b to the end of *chunk, starting a new chunk when it is
+// full, and returns the copy.
+func take(chunk *[]byte, b []byte) []byte {
+	c := *chunk
+	if cap(c)-len(c) < len(b) {
+		if len(b) > ChunkSize/4 {
+			return append(make([]byte, 0, len(b)), b...)
+		}
+		c = make([]byte, 0, max(min(2*cap(c), ChunkSize), firstChunk, len(b)))
+	}
+	start := len(c)
+	c = append(c, b...)
+	*chunk = c
+	return c[start:len(c):len(c)]
+}
+
+// String returns b as a string without copying it (unsafe.String).
+//
+// REQUIRES: nothing writes b's bytes again, for as long as the string
+// lives. Arena's chunks satisfy this, and so does a record a driver has
+// handed over for good (driver.Table.Get's).
+func String(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}

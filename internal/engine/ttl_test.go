@@ -1,0 +1,163 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/codec"
+)
+
+type ttlClock struct{ ns atomic.Int64 }
+
+func (c *ttlClock) now() time.Time { return time.Unix(0, c.ns.Load()).UTC() }
+
+func ttlOpts(c *ttlClock, rate int) Options {
+	return Options{CacheSize: 8 << 20, MemTableSize: 4 << 20, PageScanLimit: 1000, PageTimeLimit: time.Second,
+		Clock: c.now, NoSync: true, SweepRate: rate}
+}
+
+func ttlRec(v int32) []byte {
+	return codec.Encode(nil, 0, []codec.Property{{Name: "V", Value: filter.Value{Type: filter.TypeInt32, Int: int64(v)}}})
+}
+
+// countExpiryEntries counts table name's expiry index entries, expired
+// or not.
+func countExpiryEntries(t *testing.T, db *Engine, name string) int {
+	info, err := db.lookupTable(name)
+	require.NoError(t, err)
+	lo, hi, _ := expirySpan(info.id)
+	it, err := db.pdb.NewIter(nil)
+	require.NoError(t, err)
+	defer it.Close()
+	n := 0
+	for it.SeekGE(lo); it.Valid() && string(it.Key()) < string(hi); it.Next() {
+		n++
+	}
+	return n
+}
+
+// TestTTLEngineWritePathsAndSweep writes through commit, bulk and range
+// deletion, concurrently with the sweeper, and checks the expiry index
+// stays exact and the sweeper leaves nothing live removed.
+func TestTTLEngineWritePathsAndSweep(t *testing.T) {
+	ctx := context.Background()
+	clk := &ttlClock{}
+	clk.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	db, err := OpenInMemory(ttlOpts(clk, MaxSweepRate))
+	require.NoError(t, err)
+	require.NoError(t, db.CreateTable(ctx, "tt"))
+	tb := db.Table("tt")
+	require.NoError(t, tb.(driver.TTLTable).SetTTL(ctx, driver.TTL{Default: time.Minute}))
+
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				pk := fmt.Sprintf("p%d", i%4)
+				rk := fmt.Sprintf("w%d-%03d", w, i)
+				_, err := tb.Commit(ctx, []driver.Action{{Type: driver.ActionUpsertReplace, PartitionKey: pk, RowKey: rk, Record: ttlRec(int32(i))}})
+				require.NoError(t, err)
+			}
+		}()
+	}
+	acts := make([]driver.Action, 100)
+	for i := range acts {
+		acts[i] = driver.Action{Type: driver.ActionInsert, PartitionKey: fmt.Sprintf("p%d", i%4), RowKey: fmt.Sprintf("b%03d", i), Record: ttlRec(1)}
+	}
+	res, err := tb.(driver.BulkCommitter).CommitBulk(ctx, acts, driver.BulkCommitOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 100, res.Applied)
+	wg.Wait()
+	require.Equal(t, 500, countExpiryEntries(t, db, "tt"))
+	// Nothing has expired: the sweeper removes nothing.
+	n, err := db.SweepExpired(1000)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.Zero(t, db.Swept())
+
+	// A range deletion leaves stale entries; the sweeper drops them
+	// without touching live entities.
+	_, err = tb.(driver.RangeDeleter).DeleteRange(ctx, "p0", "", "")
+	require.NoError(t, err)
+	// Expire everything, then insert over one expired entity (bulk):
+	// absent for the precondition.
+	clk.ns.Add(int64(2 * time.Minute))
+	acts = acts[1:2] // p1 b001
+	res, err = tb.(driver.BulkCommitter).CommitBulk(ctx, acts, driver.BulkCommitOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Applied)
+	require.Empty(t, res.Failures)
+	_, err = tb.Get(ctx, "p1", "w0-001", nil)
+	require.Equal(t, edm.CodeResourceNotFound, err.(*driver.Error).Code)
+	for {
+		k, err := db.SweepExpired(64)
+		require.NoError(t, err)
+		if k == 0 {
+			break
+		}
+	}
+	require.EqualValues(t, 500-125-1, db.Swept()) // p0 was range-deleted; b001 is live
+	require.Equal(t, 1, countExpiryEntries(t, db, "tt"))
+	row, err := tb.Get(ctx, "p1", "b001", nil)
+	require.NoError(t, err)
+	require.Equal(t, "b001", row.RowKey)
+	require.NoError(t, db.Close())
+}
+
+// TestTTLEngineCloseWhileSweepingAndResume closes the store while the
+// background sweeper works through a backlog, and checks it resumes after
+// the restart and finishes.
+func TestTTLEngineCloseWhileSweepingAndResume(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	clk := &ttlClock{}
+	clk.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	db, err := Open(dir, ttlOpts(clk, 2000))
+	require.NoError(t, err)
+	require.NoError(t, db.CreateTable(ctx, "tt"))
+	tb := db.Table("tt")
+	const n = 3000
+	acts := make([]driver.Action, n)
+	for i := range acts {
+		acts[i] = driver.Action{Type: driver.ActionInsert, PartitionKey: fmt.Sprintf("p%d", i%10), RowKey: fmt.Sprintf("r%05d", i), Record: ttlRec(1)}
+	}
+	_, err = tb.(driver.BulkCommitter).CommitBulk(ctx, acts, driver.BulkCommitOptions{})
+	require.NoError(t, err)
+	// Settings on a table with data build its expiry index.
+	require.NoError(t, tb.(driver.TTLTable).SetTTL(ctx, driver.TTL{Default: time.Second}))
+	require.Equal(t, n, countExpiryEntries(t, db, "tt"))
+	all := &driver.QueryRequest{Ranges: []driver.KeyRange{{Unbounded: true}}, Top: 1000}
+	var rows int
+	_, err = tb.QueryPage(ctx, all, func(driver.Row) error { rows++; return nil })
+	require.NoError(t, err)
+	require.Equal(t, 1000, rows)
+	clk.ns.Add(int64(time.Hour))
+	require.Eventually(t, func() bool { return db.Swept() > 0 }, 10*time.Second, time.Millisecond)
+	start := time.Now()
+	require.NoError(t, db.Close())
+	require.Less(t, time.Since(start), 2*time.Second, "Close waits for the sweeper's batch only")
+
+	clk.ns.Add(-int64(2 * time.Hour)) // a step back across the restart
+	db, err = Open(dir, ttlOpts(clk, MaxSweepRate))
+	require.NoError(t, err)
+	tb = db.Table("tt")
+	rows = 0
+	_, err = tb.QueryPage(ctx, all, func(driver.Row) error { rows++; return nil })
+	require.NoError(t, err)
+	require.Zero(t, rows, "expired entities came back after a restart with the clock stepped back")
+	require.Eventually(t, func() bool { return countExpiryEntries(t, db, "tt") == 0 }, 20*time.Second, 5*time.Millisecond)
+	left, err := tb.(driver.ExpiryStats).Expired(ctx)
+	require.NoError(t, err)
+	require.Zero(t, left)
+	require.NoError(t, db.Close())
+}

@@ -1,0 +1,203 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore"
+)
+
+// fillPeople writes n entities in partitions "a" and "b" with an Int32 Age,
+// a String Name and, on every tenth, an Int64 Age instead.
+func fillPeople(t *testing.T, tb *tablestore.Table, n int) {
+	t.Helper()
+	ctx := context.Background()
+	for i := range n {
+		pk := "a"
+		if i%2 == 1 {
+			pk = "b"
+		}
+		props := map[string]any{"Name": fmt.Sprintf("person %03d", i), "Age": int32(i)}
+		if i%10 == 0 {
+			props["Age"] = int64(i)
+		}
+		require.NoError(t, tb.Insert(ctx, &tablestore.Entity{PartitionKey: pk, RowKey: fmt.Sprintf("%03d", i), Properties: props}))
+	}
+}
+
+var rowLink = regexp.MustCompile(`<a class="entity-link" href="[^"]*">([^<]*)</a></td>\s*<td><a href="[^"]*">([^<]*)</a>`)
+
+// gridKeys returns the (PK/RK) of the grid's rows in order.
+func gridKeys(body string) []string {
+	var out []string
+	for _, m := range rowLink.FindAllStringSubmatch(body, -1) {
+		out = append(out, html.UnescapeString(m[1])+"/"+html.UnescapeString(m[2]))
+	}
+	return out
+}
+
+func href(t *testing.T, body, id string) string {
+	t.Helper()
+	m := regexp.MustCompile(`id="` + id + `"[^>]*href="([^"]+)"|href="([^"]+)"[^>]*id="` + id + `"`).FindStringSubmatch(body)
+	require.NotNil(t, m, "no link #%s", id)
+	return html.UnescapeString(m[1] + m[2])
+}
+
+func TestQueryPlanAndGrid(t *testing.T) {
+	h := newHarness(t, nil)
+	tb := h.table("People")
+	fillPeople(t, tb, 25)
+	h.login()
+
+	// No filter: the first page of the table, with the plan drawn.
+	status, body, _ := h.get("/tables/People/query")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `<span id="plan-kind" class="kind">table scan</span>`)
+	require.Contains(t, body, `<li class="active" aria-current="true" title="across partitions">table scan</li>`)
+	require.Contains(t, body, `<strong id="returned">25</strong>`)
+	require.Contains(t, body, "Entities scanned: not reported by this version of tablestore.")
+	require.Len(t, gridKeys(body), 25)
+	require.Contains(t, body, `id="end-of-results"`)
+	// Age has two types in the page: the header names both, each cell its own.
+	require.Contains(t, body, `<th class="mixed">Age<span class="type">Edm.Int32 | Edm.Int64</span></th>`)
+	require.Contains(t, body, `<td class="int64" title="Edm.Int64: 20">20<span class="type">Edm.Int64</span></td>`)
+	require.Contains(t, body, `<th>Name<span class="type">Edm.String</span></th>`)
+
+	// A range plan with a residual.
+	q := url.Values{"filter": {"PartitionKey eq 'a' and RowKey ge '010' and Age gt 12"}}
+	status, body, _ = h.get("/tables/People/query?" + q.Encode())
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `<span id="plan-kind" class="kind">range</span>`)
+	require.Contains(t, body, "<code>PartitionKey = &#39;a&#39;, RowKey &gt;= &#39;010&#39;</code>")
+	require.Contains(t, body, `<p id="residual"><code>Age gt 12</code></p>`)
+	require.Equal(t, []string{"a/014", "a/016", "a/018", "a/020", "a/022", "a/024"}, gridKeys(body))
+
+	// A point plan; an empty plan.
+	status, body, _ = h.get("/tables/People/query?" + url.Values{"filter": {"PartitionKey eq 'b' and RowKey eq '003'"}}.Encode())
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `class="kind">point</span>`)
+	require.Equal(t, []string{"b/003"}, gridKeys(body))
+	status, body, _ = h.get("/tables/People/query?" + url.Values{"filter": {"PartitionKey eq 'a' and PartitionKey eq 'b'"}}.Encode())
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `class="kind">empty</span>`)
+	require.Contains(t, body, "none: nothing is read")
+	require.Contains(t, body, "No entities match.")
+
+	// $select picks and orders the columns; reverse reads backwards.
+	status, body, _ = h.get("/tables/People/query?" + url.Values{"select": {"Name"}, "reverse": {"1"}, "top": {"3"}}.Encode())
+	require.Equal(t, http.StatusOK, status)
+	require.NotContains(t, body, ">Age<")
+	require.Equal(t, []string{"b/023", "b/021", "b/019"}, gridKeys(body))
+	require.Contains(t, body, `<span class="tag">reverse</span>`)
+
+	// Bad Top and $select come back as the library's errors.
+	status, body, _ = h.get("/tables/People/query?top=5000")
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Contains(t, body, `id="query-error"`)
+	status, _, _ = h.get("/tables/People/query?top=x")
+	require.Equal(t, http.StatusBadRequest, status)
+	status, _, _ = h.get("/tables/People/query?select=" + url.QueryEscape("Bad Name"))
+	require.Equal(t, http.StatusBadRequest, status)
+	status, _, _ = h.get("/tables/Nobody/query")
+	require.Equal(t, http.StatusNotFound, status)
+}
+
+func TestQueryFilterErrorPosition(t *testing.T) {
+	h := newHarness(t, nil)
+	fillPeople(t, h.table("People"), 3)
+	h.login()
+	status, body, _ := h.get("/tables/People/query?" + url.Values{"filter": {"Age gt 3 and and Name eq 'x'"}}.Encode())
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Contains(t, body, "The filter is not valid</strong> at column 14:")
+	require.Contains(t, body, `<pre class="caret" id="error-caret">Age gt 3 and <mark>a</mark>nd Name eq &#39;x&#39;</pre>`)
+	require.Contains(t, body, string(tablestore.CodeInvalidInput))
+	require.NotContains(t, body, `id="grid"`)
+	// The filter stays in the editor to be fixed.
+	require.Contains(t, body, "\nAge gt 3 and and Name eq &#39;x&#39;</textarea>")
+
+	// An error at the end marks the end.
+	status, body, _ = h.get("/tables/People/query?" + url.Values{"filter": {"Age gt"}}.Encode())
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Contains(t, body, `<pre class="caret" id="error-caret">Age gt<mark> </mark></pre>`)
+}
+
+func TestPlanAPI(t *testing.T) {
+	h := newHarness(t, nil)
+	h.table("People")
+	h.login()
+	ask := func(v url.Values) planAnswer {
+		t.Helper()
+		status, body, _ := h.do("GET", "/tables/People/plan?"+v.Encode(), nil, http.Header{"Accept": {"application/json"}})
+		require.Equal(t, http.StatusOK, status, body)
+		var a planAnswer
+		require.NoError(t, json.Unmarshal([]byte(body), &a))
+		return a
+	}
+	a := ask(url.Values{"filter": {"PartitionKey eq 'x' and Age gt 3"}, "reverse": {"1"}})
+	require.True(t, a.OK)
+	require.Equal(t, &planSummary{Kind: "partition scan", Ranges: []string{"PartitionKey = 'x'"}, Residual: "Age gt 3", Reverse: true}, a.Plan)
+	a = ask(url.Values{})
+	require.True(t, a.OK)
+	require.Equal(t, []string{"all"}, a.Plan.Ranges)
+
+	// Positions in bytes, characters and UTF-16 units: "é" is 2 bytes,
+	// 1 character and 1 unit; "𝄞" 4 bytes, 1 character and 2 units.
+	a = ask(url.Values{"filter": {"Name eq 'é𝄞' and or"}})
+	require.False(t, a.OK)
+	require.NotNil(t, a.Error.Pos)
+	require.Equal(t, 21, *a.Error.Pos)   // "or"
+	require.Equal(t, 18, a.Error.Column) // 17 characters before it
+	require.Equal(t, 18, a.Error.Offset) // 18 UTF-16 units before it
+	require.Equal(t, tablestore.CodeInvalidInput, a.Error.Code)
+	require.NotContains(t, a.Error.Message, "tablestore:")
+
+	// Features Azure lacks are NotImplemented, with a position.
+	a = ask(url.Values{"filter": {"Age add 1 eq 2"}})
+	require.False(t, a.OK)
+	require.Equal(t, tablestore.CodeNotImplemented, a.Error.Code)
+
+	// Other errors carry no position.
+	a = ask(url.Values{"select": {"Bad Name"}})
+	require.False(t, a.OK)
+	require.Nil(t, a.Error.Pos)
+	require.NotEmpty(t, a.Error.Message)
+}
+
+func TestQueryPaging(t *testing.T) {
+	h := newHarness(t, nil)
+	fillPeople(t, h.table("People"), 45)
+	h.login()
+	var all []string
+	path := "/tables/People/query?" + url.Values{"top": {"20"}, "filter": {"Age ge 0"}}.Encode()
+	for page := 1; ; page++ {
+		status, body, _ := h.get(path)
+		require.Equal(t, http.StatusOK, status)
+		require.Contains(t, body, fmt.Sprintf(`<span id="page-info">Page %d · `, page))
+		keys := gridKeys(body)
+		all = append(all, keys...)
+		if page > 1 {
+			require.Contains(t, href(t, body, "first-page"), "top=20")
+		}
+		if !strings.Contains(body, `id="next-page"`) {
+			require.Len(t, keys, 5)
+			break
+		}
+		require.Len(t, keys, 20)
+		path = href(t, body, "next-page")
+		require.Contains(t, path, "filter=Age+ge+0")
+	}
+	require.Len(t, all, 45)
+	require.Equal(t, "a/000", all[0])
+	require.Equal(t, "b/043", all[44])
+	// A token from elsewhere is refused.
+	status, _, _ := h.get("/tables/People/query?next=garbage")
+	require.Equal(t, http.StatusBadRequest, status)
+}

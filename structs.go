@@ -1,0 +1,392 @@
+package tablestore
+
+import (
+	"context"
+	"iter"
+	"reflect"
+	"unsafe"
+
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/internal/codec"
+	"github.com/tablestore/tablestore/internal/entityenc"
+	"github.com/tablestore/tablestore/internal/structmap"
+)
+
+// Go structs: MarshalEntity and UnmarshalEntity convert between a struct
+// and an Entity; GetAs, QueryPageAs and QueryAs read records straight
+// into structs, and InsertStruct, UpdateStruct, UpsertStruct (and the
+// Struct of a TransactionAction) write structs straight into records,
+// without a property map. The field rules are MarshalEntity's, and the
+// mapping lives in internal/structmap.
+
+func init() { structmap.Register(reflect.TypeFor[ETag]()) }
+
+// MarshalEntity converts a struct, or a pointer to one, into an Entity.
+//
+// Each exported field becomes a property named after the field, or after
+// its tag `table:"Name"`. The tag `table:"-"` skips a field and
+// `table:",omitempty"` (or `table:"Name,omitempty"`) leaves out a zero
+// value. Fields of embedded structs (not pointers to them) are promoted, as
+// in encoding/json. Unexported fields are ignored.
+//
+// The fields named (or tagged) PartitionKey and RowKey (of string kind)
+// and Timestamp (time.Time) fill the Entity's own fields, and so does a
+// field of type ETag, whatever its name, for the entity's ETag. Any other
+// field named ETag (a string, say) is an ordinary property named "ETag",
+// which Azure allows. Other fields convert by type:
+//
+//	string kinds                 Edm.String
+//	int32, int16, int8,
+//	uint16, uint8                Edm.Int32
+//	int64, int, uint32           Edm.Int64
+//	float64, float32             Edm.Double
+//	bool kinds                   Edm.Boolean
+//	time.Time                    Edm.DateTime
+//	GUID                         Edm.Guid
+//	[]byte (any byte slice)      Edm.Binary; nil means no value
+//
+// and pointers to any of these, where nil means no value. Byte slices are
+// not copied: the Entity shares them with v. A field's type fixes its
+// property's type whatever the value (an int field is always an Int64),
+// where a Go integer in a property map follows the integer rule (see
+// Entity).
+//
+// A time.Time field must hold a time Azure can store, 1601-01-01 to
+// 9999-12-31 UTC: a zero time.Time (year 1) fails here with
+// OutOfRangeInput, as Insert would, unless the field is tagged omitempty
+// (a zero value is then left out, as encoding/json leaves it out) or is a
+// *time.Time left nil.
+//
+// Errors: InvalidValueType naming the field for any other field type (uint,
+// uint64, maps, nested structs, ...), PropertyNameInvalid for a tag that is
+// not a valid property name, DuplicatePropertiesSpecified when two fields
+// map to one name, InvalidInput for a nil pointer, OutOfRangeInput naming
+// the field for a time outside Azure's DateTime range. Per-type field plans are
+// cached, so repeated calls for one type only read fields.
+func MarshalEntity(v any) (*Entity, error) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return nil, newError(CodeInvalidInput, "cannot marshal a nil %T into an entity", v)
+		}
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Struct {
+		return nil, newError(CodeInvalidValueType, "cannot marshal %T into an entity: it is not a struct", v)
+	}
+	k, props, err := structmap.Marshal(rv)
+	if err != nil {
+		return nil, coded(err)
+	}
+	return &Entity{PartitionKey: k.PartitionKey, RowKey: k.RowKey, Timestamp: k.Timestamp, ETag: ETag(k.ETag), Properties: props}, nil
+}
+
+// UnmarshalEntity fills the struct v points to from e, following the field
+// rules of MarshalEntity. The PartitionKey, RowKey and Timestamp fields
+// and the field of type ETag, where the struct has them, are always set
+// from e. Properties absent from e (or nil) leave their
+// fields unchanged; a pointer field gets a newly allocated value. Numbers
+// convert between Int32, Int64 and Double and any numeric field type when
+// the value fits exactly (an Int64 of 5 fills an int8 field, 2.5 does not
+// fill an int field). Byte slices are shared with e, not copied.
+//
+// A string property fills a field whose type says what the string holds,
+// as Azure's no-metadata JSON writes these types as strings: an Int64
+// field kind (int, int64, uint32) takes a decimal integer, a float field
+// "NaN", "Infinity", "-Infinity" or a number, a time.Time field an ISO 8601
+// date and time, a GUID field the canonical form, a []byte field base64.
+// The conversion is as strict as Azure's JSON decoding of that type.
+//
+// Errors: InvalidValueType naming the field when a property's type cannot
+// be stored in it (or the value does not fit), InvalidInput (or
+// OutOfRangeInput for a DateTime outside years 1 to 9999) naming the field
+// when such a string is malformed, plus the field-plan errors of
+// MarshalEntity; InvalidInput if v is not a non-nil pointer to a struct
+// or e is nil. On error, fields before the failing one may have been set.
+func UnmarshalEntity(e *Entity, v any) error {
+	if e == nil {
+		return newError(CodeInvalidInput, "cannot unmarshal a nil entity")
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return newError(CodeInvalidInput, "cannot unmarshal an entity into %T: need a non-nil pointer to a struct", v)
+	}
+	k := structmap.Keys{PartitionKey: e.PartitionKey, RowKey: e.RowKey, Timestamp: e.Timestamp, ETag: string(e.ETag)}
+	return coded(structmap.Unmarshal(k, e.Properties, rv.Elem()))
+}
+
+// GetAs reads one entity straight into a new T, a struct type mapped by
+// the field rules of MarshalEntity, without building an Entity or a
+// property map. The result equals what Get followed by UnmarshalEntity
+// into a zero T gives, and so do the errors: a T that UnmarshalEntity
+// rejects whatever the entity (InvalidInput when T is not a struct, the
+// field-plan errors) fails first, before anything is read; then the
+// errors of Get; then InvalidValueType (or InvalidInput) naming the field
+// when a property does not fit it. The plan of T is cached, as
+// MarshalEntity's is; GetAs is safe for concurrent use.
+// Strings in the result share one copy of the stored record.
+func GetAs[T any](ctx context.Context, t *Table, partitionKey, rowKey string, opts *GetOptions) (T, error) {
+	var v T
+	p, err := planOf[T]()
+	if err != nil {
+		return v, err
+	}
+	r, sel, err := t.get(ctx, partitionKey, rowKey, opts)
+	if err != nil {
+		return v, err
+	}
+	return decodeOne[T](&structmap.Decoder{Select: sel, Owned: true}, p, r)
+}
+
+// decodeOne is decodeInto for one T that it returns: the T stays on the
+// stack unless a field needs reflection.
+func decodeOne[T any](d *structmap.Decoder, p *structmap.Plan, r driver.Row) (T, error) {
+	var v T
+	row := structRow(r)
+	if d.IntoFast(p, unsafe.Pointer(&v), &row) {
+		return v, nil
+	}
+	out := new(T)
+	err := decodeInto(d, p, out, r)
+	return *out, err
+}
+
+// PageAs is one page of a typed query: the entities as values of T, in
+// (PartitionKey, RowKey) order, and the continuation as in Page.
+type PageAs[T any] struct {
+	Entities     []T
+	Continuation string
+}
+
+// QueryPageAs is QueryPage reading each entity straight into a T, a struct
+// type mapped by the field rules of MarshalEntity, without building
+// entities or property maps. Each element equals what UnmarshalEntity
+// gives for the page's entity into a zero T. Errors: as GetAs, a T that
+// UnmarshalEntity rejects fails first; then those of QueryPage; then
+// those of UnmarshalEntity for the first entity that fails, which ends
+// the page. Strings of one page share a few large copies.
+func QueryPageAs[T any](ctx context.Context, t *Table, q Query) (*PageAs[T], error) {
+	p, err := planOf[T]()
+	if err != nil {
+		return nil, err
+	}
+	pq, err := t.prepareIn(ctx, q, nil)
+	if err != nil {
+		return nil, err
+	}
+	return readPageAs[T](ctx, t, p, pq)
+}
+
+// QueryAs is Query reading into values of T, as QueryPageAs does; it
+// yields a pointer to each value, which stays valid and is not reused.
+// On an error it yields (nil, err) and stops.
+func QueryAs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, error] {
+	return func(yield func(*T, error) bool) {
+		p, err := planOf[T]()
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		pq, err := t.prepareIn(ctx, q, nil)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		// Values live in slabs that are never moved, so yielded pointers
+		// stay valid and a page costs no copying as it grows.
+		var slab []T
+		var rows []*T
+		for {
+			rows = rows[:0]
+			d := &structmap.Decoder{Select: pq.req.Select}
+			cont, err := t.readRows(ctx, pq, func(r driver.Row) error {
+				v := next(&slab)
+				rows = append(rows, v)
+				return decodeInto(d, p, v, r)
+			})
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, v := range rows {
+				if !yield(v, nil) {
+					return
+				}
+			}
+			if cont == "" {
+				return
+			}
+			from, _, table, err := decodeContinuation(cont)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			pq.resume(from, table)
+		}
+	}
+}
+
+// readPageAs reads one page of a prepared query into values of T.
+func readPageAs[T any](ctx context.Context, t *Table, p *structmap.Plan, pq *preparedQuery) (*PageAs[T], error) {
+	page := &PageAs[T]{}
+	if n := min(p.LastPage(), pq.req.Top); n > 0 {
+		page.Entities = make([]T, 0, n)
+	}
+	d := &structmap.Decoder{Select: pq.req.Select}
+	cont, err := t.readRows(ctx, pq, func(r driver.Row) error {
+		if len(page.Entities) == cap(page.Entities) {
+			page.Entities = growPage(page.Entities, pq.req.Top)
+		}
+		page.Entities = page.Entities[:len(page.Entities)+1]
+		return decodeInto(d, p, &page.Entities[len(page.Entities)-1], r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.SetLastPage(len(page.Entities))
+	page.Continuation = cont
+	return page, nil
+}
+
+// growPage makes room for one more element: doubling, at most to top.
+func growPage[T any](s []T, top int) []T {
+	n := min(max(2*cap(s), 16), max(top, cap(s)+1))
+	out := make([]T, len(s), n)
+	copy(out, s)
+	return out
+}
+
+// next returns a pointer to a fresh element of *slab, starting a new slab
+// when it is full. Elements once returned are never moved.
+func next[E any](slab *[]E) *E {
+	s := *slab
+	if len(s) == cap(s) {
+		s = make([]E, 0, slabSize(cap(s)))
+	}
+	s = s[:len(s)+1]
+	*slab = s
+	return &s[len(s)-1]
+}
+
+// decodeInto fills *v, a zero T, from r. When the direct decoding fails
+// it decodes again the reflective way, through an Entity and
+// UnmarshalEntity, so the error (or, should the two ever disagree, the
+// value) is exactly theirs.
+func decodeInto[T any](d *structmap.Decoder, p *structmap.Plan, v *T, r driver.Row) error {
+	row := structRow(r)
+	if !d.Into(structmap.Ref{Plan: p, Base: unsafe.Pointer(v)}, &row) {
+		var zero T
+		*v = zero
+		e, err := decodeRow(r, d.Select, false)
+		if err != nil {
+			return err
+		}
+		return UnmarshalEntity(e, v)
+	}
+	return nil
+}
+
+// structRow is a driver's row as package structmap reads it.
+func structRow(r driver.Row) structmap.Row {
+	return structmap.Row{PartitionKey: r.PartitionKey, RowKey: r.RowKey, Record: r.Record, ETag: r.ETag}
+}
+
+// planOf returns the plan of T, which must be a struct type; the errors
+// are UnmarshalEntity's for a *T.
+func planOf[T any]() (*structmap.Plan, error) {
+	t := reflect.TypeFor[T]()
+	if t.Kind() != reflect.Struct {
+		return nil, newError(CodeInvalidInput, "cannot unmarshal an entity into %T: need a non-nil pointer to a struct", (*T)(nil))
+	}
+	p, err := structmap.PlanFor(t)
+	return p, coded(err)
+}
+
+// InsertStruct inserts the entity v describes: a struct, or a pointer to
+// one, mapped by the field rules of MarshalEntity. It encodes the fields
+// straight into the stored form without building a property map; the
+// result, the stored bytes and every error are those of MarshalEntity
+// followed by Insert. When v is a pointer, its Timestamp and ETag fields
+// (where the struct has them) are set on success.
+func (t *Table) InsertStruct(ctx context.Context, v any) error {
+	return t.writeStruct(ctx, ActionInsert, v, "")
+}
+
+// UpdateStruct is Update for the entity v describes, as InsertStruct
+// encodes it; errors are those of MarshalEntity followed by Update.
+func (t *Table) UpdateStruct(ctx context.Context, v any, mode UpdateMode, ifMatch ETag) error {
+	typ, err := modeAction(mode, ActionUpdateMerge, ActionUpdateReplace)
+	if err != nil {
+		return err
+	}
+	return t.writeStruct(ctx, typ, v, ifMatch)
+}
+
+// UpsertStruct is Upsert for the entity v describes, as InsertStruct
+// encodes it; errors are those of MarshalEntity followed by Upsert.
+func (t *Table) UpsertStruct(ctx context.Context, v any, mode UpdateMode) error {
+	typ, err := modeAction(mode, ActionUpsertMerge, ActionUpsertReplace)
+	if err != nil {
+		return err
+	}
+	return t.writeStruct(ctx, typ, v, "")
+}
+
+func (t *Table) writeStruct(ctx context.Context, typ ActionType, v any, ifMatch ETag) error {
+	s := getScratch()
+	defer putScratch(s)
+	a, buf, _, r, err := prepareStruct(s.buf[:0], typ, v, ifMatch)
+	res, err := t.commitOne(ctx, s, a, buf, err)
+	if err == nil && r.Plan != nil {
+		r.SetVersion(res.Timestamp, res.ETag)
+	}
+	return err
+}
+
+// prepareStruct validates and encodes the entity v describes, appending
+// its record to buf as prepareAction does. Any failure of the direct
+// encoding is answered by MarshalEntity and prepareAction, so errors are
+// exactly theirs.
+func prepareStruct(buf []byte, typ ActionType, v any, ifMatch ETag) (driver.Action, []byte, int, structmap.Ref, error) {
+	r, ok, err := structmap.Resolve(v, nil)
+	if err != nil {
+		return driver.Action{}, buf, 0, r, coded(err)
+	}
+	if ok {
+		if a, out, n, ok := encodeStruct(buf, typ, r, ifMatch); ok {
+			return a, out, n, r, nil
+		}
+	}
+	a, out, n, err := prepareStructSlow(buf, typ, v, ifMatch)
+	return a, out, n, r, err
+}
+
+// prepareStructSlow is the reference: MarshalEntity, then prepareAction.
+func prepareStructSlow(buf []byte, typ ActionType, v any, ifMatch ETag) (driver.Action, []byte, int, error) {
+	e, err := MarshalEntity(v)
+	if err != nil {
+		return driver.Action{}, buf, 0, err
+	}
+	return prepareAction(buf, typ, e, ifMatch, nil)
+}
+
+// encodeStruct builds the action for the struct r, appending its record
+// to buf as prepareAction does, and reports false (buf's contents past
+// its length undefined) on anything prepareAction would reject. The
+// fields come sorted by name, so the properties need no sorting.
+func encodeStruct(buf []byte, typ ActionType, r structmap.Ref, ifMatch ETag) (driver.Action, []byte, int, bool) {
+	pk, rk := r.Keys()
+	a, size, err := prepareKeys(typ, pk, rk, ifMatch)
+	if err != nil {
+		return a, buf, 0, false
+	}
+	if typ == ActionDelete {
+		return a, buf, size, true
+	}
+	out, n, count, ok := r.AppendFields(codec.AppendHeader(buf, 0))
+	size += n
+	if !ok || entityenc.CheckLimits(count, size) != nil {
+		return a, buf, 0, false
+	}
+	return a, out, size, true
+}
