@@ -1,0 +1,458 @@
+// Package lint holds the house rules and the layering of this repository
+// as tests, so that `go test ./...` fails when either is broken.
+package lint
+
+import (
+	"bytes"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// module is the root module's path.
+const module = "github.com/tablestore/tablestore"
+
+// repoRoot is the repository's top directory, two levels above this one.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.work")); err != nil {
+		t.Fatalf("no go.work in %s: %v", dir, err)
+	}
+	return dir
+}
+
+// goCmd runs the go command in dir and returns its standard output.
+func goCmd(t *testing.T, dir string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go %s in %s: %v\n%s%s", strings.Join(args, " "), dir, err, out, stderr.Bytes())
+	}
+	return out
+}
+
+// TestVet runs go vet over the root module.
+func TestVet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("vet is slow; skipped in -short")
+	}
+	goCmd(t, repoRoot(t), "vet", "./...")
+}
+
+// TestStaticcheck runs staticcheck, pinned as a tool in the root go.mod,
+// over the root module.
+func TestStaticcheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("staticcheck is slow; skipped in -short")
+	}
+	goCmd(t, repoRoot(t), "tool", "staticcheck", "./...")
+}
+
+// pkg is what go list says of one package.
+type pkg struct {
+	ImportPath   string
+	Dir          string
+	Imports      []string
+	Deps         []string
+	TestImports  []string
+	XTestImports []string
+	GoFiles      []string
+}
+
+// modules are the directories of the repository's modules.
+var modules = []string{".", "azure", "bench", "cmd/tablestore", "compat"}
+
+// listPackages returns every package of every module of the repository.
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	root := repoRoot(t)
+	var all []pkg
+	for _, m := range modules {
+		out := goCmd(t, filepath.Join(root, m), "list", "-e", "-json=ImportPath,Dir,Imports,Deps,TestImports,XTestImports,GoFiles", "./...")
+		dec := json.NewDecoder(bytes.NewReader(out))
+		for {
+			var p pkg
+			if err := dec.Decode(&p); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatalf("go list in %s: %v", m, err)
+			}
+			all = append(all, p)
+		}
+	}
+	return all
+}
+
+// A layer rule: which packages it covers and what they may not import.
+type layerRule struct {
+	name string
+	// applies reports whether the rule covers package path p.
+	applies func(p string) bool
+	// imports selects the imports the rule looks at.
+	imports func(p pkg) []string
+	// forbidden reports whether importing path q breaks the rule.
+	forbidden func(q string) bool
+}
+
+func own(q string) bool { return q == module || strings.HasPrefix(q, module+"/") }
+
+func isInternal(q string) bool { return strings.Contains(q+"/", "/internal/") && own(q) }
+
+// belowAPI reports whether p is one of the packages the root is built on.
+func belowAPI(p string) bool { return strings.HasPrefix(p, module+"/internal/") && !harness(p) }
+
+// harness reports whether p is a test harness: it drives the public API
+// from above, so it may import the root, but nothing below the API and no
+// library package may import it.
+func harness(p string) bool {
+	return strings.HasPrefix(p, module+"/tablestoretest") || p == module+"/internal/lint"
+}
+
+func direct(p pkg) []string { return p.Imports }
+
+func withTests(p pkg) []string {
+	return slices.Concat(p.Imports, p.TestImports, p.XTestImports)
+}
+
+// library reports whether p is library code: what the root module ships
+// to its users, apart from harnesses, programs and examples.
+func library(p string) bool {
+	if !own(p) || harness(p) {
+		return false
+	}
+	for _, prefix := range []string{"/cmd/", "/bench", "/compat", "/examples"} {
+		if strings.HasPrefix(p, module+prefix) {
+			return false
+		}
+	}
+	return true
+}
+
+var layerRules = []layerRule{
+	{
+		name:      "edm imports nothing of this module",
+		applies:   func(p string) bool { return p == module+"/edm" },
+		imports:   direct,
+		forbidden: own,
+	},
+	{
+		name:      "filter imports only edm",
+		applies:   func(p string) bool { return p == module+"/filter" },
+		imports:   direct,
+		forbidden: func(q string) bool { return own(q) && q != module+"/edm" },
+	},
+	{
+		name:      "internal packages below the API never import the root, even indirectly",
+		applies:   belowAPI,
+		imports:   func(p pkg) []string { return slices.Concat(p.Imports, p.Deps) },
+		forbidden: func(q string) bool { return q == module },
+	},
+	{
+		name:      "driver imports no internal package",
+		applies:   func(p string) bool { return p == module+"/driver" },
+		imports:   direct,
+		forbidden: isInternal,
+	},
+	{
+		name:      "the azure module imports no internal package, tests included",
+		applies:   func(p string) bool { return strings.HasPrefix(p, module+"/azure") },
+		imports:   withTests,
+		forbidden: isInternal,
+	},
+	{
+		name: "the server and the command use only public packages",
+		applies: func(p string) bool {
+			return strings.HasPrefix(p, module+"/server") || strings.HasPrefix(p, module+"/cmd/")
+		},
+		imports:   direct,
+		forbidden: isInternal,
+	},
+	{
+		name:      "library code never imports a test harness",
+		applies:   library,
+		imports:   direct,
+		forbidden: harness,
+	},
+}
+
+// layerViolations lists every import that breaks a rule.
+func layerViolations(pkgs []pkg, rules []layerRule) []string {
+	var bad []string
+	for _, r := range rules {
+		for _, p := range pkgs {
+			if !r.applies(p.ImportPath) {
+				continue
+			}
+			for _, q := range r.imports(p) {
+				if r.forbidden(q) {
+					bad = append(bad, r.name+": "+p.ImportPath+" imports "+q)
+				}
+			}
+		}
+	}
+	slices.Sort(bad)
+	return slices.Compact(bad)
+}
+
+// TestLayering holds the layering of design.md.
+func TestLayering(t *testing.T) {
+	pkgs := listPackages(t)
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages; the repository has more", len(pkgs))
+	}
+	for _, v := range layerViolations(pkgs, layerRules) {
+		t.Error(v)
+	}
+}
+
+// TestLayeringRulesCatch checks that every layer rule reports an import
+// that breaks it.
+func TestLayeringRulesCatch(t *testing.T) {
+	bad := []pkg{
+		{ImportPath: module + "/edm", Imports: []string{module + "/filter"}},
+		{ImportPath: module + "/filter", Imports: []string{"strings", module + "/internal/codec"}},
+		{ImportPath: module + "/internal/plan", Deps: []string{"fmt", module}},
+		{ImportPath: module + "/driver", Imports: []string{module + "/internal/codec"}},
+		{ImportPath: module + "/azure", XTestImports: []string{module + "/internal/modeltest"}},
+		{ImportPath: module + "/server", Imports: []string{module + "/internal/wire"}},
+		{ImportPath: module, Imports: []string{module + "/tablestoretest/modeltest"}},
+	}
+	got := layerViolations(bad, layerRules)
+	for _, r := range layerRules {
+		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, r.name+":") }) {
+			t.Errorf("rule %q caught nothing in %v", r.name, got)
+		}
+	}
+	good := []pkg{
+		{ImportPath: module + "/edm", Imports: []string{"time"}},
+		{ImportPath: module + "/filter", Imports: []string{module + "/edm"}},
+		{ImportPath: module + "/tablestoretest/modeltest", Imports: []string{module, module + "/internal/model"}},
+		{ImportPath: module + "/cmd/tablestore", Imports: []string{module, module + "/server"}},
+	}
+	if v := layerViolations(good, layerRules); len(v) != 0 {
+		t.Errorf("allowed imports reported: %v", v)
+	}
+}
+
+// sourceFile is one parsed non-test Go file.
+type sourceFile struct {
+	path string // relative to the repository
+	pkg  string // import path
+	file *ast.File
+	fset *token.FileSet
+}
+
+// houseRule checks one file and reports each breach as "path:line: what".
+type houseRule struct {
+	name string
+	// applies reports whether the rule covers the package.
+	applies func(pkg string) bool
+	check   func(f sourceFile, report func(pos token.Pos, what string))
+}
+
+// libraryOrHarness covers code that runs inside a user's process.
+func libraryOrHarness(p string) bool { return library(p) || harness(p) }
+
+func anyPackage(string) bool { return true }
+
+// codeNames are the values of edm's Code constants, read from its source.
+func codeNames(t *testing.T) map[string]bool {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filepath.Join(repoRoot(t), "edm", "code.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if vs, ok := n.(*ast.ValueSpec); ok {
+			for _, v := range vs.Values {
+				if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					s, _ := strconv.Unquote(lit.Value)
+					names[s] = true
+				}
+			}
+		}
+		return true
+	})
+	if len(names) < 20 {
+		t.Fatalf("found %d codes in edm/code.go", len(names))
+	}
+	return names
+}
+
+func houseRules(codes map[string]bool) []houseRule {
+	return []houseRule{
+		{
+			name:    "no log.Fatal, log.Panic or os.Exit in library code",
+			applies: libraryOrHarness,
+			check: func(f sourceFile, report func(token.Pos, string)) {
+				ast.Inspect(f.file, func(n ast.Node) bool {
+					sel, ok := n.(*ast.SelectorExpr)
+					if !ok {
+						return true
+					}
+					x, ok := sel.X.(*ast.Ident)
+					if !ok {
+						return true
+					}
+					if x.Name == "os" && sel.Sel.Name == "Exit" ||
+						x.Name == "log" && (strings.HasPrefix(sel.Sel.Name, "Fatal") || strings.HasPrefix(sel.Sel.Name, "Panic")) {
+						report(sel.Pos(), x.Name+"."+sel.Sel.Name)
+					}
+					return true
+				})
+			},
+		},
+		{
+			name:    "no go:linkname",
+			applies: anyPackage,
+			check: func(f sourceFile, report func(token.Pos, string)) {
+				for _, cg := range f.file.Comments {
+					for _, c := range cg.List {
+						if strings.HasPrefix(c.Text, "//go:linkname") {
+							report(c.Pos(), c.Text)
+						}
+					}
+				}
+			},
+		},
+		{
+			name:    "no forged runtime values (a struct of unsafe.Pointers shaped like an interface or slice header)",
+			applies: anyPackage,
+			check: func(f sourceFile, report func(token.Pos, string)) {
+				ast.Inspect(f.file, func(n ast.Node) bool {
+					st, ok := n.(*ast.StructType)
+					if !ok {
+						return true
+					}
+					pointers := 0
+					for _, field := range st.Fields.List {
+						if sel, ok := field.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Pointer" {
+							if x, ok := sel.X.(*ast.Ident); ok && x.Name == "unsafe" {
+								pointers += max(len(field.Names), 1)
+							}
+						}
+					}
+					if pointers >= 2 {
+						report(st.Pos(), "struct with "+strconv.Itoa(pointers)+" unsafe.Pointer fields")
+					}
+					return true
+				})
+			},
+		},
+		{
+			name:    "error codes are edm's constants, not string literals",
+			applies: func(p string) bool { return libraryOrHarness(p) && p != module+"/edm" },
+			check: func(f sourceFile, report func(token.Pos, string)) {
+				ast.Inspect(f.file, func(n ast.Node) bool {
+					if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						if s, err := strconv.Unquote(lit.Value); err == nil && codes[s] {
+							report(lit.Pos(), lit.Value)
+						}
+					}
+					return true
+				})
+			},
+		},
+	}
+}
+
+// houseViolations applies rules to files.
+func houseViolations(files []sourceFile, rules []houseRule) []string {
+	var bad []string
+	for _, r := range rules {
+		for _, f := range files {
+			if !r.applies(f.pkg) {
+				continue
+			}
+			r.check(f, func(pos token.Pos, what string) {
+				bad = append(bad, r.name+": "+f.path+":"+strconv.Itoa(f.fset.Position(pos).Line)+": "+what)
+			})
+		}
+	}
+	return bad
+}
+
+// TestHouseRules parses every non-test Go file of the repository.
+func TestHouseRules(t *testing.T) {
+	root := repoRoot(t)
+	fset := token.NewFileSet()
+	var files []sourceFile
+	for _, p := range listPackages(t) {
+		for _, name := range p.GoFiles {
+			path := filepath.Join(p.Dir, name)
+			f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, _ := filepath.Rel(root, path)
+			files = append(files, sourceFile{path: rel, pkg: p.ImportPath, file: f, fset: fset})
+		}
+	}
+	if len(files) < 100 {
+		t.Fatalf("parsed %d files; the repository has more", len(files))
+	}
+	for _, v := range houseViolations(files, houseRules(codeNames(t))) {
+		t.Error(v)
+	}
+}
+
+// TestHouseRulesCatch checks that every house rule reports a breach.
+func TestHouseRulesCatch(t *testing.T) {
+	const src = `package x
+
+import (
+	"log"
+	"os"
+	"unsafe"
+)
+
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
+
+type eface struct {
+	typ, data unsafe.Pointer
+}
+
+func f() error {
+	if false {
+		os.Exit(1)
+	}
+	log.Fatalf("no")
+	return code("TableNotFound")
+}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "x.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := houseRules(map[string]bool{"TableNotFound": true})
+	got := houseViolations([]sourceFile{{path: "x.go", pkg: module + "/x", file: f, fset: fset}}, rules)
+	for _, r := range rules {
+		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, r.name+":") }) {
+			t.Errorf("rule %q caught nothing in %v", r.name, got)
+		}
+	}
+	if n := len(got); n != 5 {
+		t.Errorf("got %d breaches, want 5 (os.Exit, log.Fatalf, linkname, eface, the code): %v", n, got)
+	}
+}
