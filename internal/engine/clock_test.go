@@ -127,14 +127,14 @@ func TestClockMovesAheadOfNeed(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, writes(), 1)
 	// Half a lead or more before the ceiling: no move.
-	v, err := c.next(now+clockMinLead/2, 0)
+	_, err = c.next(now+clockMinLead/2, 0)
 	require.NoError(t, err)
 	c.closing()
 	require.Len(t, writes(), 1)
 	// Under half a lead before the ceiling, a background move starts,
 	// and the value is issued without waiting for it.
 	now += clockMinLead/2 + 1
-	v, err = c.next(now, 0)
+	v, err := c.next(now, 0)
 	require.NoError(t, err)
 	require.Equal(t, now, v)
 	c.closing()

@@ -18,7 +18,6 @@ import (
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/keys"
-	"github.com/tablestore/tablestore/internal/plan"
 )
 
 // Secondary indexes.
@@ -78,11 +77,6 @@ type index struct {
 	ready bool
 	// Build progress.
 	done, total atomic.Int64
-}
-
-// planIndex is ix as the planner sees it.
-func (ix *index) planIndex() plan.Index {
-	return plan.Index{Name: ix.spec.Name, Properties: ix.spec.Properties, Partitioned: ix.spec.Partitioned, Unique: ix.spec.Unique}
 }
 
 // identity is the index's ID as driver.IndexStatus.ID has it.
