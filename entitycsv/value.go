@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -77,74 +76,18 @@ func (h Header) Entity(rec Record) (*tablestore.Entity, error) {
 // type (or a string that is not valid UTF-8), OutOfRangeInput for a
 // DateTime outside years 1 to 9999.
 func ParseValue(t edm.Type, s string) (any, error) {
-	switch t {
-	case edm.TypeString:
-		if !utf8.ValidString(s) {
-			return nil, invalid("a string that is not valid UTF-8")
-		}
-		return s, nil
-	case edm.TypeInt32:
-		if n, err := strconv.ParseInt(s, 10, 32); err == nil {
-			return int32(n), nil
-		}
-		return nil, invalid("an Edm.Int32 value must be an integer from -2147483648 to 2147483647, not %s", quote(s))
-	case edm.TypeInt64:
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return n, nil
-		}
-		return nil, invalid("an Edm.Int64 value must be a decimal 64-bit integer, not %s", quote(s))
-	case edm.TypeDouble:
-		switch s {
-		case "NaN":
-			return math.NaN(), nil
-		case "Infinity":
-			return math.Inf(1), nil
-		case "-Infinity":
-			return math.Inf(-1), nil
-		}
-		if isJSONNumber(s) {
-			if f, err := strconv.ParseFloat(s, 64); err == nil {
-				return f, nil
-			}
-		}
-		return nil, invalid("an Edm.Double value must be a number, NaN, Infinity or -Infinity, not %s", quote(s))
-	case edm.TypeBoolean:
-		switch {
-		case strings.EqualFold(s, "true"):
-			return true, nil
-		case strings.EqualFold(s, "false"):
-			return false, nil
-		}
-		return nil, invalid("an Edm.Boolean value must be true or false, not %s", quote(s))
-	case edm.TypeDateTime:
-		ticks, err := edm.ParseDateTime(s, edm.JSONSyntax)
-		if err != nil {
-			if err.(*edm.DateTimeError).Code == edm.CodeOutOfRangeInput {
-				return nil, &tablestore.Error{Code: tablestore.CodeOutOfRangeInput,
-					Message: fmt.Sprintf("datetime %s is outside years 1 to 9999", quote(s))}
-			}
-			return nil, invalid("malformed datetime %s", quote(s))
-		}
-		return edm.TimeFromTicks(ticks), nil
-	case edm.TypeGuid:
-		if g, ok := edm.ParseGUID(s); ok {
-			return g, nil
-		}
-		return nil, invalid("an Edm.Guid value must be xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, not %s", quote(s))
-	case edm.TypeBinary:
-		if b, err := base64.StdEncoding.DecodeString(s); err == nil {
-			return b, nil
-		}
-		return nil, invalid("an Edm.Binary value must be standard base64, not %s", quote(s))
+	if t == edm.TypeString && !utf8.ValidString(s) {
+		return nil, invalid("a string that is not valid UTF-8")
 	}
-	return nil, invalid("unknown type %s", t)
-}
-
-// isJSONNumber reports whether s is one number in JSON's grammar, the
-// module's one number grammar (entityenc.NumberEnd).
-func isJSONNumber(s string) bool {
-	end, ok := entityenc.NumberEnd(s, 0)
-	return ok && end == len(s)
+	v, err := entityenc.ParseValueText(t, s)
+	if err != nil {
+		e := err.(*entityenc.Error)
+		if e.Code == edm.CodeInvalidInput && t != edm.TypeDateTime {
+			return nil, invalid("%s, not %s", e.Message, quote(s))
+		}
+		return nil, &tablestore.Error{Code: e.Code, Message: e.Message}
+	}
+	return v, nil
 }
 
 // FormatValue returns a value's cell text: decimal integers, doubles in

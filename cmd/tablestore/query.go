@@ -3,11 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/entitycsv"
 )
 
 // maxPage is the largest page a query reads (Azure's limit on $top).
@@ -233,31 +232,8 @@ func shorten(s string, n int) string {
 // valueText is the text form of a property value, as CSV export writes
 // it: the forms Azure's JSON uses for each EDM type.
 func valueText(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case int32:
-		return strconv.FormatInt(int64(v), 10)
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case float64:
-		switch {
-		case math.IsNaN(v):
-			return "NaN"
-		case math.IsInf(v, 1):
-			return "Infinity"
-		case math.IsInf(v, -1):
-			return "-Infinity"
-		}
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	case bool:
-		return strconv.FormatBool(v)
-	case time.Time:
-		return formatTime(v)
-	case tablestore.GUID:
-		return v.String()
-	case []byte:
-		return base64.StdEncoding.EncodeToString(v)
+	if s, err := entitycsv.FormatValue(v); err == nil {
+		return s
 	}
 	return fmt.Sprint(v)
 }

@@ -35,8 +35,18 @@ func BadValue(name string, t edm.Type) error {
 	return Errorf(edm.CodeInvalidInput, "property %q: %s", name, textRule[t])
 }
 
-// ParseText reads s, the text of a value of property name annotated with
-// type t, as Azure reads it: String is s itself; Boolean "true" or
+// ParseText is ParseValueText for a value of property name: its errors
+// name the property.
+func ParseText(name string, t edm.Type, s string) (any, error) {
+	v, err := ParseValueText(t, s)
+	if err != nil {
+		return nil, Prefix(err, "property %q", name)
+	}
+	return v, nil
+}
+
+// ParseValueText reads s, the text of a value annotated with type t, as
+// Azure reads it: String is s itself; Boolean "true" or
 // "false" in any case; Int32 and Int64 a decimal integer in their range;
 // Double "NaN", "Infinity", "-Infinity" or a number in JSON's grammar;
 // DateTime ISO 8601 text (ParseDateTime); Guid the canonical form in
@@ -44,8 +54,8 @@ func BadValue(name string, t edm.Type) error {
 // values (string, bool, int32, int64, float64, time.Time, edm.GUID,
 // []byte).
 //
-// Errors: BadValue's, or ParseDateTime's naming the property.
-func ParseText(name string, t edm.Type, s string) (any, error) {
+// Errors: InvalidInput naming the rule of t's text, or ParseDateTime's.
+func ParseValueText(t edm.Type, s string) (any, error) {
 	switch t {
 	case edm.TypeString:
 		return s, nil
@@ -79,11 +89,7 @@ func ParseText(name string, t edm.Type, s string) (any, error) {
 			}
 		}
 	case edm.TypeDateTime:
-		tm, err := ParseDateTime(s)
-		if err != nil {
-			return nil, Prefix(err, "property %q", name)
-		}
-		return tm, nil
+		return ParseDateTime(s)
 	case edm.TypeGuid:
 		if g, ok := edm.ParseGUID(s); ok {
 			return g, nil
@@ -93,7 +99,10 @@ func ParseText(name string, t edm.Type, s string) (any, error) {
 			return b, nil
 		}
 	}
-	return nil, BadValue(name, t)
+	if int(t) >= len(textRule) || textRule[t] == "" {
+		return nil, Errorf(edm.CodeInvalidInput, "unknown type %s", t)
+	}
+	return nil, Errorf(edm.CodeInvalidInput, "%s", textRule[t])
 }
 
 // ParseDateTime parses DateTime text as Azure's JSON writes it

@@ -1,10 +1,8 @@
 package console
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/entitycsv"
 )
 
 // edmTypes are the eight EDM type names, in the order the forms offer them.
@@ -215,61 +214,24 @@ func parseValue(typ, text string, escaped bool) (any, error) {
 		return strings.ReplaceAll(text, "\r\n", "\n"), nil
 	}
 	s := strings.TrimSpace(text)
-	switch t {
-	case edm.TypeInt32:
-		n, err := strconv.ParseInt(s, 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not an Edm.Int32 (a whole number from -2147483648 to 2147483647)", s)
+	v, err := entitycsv.ParseValue(t, s)
+	if err != nil {
+		if t == edm.TypeBinary {
+			return nil, errors.New("the Edm.Binary value is not standard base64")
 		}
-		return int32(n), nil
-	case edm.TypeInt64:
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not an Edm.Int64 (a whole number of up to 19 digits)", s)
-		}
-		return n, nil
-	case edm.TypeDouble:
-		switch s {
-		case "NaN":
-			return math.NaN(), nil
-		case "Infinity":
-			return math.Inf(1), nil
-		case "-Infinity":
-			return math.Inf(-1), nil
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || strings.ContainsAny(s, "xXpP_") || math.IsInf(f, 0) || math.IsNaN(f) {
-			return nil, fmt.Errorf("%q is not an Edm.Double (a decimal number, NaN, Infinity or -Infinity)", s)
-		}
-		return f, nil
-	case edm.TypeBoolean:
-		switch s {
-		case "true":
-			return true, nil
-		case "false":
-			return false, nil
-		}
-		return nil, fmt.Errorf("%q is not an Edm.Boolean (true or false)", s)
-	case edm.TypeDateTime:
-		tm, err := edm.ParseTime(s)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not an Edm.DateTime (such as 2026-01-02T03:04:05.1234567Z)", s)
-		}
-		return tm, nil
-	case edm.TypeGuid:
-		g, err := tablestore.ParseGUID(s)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not an Edm.Guid (such as 01234567-89ab-cdef-0123-456789abcdef)", s)
-		}
-		return g, nil
-	case edm.TypeBinary:
-		b, err := base64.StdEncoding.DecodeString(s)
-		if err != nil {
-			return nil, fmt.Errorf("the Edm.Binary value is not standard base64")
-		}
-		return b, nil
+		return nil, fmt.Errorf("%q is not an %s (%s)", s, t, valueHints[t])
 	}
-	return nil, fmt.Errorf("unknown type %q", typ)
+	return v, nil
+}
+
+// valueHints say what text each type takes, for the form's messages.
+var valueHints = map[edm.Type]string{
+	edm.TypeInt32:    "a whole number from -2147483648 to 2147483647",
+	edm.TypeInt64:    "a whole number of up to 19 digits",
+	edm.TypeDouble:   "a decimal number, NaN, Infinity or -Infinity",
+	edm.TypeBoolean:  "true or false",
+	edm.TypeDateTime: "such as 2026-01-02T03:04:05.1234567Z",
+	edm.TypeGuid:     "such as 01234567-89ab-cdef-0123-456789abcdef",
 }
 
 // entityBody is the data of the entity page and its forms.

@@ -1,8 +1,7 @@
 package console
 
 import (
-	"encoding/base64"
-	"math"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/entitycsv"
 )
 
 // defaultTop is the query page's default page size.
@@ -401,33 +401,10 @@ func shorten(s string, n int) string {
 // -Infinity, true/false, DateTime as 2026-01-02T03:04:05.0000000Z, Guid in
 // canonical form, Binary in standard base64. parseValue reads it back.
 func valueText(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case int32:
-		return strconv.FormatInt(int64(v), 10)
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case float64:
-		switch {
-		case math.IsNaN(v):
-			return "NaN"
-		case math.IsInf(v, 1):
-			return "Infinity"
-		case math.IsInf(v, -1):
-			return "-Infinity"
-		}
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	case bool:
-		return strconv.FormatBool(v)
-	case time.Time:
-		return edm.FormatDateTimeJSON(v)
-	case tablestore.GUID:
-		return v.String()
-	case []byte:
-		return base64.StdEncoding.EncodeToString(v)
+	if s, err := entitycsv.FormatValue(v); err == nil {
+		return s
 	}
-	return ""
+	return fmt.Sprint(v)
 }
 
 // edmName returns the EDM type name of a property value.
