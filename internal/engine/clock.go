@@ -135,6 +135,22 @@ func (c *timestampClock) move(ceiling int64) error {
 	return err
 }
 
+// settle waits for a move of the ceiling in flight to end, so its write
+// is in the store.
+func (c *timestampClock) settle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waitMoved()
+}
+
+// waitMoved waits until no move is in flight.
+// REQUIRES: c.mu held.
+func (c *timestampClock) waitMoved() {
+	for c.moving {
+		c.moved.Wait()
+	}
+}
+
 // closing waits for a move in flight and returns the ceiling to store at
 // a clean Close, one past the last value issued, and whether it is below
 // the stored one.
@@ -142,9 +158,7 @@ func (c *timestampClock) move(ceiling int64) error {
 func (c *timestampClock) closing() (int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for c.moving {
-		c.moved.Wait()
-	}
+	c.waitMoved()
 	return c.last + 1, c.last+1 < c.ceiling
 }
 
