@@ -42,7 +42,6 @@ package server
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -52,6 +51,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // DevAccount and DevKey are Azure's well-known development storage
@@ -574,21 +574,11 @@ func effectiveMethod(r *http.Request) (string, error) {
 }
 
 func newRequestID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], b[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], b[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], b[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:36], b[10:16])
-	return string(s[:])
+	var g edm.GUID
+	_, _ = rand.Read(g[:])
+	g[6] = g[6]&0x0f | 0x40 // a version 4 (random) UUID
+	g[8] = g[8]&0x3f | 0x80
+	return g.String()
 }
 
 // statusWriter remembers the status written, for the log line.
