@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,27 +19,7 @@ import (
 // lines in Azure's wire format (what `tablestore import` reads), in key
 // order, so consecutive lines share a partition.
 func writeJSONL(path string, n int) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	var rec record
-	for i := range n {
-		genRecord(&rec, i)
-		b, err := recordEntity(&rec).MarshalJSON()
-		if err != nil {
-			f.Close()
-			return err
-		}
-		w.Write(b)
-		w.WriteByte('\n')
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writeJSONLOrder(path, n, func(j int) int { return j })
 }
 
 // cliImport is one comparison of `tablestore import` with the library's

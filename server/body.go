@@ -131,5 +131,3 @@ func (q *request) readBody(n int64) ([]byte, error) {
 	}
 	return buf, nil
 }
-
-

@@ -58,7 +58,7 @@ type serveFlags struct {
 	budget, minRate         byteSize
 	memLimit                *string
 	grace                   *time.Duration
-	console        *bool
+	console                 *bool
 }
 
 func serveCommand() *command {
