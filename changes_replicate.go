@@ -32,8 +32,10 @@ type ReplicateOptions struct {
 	// Replicate returns once each table has caught up with the feed's end
 	// as of its start.
 	Follow bool
-	// OnProgress, if set, is called after changes are applied, at most
-	// every SaveEvery per table, from the table's goroutine.
+	// OnProgress, if set, is called after the initial copy, after
+	// changes are applied (at most every SaveEvery per table), and, with
+	// Follow, when the table is caught up (ReplicateProgress.CaughtUp),
+	// from the table's goroutine.
 	OnProgress func(ReplicateProgress)
 	// SaveEvery is how often a table's position is saved while changes
 	// are applied (it is always saved when Replicate returns). Default:
@@ -57,6 +59,14 @@ type ReplicateProgress struct {
 	// was committed (0 when caught up).
 	LagChanges uint64
 	LagTime    time.Duration
+	// CaughtUp says the table has applied the whole feed as of a read
+	// that reached its end, and no commit came within SaveEvery: with
+	// Follow, it is reported once each time the feed goes quiet, with the
+	// position saved and the lag 0.
+	CaughtUp bool
+	// CopyTime is how long the initial copy took (0 when the table
+	// resumed from a saved position).
+	CopyTime time.Duration
 }
 
 // ReplicateError is a change the target refused: Replicate stops on it.
@@ -187,6 +197,7 @@ type tableReplicator struct {
 	lastSave  time.Time
 	pending   []Change // upserts of the open source commit, by partition order
 	lastApply Change
+	caughtUp  bool // the last read ended at the feed's end and no commit came within SaveEvery
 }
 
 func (r *tableReplicator) run(ctx context.Context, dst *DB) error {
@@ -218,6 +229,9 @@ func (r *tableReplicator) run(ctx context.Context, dst *DB) error {
 		}
 	}
 	r.saved, r.prog.Cursor = from, from
+	if !ok {
+		r.report()
+	}
 	err = r.follow(ctx, from)
 	if serr := r.save(true); err == nil {
 		err = serr
@@ -236,6 +250,7 @@ func (r *tableReplicator) copy(ctx context.Context) (Cursor, error) {
 	if err != nil {
 		return Cursor{}, err
 	}
+	start := time.Now()
 	w, err := r.dst.NewBulkWriter(&BulkOptions{Action: ActionUpsertReplace, BatchEntities: 100})
 	if err != nil {
 		return Cursor{}, err
@@ -256,31 +271,69 @@ func (r *tableReplicator) copy(ctx context.Context) (Cursor, error) {
 	if err := r.opts.Positions.Save(r.name, st.Latest); err != nil {
 		return Cursor{}, err
 	}
+	r.prog.CopyTime = time.Since(start)
 	return st.Latest, nil
 }
 
-// follow applies the feed from c.
+// follow applies the feed from c. It reads the feed to its end in
+// rounds; between rounds, with Follow, it waits for a commit, and one
+// that does not come within SaveEvery makes it save the position and
+// report the table caught up (lag 0) once.
 func (r *tableReplicator) follow(ctx context.Context, from Cursor) error {
-	for c, err := range r.src.Changes(ctx, ChangesQuery{From: from, Follow: r.opts.Follow}) {
+	cf, err := r.src.feeder()
+	if err != nil {
+		return err
+	}
+	for {
+		// The end before the read: a wait from it misses no commit.
+		st, err := r.src.ChangeFeed(ctx)
 		if err != nil {
 			return fmt.Errorf("replicate table %s: read the feed: %w", r.name, err)
 		}
-		if c.Op == ChangeDropTable {
-			return r.flushAndMark(ctx, c)
-		}
-		if err := r.apply(ctx, c); err != nil {
-			return err
-		}
-		if c.Index == c.Count-1 {
-			if err := r.flushAndMark(ctx, c); err != nil {
+		for c, err := range r.src.Changes(ctx, ChangesQuery{From: from}) {
+			if err != nil {
+				return fmt.Errorf("replicate table %s: read the feed: %w", r.name, err)
+			}
+			from = c.Cursor
+			r.caughtUp = false
+			if c.Op == ChangeDropTable {
+				return r.flushAndMark(ctx, c)
+			}
+			if err := r.apply(ctx, c); err != nil {
 				return err
 			}
+			if c.Index == c.Count-1 {
+				if err := r.flushAndMark(ctx, c); err != nil {
+					return err
+				}
+			}
+		}
+		if err := r.flush(ctx); err != nil {
+			return err
+		}
+		if !r.opts.Follow {
+			return nil
+		}
+		wait := ctx
+		cancel := context.CancelFunc(func() {})
+		if !r.caughtUp {
+			wait, cancel = context.WithTimeout(ctx, r.opts.SaveEvery)
+		}
+		err = cf.WaitChanges(wait, st.Latest.seq)
+		cancel()
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, context.DeadlineExceeded):
+			r.caughtUp = true
+			if err := r.save(true); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("replicate table %s: wait for the feed: %w", r.name, mapChangesError(err))
 		}
 	}
-	if r.opts.Follow {
-		return ctx.Err()
-	}
-	return r.flush(ctx)
 }
 
 // apply applies c, or holds it in pending when it is an upsert that can
@@ -450,17 +503,27 @@ func (r *tableReplicator) save(force bool) error {
 		}
 		r.saved = r.prog.Cursor
 	}
-	if r.opts.OnProgress != nil {
-		p := r.prog
+	r.report()
+	return nil
+}
+
+// report calls OnProgress with the lag: 0 when caught up, else measured
+// against the feed's end.
+func (r *tableReplicator) report() {
+	if r.opts.OnProgress == nil {
+		return
+	}
+	p := r.prog
+	p.CaughtUp = r.caughtUp
+	if !r.caughtUp {
 		if st, err := r.src.ChangeFeed(context.Background()); err == nil && st.Latest.seq > p.Cursor.seq {
 			p.LagChanges = st.Latest.seq - p.Cursor.seq
 			if !r.lastApply.Timestamp.IsZero() {
 				p.LagTime = time.Since(r.lastApply.Timestamp)
 			}
 		}
-		r.opts.OnProgress(p)
 	}
-	return nil
+	r.opts.OnProgress(p)
 }
 
 // retry runs op, again after errors the target may not repeat.

@@ -171,7 +171,9 @@ func (s *stateFile) Save(table string, c tablestore.Cursor) error {
 }
 
 // replicateProgress shows the tables' progress: a live line on a
-// terminal, else a line every 5 s (and at the end).
+// terminal, else a line every 5 s while changes flow. Without a
+// terminal, a table's finished copy and its catching up (after changes)
+// are also told at once, on lines of their own.
 type replicateProgress struct {
 	io    *stdio
 	mu    sync.Mutex
@@ -186,12 +188,24 @@ func newReplicateProgress(io *stdio) *replicateProgress {
 func (r *replicateProgress) update(p tablestore.ReplicateProgress) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	prev, seen := r.byTab[p.Table]
 	r.byTab[p.Table] = p
+	if !r.io.errTerminal {
+		if p.CopyTime > 0 && !seen {
+			rate := float64(p.Copied) / p.CopyTime.Seconds()
+			fmt.Fprintf(r.io.stderr, "replicate: %s: copied %s entities in %s (%s/s)\n", p.Table, count(p.Copied), p.CopyTime.Round(time.Millisecond), count(int64(rate)))
+		}
+		if p.CaughtUp && (!prev.CaughtUp || prev.Applied != p.Applied) {
+			fmt.Fprintf(r.io.stderr, "replicate: %s: caught up: %s applied, lag 0\n", p.Table, count(p.Applied))
+			return
+		}
+	}
 	every := 5 * time.Second
 	if r.io.errTerminal {
 		every = progressEvery
 	}
-	if time.Since(r.last) < every {
+	redraw := r.io.errTerminal && p.CaughtUp != prev.CaughtUp
+	if !redraw && (time.Since(r.last) < every || p.CaughtUp) {
 		return
 	}
 	r.last = time.Now()
@@ -215,7 +229,11 @@ func (r *replicateProgress) line() string {
 		if p.Copied > 0 {
 			s = fmt.Sprintf("%s: %s copied, %s applied", n, count(p.Copied), count(p.Applied))
 		}
-		s += fmt.Sprintf(", lag %s changes %.1fs", count(int64(p.LagChanges)), p.LagTime.Seconds())
+		if p.CaughtUp {
+			s += ", caught up"
+		} else {
+			s += fmt.Sprintf(", lag %s changes %.1fs", count(int64(p.LagChanges)), p.LagTime.Seconds())
+		}
 		parts = append(parts, s)
 	}
 	return "replicate: " + strings.Join(parts, "; ")

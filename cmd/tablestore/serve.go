@@ -59,6 +59,9 @@ type serveFlags struct {
 	memLimit                *string
 	grace                   *time.Duration
 	console                 *bool
+	// Replication of the served store.
+	replicateTo, replicateState *string
+	replicateTables             stringList
 }
 
 func serveCommand() *command {
@@ -152,6 +155,9 @@ tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
 			f.minRate = byteSize(server.DefaultMinBodyRate)
 			fs.Var(&f.minRate, "min-body-rate", "the slowest a request body may arrive, in bytes per second")
 			f.grace = fs.Duration("body-grace", server.DefaultBodyGracePeriod, "how long a request body may take before --min-body-rate applies")
+			f.replicateTo = fs.String("replicate-to", "", "also mirror the store's tables into this store (a connection string or a directory), live, as replicate does")
+			fs.Var(&f.replicateTables, "replicate-table", "with --replicate-to: a table to mirror, repeatable (default: every table as serve starts)")
+			f.replicateState = fs.String("replicate-state", "", "with --replicate-to: the file that keeps the positions (default DIR.replicate.json)")
 			f.console = fs.Bool("console", false, "also serve the web console under /console/ on the admin listener (--admin-addr, "+defaultConsoleAddr+" when not given)")
 			return func(ctx context.Context, args []string) error {
 				if err := wantArgs(args, 0, 0, "no arguments"); err != nil {
@@ -214,6 +220,12 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	}
 	if *f.adminAddr == "" && (*f.pprof || *f.backupDir != "") {
 		return usagef("--pprof and --backup-dir need --admin-addr")
+	}
+	if *f.replicateTo == "" && (len(f.replicateTables) > 0 || *f.replicateState != "") {
+		return usagef("--replicate-table and --replicate-state need --replicate-to")
+	}
+	if *f.replicateTo != "" && (*f.inMemory || f.multi()) {
+		return usagef("--replicate-to needs one store in --dir (not --in-memory or --accounts)")
 	}
 	if *f.backupDir != "" && *f.inMemory {
 		return usagef("--backup-dir needs a store on disk, not --in-memory")
@@ -340,7 +352,60 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 		go func() { _ = adminSrv.Serve(adminLn) }()
 		defer adminSrv.Close()
 	}
-	return serve(ctx, io.stderr, srv, ln, info, *f.shutdown)
+	if *f.replicateTo == "" {
+		return serve(ctx, io.stderr, srv, ln, info, *f.shutdown)
+	}
+	state := *f.replicateState
+	if state == "" {
+		state = filepath.Clean(where) + ".replicate.json"
+	}
+	return serveReplicating(ctx, io, served[0].DB, *f.replicateTo, state, f.replicateTables, *f.shutdown,
+		func(ctx context.Context) error { return serve(ctx, io.stderr, srv, ln, info, *f.shutdown) })
+}
+
+// serveReplicating runs serveFn while a replicator mirrors src into the
+// store to names, following its commits. A replication that fails stops
+// the server (gracefully) and is the error returned. Once the server has
+// stopped, the replicator applies the last commits (within timeout) and
+// saves its positions.
+func serveReplicating(ctx context.Context, io *stdio, src *tablestore.DB, to, state string, tables []string,
+	timeout time.Duration, serveFn func(context.Context) error) (err error) {
+	dst, err := openOrCreateStore(to, nil, io.stderr, "replicate")
+	if err != nil {
+		return err
+	}
+	defer closeStore(dst, &err)
+	pos, err := loadStateFile(state)
+	if err != nil {
+		return err
+	}
+	rp := newReplicateProgress(io)
+	opts := tablestore.ReplicateOptions{Tables: tables, Positions: pos, Follow: true, OnProgress: rp.update}
+	sctx, stopServe := context.WithCancelCause(ctx)
+	defer stopServe(nil)
+	rctx, stopRepl := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRepl()
+	done := make(chan error, 1)
+	go func() {
+		err := tablestore.Replicate(rctx, src, dst, opts)
+		if err != nil {
+			fmt.Fprintf(io.stderr, "serve: replication stopped: %s\n", errorText(err))
+			stopServe(err)
+		}
+		done <- err
+	}()
+	err = serveFn(sctx)
+	stopRepl()
+	rerr := <-done
+	if rerr == nil {
+		// Catch up with the last commits, which no client can add to now.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+		opts.Follow = false
+		rerr = tablestore.Replicate(dctx, src, dst, opts)
+		cancel()
+	}
+	rp.finish()
+	return errors.Join(err, rerr)
 }
 
 // bearer returns the bearer token configuration of the --bearer-* flags,
