@@ -44,9 +44,14 @@ stops the command with the change it could not apply. The progress line
 shows per table the changes applied and the lag: at most how many changes
 are still to apply, and how long ago the oldest of them was committed.
 
-The command opens the store, so the writers must be in this process (use
-the library's tablestore.Replicate in a service) or the store must be
-idle; a changed table is caught up at the next run.`,
+Without a terminal, the end of a table's copy (with its rate) and its
+catching up ("caught up: N applied, lag 0", once each time its feed goes
+quiet, with the position saved) are told on lines of their own.
+
+The command opens the store, so the store must be idle (a changed table
+is caught up at the next run), or the writers must be in this process:
+tablestore serve --replicate-to mirrors a store its clients write to, and
+a service replicates with the library's tablestore.Replicate.`,
 		example: `tablestore replicate --store data --to "$AZURE_CONN" Orders Users
 tablestore replicate --store data --to "UseDevelopmentStorage=true" --once`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {

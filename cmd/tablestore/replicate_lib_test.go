@@ -225,3 +225,116 @@ func TestReplicateCommand(t *testing.T) {
 	require.NotContains(t, r.stderr, "copied")
 	same()
 }
+
+// TestReplicateCaughtUp: a following replicator whose feed goes quiet
+// saves its position and reports the table caught up with lag 0, once,
+// without waiting for more commits or for its end; a later commit makes
+// it report again.
+func TestReplicateCaughtUp(t *testing.T) {
+	ctx := context.Background()
+	src, err := ts.OpenInMemory(&ts.Options{NoSync: true})
+	require.NoError(t, err)
+	defer src.Close()
+	dst, err := ts.OpenInMemory(nil)
+	require.NoError(t, err)
+	defer dst.Close()
+	tb, err := src.CreateTable(ctx, "Quiet")
+	require.NoError(t, err)
+	require.NoError(t, tb.Insert(ctx, &ts.Entity{PartitionKey: "p", RowKey: "0"}))
+	// Another table's commits move the store-wide end: not a lag of T.
+	other, err := src.CreateTable(ctx, "Other")
+	require.NoError(t, err)
+	require.NoError(t, other.EnableChangeFeed(ctx, ts.ChangeFeedOptions{}))
+
+	pos := &savedPositions{m: map[string]ts.Cursor{}}
+	reports := make(chan ts.ReplicateProgress, 100)
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- ts.Replicate(rctx, src, dst, ts.ReplicateOptions{Tables: []string{"Quiet"}, Positions: pos, Follow: true,
+			SaveEvery: 20 * time.Millisecond, OnProgress: func(p ts.ReplicateProgress) { reports <- p }})
+	}()
+	next := func() ts.ReplicateProgress {
+		select {
+		case p := <-reports:
+			return p
+		case <-time.After(10 * time.Second):
+			t.Fatal("no progress report")
+			return ts.ReplicateProgress{}
+		}
+	}
+	caughtUp := func() ts.ReplicateProgress {
+		for {
+			if p := next(); p.CaughtUp {
+				return p
+			}
+		}
+	}
+	p := next()
+	require.Equal(t, int64(1), p.Copied, "the copy is reported")
+	require.Greater(t, p.CopyTime, time.Duration(0))
+	p = caughtUp()
+	require.Zero(t, p.LagChanges)
+
+	for i := range 5 {
+		require.NoError(t, tb.Insert(ctx, &ts.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i + 1)}))
+		require.NoError(t, other.Insert(ctx, &ts.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}))
+	}
+	p = caughtUp()
+	require.Equal(t, int64(5), p.Applied)
+	require.Zero(t, p.LagChanges)
+	require.Zero(t, p.LagTime)
+	// The position is saved while still running: a new replicator starts
+	// from the last change.
+	saved, ok, err := pos.Load("Quiet")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, p.Cursor, saved)
+	var last ts.Change
+	for c, err := range tb.Changes(ctx, ts.ChangesQuery{}) {
+		require.NoError(t, err)
+		last = c
+	}
+	require.Equal(t, last.Cursor, saved)
+	// Quiet: no more reports until the next commit.
+	select {
+	case p := <-reports:
+		t.Fatalf("a report while quiet: %+v", p)
+	case <-time.After(100 * time.Millisecond):
+	}
+	cancel()
+	require.NoError(t, <-done)
+	n := 0
+	for _, err := range dst.Table("Quiet").Query(ctx, ts.Query{}) {
+		require.NoError(t, err)
+		n++
+	}
+	require.Equal(t, 6, n)
+}
+
+// TestServeReplicateFails: a replication that cannot run stops the
+// server, which exits with the replicator's error.
+func TestServeReplicateFails(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	db, err := ts.Open(store, nil)
+	require.NoError(t, err)
+	tb, err := db.CreateTable(context.Background(), "KeysOnly")
+	require.NoError(t, err)
+	require.NoError(t, tb.EnableChangeFeed(context.Background(), ts.ChangeFeedOptions{}))
+	require.NoError(t, db.Close())
+	done := make(chan result, 1)
+	go func() {
+		done <- cli(t, "serve", "--dir", store, "--addr", "127.0.0.1:0", "--anonymous", "--log-level", "none",
+			"--replicate-to", filepath.Join(dir, "mirror"))
+	}()
+	select {
+	case r := <-done:
+		require.NotEqual(t, exitOK, r.code)
+		require.Contains(t, r.stderr, "serve: replication stopped: ")
+		require.Contains(t, r.stderr, "keeps keys only")
+		require.Contains(t, r.stderr, "serve: stopped; closing the store")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server kept running")
+	}
+}

@@ -113,6 +113,13 @@ runtime's default (which lets the heap reach twice what is live). A
 GOMEMLIMIT in the environment wins over the default. Sizes take a unit:
 256MiB, 1GiB, 64KiB, or plain bytes.
 
+--replicate-to STORE also mirrors the served store's tables (every table
+as serve starts, or each --replicate-table) into STORE, live, as
+replicate does, with the positions in --replicate-state (default
+DIR.replicate.json): clients write through the server while it mirrors.
+A replication that fails stops the server; on SIGINT/SIGTERM the mirror
+applies the last commits once the requests in flight have finished.
+
 --console also serves the web console under /console/ on the admin
 listener (--admin-addr, or ` + defaultConsoleAddr + ` when that is not given) and
 prints its URL with its access token. Its sessions sign in as a served
@@ -122,7 +129,8 @@ charts the server's request metrics. See docs/console.md.`,
 		example: `tablestore serve --dir data
 tablestore serve --dir new-data --create
 tablestore serve --dir data --addr 0.0.0.0:10002 --cert cert.pem --key key.pem --account-key-file keys
-tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn`,
+tablestore serve --in-memory --addr 127.0.0.1:10002 --anonymous --log-level warn
+tablestore serve --dir data --replicate-to "$MIRROR_CONN" --replicate-table Orders`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
 			f := &serveFlags{store: storeFlag(fs)}
 			f.dir = fs.String("dir", "", "the store directory (the same as --store)")

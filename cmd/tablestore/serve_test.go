@@ -125,6 +125,10 @@ func TestServeUsage(t *testing.T) {
 		{"serve", "--in-memory", "--max-requests", "0"},
 		{"serve", "--in-memory", "--min-body-rate", "0"},
 		{"serve", "--in-memory", "--body-grace", "0s"},
+		{"serve", "--in-memory", "--replicate-to", "mirror"},
+		{"serve", "--dir", "x", "--replicate-table", "Orders"},
+		{"serve", "--dir", "x", "--replicate-state", "x.json"},
+		{"serve", "--dir", "x", "--accounts", "a:a2V5", "--replicate-to", "mirror"},
 	} {
 		r := cli(t, args...)
 		require.Equal(t, exitUsage, r.code, "%v: %s", args, r.stderr)
