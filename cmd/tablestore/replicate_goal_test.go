@@ -220,6 +220,7 @@ func runReplicateGoal(t *testing.T, n, m, kills int) {
 	// while killed) are tried again.
 	var made, inserted atomic.Int64
 	var writersDone atomic.Bool
+	var halfway atomic.Int64 // when the second half of the changes began
 	var retried atomic.Int64
 	clientTb := client.Table(goalTable)
 	do := func(op func() error) {
@@ -306,7 +307,9 @@ func runReplicateGoal(t *testing.T, n, m, kills int) {
 				for made.Load() < int64(m*k/kills) && !writersDone.Load() {
 					time.Sleep(10 * time.Millisecond)
 				}
-				time.Sleep(time.Duration(rng.Intn(300)) * time.Millisecond)
+				// Up to 1 s per 20,000 entities more, into the changes'
+				// application when the changes are all made.
+				time.Sleep(time.Duration(rng.Int63n(int64(time.Second) * int64(n) / 20000)))
 			}
 			p := src.Load()
 			copied := copyDone()
@@ -334,42 +337,70 @@ func runReplicateGoal(t *testing.T, n, m, kills int) {
 		go func() {
 			defer wg.Done()
 			r := rand.New(rand.NewSource(seed + int64(c) + 1))
-			for range per {
+			for i := range per {
+				if i == per/2 {
+					// The first half during the copy, the second after it.
+					for !copyDone() {
+						time.Sleep(10 * time.Millisecond)
+					}
+					if c == 0 {
+						halfway.Store(int64(time.Since(e2eStart)))
+					}
+				}
 				change(r)
 			}
 		}()
 	}
 	wg.Wait()
 	writersDone.Store(true)
+	t.Logf("%d changes made through the source server in %s (%d tried again), the second half from %s",
+		made.Load(), time.Since(e2eStart).Round(time.Millisecond), retried.Load(), time.Duration(halfway.Load()).Round(time.Millisecond))
 	<-killed
-	writesDone := time.Now()
-	t.Logf("%d changes made through the source server in %s (%d tries again), %d range deletions", made.Load(), writesDone.Sub(e2eStart).Round(time.Millisecond), retried.Load(), rangeDeletes)
+	writesDone := time.Now() // the last change, range deletions included
 	for _, l := range killLog {
 		t.Log(l)
+	}
+	if kills > 0 {
+		t.Logf("%d range deletions while the server was down; the last change made at %s", rangeDeletes, writesDone.Sub(e2eStart).Round(time.Millisecond))
 	}
 
 	// Caught up: the replicator says so after the last change.
 	p := src.Load()
 	caught, um := p.waitLine(t, caughtUpLine, writesDone, 30*time.Minute)
 	t.Logf("caught up %s after the last change, %s end to end; replicator line: %s", caught.at.Sub(writesDone).Round(time.Millisecond), caught.at.Sub(e2eStart).Round(time.Millisecond), caught.text)
-	if copied, cm := firstLine(p, copiedLine); copied.text != "" {
-		t.Logf("copy: %s", copied.text)
-		applied := atoiCommas(um[1])
-		if d := caught.at.Sub(copied.at); d > 0 {
-			t.Logf("applied %d changes in %s after the copy ended (%.0f changes/s; the changes were made until %s after it)",
-				applied, d.Round(time.Millisecond), float64(applied)/d.Seconds(), writesDone.Sub(copied.at).Round(time.Millisecond))
+	procsMu.Lock()
+	var lines []goalLine
+	for i, q := range procs {
+		for _, l := range allLines(q, regexp.MustCompile(`^replicate: `)) {
+			if copiedLine.MatchString(l.text) || caughtUpLine.MatchString(l.text) || testing.Verbose() {
+				t.Logf("source server %d at %s: %s", i+1, l.at.Sub(e2eStart).Round(time.Millisecond), l.text)
+			}
+			lines = append(lines, l)
 		}
-		require.Greater(t, atoiCommas(cm[1]), int64(n/2), "the copy")
 	}
+	procsMu.Unlock()
+	var copied goalLine
 	var maxLag int64
 	var maxLagTime float64
-	for _, l := range allLines(p, lagLine) {
-		lm := lagLine.FindStringSubmatch(l.text)
-		maxLag = max(maxLag, atoiCommas(lm[1]))
-		lt, _ := strconv.ParseFloat(lm[2], 64)
-		maxLagTime = max(maxLagTime, lt)
-		if testing.Verbose() {
-			t.Logf("lag at %s: %s", l.at.Sub(e2eStart).Round(time.Second), l.text)
+	for _, l := range lines {
+		if cm := copiedLine.FindStringSubmatch(l.text); cm != nil {
+			copied = l
+			require.Greater(t, atoiCommas(cm[1]), int64(n/2), "the copy")
+		}
+		if lm := lagLine.FindStringSubmatch(l.text); lm != nil {
+			maxLag = max(maxLag, atoiCommas(lm[1]))
+			lt, _ := strconv.ParseFloat(lm[2], 64)
+			maxLagTime = max(maxLagTime, lt)
+		}
+	}
+	require.NotEmpty(t, copied.text, "no copy finished")
+	if kills == 0 {
+		applied := atoiCommas(um[1])
+		d := caught.at.Sub(copied.at)
+		t.Logf("applied %d feed records in %s after the copy ended (%.0f/s; the last change was made %s the copy ended)",
+			applied, d.Round(time.Millisecond), float64(applied)/d.Seconds(), beforeAfter(writesDone.Sub(copied.at)))
+		if first, lm := firstLine(src.Load(), lagLine); lm != nil {
+			t.Logf("first lag after the copy: %s changes (at %s)", lm[1], first.at.Sub(e2eStart).Round(time.Millisecond))
 		}
 	}
 	t.Logf("largest lag reported: %d changes, %.1fs", maxLag, maxLagTime)
@@ -382,9 +413,17 @@ func runReplicateGoal(t *testing.T, n, m, kills int) {
 	srcFile, dstFile := filepath.Join(dir, "source.jsonl"), filepath.Join(dir, "target.jsonl")
 	exportTo(t, bin, srcDir, srcFile)
 	exportTo(t, bin, targetConn, dstFile)
-	lines := sameFiles(t, srcFile, dstFile)
-	t.Logf("exports equal: %d entities each (compared in %s)", lines, time.Since(start).Round(time.Millisecond))
-	require.Greater(t, lines, n/2)
+	same := sameFiles(t, srcFile, dstFile)
+	t.Logf("exports equal: %d entities each (compared in %s)", same, time.Since(start).Round(time.Millisecond))
+	require.Greater(t, same, n/2)
+}
+
+// beforeAfter says "D before" or "D after".
+func beforeAfter(d time.Duration) string {
+	if d < 0 {
+		return (-d).Round(time.Millisecond).String() + " before"
+	}
+	return d.Round(time.Millisecond).String() + " after"
 }
 
 func firstLine(p *goalProc, re *regexp.Regexp) (goalLine, []string) {
