@@ -387,6 +387,18 @@ func serveReplicating(ctx context.Context, io *stdio, src *tablestore.DB, to, st
 	if err != nil {
 		return err
 	}
+	if len(tables) == 0 { // every table as serve starts, also for the last catching up
+		for name, err := range tableNames(ctx, src, "") {
+			if err != nil {
+				return err
+			}
+			tables = append(tables, name)
+		}
+		if len(tables) == 0 {
+			fmt.Fprintln(io.stderr, "serve: WARNING: --replicate-to: the store has no table to mirror")
+			tables = []string{} // not nil, which would mean every table when the mirror catches up at the end
+		}
+	}
 	rp := newReplicateProgress(io)
 	opts := tablestore.ReplicateOptions{Tables: tables, Positions: pos, Follow: true, OnProgress: rp.update}
 	sctx, stopServe := context.WithCancelCause(ctx)
