@@ -110,7 +110,7 @@ type pageReader struct {
 	result   driver.PageResult
 	emitted  int
 	examined int
-	entries  int // index entries read (index.go's reader)
+	entries  int   // index entries read (index.go's reader)
 	start    int64 // clock reading at the start, in nanoseconds
 	// view is reused for every entity, so evaluating the residual
 	// allocates nothing.
