@@ -147,3 +147,52 @@ func TestBuildProgressLine(t *testing.T) {
 	require.Equal(t, "1,500 of 3,000 (50%)", buildProgress(indexRow{State: "building", Done: 1500, Total: 3000}))
 	require.Equal(t, "7", buildProgress(indexRow{State: "building", Done: 7}))
 }
+
+func TestQueryStats(t *testing.T) {
+	store := indexStore(t, 2000)
+	// Without an index, an equality on a property examines every entity.
+	r := ok(t, "query", "--store", store, "People", "--filter", "Email eq 'u7@example.com'", "--stats")
+	require.Equal(t, 1, strings.Count(r.stdout, "\n"))
+	require.Equal(t, "stats: 1 page(s), 2,000 entities examined, 0 index entries read, 1 returned\nplan: table scan\n", r.stderr)
+
+	ok(t, "index", "--store", store, "create", "People", "ByEmail", "Email")
+	r = ok(t, "query", "--store", store, "People", "--filter", "Email eq 'u7@example.com'", "--stats")
+	require.Equal(t, 1, strings.Count(r.stdout, "\n"))
+	require.Equal(t, "stats: 1 page(s), 1 entities examined, 1 index entries read, 1 returned\nplan: table scan through index ByEmail (Email)\n", r.stderr)
+
+	// Pages add up; the continuation line comes before the figures.
+	r = ok(t, "query", "--store", store, "People", "--filter", "PartitionKey eq 'p3'", "--top", "150", "--stats")
+	require.Equal(t, 150, strings.Count(r.stdout, "\n"))
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	require.Len(t, lines, 3, r.stderr)
+	require.Contains(t, lines[0], "more entities match")
+	require.Equal(t, "stats: 1 page(s), 150 entities examined, 0 index entries read, 150 returned", lines[1])
+	require.Equal(t, "plan: partition scan", lines[2])
+	r = ok(t, "query", "--store", store, "People", "--all", "--stats", "--select", "Email")
+	require.Equal(t, 2000, strings.Count(r.stdout, "\n"))
+	require.Equal(t, "stats: 2 page(s), 2,000 entities examined, 0 index entries read, 2,000 returned\nplan: table scan\n", r.stderr)
+
+	// --index reads in the index's order.
+	r = ok(t, "query", "--store", store, "People", "--index", "ByEmail", "--filter", "Email ge 'u1998'", "--select", "Email", "--stats")
+	require.Equal(t, []string{"u1998@example.com", "u1999@example.com", "u199@example.com", "u19@example.com", "u1@example.com"}, // byte order: "9" < "@"
+		emails(t, r.stdout)[:5])
+	require.Contains(t, r.stderr, "plan: table scan through index ByEmail (Email), index order\n")
+	r = ok(t, "explain", "--store", store, "People", "--index", "ByEmail", "--filter", "Email ge 'u1998'")
+	require.Contains(t, r.stdout, "plan: index ByEmail (Email), index order")
+	r = cli(t, "query", "--store", store, "People", "--index", "Nope")
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, `ResourceNotFound: table "People" has no index named "Nope"`)
+	require.NotContains(t, r.stderr, "stats:")
+}
+
+// emails returns the Email of each JSON line.
+func emails(t *testing.T, out string) []string {
+	t.Helper()
+	var es []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e struct{ Email string }
+		require.NoError(t, json.Unmarshal([]byte(line), &e), line)
+		es = append(es, e.Email)
+	}
+	return es
+}
