@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore"
 )
 
 // indexStore makes a store whose table People holds n entities with
@@ -153,12 +154,12 @@ func TestQueryStats(t *testing.T) {
 	// Without an index, an equality on a property examines every entity.
 	r := ok(t, "query", "--store", store, "People", "--filter", "Email eq 'u7@example.com'", "--stats")
 	require.Equal(t, 1, strings.Count(r.stdout, "\n"))
-	require.Equal(t, "stats: 1 page(s), 2,000 entities examined, 0 index entries read, 1 returned\nplan: table scan\n", r.stderr)
+	require.Equal(t, "stats: 1 page, 2,000 entities examined, 0 index entries read, 1 returned\nplan: table scan\n", r.stderr)
 
 	ok(t, "index", "--store", store, "create", "People", "ByEmail", "Email")
 	r = ok(t, "query", "--store", store, "People", "--filter", "Email eq 'u7@example.com'", "--stats")
 	require.Equal(t, 1, strings.Count(r.stdout, "\n"))
-	require.Equal(t, "stats: 1 page(s), 1 entities examined, 1 index entries read, 1 returned\nplan: table scan through index ByEmail (Email)\n", r.stderr)
+	require.Equal(t, "stats: 1 page, 1 entity examined, 1 index entry read, 1 returned\nplan: table scan through index ByEmail (Email)\n", r.stderr)
 
 	// Pages add up; the continuation line comes before the figures.
 	r = ok(t, "query", "--store", store, "People", "--filter", "PartitionKey eq 'p3'", "--top", "150", "--stats")
@@ -166,11 +167,11 @@ func TestQueryStats(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 	require.Len(t, lines, 3, r.stderr)
 	require.Contains(t, lines[0], "more entities match")
-	require.Equal(t, "stats: 1 page(s), 150 entities examined, 0 index entries read, 150 returned", lines[1])
+	require.Equal(t, "stats: 1 page, 150 entities examined, 0 index entries read, 150 returned", lines[1])
 	require.Equal(t, "plan: partition scan", lines[2])
 	r = ok(t, "query", "--store", store, "People", "--all", "--stats", "--select", "Email")
 	require.Equal(t, 2000, strings.Count(r.stdout, "\n"))
-	require.Equal(t, "stats: 2 page(s), 2,000 entities examined, 0 index entries read, 2,000 returned\nplan: table scan\n", r.stderr)
+	require.Equal(t, "stats: 2 pages, 2,000 entities examined, 0 index entries read, 2,000 returned\nplan: table scan\n", r.stderr)
 
 	// --index reads in the index's order.
 	r = ok(t, "query", "--store", store, "People", "--index", "ByEmail", "--filter", "Email ge 'u1998'", "--select", "Email", "--stats")
@@ -195,4 +196,15 @@ func emails(t *testing.T, out string) []string {
 		es = append(es, e.Email)
 	}
 	return es
+}
+
+// TestQueryStatsUnknown checks that a page whose cost the store cannot
+// tell (the remote driver) makes the totals unknown for good.
+func TestQueryStatsUnknown(t *testing.T) {
+	var st queryStats
+	st.add(&tablestore.Page{Entities: make([]*tablestore.Entity, 3), PageCost: tablestore.PageCost{Examined: 10, IndexEntries: 0}})
+	require.Equal(t, queryStats{pages: 1, returned: 3, examined: 10}, st)
+	st.add(&tablestore.Page{Entities: make([]*tablestore.Entity, 2), PageCost: tablestore.PageCost{Examined: -1, IndexEntries: -1}})
+	st.add(&tablestore.Page{PageCost: tablestore.PageCost{Examined: 4, IndexEntries: 4}})
+	require.Equal(t, queryStats{pages: 3, returned: 5, examined: -1, indexEntries: -1}, st)
 }

@@ -102,12 +102,8 @@ type queryStats struct {
 
 // add counts one page.
 func (s *queryStats) add(p *tablestore.Page) {
-	if s.pages == 0 || s.examined >= 0 {
-		s.examined = addCost(s.examined, p.Examined)
-	}
-	if s.pages == 0 || s.indexEntries >= 0 {
-		s.indexEntries = addCost(s.indexEntries, p.IndexEntries)
-	}
+	s.examined = addCost(s.examined, p.Examined)
+	s.indexEntries = addCost(s.indexEntries, p.IndexEntries)
 	s.pages++
 	s.returned += int64(len(p.Entities))
 }
@@ -123,14 +119,18 @@ func addCost(total int64, n int) int64 {
 // print writes the figures and q's plan on w, q being the query as given
 // (before any page's continuation).
 func (s *queryStats) print(ctx context.Context, w io.Writer, t *tablestore.Table, q tablestore.Query) error {
-	known := func(n int64) string {
-		if n < 0 {
-			return "unknown"
+	// n of one or many things, "unknown" for -1.
+	of := func(n int64, one, many string) string {
+		switch n {
+		case -1:
+			return "unknown " + many
+		case 1:
+			return "1 " + one
 		}
-		return count(n)
+		return count(n) + " " + many
 	}
-	fmt.Fprintf(w, "stats: %s page(s), %s entities examined, %s index entries read, %s returned\n",
-		count(s.pages), known(s.examined), known(s.indexEntries), count(s.returned))
+	fmt.Fprintf(w, "stats: %s, %s examined, %s read, %s returned\n", of(s.pages, "page", "pages"),
+		of(s.examined, "entity", "entities"), of(s.indexEntries, "index entry", "index entries"), count(s.returned))
 	p, err := t.Plan(ctx, q)
 	if err != nil {
 		return err
