@@ -52,6 +52,8 @@ type indexView struct {
 	Unique      bool
 	Ready       bool
 	Done, Total int64 // a build's progress
+	// Entries and Bytes estimate the index's size.
+	Entries, Bytes int64
 }
 
 // readFeatures returns the feature settings of a table.
@@ -64,7 +66,7 @@ func readFeatures(ctx context.Context, t *tablestore.Table) tableFeatures {
 		for _, in := range infos {
 			f.Indexes = append(f.Indexes, indexView{Name: in.Name, Properties: strings.Join(in.Properties, ", "),
 				Partitioned: in.Partitioned, Unique: in.Unique, Ready: in.State == tablestore.IndexReady,
-				Done: in.Done, Total: in.Total})
+				Done: in.Done, Total: in.Total, Entries: in.Entries, Bytes: in.Bytes})
 		}
 	case errors.Is(err, tablestore.ErrNotImplemented):
 		// The store's driver keeps no indexes (a remote Azure store).
