@@ -133,6 +133,20 @@ func TestIndexCreateTerminal(t *testing.T) {
 	require.Contains(t, errb.String(), "EntityAlreadyExists")
 }
 
+// TestIndexBuildLiveLine redraws the line often enough to see a build of
+// a few thousand entities go by: the line shows the index's progress.
+func TestIndexBuildLiveLine(t *testing.T) {
+	store := indexStore(t, 5000)
+	defer func(d time.Duration) { progressEvery = d }(progressEvery)
+	progressEvery = time.Millisecond
+	var out, errb bytes.Buffer
+	io := &stdio{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, errTerminal: true, errWidth: 200}
+	code := run(context.Background(), []string{"index", "--store", store, "create", "People", "ByEmail", "Email", "--unique"}, io)
+	require.Equal(t, exitOK, code, errb.String())
+	require.Regexp(t, `\rindex ByEmail: [0-9,]+ entities of 5,000, [0-9,]+ entities/s`, errb.String())
+	require.Regexp(t, `index ByEmail ready: 5,000 entities in `, errb.String())
+}
+
 // TestBuildProgressLine checks the live line of a build as set from the
 // index's progress.
 func TestBuildProgressLine(t *testing.T) {

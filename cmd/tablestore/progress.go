@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// progressEvery is how often the live progress line is redrawn.
-const progressEvery = 250 * time.Millisecond
+// progressEvery is how often the live progress line is redrawn (a
+// variable for tests).
+var progressEvery = 250 * time.Millisecond
 
 // progress counts the entities and bytes a long operation has handled. On
 // a terminal it redraws one live line on standard error: counts, rate and,
