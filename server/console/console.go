@@ -56,6 +56,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tablestore/tablestore"
@@ -138,6 +139,13 @@ type Console struct {
 	pages    *pageSet
 	healthOf func(*tablestore.DB) error // tests: a store's fault state
 	builds   buildLog                   // the outcomes of index builds
+
+	// Change streams: their bounds (tests shorten them) and the channel
+	// Shutdown closes to end them.
+	streamLife   time.Duration
+	streamMax    int
+	stopped      chan struct{}
+	shutdownOnce sync.Once
 }
 
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`)
@@ -205,9 +213,18 @@ func New(db *tablestore.DB, opts *Options) (*Console, error) {
 		return nil, err
 	}
 	c := &Console{db: db, o: o, token: o.Token, pages: pages,
-		sessions: newSessionStore(o.SessionTTL, o.MaxSessions, o.Clock)}
+		sessions:   newSessionStore(o.SessionTTL, o.MaxSessions, o.Clock),
+		streamLife: streamLife, streamMax: streamMax, stopped: make(chan struct{})}
 	c.routes()
 	return c, nil
+}
+
+// Shutdown ends the live change streams of the Changes page, and makes
+// any started later end at once, so that an http.Server's Shutdown need not
+// wait for them: register it with the server's RegisterOnShutdown. Pages
+// and actions are served as before. Shutdown may be called more than once.
+func (c *Console) Shutdown() {
+	c.shutdownOnce.Do(func() { close(c.stopped) })
 }
 
 // Token returns the access token.
