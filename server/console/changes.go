@@ -174,19 +174,19 @@ func (c *Console) changesStream(w http.ResponseWriter, r *http.Request) {
 	}
 	var q tablestore.ChangesQuery
 	q.PartitionKey = r.URL.Query().Get("pk")
+	st, err := t.ChangeFeed(r.Context())
+	if err == nil && !st.Enabled {
+		err = &tablestore.Error{Code: tablestore.CodeResourceNotFound, Message: "the change feed of " + name + " is off"}
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
 	var start string // the position the stream starts at, as a cursor
 	switch from {
 	case "", "now":
 		// The feed's end, resolved here so the browser can resume from it
 		// if the stream ends before any change.
-		st, err := t.ChangeFeed(r.Context())
-		if err == nil && !st.Enabled {
-			err = &tablestore.Error{Code: tablestore.CodeResourceNotFound, Message: "the change feed of " + name + " is off"}
-		}
-		if err != nil {
-			fail(err)
-			return
-		}
 		q.From, start = st.Latest, st.Latest.String()
 	default:
 		cur, err := tablestore.ParseCursor(from)
@@ -223,7 +223,7 @@ func (c *Console) changesStream(w http.ResponseWriter, r *http.Request) {
 	}()
 	life := time.NewTimer(c.streamLife)
 	defer life.Stop()
-	tick := time.NewTicker(streamKeepAlive)
+	tick := time.NewTicker(c.streamTick)
 	defer tick.Stop()
 	base := c.o.Prefix + "/tables/" + url.PathEscape(name)
 	sent := 0

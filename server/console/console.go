@@ -143,6 +143,7 @@ type Console struct {
 	// Change streams: their bounds (tests shorten them) and the channel
 	// Shutdown closes to end them.
 	streamLife   time.Duration
+	streamTick   time.Duration // keep-alives and session checks
 	streamMax    int
 	stopped      chan struct{}
 	shutdownOnce sync.Once
@@ -214,7 +215,7 @@ func New(db *tablestore.DB, opts *Options) (*Console, error) {
 	}
 	c := &Console{db: db, o: o, token: o.Token, pages: pages,
 		sessions:   newSessionStore(o.SessionTTL, o.MaxSessions, o.Clock),
-		streamLife: streamLife, streamMax: streamMax, stopped: make(chan struct{})}
+		streamLife: streamLife, streamTick: streamKeepAlive, streamMax: streamMax, stopped: make(chan struct{})}
 	c.routes()
 	return c, nil
 }
