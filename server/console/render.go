@@ -55,6 +55,7 @@ type link struct{ Text, Href string }
 
 var templateFuncs = template.FuncMap{
 	"group":    groupDigits,
+	"group64":  func(n int) string { return groupDigits(int64(n)) },
 	"bytes":    formatBytes,
 	"inc":      func(i int) int { return i + 1 },
 	"pathesc":  url.PathEscape,
