@@ -198,14 +198,14 @@ type queryBody struct {
 	// Cost is what this page examined; Totals add up the pages from the
 	// first to this one (Pages of them). Cost.Examined is -1 when the
 	// store cannot tell.
-	Cost   tablestore.PageCost
-	Totals pageTotals
-	Pages  int
-	More        bool   // the query goes on past this page
-	NextURL     string // the next page
-	FirstURL    string // the first page, when this is not it
-	ExportJSON  string
-	ExportCSV   string
+	Cost       tablestore.PageCost
+	Totals     pageTotals
+	Pages      int
+	More       bool   // the query goes on past this page
+	NextURL    string // the next page
+	FirstURL   string // the first page, when this is not it
+	ExportJSON string
+	ExportCSV  string
 }
 
 // queryPage runs one page of a query and shows its plan and results.
