@@ -98,6 +98,7 @@ func startConsole(w io.Writer, prefix string, db *tablestore.DB, setup consoleSe
 	}
 	srv := &http.Server{Handler: c, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		MaxHeaderBytes: 64 << 10}
+	srv.RegisterOnShutdown(c.Shutdown) // live change streams end, so stopping need not wait for them
 	fmt.Fprintf(w, "%s: open %s\n", prefix, c.StartURL(ln.Addr().String()))
 	if ip, ok := ln.Addr().(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
 		fmt.Fprintf(w, "%s: warning: %s is reachable from other machines, and plain HTTP shows the token to the network\n",

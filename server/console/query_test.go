@@ -62,8 +62,8 @@ func TestQueryPlanAndGrid(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, `<span id="plan-kind" class="kind">table scan</span>`)
 	require.Contains(t, body, `<li class="active" aria-current="true" title="across partitions">table scan</li>`)
-	require.Contains(t, body, `<strong id="returned">25</strong>`)
-	require.Contains(t, body, `examined <strong id="examined">25</strong>, returned <strong>25</strong></p>`)
+	require.Contains(t, body, `examined <strong id="examined">25</strong>, returned <strong id="returned">25</strong> in `)
+	require.Contains(t, body, "100% of the entities examined matched")
 	require.NotContains(t, body, `id="totals"`, "one page: no totals")
 	require.Len(t, gridKeys(body), 25)
 	require.Contains(t, body, `id="end-of-results"`)
@@ -80,7 +80,8 @@ func TestQueryPlanAndGrid(t *testing.T) {
 	require.Contains(t, body, "<code>PartitionKey = &#39;a&#39;, RowKey &gt;= &#39;010&#39;</code>")
 	require.Contains(t, body, `<p id="residual"><code>Age gt 12</code></p>`)
 	require.Equal(t, []string{"a/014", "a/016", "a/018", "a/020", "a/022", "a/024"}, gridKeys(body))
-	require.Contains(t, body, `examined <strong id="examined">8</strong>, returned <strong>6</strong></p>`, "a/010 to a/024")
+	require.Contains(t, body, `examined <strong id="examined">8</strong>, returned <strong id="returned">6</strong> in `, "a/010 to a/024")
+	require.Contains(t, body, "75% of the entities examined matched")
 	require.Contains(t, body, `<meter id="yield" min="0" max="8" value="6"`)
 
 	// A point plan; an empty plan.
@@ -129,7 +130,7 @@ func TestQueryScanned(t *testing.T) {
 	for page := 1; ; page++ {
 		status, body, _ := h.get(path)
 		require.Equal(t, http.StatusOK, status, body)
-		m := regexp.MustCompile(`examined <strong id="examined">(\d+)</strong>, returned <strong>(\d+)</strong>`).FindStringSubmatch(body)
+		m := regexp.MustCompile(`examined <strong id="examined">(\d+)</strong>, returned <strong id="returned">(\d+)</strong>`).FindStringSubmatch(body)
 		require.NotNil(t, m, "page %d shows no counts", page)
 		e, r := atoiDefault(m[1], -1), atoiDefault(m[2], -1)
 		require.Equal(t, len(gridKeys(body)), r)
@@ -153,7 +154,8 @@ func TestQueryScanned(t *testing.T) {
 	require.NoError(t, tb.CreateIndex(context.Background(), tablestore.IndexSpec{Name: "ByName", Properties: []string{"Name"}}))
 	status, body, _ := h.get("/tables/People/query?" + url.Values{"filter": {"Name eq 'person 042' and Age gt 100"}}.Encode())
 	require.Equal(t, http.StatusOK, status)
-	require.Contains(t, body, `examined <strong id="examined">1</strong>, returned <strong>0</strong>; <span id="index-entries">1</span> index entries read`)
+	require.Contains(t, body, `examined <strong id="examined">1</strong>, returned <strong id="returned">0</strong> in `)
+	require.Contains(t, body, `; <span id="index-entries">1</span> index entries read`)
 
 	// A page reached without the totals (a link from elsewhere) says so.
 	u, err := url.Parse(path)

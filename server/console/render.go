@@ -64,6 +64,7 @@ var templateFuncs = template.FuncMap{
 	"typehint": typeHint,
 	"blankrow": func() propRow { return propRow{N: 0, Type: edm.TypeString.String()} },
 	"feedform": newFeedFormView,
+	"percent":  percent,
 }
 
 // feedFormView is the data of the change feed form (partial "feedform").
@@ -86,6 +87,19 @@ func newFeedFormView(prefix, name, csrf string, feed *feedView, sent *feedForm, 
 		v.Retention, v.Images = sent.Retention, sent.Images
 	}
 	return v
+}
+
+// percent writes part/whole as a whole percentage, "<1%" for a small
+// nonzero part.
+func percent(part, whole int) string {
+	if whole <= 0 {
+		return "0%"
+	}
+	p := part * 100 / whole
+	if p == 0 && part > 0 {
+		return "<1%"
+	}
+	return strconv.Itoa(p) + "%"
 }
 
 // typeHint is an example value of an EDM type, for empty inputs.
