@@ -33,7 +33,8 @@ func consoleCommand() *command {
 loopback only) and prints the URL to open: browse tables with their
 estimated sizes, run queries and see their plans, page through results,
 export them as JSON lines or CSV, view, edit, insert and delete entities,
-import files, and watch the store's health.
+import files, set a table's time to live and change feed, tail its
+changes live, and watch the store's health.
 
 The URL carries an access token: whoever has it controls the store, so
 share it only with people who may. Opening it starts a session (a cookie);

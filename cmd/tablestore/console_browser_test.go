@@ -383,6 +383,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Contains(t, b.text("#grid"), "person")
 	require.Equal(t, examined1+b.number("#examined"), b.number("#total-examined"))
 	require.Equal(t, 20+rows, b.number("#total-returned"))
+	b.screenshot("query-next")
 
 	// A page of 1000 rows, for its render time.
 	b.open("/tables/Orders/query?top=1000", "query (1000 rows)")
