@@ -20,7 +20,10 @@ import (
 // needed). A stream lives streamLife at most and carries streamMax changes
 // at most; every change's event id is its cursor, so the browser's
 // EventSource reconnects after a stream ends with Last-Event-ID set and
-// the next stream resumes right after the last change shown.
+// the next stream resumes right after the last change shown. The
+// lifetime stays under the read timeout of the servers the console runs
+// in (server.NewHTTPServer's 60 s), after which net/http cancels a
+// request's context.
 const (
 	streamLife      = 30 * time.Second
 	streamMax       = 1000

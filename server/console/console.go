@@ -1,9 +1,10 @@
 // Package console serves tablestore's web console: an http.Handler over
 // one *tablestore.DB that lists tables with their estimated sizes and
 // secondary indexes, runs queries with their plans drawn, pages through
-// results in a typed grid, exports them, edits entities with typed inputs,
-// imports JSON lines or CSV files and shows the store's health, in any
-// browser, with nothing to install. The pages are Go html/template; the script and style sheet are
+// results in a typed grid with what each page examined, exports them, edits
+// entities with typed inputs, imports JSON lines or CSV files, sets a
+// table's time to live and change feed, tails the feed live and shows the
+// store's health, in any browser, with nothing to install. The pages are Go html/template; the script and style sheet are
 // embedded; nothing is loaded from another origin.
 //
 //	db, _ := tablestore.Open(dir, nil)
@@ -41,8 +42,13 @@
 //
 // No page reads a whole table: the table list shows estimates from
 // Table.Stats (marked as such), queries read one page of at most Top entities
-// and continue with the page's continuation token, and exports and imports
-// stream page by page or chunk by chunk.
+// and continue with the page's continuation token, exports and imports
+// stream page by page or chunk by chunk, and a change stream carries at
+// most 1,000 changes before it pauses for the user to continue.
+//
+// A live change stream (server-sent events) lasts 30 seconds at most,
+// after which the browser reconnects from the last change it received;
+// call Shutdown when the server shuts down, so it need not wait for them.
 //
 // A Console is safe for concurrent use.
 package console
