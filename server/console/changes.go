@@ -158,6 +158,9 @@ func (c *Console) changesStream(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
 	send := func(event, id string, v any) {
 		data, _ := json.Marshal(v)
 		if id != "" {
