@@ -409,7 +409,7 @@
       es.addEventListener("ready", (ev) => {
         const d = JSON.parse(ev.data);
         if (d.cursor && !last) last = d.cursor;
-        setState("Live: waiting for changes", "live");
+        setState(shown ? "Live" : "Live: waiting for changes", "live");
       });
       es.addEventListener("change", (ev) => {
         const c = JSON.parse(ev.data);
