@@ -318,29 +318,6 @@ func formatTime(t time.Time) string {
 	return edm.FormatDateTimeJSON(t)
 }
 
-// edmType is the EDM type name of a property value.
-func edmType(v any) string {
-	switch v.(type) {
-	case string:
-		return "Edm.String"
-	case int32:
-		return "Edm.Int32"
-	case int64:
-		return "Edm.Int64"
-	case float64:
-		return "Edm.Double"
-	case bool:
-		return "Edm.Boolean"
-	case time.Time:
-		return "Edm.DateTime"
-	case tablestore.GUID:
-		return "Edm.Guid"
-	case []byte:
-		return "Edm.Binary"
-	}
-	return ""
-}
-
 func explainCommand() *command {
 	return &command{
 		name:    "explain",
