@@ -5,6 +5,7 @@ package main
 // idle store; and the cost of TTL settings on reads that expire nothing.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,7 +81,14 @@ type ttlSweepResult struct {
 	IdleBefore latencies `json:"idleBefore"`
 	During     latencies `json:"during"`
 	IdleAfter  latencies `json:"idleAfter"`
-	Seconds    float64   `json:"seconds"`
+	// The same gets' latencies less the time their thread waited for a
+	// CPU during each (run-queue time).
+	IdleBeforeNet latencies `json:"idleBeforeNetOfCPUWait"`
+	DuringNet     latencies `json:"duringNetOfCPUWait"`
+	IdleAfterNet  latencies `json:"idleAfterNetOfCPUWait"`
+	// SweepP99NetRatio is DuringNet's p99 over IdleBeforeNet's.
+	SweepP99NetRatio float64 `json:"sweepP99NetRatio"`
+	Seconds          float64 `json:"seconds"`
 }
 
 // offsetClock is a store clock that can jump forward.
@@ -160,6 +168,59 @@ func timedGets(ctx context.Context, t *tablestore.Table, pks, rks []string, want
 		}
 	}
 	return lat, time.Since(start), nil
+}
+
+// liveReader gets random entities of the data set's n from t, one at a
+// time on a goroutine locked to its thread (the keys made outside the
+// timed get, from seed), until done says so (asked after each get). It
+// returns each get's latency, the same less the time the thread waited
+// for a CPU meanwhile (the run-queue time of /proc/thread-self/schedstat,
+// read around the get; on a loaded machine most of a slow get's time;
+// nil where the file cannot be read), and the wall time of the run.
+func liveReader(ctx context.Context, t *tablestore.Table, n int, seed uint64, done func(count int, el time.Duration) bool) (lat, net []time.Duration, wall time.Duration, err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	sched, _ := os.Open("/proc/thread-self/schedstat")
+	if sched != nil {
+		defer sched.Close()
+	}
+	buf := make([]byte, 128)
+	runq := func() int64 {
+		if sched == nil {
+			return 0
+		}
+		m, err := sched.ReadAt(buf, 0)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0
+		}
+		_, rest := leadingInt(buf[:m])
+		v, _ := leadingInt(bytes.TrimLeft(rest, " "))
+		return v
+	}
+	rng := rand.New(rand.NewPCG(seed, 7))
+	start := time.Now()
+	for {
+		i := rng.IntN(n)
+		pk, rk := partitionKey(i/partitionSize), rowKey(i%partitionSize)
+		q0 := runq()
+		t0 := time.Now()
+		e, err := t.Get(ctx, pk, rk, nil)
+		d := time.Since(t0)
+		waited := time.Duration(runq() - q0)
+		lat = append(lat, d)
+		if sched != nil {
+			net = append(net, max(d-waited, 0))
+		}
+		if err == nil && len(e.Properties) != propertyCount {
+			err = fmt.Errorf("%d properties, want %d", len(e.Properties), propertyCount)
+		}
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("get %s/%s: %w", pk, rk, err)
+		}
+		if done(len(lat), time.Since(start)) {
+			return lat, net, time.Since(start), nil
+		}
+	}
 }
 
 // overheadRound gets the entities at keys from both tables, one get on
@@ -318,13 +379,19 @@ func runTTLSweep(ctx context.Context, c config, dataDir string, args []string) e
 	res.PageOverhead = ratio(res.PagingPlain, res.PagingTTL)
 	res.OverheadPass = res.GetOverhead <= ttlOverheadGoal && res.PageOverhead <= ttlOverheadGoal
 
-	// Idle gets before the sweep.
-	pks, rks := randomKeys(c.scale, c.scale.Gets, 1000)
-	lat, wall, err := timedGets(ctx, live, pks, rks, propertyCount)
+	// Idle gets before the sweep: at least -gets of them and a tenth of
+	// the time the sweep should take at the configured rate.
+	rateHint := c.sweepRate
+	if rateHint <= 0 {
+		rateHint = 10_000
+	}
+	idleFor := time.Duration(float64(n) / float64(rateHint) / 10 * float64(time.Second))
+	idle := func(count int, el time.Duration) bool { return count >= c.scale.Gets && el >= idleFor }
+	lat, net, wall, err := liveReader(ctx, live, n, 1000, idle)
 	if err != nil {
 		return err
 	}
-	res.IdleBefore = summarize(lat, wall)
+	res.IdleBefore, res.IdleBeforeNet = summarize(lat, wall), summarize(net, 0)
 
 	// The jump: every entity of expiring has expired; the sweeper finds
 	// them within its idle wait (a second) and removes them at its rate.
@@ -335,40 +402,16 @@ func runTTLSweep(ctx context.Context, c config, dataDir string, args []string) e
 		return fmt.Errorf("an expired entity: get returned %v, want ResourceNotFound", err)
 	}
 	var stop atomic.Bool
-	var during []time.Duration
+	var during, duringNet []time.Duration
 	var duringErr error
 	var readerWall time.Duration
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		// Fresh random keys, as for the idle gets, made outside the
-		// timed get.
-		rng := rand.New(rand.NewPCG(2000, 7))
-		start := time.Now()
-		for !stop.Load() {
-			i := rng.IntN(n)
-			pk, rk := partitionKey(i/partitionSize), rowKey(i%partitionSize)
-			t0 := time.Now()
-			e, err := live.Get(ctx, pk, rk, nil)
-			during = append(during, time.Since(t0))
-			if err == nil && len(e.Properties) != propertyCount {
-				err = fmt.Errorf("%d properties", len(e.Properties))
-			}
-			if err != nil {
-				duringErr = fmt.Errorf("get %s/%s during the sweep: %w", pk, rk, err)
-				return
-			}
-		}
-		readerWall = time.Since(start)
+		during, duringNet, readerWall, duringErr = liveReader(ctx, live, n, 2000, func(int, time.Duration) bool { return stop.Load() })
 	}()
 	p := startProgress("sweep of "+commas(float64(n))+" expired entities", "entities", n)
-	rateHint := c.sweepRate
-	if rateHint <= 0 {
-		rateHint = 10_000
-	}
 	left := int64(n)
 	for {
 		if err := sleepCtx(ctx, pollWait(left, rateHint)); err != nil {
@@ -397,22 +440,23 @@ func runTTLSweep(ctx context.Context, c config, dataDir string, args []string) e
 	p.finish()
 	res.CPUSeconds = float64(processCPU()-cpu0) / 1e9
 	if duringErr != nil {
-		return duringErr
+		return fmt.Errorf("during the sweep: %w", duringErr)
 	}
 	res.SweptPerSec = float64(n) / res.SweepSeconds
-	res.During = summarize(during, readerWall)
+	res.During, res.DuringNet = summarize(during, readerWall), summarize(duringNet, 0)
 
 	// Idle gets after the sweep, and what is left of the expired table.
-	if lat, wall, err = timedGets(ctx, live, pks, rks, propertyCount); err != nil {
+	if lat, net, wall, err = liveReader(ctx, live, n, 3000, idle); err != nil {
 		return err
 	}
-	res.IdleAfter = summarize(lat, wall)
+	res.IdleAfter, res.IdleAfterNet = summarize(lat, wall), summarize(net, 0)
 	page, err := expiring.QueryPage(ctx, tablestore.Query{Top: 1})
 	if err != nil || len(page.Entities) != 0 {
 		return fmt.Errorf("the expired table after the sweep: %v, %v; want no entity", page, err)
 	}
 	res.SweepP99Ratio = ratio(res.During.P99, res.IdleBefore.P99)
 	res.SweepP50Ratio = ratio(res.During.P50, res.IdleBefore.P50)
+	res.SweepP99NetRatio = ratio(res.DuringNet.P99, res.IdleBeforeNet.P99)
 	res.SweepPass = res.SweepP99Ratio <= sweepP99Goal
 	res.LoadAverage[1] = loadAvg()
 	res.Seconds = time.Since(started).Seconds()
@@ -463,9 +507,19 @@ func printTTLSweep(w io.Writer, r *ttlSweepResult) {
 		fmt.Fprintf(w, "%-34s %8s %10s %10s %10s %10s %12s\n", x.name, commas(float64(x.l.Count)), commas(x.l.P50),
 			commas(x.l.P99), commas(x.l.P999), commas(x.l.Max), commas(x.l.Rate))
 	}
+	if r.DuringNet.Count > 0 {
+		fmt.Fprintf(w, "%-34s\n", "the same, less each get's wait for a CPU:")
+		for _, x := range []struct {
+			name string
+			l    latencies
+		}{{"idle, before the sweep", r.IdleBeforeNet}, {"during the sweep", r.DuringNet}, {"idle, after the sweep", r.IdleAfterNet}} {
+			fmt.Fprintf(w, "%-34s %8s %10s %10s %10s %10s\n", x.name, commas(float64(x.l.Count)), commas(x.l.P50),
+				commas(x.l.P99), commas(x.l.P999), commas(x.l.Max))
+		}
+	}
 	fmt.Fprintf(w, "\n%s\n", goalLine("live get p99 during the sweep / idle before", r.SweepP99Ratio, fmt.Sprintf("<= %.1fx", sweepP99Goal), r.SweepPass))
-	fmt.Fprintf(w, "live get p50 during the sweep / idle before: %s; p99 during / idle after: %s\n",
-		formatRatio(r.SweepP50Ratio), formatRatio(ratio(r.During.P99, r.IdleAfter.P99)))
+	fmt.Fprintf(w, "live get p50 during the sweep / idle before: %s; p99 during / idle after: %s; p99 less CPU waits, during / idle before: %s\n",
+		formatRatio(r.SweepP50Ratio), formatRatio(ratio(r.During.P99, r.IdleAfter.P99)), formatRatio(r.SweepP99NetRatio))
 	fmt.Fprintf(w, "\nTTL read overhead (nothing expired; the two tables alternating, medians over %d rounds):\n", len(r.GetP50Rounds[ttlLiveTable]))
 	fmt.Fprintf(w, "  point get p50:  %s ns without TTL, %s ns with TTL\n", commas(r.GetP50Plain), commas(r.GetP50TTL))
 	fmt.Fprintf(w, "  paging Top 1000: %s entities/s without TTL, %s with TTL (1000 over the median page time)\n", commas(r.PagingPlain), commas(r.PagingTTL))
