@@ -61,6 +61,18 @@ func median(ds []time.Duration) time.Duration {
 	return percentile(s, 0.5)
 }
 
+// meanOf returns the mean of ds, ns (NaN when empty).
+func meanOf(ds []time.Duration) float64 {
+	if len(ds) == 0 {
+		return math.NaN()
+	}
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return float64(sum) / float64(len(ds))
+}
+
 // ratio returns a / b, NaN when b is 0.
 func ratio(a, b float64) float64 {
 	if b == 0 {

@@ -75,6 +75,25 @@ func TestMedianLeavesInputAlone(t *testing.T) {
 	}
 }
 
+func TestMeanOf(t *testing.T) {
+	if m := meanOf([]time.Duration{1, 2, 6}); m != 3 {
+		t.Fatalf("meanOf = %g, want 3", m)
+	}
+	if m := meanOf(nil); !math.IsNaN(m) {
+		t.Fatalf("meanOf(nil) = %g, want NaN", m)
+	}
+}
+
+func TestParseSchedStat(t *testing.T) {
+	cpu, runq := parseSchedStat([]byte("123456 7890 42\n"))
+	if cpu != 123456 || runq != 7890 {
+		t.Fatalf("parseSchedStat = %d, %d", cpu, runq)
+	}
+	if cpu, runq := parseSchedStat(nil); cpu != 0 || runq != 0 {
+		t.Fatalf("parseSchedStat(nil) = %d, %d", cpu, runq)
+	}
+}
+
 func TestRatio(t *testing.T) {
 	if r := ratio(3, 2); r != 1.5 {
 		t.Fatalf("ratio(3, 2) = %g", r)

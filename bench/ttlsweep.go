@@ -57,6 +57,12 @@ type ttlSweepResult struct {
 	GetP50TTL   float64 `json:"getP50TTLNs"`
 	PagingPlain float64 `json:"pagingPlain"` // entities/s: 1000 over the median page time
 	PagingTTL   float64 `json:"pagingTTL"`
+	// The reading thread's mean CPU time per get and per page, without
+	// TTL and with (schedstat, which the kernel brings up to date at
+	// ticks and switches: a mean over many operations, not moved by
+	// waits for a CPU).
+	GetCPUNs  [2]float64 `json:"getCPUNs"`
+	PageCPUNs [2]float64 `json:"pageCPUNs"`
 	// Every round's figures (its median get and page), by table.
 	GetP50Rounds  map[string][]float64 `json:"getP50Rounds"`
 	PagingRounds  map[string][]float64 `json:"pagingRounds"`
@@ -170,6 +176,46 @@ func timedGets(ctx context.Context, t *tablestore.Table, pks, rks []string, want
 	return lat, time.Since(start), nil
 }
 
+// schedStat reads the calling thread's CPU and run-queue times from
+// /proc/thread-self/schedstat; the goroutine must be locked to the
+// thread that opened it. Where the file cannot be read, f is nil and
+// read returns zeros.
+type schedStat struct {
+	f   *os.File
+	buf []byte
+}
+
+func openSchedStat() *schedStat {
+	f, _ := os.Open("/proc/thread-self/schedstat")
+	return &schedStat{f: f, buf: make([]byte, 128)}
+}
+
+// read returns the thread's CPU time and its time waiting for a CPU, ns.
+func (s *schedStat) read() (cpu, runq int64) {
+	if s.f == nil {
+		return 0, 0
+	}
+	m, err := s.f.ReadAt(s.buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return 0, 0
+	}
+	return parseSchedStat(s.buf[:m])
+}
+
+func (s *schedStat) close() {
+	if s.f != nil {
+		s.f.Close()
+	}
+}
+
+// parseSchedStat returns the first two fields of a schedstat line: CPU
+// time and run-queue time, ns.
+func parseSchedStat(b []byte) (cpu, runq int64) {
+	cpu, rest := leadingInt(b)
+	runq, _ = leadingInt(bytes.TrimLeft(rest, " "))
+	return cpu, runq
+}
+
 // liveReader gets random entities of the data set's n from t, one at a
 // time on a goroutine locked to its thread (the keys made outside the
 // timed get, from seed), until done says so (asked after each get). It
@@ -180,35 +226,21 @@ func timedGets(ctx context.Context, t *tablestore.Table, pks, rks []string, want
 func liveReader(ctx context.Context, t *tablestore.Table, n int, seed uint64, done func(count int, el time.Duration) bool) (lat, net []time.Duration, wall time.Duration, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	sched, _ := os.Open("/proc/thread-self/schedstat")
-	if sched != nil {
-		defer sched.Close()
-	}
-	buf := make([]byte, 128)
-	runq := func() int64 {
-		if sched == nil {
-			return 0
-		}
-		m, err := sched.ReadAt(buf, 0)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return 0
-		}
-		_, rest := leadingInt(buf[:m])
-		v, _ := leadingInt(bytes.TrimLeft(rest, " "))
-		return v
-	}
+	sched := openSchedStat()
+	defer sched.close()
 	rng := rand.New(rand.NewPCG(seed, 7))
 	start := time.Now()
 	for {
 		i := rng.IntN(n)
 		pk, rk := partitionKey(i/partitionSize), rowKey(i%partitionSize)
-		q0 := runq()
+		_, q0 := sched.read()
 		t0 := time.Now()
 		e, err := t.Get(ctx, pk, rk, nil)
 		d := time.Since(t0)
-		waited := time.Duration(runq() - q0)
+		_, q1 := sched.read()
+		waited := time.Duration(q1 - q0)
 		lat = append(lat, d)
-		if sched != nil {
+		if sched.f != nil {
 			net = append(net, max(d-waited, 0))
 		}
 		if err == nil && len(e.Properties) != propertyCount {
@@ -227,44 +259,53 @@ func liveReader(ctx context.Context, t *tablestore.Table, n int, seed uint64, do
 // each in turn (which table goes first alternates), on a goroutine
 // locked to its thread, then reads pages Top-1000 pages of each from
 // their starts, one page of each in turn; it returns every get's and
-// every page's time per table. Alternating makes a drift in the
+// every page's time per table, and the reading thread's CPU time for
+// each (schedstat; zeros where it cannot be read). Alternating makes a drift in the
 // machine's speed slow both tables alike.
-func overheadRound(ctx context.Context, ts [2]*tablestore.Table, pks, rks []string, pages int) (gets, pageTimes [2][]time.Duration, err error) {
+func overheadRound(ctx context.Context, ts [2]*tablestore.Table, pks, rks []string, pages int) (gets, pageTimes, getCPU, pageCPU [2][]time.Duration, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	sched := openSchedStat()
+	defer sched.close()
 	for j := range pks {
 		for x := range 2 {
 			k := (j + x) % 2
+			c0, _ := sched.read()
 			t0 := time.Now()
 			e, err := ts[k].Get(ctx, pks[j], rks[j], nil)
 			d := time.Since(t0)
+			c1, _ := sched.read()
 			if err == nil && len(e.Properties) != propertyCount {
 				err = fmt.Errorf("%d properties, want %d", len(e.Properties), propertyCount)
 			}
 			if err != nil {
-				return gets, pageTimes, fmt.Errorf("get %s/%s from %s: %w", pks[j], rks[j], ts[k].Name(), err)
+				return gets, pageTimes, getCPU, pageCPU, fmt.Errorf("get %s/%s from %s: %w", pks[j], rks[j], ts[k].Name(), err)
 			}
 			gets[k] = append(gets[k], d)
+			getCPU[k] = append(getCPU[k], time.Duration(c1-c0))
 		}
 	}
 	var tokens [2]string
 	for pg := range pages {
 		for x := range 2 {
 			k := (pg + x) % 2
+			c0, _ := sched.read()
 			t0 := time.Now()
 			p, err := ts[k].QueryPage(ctx, tablestore.Query{Top: pageTop, Continuation: tokens[k]})
 			d := time.Since(t0)
+			c1, _ := sched.read()
 			if err == nil && len(p.Entities) != pageTop {
 				err = fmt.Errorf("%d entities, want %d", len(p.Entities), pageTop)
 			}
 			if err != nil {
-				return gets, pageTimes, fmt.Errorf("page %d of %s: %w", pg+1, ts[k].Name(), err)
+				return gets, pageTimes, getCPU, pageCPU, fmt.Errorf("page %d of %s: %w", pg+1, ts[k].Name(), err)
 			}
 			tokens[k] = p.Continuation
 			pageTimes[k] = append(pageTimes[k], d)
+			pageCPU[k] = append(pageCPU[k], time.Duration(c1-c0))
 		}
 	}
-	return gets, pageTimes, nil
+	return gets, pageTimes, getCPU, pageCPU, nil
 }
 
 // pollWait returns how long to wait before the next ExpiredCount poll
@@ -355,10 +396,10 @@ func runTTLSweep(ctx context.Context, c config, dataDir string, args []string) e
 		}
 	}
 	pages := min(c.scale.Pages, n/pageTop)
-	var allGets, allPages [2][]time.Duration
+	var allGets, allPages, allGetCPU, allPageCPU [2][]time.Duration
 	for r := range c.rounds {
 		pks, rks := randomKeys(c.scale, c.scale.Gets, 1+uint64(r))
-		gets, pageTimes, err := overheadRound(ctx, [2]*tablestore.Table{live, liveTTL}, pks, rks, pages)
+		gets, pageTimes, getCPU, pageCPU, err := overheadRound(ctx, [2]*tablestore.Table{live, liveTTL}, pks, rks, pages)
 		if err != nil {
 			return err
 		}
@@ -370,11 +411,17 @@ func runTTLSweep(ctx context.Context, c config, dataDir string, args []string) e
 			res.PagingRounds[t.Name()] = append(res.PagingRounds[t.Name()], pr)
 			allGets[k] = append(allGets[k], gets[k]...)
 			allPages[k] = append(allPages[k], pageTimes[k]...)
+			allGetCPU[k] = append(allGetCPU[k], getCPU[k]...)
+			allPageCPU[k] = append(allPageCPU[k], pageCPU[k]...)
 		}
 	}
 	res.GetP50Plain, res.GetP50TTL = float64(median(allGets[0])), float64(median(allGets[1]))
 	res.PagingPlain = float64(pageTop) / median(allPages[0]).Seconds()
 	res.PagingTTL = float64(pageTop) / median(allPages[1]).Seconds()
+	for k := range 2 {
+		res.GetCPUNs[k] = meanOf(allGetCPU[k])
+		res.PageCPUNs[k] = meanOf(allPageCPU[k])
+	}
 	res.GetOverhead = ratio(res.GetP50TTL, res.GetP50Plain)
 	res.PageOverhead = ratio(res.PagingPlain, res.PagingTTL)
 	res.OverheadPass = res.GetOverhead <= ttlOverheadGoal && res.PageOverhead <= ttlOverheadGoal
@@ -523,6 +570,9 @@ func printTTLSweep(w io.Writer, r *ttlSweepResult) {
 	fmt.Fprintf(w, "\nTTL read overhead (nothing expired; the two tables alternating, medians over %d rounds):\n", len(r.GetP50Rounds[ttlLiveTable]))
 	fmt.Fprintf(w, "  point get p50:  %s ns without TTL, %s ns with TTL\n", commas(r.GetP50Plain), commas(r.GetP50TTL))
 	fmt.Fprintf(w, "  paging Top 1000: %s entities/s without TTL, %s with TTL (1000 over the median page time)\n", commas(r.PagingPlain), commas(r.PagingTTL))
+	fmt.Fprintf(w, "  the reading thread's mean CPU time: per get %s ns without TTL, %s with (%s); per page %s ns without, %s with (%s)\n",
+		commas(r.GetCPUNs[0]), commas(r.GetCPUNs[1]), formatRatio(ratio(r.GetCPUNs[1], r.GetCPUNs[0])),
+		commas(r.PageCPUNs[0]), commas(r.PageCPUNs[1]), formatRatio(ratio(r.PageCPUNs[1], r.PageCPUNs[0])))
 	fmt.Fprintf(w, "  %s\n", goalLine("get p50 time, TTL / none", r.GetOverhead, fmt.Sprintf("<= %.1fx", ttlOverheadGoal), r.GetOverhead <= ttlOverheadGoal))
 	fmt.Fprintf(w, "  %s\n", goalLine("paging time, TTL / none", r.PageOverhead, fmt.Sprintf("<= %.1fx", ttlOverheadGoal), r.PageOverhead <= ttlOverheadGoal))
 }
