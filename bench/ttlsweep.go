@@ -80,7 +80,8 @@ type ttlSweepResult struct {
 	SweptPerSec  float64 `json:"sweptPerSecond"`
 	// Polls are (seconds since the jump, ExpiredCount) pairs.
 	Polls [][2]float64 `json:"polls"`
-	// CPUSeconds is the process's CPU time over the sweep, every thread.
+	// CPUSeconds is the process's CPU time over the sweep, every thread
+	// (the reader's and the polls' included).
 	CPUSeconds float64 `json:"cpuSeconds"`
 	// Live gets on the table without TTL: idle before the sweep, during
 	// it, idle after it.
@@ -92,7 +93,8 @@ type ttlSweepResult struct {
 	IdleBeforeNet latencies `json:"idleBeforeNetOfCPUWait"`
 	DuringNet     latencies `json:"duringNetOfCPUWait"`
 	IdleAfterNet  latencies `json:"idleAfterNetOfCPUWait"`
-	// SweepP99NetRatio is DuringNet's p99 over IdleBeforeNet's.
+	// SweepP99NetRatio is DuringNet's p99 over IdleBeforeNet's (0
+	// where schedstat cannot be read).
 	SweepP99NetRatio float64 `json:"sweepP99NetRatio"`
 	Seconds          float64 `json:"seconds"`
 }
@@ -503,7 +505,9 @@ func runTTLSweep(ctx context.Context, c config, dataDir string, args []string) e
 	}
 	res.SweepP99Ratio = ratio(res.During.P99, res.IdleBefore.P99)
 	res.SweepP50Ratio = ratio(res.During.P50, res.IdleBefore.P50)
-	res.SweepP99NetRatio = ratio(res.DuringNet.P99, res.IdleBeforeNet.P99)
+	if res.IdleBeforeNet.P99 > 0 {
+		res.SweepP99NetRatio = res.DuringNet.P99 / res.IdleBeforeNet.P99
+	}
 	res.SweepPass = res.SweepP99Ratio <= sweepP99Goal
 	res.LoadAverage[1] = loadAvg()
 	res.Seconds = time.Since(started).Seconds()
