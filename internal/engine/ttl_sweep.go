@@ -32,8 +32,8 @@ func (db *Engine) sweepRate() int {
 // startExpirySweeper starts the background sweeper, which Close stops (see
 // stopExpirySweeper) and waits for. It removes expired entities physically,
 // in batches of at most a tenth of a second's worth of the rate (and at
-// most 1000), pausing after each batch so that it removes no more than
-// the rate per second; it finds them through the expiry index, never by
+// most 1000), pausing after each batch for what is left of the batch's
+// share of a second, so that it removes no more than the rate per second; it finds them through the expiry index, never by
 // scanning a table. Each batch is one atomic Pebble batch, so a crash
 // keeps or loses it whole; since expiry is judged by the store's clock,
 // which never goes backwards, a batch lost in a crash is simply swept
@@ -50,11 +50,14 @@ func (db *Engine) startExpirySweeper() {
 			if !ok {
 				return
 			}
+			start := time.Now()
 			n, err := db.sweepOnce(limit)
 			release()
 			wait := sweepIdle
 			if err == nil && n >= limit {
-				wait = time.Duration(n) * time.Second / time.Duration(rate)
+				// The batch's own time counts toward its share of a
+				// second.
+				wait = max(time.Duration(n)*time.Second/time.Duration(rate)-time.Since(start), 0)
 			}
 			if db.closed.Load() || db.stopped.Load() {
 				return
