@@ -190,7 +190,7 @@ func (db *Engine) commitBulk(tableID uint64, actions []driver.Action, stopAtFail
 	if ttl != nil {
 		db.writeExpiries(b, ttl, tableID, actions, applied, reads, value, ts)
 	}
-	if err := db.commitChanges(b, db.changeRecords(tableID, driver.CommitBulk, ts, actions, applied, value), db.writeOpts); err != nil {
+	if err := db.commitChanges(b, db.changeRecords(tableID, driver.CommitBulk, ts, actions, applied, db.replacedExpired(tableID, ttl, reads, applied, now), value), db.writeOpts); err != nil {
 		return driver.BulkCommitResult{}, db.storageErr(fmt.Sprintf("bulk commit of %d entities to table #%d", res.Applied, tableID), err)
 	}
 	return res, nil

@@ -155,7 +155,7 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 	if ttl != nil {
 		db.writeExpiries(b, ttl, p.tableID, actions, nil, reads, value, ts)
 	}
-	if err := db.commitChanges(b, db.changeRecords(p.tableID, driver.CommitSingle, ts, actions, nil, value), db.writeOpts); err != nil {
+	if err := db.commitChanges(b, db.changeRecords(p.tableID, driver.CommitSingle, ts, actions, nil, db.replacedExpired(p.tableID, ttl, reads, nil, now), value), db.writeOpts); err != nil {
 		return driver.CommitResult{}, db.storageErr(fmt.Sprintf("commit to partition %q of table #%d", p.pk, p.tableID), err)
 	}
 	when := edm.TimeFromTicks(ts)
