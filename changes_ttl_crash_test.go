@@ -313,4 +313,3 @@ func compareTTLFeedCrash(t *testing.T, tb *ts.Table, rows map[string]ttlFeedRow)
 	}
 	return ""
 }
-
