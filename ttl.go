@@ -38,6 +38,8 @@ const MaxTTLDefault = 100 * 365 * 24 * time.Hour
 // going backwards (as for Timestamps, across restarts too), so an entity
 // that has expired never comes back. A background sweeper later removes
 // expired entities physically, at most Options.SweepRate per second.
+// With the table's change feed on, each removal is recorded as a
+// ChangeExpire change in the removing commit (see ChangeExpire).
 //
 // The embedded engine rebuilds the table's expiry index by a scan of the
 // table inside SetTTL: on a large table it takes time in proportion, and
