@@ -43,7 +43,8 @@ const MaxTTLDefault = 100 * 365 * 24 * time.Hour
 //
 // The embedded engine rebuilds the table's expiry index by a scan of the
 // table inside SetTTL: on a large table it takes time in proportion, and
-// writes to every table of the store wait for it (reads do not).
+// writes to the table wait for it (writes to other tables, and reads, do
+// not; neither do deletions of a partition's range).
 //
 // Errors: InvalidInput for a negative Default or one over MaxTTLDefault;
 // PropertyNameInvalid or PropertyNameTooLong for a bad Property, or

@@ -31,12 +31,11 @@ func (t *table) CommitBulk(ctx context.Context, actions []driver.Action, opts dr
 		return driver.BulkCommitResult{}, err
 	}
 	defer t.db.recoverStop("bulk commit to table "+t.name, &err)
-	t.db.catMu.RLock()
-	defer t.db.catMu.RUnlock()
-	info, err := t.resolveLocked()
+	info, err := t.lockForWrite(ctx)
 	if err != nil {
 		return driver.BulkCommitResult{}, err
 	}
+	defer t.db.catMu.RUnlock()
 	if len(t.db.tableIndexes(info.id)) > 0 {
 		return t.db.commitBulkOneByOne(info.id, actions, opts.StopAtFailure)
 	}

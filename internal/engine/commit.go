@@ -29,12 +29,11 @@ func (t *table) Commit(ctx context.Context, actions []driver.Action) (_ driver.C
 		return driver.CommitResult{}, err
 	}
 	defer t.db.recoverStop("commit to table "+t.name, &err)
-	t.db.catMu.RLock()
-	defer t.db.catMu.RUnlock()
-	info, err := t.resolveLocked()
+	info, err := t.lockForWrite(ctx)
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
+	defer t.db.catMu.RUnlock()
 	return t.db.partition(info.id, actions[0].PartitionKey).commit(actions)
 }
 

@@ -169,11 +169,18 @@ func (db *Engine) ttlNowFor(id uint64) (*ttlSettings, int64, error) {
 	return s, now, err
 }
 
+// ttlRebuildHook, when set (by tests), is called as a rebuild of table
+// id's expiry index starts.
+var ttlRebuildHook func(id uint64)
+
 // rebuildExpiryIndex adds to b the removal of table id's expiry index
 // and, for settings s (nil: none), its entries for every stored entity,
 // found by a scan of the table.
-// REQUIRES: db.catMu held in write mode.
+// REQUIRES: db.catMu held, and table id's gate closed (see SetTTL).
 func (db *Engine) rebuildExpiryIndex(ctx context.Context, b *pebble.Batch, id uint64, s *ttlSettings) error {
+	if ttlRebuildHook != nil {
+		ttlRebuildHook(id)
+	}
 	_ = b.DeleteRange(expirySpan(id))
 	if s == nil {
 		return nil

@@ -152,8 +152,8 @@ func (db *Engine) sweepOnce(limit int) (n int, err error) {
 			break
 		}
 		s := db.ttlFor(id)
-		if s == nil {
-			continue
+		if s == nil || db.ttlGate(id) != nil {
+			continue // a SetTTL is at work on the table
 		}
 		k, err := db.sweepExpiredTable(id, s, now, limit-n)
 		n += k

@@ -278,3 +278,88 @@ func testTTLExpiryRecords(t *testing.T, images driver.ImageMode) {
 	all, _ := readAll(t, tb, st.Oldest)
 	require.Len(t, all, 5+8+2)
 }
+
+// TestSetTTLBlocksOnlyItsTable holds a SetTTL inside its rebuild and
+// checks that writes to another table, and reads of its own, go on,
+// while a write to the table, and a second SetTTL of it, wait for it and
+// then see the new settings; a waiting write gives up with its context.
+func TestSetTTLBlocksOnlyItsTable(t *testing.T) {
+	ctx := context.Background()
+	clk := &ttlClock{}
+	clk.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	db, err := OpenInMemory(ttlOpts(clk, MaxSweepRate))
+	require.NoError(t, err)
+	defer db.Close()
+	for _, name := range []string{"Slow", "Other"} {
+		require.NoError(t, db.CreateTable(ctx, name))
+	}
+	slow, other := db.Table("Slow").(*table), db.Table("Other").(*table)
+	put := func(tb *table, ctx context.Context, rk string) error {
+		_, err := tb.Commit(ctx, []driver.Action{{Type: driver.ActionUpsertReplace, PartitionKey: "p", RowKey: rk, Record: ttlRec(1)}})
+		return err
+	}
+	for i := range 50 {
+		require.NoError(t, put(slow, ctx, fmt.Sprint("old", i)))
+	}
+	slowID := db.tables["slow"].id
+	entered, resume := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	ttlRebuildHook = func(id uint64) {
+		if id == slowID {
+			once.Do(func() { close(entered); <-resume })
+		}
+	}
+	defer func() { ttlRebuildHook = nil }()
+	setDone := make(chan error, 1)
+	go func() { setDone <- slow.SetTTL(ctx, driver.TTL{Default: time.Hour}) }()
+	<-entered
+
+	// Another table takes writes, single and bulk; the table reads.
+	otherDone := make(chan error, 1)
+	go func() {
+		for i := range 20 {
+			if err := put(other, ctx, fmt.Sprint(i)); err != nil {
+				otherDone <- err
+				return
+			}
+		}
+		_, err := other.CommitBulk(ctx, []driver.Action{upsertN("q", "b", 1)}, driver.BulkCommitOptions{})
+		if err == nil {
+			_, err = slow.Get(ctx, "p", "old0", nil)
+		}
+		otherDone <- err
+	}()
+	select {
+	case err := <-otherDone:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		close(resume)
+		t.Fatal("writes to another table waited for the SetTTL")
+	}
+
+	// A write to the table waits; one with a context that ends gives up.
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, put(slow, short, "late"), context.DeadlineExceeded)
+	writeDone := make(chan error, 1)
+	go func() { writeDone <- put(slow, ctx, "new") }()
+	set2Done := make(chan error, 1)
+	go func() { set2Done <- slow.SetTTL(ctx, driver.TTL{Default: 2 * time.Hour}) }()
+	select {
+	case err := <-writeDone:
+		t.Fatalf("a write to the table went on during its SetTTL: %v", err)
+	case err := <-set2Done:
+		t.Fatalf("a second SetTTL went on during the first: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(resume)
+	require.NoError(t, <-setDone)
+	require.NoError(t, <-writeDone)
+	require.NoError(t, <-set2Done)
+	// Every entity, the waiting write's too, is in the rebuilt index.
+	require.Equal(t, 51, countExpiryEntries(t, db, "Slow"))
+	s, err := slow.TTL(ctx)
+	require.NoError(t, err)
+	require.Equal(t, driver.TTL{Default: 2 * time.Hour}, s)
+	require.Nil(t, db.ttl.gates.Load(), "the gates are gone")
+}
