@@ -295,18 +295,19 @@ func (pq *preparedQuery) resumeIndex(tok string) error {
 }
 
 // readIndexRows is readRows for a query through an index.
-func (t *Table) readIndexRows(ctx context.Context, pq *preparedQuery, emit func(driver.Row) error) (string, error) {
+func (t *Table) readIndexRows(ctx context.Context, pq *preparedQuery, emit func(driver.Row) error) (string, PageCost, error) {
 	res, err := t.drv.(driver.Indexer).QueryIndexPage(ctx, &pq.index.req, emit)
 	if err != nil {
-		return "", mapError(err, false)
+		return "", PageCost{}, mapError(err, false)
 	}
+	cost := costOf(res.PageResult)
 	if !res.More {
-		return "", nil
+		return "", cost, nil
 	}
 	if pq.index.req.Scan.Order {
-		return encodeIndexContinuation(res.Table, pq.index.req.Index, res.Next), nil
+		return encodeIndexContinuation(res.Table, pq.index.req.Index, res.Next), cost, nil
 	}
-	return encodeContinuation(plan.Key{PartitionKey: res.NextPartitionKey, RowKey: res.NextRowKey}, false, res.Table), nil
+	return encodeContinuation(plan.Key{PartitionKey: res.NextPartitionKey, RowKey: res.NextRowKey}, false, res.Table), cost, nil
 }
 
 // explainIndex fills qp, the plan of pq, with pq's index read: the index
