@@ -47,6 +47,11 @@ func (db *Engine) startExpirySweeper() {
 		rate := db.sweepRate()
 		limit := min(max(rate/10, 1), 1000)
 		for {
+			select {
+			case <-db.ttl.stop: // stop wins over a wake pending with it
+				return
+			default:
+			}
 			release, ok := db.enterSweep()
 			if !ok {
 				return

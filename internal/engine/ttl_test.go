@@ -179,6 +179,8 @@ func testTTLExpiryRecords(t *testing.T, images driver.ImageMode) {
 	clk.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
 	db, tb := changeTestTable(t, ttlOpts(clk, MaxSweepRate), images)
 	db.stopExpirySweeper() // sweeps happen when the test says
+	// Records outlive the clock's moves.
+	require.NoError(t, tb.EnableChangeFeed(ctx, driver.ChangeFeedSettings{Retention: 100 * time.Hour, Images: images}))
 	require.NoError(t, tb.SetTTL(ctx, driver.TTL{Default: time.Hour}))
 	require.NoError(t, db.CreateTable(ctx, "Off"))
 	off := db.Table("Off").(*table)
