@@ -312,7 +312,7 @@ type Change struct {
 	// at (at or before Timestamp): reads hid it from then on.
 	Expiry time.Time
 	// Entity is the entity the write left (Timestamp and ETag set), with
-	// ImagesNew for every op but deletions; else nil.
+	// ImagesNew for every op but deletions and expiries; else nil.
 	Entity *Entity
 	// Commit identifies the commit that made the change (its first
 	// change's Seq), Index is the change's place in it and Count the
