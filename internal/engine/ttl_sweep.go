@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/codec"
 )
 
@@ -46,6 +47,11 @@ func (db *Engine) startExpirySweeper() {
 		rate := db.sweepRate()
 		limit := min(max(rate/10, 1), 1000)
 		for {
+			select {
+			case <-db.ttl.stop: // stop wins over a wake pending with it
+				return
+			default:
+			}
 			release, ok := db.enterSweep()
 			if !ok {
 				return
@@ -154,8 +160,8 @@ func (db *Engine) sweepOnce(limit int) (n int, err error) {
 			break
 		}
 		s := db.ttlFor(id)
-		if s == nil {
-			continue
+		if s == nil || db.ttlGate(id) != nil {
+			continue // a SetTTL is at work on the table
 		}
 		k, err := db.sweepExpiredTable(id, s, now, limit-n)
 		n += k
@@ -205,8 +211,9 @@ func (db *Engine) sweepExpiredTable(id uint64, s *ttlSettings, now int64, limit 
 }
 
 // sweep removes, in one batch, the partition's entities named by entries
-// that have expired at now, with their index and expiry entries, and
-// drops the entries that no longer match a stored entity's expiry.
+// that have expired at now, with their index and expiry entries and,
+// when the table's feed is on, their expiry records, and drops the
+// entries that no longer match a stored entity's expiry.
 // REQUIRES: db.catMu held in read mode.
 func (p partition) sweep(s *ttlSettings, entries []expiryEntry, now int64) error {
 	db := p.db
@@ -234,6 +241,17 @@ func (p partition) sweep(s *ttlSettings, entries []expiryEntry, now int64) error
 			delReads = append(delReads, reads[i])
 		}
 	}
+	// With the table's feed on, the removal is recorded in its batch: one
+	// expiry record per entity, at a Timestamp of its own, after every
+	// expiry (the clock is past now).
+	var cb *changeBatch
+	if len(dels) > 0 && db.changes.feed(p.tableID) != nil {
+		ts, err := db.clock.next(edm.TicksFromTime(db.opts.Clock()), now)
+		if err != nil {
+			return err
+		}
+		cb = db.expiryRecords(p.tableID, s, ts, dels, delReads)
+	}
 	b := db.pdb.NewBatch()
 	defer b.Close()
 	for _, e := range entries {
@@ -254,7 +272,7 @@ func (p partition) sweep(s *ttlSettings, entries []expiryEntry, now int64) error
 			_ = b.Delete(delReads[i].key, nil)
 		}
 	}
-	if err := b.Commit(db.writeOpts); err != nil {
+	if err := db.commitChanges(b, cb, db.writeOpts); err != nil {
 		return db.storageErr(fmt.Sprintf("sweep of partition %q of table #%d", p.pk, p.tableID), err)
 	}
 	db.ttl.swept.Add(int64(len(dels)))

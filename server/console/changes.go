@@ -118,7 +118,7 @@ type changeEvent struct {
 	Count        int    `json:"count"`
 	// Entity summarizes the entity written, when the feed records it.
 	Entity string `json:"entity,omitempty"`
-	// Link opens the entity; "" for deletions and the drop.
+	// Link opens the entity; "" for deletions, expiries and the drop.
 	Link string `json:"link,omitempty"`
 }
 
@@ -295,7 +295,7 @@ func newChangeEvent(ch tablestore.Change, base string) changeEvent {
 		PartitionKey: ch.PartitionKey, RowKey: ch.RowKey, ToRowKey: ch.ToRowKey, ETag: string(ch.ETag),
 		Timestamp: edm.FormatDateTimeJSON(ch.Timestamp), Commit: ch.Commit, Index: ch.Index, Count: ch.Count}
 	switch ch.Op {
-	case tablestore.ChangeDelete, tablestore.ChangeDeleteRange, tablestore.ChangeDropTable:
+	case tablestore.ChangeDelete, tablestore.ChangeDeleteRange, tablestore.ChangeDropTable, tablestore.ChangeExpire:
 	default:
 		ev.Link = base + "/entity?" + url.Values{"pk": {ch.PartitionKey}, "rk": {ch.RowKey}}.Encode()
 	}

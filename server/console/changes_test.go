@@ -322,3 +322,15 @@ func TestChangesAccounts(t *testing.T) {
 	require.Equal(t, "r", s.change().RowKey)
 	s.cancel()
 }
+
+// TestChangeEventExpire: an expiry is shown with the removed entity's
+// ETag and no link, the entity being gone.
+func TestChangeEventExpire(t *testing.T) {
+	c := tablestore.Change{Seq: 7, Op: tablestore.ChangeExpire, PartitionKey: "p", RowKey: "r", ETag: `W/"datetime'2026-01-01T00%3A00%3A00Z'"`,
+		Timestamp: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), Expiry: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC), Commit: 7, Count: 1, Kind: tablestore.CommitSweep}
+	ev := newChangeEvent(c, "/tables/T")
+	require.Equal(t, "expire", ev.Op)
+	require.Equal(t, string(c.ETag), ev.ETag)
+	require.Empty(t, ev.Link)
+	require.Empty(t, ev.Entity)
+}
