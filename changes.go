@@ -19,7 +19,8 @@ import (
 // A table's change feed, off by default, records every committed change
 // of the table: inserts, updates, merges, upserts and deletes, each
 // action of a transaction or a bulk commit, range deletions (one record
-// for the range), and, when the table is deleted, a final record. Each
+// for the range), the removal of each entity that expired (see
+// ChangeExpire), and, when the table is deleted, a final record. Each
 // record is written in the same atomic batch as the change itself, so
 // the feed holds a change exactly when the store does, also across
 // crashes.
@@ -235,11 +236,26 @@ const (
 	ChangeDeleteRange = driver.ChangeDeleteRange
 	// ChangeDropTable is a feed's final change: the table was deleted.
 	ChangeDropTable = driver.ChangeDropTable
+	// ChangeExpire removed an entity that had expired (see SetTTL),
+	// apart from deletes. An entity is gone for reads from its expiry
+	// instant (Change.Expiry) on, but its ChangeExpire is written by the
+	// commit that removes it physically, so that is its place in the
+	// feed: the background sweeper's commit (CommitSweep), or, when a
+	// write replaces the expired entity first (an Insert over it, an
+	// upsert), that write's commit, where it comes just before the
+	// write's own change. Either way every change of the entity before
+	// it is older, every one after it newer, and a consumer applying it
+	// as a delete (of a present entity: the feed holds no ChangeExpire
+	// for an entity already removed) ends with the table's entities; an
+	// entity past its expiry whose ChangeExpire has not come yet is the
+	// same as one reads hide. Timestamp is the removing commit's, ETag
+	// the removed entity's (its last write's), Entity nil.
+	ChangeExpire = driver.ChangeExpire
 )
 
 // ChangeOpName returns the operation's name: "insert", "updateMerge",
 // "updateReplace", "upsertMerge", "upsertReplace", "delete",
-// "deleteRange", "dropTable".
+// "deleteRange", "dropTable", "expire".
 func ChangeOpName(op ChangeOp) string {
 	if int(op) < len(changeOpNames) && changeOpNames[op] != "" {
 		return changeOpNames[op]
@@ -247,7 +263,7 @@ func ChangeOpName(op ChangeOp) string {
 	return "unknown"
 }
 
-var changeOpNames = [...]string{"", "insert", "updateMerge", "updateReplace", "upsertMerge", "upsertReplace", "delete", "deleteRange", "dropTable"}
+var changeOpNames = [...]string{"", "insert", "updateMerge", "updateReplace", "upsertMerge", "upsertReplace", "delete", "deleteRange", "dropTable", "expire"}
 
 // ParseChangeOp is the inverse of ChangeOpName.
 func ParseChangeOp(s string) (ChangeOp, bool) {
@@ -271,6 +287,10 @@ const (
 	CommitBulk        = driver.CommitBulk
 	CommitRangeDelete = driver.CommitRangeDelete
 	CommitDropTable   = driver.CommitDropTable
+	// CommitSweep is one batch of the background sweeper (or of SetTTL's
+	// removal of what expired under the old settings): ChangeExpire
+	// changes of one partition.
+	CommitSweep = driver.CommitSweep
 )
 
 // Change is one committed change.
@@ -280,15 +300,19 @@ type Change struct {
 	// Seq is the change's place in the store-wide commit order.
 	Seq uint64
 	Op  ChangeOp
-	// PartitionKey and RowKey name the entity written; for
+	// PartitionKey and RowKey name the entity written (or removed); for
 	// ChangeDeleteRange, the partition and the range [RowKey, ToRowKey).
 	PartitionKey, RowKey, ToRowKey string
 	// Timestamp is the commit's. ETag is the written entity's new ETag
-	// (derived from Timestamp); "" for deletions and the drop.
+	// (derived from Timestamp); "" for deletions and the drop; for
+	// ChangeExpire, the removed entity's ETag.
 	Timestamp time.Time
 	ETag      ETag
+	// Expiry, for ChangeExpire only, is the instant the entity expired
+	// at (at or before Timestamp): reads hid it from then on.
+	Expiry time.Time
 	// Entity is the entity the write left (Timestamp and ETag set), with
-	// ImagesNew for every op but deletions; else nil.
+	// ImagesNew for every op but deletions and expiries; else nil.
 	Entity *Entity
 	// Commit identifies the commit that made the change (its first
 	// change's Seq), Index is the change's place in it and Count the
@@ -436,6 +460,9 @@ func changeOf(table uint64, r driver.ChangeRecord) (Change, error) {
 	}
 	switch r.Op {
 	case ChangeDelete, ChangeDeleteRange, ChangeDropTable:
+	case ChangeExpire:
+		c.ETag = etagFor(edm.TimeFromTicks(r.Removed))
+		c.Expiry = edm.TimeFromTicks(r.Expiry)
 	default:
 		c.ETag = etagFor(ts)
 	}

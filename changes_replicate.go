@@ -95,10 +95,13 @@ func (e *ReplicateError) Unwrap() error { return e.Err }
 // position, and then applies the feed from that
 // position; changes made during the copy are applied again, to no
 // effect. Each change is applied as an idempotent write: the new entity
-// replaces (Upsert with Replace), a delete ignores absence, and a range
-// deletion deletes the range at the target (Partition.DeleteRange, which
-// on a remote store queries and deletes in transactions: not atomic
-// there). The upserts of one source commit to one partition go in
+// replaces (Upsert with Replace), a delete and an expiry (ChangeExpire)
+// delete, ignoring absence, and a range deletion deletes the range at
+// the target (Partition.DeleteRange, which on a remote store queries and
+// deletes in transactions: not atomic there). The source's TTL settings
+// are not copied: an entity that expires at the source leaves the target
+// when its removal reaches the feed (the sweeper's commit, or a write
+// over it), so until then the target still shows it. The upserts of one source commit to one partition go in
 // entity group transactions of up to 100. A deleted source table ends
 // its replication (the target is left as it is).
 //
@@ -357,7 +360,7 @@ func (r *tableReplicator) apply(ctx context.Context, c Change) error {
 	}
 	var op func() error
 	switch c.Op {
-	case ChangeDelete:
+	case ChangeDelete, ChangeExpire:
 		op = func() error {
 			err := r.dst.Delete(ctx, c.PartitionKey, c.RowKey, ETagAny)
 			if errors.Is(err, ErrResourceNotFound) {

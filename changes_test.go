@@ -34,7 +34,7 @@ func (s feedState) applyChange(t *testing.T, c Change) {
 		require.NotNil(t, c.Entity, "change %d (%s) has no image", c.Seq, ChangeOpName(c.Op))
 		require.Equal(t, c.ETag, c.Entity.ETag)
 		s[key] = feedEntity{props: c.Entity.Properties, etag: c.ETag}
-	case ChangeDelete:
+	case ChangeDelete, ChangeExpire:
 		delete(s, key)
 	case ChangeDeleteRange:
 		for k := range s {
@@ -84,15 +84,38 @@ func readChanges(t *testing.T, tb *Table, q ChangesQuery) []Change {
 // TestChangesModel runs random writes through every write path on a
 // table with a feed (new images) and checks that replaying the feed from
 // the beginning onto an empty state, and from random cursors onto the
-// state at that cursor, always gives the table.
+// state at that cursor, always gives the table. With TTL, entities carry
+// expiries, the clock moves, the sweeper runs in the background and on
+// demand, and the replayed state, with what is past its expiry hidden as
+// reads hide it, gives the table.
 func TestChangesModel(t *testing.T) {
+	for _, ttl := range []bool{false, true} {
+		t.Run(fmt.Sprint("ttl=", ttl), func(t *testing.T) { runChangesModel(t, ttl) })
+	}
+}
+
+func runChangesModel(t *testing.T, ttl bool) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 7))
-	db := openTestDB(t, &Options{NoSync: true})
+	clk := newFakeClock()
+	db := openTestDB(t, &Options{NoSync: true, Clock: clk.now, SweepRate: 1_000_000})
 	tb, err := db.CreateTable(ctx, "feed")
 	require.NoError(t, err)
 	require.NoError(t, tb.EnableChangeFeed(ctx, ChangeFeedOptions{Images: ImagesNew}))
+	if ttl {
+		require.NoError(t, tb.SetTTL(ctx, TTL{Property: "Exp"}))
+	}
+	// live hides the entities past their expiry at the clock (always half
+	// a second off an expiry), as reads do.
+	live := func(s feedState) feedState {
+		for k, e := range s {
+			if exp, ok := e.props["Exp"].(time.Time); ok && ttl && !exp.After(clk.now()) {
+				delete(s, k)
+			}
+		}
+		return s
+	}
 
 	pks := []string{"a", "b", "c"}
 	rk := func() string { return fmt.Sprintf("r%02d", rng.IntN(12)) }
@@ -100,6 +123,9 @@ func TestChangesModel(t *testing.T) {
 		p := map[string]any{"N": int32(rng.IntN(100))}
 		if rng.IntN(2) == 0 {
 			p[fmt.Sprintf("P%d", rng.IntN(4))] = fmt.Sprint(rng.IntN(1000))
+		}
+		if ttl && rng.IntN(2) == 0 {
+			p["Exp"] = clk.now().Add(time.Duration(rng.IntN(6))*time.Second - 1500*time.Millisecond)
 		}
 		return &Entity{PartitionKey: pk, RowKey: rk, Properties: p}
 	}
@@ -121,7 +147,11 @@ func TestChangesModel(t *testing.T) {
 			}
 			return ETag(etagFor(time.Unix(1, 0)))
 		}
-		switch rng.IntN(10) {
+		kinds := 10
+		if ttl {
+			kinds = 12
+		}
+		switch rng.IntN(kinds) {
 		case 0:
 			_ = tb.Insert(ctx, ent(pk, rk()))
 		case 1:
@@ -187,6 +217,12 @@ func TestChangesModel(t *testing.T) {
 			if rng.IntN(4) == 0 {
 				require.NoError(t, tb.Partition(pk).DeleteAll(ctx))
 			}
+		case 10, 11:
+			clk.add(time.Second)
+			if rng.IntN(2) == 0 {
+				_, err := ttlEngine(db).SweepExpired(1 + rng.IntN(4))
+				require.NoError(t, err)
+			}
 		}
 		ops++
 		if rng.IntN(8) == 0 {
@@ -203,13 +239,13 @@ func TestChangesModel(t *testing.T) {
 				prev = c.Seq
 				got.applyChange(t, c)
 			}
-			requireSameState(t, want, got, "replay from the beginning after step %d (seed %d)", step, seed)
+			requireSameState(t, want, live(got), "replay from the beginning after step %d (seed %d)", step, seed)
 			for _, m := range marks {
 				got := m.state.clone()
 				for _, c := range readChanges(t, tb, ChangesQuery{From: m.cursor}) {
 					got.applyChange(t, c)
 				}
-				requireSameState(t, want, got, "replay from %v after step %d (seed %d)", m.cursor, step, seed)
+				requireSameState(t, want, live(got), "replay from %v after step %d (seed %d)", m.cursor, step, seed)
 			}
 		}
 	}
@@ -226,8 +262,32 @@ func TestChangesModel(t *testing.T) {
 				want[k] = v
 			}
 		}
-		requireSameState(t, want, got, "partition %s", pk)
+		requireSameState(t, want, live(got), "partition %s", pk)
 	}
+	if !ttl {
+		return
+	}
+	// With nothing left to sweep, the replay is the table: every removal
+	// is in the feed.
+	for {
+		n, err := ttlEngine(db).SweepExpired(1000)
+		require.NoError(t, err)
+		if n == 0 {
+			break
+		}
+	}
+	got, expiries := feedState{}, 0
+	for _, c := range readChanges(t, tb, ChangesQuery{}) {
+		if c.Op == ChangeExpire {
+			_, ok := got[c.PartitionKey+"\x00"+c.RowKey]
+			require.True(t, ok, "change %d: an expiry of an absent entity", c.Seq)
+			expiries++
+		}
+		got.applyChange(t, c)
+	}
+	requireSameState(t, tableState(t, tb), got, "replay after a full sweep (seed %d)", seed)
+	require.NotZero(t, expiries)
+	t.Logf("%d expiries", expiries)
 }
 
 func requireSameState(t *testing.T, want, got feedState, msg string, args ...any) {

@@ -68,6 +68,12 @@ type IndexInfo struct {
 	// starts and grows when writes add entities). A ready index keeps its
 	// build's last figures; an index opened from disk reports zeros.
 	Done, Total int64
+	// Entries and Bytes estimate the index's entries and the disk space
+	// they take, from the store's metadata as Table.Stats estimates a
+	// table's: entries of deleted or overwritten entities not yet
+	// compacted away may be counted, and the newest writes, still in
+	// memory, are not. Zero when the driver cannot estimate.
+	Entries, Bytes int64
 }
 
 // MaxIndexProperties is the most properties an index can have.
@@ -139,7 +145,8 @@ func (t *Table) DropIndex(ctx context.Context, name string) error {
 }
 
 // Indexes lists the table's indexes, sorted by name case-insensitively,
-// with their state and build progress. It reads no entity. Errors:
+// with their state, build progress and estimated size. It reads no entity
+// nor index entry: the sizes come from the store's metadata. Errors:
 // TableNotFound, NotImplemented, ErrClosed, ctx's error.
 func (t *Table) Indexes(ctx context.Context) ([]IndexInfo, error) {
 	if err := t.db.checkContext(ctx); err != nil {
@@ -153,10 +160,17 @@ func (t *Table) Indexes(ctx context.Context) ([]IndexInfo, error) {
 	if err != nil {
 		return nil, mapError(err, false)
 	}
+	var sizes map[string]driver.TableStats
+	if sz, ok := d.(driver.IndexSizer); ok {
+		if sizes, err = sz.IndexSizes(ctx); err != nil {
+			return nil, mapError(err, false)
+		}
+	}
 	out := make([]IndexInfo, len(sts))
 	for i, st := range sts {
+		size := sizes[st.ID]
 		out[i] = IndexInfo{IndexSpec: IndexSpec{Name: st.Name, Properties: st.Properties, Partitioned: st.Partitioned, Unique: st.Unique},
-			State: IndexState(st.State), Done: st.Done, Total: st.Total}
+			State: IndexState(st.State), Done: st.Done, Total: st.Total, Entries: size.Entities, Bytes: size.Bytes}
 	}
 	return out, nil
 }
@@ -295,18 +309,19 @@ func (pq *preparedQuery) resumeIndex(tok string) error {
 }
 
 // readIndexRows is readRows for a query through an index.
-func (t *Table) readIndexRows(ctx context.Context, pq *preparedQuery, emit func(driver.Row) error) (string, error) {
+func (t *Table) readIndexRows(ctx context.Context, pq *preparedQuery, emit func(driver.Row) error) (string, PageCost, error) {
 	res, err := t.drv.(driver.Indexer).QueryIndexPage(ctx, &pq.index.req, emit)
 	if err != nil {
-		return "", mapError(err, false)
+		return "", PageCost{}, mapError(err, false)
 	}
+	cost := costOf(res.PageResult)
 	if !res.More {
-		return "", nil
+		return "", cost, nil
 	}
 	if pq.index.req.Scan.Order {
-		return encodeIndexContinuation(res.Table, pq.index.req.Index, res.Next), nil
+		return encodeIndexContinuation(res.Table, pq.index.req.Index, res.Next), cost, nil
 	}
-	return encodeContinuation(plan.Key{PartitionKey: res.NextPartitionKey, RowKey: res.NextRowKey}, false, res.Table), nil
+	return encodeContinuation(plan.Key{PartitionKey: res.NextPartitionKey, RowKey: res.NextRowKey}, false, res.Table), cost, nil
 }
 
 // explainIndex fills qp, the plan of pq, with pq's index read: the index

@@ -525,3 +525,46 @@ func TestIndexesNotImplemented(t *testing.T) {
 	_, err = tb.QueryPage(ctx, Query{Index: "a"})
 	requireCode(t, err, CodeNotImplemented)
 }
+
+func TestIndexSizes(t *testing.T) {
+	db := openTestDB(t, &Options{NoSync: true, MemTableSize: 1 << 20})
+	tbl, err := db.CreateTable(ctx, "Sized")
+	require.NoError(t, err)
+	for p := range 40 {
+		b := tbl.NewBatch()
+		for r := range 100 {
+			b.Insert(&Entity{PartitionKey: fmt.Sprint(p), RowKey: fmt.Sprint(r),
+				Properties: map[string]any{"Email": fmt.Sprintf("user%d.%d@example.com", p, r), "Team": fmt.Sprint(r % 3)}})
+		}
+		require.NoError(t, b.Submit(ctx))
+	}
+	require.NoError(t, tbl.CreateIndex(ctx, IndexSpec{Name: "ByEmail", Properties: []string{"Email"}}))
+	require.NoError(t, tbl.CreateIndex(ctx, IndexSpec{Name: "ByTeam", Properties: []string{"Team"}, Partitioned: true}))
+	// Estimates come from the files' metadata: compacted, every file
+	// holds one table's or one index's keys and the figures are steady.
+	require.NoError(t, db.conn.(interface{ Flush() error }).Flush())
+	require.NoError(t, db.conn.(interface{ Compact() error }).Compact())
+
+	infos, err := tbl.Indexes(ctx)
+	require.NoError(t, err)
+	require.Len(t, infos, 2)
+	st, err := tbl.Stats(ctx)
+	require.NoError(t, err)
+	for _, in := range infos {
+		// An estimate by bytes: a file that also holds the (larger)
+		// entities under-counts the small entries, within a factor of two.
+		require.InEpsilon(t, 4000, in.Entries, 0.5, in.Name)
+		require.Greater(t, in.Bytes, int64(10_000), in.Name)
+		// Entries are smaller than the entities they index.
+		require.Less(t, in.Bytes, st.Bytes, in.Name)
+	}
+	// The longer values take more space.
+	require.Greater(t, infos[0].Bytes, infos[1].Bytes)
+
+	require.NoError(t, tbl.DropIndex(ctx, "ByEmail"))
+	infos, err = tbl.Indexes(ctx)
+	require.NoError(t, err)
+	require.Len(t, infos, 1)
+	require.Equal(t, "ByTeam", infos[0].Name)
+	require.Greater(t, infos[0].Entries, int64(0))
+}

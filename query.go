@@ -65,6 +65,29 @@ type Page struct {
 	// Query.Continuation to read the next page. A page may hold fewer than
 	// Top entities, even none, and still carry a continuation.
 	Continuation string
+	PageCost
+}
+
+// PageCost is what a page read to find its entities: comparing Examined
+// with the entities returned shows what a filter without a fitting key
+// range or index costs. Both are -1 when the store cannot tell (the
+// remote Azure driver).
+type PageCost struct {
+	// Examined is the number of stored entities the page looked at,
+	// matching or not (expired ones included). A read through an index
+	// examines each entity its entries name.
+	Examined int
+	// IndexEntries is the number of secondary index entries read; 0
+	// for a read without an index.
+	IndexEntries int
+}
+
+// costOf returns the cost a driver reported for a page.
+func costOf(res driver.PageResult) PageCost {
+	if !res.Counted {
+		return PageCost{Examined: -1, IndexEntries: -1}
+	}
+	return PageCost{Examined: res.Examined, IndexEntries: res.IndexEntries}
 }
 
 // QueryPage reads one page: at most Top matching entities, in
@@ -239,7 +262,7 @@ func filterError(err error) error {
 func (t *Table) readPage(ctx context.Context, pq *preparedQuery) (*Page, error) {
 	page := &Page{}
 	d := &entityDecoder{props: entityenc.Decoder{Select: pq.req.Select}}
-	cont, err := t.readRows(ctx, pq, func(r driver.Row) error {
+	cont, cost, err := t.readRows(ctx, pq, func(r driver.Row) error {
 		e, err := d.entity(r)
 		if err != nil {
 			return err
@@ -250,13 +273,14 @@ func (t *Table) readPage(ctx context.Context, pq *preparedQuery) (*Page, error) 
 	if err != nil {
 		return nil, err
 	}
-	page.Continuation = cont
+	page.Continuation, page.PageCost = cont, cost
 	return page, nil
 }
 
 // readRows passes one page's rows to emit, in the query's direction, and
-// returns the page's continuation ("" when the query is complete).
-func (t *Table) readRows(ctx context.Context, pq *preparedQuery, emit func(driver.Row) error) (string, error) {
+// returns the page's continuation ("" when the query is complete) and
+// cost.
+func (t *Table) readRows(ctx context.Context, pq *preparedQuery, emit func(driver.Row) error) (string, PageCost, error) {
 	if pq.index != nil {
 		return t.readIndexRows(ctx, pq, emit)
 	}
@@ -266,12 +290,12 @@ func (t *Table) readRows(ctx context.Context, pq *preparedQuery, emit func(drive
 	}
 	res, err := read(ctx, &pq.req, emit)
 	if err != nil {
-		return "", mapError(err, false)
+		return "", PageCost{}, mapError(err, false)
 	}
 	if !res.More {
-		return "", nil
+		return "", costOf(res), nil
 	}
-	return encodeContinuation(plan.Key{PartitionKey: res.NextPartitionKey, RowKey: res.NextRowKey}, pq.reverse, res.Table), nil
+	return encodeContinuation(plan.Key{PartitionKey: res.NextPartitionKey, RowKey: res.NextRowKey}, pq.reverse, res.Table), costOf(res), nil
 }
 
 // A continuation token names the next (PartitionKey, RowKey) position a

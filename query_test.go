@@ -409,3 +409,52 @@ func TestFilterErrorKeepsPosition(t *testing.T) {
 	require.ErrorAs(t, err, &fe)
 	require.ErrorIs(t, err, ErrNotImplemented)
 }
+
+// TestQueryPageCost checks what pages report they read: every entity of
+// the planned ranges once across a query's pages, and through an index
+// only the entities its entries name.
+func TestQueryPageCost(t *testing.T) {
+	tbl := newQueryTestTable(t, nil, 30) // p0, p1, p2: 10 entities each
+	require.NoError(t, tbl.CreateIndex(ctx, IndexSpec{Name: "ByS", Properties: []string{"S"}}))
+	cases := []struct {
+		name, filter       string
+		top                int
+		examined, returned int
+		entries            int
+	}{
+		{"table scan", "N ge 10 and N lt 13", 0, 30, 3, 0},
+		{"partition scan", "PartitionKey eq 'p1' and N gt 20", 0, 10, 3, 0},
+		{"range", "PartitionKey eq 'p1' and RowKey ge 'r010' and RowKey lt 'r020'", 0, 4, 4, 0},
+		{"point", "PartitionKey eq 'p2' and RowKey eq 'r002'", 0, 1, 1, 0},
+		{"point missing", "PartitionKey eq 'p2' and RowKey eq 'r001'", 0, 0, 0, 0},
+		{"index", "S eq 's7' or S eq 's8'", 0, 2, 2, 2},
+		{"index with residual", "S eq 's7' and N gt 7", 0, 1, 0, 1},
+		{"paged table scan", "N ge 0", 7, 30, 30, 0},
+		{"paged sparse scan", "N eq 4 or N eq 25", 1, 30, 2, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var examined, entries, returned int
+			q := Query{Filter: tc.filter, Top: tc.top}
+			for {
+				page, err := tbl.QueryPage(ctx, q)
+				require.NoError(t, err)
+				require.GreaterOrEqual(t, page.Examined, len(page.Entities))
+				examined += page.Examined
+				entries += page.IndexEntries
+				returned += len(page.Entities)
+				if page.Continuation == "" {
+					break
+				}
+				q.Continuation = page.Continuation
+			}
+			require.Equal(t, tc.examined, examined, "examined")
+			require.Equal(t, tc.entries, entries, "index entries")
+			require.Equal(t, tc.returned, returned, "returned")
+		})
+	}
+
+	page, err := QueryPageAs[struct{ N int32 }](ctx, tbl, Query{Filter: "PartitionKey eq 'p0'"})
+	require.NoError(t, err)
+	require.Equal(t, PageCost{Examined: 10}, page.PageCost)
+}

@@ -156,6 +156,7 @@ func decodeOne[T any](d *structmap.Decoder, p *structmap.Plan, r driver.Row) (T,
 type PageAs[T any] struct {
 	Entities     []T
 	Continuation string
+	PageCost
 }
 
 // QueryPageAs is QueryPage reading each entity straight into a T, a struct
@@ -199,7 +200,7 @@ func QueryAs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, error]
 		for {
 			rows = rows[:0]
 			d := &structmap.Decoder{Select: pq.req.Select}
-			cont, err := t.readRows(ctx, pq, func(r driver.Row) error {
+			cont, _, err := t.readRows(ctx, pq, func(r driver.Row) error {
 				v := next(&slab)
 				rows = append(rows, v)
 				return decodeInto(d, p, v, r)
@@ -233,7 +234,7 @@ func readPageAs[T any](ctx context.Context, t *Table, p *structmap.Plan, pq *pre
 		page.Entities = make([]T, 0, n)
 	}
 	d := &structmap.Decoder{Select: pq.req.Select}
-	cont, err := t.readRows(ctx, pq, func(r driver.Row) error {
+	cont, cost, err := t.readRows(ctx, pq, func(r driver.Row) error {
 		if len(page.Entities) == cap(page.Entities) {
 			page.Entities = growPage(page.Entities, pq.req.Top)
 		}
@@ -244,7 +245,7 @@ func readPageAs[T any](ctx context.Context, t *Table, p *structmap.Plan, pq *pre
 		return nil, err
 	}
 	p.SetLastPage(len(page.Entities))
-	page.Continuation = cont
+	page.Continuation, page.PageCost = cont, cost
 	return page, nil
 }
 

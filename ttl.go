@@ -38,10 +38,13 @@ const MaxTTLDefault = 100 * 365 * 24 * time.Hour
 // going backwards (as for Timestamps, across restarts too), so an entity
 // that has expired never comes back. A background sweeper later removes
 // expired entities physically, at most Options.SweepRate per second.
+// With the table's change feed on, each removal is recorded as a
+// ChangeExpire change in the removing commit (see ChangeExpire).
 //
 // The embedded engine rebuilds the table's expiry index by a scan of the
 // table inside SetTTL: on a large table it takes time in proportion, and
-// writes to every table of the store wait for it (reads do not).
+// writes to the table wait for it (writes to other tables, and reads, do
+// not; neither do deletions of a partition's range).
 //
 // Errors: InvalidInput for a negative Default or one over MaxTTLDefault;
 // PropertyNameInvalid or PropertyNameTooLong for a bad Property, or

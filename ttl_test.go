@@ -158,7 +158,11 @@ type ttlModelEntity struct {
 // changing TTL settings, a clock that jumps forward and steps back, and
 // a sweeper running concurrently, and checks every read against a model.
 // Expiries are kept half a second off every clock reading, so the ticks
-// the store's clock adds to keep Timestamps increasing never matter.
+// the store's clock adds to keep Timestamps increasing never matter. The
+// table's change feed is on: replayed from the beginning, or from a
+// cursor onto the table as it was there, with the entities past their
+// expiry hidden as reads hide them, it gives the table at every check,
+// and with nothing left to sweep it gives the table as it is, unfiltered.
 func TestTTLModel(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { runTTLModel(t, seed) })
@@ -175,6 +179,7 @@ func runTTLModel(t *testing.T, seed uint64) {
 	tb, err := db.CreateTable(ctx, "Model")
 	require.NoError(t, err)
 	require.NoError(t, tb.CreateIndex(ctx, IndexSpec{Name: "ByV", Properties: []string{"V"}}))
+	require.NoError(t, tb.EnableChangeFeed(ctx, ChangeFeedOptions{Images: ImagesNew}))
 
 	// Every clock reading is shown to the store at once (a read of a
 	// table with settings observes the clock), so the store's never-
@@ -201,6 +206,53 @@ func runTTLModel(t *testing.T, seed uint64) {
 			return !m.written.Add(settings.Default).After(maxNow)
 		}
 		return false
+	}
+	feedExpired := func(e feedEntity, written time.Time) bool {
+		return expired(ttlModelEntity{props: e.props, written: written})
+	}
+	// An expiry is the entity's ExpiresAt, or its Timestamp plus one of
+	// the defaults (whole seconds and a half).
+	checkExpiry := func(c Change, e feedEntity, written time.Time) {
+		if v, ok := e.props["ExpiresAt"].(time.Time); ok && v.Equal(c.Expiry) {
+			return
+		}
+		d := c.Expiry.Sub(written)
+		require.True(t, d > 0 && d%time.Second == 500*time.Millisecond, "change %d: expiry %v of an entity written at %v (%v)", c.Seq, c.Expiry, written, e.props)
+	}
+	var marks []ttlFeedMark
+	checkFeed := func(step int, final bool) {
+		want := tableState(t, tb)
+		got := replayTTLFeed(t, tb, ChangesQuery{}, feedState{}, nil, true, checkExpiry)
+		for k, e := range got.state {
+			if feedExpired(e, got.written[k]) {
+				require.False(t, final, "seed %d step %d: %q is past its expiry, unswept, with nothing left to sweep", seed, step, k)
+				delete(got.state, k)
+			}
+		}
+		requireSameState(t, want, got.state, "seed %d step %d: replay from the beginning", seed, step)
+		if final {
+			t.Logf("seed %d: expiries recorded by sweeps %d, by writes %d, by bulk commits %d", seed, got.expiries[CommitSweep], got.expiries[CommitSingle], got.expiries[CommitBulk])
+			require.NotZero(t, got.expiries[CommitSweep], "seed %d: no sweep recorded an expiry", seed)
+			require.NotZero(t, got.expiries[CommitSingle], "seed %d: no write over an expired entity", seed)
+		}
+		for _, m := range marks {
+			got := replayTTLFeed(t, tb, ChangesQuery{From: m.cursor}, m.state.clone(), maps.Clone(m.written), false, checkExpiry)
+			for k, e := range got.state {
+				if feedExpired(e, got.written[k]) {
+					delete(got.state, k)
+				}
+			}
+			requireSameState(t, want, got.state, "seed %d step %d: replay from %s", seed, step, m.cursor)
+		}
+		if rng.IntN(3) == 0 {
+			st, err := tb.ChangeFeed(ctx)
+			require.NoError(t, err)
+			m := ttlFeedMark{cursor: st.Latest, state: tableState(t, tb), written: map[string]time.Time{}}
+			for k := range m.state {
+				m.written[k] = got.written[k]
+			}
+			marks = append(marks, m)
+		}
 	}
 	liveModel := func() map[[2]string]ttlModelEntity {
 		out := map[[2]string]ttlModelEntity{}
@@ -381,6 +433,9 @@ func runTTLModel(t *testing.T, seed uint64) {
 			require.Equal(t, want, got, "seed %d step %d: %q", seed, step, q.Filter)
 		}
 		maxNow = later(maxNow, clk.now())
+		if step%100 == 99 {
+			checkFeed(step, false)
+		}
 	}
 	stop.Store(true)
 	wg.Wait()
@@ -391,12 +446,80 @@ func runTTLModel(t *testing.T, seed uint64) {
 			break
 		}
 	}
+	checkFeed(800, true)
 	n, err := tb.ExpiredCount(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n)
 	rep, err := db.Check(ctx)
 	require.NoError(t, err)
 	require.Empty(t, rep.Damaged)
+}
+
+// ttlFeedMark is a cursor of a feed and the table there, with each
+// entity's Timestamp.
+type ttlFeedMark struct {
+	cursor  Cursor
+	state   feedState
+	written map[string]time.Time
+	// expiries counts the ChangeExpire changes by commit kind.
+	expiries map[CommitKind]int
+}
+
+// replayTTLFeed replays q's changes onto s (written: the entities'
+// Timestamps), as a replicator would, and checks every ChangeExpire:
+// after its entity's last change, at or before its commit's Timestamp,
+// with the removed entity's ETag, and passes checkExpiry (when not nil)
+// the entity and its Timestamp; strict (a replay from the beginning)
+// also requires the entity present, since the feed records no removal
+// twice, and an insert only of an absent entity.
+func replayTTLFeed(t *testing.T, tb *Table, q ChangesQuery, s feedState, written map[string]time.Time, strict bool, checkExpiry func(Change, feedEntity, time.Time)) ttlFeedMark {
+	t.Helper()
+	if written == nil {
+		written = map[string]time.Time{}
+	}
+	var prev uint64
+	var commit uint64
+	expiries := map[CommitKind]int{}
+	for _, c := range readChanges(t, tb, q) {
+		require.Greater(t, c.Seq, prev, "changes out of order")
+		prev = c.Seq
+		if c.Index == 0 {
+			commit = c.Seq
+		}
+		require.Equal(t, commit, c.Commit, "change %d is out of its commit", c.Seq)
+		key := c.PartitionKey + "\x00" + c.RowKey
+		if c.Op != ChangeExpire {
+			require.True(t, c.Expiry.IsZero())
+			if _, ok := s[key]; ok && strict && c.Op == ChangeInsert {
+				t.Fatalf("change %d: an insert of %q, which the replay still has", c.Seq, key)
+			}
+			s.applyChange(t, c)
+			if c.Entity != nil {
+				written[key] = c.Timestamp
+			}
+			continue
+		}
+		require.Nil(t, c.Entity)
+		require.False(t, c.Expiry.After(c.Timestamp), "change %d: expiry %v after its removal %v", c.Seq, c.Expiry, c.Timestamp)
+		e, ok := s[key]
+		if strict {
+			require.True(t, ok, "change %d: an expiry of %q, absent", c.Seq, key)
+		}
+		if ok {
+			require.Equal(t, e.etag, c.ETag, "change %d: the expiry of %q names another version", c.Seq, key)
+			if checkExpiry != nil {
+				checkExpiry(c, e, written[key])
+			}
+			if c.Kind != CommitSweep {
+				// A write's commit: the write's own change follows.
+				require.Less(t, c.Index, c.Count-1, "change %d: a write's expiry ends its commit", c.Seq)
+			}
+		}
+		delete(s, key)
+		delete(written, key)
+		expiries[c.Kind]++
+	}
+	return ttlFeedMark{state: s, written: written, expiries: expiries}
 }
 
 func later(a, b time.Time) time.Time {

@@ -56,6 +56,14 @@ type config struct {
 	interleavedImport bool
 	// getDiag makes the run only diagnose the point-get tail.
 	getDiag bool
+	// ttlSweep makes the run only measure reads during a TTL sweep and
+	// the cost of TTL settings on reads; sweepRate is its
+	// Options.SweepRate (0: the library's default).
+	ttlSweep  bool
+	sweepRate int
+	// indexBuild makes the run only measure secondary indexes: a build
+	// beside a writer, equality queries, the cost on writes.
+	indexBuild bool
 	// settle compacts every main store after the bulk load.
 	settle bool
 	// cliBin is a prebuilt tablestore command for -cli-import and the
@@ -81,6 +89,9 @@ func parseFlags(args []string) (config, error) {
 	cliImport := fs.Bool("cli-import", false, "only compare `tablestore import` of the data set (-scale) with the library's batch-100 bulk load, unsynced and synced")
 	interleavedImport := fs.Bool("interleaved-import", false, "only compare the library's bulk writer and `tablestore import` on the data set (-scale) with its partitions interleaved, and import sorted, with the library's batch-100 load, unsynced and synced")
 	getDiag := fs.Bool("getdiag", false, "only diagnose the point-get tail: instrumented get rounds after the load, settled, compacted, with the GC off, and on each side's files (see getdiag.go)")
+	ttlSweep := fs.Bool("ttl-sweep", false, "only measure point gets on live entities while the sweeper removes -scale's count of expired ones, and the cost of TTL settings on gets and paging (writes ttlsweep.json)")
+	sweepRate := fs.Int("sweep-rate", 0, "Options.SweepRate of -ttl-sweep's store, expired entities per second (0: the library's default)")
+	indexBuild := fs.Bool("index-build", false, "only measure secondary indexes on -scale's entities: a build beside a writer, an indexed equality against a scan and a range, the cost of one and two indexes on writes (writes indexbuild.json)")
 	gets := fs.Int("gets", 0, "point gets per round (0: the scale's)")
 	cliBin := fs.String("tablestore-bin", "", "the tablestore command -cli-import and the import targets run (default: built from ../cmd/tablestore)")
 	settle := fs.Bool("settle", true, "compact every side's main store after the bulk load, so the reads see the same LSM shape on every side (false: read the stores as their loads left them)")
@@ -93,9 +104,13 @@ func parseFlags(args []string) (config, error) {
 	}
 	c := config{scale: sc, outDir: *out, dataDir: *data, keep: *keep, targets: *targets,
 		cacheSize: *cacheMiB << 20, blockSize: *blockKiB << 10, cpuProfile: *cpuProfile, rounds: *rounds,
-		jsonl: *jsonl, n: *n, cliImport: *cliImport, interleavedImport: *interleavedImport, getDiag: *getDiag, settle: *settle, cliBin: *cliBin}
+		jsonl: *jsonl, n: *n, cliImport: *cliImport, interleavedImport: *interleavedImport, getDiag: *getDiag, settle: *settle, cliBin: *cliBin,
+		ttlSweep: *ttlSweep, sweepRate: *sweepRate, indexBuild: *indexBuild}
 	if *gets > 0 {
 		c.scale.Gets = *gets
+	}
+	if c.sweepRate < 0 {
+		return config{}, fmt.Errorf("sweep rate must not be negative")
 	}
 	if c.rounds < 1 {
 		return config{}, fmt.Errorf("rounds must be at least 1")
@@ -216,6 +231,12 @@ func run(args []string) error {
 	}
 	if c.getDiag {
 		return runGetDiag(ctx, c, dataDir, args)
+	}
+	if c.ttlSweep {
+		return runTTLSweep(ctx, c, dataDir, args)
+	}
+	if c.indexBuild {
+		return runIndexBuild(ctx, c, dataDir, args)
 	}
 	res := &results{Scale: c.scale, Command: "go run . " + strings.Join(args, " "), Started: time.Now().UTC(),
 		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), CacheSize: c.cacheSize, BlockSize: c.blockSize, Rounds: c.rounds}

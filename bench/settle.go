@@ -39,7 +39,7 @@ func compactMain(e *env, side string) (time.Duration, error) {
 	case *sqliteStore:
 		_, err = p.w.ExecContext(e.ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
 	case *tablestoreStore, *typedStore:
-		err = compactTablestore(e, side, s, lo, hi)
+		err = compactTablestore(e, side, s)
 	default:
 		err = fmt.Errorf("cannot compact %T", s)
 	}
@@ -69,27 +69,33 @@ func compactWhole(ctx context.Context, db *pebble.DB, lo, hi []byte) error {
 	return nil
 }
 
-func compactTablestore(e *env, side string, s store, lo, hi []byte) error {
+func compactTablestore(e *env, side string, s store) error {
 	if err := s.close(); err != nil {
 		return err
 	}
 	delete(e.main, side)
 	dir := filepath.Join(e.dataDir, side+"-main", "tablestore")
-	o := rawPebbleOptions(e.settings(false))
+	if err := compactClosedStore(e.ctx, dir, e.settings(false)); err != nil {
+		return err
+	}
+	_, err := e.open(side, false)
+	return err
+}
+
+// compactClosedStore compacts the closed tablestore store in dir whole
+// with raw Pebble of the same version and options.
+func compactClosedStore(ctx context.Context, dir string, s storeSettings) error {
+	o := rawPebbleOptions(s)
 	db, err := pebble.Open(dir, o)
 	o.Cache.Unref()
 	if err != nil {
 		return err
 	}
-	if err := compactWhole(e.ctx, db, lo, hi); err != nil {
+	if err := compactWhole(ctx, db, []byte{0}, bytes.Repeat([]byte{0xff}, 9)); err != nil {
 		db.Close()
 		return err
 	}
-	if err := db.Close(); err != nil {
-		return err
-	}
-	_, err = e.open(side, false)
-	return err
+	return db.Close()
 }
 
 // settleStores records the LSM shape of every loaded main store, then,

@@ -84,6 +84,11 @@ const (
 	ChangeDeleteRange ChangeOp = 7
 	// ChangeDropTable ends the feed: the table was deleted.
 	ChangeDropTable ChangeOp = 8
+	// ChangeExpire removed an entity that had expired (see TTLTable):
+	// written by the sweeper's commit that removed it, or by the commit
+	// of a write that replaced it before the sweeper came, just before
+	// that write's own record.
+	ChangeExpire ChangeOp = 9
 )
 
 // CommitKind says what kind of commit wrote a record.
@@ -95,6 +100,7 @@ const (
 	CommitBulk                          // CommitBulk
 	CommitRangeDelete                   // DeleteRange
 	CommitDropTable                     // DeleteTable
+	CommitSweep                         // a removal of expired entities
 )
 
 // ChangeRecord is one record of a feed.
@@ -113,6 +119,10 @@ type ChangeRecord struct {
 	// Record is the new entity of a write with ImagesNew, as stored (its
 	// Timestamp set); nil otherwise.
 	Record Record
+	// Removed and Expiry, for ChangeExpire only, are the removed
+	// entity's Timestamp (its ETag derives from it) and the instant it
+	// expired at, in ticks; Expiry is at or before Timestamp.
+	Removed, Expiry int64
 }
 
 // ChangesRequest is one read of a feed.

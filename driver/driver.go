@@ -270,6 +270,13 @@ type PageResult struct {
 	// embedded engine's table ID in decimal); "" when the driver keeps
 	// none. The caller passes it back in QueryRequest.Table.
 	Table string
+	// Counted says the driver counted what the page read: Examined is
+	// the number of stored entities it looked at (matching or not,
+	// expired ones included) and IndexEntries the number of secondary
+	// index entries it read to find them. A driver that cannot tell (a
+	// remote service) leaves all three zero.
+	Counted                bool
+	Examined, IndexEntries int
 }
 
 // Row is one stored entity as a driver passes it to the caller.

@@ -91,6 +91,17 @@ type Indexer interface {
 	QueryIndexPage(ctx context.Context, q *IndexQueryRequest, emit func(Row) error) (IndexPageResult, error)
 }
 
+// IndexSizer is an Indexer that can estimate its indexes' sizes from its
+// store's metadata, as StatsReader estimates a table's, without reading
+// them. It is optional: sizes are reported as zero without it.
+type IndexSizer interface {
+	// IndexSizes estimates each of the table's indexes, by identity
+	// (IndexStatus.ID): Entities estimates its entries, Bytes the disk
+	// space they take. An index missing from the map has no estimate.
+	// Errors: TableNotFound.
+	IndexSizes(ctx context.Context) (map[string]TableStats, error)
+}
+
 // IndexQueryRequest is one planned page of a query through an index. The
 // caller reuses one for every page, changing only the resume point.
 type IndexQueryRequest struct {

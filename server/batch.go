@@ -403,17 +403,22 @@ func (q *request) batchFailure(index int, err error) {
 func (q *request) writeBatch(parts []string) {
 	bb := "batchresponse_" + newRequestID()
 	cb := "changesetresponse_" + newRequestID()
-	var b strings.Builder
-	b.WriteString("--" + bb + "\r\nContent-Type: multipart/mixed; boundary=" + cb + "\r\n\r\n")
+	head := "--" + bb + "\r\nContent-Type: multipart/mixed; boundary=" + cb + "\r\n\r\n"
+	partHead := "--" + cb + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+	tail := "--" + cb + "--\r\n--" + bb + "--\r\n"
+	n := len(head) + len(tail)
 	for _, p := range parts {
-		b.WriteString("--" + cb + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
-		b.WriteString(p)
-		b.WriteString("\r\n")
+		n += len(partHead) + len(p) + 2
 	}
-	b.WriteString("--" + cb + "--\r\n--" + bb + "--\r\n")
+	b := make([]byte, 0, n)
+	b = append(b, head...)
+	for _, p := range parts {
+		b = append(append(append(b, partHead...), p...), "\r\n"...)
+	}
+	b = append(b, tail...)
 	hd := q.w.Header()
 	hd.Set("Content-Type", "multipart/mixed; boundary="+bb)
-	hd.Set("Content-Length", itoa(b.Len()))
+	hd.Set("Content-Length", itoa(len(b)))
 	q.w.WriteHeader(http.StatusAccepted)
-	_, _ = q.w.Write([]byte(b.String()))
+	_, _ = q.w.Write(b)
 }

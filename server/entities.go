@@ -287,19 +287,18 @@ func (q *request) queryPage(l metaLevel, query tablestore.Query, empty bool) (bo
 			return append(b, "]}"...), nil, nil
 		}
 		for _, e := range page.Entities {
-			ej, err := q.entityJSON(e, l, sel)
-			if err != nil {
+			mark := len(b)
+			if emitted > 0 {
+				b = append(b, ',')
+			}
+			if b, err = q.appendEntityJSON(b, e, l, sel); err != nil {
 				return nil, nil, err
 			}
 			// The reservation covers the page's JSON and, about as large,
 			// the entities it is made from.
-			if emitted > 0 && (len(b)+len(ej) > pageBytes || !q.needMemory(2*int64(len(b)+len(ej)))) {
-				return append(b, "]}"...), &[2]string{e.PartitionKey, e.RowKey}, nil
+			if emitted > 0 && (len(b) > pageBytes || !q.needMemory(2*int64(len(b)))) {
+				return append(b[:mark], "]}"...), &[2]string{e.PartitionKey, e.RowKey}, nil
 			}
-			if emitted > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, ej...)
 			emitted++
 			remaining--
 		}

@@ -304,14 +304,26 @@ func resetPeakRSS(t testing.TB) {
 // handler: its time and allocations (bodyWorkFactor's source).
 //
 // Reproduce: go test ./server -run XXX -bench Batch4MiB -benchmem -benchtime 30x
-func BenchmarkBatch4MiB(b *testing.B) {
+func BenchmarkBatch4MiB(b *testing.B) { benchmarkBatch(b, DefaultMaxBodyBytes) }
+
+// BenchmarkBatch100 is one $batch of 100 inserts of about 300 bytes
+// each, a bulk load's request, through the handler: the server's cost
+// per loaded entity.
+//
+// Reproduce: go test ./server -run XXX -bench 'Batch100$' -benchmem
+func BenchmarkBatch100(b *testing.B) {
+	benchmarkBatch(b, 60_000)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*100), "ns/entity")
+}
+
+func benchmarkBatch(b *testing.B, size int) {
 	db, err := tablestore.OpenInMemory(&tablestore.Options{NoSync: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer db.Close()
 	h := newNetServer(b, db, &Options{Anonymous: true}).h
-	body := buildBatch(b, "p00", 100, DefaultMaxBodyBytes)
+	body := buildBatch(b, "p00", 100, size)
 	var offsets []int
 	for i := 0; ; {
 		j := bytes.Index(body[i:], []byte(`"PartitionKey":"p00"`))

@@ -40,7 +40,9 @@ func TLSConfig(certFile, keyFile string) (*tls.Config, error) {
 
 // NewHTTPSServer is NewHTTPServer over TLS with the certificate and key
 // in certFile and keyFile (PEM; see TLSConfig). Start it with
-// ListenAndServeTLS("", "") or ServeTLS(listener, "", ""); stop it with
+// Serve(NewTLSListener(listener, srv.TLSConfig)), which gives every
+// refusal Azure's error body, or ServeTLS(listener, "", ""), which leaves
+// net/http's plain text on requests beyond the wire limit; stop it with
 // Shutdown. Requests it serves reach the handler with r.TLS set, which
 // bearer tokens require and which makes the service root https.
 func NewHTTPSServer(addr string, h http.Handler, certFile, keyFile string) (*http.Server, error) {
@@ -48,8 +50,9 @@ func NewHTTPSServer(addr string, h http.Handler, certFile, keyFile string) (*htt
 	if err != nil {
 		return nil, err
 	}
-	srv := NewHTTPServer(addr, h)
+	srv := NewHTTPServer(addr, withTLSState(h))
 	srv.TLSConfig = cfg
+	srv.ConnContext = tlsConnContext
 	return srv, nil
 }
 

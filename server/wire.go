@@ -89,6 +89,11 @@ func parseFormat(s string) (metaLevel, bool) {
 // and odata.editLink for the entity's address in this request's table.
 // Selected properties the entity lacks come back as null, as in Azure.
 func (q *request) entityJSON(e *tablestore.Entity, l metaLevel, sel []string) ([]byte, error) {
+	return q.appendEntityJSON(nil, e, l, sel)
+}
+
+// appendEntityJSON is entityJSON appending to b.
+func (q *request) appendEntityJSON(b []byte, e *tablestore.Entity, l metaLevel, sel []string) ([]byte, error) {
 	o := tablestore.JSONOptions{Metadata: tablestore.MinimalMetadata, Select: sel}
 	switch l {
 	case metaNone:
@@ -98,7 +103,7 @@ func (q *request) entityJSON(e *tablestore.Entity, l metaLevel, sel []string) ([
 		o.Metadata = tablestore.FullMetadata
 		o.Type, o.ID, o.EditLink = q.h.account+"."+q.res.table, q.res.base+path, path
 	}
-	return tablestore.AppendEntityJSON(nil, e, &o)
+	return tablestore.AppendEntityJSON(b, e, &o)
 }
 
 // appendString appends s as a JSON string, with the library's writer.

@@ -141,7 +141,7 @@ func NewTLSServerWithOptions(t testing.TB, opts *server.Options) *Server {
 		t.Fatalf("tablestoretest: %v", err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- hs.ServeTLS(ln, "", "") }()
+	go func() { done <- hs.Serve(server.NewTLSListener(ln, hs.TLSConfig)) }()
 	s := &Server{db: db, url: "https://" + ln.Addr().String(), tls: files}
 	s.setAccount(opts)
 	t.Cleanup(func() {

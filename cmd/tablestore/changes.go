@@ -19,9 +19,16 @@ func changesCommand() *command {
 		help: `changes writes the table's change feed to standard output, one change per
 line as a JSON object, in commit order: its cursor, sequence number,
 operation (insert, updateMerge, updateReplace, upsertMerge, upsertReplace,
-delete, deleteRange, dropTable), keys (toRowKey ends a deleteRange's
-range), Timestamp, ETag, the commit it belongs to (commit, index, count,
-kind) and, when the feed keeps images, the new entity in Azure's JSON.
+delete, deleteRange, dropTable, expire), keys (toRowKey ends a
+deleteRange's range), Timestamp, ETag, the commit it belongs to (commit,
+index, count, kind: commit, bulk, rangeDelete, dropTable, sweep) and,
+when the feed keeps images, the new entity in Azure's JSON.
+
+An expire line is the removal of an entity that expired (a table with
+TTL settings): its timestamp is the removing commit's (the background
+sweeper's, kind sweep, or that of a write over the expired entity, just
+before the write's line), its etag the removed entity's, and expiry the
+instant the entity expired at.
 
 --from starts after a cursor: a change's "cursor", "beginning" (the
 default: the oldest change kept), "now", or an RFC 3339 time (the first
@@ -107,6 +114,7 @@ type changeLine struct {
 	ToRowKey     string          `json:"toRowKey,omitempty"`
 	Timestamp    string          `json:"timestamp"`
 	ETag         string          `json:"etag,omitempty"`
+	Expiry       string          `json:"expiry,omitempty"`
 	Commit       uint64          `json:"commit"`
 	Index        int             `json:"index"`
 	Count        int             `json:"count"`
@@ -119,6 +127,7 @@ var commitKinds = map[tablestore.CommitKind]string{
 	tablestore.CommitBulk:        "bulk",
 	tablestore.CommitRangeDelete: "rangeDelete",
 	tablestore.CommitDropTable:   "dropTable",
+	tablestore.CommitSweep:       "sweep",
 }
 
 // writeChanges writes q's changes as JSON lines; when following, each
@@ -144,6 +153,9 @@ func writeChanges(ctx context.Context, io *stdio, tb *tablestore.Table, q tables
 			PartitionKey: c.PartitionKey, RowKey: c.RowKey, ToRowKey: c.ToRowKey,
 			Timestamp: c.Timestamp.UTC().Format(time.RFC3339Nano), ETag: string(c.ETag),
 			Commit: c.Commit, Index: c.Index, Count: c.Count, Kind: commitKinds[c.Kind],
+		}
+		if c.Op == tablestore.ChangeExpire {
+			l.Expiry = c.Expiry.UTC().Format(time.RFC3339Nano)
 		}
 		if c.Entity != nil {
 			if l.Entity, err = c.Entity.MarshalJSON(); err != nil {

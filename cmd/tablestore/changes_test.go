@@ -84,6 +84,31 @@ func TestChangesCommand(t *testing.T) {
 	require.Equal(t, exitOK, <-done, errb.String())
 	require.Equal(t, all[2:], lines(out.String()))
 
+	// An entity that expired: the sweeper's removal is an expire line.
+	gone := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	var etag tablestore.ETag
+	write(func(tb *tablestore.Table) {
+		require.NoError(t, tb.SetTTL(context.Background(), tablestore.TTL{Property: "Until"}))
+		e := &tablestore.Entity{PartitionKey: "p", RowKey: "old", Properties: map[string]any{"Until": gone}}
+		require.NoError(t, tb.Insert(context.Background(), e))
+		etag = e.ETag
+		require.Eventually(t, func() bool {
+			n, err := tb.ExpiredCount(context.Background())
+			require.NoError(t, err)
+			return n == 0
+		}, 10*time.Second, 5*time.Millisecond)
+	})
+	exp := lines(ok(t, "changes", "--store", store, "--from", all[3].Cursor, "People").stdout)
+	require.Len(t, exp, 2)
+	require.Equal(t, "insert", exp[0].Op)
+	require.Equal(t, changeLine{Cursor: exp[1].Cursor, Seq: exp[1].Seq, Op: "expire", PartitionKey: "p", RowKey: "old",
+		Timestamp: exp[1].Timestamp, ETag: string(etag), Expiry: "2001-01-01T00:00:00Z", Commit: exp[1].Seq, Count: 1, Kind: "sweep"}, exp[1])
+	t0, err := time.Parse(time.RFC3339Nano, exp[0].Timestamp)
+	require.NoError(t, err)
+	t1, err := time.Parse(time.RFC3339Nano, exp[1].Timestamp)
+	require.NoError(t, err)
+	require.True(t, t1.After(t0), "the sweep's Timestamp is its commit's")
+
 	ok(t, "changes", "--store", store, "--disable", "People")
 	require.Equal(t, exitFail, cli(t, "changes", "--store", store, "People").code)
 }

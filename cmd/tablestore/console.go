@@ -33,7 +33,8 @@ func consoleCommand() *command {
 loopback only) and prints the URL to open: browse tables with their
 estimated sizes, run queries and see their plans, page through results,
 export them as JSON lines or CSV, view, edit, insert and delete entities,
-import files, and watch the store's health.
+import files, set a table's time to live and change feed, tail its
+changes live, and watch the store's health.
 
 The URL carries an access token: whoever has it controls the store, so
 share it only with people who may. Opening it starts a session (a cookie);
@@ -98,6 +99,7 @@ func startConsole(w io.Writer, prefix string, db *tablestore.DB, setup consoleSe
 	}
 	srv := &http.Server{Handler: c, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		MaxHeaderBytes: 64 << 10}
+	srv.RegisterOnShutdown(c.Shutdown) // live change streams end, so stopping need not wait for them
 	fmt.Fprintf(w, "%s: open %s\n", prefix, c.StartURL(ln.Addr().String()))
 	if ip, ok := ln.Addr().(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
 		fmt.Fprintf(w, "%s: warning: %s is reachable from other machines, and plain HTTP shows the token to the network\n",

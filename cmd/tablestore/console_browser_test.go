@@ -203,8 +203,10 @@ func restTraffic(t *testing.T, ctx context.Context, db *tablestore.DB) *server.M
 // user's session, while a REST server over the same store takes traffic
 // whose metrics the Health page charts: create a table, insert an entity of every EDM type,
 // query with a filter (seeing a syntax error at its position first) and
-// read the plan, page, edit with a stale ETag and see the conflict, import a
-// file with the progress bar, delete the entity and the table. It measures
+// read the plan and what each page examined, page, edit with a stale ETag
+// and see the conflict, import a file with the progress bar, turn the
+// change feed on and watch writes arrive in the live tail, set a time to
+// live, delete the entity and the table. It measures
 // each page's load time with Navigation Timing and writes screenshots of
 // the main pages.
 func TestConsoleInBrowser(t *testing.T) {
@@ -279,7 +281,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.path("/tables/People")
 	b.timing("table overview")
 	require.Contains(t, b.text("#indexes"), "No indexes")
-	require.Contains(t, b.text("#ttl"), "Not available in this build")
+	require.Contains(t, b.text("#ttl-state"), "Off: entities never expire")
+	require.Contains(t, b.text("#feed-state"), "Off: changes are not recorded")
 	ok, err := db.TableExists(bg, "People")
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -339,6 +342,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.open("/tables/People/query?"+url.Values{"filter": {"Name eq 'person 42'"}}.Encode(), "query (through an index)")
 	require.Equal(t, "ByName", b.text("#plan-index"))
 	require.Equal(t, "1", b.text("#returned"))
+	require.Equal(t, "1", b.text("#index-entries"), "one index entry read for the one match")
 
 	// Query: a syntax error is shown at its position as it is typed; the
 	// fixed filter runs and its plan is drawn.
@@ -362,15 +366,24 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Equal(t, "Age gt 30", b.text("#residual"))
 	first := b.text("#returned")
 	require.Equal(t, "20", first)
+	// What the page examined, against what it returned: partition a
+	// holds entities the residual filter drops.
+	examined1 := b.number("#examined")
+	require.Greater(t, examined1, 20, b.text("#scanned"))
+	require.Contains(t, b.text("#scanned"), fmt.Sprintf("examined %d, returned 20", examined1))
+	require.Equal(t, "20", b.value("#yield"))
 	b.screenshot("query")
 
-	// The next page continues the query.
+	// The next page continues the query, and the totals add up both.
 	b.do(chromedp.Click(chromedp.CSS("#next-page")))
 	b.waitFor(`location.search.includes("page=2") && document.readyState === "complete"`)
 	require.Contains(t, b.text("#page-info"), "Page 2")
 	rows := b.count("#grid tbody tr")
 	require.Greater(t, rows, 0)
 	require.Contains(t, b.text("#grid"), "person")
+	require.Equal(t, examined1+b.number("#examined"), b.number("#total-examined"))
+	require.Equal(t, 20+rows, b.number("#total-returned"))
+	b.screenshot("query-next")
 
 	// A page of 1000 rows, for its render time.
 	b.open("/tables/Orders/query?top=1000", "query (1000 rows)")
@@ -412,6 +425,66 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	require.Equal(t, 24000, n)
 
+	// The change feed: off, turned on from the Changes page once
+	// confirmed, then tailed live while the store takes writes.
+	b.open("/tables/People/changes", "changes (feed off)")
+	require.Contains(t, b.text("#changes-off"), "is off")
+	b.setSelect("#feed-images", "new")
+	b.do(chromedp.Click(chromedp.CSS("#feed-save")))
+	time.Sleep(300 * time.Millisecond) // time for a navigation, had the form been sent
+	require.Equal(t, "/tables/People/changes", b.pathname(), "the unconfirmed form is not sent")
+	b.do(chromedp.Click(chromedp.CSS("#feed-confirm")), chromedp.Click(chromedp.CSS("#feed-save")))
+	b.waitFor(`document.querySelector("#changes-notice") !== null`)
+	b.timing("changes (live)")
+	st, err := people.ChangeFeed(bg)
+	require.NoError(t, err)
+	require.True(t, st.Enabled)
+	require.Equal(t, tablestore.ImagesNew, st.Options.Images)
+	b.waitFor(`document.querySelector("#tail-state").textContent.startsWith("Live")`)
+	require.NoError(t, people.Insert(bg, &tablestore.Entity{PartitionKey: "c", RowKey: "live-1",
+		Properties: map[string]any{"Name": "Grace Hopper", "Age": int32(85)}}))
+	b.waitFor(`document.querySelectorAll("#changes tbody tr").length === 1`)
+	row := b.text("#changes tbody tr")
+	require.Contains(t, row, "insert")
+	require.Contains(t, row, "live-1")
+	require.Contains(t, row, "Name=Grace Hopper")
+	live, err := people.Get(bg, "c", "live-1", nil)
+	require.NoError(t, err)
+	require.Contains(t, row, string(live.ETag))
+	require.Contains(t, row, live.Timestamp.UTC().Format("2006-01-02T15:04:05.0000000Z"))
+	require.NoError(t, people.Update(bg, &tablestore.Entity{PartitionKey: "c", RowKey: "live-1",
+		Properties: map[string]any{"Age": int32(86)}}, tablestore.Merge, tablestore.ETagAny))
+	require.NoError(t, people.NewBatch().
+		Insert(&tablestore.Entity{PartitionKey: "d", RowKey: "t1", Properties: map[string]any{"Name": "in a transaction"}}).
+		Insert(&tablestore.Entity{PartitionKey: "d", RowKey: "t2", Properties: map[string]any{"Name": "in a transaction"}}).
+		Upsert(&tablestore.Entity{PartitionKey: "d", RowKey: "t3", Properties: map[string]any{"Name": "in a transaction"}}, tablestore.Replace).
+		Submit(bg))
+	require.NoError(t, people.Delete(bg, "c", "live-1", tablestore.ETagAny))
+	b.waitFor(`document.querySelectorAll("#changes tbody tr").length === 6`)
+	require.Contains(t, b.text("#changes tbody tr"), "delete", "newest first")
+	require.Contains(t, b.text("#changes"), "(3/3)", "the transaction's third action")
+	lastCursor := b.text("#tail-cursor")
+	b.screenshot("changes")
+	// From the beginning: the same six changes, oldest last.
+	b.do(chromedp.Click(chromedp.CSS("#from-beginning")), chromedp.Click(chromedp.CSS("#changes-start")))
+	b.waitFor(`location.search.includes("from=beginning") && document.querySelectorAll("#changes tbody tr").length === 6`)
+	b.timing("changes (from the beginning)")
+	require.Equal(t, lastCursor, b.text("#tail-cursor"))
+	require.Contains(t, b.text("#changes tbody tr:last-child"), "live-1")
+
+	// Time to live, set from the table's page once confirmed.
+	b.open("/tables/People", "table overview (settings)")
+	b.do(chromedp.SendKeys(chromedp.CSS("#ttl-default"), "30d"), chromedp.SendKeys(chromedp.CSS("#ttl-property"), "ExpiresAt"),
+		chromedp.Click(chromedp.CSS("#ttl-confirm")), chromedp.Click(chromedp.CSS("#ttl-save")))
+	b.waitFor(`document.querySelector("#settings-notice") !== null`)
+	b.timing("table overview (TTL set)")
+	ttl, err := people.TTL(bg)
+	require.NoError(t, err)
+	require.Equal(t, tablestore.TTL{Default: 30 * 24 * time.Hour, Property: "ExpiresAt"}, ttl)
+	require.Contains(t, b.text("#ttl-state"), "30d after their last write")
+	require.Contains(t, b.text("#ttl-expired"), "0 expired")
+	require.Contains(t, b.text("#feed-state"), "with each written entity")
+
 	// Health, with live charts of the server's metrics.
 	health.waitFor(`document.querySelectorAll("#chart-rps polyline").length > 0 && document.querySelector("#chart-rps polyline").getAttribute("points").split(" ").length >= 6`)
 	require.Contains(t, health.text("#metrics-status"), "requests/s")
@@ -447,6 +520,25 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	t.Logf("page load times (Navigation Timing, headless Chromium, local store; bound %s, goal 200 ms):%s", renderBound, report.String())
 	t.Logf("screenshots in %s", shots)
+}
+
+// number returns an element's text as a whole number, without
+// thousands separators.
+func (b *browser) number(sel string) int {
+	b.t.Helper()
+	text := strings.ReplaceAll(b.text(sel), ",", "")
+	var n int
+	_, err := fmt.Sscanf(text, "%d", &n)
+	require.NoError(b.t, err, "%s: %q", sel, text)
+	return n
+}
+
+// pathname returns the page's path.
+func (b *browser) pathname() string {
+	b.t.Helper()
+	v, err := runIn(b, chromedp.Evaluate[string](`location.pathname`))
+	require.NoError(b.t, err)
+	return v
 }
 
 // count returns how many elements match a CSS selector.

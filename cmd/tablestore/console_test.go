@@ -66,6 +66,50 @@ func (c *consoleClient) do(method, path, contentType string, body io.Reader) (in
 	return resp.StatusCode, string(b), resp.Header.Get("Location")
 }
 
+// stream opens a change stream of the console and returns its events
+// ("event data" per event) as they arrive; the stream is closed at the
+// end of the test.
+func (c *consoleClient) stream(path string) <-chan string {
+	c.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	c.t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, "GET", c.base+path, nil)
+	require.NoError(c.t, err)
+	client := *c.client
+	client.Timeout = 0
+	resp, err := client.Do(req)
+	require.NoError(c.t, err)
+	require.Equal(c.t, http.StatusOK, resp.StatusCode)
+	events := make(chan string, 100)
+	go func() {
+		defer resp.Body.Close()
+		defer close(events)
+		sc := bufio.NewScanner(resp.Body)
+		var event string
+		for sc.Scan() {
+			line := sc.Text()
+			if e, ok := strings.CutPrefix(line, "event: "); ok {
+				event = e
+			} else if d, ok := strings.CutPrefix(line, "data: "); ok {
+				events <- event + " " + d
+			}
+		}
+	}()
+	return events
+}
+
+// nextEvent returns the next event of a stream, or "" when it ended.
+func nextEvent(t *testing.T, events <-chan string) string {
+	t.Helper()
+	select {
+	case ev := <-events:
+		return ev
+	case <-time.After(20 * time.Second):
+		t.Fatal("no event within 20 s")
+		return ""
+	}
+}
+
 // waitLine reads lines until one matches re and returns its first group.
 func waitLine(t *testing.T, lines <-chan string, re string) string {
 	t.Helper()
@@ -129,9 +173,19 @@ func TestConsoleCommand(t *testing.T) {
 	status, _, _ = c.do("POST", "/tables", "application/x-www-form-urlencoded", strings.NewReader("name=Orders"))
 	require.Equal(t, http.StatusSeeOther, status)
 
+	// A live change stream does not hold up stopping.
+	status, _, _ = c.do("POST", "/tables/Orders/changefeed", "application/x-www-form-urlencoded",
+		strings.NewReader("retention=1h&confirm=1"))
+	require.Equal(t, http.StatusSeeOther, status)
+	events := c.stream("/tables/Orders/changes/stream?from=now")
+	require.True(t, strings.HasPrefix(nextEvent(t, events), "ready "))
+
+	stopAt := time.Now()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	waitLine(t, lines, `^(console: stopping)$`)
 	require.NoError(t, cmd.Wait())
+	require.Less(t, time.Since(stopAt), 4*time.Second, "the stream ended at once, not at its lifetime's end")
+	require.Equal(t, "", nextEvent(t, events), "the stream ended")
 	db, err := tablestore.Open(store, nil)
 	require.NoError(t, err, "the store was closed cleanly")
 	defer db.Close()
@@ -216,7 +270,21 @@ func TestServeConsole(t *testing.T) {
 	require.True(t, m.Available)
 	require.GreaterOrEqual(t, m.Requests, 1.0)
 
-	// alpha's store does not hold beta's table.
+	// beta tails its table's change feed: a write made through the
+	// console arrives.
+	status, _, _ = c.do("POST", "/tables/BetaOnly/changefeed", "application/x-www-form-urlencoded",
+		strings.NewReader("retention=1h&images=new&confirm=1"))
+	require.Equal(t, http.StatusSeeOther, status)
+	events := c.stream("/tables/BetaOnly/changes/stream?from=now")
+	require.True(t, strings.HasPrefix(nextEvent(t, events), "ready "))
+	status, _, _ = c.do("POST", "/tables/BetaOnly/entity", "application/x-www-form-urlencoded",
+		strings.NewReader(url.Values{"op": {"insert"}, "pk": {"p"}, "rk": {"from-beta"}}.Encode()))
+	require.Equal(t, http.StatusSeeOther, status)
+	ev := nextEvent(t, events)
+	require.True(t, strings.HasPrefix(ev, "change "), ev)
+	require.Contains(t, ev, `"rk":"from-beta"`)
+
+	// alpha's store does not hold beta's table, nor its feed.
 	a := newConsoleClient(t, base)
 	a.do("GET", start, "", nil)
 	a.do("GET", "/signin", "", nil)
@@ -226,6 +294,9 @@ func TestServeConsole(t *testing.T) {
 	status, body, _ = a.do("GET", "/tables", "", nil)
 	require.Equal(t, http.StatusOK, status)
 	require.NotContains(t, body, "BetaOnly")
+	ev = nextEvent(t, a.stream("/tables/BetaOnly/changes/stream?from=beginning"))
+	require.True(t, strings.HasPrefix(ev, "failure "), ev)
+	require.Contains(t, ev, `"code":"TableNotFound"`)
 	status, body, _ = c.do("GET", "/tables", "", nil)
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, "BetaOnly")

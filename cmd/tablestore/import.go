@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/tablestore/tablestore"
@@ -173,8 +174,18 @@ type stopError struct {
 
 func (e *stopError) Error() string { return e.rec.where() + ": " + errorText(e.err) }
 
+// importGCPercent is the garbage collector's target percentage during an
+// import.
+const importGCPercent = 400
+
 func (im *importer) run(ctx context.Context, storeArg string, opts *tablestore.Options) (err error) {
 	im.state = resumeState{Table: im.table, Format: im.format, Mode: im.mode, SkipFile: im.skipPath}
+	// Parsing makes short-lived garbage at a high rate, in a bounded
+	// pipeline: collecting it a fourth as often saves about a fifth of the
+	// CPU for some 50 MB. GOGC, when set, wins.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(importGCPercent))
+	}
 	db, err := openOrCreateStore(storeArg, opts, im.io.stderr, "import")
 	if err != nil {
 		return err

@@ -54,7 +54,7 @@ type command struct {
 func commands() []*command {
 	return []*command{
 		tablesCommand(), getCommand(), putCommand(), deleteCommand(),
-		queryCommand(), explainCommand(), importCommand(), exportCommand(),
+		queryCommand(), explainCommand(), indexCommand(), importCommand(), exportCommand(),
 		copyCommand(), backupCommand(), statsCommand(), changesCommand(), replicateCommand(), checkCommand(), serveCommand(), healthcheckCommand(),
 		consoleCommand(), ttlCommand(),
 	}

@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// progressEvery is how often the live progress line is redrawn.
-const progressEvery = 250 * time.Millisecond
+// progressEvery is how often the live progress line is redrawn (a
+// variable for tests).
+var progressEvery = 250 * time.Millisecond
 
 // progress counts the entities and bytes a long operation has handled. On
 // a terminal it redraws one live line on standard error: counts, rate and,
@@ -23,10 +24,10 @@ type progress struct {
 	label string
 	// totalBytes and totalEntities are 0 when unknown; the ETA comes from
 	// bytes when known, else from entities.
-	totalBytes, totalEntities int64
-	start                     time.Time
+	totalBytes int64
+	start      time.Time
 
-	entities, bytes atomic.Int64
+	entities, bytes, totalEntities atomic.Int64
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -36,8 +37,9 @@ type progress struct {
 // startProgress starts reporting; call finish exactly once.
 func startProgress(io *stdio, label string, totalEntities, totalBytes int64) *progress {
 	p := &progress{w: io.stderr, live: io.errTerminal, width: io.errWidth, label: label,
-		totalBytes: totalBytes, totalEntities: totalEntities, start: time.Now(),
+		totalBytes: totalBytes, start: time.Now(),
 		stop: make(chan struct{}), done: make(chan struct{})}
+	p.totalEntities.Store(totalEntities)
 	if p.width <= 0 {
 		p.width = 80
 	}
@@ -72,14 +74,22 @@ func (p *progress) add(entities, bytes int64) {
 	p.bytes.Add(bytes)
 }
 
+// set replaces the count of entities handled and their expected total,
+// for an operation that reports its own progress (total 0: unknown).
+func (p *progress) set(entities, total int64) {
+	p.entities.Store(entities)
+	p.totalEntities.Store(total)
+}
+
 // line is the live progress text.
 func (p *progress) line() string {
 	el := time.Since(p.start)
 	n, b := p.entities.Load(), p.bytes.Load()
+	totalEntities := p.totalEntities.Load()
 	var s strings.Builder
 	fmt.Fprintf(&s, "%s: %s entities", p.label, count(n))
-	if p.totalEntities > 0 {
-		fmt.Fprintf(&s, " of %s", count(p.totalEntities))
+	if totalEntities > 0 {
+		fmt.Fprintf(&s, " of %s", count(totalEntities))
 	}
 	if b > 0 || p.totalBytes > 0 {
 		fmt.Fprintf(&s, ", %s", size(b))
@@ -92,8 +102,8 @@ func (p *progress) line() string {
 	switch {
 	case p.totalBytes > 0:
 		frac = float64(b) / float64(p.totalBytes)
-	case p.totalEntities > 0:
-		frac = float64(n) / float64(p.totalEntities)
+	case totalEntities > 0:
+		frac = float64(n) / float64(totalEntities)
 	}
 	if frac > 0 && frac <= 1 {
 		left := time.Duration(float64(el) * (1 - frac) / frac)
@@ -107,6 +117,13 @@ func (p *progress) finish(summary string) {
 	p.stopOnce.Do(func() { close(p.stop) })
 	<-p.done
 	fmt.Fprintln(p.w, summary)
+}
+
+// abort stops the live line and prints nothing, for an operation whose
+// error is reported instead of a summary. Call it or finish, once.
+func (p *progress) abort() {
+	p.stopOnce.Do(func() { close(p.stop) })
+	<-p.done
 }
 
 // elapsed is the time since the start.

@@ -26,13 +26,19 @@ func queryCommand() *command {
 		args:    "TABLE",
 		summary: "query a table with an OData $filter",
 		help: `query prints the entities matching --filter (Azure's OData $filter; all
-entities without it), in (PartitionKey, RowKey) order. It prints at most
+entities without it), in (PartitionKey, RowKey) order, or with --index in
+that secondary index's order (its values, then the keys). It prints at most
 --top entities (default 1000) and, when more match, the --continuation to
 pass for the next ones on standard error; --all prints every match.
 
 On a terminal the result is an aligned table (long values shortened);
 otherwise, or with --json, one entity per line in Azure's JSON wire format
-with its odata.etag and Timestamp.`,
+with its odata.etag and Timestamp.
+
+--stats prints, on standard error after the results, what the query read:
+pages, entities examined (matching or not), secondary index entries read,
+entities returned, and its plan's kind and the index it reads, if any
+(see explain).`,
 		example: `tablestore query --store data People --filter "PartitionKey eq 'Sales' and Age ge 40" --select Name,Age
 tablestore query --store data People --all --json > people.jsonl`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
@@ -44,6 +50,8 @@ tablestore query --store data People --all --json > people.jsonl`,
 			all := fs.Bool("all", false, "print every matching entity (overrides --top)")
 			asJSON := fs.Bool("json", false, "JSON lines even on a terminal")
 			cont := fs.String("continuation", "", "resume after a previous query's last entity")
+			index := fs.String("index", "", "read through this secondary index, in its order (values, then keys)")
+			stats := fs.Bool("stats", false, "print what the query read on standard error: pages, entities examined, index entries, plan")
 			return func(ctx context.Context, args []string) (err error) {
 				if err := wantArgs(args, 1, 1, "TABLE"); err != nil {
 					return err
@@ -61,8 +69,12 @@ tablestore query --store data People --all --json > people.jsonl`,
 				if io.outTerminal && !*asJSON {
 					w = &tableWriter{w: out, maxCell: 40}
 				}
-				q := tablestore.Query{Filter: *filter, Select: sel, Continuation: *cont}
-				next, err := queryEntities(ctx, db.Table(args[0]), q, *top, *all, w)
+				q := tablestore.Query{Filter: *filter, Select: sel, Continuation: *cont, Index: *index}
+				var st *queryStats
+				if *stats {
+					st = &queryStats{}
+				}
+				next, err := queryEntities(ctx, db.Table(args[0]), q, *top, *all, w, st)
 				if ferr := w.flush(); err == nil {
 					err = ferr
 				}
@@ -72,15 +84,72 @@ tablestore query --store data People --all --json > people.jsonl`,
 				if err == nil && next != "" {
 					fmt.Fprintf(io.stderr, "more entities match: add --continuation %s (or --all)\n", next)
 				}
+				if err == nil && st != nil {
+					err = st.print(ctx, io.stderr, db.Table(args[0]), q)
+				}
 				return err
 			}
 		},
 	}
 }
 
+// queryStats adds up what a query's pages read.
+type queryStats struct {
+	pages, returned int64
+	// examined and indexEntries are -1 when the store cannot tell.
+	examined, indexEntries int64
+}
+
+// add counts one page.
+func (s *queryStats) add(p *tablestore.Page) {
+	s.examined = addCost(s.examined, p.Examined)
+	s.indexEntries = addCost(s.indexEntries, p.IndexEntries)
+	s.pages++
+	s.returned += int64(len(p.Entities))
+}
+
+// addCost adds a page's figure to a total; -1 (unknown) is sticky.
+func addCost(total int64, n int) int64 {
+	if total < 0 || n < 0 {
+		return -1
+	}
+	return total + int64(n)
+}
+
+// print writes the figures and q's plan on w, q being the query as given
+// (before any page's continuation).
+func (s *queryStats) print(ctx context.Context, w io.Writer, t *tablestore.Table, q tablestore.Query) error {
+	// n of one or many things, "unknown" for -1.
+	of := func(n int64, one, many string) string {
+		switch n {
+		case -1:
+			return "unknown " + many
+		case 1:
+			return "1 " + one
+		}
+		return count(n) + " " + many
+	}
+	fmt.Fprintf(w, "stats: %s, %s examined, %s read, %s returned\n", of(s.pages, "page", "pages"),
+		of(s.examined, "entity", "entities"), of(s.indexEntries, "index entry", "index entries"), count(s.returned))
+	p, err := t.Plan(ctx, q)
+	if err != nil {
+		return err
+	}
+	// The kind is the plan without indexes; the text's first line names
+	// the index, its properties and, for Query.Index, its order.
+	line := fmt.Sprintf("plan: %s", p.Kind)
+	if p.Index != "" {
+		first, _, _ := strings.Cut(p.String(), "\n")
+		line += " through " + strings.TrimPrefix(first, "plan: ")
+	}
+	_, err = fmt.Fprintln(w, line)
+	return err
+}
+
 // queryEntities writes up to limit entities matching q (all of them if
-// all) and returns the continuation of the rest.
-func queryEntities(ctx context.Context, t *tablestore.Table, q tablestore.Query, limit int, all bool, w entityWriter) (string, error) {
+// all) and returns the continuation of the rest; st, when not nil,
+// counts what the pages read.
+func queryEntities(ctx context.Context, t *tablestore.Table, q tablestore.Query, limit int, all bool, w entityWriter, st *queryStats) (string, error) {
 	left := limit
 	for {
 		q.Top = maxPage
@@ -90,6 +159,9 @@ func queryEntities(ctx context.Context, t *tablestore.Table, q tablestore.Query,
 		page, err := t.QueryPage(ctx, q)
 		if err != nil {
 			return "", err
+		}
+		if st != nil {
+			st.add(page)
 		}
 		for _, e := range page.Entities {
 			if err := w.write(e); err != nil {
@@ -246,29 +318,6 @@ func formatTime(t time.Time) string {
 	return edm.FormatDateTimeJSON(t)
 }
 
-// edmType is the EDM type name of a property value.
-func edmType(v any) string {
-	switch v.(type) {
-	case string:
-		return "Edm.String"
-	case int32:
-		return "Edm.Int32"
-	case int64:
-		return "Edm.Int64"
-	case float64:
-		return "Edm.Double"
-	case bool:
-		return "Edm.Boolean"
-	case time.Time:
-		return "Edm.DateTime"
-	case tablestore.GUID:
-		return "Edm.Guid"
-	case []byte:
-		return "Edm.Binary"
-	}
-	return ""
-}
-
 func explainCommand() *command {
 	return &command{
 		name:    "explain",
@@ -284,6 +333,7 @@ Table.Explain describes it.`,
 			filter := fs.String("filter", "", "OData $filter expression")
 			var sel stringList
 			fs.Var(&sel, "select", "properties to return")
+			index := fs.String("index", "", "the plan of a read through this secondary index, in its order")
 			return func(ctx context.Context, args []string) (err error) {
 				if err := wantArgs(args, 1, 1, "TABLE"); err != nil {
 					return err
@@ -293,7 +343,7 @@ Table.Explain describes it.`,
 					return err
 				}
 				defer closeStore(db, &err)
-				s, err := db.Table(args[0]).Explain(tablestore.Query{Filter: *filter, Select: sel})
+				s, err := db.Table(args[0]).Explain(tablestore.Query{Filter: *filter, Select: sel, Index: *index})
 				if err != nil {
 					return err
 				}

@@ -31,9 +31,12 @@ the table, then applies the feed from the position the copy started at,
 following new commits until interrupted (--once: until it has caught up).
 
 Each change is applied as an idempotent write: the new entity replaces, a
-delete ignores absence, a range deletion queries the range at the target
-and deletes what it finds (not atomic there); the upserts of one source
-commit to one partition go in entity group transactions. The position
+delete ignores absence, and so does an expiry (the source's removal of an
+entity that expired under its TTL settings, which are not copied: the
+entity leaves the target when its removal reaches the feed), a range
+deletion queries the range at the target and deletes what it finds (not
+atomic there); the upserts of one source commit to one partition go in
+entity group transactions. The position
 reached is saved in --state (default: STORE.replicate.json beside the
 store) after the changes it covers are applied, so a replicator killed
 and started again resumes there, repeating a few changes to no effect and

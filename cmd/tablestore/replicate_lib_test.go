@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -224,6 +225,85 @@ func TestReplicateCommand(t *testing.T) {
 	r = ok(t, "replicate", "--store", store, "--to", conn, "--once", "Orders", "Users")
 	require.NotContains(t, r.stderr, "copied")
 	same()
+
+	// An entity that expires at the source leaves the target once the
+	// sweeper has removed it.
+	until := time.Now().Add(500 * time.Millisecond)
+	db, err := ts.Open(store, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Table("Orders").SetTTL(context.Background(), ts.TTL{Property: "Until"}))
+	require.NoError(t, db.Table("Orders").Insert(context.Background(), &ts.Entity{PartitionKey: "x", RowKey: "brief", Properties: map[string]any{"Until": until}}))
+	require.NoError(t, db.Close())
+	ok(t, "replicate", "--store", store, "--to", conn, "--once", "Orders")
+	require.Contains(t, ok(t, "export", "--store", conn, "Orders").stdout, "brief")
+	time.Sleep(time.Until(until))
+	db, err = ts.Open(store, nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		n, err := db.Table("Orders").ExpiredCount(context.Background())
+		require.NoError(t, err)
+		return n == 0
+	}, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, db.Close())
+	ok(t, "replicate", "--store", store, "--to", conn, "--once", "Orders")
+	require.NotContains(t, ok(t, "export", "--store", conn, "Orders").stdout, "brief")
+	same()
+}
+
+// TestReplicateExpiry replicates a table with TTL settings: an entity
+// removed by the source's sweeper, and one a write replaced after it
+// expired, leave the target as they leave the source; applying the feed
+// again from an earlier position changes nothing.
+func TestReplicateExpiry(t *testing.T) {
+	ctx := context.Background()
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	src, err := ts.OpenInMemory(&ts.Options{NoSync: true, Clock: func() time.Time { return time.Unix(0, clock.Load()) }})
+	require.NoError(t, err)
+	defer src.Close()
+	dst, err := ts.OpenInMemory(nil)
+	require.NoError(t, err)
+	defer dst.Close()
+	tb, err := src.CreateTable(ctx, "Sessions")
+	require.NoError(t, err)
+	require.NoError(t, tb.SetTTL(ctx, ts.TTL{Default: time.Hour}))
+	for _, rk := range []string{"a", "b", "c", "keep"} {
+		require.NoError(t, tb.Insert(ctx, &ts.Entity{PartitionKey: "p", RowKey: rk, Properties: map[string]any{"V": rk}}))
+	}
+	pos := &savedPositions{m: map[string]ts.Cursor{}}
+	opts := ts.ReplicateOptions{Tables: []string{"Sessions"}, Positions: pos}
+	require.NoError(t, ts.Replicate(ctx, src, dst, opts))
+	require.Len(t, contents(t, dst.Table("Sessions")), 4)
+	before, _, _ := pos.Load("Sessions")
+
+	// Everything but "keep" (written again) expires; "a" is written over
+	// before the sweeper comes, the sweeper removes "b" and "c".
+	clock.Add(int64(30 * time.Minute))
+	require.NoError(t, tb.Upsert(ctx, &ts.Entity{PartitionKey: "p", RowKey: "keep", Properties: map[string]any{"V": "kept"}}, ts.Replace))
+	clock.Add(int64(40 * time.Minute))
+	require.NoError(t, tb.Insert(ctx, &ts.Entity{PartitionKey: "p", RowKey: "a", Properties: map[string]any{"V": "again"}}))
+	require.Eventually(t, func() bool {
+		n, err := tb.ExpiredCount(ctx)
+		require.NoError(t, err)
+		return n == 0
+	}, 10*time.Second, 5*time.Millisecond, "the sweeper removes b and c")
+	var ops []string
+	for c, err := range tb.Changes(ctx, ts.ChangesQuery{From: before}) {
+		require.NoError(t, err)
+		ops = append(ops, ts.ChangeOpName(c.Op)+" "+c.RowKey)
+	}
+	require.ElementsMatch(t, []string{"upsertReplace keep", "expire a", "insert a", "expire b", "expire c"}, ops)
+	require.Equal(t, []string{"upsertReplace keep", "expire a", "insert a"}, ops[:3])
+
+	require.NoError(t, ts.Replicate(ctx, src, dst, opts))
+	want := map[string]map[string]any{"p/a": {"V": "again"}, "p/keep": {"V": "kept"}}
+	require.Equal(t, want, contents(t, src.Table("Sessions")))
+	require.Equal(t, want, contents(t, dst.Table("Sessions")))
+	// Again from the earlier position: the expiries of entities already
+	// gone, and the writes, apply to no effect.
+	require.NoError(t, pos.Save("Sessions", before))
+	require.NoError(t, ts.Replicate(ctx, src, dst, opts))
+	require.Equal(t, want, contents(t, dst.Table("Sessions")))
 }
 
 // TestReplicateCaughtUp: a following replicator whose feed goes quiet

@@ -350,7 +350,13 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	if err != nil {
 		return err
 	}
-	ln = server.NewListener(ln) // Azure's error body for net/http's own refusals
+	// Azure's error body for net/http's own refusals, inside TLS when
+	// there is TLS.
+	if tlsConf != nil {
+		ln = server.NewTLSListener(ln, srv.TLSConfig)
+	} else {
+		ln = server.NewListener(ln)
+	}
 	for _, line := range exposureWarnings(ln.Addr(), *f.anonymous, tlsConf != nil) {
 		fmt.Fprintf(io.stderr, "serve: WARNING: %s\n", line)
 	}
@@ -762,11 +768,7 @@ func serve(ctx context.Context, w io.Writer, srv *http.Server, ln net.Listener, 
 	}
 	errc := make(chan error, 1)
 	go func() {
-		if info.tls {
-			errc <- srv.ServeTLS(ln, "", "")
-		} else {
-			errc <- srv.Serve(ln)
-		}
+		errc <- srv.Serve(ln)
 	}()
 	select {
 	case err := <-errc:

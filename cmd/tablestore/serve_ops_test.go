@@ -109,6 +109,7 @@ func TestServeTLS(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.Equal(t, "InvalidInput", resp.Header.Get("x-ms-error-code"))
 }
 
 func TestServeTLSUsage(t *testing.T) {

@@ -24,8 +24,10 @@ quick whatever the table's size. Estimates are marked with "~": entities
 overwritten or deleted but not yet compacted away may be counted, a small
 table sharing data files with others is estimated to a few kilobytes'
 worth of entities, and the newest writes, still in memory, are not counted
-(the output says so when there are any). --exact also counts each table's
-entities by reading it.`,
+(the output says so when there are any). Under each table, one line per
+secondary index estimates its entries and bytes the same way (the table's
+line does not include them). --exact also counts each table's entities by
+reading it.`,
 		example: `tablestore stats --store data
 tablestore stats --store data People --exact`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
@@ -47,12 +49,18 @@ tablestore stats --store data People --exact`,
 						tables = append(tables, name)
 					}
 				}
+				type indexSize struct {
+					Name             string `json:"name"`
+					EstimatedEntries int64  `json:"estimatedEntries"`
+					EstimatedBytes   int64  `json:"estimatedBytes"`
+				}
 				type row struct {
-					Table             string `json:"table"`
-					EstimatedEntities int64  `json:"estimatedEntities"`
-					EstimatedBytes    int64  `json:"estimatedBytes"`
-					Entities          *int64 `json:"entities,omitempty"`      // exact, with --exact
-					AwaitingSweep     *int64 `json:"awaitingSweep,omitempty"` // expired, not yet removed (TTL tables)
+					Table             string      `json:"table"`
+					EstimatedEntities int64       `json:"estimatedEntities"`
+					EstimatedBytes    int64       `json:"estimatedBytes"`
+					Entities          *int64      `json:"entities,omitempty"`      // exact, with --exact
+					AwaitingSweep     *int64      `json:"awaitingSweep,omitempty"` // expired, not yet removed (TTL tables)
+					Indexes           []indexSize `json:"indexes,omitempty"`
 				}
 				var rows []row
 				unflushed := false
@@ -65,6 +73,13 @@ tablestore stats --store data People --exact`,
 					r := row{Table: name, EstimatedEntities: st.Entities, EstimatedBytes: st.Bytes}
 					if r.AwaitingSweep, err = awaitingSweep(ctx, db.Table(name)); err != nil {
 						return err
+					}
+					infos, err := db.Table(name).Indexes(ctx)
+					if err != nil {
+						return err
+					}
+					for _, in := range infos {
+						r.Indexes = append(r.Indexes, indexSize{Name: in.Name, EstimatedEntries: in.Entries, EstimatedBytes: in.Bytes})
 					}
 					if *exact {
 						n, err := countEntities(ctx, db.Table(name))
@@ -98,11 +113,12 @@ tablestore stats --store data People --exact`,
 						if r.Entities != nil {
 							c = append(c, count(*r.Entities))
 						}
-						cells = append(cells, c)
-					}
-					for i, r := range rows {
 						if r.AwaitingSweep != nil {
-							cells[i+1] = append(cells[i+1], "expired, awaiting sweep: "+count(*r.AwaitingSweep))
+							c = append(c, "expired, awaiting sweep: "+count(*r.AwaitingSweep))
+						}
+						cells = append(cells, c)
+						for _, in := range r.Indexes {
+							cells = append(cells, []string{"  index " + in.Name, "~" + count(in.EstimatedEntries), "~" + size(in.EstimatedBytes)})
 						}
 					}
 					writeAligned(out, cells)

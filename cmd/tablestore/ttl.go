@@ -18,8 +18,8 @@ func ttlCommand() *command {
 --property or --off. An entity expires at its --property's DateTime if it
 has one, otherwise at its Timestamp plus --default; expired entities are
 absent at once for every read and removed later by a background sweeper.
-Setting them scans the table to build its expiry index; writes wait
-meanwhile.`,
+Setting them scans the table to build its expiry index; writes to the
+table wait meanwhile.`,
 		example: `tablestore ttl --store data Sessions
 tablestore ttl --store data Sessions --default 24h
 tablestore ttl --store data Uploads --property ExpiresAt

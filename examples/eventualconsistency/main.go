@@ -4,6 +4,8 @@
 // WorkItems table and a worker carries it out in idempotent steps. The
 // program stops the worker between steps, reopens the store from disk and
 // runs the worker again, and checks that every move completes exactly once.
+// Then native.go adds a native secondary index to the work queue, which
+// stays exact across the same stops.
 package main
 
 import (
@@ -157,5 +159,7 @@ func main() {
 	demo.NoErr(err, "idle worker run")
 	demo.Check(done == 0, "an idle worker completed %d items", done)
 	demo.Say("a further run finds nothing to do")
+
+	native(ctx, db, dir)
 	demo.Done()
 }

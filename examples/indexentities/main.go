@@ -128,5 +128,7 @@ func main() {
 	all := findByLastName(ctx, t, "Jones")
 	demo.Check(len(all) == 4, "the Jones index lists %v, want 4 ids", demo.RowKeys(all))
 	demo.Check(len(findByLastName(ctx, t, "Nobody")) == 0, "an unknown name matched employees")
+
+	native(ctx, db)
 	demo.Done()
 }

@@ -45,6 +45,17 @@ func (db *Engine) TableStats(ctx context.Context, name string) (driver.TableStat
 		return driver.TableStats{}, err
 	}
 	start, end := keys.EntitySpan(info.id)
+	st, err := db.spanStats(start, end)
+	if err != nil {
+		return driver.TableStats{}, err
+	}
+	st.Unflushed = db.pdb.Metrics().WAL.Size > 0 // live WAL data: writes not yet flushed
+	return st, nil
+}
+
+// spanStats estimates the keys and bytes of [start, end) from sstable
+// metadata, as TableStats describes; Unflushed is left false.
+func (db *Engine) spanStats(start, end []byte) (driver.TableStats, error) {
 	levels, err := db.pdb.SSTables(pebble.WithProperties(), pebble.WithKeyRangeFilter(start, end),
 		pebble.WithApproximateSpanBytes())
 	if err != nil {
@@ -73,6 +84,5 @@ func (db *Engine) TableStats(ctx context.Context, name string) (driver.TableStat
 		}
 	}
 	st.Entities = int64(entities + 0.5)
-	st.Unflushed = db.pdb.Metrics().WAL.Size > 0 // live WAL data: writes not yet flushed
 	return st, nil
 }

@@ -31,12 +31,11 @@ func (t *table) CommitBulk(ctx context.Context, actions []driver.Action, opts dr
 		return driver.BulkCommitResult{}, err
 	}
 	defer t.db.recoverStop("bulk commit to table "+t.name, &err)
-	t.db.catMu.RLock()
-	defer t.db.catMu.RUnlock()
-	info, err := t.resolveLocked()
+	info, err := t.lockForWrite(ctx)
 	if err != nil {
 		return driver.BulkCommitResult{}, err
 	}
+	defer t.db.catMu.RUnlock()
 	if len(t.db.tableIndexes(info.id)) > 0 {
 		return t.db.commitBulkOneByOne(info.id, actions, opts.StopAtFailure)
 	}
@@ -190,7 +189,7 @@ func (db *Engine) commitBulk(tableID uint64, actions []driver.Action, stopAtFail
 	if ttl != nil {
 		db.writeExpiries(b, ttl, tableID, actions, applied, reads, value, ts)
 	}
-	if err := db.commitChanges(b, db.changeRecords(tableID, driver.CommitBulk, ts, actions, applied, value), db.writeOpts); err != nil {
+	if err := db.commitChanges(b, db.changeRecords(tableID, driver.CommitBulk, ts, actions, applied, db.replacedExpired(tableID, ttl, reads, applied, now), value), db.writeOpts); err != nil {
 		return driver.BulkCommitResult{}, db.storageErr(fmt.Sprintf("bulk commit of %d entities to table #%d", res.Applied, tableID), err)
 	}
 	return res, nil

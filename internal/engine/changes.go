@@ -272,7 +272,9 @@ type changeBatch struct {
 //	version 1 | op | kind | uvarint index | uvarint count | varint ticks |
 //	uvarint len | pk | uvarint len | rk | uvarint len | to | image record
 //
-// The index and count are those of the commit's records.
+// The index and count are those of the commit's records. An expiry
+// record (ChangeExpire; see encodeExpire) has, in place of an image, the
+// removed entity's Timestamp and its expiry, two varints.
 func encodeChange(dst []byte, op driver.ChangeOp, kind driver.CommitKind, index, count int, ts int64, pk, rk, to string, image []byte) []byte {
 	dst = append(dst, 1, byte(op), byte(kind))
 	dst = binary.AppendUvarint(dst, uint64(index))
@@ -283,6 +285,14 @@ func encodeChange(dst []byte, op driver.ChangeOp, kind driver.CommitKind, index,
 		dst = append(dst, s...)
 	}
 	return append(dst, image...)
+}
+
+// encodeExpire appends the value of an expiry record to dst: the
+// removed entity (pk, rk) had Timestamp removed and expired at expiry.
+func encodeExpire(dst []byte, kind driver.CommitKind, index, count int, ts int64, pk, rk string, removed, expiry int64) []byte {
+	dst = encodeChange(dst, driver.ChangeExpire, kind, index, count, ts, pk, rk, "", nil)
+	dst = binary.AppendVarint(dst, removed)
+	return binary.AppendVarint(dst, expiry)
 }
 
 // decodeChange decodes a record's value; the record's strings are
@@ -320,6 +330,16 @@ func decodeChange(seq uint64, v []byte) (driver.ChangeRecord, error) {
 		strs[i], v = string(v[n:n+int(l)]), v[n+int(l):]
 	}
 	r.PartitionKey, r.RowKey, r.ToRowKey = strs[0], strs[1], strs[2]
+	if r.Op == driver.ChangeExpire {
+		if r.Removed, n = binary.Varint(v); n <= 0 {
+			return bad("bad removed Timestamp")
+		}
+		v = v[n:]
+		if r.Expiry, n = binary.Varint(v); n <= 0 || n != len(v) {
+			return bad("bad expiry")
+		}
+		return r, nil
+	}
 	if len(v) > 0 {
 		if _, err := codec.Record(v).Timestamp(); err != nil {
 			return bad("bad image")
@@ -332,19 +352,21 @@ func decodeChange(seq uint64, v []byte) (driver.ChangeRecord, error) {
 // changeRecords builds the records of a commit of actions to table id at
 // Timestamp ts, or returns nil when the table's feed is off; applied,
 // when not nil, says which actions the commit applies (a bulk commit),
-// value gives each action's stored value as commit computed it.
+// value gives each action's stored value as commit computed it, and
+// gone, when not nil, the expired entities the actions replace: each
+// gets an expiry record just before its action's record.
 // REQUIRES: db.catMu held in read mode (the feed cannot be switched
 // meanwhile).
-func (db *Engine) changeRecords(id uint64, kind driver.CommitKind, ts int64, actions []driver.Action, applied []bool, value func(int) ([]byte, []codec.Property)) *changeBatch {
+func (db *Engine) changeRecords(id uint64, kind driver.CommitKind, ts int64, actions []driver.Action, applied []bool, gone []goneEntity, value func(int) ([]byte, []codec.Property)) *changeBatch {
 	s := db.changes.feed(id)
 	if s == nil {
 		return nil
 	}
-	count := len(actions)
-	if applied != nil {
-		count = 0
-		for _, a := range applied {
-			if a {
+	count := 0
+	for i := range actions {
+		if applied == nil || applied[i] {
+			count++
+			if gone != nil && gone[i].ok {
 				count++
 			}
 		}
@@ -358,6 +380,9 @@ func (db *Engine) changeRecords(id uint64, kind driver.CommitKind, ts int64, act
 		}
 		a := &actions[i]
 		size += 3 + 3*binary.MaxVarintLen32 + binary.MaxVarintLen64 + len(a.PartitionKey) + len(a.RowKey) + 1
+		if gone != nil && gone[i].ok {
+			size += 3 + 3*binary.MaxVarintLen32 + 3*binary.MaxVarintLen64 + len(a.PartitionKey) + len(a.RowKey) + 1
+		}
 		if s.Images == driver.ImagesNew && a.Type != driver.ActionDelete {
 			if rec, props := value(i); rec != nil {
 				size += len(rec)
@@ -373,6 +398,11 @@ func (db *Engine) changeRecords(id uint64, kind driver.CommitKind, ts int64, act
 			continue
 		}
 		a := &actions[i]
+		if gone != nil && gone[i].ok {
+			start := len(slab)
+			slab = encodeExpire(slab, kind, len(cb.values), count, ts, a.PartitionKey, a.RowKey, gone[i].ts, gone[i].expiry)
+			cb.values = append(cb.values, slab[start:len(slab):len(slab)])
+		}
 		start := len(slab)
 		slab = encodeChange(slab, driver.ChangeOp(a.Type), kind, len(cb.values), count, ts, a.PartitionKey, a.RowKey, "", nil)
 		if s.Images == driver.ImagesNew && a.Type != driver.ActionDelete {
@@ -385,6 +415,22 @@ func (db *Engine) changeRecords(id uint64, kind driver.CommitKind, ts int64, act
 			}
 		}
 		cb.values = append(cb.values, slab[start:len(slab):len(slab)])
+	}
+	return cb
+}
+
+// expiryRecords builds the expiry records of a sweep's commit at
+// Timestamp ts, which removes the partition's entities dels (stored as
+// reads, expired under s), or returns nil when the table's feed is off.
+// REQUIRES: db.catMu held in read mode.
+func (db *Engine) expiryRecords(id uint64, s *ttlSettings, ts int64, dels []driver.Action, reads []storedEntity) *changeBatch {
+	if db.changes.feed(id) == nil || len(dels) == 0 {
+		return nil
+	}
+	cb := &changeBatch{table: id, values: make([][]byte, len(dels))}
+	for i := range dels {
+		g := goneOf(s, reads[i])
+		cb.values[i] = encodeExpire(nil, driver.CommitSweep, i, len(dels), ts, dels[i].PartitionKey, dels[i].RowKey, g.ts, g.expiry)
 	}
 	return cb
 }

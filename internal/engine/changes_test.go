@@ -209,4 +209,18 @@ func TestChangeRecordDecodeNeverPanics(t *testing.T) {
 	}
 	_, err = decodeChange(1, append(v, 1, 2, 3))
 	require.Error(t, err, "a bad image")
+
+	v = encodeExpire(nil, driver.CommitSweep, 1, 2, 500, "pk", "r", -3, 400)
+	r, err = decodeChange(9, v)
+	require.NoError(t, err)
+	require.Equal(t, driver.ChangeRecord{Seq: 9, Op: driver.ChangeExpire, Kind: driver.CommitSweep, Index: 1, Count: 2, Timestamp: 500, PartitionKey: "pk", RowKey: "r", Removed: -3, Expiry: 400}, r)
+	for i := range len(v) {
+		_, err := decodeChange(1, v[:i])
+		require.Error(t, err, "cut at %d", i)
+		w := append([]byte(nil), v...)
+		w[i] ^= 0xff
+		_, _ = decodeChange(1, w)
+	}
+	_, err = decodeChange(1, append(v, 0))
+	require.Error(t, err, "trailing bytes")
 }

@@ -29,12 +29,11 @@ func (t *table) Commit(ctx context.Context, actions []driver.Action) (_ driver.C
 		return driver.CommitResult{}, err
 	}
 	defer t.db.recoverStop("commit to table "+t.name, &err)
-	t.db.catMu.RLock()
-	defer t.db.catMu.RUnlock()
-	info, err := t.resolveLocked()
+	info, err := t.lockForWrite(ctx)
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
+	defer t.db.catMu.RUnlock()
 	return t.db.partition(info.id, actions[0].PartitionKey).commit(actions)
 }
 
@@ -155,7 +154,7 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 	if ttl != nil {
 		db.writeExpiries(b, ttl, p.tableID, actions, nil, reads, value, ts)
 	}
-	if err := db.commitChanges(b, db.changeRecords(p.tableID, driver.CommitSingle, ts, actions, nil, value), db.writeOpts); err != nil {
+	if err := db.commitChanges(b, db.changeRecords(p.tableID, driver.CommitSingle, ts, actions, nil, db.replacedExpired(p.tableID, ttl, reads, nil, now), value), db.writeOpts); err != nil {
 		return driver.CommitResult{}, db.storageErr(fmt.Sprintf("commit to partition %q of table #%d", p.pk, p.tableID), err)
 	}
 	when := edm.TimeFromTicks(ts)

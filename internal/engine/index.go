@@ -394,6 +394,37 @@ func (t *table) Indexes(ctx context.Context) ([]driver.IndexStatus, error) {
 	return out, nil
 }
 
+var _ driver.IndexSizer = (*table)(nil)
+
+// IndexSizes implements driver.IndexSizer from sstable metadata over each
+// index's key span, as TableStats estimates a table's entities.
+func (t *table) IndexSizes(ctx context.Context) (map[string]driver.TableStats, error) {
+	release, err := t.db.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	t.db.catMu.RLock()
+	info, err := t.resolveLocked()
+	list := t.db.ix.byTable[info.id]
+	t.db.catMu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	unflushed := t.db.pdb.Metrics().WAL.Size > 0
+	out := make(map[string]driver.TableStats, len(list))
+	for _, ix := range list {
+		start, end := keys.IndexSpan(info.id, ix.id)
+		st, err := t.db.spanStats(start, end)
+		if err != nil {
+			return nil, err
+		}
+		st.Unflushed = unflushed
+		out[ix.identity()] = st
+	}
+	return out, nil
+}
+
 // tupleLockStripes is the number of mutexes Unique indexes spread their
 // value tuples over.
 const tupleLockStripes = 1024

@@ -56,6 +56,7 @@ func (t *table) QueryIndexPage(ctx context.Context, q *driver.IndexQueryRequest,
 		return driver.IndexPageResult{}, err
 	}
 	r.result.Table = identity
+	r.count()
 	return driver.IndexPageResult{PageResult: r.result, Next: r.next}, nil
 }
 
@@ -129,6 +130,7 @@ type indexReader struct {
 // and in any order they reuse its open files, where each Get would open
 // them again.
 func (r *indexReader) visit(pk, rk []byte, tuples ...[]byte) error {
+	r.entries += len(tuples)
 	r.key = keys.Entity(r.key[:0], r.id, string(pk), string(rk))
 	if !r.ent.SeekGE(r.key) || !bytes.Equal(r.ent.Key(), r.key) {
 		if err := r.ent.Error(); err != nil {

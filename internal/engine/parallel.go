@@ -382,7 +382,10 @@ func (r *pageReader) mergeChunks(ctx context.Context, base *pebble.Iterator, spa
 			return nil // the error is the group's
 		}
 		emitted0 := r.emitted
+		// trace ends the page's use of c, which examined its first
+		// examined entities.
 		trace := func(examined int, end string) {
+			r.examined += examined
 			if parallelTrace != nil {
 				parallelTrace(c.lo, c.hi, examined, r.emitted-emitted0, end)
 			}
@@ -421,7 +424,6 @@ func (r *pageReader) mergeChunks(ctx context.Context, base *pebble.Iterator, spa
 			return r.stopAt(base, spans, c, c.examined+1, c.next)
 		}
 		trace(c.examined, "")
-		r.examined += c.examined
 		read += int(c.est)
 		entities += c.examined
 		seen[i%len(seen)] = progress{read, entities, r.examined, r.emitted}

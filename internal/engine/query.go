@@ -90,7 +90,13 @@ func (t *table) queryPage(ctx context.Context, q *driver.QueryRequest, emit func
 		return driver.PageResult{}, err
 	}
 	r.result.Table = identity
+	r.count()
 	return r.result, nil
+}
+
+// count records in the page's result what the page read.
+func (r *pageReader) count() {
+	r.result.Counted, r.result.Examined, r.result.IndexEntries = true, r.examined, r.entries
 }
 
 // pageReader reads one page and enforces its budgets.
@@ -104,6 +110,7 @@ type pageReader struct {
 	result   driver.PageResult
 	emitted  int
 	examined int
+	entries  int   // index entries read (index.go's reader)
 	start    int64 // clock reading at the start, in nanoseconds
 	// view is reused for every entity, so evaluating the residual
 	// allocates nothing.

@@ -45,9 +45,15 @@ type ttlSettings struct {
 // ttlState is the engine's expiry state.
 type ttlState struct {
 	// tables maps table IDs to their settings; replaced whole (copy on
-	// write) under catMu in write mode, read without a lock, so a table
-	// without settings pays one atomic load and one map lookup.
+	// write) under setMu, read without a lock, so a table without
+	// settings pays one atomic load and one map lookup.
 	tables atomic.Pointer[map[uint64]*ttlSettings]
+	// gates maps the IDs of the tables a SetTTL is rebuilding to a
+	// channel closed when it ends: writes to such a table wait for it
+	// (see lockForWrite). Copy on write under setMu, installed under
+	// catMu in write mode; nil when empty.
+	gates atomic.Pointer[map[uint64]chan struct{}]
+	setMu sync.Mutex
 	// hwm is the greatest "now" handed out (see expiryNow).
 	hwm atomic.Int64
 	// The sweeper: stop is closed by Close; wake nudges it.
@@ -239,14 +245,17 @@ func (t *table) TTL(ctx context.Context) (driver.TTL, error) {
 	return driver.TTL{Default: time.Duration(s.def) * 100, Property: s.property}, nil
 }
 
-// SetTTL implements driver.TTLTable. It holds the catalog lock in write
-// mode, so no write to any table runs meanwhile, and in one synced batch
-// stores the settings and rebuilds the table's expiry index by a scan of
-// the table: it takes time proportional to the table's size, during which
-// writes wait (reads do not). Before that, it removes the entities that
-// have expired under the old settings (in batches of their own), so new
-// settings never make an expired entity live again. Settings that change
-// nothing write nothing.
+// SetTTL implements driver.TTLTable. Writes to the table wait while it
+// runs; writes to other tables, and reads, do not. It closes the table's
+// gate (see lockForWrite) under the catalog lock in write mode, which
+// waits for the writes in flight, and then works under the catalog lock
+// in read mode: it removes the entities that have expired under the old
+// settings (in batches of their own, recorded in the change feed as the
+// sweeper's), so new settings never make an expired entity live again,
+// and in one synced batch stores the settings and rebuilds the table's
+// expiry index by a scan of the table, in time proportional to the
+// table's size. It publishes the settings and opens the gate. Settings
+// that change nothing write nothing.
 func (t *table) SetTTL(ctx context.Context, s driver.TTL) (err error) {
 	release, err := t.db.enter(ctx)
 	if err != nil {
@@ -259,15 +268,21 @@ func (t *table) SetTTL(ctx context.Context, s driver.TTL) (err error) {
 	op := "set the expiry settings of table " + t.name
 	defer t.db.recoverStop(op, &err)
 	db := t.db
-	db.catMu.Lock()
-	defer db.catMu.Unlock()
-	info, err := t.resolveLocked()
-	if err != nil {
-		return err
-	}
 	var next *ttlSettings
 	if s.Enabled() {
 		next = &ttlSettings{def: int64(s.Default / 100), property: s.Property}
+	}
+	info, gate, err := t.closeTTLGate(ctx)
+	if err != nil {
+		return err
+	}
+	db.catMu.RLock()
+	defer db.catMu.RUnlock()
+	defer db.openTTLGate(info.id, gate)
+	if cur, err := t.resolveLocked(); err != nil {
+		return err
+	} else if cur.id != info.id {
+		return errorf(edm.CodeTableNotFound, "table %q was deleted", t.name)
 	}
 	old := db.ttlFor(info.id)
 	if (old == nil && next == nil) || (old != nil && next != nil && *old == *next) {
@@ -304,14 +319,110 @@ func (t *table) SetTTL(ctx context.Context, s driver.TTL) (err error) {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return db.storageErr(op, err)
 	}
-	db.setTTLLocked(info.id, next)
+	db.setTTL(info.id, next)
 	db.wakeExpirySweeper()
 	return nil
 }
 
-// setTTLLocked publishes table id's settings (nil: none).
-// REQUIRES: db.catMu held in write mode.
-func (db *Engine) setTTLLocked(id uint64, s *ttlSettings) {
+// closeTTLGate resolves the table and closes its gate: once it returns,
+// no write to the table is in flight and none starts until openTTLGate.
+// It waits for another SetTTL of the table to end first.
+func (t *table) closeTTLGate(ctx context.Context) (tableInfo, chan struct{}, error) {
+	db := t.db
+	for {
+		db.catMu.Lock()
+		info, err := t.resolveLocked()
+		if err != nil {
+			db.catMu.Unlock()
+			return tableInfo{}, nil, err
+		}
+		if other := db.ttlGate(info.id); other != nil {
+			db.catMu.Unlock()
+			select {
+			case <-other:
+				continue
+			case <-ctx.Done():
+				return tableInfo{}, nil, ctx.Err()
+			}
+		}
+		gate := make(chan struct{})
+		db.ttl.setMu.Lock()
+		m := map[uint64]chan struct{}{}
+		if old := db.ttl.gates.Load(); old != nil {
+			for k, v := range *old {
+				m[k] = v
+			}
+		}
+		m[info.id] = gate
+		db.ttl.gates.Store(&m)
+		db.ttl.setMu.Unlock()
+		db.catMu.Unlock()
+		return info, gate, nil
+	}
+}
+
+// openTTLGate removes table id's gate and lets the writes waiting for it
+// go on.
+func (db *Engine) openTTLGate(id uint64, gate chan struct{}) {
+	db.ttl.setMu.Lock()
+	m := map[uint64]chan struct{}{}
+	for k, v := range *db.ttl.gates.Load() {
+		if k != id {
+			m[k] = v
+		}
+	}
+	if len(m) == 0 {
+		db.ttl.gates.Store(nil)
+	} else {
+		db.ttl.gates.Store(&m)
+	}
+	db.ttl.setMu.Unlock()
+	close(gate)
+}
+
+// ttlGate returns the gate of a SetTTL of table id in progress, or nil.
+func (db *Engine) ttlGate(id uint64) chan struct{} {
+	m := db.ttl.gates.Load()
+	if m == nil {
+		return nil
+	}
+	return (*m)[id]
+}
+
+// lockForWrite takes db.catMu in read mode and resolves the table for a
+// write, first waiting for a SetTTL of the table in progress to end
+// (without the catalog lock, so DDL goes on meanwhile). On success the
+// caller holds db.catMu in read mode.
+func (t *table) lockForWrite(ctx context.Context) (tableInfo, error) {
+	db := t.db
+	for {
+		db.catMu.RLock()
+		info, err := t.resolveLocked()
+		if err != nil {
+			db.catMu.RUnlock()
+			return tableInfo{}, err
+		}
+		gate := db.ttlGate(info.id)
+		if gate == nil {
+			return info, nil
+		}
+		db.catMu.RUnlock()
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return tableInfo{}, ctx.Err()
+		case <-db.faulted:
+			return tableInfo{}, db.writable()
+		}
+	}
+}
+
+// setTTL publishes table id's settings (nil: none).
+// REQUIRES: db.catMu held, and table id's writes held off (its gate, or
+// catMu in write mode).
+func (db *Engine) setTTL(id uint64, s *ttlSettings) {
+	db.ttl.setMu.Lock()
+	defer db.ttl.setMu.Unlock()
 	m := map[uint64]*ttlSettings{}
 	if old := db.ttl.tables.Load(); old != nil {
 		for k, v := range *old {
@@ -331,7 +442,7 @@ func (db *Engine) setTTLLocked(id uint64, s *ttlSettings) {
 func (db *Engine) forgetTTL(b *pebble.Batch, id uint64) {
 	_ = b.Delete(ttlKey(id), nil)
 	if db.ttlFor(id) != nil {
-		db.setTTLLocked(id, nil)
+		db.setTTL(id, nil)
 	}
 }
 

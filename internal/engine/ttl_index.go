@@ -119,6 +119,45 @@ func (s *ttlSettings) absentIfExpired(st storedEntity, now int64) storedEntity {
 	return st
 }
 
+// goneEntity is a stored entity removed because it expired: its
+// Timestamp and its expiry (ok false: none).
+type goneEntity struct {
+	ts, expiry int64
+	ok         bool
+}
+
+// goneOf returns st's Timestamp and expiry under s. A record whose
+// Timestamp cannot be read has an expiry record with Timestamp 0.
+func goneOf(s *ttlSettings, st storedEntity) goneEntity {
+	rec := codec.Record(st.val)
+	e, ok := s.expiry(rec)
+	ts, _ := rec.Timestamp()
+	return goneEntity{ts: ts, expiry: e, ok: ok}
+}
+
+// replacedExpired returns, by action, the stored entities that had
+// expired at now and that the applied actions (applied nil: all)
+// replace, for their expiry records; nil when there are none or the
+// table's feed is off. A write over an expired entity the sweeper has
+// not removed yet records its removal first, so a consumer replaying
+// the feed never sees a write land on an entity the table no longer has.
+func (db *Engine) replacedExpired(id uint64, s *ttlSettings, reads []storedEntity, applied []bool, now int64) []goneEntity {
+	if s == nil || reads == nil || db.changes.feed(id) == nil {
+		return nil
+	}
+	var gone []goneEntity
+	for i := range reads {
+		if (applied != nil && !applied[i]) || !reads[i].found || reads[i].err != nil || !s.expired(reads[i].val, now) {
+			continue
+		}
+		if gone == nil {
+			gone = make([]goneEntity, len(reads))
+		}
+		gone[i] = goneOf(s, reads[i])
+	}
+	return gone
+}
+
 // ttlNowFor returns table id's settings and, when it has some, the
 // expiry clock's now.
 func (db *Engine) ttlNowFor(id uint64) (*ttlSettings, int64, error) {
@@ -130,11 +169,18 @@ func (db *Engine) ttlNowFor(id uint64) (*ttlSettings, int64, error) {
 	return s, now, err
 }
 
+// ttlRebuildHook, when set (by tests), is called as a rebuild of table
+// id's expiry index starts.
+var ttlRebuildHook func(id uint64)
+
 // rebuildExpiryIndex adds to b the removal of table id's expiry index
 // and, for settings s (nil: none), its entries for every stored entity,
 // found by a scan of the table.
-// REQUIRES: db.catMu held in write mode.
+// REQUIRES: db.catMu held, and table id's gate closed (see SetTTL).
 func (db *Engine) rebuildExpiryIndex(ctx context.Context, b *pebble.Batch, id uint64, s *ttlSettings) error {
+	if ttlRebuildHook != nil {
+		ttlRebuildHook(id)
+	}
 	_ = b.DeleteRange(expirySpan(id))
 	if s == nil {
 		return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/codec"
 )
 
@@ -32,8 +33,8 @@ func (db *Engine) sweepRate() int {
 // startExpirySweeper starts the background sweeper, which Close stops (see
 // stopExpirySweeper) and waits for. It removes expired entities physically,
 // in batches of at most a tenth of a second's worth of the rate (and at
-// most 1000), pausing after each batch so that it removes no more than
-// the rate per second; it finds them through the expiry index, never by
+// most 1000), pausing after each batch for what is left of the batch's
+// share of a second, so that it removes no more than the rate per second; it finds them through the expiry index, never by
 // scanning a table. Each batch is one atomic Pebble batch, so a crash
 // keeps or loses it whole; since expiry is judged by the store's clock,
 // which never goes backwards, a batch lost in a crash is simply swept
@@ -46,15 +47,23 @@ func (db *Engine) startExpirySweeper() {
 		rate := db.sweepRate()
 		limit := min(max(rate/10, 1), 1000)
 		for {
+			select {
+			case <-db.ttl.stop: // stop wins over a wake pending with it
+				return
+			default:
+			}
 			release, ok := db.enterSweep()
 			if !ok {
 				return
 			}
+			start := time.Now()
 			n, err := db.sweepOnce(limit)
 			release()
 			wait := sweepIdle
 			if err == nil && n >= limit {
-				wait = time.Duration(n) * time.Second / time.Duration(rate)
+				// The batch's own time counts toward its share of a
+				// second.
+				wait = max(time.Duration(n)*time.Second/time.Duration(rate)-time.Since(start), 0)
 			}
 			if db.closed.Load() || db.stopped.Load() {
 				return
@@ -151,8 +160,8 @@ func (db *Engine) sweepOnce(limit int) (n int, err error) {
 			break
 		}
 		s := db.ttlFor(id)
-		if s == nil {
-			continue
+		if s == nil || db.ttlGate(id) != nil {
+			continue // a SetTTL is at work on the table
 		}
 		k, err := db.sweepExpiredTable(id, s, now, limit-n)
 		n += k
@@ -202,8 +211,9 @@ func (db *Engine) sweepExpiredTable(id uint64, s *ttlSettings, now int64, limit 
 }
 
 // sweep removes, in one batch, the partition's entities named by entries
-// that have expired at now, with their index and expiry entries, and
-// drops the entries that no longer match a stored entity's expiry.
+// that have expired at now, with their index and expiry entries and,
+// when the table's feed is on, their expiry records, and drops the
+// entries that no longer match a stored entity's expiry.
 // REQUIRES: db.catMu held in read mode.
 func (p partition) sweep(s *ttlSettings, entries []expiryEntry, now int64) error {
 	db := p.db
@@ -231,6 +241,17 @@ func (p partition) sweep(s *ttlSettings, entries []expiryEntry, now int64) error
 			delReads = append(delReads, reads[i])
 		}
 	}
+	// With the table's feed on, the removal is recorded in its batch: one
+	// expiry record per entity, at a Timestamp of its own, after every
+	// expiry (the clock is past now).
+	var cb *changeBatch
+	if len(dels) > 0 && db.changes.feed(p.tableID) != nil {
+		ts, err := db.clock.next(edm.TicksFromTime(db.opts.Clock()), now)
+		if err != nil {
+			return err
+		}
+		cb = db.expiryRecords(p.tableID, s, ts, dels, delReads)
+	}
 	b := db.pdb.NewBatch()
 	defer b.Close()
 	for _, e := range entries {
@@ -251,7 +272,7 @@ func (p partition) sweep(s *ttlSettings, entries []expiryEntry, now int64) error
 			_ = b.Delete(delReads[i].key, nil)
 		}
 	}
-	if err := b.Commit(db.writeOpts); err != nil {
+	if err := db.commitChanges(b, cb, db.writeOpts); err != nil {
 		return db.storageErr(fmt.Sprintf("sweep of partition %q of table #%d", p.pk, p.tableID), err)
 	}
 	db.ttl.swept.Add(int64(len(dels)))

@@ -161,3 +161,207 @@ func TestTTLEngineCloseWhileSweepingAndResume(t *testing.T) {
 	require.Zero(t, left)
 	require.NoError(t, db.Close())
 }
+
+// TestTTLExpiryRecords checks the feed's expiry records: the sweeper's,
+// one per removed entity in its commit, and those of writes (a single
+// write, a transaction, a bulk commit) over an expired entity the sweeper
+// has not removed, each just before the write's own record in the
+// write's commit; a table with the feed off gets none.
+func TestTTLExpiryRecords(t *testing.T) {
+	for _, images := range []driver.ImageMode{driver.ImagesKeysOnly, driver.ImagesNew} {
+		t.Run(fmt.Sprint("images=", images), func(t *testing.T) { testTTLExpiryRecords(t, images) })
+	}
+}
+
+func testTTLExpiryRecords(t *testing.T, images driver.ImageMode) {
+	ctx := context.Background()
+	clk := &ttlClock{}
+	clk.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	db, tb := changeTestTable(t, ttlOpts(clk, MaxSweepRate), images)
+	db.stopExpirySweeper() // sweeps happen when the test says
+	// Records outlive the clock's moves.
+	require.NoError(t, tb.EnableChangeFeed(ctx, driver.ChangeFeedSettings{Retention: 100 * time.Hour, Images: images}))
+	require.NoError(t, tb.SetTTL(ctx, driver.TTL{Default: time.Hour}))
+	require.NoError(t, db.CreateTable(ctx, "Off"))
+	off := db.Table("Off").(*table)
+	require.NoError(t, off.SetTTL(ctx, driver.TTL{Default: time.Hour}))
+
+	write := func(tb *table, a ...driver.Action) driver.CommitResult {
+		t.Helper()
+		res, err := tb.Commit(ctx, a)
+		require.NoError(t, err)
+		return res
+	}
+	ins := func(pk, rk string) driver.Action {
+		return driver.Action{Type: driver.ActionInsert, PartitionKey: pk, RowKey: rk, Record: ttlRec(1)}
+	}
+	stamps := map[string]int64{}
+	for _, k := range []string{"a", "b", "c", "d", "e"} {
+		stamps[k] = edm.TicksFromTime(write(tb, ins("p", k)).Timestamp)
+		clk.ns.Add(int64(time.Second))
+	}
+	write(off, ins("p", "x"))
+	st, err := tb.ChangeFeed(ctx)
+	require.NoError(t, err)
+	first, mark := readAll(t, tb, st.Oldest)
+	require.Len(t, first, 5)
+	hour := int64(time.Hour / 100)
+
+	// Everything has expired; none is swept yet.
+	clk.ns.Add(int64(2 * time.Hour))
+	// A single insert over "a".
+	res := write(tb, ins("p", "a"))
+	// A transaction: an upsert over "b", an insert of a new row.
+	write(tb, upsertN("p", "b", 7), ins("p", "new"))
+	// A bulk commit over "c" and of a new row.
+	_, err = tb.CommitBulk(ctx, []driver.Action{ins("q", "bulk"), {Type: driver.ActionUpsertMerge, PartitionKey: "p", RowKey: "c", Record: ttlRec(2)}}, driver.BulkCommitOptions{})
+	require.NoError(t, err)
+	// A failed write (an update of the expired "d") records nothing.
+	_, err = tb.Commit(ctx, []driver.Action{{Type: driver.ActionUpdateMerge, PartitionKey: "p", RowKey: "d", IfMatch: "*", Record: ttlRec(3)}})
+	require.Error(t, err)
+	recs, end := readAll(t, tb, mark)
+	require.Len(t, recs, 8)
+	type rec struct {
+		op            driver.ChangeOp
+		kind          driver.CommitKind
+		index, count  int
+		pk, rk        string
+		removed, exp  int64
+		sameTimestamp bool
+	}
+	view := func(r driver.ChangeRecord, first driver.ChangeRecord) rec {
+		return rec{r.Op, r.Kind, r.Index, r.Count, r.PartitionKey, r.RowKey, r.Removed, r.Expiry, r.Timestamp == first.Timestamp}
+	}
+	want := []rec{
+		{driver.ChangeExpire, driver.CommitSingle, 0, 2, "p", "a", stamps["a"], stamps["a"] + hour, true},
+		{driver.ChangeOp(driver.ActionInsert), driver.CommitSingle, 1, 2, "p", "a", 0, 0, true},
+		{driver.ChangeExpire, driver.CommitSingle, 0, 3, "p", "b", stamps["b"], stamps["b"] + hour, true},
+		{driver.ChangeOp(driver.ActionUpsertReplace), driver.CommitSingle, 1, 3, "p", "b", 0, 0, true},
+		{driver.ChangeOp(driver.ActionInsert), driver.CommitSingle, 2, 3, "p", "new", 0, 0, true},
+		{driver.ChangeOp(driver.ActionInsert), driver.CommitBulk, 0, 3, "q", "bulk", 0, 0, true},
+		{driver.ChangeExpire, driver.CommitBulk, 1, 3, "p", "c", stamps["c"], stamps["c"] + hour, true},
+		{driver.ChangeOp(driver.ActionUpsertMerge), driver.CommitBulk, 2, 3, "p", "c", 0, 0, true},
+	}
+	commitStart := 0
+	for i, r := range recs {
+		if r.Index == 0 {
+			commitStart = i
+		}
+		require.Equal(t, want[i], view(r, recs[commitStart]), "record %d", i)
+		require.Equal(t, recs[commitStart].Seq+uint64(r.Index), r.Seq)
+	}
+	require.Equal(t, edm.TicksFromTime(res.Timestamp), recs[0].Timestamp)
+	if images == driver.ImagesNew {
+		require.Nil(t, recs[0].Record, "an expiry has no image")
+		require.NotNil(t, recs[1].Record)
+	}
+
+	// The sweep removes "d" and "e" in one commit of its own, with a
+	// Timestamp past their expiry; the table with the feed off records
+	// nothing, and the store-wide sequence does not move for it.
+	before := db.changes.end.Load()
+	n, err := db.SweepExpired(1000)
+	require.NoError(t, err)
+	require.Equal(t, 3, n, "d, e and x")
+	swept, _ := readAll(t, tb, end)
+	require.Len(t, swept, 2)
+	for i, r := range swept {
+		k := []string{"d", "e"}[i]
+		require.Equal(t, rec{driver.ChangeExpire, driver.CommitSweep, i, 2, "p", k, stamps[k], stamps[k] + hour, true}, view(r, swept[0]))
+		require.Greater(t, r.Timestamp, r.Expiry)
+		require.Nil(t, r.Record)
+	}
+	require.Equal(t, before+2, db.changes.end.Load(), "sweeping the table with the feed off took no sequence number")
+	require.Greater(t, swept[0].Timestamp, recs[len(recs)-1].Timestamp)
+	// Nothing is left to sweep, and nothing else is recorded.
+	n, err = db.SweepExpired(1000)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	all, _ := readAll(t, tb, st.Oldest)
+	require.Len(t, all, 5+8+2)
+}
+
+// TestSetTTLBlocksOnlyItsTable holds a SetTTL inside its rebuild and
+// checks that writes to another table, and reads of its own, go on,
+// while a write to the table, and a second SetTTL of it, wait for it and
+// then see the new settings; a waiting write gives up with its context.
+func TestSetTTLBlocksOnlyItsTable(t *testing.T) {
+	ctx := context.Background()
+	clk := &ttlClock{}
+	clk.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	db, err := OpenInMemory(ttlOpts(clk, MaxSweepRate))
+	require.NoError(t, err)
+	defer db.Close()
+	for _, name := range []string{"Slow", "Other"} {
+		require.NoError(t, db.CreateTable(ctx, name))
+	}
+	slow, other := db.Table("Slow").(*table), db.Table("Other").(*table)
+	put := func(tb *table, ctx context.Context, rk string) error {
+		_, err := tb.Commit(ctx, []driver.Action{{Type: driver.ActionUpsertReplace, PartitionKey: "p", RowKey: rk, Record: ttlRec(1)}})
+		return err
+	}
+	for i := range 50 {
+		require.NoError(t, put(slow, ctx, fmt.Sprint("old", i)))
+	}
+	slowID := db.tables["slow"].id
+	entered, resume := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	ttlRebuildHook = func(id uint64) {
+		if id == slowID {
+			once.Do(func() { close(entered); <-resume })
+		}
+	}
+	defer func() { ttlRebuildHook = nil }()
+	setDone := make(chan error, 1)
+	go func() { setDone <- slow.SetTTL(ctx, driver.TTL{Default: time.Hour}) }()
+	<-entered
+
+	// Another table takes writes, single and bulk; the table reads.
+	otherDone := make(chan error, 1)
+	go func() {
+		for i := range 20 {
+			if err := put(other, ctx, fmt.Sprint(i)); err != nil {
+				otherDone <- err
+				return
+			}
+		}
+		_, err := other.CommitBulk(ctx, []driver.Action{upsertN("q", "b", 1)}, driver.BulkCommitOptions{})
+		if err == nil {
+			_, err = slow.Get(ctx, "p", "old0", nil)
+		}
+		otherDone <- err
+	}()
+	select {
+	case err := <-otherDone:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		close(resume)
+		t.Fatal("writes to another table waited for the SetTTL")
+	}
+
+	// A write to the table waits; one with a context that ends gives up.
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, put(slow, short, "late"), context.DeadlineExceeded)
+	writeDone := make(chan error, 1)
+	go func() { writeDone <- put(slow, ctx, "new") }()
+	set2Done := make(chan error, 1)
+	go func() { set2Done <- slow.SetTTL(ctx, driver.TTL{Default: 2 * time.Hour}) }()
+	select {
+	case err := <-writeDone:
+		t.Fatalf("a write to the table went on during its SetTTL: %v", err)
+	case err := <-set2Done:
+		t.Fatalf("a second SetTTL went on during the first: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(resume)
+	require.NoError(t, <-setDone)
+	require.NoError(t, <-writeDone)
+	require.NoError(t, <-set2Done)
+	// Every entity, the waiting write's too, is in the rebuilt index.
+	require.Equal(t, 51, countExpiryEntries(t, db, "Slow"))
+	s, err := slow.TTL(ctx)
+	require.NoError(t, err)
+	require.Equal(t, driver.TTL{Default: 2 * time.Hour}, s)
+	require.Nil(t, db.ttl.gates.Load(), "the gates are gone")
+}

@@ -106,6 +106,20 @@ func (st *sessionStore) get(id string) *session {
 	return s
 }
 
+// alive reports whether s is still a live session, without marking it
+// used.
+func (st *sessionStore) alive(s *session) bool {
+	now := st.clock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.m[s.id] != s {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return now.Sub(s.seen) <= st.ttl
+}
+
 // end removes a session.
 func (st *sessionStore) end(id string) {
 	st.mu.Lock()

@@ -1,9 +1,10 @@
 // Package console serves tablestore's web console: an http.Handler over
 // one *tablestore.DB that lists tables with their estimated sizes and
 // secondary indexes, runs queries with their plans drawn, pages through
-// results in a typed grid, exports them, edits entities with typed inputs,
-// imports JSON lines or CSV files and shows the store's health, in any
-// browser, with nothing to install. The pages are Go html/template; the script and style sheet are
+// results in a typed grid with what each page examined, exports them, edits
+// entities with typed inputs, imports JSON lines or CSV files, sets a
+// table's time to live and change feed, tails the feed live and shows the
+// store's health, in any browser, with nothing to install. The pages are Go html/template; the script and style sheet are
 // embedded; nothing is loaded from another origin.
 //
 //	db, _ := tablestore.Open(dir, nil)
@@ -41,8 +42,13 @@
 //
 // No page reads a whole table: the table list shows estimates from
 // Table.Stats (marked as such), queries read one page of at most Top entities
-// and continue with the page's continuation token, and exports and imports
-// stream page by page or chunk by chunk.
+// and continue with the page's continuation token, exports and imports
+// stream page by page or chunk by chunk, and a change stream carries at
+// most 1,000 changes before it pauses for the user to continue.
+//
+// A live change stream (server-sent events) lasts 30 seconds at most,
+// after which the browser reconnects from the last change it received;
+// call Shutdown when the server shuts down, so it need not wait for them.
 //
 // A Console is safe for concurrent use.
 package console
@@ -56,6 +62,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tablestore/tablestore"
@@ -138,6 +145,14 @@ type Console struct {
 	pages    *pageSet
 	healthOf func(*tablestore.DB) error // tests: a store's fault state
 	builds   buildLog                   // the outcomes of index builds
+
+	// Change streams: their bounds (tests shorten them) and the channel
+	// Shutdown closes to end them.
+	streamLife   time.Duration
+	streamTick   time.Duration // keep-alives and session checks
+	streamMax    int
+	stopped      chan struct{}
+	shutdownOnce sync.Once
 }
 
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`)
@@ -205,9 +220,18 @@ func New(db *tablestore.DB, opts *Options) (*Console, error) {
 		return nil, err
 	}
 	c := &Console{db: db, o: o, token: o.Token, pages: pages,
-		sessions: newSessionStore(o.SessionTTL, o.MaxSessions, o.Clock)}
+		sessions:   newSessionStore(o.SessionTTL, o.MaxSessions, o.Clock),
+		streamLife: streamLife, streamTick: streamKeepAlive, streamMax: streamMax, stopped: make(chan struct{})}
 	c.routes()
 	return c, nil
+}
+
+// Shutdown ends the live change streams of the Changes page, and makes
+// any started later end at once, so that an http.Server's Shutdown need not
+// wait for them: register it with the server's RegisterOnShutdown. Pages
+// and actions are served as before. Shutdown may be called more than once.
+func (c *Console) Shutdown() {
+	c.shutdownOnce.Do(func() { close(c.stopped) })
 }
 
 // Token returns the access token.

@@ -2,6 +2,8 @@ package console
 
 import (
 	"testing"
+
+	"github.com/tablestore/tablestore"
 )
 
 // FuzzPrometheusText holds the metrics parser to returning samples or an
@@ -39,6 +41,31 @@ func FuzzParseValue(f *testing.F) {
 		}
 		if err != nil || valueText(back) != valueText(v) {
 			t.Fatalf("%s %q: %q then %q (%v)", typ, text, valueText(v), valueText(back), err)
+		}
+	})
+}
+
+// FuzzParseDuration holds the settings forms' durations to a duration
+// or an InvalidInput error, never a panic or a negative duration, and
+// what formatDuration writes to reading back the same duration.
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"7d", "1.5d", "36h", "1h30m", "0", "", "-1d", "1e9d", "90m"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseDuration("x", s)
+		if err != nil {
+			if tablestore.ErrorCode(err) != tablestore.CodeInvalidInput {
+				t.Fatalf("%q: %v", s, err)
+			}
+			return
+		}
+		if d < 0 {
+			t.Fatalf("%q: %v", s, d)
+		}
+		back, err := parseDuration("x", formatDuration(d))
+		if err != nil || back != d {
+			t.Fatalf("%q: %v written %q read %v (%v)", s, d, formatDuration(d), back, err)
 		}
 	})
 }

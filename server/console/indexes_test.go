@@ -32,6 +32,7 @@ func TestIndexes(t *testing.T) {
 	require.Contains(t, body, `<p class="notice" id="index-notice">Index ByName is ready.</p>`)
 	require.Contains(t, body, `<td class="mono">ByName</td>`)
 	require.Contains(t, body, `<span class="ok-text">ready</span>`)
+	require.Regexp(t, `<td class="index-size">~[0-9,]+ entries, ~[0-9.]+ ?[A-Za-z]*</td>`, body)
 	status, body, _ = h.get("/tables/People")
 	require.Equal(t, http.StatusOK, status)
 	require.NotContains(t, body, "index-notice", "the notice shows once")

@@ -37,6 +37,50 @@ type queryForm struct {
 	Index   string // read through this index, in its order
 	Next    string // the continuation token of the page shown
 	Page    int    // 1-based number of the page shown
+	// Before adds up the pages before this one, as the links to the next
+	// page carry them.
+	Before pageTotals
+}
+
+// pageTotals add up the costs of a query's pages. Known is false when a
+// page's store could not tell what it examined.
+type pageTotals struct {
+	Examined, IndexEntries, Returned int
+	Known                            bool
+}
+
+// add returns the totals with one more page.
+func (t pageTotals) add(c tablestore.PageCost, returned int) pageTotals {
+	if c.Examined < 0 {
+		return pageTotals{}
+	}
+	return pageTotals{Examined: t.Examined + c.Examined, IndexEntries: t.IndexEntries + c.IndexEntries,
+		Returned: t.Returned + returned, Known: t.Known}
+}
+
+// set writes the totals into a next page's parameters.
+func (t pageTotals) set(v url.Values) {
+	if t.Known {
+		v.Set("sum", fmt.Sprintf("%d.%d.%d", t.Examined, t.IndexEntries, t.Returned))
+	}
+}
+
+// parseTotals reads the totals a link carries ("EXAMINED.INDEX.RETURNED");
+// unknown when absent or malformed.
+func parseTotals(s string) pageTotals {
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 {
+		return pageTotals{}
+	}
+	var n [3]int
+	for i, p := range parts {
+		v, err := strconv.Atoi(p)
+		if err != nil || v < 0 {
+			return pageTotals{}
+		}
+		n[i] = v
+	}
+	return pageTotals{Examined: n[0], IndexEntries: n[1], Returned: n[2], Known: true}
 }
 
 // parseQueryForm reads a query from a request's parameters. A Top outside
@@ -45,6 +89,11 @@ func parseQueryForm(r *http.Request) queryForm {
 	f := queryForm{Filter: r.FormValue("filter"), Select: r.FormValue("select"),
 		Reverse: r.FormValue("reverse") == "1", Index: r.FormValue("index"), Next: r.FormValue("next"), Top: defaultTop,
 		Page: max(atoiDefault(r.FormValue("page"), 1), 1)}
+	if f.Next == "" {
+		f.Before = pageTotals{Known: true} // the first page: nothing before it
+	} else {
+		f.Before = parseTotals(r.FormValue("sum"))
+	}
 	if s := strings.TrimSpace(r.FormValue("top")); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
@@ -146,11 +195,17 @@ type queryBody struct {
 	Grid        *grid
 	Returned    int
 	Elapsed     string
-	More        bool   // the query goes on past this page
-	NextURL     string // the next page
-	FirstURL    string // the first page, when this is not it
-	ExportJSON  string
-	ExportCSV   string
+	// Cost is what this page examined; Totals add up the pages from the
+	// first to this one (Pages of them). Cost.Examined is -1 when the
+	// store cannot tell.
+	Cost       tablestore.PageCost
+	Totals     pageTotals
+	Pages      int
+	More       bool   // the query goes on past this page
+	NextURL    string // the next page
+	FirstURL   string // the first page, when this is not it
+	ExportJSON string
+	ExportCSV  string
 }
 
 // queryPage runs one page of a query and shows its plan and results.
@@ -185,6 +240,9 @@ func (c *Console) queryPage(w http.ResponseWriter, r *http.Request) {
 		if err == nil {
 			b.Elapsed = time.Since(start).Round(100 * time.Microsecond).String()
 			b.Returned = len(page.Entities)
+			b.Cost = page.PageCost
+			b.Totals = f.Before.add(page.PageCost, b.Returned)
+			b.Pages = f.Page
 			b.Grid = newGrid(page.Entities, splitSelect(f.Select), base)
 			params := f.values()
 			if f.Next != "" {
@@ -195,6 +253,7 @@ func (c *Console) queryPage(w http.ResponseWriter, r *http.Request) {
 				next := f.values()
 				next.Set("next", page.Continuation)
 				next.Set("page", strconv.Itoa(f.Page+1))
+				b.Totals.set(next)
 				b.NextURL = base + "/query" + encodeQuery(next)
 			}
 			exp := f.values()

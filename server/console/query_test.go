@@ -62,8 +62,9 @@ func TestQueryPlanAndGrid(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, `<span id="plan-kind" class="kind">table scan</span>`)
 	require.Contains(t, body, `<li class="active" aria-current="true" title="across partitions">table scan</li>`)
-	require.Contains(t, body, `<strong id="returned">25</strong>`)
-	require.Contains(t, body, "Entities scanned: not reported by this version of tablestore.")
+	require.Contains(t, body, `examined <strong id="examined">25</strong>, returned <strong id="returned">25</strong> in `)
+	require.Contains(t, body, "100% of the entities examined matched")
+	require.NotContains(t, body, `id="totals"`, "one page: no totals")
 	require.Len(t, gridKeys(body), 25)
 	require.Contains(t, body, `id="end-of-results"`)
 	// Age has two types in the page: the header names both, each cell its own.
@@ -79,6 +80,9 @@ func TestQueryPlanAndGrid(t *testing.T) {
 	require.Contains(t, body, "<code>PartitionKey = &#39;a&#39;, RowKey &gt;= &#39;010&#39;</code>")
 	require.Contains(t, body, `<p id="residual"><code>Age gt 12</code></p>`)
 	require.Equal(t, []string{"a/014", "a/016", "a/018", "a/020", "a/022", "a/024"}, gridKeys(body))
+	require.Contains(t, body, `examined <strong id="examined">8</strong>, returned <strong id="returned">6</strong> in `, "a/010 to a/024")
+	require.Contains(t, body, "75% of the entities examined matched")
+	require.Contains(t, body, `<meter id="yield" min="0" max="8" value="6"`)
 
 	// A point plan; an empty plan.
 	status, body, _ = h.get("/tables/People/query?" + url.Values{"filter": {"PartitionKey eq 'b' and RowKey eq '003'"}}.Encode())
@@ -108,6 +112,59 @@ func TestQueryPlanAndGrid(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, status)
 	status, _, _ = h.get("/tables/Nobody/query")
 	require.Equal(t, http.StatusNotFound, status)
+}
+
+// TestQueryScanned checks the counts of what each page examined against
+// what it returned, and their totals over the pages the links walk.
+func TestQueryScanned(t *testing.T) {
+	h := newHarness(t, nil)
+	tb := h.table("People")
+	fillPeople(t, tb, 100)
+	h.login()
+
+	// Age gt 59 matches 40 entities of 100, read across partitions:
+	// pages of 15 returned examine more than they return.
+	q := url.Values{"filter": {"Age gt 59"}, "top": {"15"}}
+	path := "/tables/People/query?" + q.Encode()
+	var examined, returned int
+	for page := 1; ; page++ {
+		status, body, _ := h.get(path)
+		require.Equal(t, http.StatusOK, status, body)
+		m := regexp.MustCompile(`examined <strong id="examined">(\d+)</strong>, returned <strong id="returned">(\d+)</strong>`).FindStringSubmatch(body)
+		require.NotNil(t, m, "page %d shows no counts", page)
+		e, r := atoiDefault(m[1], -1), atoiDefault(m[2], -1)
+		require.Equal(t, len(gridKeys(body)), r)
+		require.GreaterOrEqual(t, e, r)
+		examined += e
+		returned += r
+		if page > 1 {
+			require.Contains(t, body, fmt.Sprintf(`Pages 1 to %d: examined <strong id="total-examined">%d</strong>, returned <strong id="total-returned">%d</strong>`,
+				page, examined, returned))
+		}
+		if !strings.Contains(body, `id="next-page"`) {
+			break
+		}
+		path = href(t, body, "next-page")
+		require.Contains(t, path, "sum=")
+	}
+	require.Equal(t, 40, returned)
+	require.Equal(t, 100, examined, "a table scan examines every entity once over its pages")
+
+	// Through an index: the index entries read are shown too.
+	require.NoError(t, tb.CreateIndex(context.Background(), tablestore.IndexSpec{Name: "ByName", Properties: []string{"Name"}}))
+	status, body, _ := h.get("/tables/People/query?" + url.Values{"filter": {"Name eq 'person 042' and Age gt 100"}}.Encode())
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `examined <strong id="examined">1</strong>, returned <strong id="returned">0</strong> in `)
+	require.Contains(t, body, `; <span id="index-entries">1</span> index entries read`)
+
+	// A page reached without the totals (a link from elsewhere) says so.
+	u, err := url.Parse(path)
+	require.NoError(t, err)
+	v := u.Query()
+	v.Set("sum", "bad")
+	status, body, _ = h.get(u.Path + "?" + v.Encode())
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, "Totals over the pages: unknown")
 }
 
 func TestQueryFilterErrorPosition(t *testing.T) {

@@ -55,6 +55,7 @@ type link struct{ Text, Href string }
 
 var templateFuncs = template.FuncMap{
 	"group":    groupDigits,
+	"group64":  func(n int) string { return groupDigits(int64(n)) },
 	"bytes":    formatBytes,
 	"inc":      func(i int) int { return i + 1 },
 	"pathesc":  url.PathEscape,
@@ -62,6 +63,43 @@ var templateFuncs = template.FuncMap{
 	"edmtypes": func() []string { return edmTypes },
 	"typehint": typeHint,
 	"blankrow": func() propRow { return propRow{N: 0, Type: edm.TypeString.String()} },
+	"feedform": newFeedFormView,
+	"percent":  percent,
+}
+
+// feedFormView is the data of the change feed form (partial "feedform").
+type feedFormView struct {
+	Prefix, Path, Name, CSRF string
+	Back                     string // "changes" to come back to the Changes page
+	On                       bool
+	Retention, Images        string
+}
+
+// newFeedFormView fills the change feed form of table name from the
+// feed's settings, or from the form sent (after an error).
+func newFeedFormView(prefix, name, csrf string, feed *feedView, sent *feedForm, back string) feedFormView {
+	v := feedFormView{Prefix: prefix, Path: url.PathEscape(name), Name: name, CSRF: csrf, Back: back,
+		Retention: formatDuration(tablestore.DefaultChangeRetention), Images: "keys"}
+	if feed != nil {
+		v.On, v.Retention, v.Images = feed.On, feed.Retention, feed.Images
+	}
+	if sent != nil {
+		v.Retention, v.Images = sent.Retention, sent.Images
+	}
+	return v
+}
+
+// percent writes part/whole as a whole percentage, "<1%" for a small
+// nonzero part.
+func percent(part, whole int) string {
+	if whole <= 0 {
+		return "0%"
+	}
+	p := part * 100 / whole
+	if p == 0 && part > 0 {
+		return "<1%"
+	}
+	return strconv.Itoa(p) + "%"
 }
 
 // typeHint is an example value of an EDM type, for empty inputs.

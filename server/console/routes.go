@@ -46,7 +46,12 @@ func (c *Console) routes() {
 	mux.HandleFunc("POST /tables/{table}/import", c.startImport)
 	mux.HandleFunc("POST /tables/{table}/import/{id}", c.importChunk)
 
+	mux.HandleFunc("POST /tables/{table}/ttl", c.setTTL)
+	mux.HandleFunc("POST /tables/{table}/changefeed", c.setChangeFeed)
+	mux.HandleFunc("POST /tables/{table}/changefeed/disable", c.disableChangeFeed)
+
 	mux.HandleFunc("GET /tables/{table}/changes", c.changesPage)
+	mux.HandleFunc("GET /tables/{table}/changes/stream", c.changesStream)
 
 	mux.HandleFunc("GET /health", c.healthPage)
 	mux.HandleFunc("GET /health/metrics", c.metricsAPI)

@@ -27,21 +27,24 @@ type tableRow struct {
 }
 
 // tableFeatures are the table settings that other parts of tablestore
-// provide: secondary indexes, time to live and the change feed.
-//
-// FEATURE HOOKS: time to live and the change feed are not in this build:
-// TTL and ChangeFeed stay "" and the pages say the features are not
-// available. When Table gains SetTTL or Changes, fill them in readFeatures,
-// add their forms to table.html, and point the Changes tab at a live tail
-// (changes.go).
+// provide: secondary indexes, time to live and the change feed. A
+// feature's Available field is false when the store's driver lacks it (a
+// remote Azure store); its Error says why it could not be read.
 type tableFeatures struct {
 	// Indexes are the table's secondary indexes, when the store keeps
 	// them (IndexesAvailable).
 	Indexes          []indexView
 	IndexesAvailable bool
 	IndexesError     string
-	TTL              string
-	ChangeFeed       string
+	// TTL is nil when expiry is unavailable or could not be read.
+	TTL          *ttlView
+	TTLAvailable bool
+	TTLError     string
+	// Feed is nil when the change feed is unavailable or could not be
+	// read.
+	Feed          *feedView
+	FeedAvailable bool
+	FeedError     string
 }
 
 // indexView is one index as the pages show it.
@@ -52,10 +55,13 @@ type indexView struct {
 	Unique      bool
 	Ready       bool
 	Done, Total int64 // a build's progress
+	// Entries and Bytes estimate the index's size.
+	Entries, Bytes int64
 }
 
-// readFeatures returns the feature settings of a table.
-func readFeatures(ctx context.Context, t *tablestore.Table) tableFeatures {
+// readFeatures returns the feature settings of a table; with expired, it
+// also counts the entities expired and awaiting the sweeper.
+func readFeatures(ctx context.Context, t *tablestore.Table, expired bool) tableFeatures {
 	var f tableFeatures
 	infos, err := t.Indexes(ctx)
 	switch {
@@ -64,13 +70,15 @@ func readFeatures(ctx context.Context, t *tablestore.Table) tableFeatures {
 		for _, in := range infos {
 			f.Indexes = append(f.Indexes, indexView{Name: in.Name, Properties: strings.Join(in.Properties, ", "),
 				Partitioned: in.Partitioned, Unique: in.Unique, Ready: in.State == tablestore.IndexReady,
-				Done: in.Done, Total: in.Total})
+				Done: in.Done, Total: in.Total, Entries: in.Entries, Bytes: in.Bytes})
 		}
 	case errors.Is(err, tablestore.ErrNotImplemented):
 		// The store's driver keeps no indexes (a remote Azure store).
 	default:
 		f.IndexesAvailable, f.IndexesError = true, errorText(err)
 	}
+	readTTL(ctx, t, &f, expired)
+	readFeed(ctx, t, &f)
 	return f
 }
 
@@ -114,7 +122,7 @@ func (c *Console) renderTables(w http.ResponseWriter, r *http.Request, status in
 		default:
 			row.StatsError = errorText(err)
 		}
-		row.Features = readFeatures(ctx, t)
+		row.Features = readFeatures(ctx, t, false)
 		b.Tables = append(b.Tables, row)
 	}
 	c.render(w, r, status, "tables", &pageData{Title: "Tables", Tab: "tables", Body: b})
@@ -145,6 +153,16 @@ type tableBody struct {
 	IndexCode   tablestore.Code
 	// NewIndex keeps the create form's fields after an error.
 	NewIndex indexForm
+	// Notice reports a settings change just made.
+	Notice string
+	// TTLError and FeedError report a settings change that failed; NewTTL
+	// and NewFeed keep their forms' fields.
+	TTLError  string
+	TTLCode   tablestore.Code
+	NewTTL    *ttlForm
+	FeedError string
+	FeedCode  tablestore.Code
+	NewFeed   *feedForm
 }
 
 // tablePage shows one table: its estimates and its settings.
@@ -175,7 +193,8 @@ func (c *Console) renderTableWith(w http.ResponseWriter, r *http.Request, status
 			b.StatsError = "this store cannot estimate its tables' sizes"
 		}
 	}
-	b.Features = readFeatures(ctx, t)
+	b.Features = readFeatures(ctx, t, true)
+	b.Notice = settingsNotices[r.FormValue("notice")]
 	if o, ok := c.builds.take(c.store(r), name); ok {
 		b.IndexNotice, b.IndexError, b.IndexCode = o.notice, o.err, o.code
 	}

@@ -49,13 +49,15 @@ func TestTablesCreateListDelete(t *testing.T) {
 	require.Contains(t, body, "≈ ")
 	require.Contains(t, body, "Counts and sizes are estimates")
 
-	// The overview marks the settings this build lacks.
+	// The overview shows the settings, all off.
 	status, body, _ = h.get("/tables/People")
 	require.Equal(t, http.StatusOK, status)
 	for _, id := range []string{`id="indexes"`, `id="ttl"`, `id="changefeed"`} {
 		require.Contains(t, body, id)
 	}
-	require.Equal(t, 2, strings.Count(body, "Not available in this build of tablestore."), "TTL and the change feed")
+	require.NotContains(t, body, "Not available")
+	require.Contains(t, body, "Off: entities never expire.")
+	require.Contains(t, body, "Off: changes are not recorded.")
 	require.Contains(t, body, `id="no-indexes"`)
 	require.Contains(t, body, `id="create-index"`)
 	status, _, _ = h.get("/tables/Nobody")
@@ -114,7 +116,10 @@ func TestNotFoundAndChanges(t *testing.T) {
 	require.Contains(t, body, "there is no page at /no/such/page")
 	status, body, _ = h.get("/tables/Feed/changes")
 	require.Equal(t, http.StatusOK, status)
-	require.Contains(t, body, "The change feed is not available")
+	require.Contains(t, body, `id="changes-off"`)
+	require.Contains(t, body, "Turn the change feed on")
+	status, _, _ = h.get("/tables/Nobody/changes")
+	require.Equal(t, http.StatusNotFound, status)
 }
 
 func TestPrefix(t *testing.T) {

@@ -179,5 +179,68 @@ func describe(q tablestore.Query) string {
 	if q.Top != 0 {
 		s += fmt.Sprintf(" $top=%d", q.Top)
 	}
+	if q.Index != "" {
+		s += " through index " + q.Index
+	}
 	return s
+}
+
+// CreateIndex creates a native secondary index of t and prints it. On a
+// store that keeps none (the remote Azure driver) it says so and returns
+// false, so the program can skip what needs the index.
+func CreateIndex(ctx context.Context, t *tablestore.Table, spec tablestore.IndexSpec) bool {
+	err := t.CreateIndex(ctx, spec)
+	if errors.Is(err, tablestore.ErrNotImplemented) {
+		Say("this store keeps no native secondary indexes: skipping the native version")
+		return false
+	}
+	NoErr(err, "create index "+spec.Name)
+	var opts []string
+	if spec.Partitioned {
+		opts = append(opts, "partitioned")
+	}
+	if spec.Unique {
+		opts = append(opts, "unique")
+	}
+	s := ""
+	if len(opts) > 0 {
+		s = ", " + strings.Join(opts, ", ")
+	}
+	Say("created index %s on %s (%s%s)", spec.Name, t.Name(), strings.Join(spec.Properties, ", "), s)
+	return true
+}
+
+// Explain prints q's plan as Table.Explain writes it, indented, and
+// returns it.
+func Explain(t *tablestore.Table, q tablestore.Query) *tablestore.QueryPlan {
+	p, err := t.Plan(context.Background(), q)
+	NoErr(err, "plan "+describe(q))
+	Say("explain %s:", describe(q))
+	for _, line := range strings.Split(strings.TrimRight(p.String(), "\n"), "\n") {
+		Say("  %s", line)
+	}
+	return p
+}
+
+// ViaIndex runs q, printing its plan, and fails unless the plan reads the
+// native index named index. It returns every matching entity, after
+// printing how many index entries and entities the pages read.
+func ViaIndex(ctx context.Context, t *tablestore.Table, q tablestore.Query, index string) []*tablestore.Entity {
+	p := Explain(t, q)
+	Check(strings.EqualFold(p.Index, index), "query %s on %s reads index %q, want %q", describe(q), t.Name(), p.Index, index)
+	var out []*tablestore.Entity
+	entries, examined := 0, 0
+	for {
+		page, err := t.QueryPage(ctx, q)
+		NoErr(err, "query "+describe(q))
+		out = append(out, page.Entities...)
+		entries += page.IndexEntries
+		examined += page.Examined
+		if page.Continuation == "" {
+			break
+		}
+		q.Continuation = page.Continuation
+	}
+	Say("read %d index entries, examined %d entities, returned %d", entries, examined, len(out))
+	return out
 }

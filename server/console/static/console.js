@@ -352,8 +352,119 @@
     setInterval(tick, every);
   }
 
+  // ---- Changes page: the live tail of the change feed -------------------
+  // Server-sent events: each change's event id is its cursor, so the
+  // browser reconnects where it left off when a stream ends; Pause closes
+  // the stream and Continue opens one after the last change shown.
+  function changesTail() {
+    const tail = $("#tail");
+    if (!tail || !tail.dataset.streamUrl) return;
+    const tbody = $("#changes tbody");
+    const maxRows = Number(tail.dataset.maxRows) || 1000;
+    const withEntity = $$("#changes thead th").length > 8;
+    const state = $("#tail-state"), toggle = $("#tail-toggle");
+    let es = null, last = "", shown = 0;
+
+    function setState(text, cls) {
+      state.textContent = text;
+      state.className = "tail-state" + (cls ? " " + cls : "");
+    }
+    function streamURL() {
+      if (!last) return tail.dataset.streamUrl;
+      const u = new URL(tail.dataset.streamUrl, location.href);
+      u.searchParams.set("from", last);
+      return u.pathname + u.search;
+    }
+    function keyCell(text, link) {
+      return link ? el("td", {}, el("a", { href: link }, text)) : el("td", {}, text);
+    }
+    function row(c) {
+      const rk = c.op === "deleteRange" ? "[" + (c.rk || "start") + ", " + (c.toRk || "end") + ")" : c.rk;
+      const cells = [
+        el("td", { class: "num mono" }, String(c.seq)),
+        el("td", { class: "op op-" + c.op }, c.op),
+        keyCell(c.pk, c.link),
+        keyCell(rk, c.link),
+        el("td", { class: "mono" }, c.etag || "—"),
+        el("td", { class: "mono muted" }, c.timestamp),
+        el("td", { class: "mono muted", title: "the commit's first change, and this change's place in it" },
+          String(c.commit) + (c.count > 1 ? " (" + (c.index + 1) + "/" + c.count + ")" : "")),
+        el("td", { class: "mono cursor" }, c.cursor),
+      ];
+      if (withEntity) cells.push(el("td", { class: "mono", title: c.entity || "" }, c.entity || ""));
+      const tr = el("tr", { class: "change fresh" }, ...cells);
+      setTimeout(() => tr.classList.remove("fresh"), 1500);
+      return tr;
+    }
+    function stop(text, cls) {
+      if (es) es.close();
+      es = null;
+      setState(text, cls);
+    }
+    function open() {
+      setState("Connecting…");
+      toggle.textContent = "Pause";
+      toggle.disabled = false;
+      es = new EventSource(streamURL());
+      es.addEventListener("ready", (ev) => {
+        const d = JSON.parse(ev.data);
+        if (d.cursor && !last) last = d.cursor;
+        setState(shown ? "Live" : "Live: waiting for changes", "live");
+      });
+      es.addEventListener("change", (ev) => {
+        const c = JSON.parse(ev.data);
+        tbody.prepend(row(c));
+        while (tbody.rows.length > maxRows) tbody.deleteRow(-1);
+        last = c.cursor;
+        shown++;
+        $("#tail-count").textContent = shown.toLocaleString();
+        $("#tail-cursor").textContent = last;
+        setState("Live", "live");
+      });
+      es.addEventListener("pause", (ev) => {
+        const d = JSON.parse(ev.data);
+        if (d.cursor) last = d.cursor;
+        stop("Paused: " + d.message + "; press Continue for more", "paused");
+        toggle.textContent = "Continue";
+      });
+      es.addEventListener("end", (ev) => {
+        stop("Ended: " + JSON.parse(ev.data).message, "ended");
+        toggle.disabled = true;
+      });
+      es.addEventListener("failure", (ev) => {
+        const d = JSON.parse(ev.data);
+        stop("Stopped: " + d.message + (d.code ? " (" + d.code + ")" : ""), "failed");
+        toggle.textContent = "Retry";
+      });
+      es.onerror = () => {
+        if (!es) return;
+        if (es.readyState === EventSource.CLOSED) {
+          stop("The stream was refused: reload the page (signed out?)", "failed");
+          toggle.textContent = "Retry";
+        } else {
+          setState("Reconnecting…");
+        }
+      };
+    }
+    toggle.addEventListener("click", () => {
+      if (es) {
+        stop("Paused", "paused");
+        toggle.textContent = "Continue";
+      } else {
+        open();
+      }
+    });
+    $("#tail-clear").addEventListener("click", () => {
+      tbody.replaceChildren();
+      shown = 0;
+      $("#tail-count").textContent = "0";
+    });
+    open();
+  }
+
   filterEditor();
   entityEditor();
   importer();
   health();
+  changesTail();
 })();
