@@ -516,29 +516,11 @@ func loadWithIndexes(ctx context.Context, c config, dir string, k int) (float64,
 			return 0, 0, err
 		}
 	}
-	build := taggedEntity(n)
-	recs := make([]record, batchSize)
-	acts := make([]tablestore.TransactionAction, batchSize)
-	var total time.Duration
 	batches := make([]time.Duration, 0, n/batchSize+1)
-	p := startProgress(fmt.Sprintf("index-build: load with %d indexes", k), "entities", n)
-	defer p.finish()
-	for i := 0; i < n; i += batchSize {
-		m := min(batchSize, n-i)
-		for j := range m {
-			genRecord(&recs[j], i+j)
-		}
-		t0 := time.Now()
-		for j := range m {
-			acts[j] = tablestore.TransactionAction{Type: tablestore.ActionUpsertReplace, Entity: build(&recs[j], i+j)}
-		}
-		if err := tbl.SubmitTransaction(ctx, acts[:m]); err != nil {
-			return 0, 0, fmt.Errorf("load into the store with %d indexes: %w", k, err)
-		}
-		d := time.Since(t0)
-		total += d
-		batches = append(batches, d)
-		p.add(m)
+	total, err := loadTableEach(ctx, tbl, fmt.Sprintf("index-build: load with %d indexes", k), n, taggedEntity(n),
+		func(d time.Duration) { batches = append(batches, d) })
+	if err != nil {
+		return 0, 0, fmt.Errorf("load into the store with %d indexes: %w", k, err)
 	}
 	return rate(n, total), float64(median(batches)), db.Close()
 }

@@ -130,6 +130,12 @@ func createTables(ctx context.Context, db *tablestore.DB, names ...string) ([]*t
 // generated records and committing (load-nosync's method). build turns
 // a record into its entity (recordEntity when nil).
 func loadTable(ctx context.Context, t *tablestore.Table, label string, n int, build func(rec *record, i int) *tablestore.Entity) (time.Duration, error) {
+	return loadTableEach(ctx, t, label, n, build, nil)
+}
+
+// loadTableEach is loadTable calling each (when not nil) with every
+// batch's time in the store.
+func loadTableEach(ctx context.Context, t *tablestore.Table, label string, n int, build func(rec *record, i int) *tablestore.Entity, each func(time.Duration)) (time.Duration, error) {
 	if build == nil {
 		build = func(rec *record, _ int) *tablestore.Entity { return recordEntity(rec) }
 	}
@@ -150,7 +156,11 @@ func loadTable(ctx context.Context, t *tablestore.Table, label string, n int, bu
 		if err := t.SubmitTransaction(ctx, acts[:m]); err != nil {
 			return 0, fmt.Errorf("%s: batch at entity %d: %w", label, i, err)
 		}
-		spent += time.Since(t0)
+		d := time.Since(t0)
+		spent += d
+		if each != nil {
+			each(d)
+		}
 		p.add(m)
 	}
 	return spent, nil
