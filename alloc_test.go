@@ -143,3 +143,60 @@ func TestAllocsPerEntityTyped(t *testing.T) {
 		}
 	}
 }
+
+// TestAllocsPerWrittenEntity bounds what writing costs the library: a
+// transaction of 100 upserts from entities already built (their maps
+// are the caller's), from structs, and through a bulk writer. Maps are
+// validated and encoded straight into the batch, with no copies per
+// entity.
+func TestAllocsPerWrittenEntity(t *testing.T) {
+	tbl := allocTable(t, 0)
+	const batch = 100
+	maps := make([]TransactionAction, batch)
+	structs := make([]TransactionAction, batch)
+	for i := range batch {
+		e := allocEntity(1, i)
+		maps[i] = TransactionAction{Type: ActionUpsertReplace, Entity: e}
+		structs[i] = TransactionAction{Type: ActionUpsertReplace, Struct: &allocRow{PartitionKey: "p0000002", RowKey: e.RowKey,
+			Name: "n", Count: int32(i), Created: time.Unix(int64(i), 0).UTC()}}
+	}
+	w, err := tbl.NewBulkWriter(&BulkOptions{Action: ActionUpsertReplace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entities := make([]*Entity, batch)
+	for i := range entities {
+		entities[i] = allocEntity(3, i)
+	}
+	for _, c := range []struct {
+		name  string
+		limit float64
+		write func() error
+	}{
+		{"transaction of maps", 1, func() error { return tbl.SubmitTransaction(ctx, maps) }},
+		{"transaction of structs", 1, func() error { return tbl.SubmitTransaction(ctx, structs) }},
+		{"bulk writer of maps", 1, func() error {
+			for _, e := range entities {
+				if err := w.Add(ctx, e); err != nil {
+					return err
+				}
+			}
+			return w.Flush(ctx)
+		}},
+	} {
+		var err error
+		allocs := testing.AllocsPerRun(20, func() {
+			if e := c.write(); e != nil {
+				err = e
+			}
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := allocs / batch
+		t.Logf("%s: %.2f allocations per entity", c.name, got)
+		if got > c.limit && !raceEnabled {
+			t.Errorf("%s: %.2f allocations per entity; at most %v expected", c.name, got, c.limit)
+		}
+	}
+}
