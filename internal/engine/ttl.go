@@ -246,16 +246,17 @@ func (t *table) TTL(ctx context.Context) (driver.TTL, error) {
 }
 
 // SetTTL implements driver.TTLTable. Writes to the table wait while it
-// runs; writes to other tables, and reads, do not. It closes the table's
-// gate (see lockForWrite) under the catalog lock in write mode, which
-// waits for the writes in flight, and then works under the catalog lock
-// in read mode: it removes the entities that have expired under the old
-// settings (in batches of their own, recorded in the change feed as the
-// sweeper's), so new settings never make an expired entity live again,
-// and in one synced batch stores the settings and rebuilds the table's
-// expiry index by a scan of the table, in time proportional to the
-// table's size. It publishes the settings and opens the gate. Settings
-// that change nothing write nothing.
+// runs; writes to other tables, reads and catalog changes do not. It
+// closes the table's gate (see lockForWrite) under the catalog lock in
+// write mode, which waits for the writes in flight. Then, holding the
+// catalog lock in read mode for each step but the scan, it removes the
+// entities that have expired under the old settings (in batches of their
+// own, recorded in the change feed as the sweeper's), so new settings
+// never make an expired entity live again, and in one synced batch stores
+// the settings and rebuilds the table's expiry index by a scan of the
+// table, in time proportional to the table's size. It publishes the
+// settings and opens the gate. Settings that change nothing write
+// nothing.
 func (t *table) SetTTL(ctx context.Context, s driver.TTL) (err error) {
 	release, err := t.db.enter(ctx)
 	if err != nil {
@@ -276,13 +277,18 @@ func (t *table) SetTTL(ctx context.Context, s driver.TTL) (err error) {
 	if err != nil {
 		return err
 	}
-	db.catMu.RLock()
-	defer db.catMu.RUnlock()
 	defer db.openTTLGate(info.id, gate)
-	if cur, err := t.resolveLocked(); err != nil {
-		return err
-	} else if cur.id != info.id {
-		return errorf(edm.CodeTableNotFound, "table %q was deleted", t.name)
+	// The catalog lock is held in read mode only for short steps, never
+	// across the scan: a catalog change waiting for it would hold every
+	// other reader of the catalog back. current says, under it, whether
+	// the name still holds the gated table.
+	current := func() error {
+		if cur, err := t.resolveLocked(); err != nil {
+			return err
+		} else if cur.id != info.id {
+			return errorf(edm.CodeTableNotFound, "table %q was deleted", t.name)
+		}
+		return nil
 	}
 	old := db.ttlFor(info.id)
 	if (old == nil && next == nil) || (old != nil && next != nil && *old == *next) {
@@ -296,7 +302,12 @@ func (t *table) SetTTL(ctx context.Context, s driver.TTL) (err error) {
 			return err
 		}
 		for {
-			n, err := db.sweepExpiredTable(info.id, old, now, 1000)
+			db.catMu.RLock()
+			n, err := 0, current()
+			if err == nil {
+				n, err = db.sweepExpiredTable(info.id, old, now, 1000)
+			}
+			db.catMu.RUnlock()
 			if err != nil {
 				return err
 			}
@@ -313,7 +324,15 @@ func (t *table) SetTTL(ctx context.Context, s driver.TTL) (err error) {
 		v, _ := json.Marshal(ttlJSON{Default: int64(time.Duration(next.def) * 100), Property: next.property})
 		_ = b.Set(ttlKey(info.id), v, nil)
 	}
+	// The scan needs no lock: the gate holds the table's writes off, and
+	// an entry a range deletion leaves behind meanwhile is checked
+	// against its entity when swept, as after any range deletion.
 	if err := db.rebuildExpiryIndex(ctx, b, info.id, next); err != nil {
+		return err
+	}
+	db.catMu.RLock()
+	defer db.catMu.RUnlock()
+	if err := current(); err != nil {
 		return err
 	}
 	if err := b.Commit(pebble.Sync); err != nil {

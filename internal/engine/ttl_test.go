@@ -354,6 +354,23 @@ func TestSetTTLBlocksOnlyItsTable(t *testing.T) {
 		t.Fatalf("a second SetTTL went on during the first: %v", err)
 	case <-time.After(100 * time.Millisecond):
 	}
+	// With the second SetTTL waiting too, the catalog changes and other
+	// tables read: the scan holds no lock a catalog change waits for.
+	catalogDone := make(chan error, 1)
+	go func() {
+		err := db.CreateTable(ctx, "Third")
+		if err == nil {
+			_, err = other.Get(ctx, "p", "0", nil)
+		}
+		catalogDone <- err
+	}()
+	select {
+	case err := <-catalogDone:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		close(resume)
+		t.Fatal("a catalog change waited for the SetTTL's scan")
+	}
 	close(resume)
 	require.NoError(t, <-setDone)
 	require.NoError(t, <-writeDone)
