@@ -22,14 +22,11 @@ var _ driver.BulkCommitter = (*table)(nil)
 // and writes the applied ones in one Pebble batch, with one new
 // Timestamp greater than every replaced entity's, and one sync.
 func (t *table) CommitBulk(ctx context.Context, actions []driver.Action, opts driver.BulkCommitOptions) (_ driver.BulkCommitResult, err error) {
-	release, err := t.db.enter(ctx)
+	release, err := t.db.enterWrite(ctx)
 	if err != nil {
 		return driver.BulkCommitResult{}, err
 	}
 	defer release()
-	if err := t.db.writable(); err != nil {
-		return driver.BulkCommitResult{}, err
-	}
 	defer t.db.recoverStop("bulk commit to table "+t.name, &err)
 	info, err := t.lockForWrite(ctx)
 	if err != nil {

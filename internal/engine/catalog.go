@@ -81,14 +81,11 @@ func (db *Engine) loadCatalog() error {
 
 // CreateTable implements driver.Conn. The catalog change is always synced.
 func (db *Engine) CreateTable(ctx context.Context, name string) (err error) {
-	release, err := db.enter(ctx)
+	release, err := db.enterWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	if err := db.writable(); err != nil {
-		return err
-	}
 	defer db.recoverStop("create table "+name, &err)
 	lower := strings.ToLower(name)
 	db.catMu.Lock()
@@ -117,14 +114,11 @@ func (db *Engine) CreateTable(ctx context.Context, name string) (err error) {
 // compactions. The name can be created again at once, as a new empty table
 // with a new ID.
 func (db *Engine) DeleteTable(ctx context.Context, name string) (err error) {
-	release, err := db.enter(ctx)
+	release, err := db.enterWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	if err := db.writable(); err != nil {
-		return err
-	}
 	defer db.recoverStop("delete table "+name, &err)
 	lower := strings.ToLower(name)
 	db.catMu.Lock()

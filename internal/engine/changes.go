@@ -498,14 +498,11 @@ var _ driver.ChangeFeeder = (*table)(nil)
 // under the catalog lock, so no commit is in flight: every later commit
 // is recorded, no earlier one.
 func (t *table) EnableChangeFeed(ctx context.Context, s driver.ChangeFeedSettings) (err error) {
-	release, err := t.db.enter(ctx)
+	release, err := t.db.enterWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	if err := t.db.writable(); err != nil {
-		return err
-	}
 	op := "enable the change feed of table " + t.name
 	defer t.db.recoverStop(op, &err)
 	db := t.db
@@ -546,14 +543,11 @@ func (t *table) EnableChangeFeed(ctx context.Context, s driver.ChangeFeedSetting
 // DisableChangeFeed implements driver.ChangeFeeder: the settings and
 // every record go in one synced batch, with the sequence floor.
 func (t *table) DisableChangeFeed(ctx context.Context) (err error) {
-	release, err := t.db.enter(ctx)
+	release, err := t.db.enterWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	if err := t.db.writable(); err != nil {
-		return err
-	}
 	op := "disable the change feed of table " + t.name
 	defer t.db.recoverStop(op, &err)
 	db := t.db

@@ -20,14 +20,11 @@ import (
 // actions on the partition of the first action's PartitionKey (the caller
 // guarantees they all share it).
 func (t *table) Commit(ctx context.Context, actions []driver.Action) (_ driver.CommitResult, err error) {
-	release, err := t.db.enter(ctx)
+	release, err := t.db.enterWrite(ctx)
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
 	defer release()
-	if err := t.db.writable(); err != nil {
-		return driver.CommitResult{}, err
-	}
 	defer t.db.recoverStop("commit to table "+t.name, &err)
 	info, err := t.lockForWrite(ctx)
 	if err != nil {

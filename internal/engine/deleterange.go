@@ -51,14 +51,11 @@ var _ driver.RangeDeleter = (*table)(nil)
 
 // DeleteRange implements driver.RangeDeleter: one atomic range deletion.
 func (t *table) DeleteRange(ctx context.Context, pk, fromRowKey, toRowKey string) (_ driver.DeleteRangeResult, err error) {
-	release, err := t.db.enter(ctx)
+	release, err := t.db.enterWrite(ctx)
 	if err != nil {
 		return driver.DeleteRangeResult{}, err
 	}
 	defer release()
-	if err := t.db.writable(); err != nil {
-		return driver.DeleteRangeResult{}, err
-	}
 	op := "range deletion in table " + t.name
 	defer t.db.recoverStop(op, &err)
 	t.db.catMu.RLock()

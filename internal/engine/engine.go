@@ -255,14 +255,11 @@ func (db *Engine) Flush() (err error) {
 // retries a failing compaction, so one waiting for it could wait forever;
 // for the same reason a fault recorded meanwhile ends the wait.
 func (db *Engine) Compact() (err error) {
-	release, err := db.enter(context.Background())
+	release, err := db.enterWrite(context.Background())
 	if err != nil {
 		return err
 	}
 	defer release()
-	if err := db.writable(); err != nil {
-		return err
-	}
 	defer db.recoverStop("compaction", &err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -305,6 +302,19 @@ func (db *Engine) enter(ctx context.Context) (release func(), err error) {
 		return nil, db.Health()
 	}
 	return db.release, nil
+}
+
+// enterWrite is enter for an operation that writes: it also fails,
+// admitting nothing, when the store refuses writes (see writable).
+func (db *Engine) enterWrite(ctx context.Context) (release func(), err error) {
+	if release, err = db.enter(ctx); err != nil {
+		return nil, err
+	}
+	if err := db.writable(); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
 }
 
 // errorf returns a *driver.Error with Azure's code.

@@ -217,14 +217,11 @@ var _ driver.Indexer = (*table)(nil)
 // another. Close waits for the build, which then ends, removing the
 // index, with ErrClosed.
 func (t *table) CreateIndex(ctx context.Context, spec driver.IndexSpec) (err error) {
-	release, err := t.db.enter(ctx)
+	release, err := t.db.enterWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	if err := t.db.writable(); err != nil {
-		return err
-	}
 	op := fmt.Sprintf("create index %s of table %s", spec.Name, t.name)
 	defer t.db.recoverStop(op, &err)
 	ix, err := t.declareIndex(spec)
@@ -342,14 +339,11 @@ func (db *Engine) dropIndexLocked(ix *index) error {
 // declaration and, in one range deletion, the entries. A build of the
 // index in progress fails with ResourceNotFound.
 func (t *table) DropIndex(ctx context.Context, name string) (err error) {
-	release, err := t.db.enter(ctx)
+	release, err := t.db.enterWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	if err := t.db.writable(); err != nil {
-		return err
-	}
 	defer t.db.recoverStop("drop index "+name+" of table "+t.name, &err)
 	t.db.catMu.Lock()
 	defer t.db.catMu.Unlock()

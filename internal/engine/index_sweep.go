@@ -209,14 +209,11 @@ func (db *Engine) IndexSweeps() int64 { return db.ix.sweep.sweeps.Load() }
 
 // sweepTable serves the ranges pending in one table.
 func (db *Engine) sweepTable(ctx context.Context, tableID uint64) (err error) {
-	release, err := db.enter(ctx)
+	release, err := db.enterWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	if err := db.writable(); err != nil {
-		return err
-	}
 	defer db.recoverStop(fmt.Sprintf("index sweep of table #%d", tableID), &err)
 	pending, err := readPending(db.pdb, tableID)
 	if err != nil {

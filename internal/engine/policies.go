@@ -56,14 +56,11 @@ func (t *table) AccessPolicies(ctx context.Context) (_ []driver.AccessPolicy, er
 // SetAccessPolicies implements driver.PolicyTable with one synced write,
 // under the catalog lock so the table cannot be deleted meanwhile.
 func (t *table) SetAccessPolicies(ctx context.Context, policies []driver.AccessPolicy) (err error) {
-	release, err := t.db.enter(ctx)
+	release, err := t.db.enterWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	if err := t.db.writable(); err != nil {
-		return err
-	}
 	op := "write of the access policies of table " + t.name
 	defer t.db.recoverStop(op, &err)
 	t.db.catMu.RLock()

@@ -258,14 +258,11 @@ func (t *table) TTL(ctx context.Context) (driver.TTL, error) {
 // settings and opens the gate. Settings that change nothing write
 // nothing.
 func (t *table) SetTTL(ctx context.Context, s driver.TTL) (err error) {
-	release, err := t.db.enter(ctx)
+	release, err := t.db.enterWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	if err := t.db.writable(); err != nil {
-		return err
-	}
 	op := "set the expiry settings of table " + t.name
 	defer t.db.recoverStop(op, &err)
 	db := t.db
