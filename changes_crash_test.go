@@ -53,17 +53,7 @@ func TestChangesCrashChild(t *testing.T) {
 		crashChildFail("bad %s: %v", feedCrashStartEnv, err)
 	}
 	ctx := context.Background()
-	db, err := ts.Open(dir, &ts.Options{MemTableSize: crashMemTable})
-	if err != nil {
-		crashChildFail("open: %v", err)
-	}
-	tb, err := db.CreateTable(ctx, feedCrashTable)
-	if errors.Is(err, ts.ErrTableAlreadyExists) {
-		tb, err = db.Table(feedCrashTable), nil
-	}
-	if err != nil {
-		crashChildFail("create table: %v", err)
-	}
+	tb := crashChildTable(dir, &ts.Options{MemTableSize: crashMemTable}, feedCrashTable)
 	if err := tb.EnableChangeFeed(ctx, ts.ChangeFeedOptions{Images: ts.ImagesNew, Retention: time.Hour}); err != nil {
 		crashChildFail("enable: %v", err)
 	}

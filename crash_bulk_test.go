@@ -49,19 +49,10 @@ func TestCrashBulkChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("runs only as the child process of TestCrashBulk")
 	}
-	start, err := strconv.ParseInt(os.Getenv(crashStartEnv), 10, 64)
-	if err != nil {
-		crashChildFail("bad %s: %v", crashStartEnv, err)
-	}
+	start := crashChildStart()
 	ctx := context.Background()
-	db, err := ts.Open(dir, &ts.Options{MemTableSize: crashMemTable})
-	if err != nil {
-		crashChildFail("open: %v", err)
-	}
-	if _, err := db.CreateTable(ctx, crashBulkTable); err != nil && !errors.Is(err, ts.ErrTableAlreadyExists) {
-		crashChildFail("create table: %v", err)
-	}
-	w, err := db.Table(crashBulkTable).NewBulkWriter(&ts.BulkOptions{Action: ts.ActionUpsertReplace,
+	tb := crashChildTable(dir, &ts.Options{MemTableSize: crashMemTable}, crashBulkTable)
+	w, err := tb.NewBulkWriter(&ts.BulkOptions{Action: ts.ActionUpsertReplace,
 		BatchEntities: 50 + int(start/crashBulkSpan%7)*40,
 		OnCommit: func(c ts.BulkCommit) {
 			fmt.Fprintf(os.Stdout, "through %d\n", start+c.Through)

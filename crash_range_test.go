@@ -73,19 +73,9 @@ func TestCrashRangeChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("runs only as the child process of TestCrashRange")
 	}
-	start, err := strconv.ParseInt(os.Getenv(crashStartEnv), 10, 64)
-	if err != nil {
-		crashChildFail("bad %s: %v", crashStartEnv, err)
-	}
+	start := crashChildStart()
 	ctx := context.Background()
-	db, err := ts.Open(dir, &ts.Options{MemTableSize: crashMemTable})
-	if err != nil {
-		crashChildFail("open: %v", err)
-	}
-	if _, err := db.CreateTable(ctx, crashRangeTable); err != nil && !errors.Is(err, ts.ErrTableAlreadyExists) {
-		crashChildFail("create table: %v", err)
-	}
-	p := db.Table(crashRangeTable).Partition("p")
+	p := crashChildTable(dir, &ts.Options{MemTableSize: crashMemTable}, crashRangeTable).Partition("p")
 	fmt.Fprintf(os.Stdout, "ready\n")
 	deadline := time.Now().Add(time.Minute)
 	for s := start; time.Now().Before(deadline); s++ {

@@ -108,19 +108,10 @@ func TestCrashChild(t *testing.T) {
 	if mode == "" {
 		t.Skip("runs only as the child process of TestCrash")
 	}
-	start, err := strconv.ParseInt(os.Getenv(crashStartEnv), 10, 64)
-	if err != nil {
-		crashChildFail("bad %s: %v", crashStartEnv, err)
-	}
+	start := crashChildStart()
 	ctx := context.Background()
-	db, err := ts.Open(os.Getenv(crashDirEnv), crashOptions(mode))
-	if err != nil {
-		crashChildFail("open: %v", err)
-	}
-	if _, err := db.CreateTable(ctx, crashTable); err != nil && !errors.Is(err, ts.ErrTableAlreadyExists) {
-		crashChildFail("create table: %v", err)
-	}
-	tb := db.Table(crashTable)
+	tb := crashChildTable(os.Getenv(crashDirEnv), crashOptions(mode), crashTable)
+	var err error
 	fmt.Fprintf(os.Stdout, "ready\n")
 	// The parent kills the child; the deadline only guards against an
 	// orphan that outlives it.
@@ -146,6 +137,32 @@ func TestCrashChild(t *testing.T) {
 func crashChildFail(format string, args ...any) {
 	fmt.Fprintf(os.Stdout, "fail "+format+"\n", args...)
 	os.Exit(3)
+}
+
+// crashChildStart is a child's first sequence number, from crashStartEnv.
+func crashChildStart() int64 {
+	start, err := strconv.ParseInt(os.Getenv(crashStartEnv), 10, 64)
+	if err != nil {
+		crashChildFail("bad %s: %v", crashStartEnv, err)
+	}
+	return start
+}
+
+// crashChildTable opens the store in dir with opts and returns its table
+// name, created on the first run; a child fails on any error.
+func crashChildTable(dir string, opts *ts.Options, name string) *ts.Table {
+	db, err := ts.Open(dir, opts)
+	if err != nil {
+		crashChildFail("open: %v", err)
+	}
+	tb, err := db.CreateTable(context.Background(), name)
+	if errors.Is(err, ts.ErrTableAlreadyExists) {
+		tb, err = db.Table(name), nil
+	}
+	if err != nil {
+		crashChildFail("create table: %v", err)
+	}
+	return tb
 }
 
 func TestCrash(t *testing.T) {
