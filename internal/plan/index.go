@@ -457,24 +457,9 @@ func (s *IndexScan) Format(ranges []KeyRange, pos []byte) string {
 				b.WriteByte('\n')
 			}
 		}
-		if len(ranges) == 0 {
-			b.WriteString("ranges: none\n")
-		} else {
-			b.WriteString("ranges:\n")
-			for _, r := range ranges {
-				b.WriteString("  ")
-				b.WriteString(r.String())
-				b.WriteByte('\n')
-			}
-		}
+		writeRanges(&b, ranges)
 	}
-	b.WriteString("residual: ")
-	if s.Residual == nil {
-		b.WriteString("none")
-	} else {
-		b.WriteString(filter.Format(s.Residual))
-	}
-	b.WriteByte('\n')
+	writeResidual(&b, s.Residual)
 	return b.String()
 }
 

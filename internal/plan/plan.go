@@ -110,22 +110,32 @@ func (p *Plan) Format(ranges []KeyRange) string {
 	b.WriteString("plan: ")
 	b.WriteString(p.Kind.String())
 	b.WriteByte('\n')
+	writeRanges(&b, ranges)
+	writeResidual(&b, p.Residual)
+	return b.String()
+}
+
+// writeRanges writes the "ranges:" lines of a printed plan.
+func writeRanges(b *strings.Builder, ranges []KeyRange) {
 	if len(ranges) == 0 {
 		b.WriteString("ranges: none\n")
-	} else {
-		b.WriteString("ranges:\n")
-		for _, r := range ranges {
-			b.WriteString("  ")
-			b.WriteString(r.String())
-			b.WriteByte('\n')
-		}
+		return
 	}
+	b.WriteString("ranges:\n")
+	for _, r := range ranges {
+		b.WriteString("  ")
+		b.WriteString(r.String())
+		b.WriteByte('\n')
+	}
+}
+
+// writeResidual writes the "residual:" line of a printed plan.
+func writeResidual(b *strings.Builder, residual filter.Node) {
 	b.WriteString("residual: ")
-	if p.Residual == nil {
+	if residual == nil {
 		b.WriteString("none")
 	} else {
-		b.WriteString(filter.Format(p.Residual))
+		b.WriteString(filter.Format(residual))
 	}
 	b.WriteByte('\n')
-	return b.String()
 }
