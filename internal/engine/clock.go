@@ -90,8 +90,22 @@ func (c *timestampClock) init(ceiling int64, persist func(int64) error, spawn fu
 func (c *timestampClock) next(now, floor int64) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.issueLocked(func() (int64, bool) { return max(now, c.last+1, floor+1), true })
+}
+
+// issueLocked makes the value want names the last issued and returns it,
+// or returns it as is when want says not to issue it (want is asked
+// again after every wait, as c.last may have moved). A value at or past
+// the durable ceiling waits for the ceiling to move past it; one within
+// half a lead of the ceiling starts a move in the background, so writers
+// rarely wait.
+// REQUIRES: c.mu held; it is released while the ceiling is written.
+func (c *timestampClock) issueLocked(want func() (t int64, issue bool)) (int64, error) {
 	for {
-		t := max(now, c.last+1, floor+1)
+		t, issue := want()
+		if !issue {
+			return t, nil
+		}
 		if t < c.ceiling {
 			c.last = t
 			if c.ceiling-t < c.lead/2 && !c.moving {

@@ -144,32 +144,12 @@ func (db *Engine) expiryNow() (int64, error) {
 func (c *timestampClock) observe(now int64) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for {
+	return c.issueLocked(func() (int64, bool) {
 		if now <= c.last {
-			return c.last, nil
+			return c.last, false
 		}
-		if now < c.ceiling {
-			c.last = now
-			if c.ceiling-now < c.lead/2 && !c.moving {
-				c.moving = true
-				ceiling := now + c.lead
-				c.spawn(func() { _ = c.move(ceiling) })
-			}
-			return now, nil
-		}
-		if c.moving {
-			c.moved.Wait()
-			continue
-		}
-		c.moving = true
-		ceiling := now + c.lead
-		c.mu.Unlock()
-		err := c.move(ceiling)
-		c.mu.Lock()
-		if err != nil {
-			return 0, err
-		}
-	}
+		return now, true
+	})
 }
 
 // loadTTL reads every table's settings at Open and starts the sweeper.
