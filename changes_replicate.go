@@ -124,7 +124,7 @@ func Replicate(ctx context.Context, src, dst *DB, opts ReplicateOptions) error {
 func replicate(ctx context.Context, src, dst *DB, opts ReplicateOptions) error {
 	tables := opts.Tables
 	if tables == nil {
-		for name, err := range src.allTables(ctx) {
+		for name, err := range src.TableNames(ctx, "") {
 			if err != nil {
 				return err
 			}
@@ -145,29 +145,6 @@ func replicate(ctx context.Context, src, dst *DB, opts ReplicateOptions) error {
 		})
 	}
 	return g.Wait()
-}
-
-// allTables yields the names of db's tables, in order.
-func (db *DB) allTables(ctx context.Context) func(func(string, error) bool) {
-	return func(yield func(string, error) bool) {
-		opts := &ListTablesOptions{}
-		for {
-			page, err := db.ListTables(ctx, opts)
-			if err != nil {
-				yield("", err)
-				return
-			}
-			for _, n := range page.Names {
-				if !yield(n, nil) {
-					return
-				}
-			}
-			if page.Continuation == "" {
-				return
-			}
-			opts.Continuation = page.Continuation
-		}
-	}
 }
 
 type memPositions struct {

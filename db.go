@@ -3,6 +3,7 @@ package tablestore
 import (
 	"context"
 	"errors"
+	"iter"
 	"strings"
 	"sync/atomic"
 
@@ -158,6 +159,33 @@ func (db *DB) ListTables(ctx context.Context, opts *ListTablesOptions) (*TablePa
 		return nil, mapError(err, false)
 	}
 	return &TablePage{Names: res.Names, Continuation: res.Next}, nil
+}
+
+// TableNames iterates over the names of the tables starting with prefix
+// (case-insensitive; "" for all), in ListTables' order, page after page;
+// each page is read when the previous one is used up, so tables created
+// or deleted meanwhile may or may not show. On an error it yields ("",
+// err) and stops.
+func (db *DB) TableNames(ctx context.Context, prefix string) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		opts := &ListTablesOptions{Prefix: prefix}
+		for {
+			page, err := db.ListTables(ctx, opts)
+			if err != nil {
+				yield("", err)
+				return
+			}
+			for _, n := range page.Names {
+				if !yield(n, nil) {
+					return
+				}
+			}
+			if page.Continuation == "" {
+				return
+			}
+			opts.Continuation = page.Continuation
+		}
+	}
 }
 
 // CreateTableIfNotExists creates the named table unless a table of that

@@ -347,3 +347,32 @@ func TestETagFormat(t *testing.T) {
 	}
 	require.Equal(t, ETag(`W/"datetime'2021-08-31T15%3A41%3A38.3027816Z'"`), etagFor(time.Date(2021, 8, 31, 15, 41, 38, 302781600, time.UTC)))
 }
+
+func TestDBTableNames(t *testing.T) {
+	db := openTestDB(t, nil)
+	for _, name := range []string{"Beta", "alpha", "AlphaTwo", "gamma"} {
+		_, err := db.CreateTable(ctx, name)
+		require.NoError(t, err)
+	}
+	collect := func(prefix string, most int) []string {
+		var got []string
+		for n, err := range db.TableNames(ctx, prefix) {
+			require.NoError(t, err)
+			if got = append(got, n); len(got) == most {
+				break
+			}
+		}
+		return got
+	}
+	require.Equal(t, []string{"alpha", "AlphaTwo", "Beta", "gamma"}, collect("", 10))
+	require.Equal(t, []string{"alpha", "AlphaTwo"}, collect("ALPHA", 10))
+	require.Equal(t, []string{"alpha"}, collect("", 1))
+	for _, err := range db.TableNames(ctx, "") {
+		require.NoError(t, err)
+	}
+	require.NoError(t, db.Close())
+	for n, err := range db.TableNames(ctx, "") {
+		require.Equal(t, "", n)
+		require.ErrorIs(t, err, ErrClosed)
+	}
+}

@@ -119,7 +119,7 @@ func backup(ctx context.Context, db *tablestore.DB, dest string) (tables int, by
 	if err != nil {
 		return 0, 0, fmt.Errorf("the backup in %s does not open: %w", dest, err)
 	}
-	for _, err := range tableNames(ctx, cp, "") {
+	for _, err := range cp.TableNames(ctx, "") {
 		if err != nil {
 			cp.Close()
 			return 0, 0, fmt.Errorf("the backup in %s: %w", dest, err)

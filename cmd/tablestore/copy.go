@@ -54,7 +54,7 @@ tablestore copy data data-copy People Orders --mode upsert`,
 				defer closeStore(dst, &err)
 				tables := args[2:]
 				if len(tables) == 0 {
-					for name, err := range tableNames(ctx, src, "") {
+					for name, err := range src.TableNames(ctx, "") {
 						if err != nil {
 							return err
 						}

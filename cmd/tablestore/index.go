@@ -151,7 +151,7 @@ func newIndexRow(table string, in tablestore.IndexInfo) indexRow {
 func listIndexes(ctx context.Context, io *stdio, db *tablestore.DB, tables []string, asJSON bool) (err error) {
 	all := len(tables) == 0
 	if all {
-		for name, err := range tableNames(ctx, db, "") {
+		for name, err := range db.TableNames(ctx, "") {
 			if err != nil {
 				return err
 			}

@@ -394,7 +394,7 @@ func serveReplicating(ctx context.Context, io *stdio, src *tablestore.DB, to, st
 		return err
 	}
 	if len(tables) == 0 { // every table as serve starts, also for the last catching up
-		for name, err := range tableNames(ctx, src, "") {
+		for name, err := range src.TableNames(ctx, "") {
 			if err != nil {
 				return err
 			}

@@ -42,7 +42,7 @@ tablestore stats --store data People --exact`,
 				defer closeStore(db, &err)
 				tables := args
 				if len(tables) == 0 {
-					for name, err := range tableNames(ctx, db, "") {
+					for name, err := range db.TableNames(ctx, "") {
 						if err != nil {
 							return err
 						}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"iter"
 
 	"github.com/tablestore/tablestore"
 )
@@ -60,7 +59,7 @@ tablestore tables delete --store data People`,
 					if len(names) == 1 {
 						prefix = names[0]
 					}
-					for name, err := range tableNames(ctx, db, prefix) {
+					for name, err := range db.TableNames(ctx, prefix) {
 						if err != nil {
 							return err
 						}
@@ -88,30 +87,6 @@ tablestore tables delete --store data People`,
 				return nil
 			}
 		},
-	}
-}
-
-// tableNames iterates over the store's table names starting with prefix,
-// page by page.
-func tableNames(ctx context.Context, db *tablestore.DB, prefix string) iter.Seq2[string, error] {
-	return func(yield func(string, error) bool) {
-		opts := &tablestore.ListTablesOptions{Prefix: prefix}
-		for {
-			page, err := db.ListTables(ctx, opts)
-			if err != nil {
-				yield("", err)
-				return
-			}
-			for _, n := range page.Names {
-				if !yield(n, nil) {
-					return
-				}
-			}
-			if page.Continuation == "" {
-				return
-			}
-			opts.Continuation = page.Continuation
-		}
 	}
 }
 
