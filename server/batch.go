@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"mime"
 	"net/http"
-	"net/textproto"
 	"net/url"
 	"strings"
 
@@ -18,13 +17,41 @@ import (
 // header names in any case, sub-requests without Content-Length and with
 // blank lines before the body, absolute or relative sub-request URLs.
 
-// mimePart is one part of a multipart body. Its header values are
-// copies; body aliases the multipart body. bad says it has more than
-// maxPartHeaders header lines.
+// mimePart is one part of a multipart body. Its header and body alias
+// the multipart body. bad says it has more than maxPartHeaders header
+// lines.
 type mimePart struct {
-	header textproto.MIMEHeader
+	header partHeader
 	body   []byte
 	bad    bool
+}
+
+// partHeader is a part's header lines, names and values trimmed, in
+// order. They alias the multipart body.
+type partHeader []headerLine
+
+type headerLine struct{ name, value []byte }
+
+// get returns the first value of the header named name (in any case), or
+// "" when there is none.
+func (h partHeader) get(name string) string {
+	for _, l := range h {
+		if strings.EqualFold(string(l.name), name) {
+			return string(l.value)
+		}
+	}
+	return ""
+}
+
+// values returns every value of the header named name (in any case).
+func (h partHeader) values(name string) []string {
+	var out []string
+	for _, l := range h {
+		if strings.EqualFold(string(l.name), name) {
+			out = append(out, string(l.value))
+		}
+	}
+	return out
 }
 
 // maxPartHeaders bounds the header lines of one part of a batch; the
@@ -96,7 +123,7 @@ func splitMultipart(body []byte, boundary string, maxParts int) ([]mimePart, err
 // blank line after the headers. Continuation lines are not used by any
 // client and are taken as ordinary lines.
 func newPart(b []byte) mimePart {
-	p := mimePart{header: textproto.MIMEHeader{}}
+	var p mimePart
 	l := lines{b: b}
 	inHeaders, headers := false, 0
 	for {
@@ -117,7 +144,7 @@ func newPart(b []byte) mimePart {
 			continue
 		}
 		if k, v, ok := bytes.Cut(line, []byte(":")); ok {
-			p.header.Add(textproto.CanonicalMIMEHeaderKey(string(bytes.TrimSpace(k))), string(bytes.TrimSpace(v)))
+			p.header = append(p.header, headerLine{bytes.TrimSpace(k), bytes.TrimSpace(v)})
 		}
 	}
 }
@@ -138,7 +165,7 @@ func boundaryOf(contentType string) (string, bool) {
 type subRequest struct {
 	method string
 	res    resource
-	header textproto.MIMEHeader
+	header partHeader
 	body   []byte // aliases the batch body
 }
 
@@ -157,7 +184,7 @@ func (h *handler) parseBatch(contentType string, body []byte) ([]subRequest, err
 	if len(outer) != 1 {
 		return nil, errBadBatch("a batch holds exactly one changeset")
 	}
-	csBoundary, ok := boundaryOf(outer[0].header.Get("Content-Type"))
+	csBoundary, ok := boundaryOf(outer[0].header.get("Content-Type"))
 	if !ok {
 		return nil, errBadBatch("the batch part must be a multipart/mixed changeset; queries in a batch are not supported")
 	}
@@ -201,17 +228,17 @@ func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 			break
 		}
 	}
-	f := strings.Fields(string(reqLine))
-	if len(f) != 3 || !strings.HasPrefix(f[2], "HTTP/") {
+	f, ok := requestLine(reqLine)
+	if !ok {
 		return s, errBadBatch("a changeset part does not start with a request line")
 	}
 	p := newPart(b[l.off:])
 	if p.bad {
 		return s, errBadBatch("a sub-request has too many header lines")
 	}
-	s.method, s.header = strings.ToUpper(f[0]), p.header
+	s.method, s.header = upperMethod(f[0]), p.header
 	s.body = bytes.TrimSpace(p.body)
-	if xs := s.header.Values("X-Http-Method"); len(xs) > 0 {
+	if xs := s.header.values("X-Http-Method"); len(xs) > 0 {
 		switch {
 		case s.method != http.MethodPost:
 			return s, errXMethodNotUsingPost
@@ -247,12 +274,37 @@ func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 	return s, nil
 }
 
+// requestLine splits "VERB URL HTTP/1.1", fields separated by spaces or
+// tabs, with one copy of the line.
+func requestLine(line []byte) (f [3]string, ok bool) {
+	n := 0
+	for field := range strings.FieldsFuncSeq(string(line), func(r rune) bool { return r == ' ' || r == '\t' }) {
+		if n == 3 {
+			return f, false
+		}
+		f[n] = field
+		n++
+	}
+	return f, n == 3 && strings.HasPrefix(f[2], "HTTP/")
+}
+
+// upperMethod returns m in upper case, without allocating for the
+// methods a changeset holds.
+func upperMethod(m string) string {
+	for _, known := range [...]string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch, "MERGE", http.MethodGet} {
+		if strings.EqualFold(m, known) {
+			return known
+		}
+	}
+	return strings.ToUpper(m)
+}
+
 // action turns a sub-request into a transaction action and the
 // operation it needs permission for.
 func (s *subRequest) action() (tablestore.TransactionAction, op, error) {
 	var a tablestore.TransactionAction
-	ifMatch := tablestore.ETag(s.header.Get("If-Match"))
-	if s.header.Get("If-None-Match") != "" {
+	ifMatch := tablestore.ETag(s.header.get("If-Match"))
+	if s.header.get("If-None-Match") != "" {
 		return a, 0, apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: If-None-Match is not supported on this operation.")
 	}
 	decode := func() (*tablestore.Entity, error) {
@@ -359,25 +411,27 @@ func (q *request) batch() {
 	if base == "" {
 		base = "/"
 	}
-	var parts []string
-	for i, s := range subs {
-		a := actions[i]
-		var b strings.Builder
-		b.WriteString("HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n")
+	q.writeBatch(len(subs), func(b []byte, i int) []byte {
+		a, s := &actions[i], &subs[i]
+		b = append(b, "HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n"...)
 		if a.Type == tablestore.ActionInsert {
-			loc := base + entityPath(s.res.table, a.Entity.PartitionKey, a.Entity.RowKey)
-			b.WriteString("Preference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\n")
-			b.WriteString("Location: " + loc + "\r\nDataServiceId: " + loc + "\r\n")
+			b = append(b, "Preference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\nLocation: "...)
+			loc := len(b)
+			b = append(b, base...)
+			b = append(b, entityPath(s.res.table, a.Entity.PartitionKey, a.Entity.RowKey)...)
+			b = append(b, "\r\nDataServiceId: "...)
+			b = append(b, b[loc:len(b)-len("\r\nDataServiceId: ")]...)
+			b = append(b, "\r\n"...)
 		} else {
-			b.WriteString("DataServiceVersion: 1.0;\r\n")
+			b = append(b, "DataServiceVersion: 1.0;\r\n"...)
 		}
 		if a.Type != tablestore.ActionDelete {
-			b.WriteString("ETag: " + string(a.Entity.ETag) + "\r\n")
+			b = append(b, "ETag: "...)
+			b = append(b, a.Entity.ETag...)
+			b = append(b, "\r\n"...)
 		}
-		b.WriteString("\r\n")
-		parts = append(parts, b.String())
-	}
-	q.writeBatch(parts)
+		return append(b, "\r\n"...)
+	})
 }
 
 // batchFailure answers 202 with a changeset holding the one failed
@@ -392,7 +446,7 @@ func (q *request) batchFailure(index int, err error) {
 		"DataServiceVersion: 3.0;\r\n" +
 		"Content-Type: " + contentType(metaMinimal) + "\r\n" +
 		"\r\n" + string(body) + "\r\n"
-	q.writeBatch([]string{part})
+	q.writeBatch(1, func(b []byte, _ int) []byte { return append(b, part...) })
 }
 
 // writeBatch writes the 202 multipart response around the changeset
@@ -400,22 +454,17 @@ func (q *request) batchFailure(index int, err error) {
 // changeset boundary follows the part's blank line directly, as the Go
 // SDK's parser requires; the JavaScript SDK needs the boundary prefix
 // changesetresponse_.
-func (q *request) writeBatch(parts []string) {
+func (q *request) writeBatch(n int, appendPart func(b []byte, i int) []byte) {
 	bb := "batchresponse_" + newRequestID()
 	cb := "changesetresponse_" + newRequestID()
-	head := "--" + bb + "\r\nContent-Type: multipart/mixed; boundary=" + cb + "\r\n\r\n"
-	partHead := "--" + cb + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
-	tail := "--" + cb + "--\r\n--" + bb + "--\r\n"
-	n := len(head) + len(tail)
-	for _, p := range parts {
-		n += len(partHead) + len(p) + 2
+	const partHead = "Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+	b := make([]byte, 0, 512+n*(len(cb)+len(partHead)+320))
+	b = append(b, "--"+bb+"\r\nContent-Type: multipart/mixed; boundary="+cb+"\r\n\r\n"...)
+	for i := range n {
+		b = append(append(append(b, "--"...), cb...), "\r\n"+partHead...)
+		b = append(appendPart(b, i), "\r\n"...)
 	}
-	b := make([]byte, 0, n)
-	b = append(b, head...)
-	for _, p := range parts {
-		b = append(append(append(b, partHead...), p...), "\r\n"...)
-	}
-	b = append(b, tail...)
+	b = append(b, "--"+cb+"--\r\n--"+bb+"--\r\n"...)
 	hd := q.w.Header()
 	hd.Set("Content-Type", "multipart/mixed; boundary="+bb)
 	hd.Set("Content-Length", itoa(len(b)))

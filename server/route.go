@@ -72,6 +72,9 @@ func (h *handler) route(r *http.Request) (resource, error) {
 // of $format=application/json;odata=... unescaped, which url.ParseQuery
 // refuses. Errors: InvalidQueryParameterValue for a bad escape.
 func parseQuery(raw string) (url.Values, error) {
+	if raw == "" {
+		return nil, nil // reads of a nil url.Values find nothing
+	}
 	v := url.Values{}
 	for _, kv := range strings.Split(raw, "&") {
 		if kv == "" {
