@@ -41,8 +41,14 @@ const (
 // is, so valid UTF-8 stays valid, and invalid UTF-8 stays invalid, for a
 // strict decoder to refuse, rather than being repaired.
 func AppendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
+	dst = appendEscaped(dst, s)
+	return append(dst, '"')
+}
+
+// appendEscaped is AppendString without the quotes.
+func appendEscaped(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -64,8 +70,7 @@ func AppendString(dst []byte, s string) []byte {
 		}
 		start = i + 1
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // isSystem reports whether name is one of the entity's own fields.
