@@ -86,6 +86,22 @@ func (g *gen) bytes() []byte {
 	return b
 }
 
+// text draws a string: mostly valid UTF-8 from an alphabet rich in
+// characters that need escaping, sometimes raw bytes.
+func (g *gen) text() string {
+	b := g.bytes()
+	if len(b) > 0 && b[0]%16 == 0 {
+		return string(b)
+	}
+	var sb strings.Builder
+	for _, c := range b {
+		sb.WriteString(alphabet[int(c)%len(alphabet)])
+	}
+	return sb.String()
+}
+
+var alphabet = []string{"a", "Z", "0", " ", "'", "\"", "\\", "/", "%", "?", "#", "\n", "\x00", "\x1f", "é", "€", "😀", "\u2028", "+", "&"}
+
 func (g *gen) pick(s []string) string { return s[int(g.byte())%len(s)] }
 
 // names are property names: valid ones, mostly, and some no property may
@@ -93,9 +109,9 @@ func (g *gen) pick(s []string) string { return s[int(g.byte())%len(s)] }
 var names = []string{"A", "B", "Name", "name", "Age", "ETag", "_x", "Zz9", "Ünïcode", "ab", "abc",
 	"PartitionKey", "RowKey", "Timestamp", "1bad", "a-b", "", strings.Repeat("L", 256), "\xffbad"}
 
-// selectable are $select names: properties, absent names, system names,
-// and a name ValidateSelect refuses.
-var selectable = []string{"A", "Name", "Age", "ETag", "Missing", "abc", "PartitionKey", "Timestamp", "RowKey", "Ünïcode", "_x", "bad-name"}
+// selectable are $select names: properties, absent names and system
+// names.
+var selectable = []string{"A", "Name", "Age", "ETag", "Missing", "abc", "PartitionKey", "Timestamp", "RowKey", "Ünïcode", "_x", "Pa", "Pb"}
 
 // value draws a property value of one of the eight types, or of a Go
 // integer type, as a map holds it; mostly valid, sometimes what only a
@@ -103,7 +119,7 @@ var selectable = []string{"A", "Name", "Age", "ETag", "Missing", "abc", "Partiti
 func (g *gen) value() any {
 	switch g.byte() % 11 {
 	case 0:
-		return string(g.bytes())
+		return g.text()
 	case 1:
 		return int32(g.uint64())
 	case 2:
@@ -124,7 +140,7 @@ func (g *gen) value() any {
 		return g.byte()%2 == 1
 	case 5:
 		var ticks int64
-		switch g.byte() % 4 {
+		switch g.byte() % 8 {
 		case 0:
 			ticks = int64(g.uint64())
 		case 1:
@@ -208,26 +224,28 @@ func record(ticks int64, props map[string]any) driver.Record {
 // entity draws an entity from fuzz input: keys, ETag, Timestamp ticks and
 // properties, and the record that stores them.
 func (g *gen) entity() (pk, rk, etag string, rec driver.Record) {
-	pk, rk = string(g.bytes()), string(g.bytes())
+	pk, rk = g.text(), g.text()
 	switch g.byte() % 3 {
 	case 0:
 		etag = `W/"datetime'2024-01-02T03%3A04%3A05.0000000Z'"`
 	case 1:
-		etag = string(g.bytes())
+		etag = g.text()
 	}
 	var ticks int64
-	switch g.byte() % 4 {
+	switch g.byte() % 8 {
 	case 0:
 	case 1:
 		ticks = int64(g.uint64())
+	case 2:
+		ticks = int64(g.byte()) - 128
 	default:
 		ticks = edm.MinAzureTicks + int64(g.uint64()%uint64(edm.MaxTicks-edm.MinAzureTicks))
 	}
 	props := map[string]any{}
 	for n := g.byte() % 12; n > 0; n-- {
 		name := g.pick(names)
-		if g.byte()%4 != 0 && !entityenc.IsSystemName(name) {
-			if _, err := entityenc.PropertyNameUnits(name); err != nil {
+		if g.byte()%8 != 0 {
+			if _, err := entityenc.CheckPropertyName(name); err != nil {
 				name = "P" + string('a'+rune(g.byte()%26))
 			}
 		}
@@ -235,10 +253,10 @@ func (g *gen) entity() (pk, rk, etag string, rec driver.Record) {
 	}
 	rec = record(ticks, props)
 	// Damage, sometimes: a cut or a changed byte.
-	switch g.byte() % 8 {
-	case 0:
-		rec = rec[:int(g.uint64()%uint64(len(rec)+1))]
+	switch g.byte() % 16 {
 	case 1:
+		rec = rec[:int(g.uint64()%uint64(len(rec)+1))]
+	case 2:
 		rec[int(g.uint64()%uint64(len(rec)))] ^= g.byte() | 1
 	}
 	return pk, rk, etag, rec
@@ -250,6 +268,9 @@ func (g *gen) options(level Level) *Options {
 	if n := int(g.byte() % 5); n > 0 && g.byte()%2 == 0 {
 		for range n {
 			o.Select = append(o.Select, g.pick(selectable))
+		}
+		if g.byte()%8 == 0 {
+			o.Select = append(o.Select, "bad-name")
 		}
 	}
 	switch g.byte() % 3 {

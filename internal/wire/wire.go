@@ -5,8 +5,12 @@
 // Entity.UnmarshalJSON and AppendEntityJSON are this package, and the
 // REST server, the command and the remote driver reach it through them.
 //
-// It also holds the one JSON string writer (AppendString) and reads
-// numbers with the one number grammar (entityenc.NumberEnd).
+// AppendRecord writes the same JSON straight from a stored record
+// (driver.Record), without a property map, for query pages. The package
+// also holds the one JSON string writer (AppendString), the one builder
+// of an entity's path for its links and Location headers
+// (AppendEntityPath), and reads numbers with the one number grammar
+// (entityenc.NumberEnd).
 //
 // The decoder refuses what it cannot read exactly: malformed JSON,
 // invalid UTF-8 anywhere in a string (raw bytes, or a \u escape of a lone
