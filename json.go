@@ -76,6 +76,13 @@ func AppendEntityJSON(dst []byte, e *Entity, opts *JSONOptions) ([]byte, error) 
 	return out, nil
 }
 
+// EntityPath returns an entity's address relative to the service root,
+// the odata.editLink Azure writes and the path of its Location headers:
+// table(PartitionKey='pk',RowKey='rk'), each key an OData string literal
+// (quotes doubled) percent-encoded as url.PathEscape encodes a path
+// segment, quotes kept. The REST server's links are written with it.
+func EntityPath(table, pk, rk string) string { return wire.EntityPath(table, pk, rk) }
+
 // AppendJSONString appends s to dst as a JSON string, escaping '"', '\\'
 // and the control characters (\n, \r and \t by their short forms, the
 // others as \u00XX) and copying every other byte, and returns the

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
 )
 
@@ -346,13 +347,8 @@ func keyLiteral(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
-// entityPath is the entity's address relative to the service root:
-// the keys as OData literals, percent-encoded except for the quotes, so
-// the form matches Azure's Location headers (the JavaScript SDK finds
-// RowKey='...' in them).
-func entityPath(table, pk, rk string) string {
-	lit := func(s string) string {
-		return "'" + strings.ReplaceAll(url.PathEscape(strings.ReplaceAll(s, "'", "''")), "%27", "'") + "'"
-	}
-	return table + "(PartitionKey=" + lit(pk) + ",RowKey=" + lit(rk) + ")"
-}
+// entityPath is the entity's address relative to the service root
+// (tablestore.EntityPath): the keys as OData literals, percent-encoded
+// except for the quotes, so the form matches Azure's Location headers
+// (the JavaScript SDK finds RowKey='...' in them).
+func entityPath(table, pk, rk string) string { return tablestore.EntityPath(table, pk, rk) }

@@ -5,8 +5,12 @@
 // Entity.UnmarshalJSON and AppendEntityJSON are this package, and the
 // REST server, the command and the remote driver reach it through them.
 //
-// It also holds the one JSON string writer (AppendString) and reads
-// numbers with the one number grammar (entityenc.NumberEnd).
+// AppendRecord writes the same JSON straight from a stored record
+// (driver.Record), without a property map, for query pages. The package
+// also holds the one JSON string writer (AppendString), the one builder
+// of an entity's path for its links and Location headers
+// (AppendEntityPath), and reads numbers with the one number grammar
+// (entityenc.NumberEnd).
 //
 // The decoder refuses what it cannot read exactly: malformed JSON,
 // invalid UTF-8 anywhere in a string (raw bytes, or a \u escape of a lone
@@ -41,8 +45,14 @@ const (
 // is, so valid UTF-8 stays valid, and invalid UTF-8 stays invalid, for a
 // strict decoder to refuse, rather than being repaired.
 func AppendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
+	dst = appendEscaped(dst, s)
+	return append(dst, '"')
+}
+
+// appendEscaped is AppendString without the quotes.
+func appendEscaped(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -64,8 +74,7 @@ func AppendString(dst []byte, s string) []byte {
 		}
 		start = i + 1
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // isSystem reports whether name is one of the entity's own fields.

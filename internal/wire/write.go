@@ -8,8 +8,10 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/arena"
 	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
@@ -31,7 +33,7 @@ const (
 	Full
 )
 
-// Options shape what AppendEntity writes.
+// Options shape what AppendEntity and AppendRecord write.
 type Options struct {
 	Level Level
 	// Select, when not empty, is the $select the entity answers: only the
@@ -42,6 +44,12 @@ type Options struct {
 	// Type, ID and EditLink are full metadata's odata.type, odata.id and
 	// odata.editLink, written as given; other levels ignore them.
 	Type, ID, EditLink string
+	// LinkBase and LinkTable derive full metadata's links from each
+	// entity's keys: when LinkTable is set, an empty EditLink is written
+	// as EntityPath(LinkTable, PartitionKey, RowKey) and an empty ID as
+	// LinkBase followed by that path, without allocating, so one Options
+	// serves a whole page.
+	LinkBase, LinkTable string
 }
 
 // AppendEntity appends e to dst as a JSON object at o's metadata level:
@@ -62,51 +70,11 @@ type Options struct {
 // not valid UTF-8 or a bad Select, OutOfRangeInput for a time outside
 // years 1 to 9999.
 func AppendEntity(dst []byte, e *Entity, o *Options) ([]byte, error) {
-	var err error
-	if len(o.Select) > 0 {
-		if err := entityenc.ValidateSelect(o.Select); err != nil {
-			return dst, err
-		}
+	dst, err := appendHead(dst, e.PartitionKey, e.RowKey, e.ETag, e.Timestamp, o)
+	if err != nil {
+		return dst, err
 	}
 	annotate := o.Level != None
-	dst = append(dst, '{')
-	if o.Level == Full {
-		dst = appendKey(dst, "odata.type")
-		dst = AppendString(dst, o.Type)
-		dst = append(dst, ',')
-		dst = appendKey(dst, "odata.id")
-		dst = AppendString(dst, o.ID)
-		dst = append(dst, ',')
-		dst = appendKey(dst, "odata.editLink")
-		dst = AppendString(dst, o.EditLink)
-		dst = append(dst, ',')
-		if !e.Timestamp.IsZero() {
-			dst = append(dst, `"Timestamp@odata.type":"Edm.DateTime",`...)
-		}
-	}
-	if e.ETag != "" && annotate {
-		dst = appendKey(dst, etagKey)
-		if dst, err = appendValidString(dst, etagKey, e.ETag); err != nil {
-			return dst, err
-		}
-		dst = append(dst, ',')
-	}
-	dst = appendKey(dst, entityenc.NamePartitionKey)
-	if dst, err = appendValidString(dst, entityenc.NamePartitionKey, e.PartitionKey); err != nil {
-		return dst, err
-	}
-	dst = append(dst, ',')
-	dst = appendKey(dst, entityenc.NameRowKey)
-	if dst, err = appendValidString(dst, entityenc.NameRowKey, e.RowKey); err != nil {
-		return dst, err
-	}
-	if !e.Timestamp.IsZero() {
-		dst = append(dst, ',')
-		dst = appendKey(dst, entityenc.NameTimestamp)
-		if dst, err = appendTime(dst, entityenc.NameTimestamp, e.Timestamp); err != nil {
-			return dst, err
-		}
-	}
 	var stack [32]string
 	names := stack[:0]
 	for name, v := range e.Properties {
@@ -115,11 +83,16 @@ func AppendEntity(dst []byte, e *Entity, o *Options) ([]byte, error) {
 		}
 	}
 	slices.Sort(names)
+	var guid [16]byte
 	for _, name := range names {
 		if _, err := entityenc.CheckPropertyName(name); err != nil {
 			return dst, err
 		}
-		if dst, err = appendProperty(dst, name, e.Properties[name], annotate); err != nil {
+		v, err := toValue(name, e.Properties[name], &guid)
+		if err != nil {
+			return dst, err
+		}
+		if dst, err = appendValue(dst, name, v, annotate); err != nil {
 			return dst, err
 		}
 	}
@@ -127,16 +100,131 @@ func AppendEntity(dst []byte, e *Entity, o *Options) ([]byte, error) {
 		if _, ok := e.Properties[name]; ok || isSystem(name) {
 			continue
 		}
-		dst = append(dst, ',')
-		dst = appendKey(dst, name)
-		dst = append(dst, "null"...)
+		dst = appendNull(dst, name)
 	}
 	return append(dst, '}'), nil
 }
 
-// appendProperty appends ,"name@odata.type":"Edm.X" when annotate is set
-// and the type needs it, then ,"name":value.
-func appendProperty(b []byte, name string, v any, annotate bool) ([]byte, error) {
+// appendHead validates o.Select and appends the opening of an entity's
+// object: full metadata's members, odata.etag, the keys and the Timestamp
+// (left out when zero).
+func appendHead(dst []byte, pk, rk, etag string, ts time.Time, o *Options) ([]byte, error) {
+	var err error
+	if len(o.Select) > 0 {
+		if err := entityenc.ValidateSelect(o.Select); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, '{')
+	if o.Level == Full {
+		dst = appendKey(dst, "odata.type")
+		dst = AppendString(dst, o.Type)
+		dst = append(dst, ',')
+		dst = appendKey(dst, "odata.id")
+		if o.ID == "" && o.LinkTable != "" {
+			dst = appendLink(dst, o.LinkBase, o.LinkTable, pk, rk)
+		} else {
+			dst = AppendString(dst, o.ID)
+		}
+		dst = append(dst, ',')
+		dst = appendKey(dst, "odata.editLink")
+		if o.EditLink == "" && o.LinkTable != "" {
+			dst = appendLink(dst, "", o.LinkTable, pk, rk)
+		} else {
+			dst = AppendString(dst, o.EditLink)
+		}
+		dst = append(dst, ',')
+		if !ts.IsZero() {
+			dst = append(dst, `"Timestamp@odata.type":"Edm.DateTime",`...)
+		}
+	}
+	if etag != "" && o.Level != None {
+		dst = appendKey(dst, etagKey)
+		if dst, err = appendValidString(dst, etagKey, etag); err != nil {
+			return dst, err
+		}
+		dst = append(dst, ',')
+	}
+	dst = appendKey(dst, entityenc.NamePartitionKey)
+	if dst, err = appendValidString(dst, entityenc.NamePartitionKey, pk); err != nil {
+		return dst, err
+	}
+	dst = append(dst, ',')
+	dst = appendKey(dst, entityenc.NameRowKey)
+	if dst, err = appendValidString(dst, entityenc.NameRowKey, rk); err != nil {
+		return dst, err
+	}
+	if !ts.IsZero() {
+		dst = append(dst, ',')
+		dst = appendKey(dst, entityenc.NameTimestamp)
+		if dst, err = appendTime(dst, entityenc.NameTimestamp, ts); err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
+}
+
+// appendLink appends base followed by the entity's path in table as one
+// JSON string.
+func appendLink(dst []byte, base, table, pk, rk string) []byte {
+	dst = append(dst, '"')
+	dst = appendEscaped(dst, base)
+	dst = appendEscaped(dst, table)
+	dst = appendKeysPath(dst, pk, rk) // needs no escaping
+	return append(dst, '"')
+}
+
+// appendNull appends ,"name":null, for a selected property the entity
+// lacks.
+func appendNull(dst []byte, name string) []byte {
+	dst = append(dst, ',')
+	dst = appendKey(dst, name)
+	return append(dst, "null"...)
+}
+
+// toValue converts a property value of a Go type entityenc encodes to its
+// EDM form, as AppendEntity writes it: unlike EncodeValue it puts no
+// limit on lengths and takes any time in years 1 to 9999. A String's
+// Bytes alias v and are only read; a Guid's are *guid, which it fills.
+func toValue(name string, v any, guid *[16]byte) (edm.Value, error) {
+	switch x := v.(type) {
+	case string:
+		return edm.Value{Type: edm.TypeString, Bytes: unsafe.Slice(unsafe.StringData(x), len(x))}, nil
+	case int32:
+		return edm.Value{Type: edm.TypeInt32, Int: int64(x)}, nil
+	case int64:
+		return edm.Value{Type: edm.TypeInt64, Int: x}, nil
+	case float64:
+		return edm.Value{Type: edm.TypeDouble, Float: x}, nil
+	case bool:
+		var n int64
+		if x {
+			n = 1
+		}
+		return edm.Value{Type: edm.TypeBoolean, Int: n}, nil
+	case time.Time:
+		if err := checkYear(name, x); err != nil {
+			return edm.Value{}, err
+		}
+		return edm.Value{Type: edm.TypeDateTime, Int: edm.TicksFromTime(x)}, nil
+	case edm.GUID:
+		*guid = x
+		return edm.Value{Type: edm.TypeGuid, Bytes: guid[:]}, nil
+	case []byte:
+		return edm.Value{Type: edm.TypeBinary, Bytes: x}, nil
+	}
+	if n, isInt, inRange := entityenc.GoInt(v); isInt && inRange {
+		return edm.Value{Type: entityenc.IntType(n), Int: n}, nil
+	}
+	_, _, err := entityenc.EncodeValue(name, v)
+	return edm.Value{}, err
+}
+
+// appendValue appends ,"name@odata.type":"Edm.X" when annotate is set
+// and the JSON value cannot show v's type, then ,"name":value. It holds
+// the formatting of every EDM type: AppendEntity and AppendRecord both
+// write values through it. A Guid's Bytes must be 16 long.
+func appendValue(b []byte, name string, v edm.Value, annotate bool) ([]byte, error) {
 	member := func(t edm.Type) {
 		if annotate && t != 0 {
 			b = append(b, ',', '"')
@@ -149,17 +237,20 @@ func appendProperty(b []byte, name string, v any, annotate bool) ([]byte, error)
 		b = append(b, ',')
 		b = appendKey(b, name)
 	}
-	switch x := v.(type) {
-	case string:
+	switch v.Type {
+	case edm.TypeString:
 		member(0)
-		return appendValidString(b, name, x)
-	case int32:
+		return appendValidString(b, name, arena.String(v.Bytes))
+	case edm.TypeInt32:
 		member(0)
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case int64:
+		return strconv.AppendInt(b, v.Int, 10), nil
+	case edm.TypeInt64:
 		member(edm.TypeInt64)
-		return appendInt64(b, x), nil
-	case float64:
+		b = append(b, '"')
+		b = strconv.AppendInt(b, v.Int, 10)
+		return append(b, '"'), nil
+	case edm.TypeDouble:
+		x := v.Float
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			member(edm.TypeDouble)
 			switch {
@@ -173,39 +264,35 @@ func appendProperty(b []byte, name string, v any, annotate bool) ([]byte, error)
 		}
 		member(0)
 		return appendDouble(b, x), nil
-	case bool:
+	case edm.TypeBoolean:
 		member(0)
-		return strconv.AppendBool(b, x), nil
-	case time.Time:
+		return strconv.AppendBool(b, v.Int != 0), nil
+	case edm.TypeDateTime:
 		member(edm.TypeDateTime)
-		return appendTime(b, name, x)
-	case edm.GUID:
+		return appendTime(b, name, edm.TimeFromTicks(v.Int))
+	case edm.TypeGuid:
 		member(edm.TypeGuid)
-		b = append(b, '"')
-		b = append(b, x.String()...)
-		return append(b, '"'), nil
-	case []byte:
+		return appendGUID(b, v.Bytes), nil
+	case edm.TypeBinary:
 		member(edm.TypeBinary)
 		b = append(b, '"')
-		b = base64.StdEncoding.AppendEncode(b, x)
+		b = base64.StdEncoding.AppendEncode(b, v.Bytes)
 		return append(b, '"'), nil
 	}
-	if n, isInt, inRange := entityenc.GoInt(v); isInt && inRange {
-		if entityenc.IntType(n) == edm.TypeInt32 {
-			member(0)
-			return strconv.AppendInt(b, n, 10), nil
-		}
-		member(edm.TypeInt64)
-		return appendInt64(b, n), nil
-	}
-	_, _, err := entityenc.EncodeValue(name, v)
-	return b, err
+	return b, entityenc.Errorf(edm.CodeInvalidValueType, "property %q has invalid type %d", name, v.Type)
 }
 
-// appendInt64 appends an Int64 value: a decimal string.
-func appendInt64(b []byte, x int64) []byte {
+// appendGUID appends a Guid's 16 bytes in the canonical form,
+// "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", quoted.
+func appendGUID(b []byte, g []byte) []byte {
+	const hex = "0123456789abcdef"
 	b = append(b, '"')
-	b = strconv.AppendInt(b, x, 10)
+	for i, c := range g[:16] {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b = append(b, '-')
+		}
+		b = append(b, hex[c>>4], hex[c&0xf])
+	}
 	return append(b, '"')
 }
 
@@ -227,13 +314,22 @@ func appendDouble(b []byte, f float64) []byte {
 // appendTime appends a DateTime value as Azure's JSON writes it; name is
 // used in the error for a time outside years 1 to 9999.
 func appendTime(b []byte, name string, t time.Time) ([]byte, error) {
-	t = t.UTC()
-	if y := t.Year(); y < 1 || y > 9999 {
-		return b, entityenc.Errorf(edm.CodeOutOfRangeInput, "%s holds the time %s, outside years 1 to 9999", name, t.Format(time.RFC3339Nano))
+	if err := checkYear(name, t); err != nil {
+		return b, err
 	}
 	b = append(b, '"')
 	b = edm.AppendDateTimeJSON(b, t)
 	return append(b, '"'), nil
+}
+
+// checkYear refuses a time outside years 1 to 9999 UTC, which Azure's
+// DateTime text cannot show; name is used in the error.
+func checkYear(name string, t time.Time) error {
+	t = t.UTC()
+	if y := t.Year(); y < 1 || y > 9999 {
+		return entityenc.Errorf(edm.CodeOutOfRangeInput, "%s holds the time %s, outside years 1 to 9999", name, t.Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 // appendKey appends "key": for keys known to need no escaping (valid
