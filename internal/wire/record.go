@@ -29,8 +29,9 @@ type RecordEntity struct {
 }
 
 // RecordScratch is the memory DecodeRecord reuses from one call to the
-// next. The zero value is ready; a RecordScratch serves one call at a
-// time.
+// next; it keeps the largest it needed. The zero value is ready; a
+// RecordScratch serves one call at a time, and nothing DecodeRecord
+// returns refers to it.
 type RecordScratch struct {
 	members []member
 	order   []int32 // indexes of members, sorted by name
