@@ -61,8 +61,7 @@ func Decode(data []byte) (Entity, error) {
 	slices.Sort(annotated)
 	for _, name := range annotated {
 		if _, ok := obj.values[name]; !ok {
-			return Entity{}, entityenc.Errorf(edm.CodeInvalidInput, "the type annotation %s has no property %s",
-				entityenc.QuoteShort(name+typeSuffix), entityenc.QuoteShort(name))
+			return Entity{}, noProperty(name)
 		}
 	}
 	names := make([]string, 0, len(obj.values))
@@ -118,16 +117,34 @@ type object struct {
 // all) as Edm.String.
 func (o *object) key(which string) (string, error) {
 	v, ok := o.values[which]
-	if !ok {
-		return "", entityenc.Errorf(edm.CodePropertiesNeedValue, "the entity has no %s", which)
-	}
-	if t, ok := o.types[which]; ok && t != "Edm.String" {
-		return "", entityenc.Errorf(edm.CodeInvalidInput, "%s must be an Edm.String, not %s", which, entityenc.QuoteShort(t))
-	}
-	if v.kind != kindString {
-		return "", entityenc.Errorf(edm.CodeInvalidInput, "%s must be a JSON string", which)
+	t, annotated := o.types[which]
+	if err := keyError(which, ok, v.kind, t, annotated); err != nil {
+		return "", err
 	}
 	return v.text, nil
+}
+
+// keyError is the error for PartitionKey or RowKey (which) when it is
+// absent (found false), annotated other than Edm.String, or not a JSON
+// string (kind), and nil when it is acceptable.
+func keyError(which string, found bool, kind uint8, annotation string, annotated bool) error {
+	if !found {
+		return entityenc.Errorf(edm.CodePropertiesNeedValue, "the entity has no %s", which)
+	}
+	if annotated && annotation != "Edm.String" {
+		return entityenc.Errorf(edm.CodeInvalidInput, "%s must be an Edm.String, not %s", which, entityenc.QuoteShort(annotation))
+	}
+	if kind != kindString {
+		return entityenc.Errorf(edm.CodeInvalidInput, "%s must be a JSON string", which)
+	}
+	return nil
+}
+
+// noProperty is the error for the annotation of name without a property
+// name.
+func noProperty(name string) error {
+	return entityenc.Errorf(edm.CodeInvalidInput, "the type annotation %s has no property %s",
+		entityenc.QuoteShort(name+typeSuffix), entityenc.QuoteShort(name))
 }
 
 // convert types one property value given its annotation (annotation, or
@@ -196,57 +213,24 @@ func parseDouble(name, s string) (any, error) {
 // scanObject reads the top-level object member by member, so repeated
 // keys are seen, and refuses a nested value as soon as it starts.
 func scanObject(data []byte) (*object, error) {
-	s := scanner{data: data}
-	s.space()
-	if s.i >= len(data) {
-		return nil, s.syntax("looking for beginning of value")
-	}
-	switch c := data[s.i]; {
-	case c == '{':
-	case c == '[' || c == '"' || c == '-' || c >= '0' && c <= '9' || c == 't' || c == 'f' || c == 'n':
-		return nil, entityenc.Errorf(edm.CodeInvalidInput, "an entity must be a JSON object")
-	default:
-		return nil, s.syntax("looking for beginning of value")
-	}
-	s.i++
 	o := &object{values: make(map[string]scalar, 16), types: make(map[string]string, 4)}
 	var seenOData map[string]bool
-	s.space()
-	if s.i < len(data) && data[s.i] == '}' {
-		s.i++
-		return o, s.end()
-	}
-	for {
-		if s.i >= len(data) || data[s.i] != '"' {
-			return nil, s.syntax("looking for beginning of object key string")
-		}
-		key, err := s.str()
-		if err != nil {
-			return nil, err
-		}
-		s.space()
-		if s.i >= len(data) || data[s.i] != ':' {
-			return nil, s.syntax("after object key")
-		}
-		s.i++
-		s.space()
-		val, err := s.value(key)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case strings.HasSuffix(key, typeSuffix):
-			name := strings.TrimSuffix(key, typeSuffix)
+	s := scanner{data: data}
+	err := s.object(func(k []byte, t token) error {
+		key := string(k)
+		val := scalar{kind: t.kind, b: t.b, text: string(t.text)}
+		switch class, name := classify(key); class {
+		case classAnnotation:
 			if _, dup := o.types[name]; dup {
-				return nil, entityenc.Errorf(edm.CodeDuplicatePropertiesSpecified, "the annotation %s appears twice", entityenc.QuoteShort(key))
+				return duplicate(class, key)
 			}
 			if val.kind != kindString {
-				return nil, entityenc.Errorf(edm.CodeInvalidInput, "the annotation %s must be a string", entityenc.QuoteShort(key))
+				return notString(key)
 			}
 			o.types[name] = val.text
-		case strings.HasPrefix(key, "odata.") || strings.Contains(key, "@"):
+		case classOther:
 			if seenOData[key] {
-				return nil, entityenc.Errorf(edm.CodeDuplicatePropertiesSpecified, "the key %s appears twice", entityenc.QuoteShort(key))
+				return duplicate(class, key)
 			}
 			if seenOData == nil {
 				seenOData = make(map[string]bool)
@@ -257,13 +241,120 @@ func scanObject(data []byte) (*object, error) {
 			}
 		default:
 			if _, dup := o.values[key]; dup {
-				return nil, entityenc.Errorf(edm.CodeDuplicatePropertiesSpecified, "the property %s appears twice", entityenc.QuoteShort(key))
+				return duplicate(class, key)
 			}
 			o.values[key] = val
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// The classes of top-level keys: a property, a "Name@odata.type"
+// annotation, and any other key with "@" or starting "odata.", which is
+// ignored but for odata.etag.
+const (
+	classProperty = iota
+	classAnnotation
+	classOther
+)
+
+// classify returns key's class and the name it concerns: an annotation's
+// property name, or key itself.
+func classify[S string | []byte](key S) (uint8, S) {
+	if n := len(key) - len(typeSuffix); n >= 0 && string(key[n:]) == typeSuffix {
+		return classAnnotation, key[:n]
+	}
+	if len(key) >= len("odata.") && string(key[:len("odata.")]) == "odata." {
+		return classOther, key
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] == '@' {
+			return classOther, key
+		}
+	}
+	return classProperty, key
+}
+
+// duplicate is the error for the second occurrence of key, of class.
+func duplicate(class uint8, key string) error {
+	what := "property"
+	switch class {
+	case classAnnotation:
+		what = "annotation"
+	case classOther:
+		what = "key"
+	}
+	return entityenc.Errorf(edm.CodeDuplicatePropertiesSpecified, "the %s %s appears twice", what, entityenc.QuoteShort(key))
+}
+
+// notString is the error for the annotation key whose value is not a
+// string.
+func notString(key string) error {
+	return entityenc.Errorf(edm.CodeInvalidInput, "the annotation %s must be a string", entityenc.QuoteShort(key))
+}
+
+// token is a scalar value as the scanner reads it: its kind, a boolean's
+// value, and a string's value or a number's literal in text, which
+// aliases the scanner's data or buf.
+type token struct {
+	kind uint8
+	b    bool
+	text []byte
+}
+
+// object reads the top-level object member by member and calls member
+// with each key and value in document order, so repeated keys are seen;
+// it refuses a nested value as soon as it starts. It stops at the first
+// error, member's included, and returns it. The key and value given to
+// member alias data or s.buf and stay valid until s is used again with
+// other data.
+func (s *scanner) object(member func(key []byte, v token) error) error {
+	data := s.data
+	s.space()
+	if s.i >= len(data) {
+		return s.syntax("looking for beginning of value")
+	}
+	switch c := data[s.i]; {
+	case c == '{':
+	case c == '[' || c == '"' || c == '-' || c >= '0' && c <= '9' || c == 't' || c == 'f' || c == 'n':
+		return entityenc.Errorf(edm.CodeInvalidInput, "an entity must be a JSON object")
+	default:
+		return s.syntax("looking for beginning of value")
+	}
+	s.i++
+	s.space()
+	if s.i < len(data) && data[s.i] == '}' {
+		s.i++
+		return s.end()
+	}
+	for {
+		if s.i >= len(data) || data[s.i] != '"' {
+			return s.syntax("looking for beginning of object key string")
+		}
+		key, err := s.text()
+		if err != nil {
+			return err
+		}
+		s.space()
+		if s.i >= len(data) || data[s.i] != ':' {
+			return s.syntax("after object key")
+		}
+		s.i++
+		s.space()
+		val, err := s.value(key)
+		if err != nil {
+			return err
+		}
+		if err := member(key, val); err != nil {
+			return err
+		}
 		s.space()
 		if s.i >= len(data) {
-			return nil, s.syntax("")
+			return s.syntax("")
 		}
 		switch data[s.i] {
 		case ',':
@@ -271,17 +362,22 @@ func scanObject(data []byte) (*object, error) {
 			s.space()
 		case '}':
 			s.i++
-			return o, s.end()
+			return s.end()
 		default:
-			return nil, s.syntax("after object key:value pair")
+			return s.syntax("after object key:value pair")
 		}
 	}
 }
 
-// scanner reads JSON text from data at i.
+// scanner reads JSON text from data at i. buf holds the unescaped
+// values of the strings read that have escapes, one after the other; it
+// is given the capacity of data before the first is appended, which
+// holds them all (a value is never longer than its JSON text), so it is
+// never reallocated and the texts returned stay valid.
 type scanner struct {
 	data []byte
 	i    int
+	buf  []byte
 }
 
 // space skips JSON whitespace.
@@ -331,32 +427,32 @@ func quoteChar(c byte) string {
 }
 
 // value reads the scalar value of member key at i.
-func (s *scanner) value(key string) (scalar, error) {
+func (s *scanner) value(key []byte) (token, error) {
 	if s.i >= len(s.data) {
-		return scalar{}, s.syntax("")
+		return token{}, s.syntax("")
 	}
 	switch c := s.data[s.i]; c {
 	case '"':
-		text, err := s.str()
-		return scalar{kind: kindString, text: text}, err
+		text, err := s.text()
+		return token{kind: kindString, text: text}, err
 	case '{', '[':
-		return scalar{}, entityenc.Errorf(edm.CodeInvalidInput, "the value of %s is an object or array; entity values are scalars", entityenc.QuoteShort(key))
+		return token{}, entityenc.Errorf(edm.CodeInvalidInput, "the value of %s is an object or array; entity values are scalars", entityenc.QuoteShort(string(key)))
 	case 't':
-		return scalar{kind: kindBool, b: true}, s.literal("true")
+		return token{kind: kindBool, b: true}, s.literal("true")
 	case 'f':
-		return scalar{kind: kindBool}, s.literal("false")
+		return token{kind: kindBool}, s.literal("false")
 	case 'n':
-		return scalar{}, s.literal("null")
+		return token{}, s.literal("null")
 	default:
 		if c != '-' && (c < '0' || c > '9') {
-			return scalar{}, s.syntax("looking for beginning of value")
+			return token{}, s.syntax("looking for beginning of value")
 		}
 		end, ok := entityenc.NumberEnd(s.data, s.i)
 		if !ok {
 			s.i = end
-			return scalar{}, s.syntax("in numeric literal")
+			return token{}, s.syntax("in numeric literal")
 		}
-		v := scalar{kind: kindNumber, text: string(s.data[s.i:end])}
+		v := token{kind: kindNumber, text: s.data[s.i:end]}
 		s.i = end
 		return v, nil
 	}
@@ -374,43 +470,52 @@ func (s *scanner) literal(lit string) error {
 	return nil
 }
 
-// str reads the JSON string at i, which starts with '"', and returns its
-// value. It refuses raw control characters, unknown escapes, invalid
-// UTF-8 and \u escapes of lone UTF-16 surrogates.
-func (s *scanner) str() (string, error) {
+// text reads the JSON string at i, which starts with '"', and returns its
+// value: a sub-slice of data when the string has no escape, else the tail
+// of s.buf, where its unescaped value is appended. It refuses raw control
+// characters, unknown escapes, invalid UTF-8 and \u escapes of lone
+// UTF-16 surrogates.
+func (s *scanner) text() ([]byte, error) {
 	data := s.data
 	start := s.i + 1
 	i := start
-	var buf []byte // the value so far, once an escape is met
+	from := -1 // where the value starts in s.buf, once an escape is met
 	for {
 		if i >= len(data) {
 			s.i = i
-			return "", s.syntax("")
+			return nil, s.syntax("")
 		}
 		c := data[i]
 		switch {
 		case c == '"':
 			s.i = i + 1
-			if buf == nil {
-				return string(data[start:i]), nil
+			if from < 0 {
+				return data[start:i], nil
 			}
-			return string(append(buf, data[start:i]...)), nil
+			s.buf = append(s.buf, data[start:i]...)
+			return s.buf[from:], nil
 		case c == '\\':
-			buf = append(buf, data[start:i]...)
+			if from < 0 {
+				if len(s.buf) == 0 && cap(s.buf) < len(data) {
+					s.buf = make([]byte, 0, len(data))
+				}
+				from = len(s.buf)
+			}
+			s.buf = append(s.buf, data[start:i]...)
 			var err error
-			if buf, i, err = s.escape(buf, i); err != nil {
-				return "", err
+			if s.buf, i, err = s.escape(s.buf, i); err != nil {
+				return nil, err
 			}
 			start = i
 		case c < 0x20:
 			s.i = i
-			return "", s.syntax("in string literal")
+			return nil, s.syntax("in string literal")
 		case c < utf8.RuneSelf:
 			i++
 		default:
 			r, size := utf8.DecodeRune(data[i:])
 			if r == utf8.RuneError && size == 1 {
-				return "", entityenc.Errorf(edm.CodeInvalidInput, "malformed JSON: the string at offset %d is not valid UTF-8", s.i)
+				return nil, entityenc.Errorf(edm.CodeInvalidInput, "malformed JSON: the string at offset %d is not valid UTF-8", s.i)
 			}
 			i += size
 		}

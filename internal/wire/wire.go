@@ -4,6 +4,9 @@
 // types as Azure does. The root package's Entity.MarshalJSON,
 // Entity.UnmarshalJSON and AppendEntityJSON are this package, and the
 // REST server, the command and the remote driver reach it through them.
+// DecodeRecord reads a body as Decode does but straight into the stored
+// record of its properties, for writes, without a property map; both
+// read with one scanner.
 //
 // AppendRecord writes the same JSON straight from a stored record
 // (driver.Record), without a property map, for query pages. The package
