@@ -1,6 +1,7 @@
 package tablestore
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 	"time"
@@ -77,6 +78,17 @@ func TestAllocsPerEntity(t *testing.T) {
 			t.Fatal(err)
 		}
 		return len(page.Entities)
+	})
+	// A page written as JSON straight from the stored entities: the keys'
+	// strings come from chunks shared by the page, and the ETag is one per
+	// transaction (here 100 entities share it).
+	buf := make([]byte, 0, 1<<20)
+	perEntity("page as JSON", 0.1, func() int {
+		b, _, err := tbl.AppendPageJSON(ctx, buf[:0], Query{Top: 1000}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bytes.Count(b, []byte(`"PartitionKey"`))
 	})
 	// A Get: the record's copy with its ETag, the entity, the map (4) and
 	// its boxed values (7: here Count and Bucket are small enough to box
@@ -160,6 +172,18 @@ func TestAllocsPerWrittenEntity(t *testing.T) {
 		structs[i] = TransactionAction{Type: ActionUpsertReplace, Struct: &allocRow{PartitionKey: "p0000002", RowKey: e.RowKey,
 			Name: "n", Count: int32(i), Created: time.Unix(int64(i), 0).UTC()}}
 	}
+	raws := make([]RawEntity, batch)
+	rawActions := make([]TransactionAction, batch)
+	bodies := make([][]byte, batch)
+	for i := range batch {
+		e := allocEntity(4, i)
+		b, err := e.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies[i] = b
+		rawActions[i] = TransactionAction{Type: ActionUpsertReplace, Raw: &raws[i]}
+	}
 	w, err := tbl.NewBulkWriter(&BulkOptions{Action: ActionUpsertReplace})
 	if err != nil {
 		t.Fatal(err)
@@ -175,6 +199,16 @@ func TestAllocsPerWrittenEntity(t *testing.T) {
 	}{
 		{"transaction of maps", 1, func() error { return tbl.SubmitTransaction(ctx, maps) }},
 		{"transaction of structs", 1, func() error { return tbl.SubmitTransaction(ctx, structs) }},
+		// Decoding JSON bodies and writing them: the two key strings of
+		// each entity (its record goes into the RawEntity's reused buffer).
+		{"transaction of JSON bodies", 2.1, func() error {
+			for i := range raws {
+				if err := raws[i].UnmarshalJSON(bodies[i]); err != nil {
+					return err
+				}
+			}
+			return tbl.SubmitTransaction(ctx, rawActions)
+		}},
 		{"bulk writer of maps", 1, func() error {
 			for _, e := range entities {
 				if err := w.Add(ctx, e); err != nil {

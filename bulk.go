@@ -220,6 +220,18 @@ func (t *Table) NewBulkWriter(opts *BulkOptions) (*BulkWriter, error) {
 // writer is stopped: every later call returns the same error. ctx
 // applies to the commits Add starts.
 func (w *BulkWriter) Add(ctx context.Context, e *Entity) error {
+	return w.add(ctx, e, nil)
+}
+
+// AddRaw is Add for an entity in its stored form (see RawEntity), queued
+// as it is. Its validation and errors are those of Add for the entity it
+// holds. e may be reused when AddRaw returns.
+func (w *BulkWriter) AddRaw(ctx context.Context, e *RawEntity) error {
+	return w.add(ctx, nil, e) // a nil e fails as a nil *Entity does
+}
+
+// add is Add of e, or of raw when it is not nil.
+func (w *BulkWriter) add(ctx context.Context, e *Entity, raw *RawEntity) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -233,14 +245,25 @@ func (w *BulkWriter) Add(ctx context.Context, e *Entity) error {
 	w.stats.Added++
 	b := w.fill
 	start := len(b.buf)
-	a, buf, size, err := prepareAction(b.buf, w.opts.Action, e, "", &w.names)
-	if err != nil {
-		b.buf = buf[:start]
-		w.stats.Invalid++
-		var pk, rk string
+	var (
+		a      driver.Action
+		buf    []byte
+		size   int
+		err    error
+		pk, rk string
+	)
+	if raw != nil {
+		a, buf, size, err = prepareRaw(b.buf, w.opts.Action, raw, "")
+		pk, rk = raw.PartitionKey, raw.RowKey
+	} else {
+		a, buf, size, err = prepareAction(b.buf, w.opts.Action, e, "", &w.names)
 		if e != nil {
 			pk, rk = e.PartitionKey, e.RowKey
 		}
+	}
+	if err != nil {
+		b.buf = buf[:start]
+		w.stats.Invalid++
 		return &BulkError{Seq: seq, PartitionKey: pk, RowKey: rk, Err: asError(err)}
 	}
 	b.buf = buf

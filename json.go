@@ -49,6 +49,11 @@ type JSONOptions struct {
 	// odata.editLink (its path, "{table}(PartitionKey='…',RowKey='…')") at
 	// FullMetadata, as given; other levels ignore them.
 	Type, ID, EditLink string
+	// LinkBase and LinkTable, when LinkTable is set, give each entity its
+	// own links at FullMetadata where ID and EditLink are empty: EditLink
+	// EntityPath(LinkTable, PartitionKey, RowKey) and ID LinkBase followed
+	// by it. A page of many entities (AppendPageJSON) is written this way.
+	LinkBase, LinkTable string
 }
 
 // AppendEntityJSON appends e to dst as one JSON object in Azure's wire
@@ -61,12 +66,9 @@ type JSONOptions struct {
 // Errors: those of MarshalJSON, and InvalidInput for an invalid
 // opts.Select or an unknown opts.Metadata.
 func AppendEntityJSON(dst []byte, e *Entity, opts *JSONOptions) ([]byte, error) {
-	var o wire.Options
-	if opts != nil {
-		if int(opts.Metadata) >= len(levels) {
-			return dst, newError(CodeInvalidInput, "unknown JSON metadata level %d", uint8(opts.Metadata))
-		}
-		o = wire.Options{Level: levels[opts.Metadata], Select: opts.Select, Type: opts.Type, ID: opts.ID, EditLink: opts.EditLink}
+	o, err := wireOptions(opts)
+	if err != nil {
+		return dst, err
 	}
 	w := wire.Entity{PartitionKey: e.PartitionKey, RowKey: e.RowKey, Timestamp: e.Timestamp, ETag: string(e.ETag), Properties: e.Properties}
 	out, err := wire.AppendEntity(dst, &w, &o)
@@ -82,6 +84,25 @@ func AppendEntityJSON(dst []byte, e *Entity, opts *JSONOptions) ([]byte, error) 
 // (quotes doubled) percent-encoded as url.PathEscape encodes a path
 // segment, quotes kept. The REST server's links are written with it.
 func EntityPath(table, pk, rk string) string { return wire.EntityPath(table, pk, rk) }
+
+// AppendEntityPath appends EntityPath(table, pk, rk) to dst and returns
+// the extended buffer.
+func AppendEntityPath(dst []byte, table, pk, rk string) []byte {
+	return wire.AppendEntityPath(dst, table, pk, rk)
+}
+
+// wireOptions returns the wire format's options for opts (nil: minimal
+// metadata). Errors: InvalidInput for an unknown metadata level.
+func wireOptions(opts *JSONOptions) (wire.Options, error) {
+	if opts == nil {
+		return wire.Options{}, nil
+	}
+	if int(opts.Metadata) >= len(levels) {
+		return wire.Options{}, newError(CodeInvalidInput, "unknown JSON metadata level %d", uint8(opts.Metadata))
+	}
+	return wire.Options{Level: levels[opts.Metadata], Select: opts.Select, Type: opts.Type, ID: opts.ID, EditLink: opts.EditLink,
+		LinkBase: opts.LinkBase, LinkTable: opts.LinkTable}, nil
+}
 
 // AppendJSONString appends s to dst as a JSON string, escaping '"', '\\'
 // and the control characters (\n, \r and \t by their short forms, the

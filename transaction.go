@@ -39,6 +39,11 @@ type TransactionAction struct {
 	// MarshalEntity's result. When it is a pointer, the struct's Timestamp
 	// and ETag fields (where it has them) are set on success.
 	Struct any
+	// Raw, set instead of Entity or Struct, is the entity in its stored
+	// form (see RawEntity), written as it is. The validation, errors and
+	// stored bytes are those of Entity set to the entity it holds. On
+	// success its Timestamp and ETag are set.
+	Raw *RawEntity
 	// IfMatch is required for updates and deletes (ETagAny allowed) and
 	// must be empty for the other actions.
 	IfMatch ETag
@@ -95,9 +100,12 @@ func (t *Table) SubmitTransaction(ctx context.Context, actions []TransactionActi
 		if len(res.ETags) == len(actions) && len(res.Timestamps) == len(actions) {
 			ts, etag = res.Timestamps[i], res.ETags[i]
 		}
-		if a.Entity != nil {
+		switch {
+		case a.Entity != nil:
 			a.Entity.Timestamp, a.Entity.ETag = ts, ETag(etag)
-		} else {
+		case a.Raw != nil:
+			a.Raw.Timestamp, a.Raw.ETag = ts, ETag(etag)
+		default:
 			s.refs[i].st.SetVersion(ts, etag)
 		}
 	}
@@ -108,6 +116,7 @@ func (t *Table) SubmitTransaction(ctx context.Context, actions []TransactionActi
 type actionRef struct {
 	pk, rk string
 	e      *Entity       // the entity to encode, if not a struct
+	raw    *RawEntity    // the entity already encoded
 	st     structmap.Ref // the struct to encode, when st.Plan is set
 	err    error         // why the action has no entity
 }
@@ -117,8 +126,10 @@ type actionRef struct {
 func (r *actionRef) resolve(a *TransactionAction, last *structmap.Last) {
 	*r = actionRef{}
 	switch {
-	case a.Entity != nil && a.Struct != nil:
-		r.err = newError(CodeInvalidInput, "action has both an entity and a struct")
+	case (a.Entity != nil) && (a.Struct != nil || a.Raw != nil) || a.Struct != nil && a.Raw != nil:
+		r.err = newError(CodeInvalidInput, "action has more than one of an entity, a struct and a raw entity")
+	case a.Raw != nil:
+		r.raw, r.pk, r.rk = a.Raw, a.Raw.PartitionKey, a.Raw.RowKey
 	case a.Entity != nil:
 		r.e = a.Entity
 	case a.Struct != nil:
@@ -201,11 +212,15 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 			return nil, asBatchError(i, newError(CodeInvalidDuplicateRow,
 				"row key %q appears more than once in the transaction", r.rk))
 		}
-		if !encoded {
-			if da, buf, _, err = prepareAction(buf, a.Type, r.e, a.IfMatch, &s.names); err != nil {
-				s.buf = buf
-				return nil, asBatchError(i, err)
-			}
+		switch {
+		case r.raw != nil:
+			da, buf, _, err = prepareRaw(buf, a.Type, r.raw, a.IfMatch)
+		case !encoded:
+			da, buf, _, err = prepareAction(buf, a.Type, r.e, a.IfMatch, &s.names)
+		}
+		if err != nil {
+			s.buf = buf
+			return nil, asBatchError(i, err)
 		}
 		s.acts[i] = da
 		s.ends[i] = len(buf)

@@ -300,26 +300,24 @@ func upperMethod(m string) string {
 }
 
 // action turns a sub-request into a transaction action and the
-// operation it needs permission for.
-func (s *subRequest) action() (tablestore.TransactionAction, op, error) {
+// operation it needs permission for. An entity the action writes is
+// decoded into raw.
+func (s *subRequest) action(raw *tablestore.RawEntity) (tablestore.TransactionAction, op, error) {
 	var a tablestore.TransactionAction
 	ifMatch := tablestore.ETag(s.header.get("If-Match"))
 	if s.header.get("If-None-Match") != "" {
 		return a, 0, apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: If-None-Match is not supported on this operation.")
 	}
-	decode := func() (*tablestore.Entity, error) {
+	decode := func() (*tablestore.RawEntity, error) {
 		body := s.body
-		if err := checkMembers(body); err != nil {
-			return nil, err
-		}
 		if s.res.kind == kindEntity {
 			body = withKeys(body, s.res.pk, s.res.rk)
 		}
-		var e tablestore.Entity
+		e := raw
 		if err := e.UnmarshalJSON(body); err != nil {
 			return nil, err
 		}
-		return &e, nil
+		return e, nil
 	}
 	switch {
 	case s.method == http.MethodPost && s.res.kind == kindEntities:
@@ -327,7 +325,7 @@ func (s *subRequest) action() (tablestore.TransactionAction, op, error) {
 		if err != nil {
 			return a, 0, err
 		}
-		return tablestore.TransactionAction{Type: tablestore.ActionInsert, Entity: e}, opInsert, nil
+		return tablestore.TransactionAction{Type: tablestore.ActionInsert, Raw: e}, opInsert, nil
 	case s.res.kind != kindEntity:
 		return a, 0, errMethodNotAllowed
 	case s.method == http.MethodDelete:
@@ -350,7 +348,7 @@ func (s *subRequest) action() (tablestore.TransactionAction, op, error) {
 		default:
 			a.Type = tablestore.ActionUpsertMerge
 		}
-		a.Entity, a.IfMatch = e, ifMatch
+		a.Raw, a.IfMatch = e, ifMatch
 		if ifMatch != "" {
 			return a, opUpdate, nil
 		}
@@ -373,6 +371,7 @@ func (q *request) batch() {
 		return
 	}
 	actions := make([]tablestore.TransactionAction, len(subs))
+	raws := make([]tablestore.RawEntity, len(subs))
 	table := subs[0].res.table
 	for i := range subs {
 		s := &subs[i]
@@ -380,12 +379,16 @@ func (q *request) batch() {
 			q.batchFailure(i, errBadBatch("all operations of a batch must address the same table"))
 			return
 		}
-		a, o, err := s.action()
+		a, o, err := s.action(&raws[i])
 		if err != nil {
 			q.batchFailure(i, err)
 			return
 		}
-		if err := q.authorize(o, s.res.table, a.Entity.PartitionKey, a.Entity.RowKey); err != nil {
+		pk, rk := s.res.pk, s.res.rk
+		if a.Raw != nil {
+			pk, rk = a.Raw.PartitionKey, a.Raw.RowKey
+		}
+		if err := q.authorize(o, s.res.table, pk, rk); err != nil {
 			q.batchFailure(i, err)
 			return
 		}
@@ -418,7 +421,7 @@ func (q *request) batch() {
 			b = append(b, "Preference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\nLocation: "...)
 			loc := len(b)
 			b = append(b, base...)
-			b = append(b, entityPath(s.res.table, a.Entity.PartitionKey, a.Entity.RowKey)...)
+			b = tablestore.AppendEntityPath(b, s.res.table, a.Raw.PartitionKey, a.Raw.RowKey)
 			b = append(b, "\r\nDataServiceId: "...)
 			b = append(b, b[loc:len(b)-len("\r\nDataServiceId: ")]...)
 			b = append(b, "\r\n"...)
@@ -427,7 +430,7 @@ func (q *request) batch() {
 		}
 		if a.Type != tablestore.ActionDelete {
 			b = append(b, "ETag: "...)
-			b = append(b, a.Entity.ETag...)
+			b = append(b, a.Raw.ETag...)
 			b = append(b, "\r\n"...)
 		}
 		return append(b, "\r\n"...)

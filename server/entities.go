@@ -238,16 +238,12 @@ const (
 	// pageBytes ends a page, with a continuation, once its JSON passes
 	// it; a page holds at least one entity.
 	pageBytes = 4 << 20
-	// pageChunk is how many entities are read from the store at a time,
-	// so a page of large entities never holds more than this many of them
-	// beyond pageBytes.
-	pageChunk = 32
 	// pageTime ends a page, as Azure does, after this long.
 	pageTime = 5 * time.Second
 )
 
-// queryPage builds one page of query results as JSON at level l, reading
-// the store pageChunk entities at a time. The page ends, with next set
+// queryPage builds one page of query results as JSON at level l, written
+// straight from the stored entities. The page ends, with next set
 // to the keys it resumes at, after query.Top (or 1000) entities, after
 // pageBytes of JSON, after pageTime, where the store ends a page early,
 // or when the memory budget grants no more for it; it holds at least one
@@ -266,7 +262,6 @@ func (q *request) queryPage(l metaLevel, query tablestore.Query, empty bool) (bo
 		b = appendString(b, md)
 		b = append(b, ',')
 	}
-	b = append(b, `"value":[`...)
 	remaining := query.Top
 	if remaining == 0 {
 		remaining = 1000
@@ -274,43 +269,25 @@ func (q *request) queryPage(l metaLevel, query tablestore.Query, empty bool) (bo
 	if empty {
 		remaining = 1 // the query is still checked
 	}
-	t := q.h.db.Table(q.res.table)
-	ctx := q.r.Context()
-	emitted := 0
-	for remaining > 0 {
-		query.Top = min(remaining, pageChunk)
-		page, err := t.QueryPage(ctx, query)
-		if err != nil {
-			return nil, nil, err
-		}
+	opts := q.jsonOptions(l)
+	query.Top = remaining
+	b = append(b, `"value":[`...)
+	prefix := len(b)
+	keep := func(page []byte, n int) bool {
 		if empty {
-			return append(b, "]}"...), nil, nil
+			return false
 		}
-		for _, e := range page.Entities {
-			mark := len(b)
-			if emitted > 0 {
-				b = append(b, ',')
-			}
-			if b, err = q.appendEntityJSON(b, e, l, sel); err != nil {
-				return nil, nil, err
-			}
-			// The reservation covers the page's JSON and, about as large,
-			// the entities it is made from.
-			if emitted > 0 && (len(b) > pageBytes || !q.needMemory(2*int64(len(b)))) {
-				return append(b[:mark], "]}"...), &[2]string{e.PartitionKey, e.RowKey}, nil
-			}
-			emitted++
-			remaining--
-		}
-		if page.Continuation == "" {
-			return append(b, "]}"...), nil, nil
-		}
-		if remaining == 0 || len(page.Entities) < query.Top || time.Since(q.start) > pageTime {
-			return append(b, "]}"...), &[2]string{page.NextPartitionKey(), page.NextRowKey()}, nil
-		}
-		query.Continuation = page.Continuation
+		// A page holds at least one entity; it ends before one that takes
+		// it past pageBytes or the memory budget, or that comes after
+		// pageTime.
+		size := prefix + len(page)
+		return n == 1 || size <= pageBytes && q.needMemory(int64(size)) && time.Since(q.start) <= pageTime
 	}
-	return append(b, "]}"...), nil, nil
+	b, page, err := q.h.db.Table(q.res.table).AppendPageJSON(q.r.Context(), b, query, &opts, keep)
+	if err != nil || empty || page.Continuation == "" {
+		return append(b, "]}"...), nil, err
+	}
+	return append(b, "]}"...), &[2]string{page.NextPartitionKey(), page.NextRowKey()}, nil
 }
 
 // needMemory grows the request's work reservation to at least n bytes if

@@ -85,25 +85,27 @@ func parseFormat(s string) (metaLevel, bool) {
 }
 
 // entityJSON writes e at level l with the library's JSON writer
-// (tablestore.AppendEntityJSON): full metadata adds odata.type, odata.id
-// and odata.editLink for the entity's address in this request's table.
-// Selected properties the entity lacks come back as null, as in Azure.
+// (tablestore.AppendEntityJSON). Selected properties the entity lacks
+// come back as null, as in Azure.
 func (q *request) entityJSON(e *tablestore.Entity, l metaLevel, sel []string) ([]byte, error) {
-	return q.appendEntityJSON(nil, e, l, sel)
+	o := q.jsonOptions(l)
+	o.Select = sel
+	return tablestore.AppendEntityJSON(nil, e, &o)
 }
 
-// appendEntityJSON is entityJSON appending to b.
-func (q *request) appendEntityJSON(b []byte, e *tablestore.Entity, l metaLevel, sel []string) ([]byte, error) {
-	o := tablestore.JSONOptions{Metadata: tablestore.MinimalMetadata, Select: sel}
+// jsonOptions are the library's JSON options for level l: full metadata
+// adds odata.type, odata.id and odata.editLink for each entity's address
+// in this request's table.
+func (q *request) jsonOptions(l metaLevel) tablestore.JSONOptions {
+	o := tablestore.JSONOptions{Metadata: tablestore.MinimalMetadata}
 	switch l {
 	case metaNone:
 		o.Metadata = tablestore.NoMetadata
 	case metaFull:
-		path := entityPath(q.res.table, e.PartitionKey, e.RowKey)
 		o.Metadata = tablestore.FullMetadata
-		o.Type, o.ID, o.EditLink = q.h.account+"."+q.res.table, q.res.base+path, path
+		o.Type, o.LinkBase, o.LinkTable = q.h.account+"."+q.res.table, q.res.base, q.res.table
 	}
-	return tablestore.AppendEntityJSON(b, e, &o)
+	return o
 }
 
 // appendString appends s as a JSON string, with the library's writer.

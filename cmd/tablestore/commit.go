@@ -37,8 +37,7 @@ func (c *committer) add(rec *record) error {
 		}
 		return c.reject(rec, rec.err)
 	}
-	if len(c.group) > 0 && (len(c.group) == tablestore.MaxTransactionActions ||
-		c.group[0].entity.PartitionKey != rec.entity.PartitionKey) {
+	if len(c.group) > 0 && (len(c.group) == tablestore.MaxTransactionActions || c.group[0].partitionKey() != rec.partitionKey()) {
 		if err := c.flush(); err != nil {
 			return err
 		}
@@ -61,7 +60,7 @@ func (c *committer) commit(g []*record) error {
 	for len(g) > 0 {
 		c.actions = c.actions[:0]
 		for _, r := range g {
-			c.actions = append(c.actions, tablestore.TransactionAction{Type: c.action, Entity: r.entity})
+			c.actions = append(c.actions, r.action(c.action))
 		}
 		err := c.table.SubmitTransaction(c.ctx, c.actions)
 		if err == nil {
@@ -180,7 +179,12 @@ func (l *bulkLoader) add(rec *record) error {
 	}
 	seq := l.next
 	l.next++
-	err := l.w.Add(l.ctx, rec.entity)
+	var err error
+	if rec.encoded != nil {
+		err = l.w.AddRaw(l.ctx, rec.encoded)
+	} else {
+		err = l.w.Add(l.ctx, rec.entity)
+	}
 	if l.cbErr != nil {
 		return l.cbErr
 	}

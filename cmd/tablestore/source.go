@@ -19,8 +19,33 @@ type record struct {
 	// row is a CSV record's cells, until parsed.
 	row entitycsv.Record
 
-	entity *tablestore.Entity
-	err    error // why it cannot be stored (a *tablestore.Error); entity is nil
+	// entity or encoded is the entity to store (a JSON line is decoded
+	// straight into encoded, without a property map).
+	entity  *tablestore.Entity
+	encoded *tablestore.RawEntity
+	err     error // why it cannot be stored (a *tablestore.Error); entity and encoded are nil
+}
+
+// keys returns the keys of the record's entity, "" when it has none.
+func (r *record) keys() (pk, rk string) {
+	switch {
+	case r.entity != nil:
+		return r.entity.PartitionKey, r.entity.RowKey
+	case r.encoded != nil:
+		return r.encoded.PartitionKey, r.encoded.RowKey
+	}
+	return "", ""
+}
+
+// partitionKey returns the PartitionKey of the record's entity.
+func (r *record) partitionKey() string {
+	pk, _ := r.keys()
+	return pk
+}
+
+// action is the transaction action of typ writing the record's entity.
+func (r *record) action(typ tablestore.ActionType) tablestore.TransactionAction {
+	return tablestore.TransactionAction{Type: typ, Entity: r.entity, Raw: r.encoded}
 }
 
 // where names the record in messages.
@@ -28,8 +53,9 @@ func (r *record) where() string {
 	if r.line > 0 {
 		return fmt.Sprintf("line %d", r.line)
 	}
-	if r.entity != nil {
-		return fmt.Sprintf("entity (%q, %q)", r.entity.PartitionKey, r.entity.RowKey)
+	if r.entity != nil || r.encoded != nil {
+		pk, rk := r.keys()
+		return fmt.Sprintf("entity (%q, %q)", pk, rk)
 	}
 	return "entity"
 }
@@ -106,12 +132,12 @@ func (s *jsonSource) parse(rec *record) {
 	if rec.err != nil {
 		return
 	}
-	e := new(tablestore.Entity)
+	e := new(tablestore.RawEntity)
 	if err := e.UnmarshalJSON(rec.raw); err != nil {
 		rec.err = err
 		return
 	}
-	rec.entity = e
+	rec.encoded = e
 }
 
 // csvSource reads CSV rows under a typed header, in the format of

@@ -1,0 +1,81 @@
+package tablestore
+
+import (
+	"bytes"
+	"sync"
+	"time"
+
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/internal/entityenc"
+	"github.com/tablestore/tablestore/internal/wire"
+)
+
+// RawEntity is an entity held in its stored form: its keys, and its
+// properties validated and encoded as a write stores them, with no
+// property map. UnmarshalJSON fills one from Azure's JSON form; a
+// TransactionAction (field Raw) and BulkWriter.AddRaw write it. A service
+// that receives entities as JSON and stores them as they are (a REST
+// front end, an import) saves building and encoding a map per entity.
+//
+// The zero RawEntity holds no entity. A RawEntity may be reused for the
+// next entity once the write that reads it has returned; it is not safe
+// for concurrent use.
+type RawEntity struct {
+	PartitionKey, RowKey string
+	// Timestamp and ETag are set by a successful write in a transaction;
+	// UnmarshalJSON sets them from the body's Timestamp and odata.etag
+	// (which writes ignore), as Entity.UnmarshalJSON does.
+	Timestamp time.Time
+	ETag      ETag
+
+	record []byte // driver.Record layout, header Timestamp zero; nil: no entity
+	count  int    // properties in record
+	size   int    // their share of the entity size (limits.EntitySize less the keys)
+}
+
+// rawScratch is the reusable memory of decoding one JSON body.
+var rawScratch = sync.Pool{New: func() any { return new(wire.RecordScratch) }}
+
+// UnmarshalJSON decodes an entity from Azure's JSON form straight into
+// its stored form. It reads exactly what Entity.UnmarshalJSON reads, with
+// the same types inferred, and fails with the same errors; the entity it
+// holds then is the one a write of Entity.UnmarshalJSON's result would
+// store, byte for byte. It also refuses a value the write of that Entity
+// would refuse while encoding its properties (PropertyValueTooLarge, or
+// OutOfRangeInput for a DateTime before 1601), which that write reports
+// after checking the keys. The keys, If-Match and the entity's limits are
+// checked by the write, as for an Entity. On error e holds no entity; the literal null
+// leaves e unchanged and is no error (a write of e then fails with
+// PropertiesNeedValue, as for an Entity).
+func (e *RawEntity) UnmarshalJSON(data []byte) error {
+	if string(bytes.TrimSpace(data)) == "null" {
+		return nil
+	}
+	s := rawScratch.Get().(*wire.RecordScratch)
+	defer rawScratch.Put(s)
+	w, rec, err := wire.DecodeRecord(e.record[:0], data, s)
+	if err != nil {
+		*e = RawEntity{}
+		return coded(err)
+	}
+	*e = RawEntity{PartitionKey: w.PartitionKey, RowKey: w.RowKey, Timestamp: w.Timestamp, ETag: ETag(w.ETag),
+		record: rec, count: w.Count, size: w.Size}
+	return nil
+}
+
+// prepareRaw is prepareAction for a RawEntity: the If-Match rules and the
+// keys, then the entity limits; it appends the record to buf.
+func prepareRaw(buf []byte, typ ActionType, e *RawEntity, ifMatch ETag) (driver.Action, []byte, int, error) {
+	a, keySize, err := prepareKeys(typ, e.PartitionKey, e.RowKey, ifMatch)
+	if err != nil || typ == ActionDelete {
+		return a, buf, keySize, err
+	}
+	if e.record == nil {
+		return a, buf, 0, newError(CodeInvalidInput, "the raw entity holds no entity")
+	}
+	size := keySize + e.size
+	if err := entityenc.CheckLimits(e.count, size); err != nil {
+		return a, buf, 0, coded(err)
+	}
+	return a, append(buf, e.record...), size, nil
+}

@@ -1,0 +1,194 @@
+package tablestore
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// rawBodies are JSON bodies whose decoding and writing as a RawEntity
+// must match Entity's: valid ones of every type, and refusals at each
+// step (decoding, keys, limits).
+var rawBodies = []string{
+	`{"PartitionKey":"p","RowKey":"r"}`,
+	`{"PartitionKey":"p","RowKey":"r2","Name":"x","N":5,"Big":9007199254740993,"D":2.5,"B":true,"Z":null}`,
+	`{"PartitionKey":"p","RowKey":"r3","I@odata.type":"Edm.Int64","I":"-42","T@odata.type":"Edm.DateTime","T":"2024-01-02T03:04:05.1234567Z",` +
+		`"G@odata.type":"Edm.Guid","G":"0e984725-c51c-4bf4-9960-e1c80e27aba0","Bin@odata.type":"Edm.Binary","Bin":"AAEC",` +
+		`"Nan@odata.type":"Edm.Double","Nan":"NaN","odata.etag":"W/\"x\"","Timestamp":"2020-01-01T00:00:00Z"}`,
+	`{"PartitionKey":"p","RowKey":"r4","Esc\u00e9":"a\"b\\c\n\u2603"}`,
+	`{"PartitionKey":"p","RowKey":"r5","A":1,"A":2}`,
+	`{"PartitionKey":"p","RowKey":"r6","I@odata.type":"Edm.Int64","I":"x"}`,
+	`{"PartitionKey":"p","RowKey":"r7","1bad":1}`,
+	`{"PartitionKey":"p"}`,
+	`{"PartitionKey":"p","RowKey":"a/b"}`,
+	`{"PartitionKey":"p","RowKey":"r8","S":"` + strings.Repeat("x", 40000) + `"}`,
+	`{"PartitionKey":"p","RowKey":"r9","Nested":{"a":1}}`,
+	`[1]`,
+	`{"PartitionKey":"p","RowKey":"r10",`,
+	`{"PartitionKey":"p","RowKey":"r11","Timestamp":"2020-01-01T00:00:00Z","X@odata.type":"Edm.String"}`,
+}
+
+// TestRawEntityMatchesEntity writes every body as an Entity into one
+// table and as a RawEntity into another, in a transaction and through a
+// bulk writer: the errors match (code and message), and so do the stored
+// entities.
+func TestRawEntityMatchesEntity(t *testing.T) {
+	db, err := OpenInMemory(&Options{NoSync: true})
+	require.NoError(t, err)
+	defer db.Close()
+	maps, err := db.CreateTable(ctx, "Maps")
+	require.NoError(t, err)
+	raws, err := db.CreateTable(ctx, "Raws")
+	require.NoError(t, err)
+	bodies := append([]string(nil), rawBodies...)
+	props := make([]string, 0, 256)
+	for i := range 256 { // too many properties: refused by the write
+		props = append(props, fmt.Sprintf(`"P%d":%d`, i, i))
+	}
+	bodies = append(bodies, `{"PartitionKey":"p","RowKey":"many",`+strings.Join(props, ",")+`}`)
+	for _, body := range bodies {
+		// The outcome of decoding, then writing: RawEntity reports a value
+		// its encoding refuses when decoding, Entity when writing.
+		var e Entity
+		var r RawEntity
+		errE, errR := e.UnmarshalJSON([]byte(body)), r.UnmarshalJSON([]byte(body))
+		if errE == nil && errR == nil {
+			require.Equal(t, e.PartitionKey, r.PartitionKey)
+			require.Equal(t, e.RowKey, r.RowKey)
+			require.Equal(t, e.ETag, r.ETag)
+			require.True(t, e.Timestamp.Equal(r.Timestamp))
+		}
+		if errE == nil {
+			errE = maps.SubmitTransaction(ctx, []TransactionAction{{Type: ActionUpsertReplace, Entity: &e}})
+		}
+		if errR == nil {
+			errR = raws.SubmitTransaction(ctx, []TransactionAction{{Type: ActionUpsertReplace, Raw: &r}})
+		}
+		require.Equal(t, codedText(errE), codedText(errR), "%.80s", body)
+		if errE != nil {
+			continue
+		}
+		require.Equal(t, e.Timestamp.IsZero(), r.Timestamp.IsZero())
+		got, err := raws.Get(ctx, r.PartitionKey, r.RowKey, nil)
+		require.NoError(t, err)
+		want, err := maps.Get(ctx, e.PartitionKey, e.RowKey, nil)
+		require.NoError(t, err)
+		requireSameProperties(t, want.Properties, got.Properties)
+		require.Equal(t, r.ETag, got.ETag)
+	}
+
+	// The bulk writer: the same refusals, the same entities.
+	wm, err := maps.NewBulkWriter(&BulkOptions{Action: ActionUpsertReplace})
+	require.NoError(t, err)
+	wr, err := raws.NewBulkWriter(&BulkOptions{Action: ActionUpsertReplace})
+	require.NoError(t, err)
+	var r RawEntity // reused across entities
+	for i, body := range bodies {
+		var e Entity
+		if e.UnmarshalJSON([]byte(body)) != nil || r.UnmarshalJSON([]byte(body)) != nil {
+			continue
+		}
+		e.RowKey, r.RowKey = "bulk"+e.RowKey, "bulk"+r.RowKey
+		errE, errR := wm.Add(ctx, &e), wr.AddRaw(ctx, &r)
+		require.Equal(t, fmt.Sprint(errE), fmt.Sprint(errR), "bulk %d", i)
+	}
+	require.NoError(t, wm.Flush(ctx))
+	require.NoError(t, wr.Flush(ctx))
+	require.Equal(t, wm.Stats().Written, wr.Stats().Written)
+	var be *BulkError
+	require.True(t, errors.As(wr.AddRaw(ctx, nil), &be))
+	require.Equal(t, CodeInvalidInput, ErrorCode(be))
+	for e, err := range maps.Query(ctx, Query{}) {
+		require.NoError(t, err)
+		got, err := raws.Get(ctx, e.PartitionKey, e.RowKey, nil)
+		require.NoError(t, err)
+		requireSameProperties(t, e.Properties, got.Properties)
+	}
+
+	// A RawEntity holding nothing, and one with two entity fields.
+	err = raws.SubmitTransaction(ctx, []TransactionAction{{Type: ActionInsert, Raw: &RawEntity{PartitionKey: "p", RowKey: "x"}}})
+	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	err = raws.SubmitTransaction(ctx, []TransactionAction{{Type: ActionInsert, Raw: &r, Entity: &Entity{PartitionKey: "p", RowKey: "x"}}})
+	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+}
+
+// TestAppendPageJSON checks the JSON pages against AppendEntityJSON of
+// QueryPage's entities, at each metadata level, with and without a
+// projection, and that pages cut by keep resume where they were cut.
+func TestAppendPageJSON(t *testing.T) {
+	tbl := allocTable(t, 250)
+	for _, md := range []JSONMetadata{MinimalMetadata, NoMetadata, FullMetadata} {
+		for _, sel := range [][]string{nil, {"Name", "Missing", "Count"}} {
+			q := Query{Top: 100, Select: sel, Filter: "Bucket lt 50"}
+			opts := &JSONOptions{Metadata: md, Type: "acct.Allocs", LinkBase: "http://h/acct/", LinkTable: "Allocs"}
+			for {
+				got, page, err := tbl.AppendPageJSON(ctx, nil, q, opts, nil)
+				require.NoError(t, err)
+				want, err := tbl.QueryPage(ctx, q)
+				require.NoError(t, err)
+				var b []byte
+				for i, e := range want.Entities {
+					if i > 0 {
+						b = append(b, ',')
+					}
+					o := *opts
+					o.Select = sel
+					o.EditLink = EntityPath("Allocs", e.PartitionKey, e.RowKey)
+					o.ID = "http://h/acct/" + o.EditLink
+					o.LinkBase, o.LinkTable = "", ""
+					b, err = AppendEntityJSON(b, e, &o)
+					require.NoError(t, err)
+				}
+				require.Equal(t, string(b), string(got))
+				require.Equal(t, want.Continuation, page.Continuation)
+				require.Equal(t, want.PageCost, page.PageCost)
+				require.True(t, json.Valid(append(append([]byte("["), got...), ']')))
+				if page.Continuation == "" {
+					break
+				}
+				q.Continuation = page.Continuation
+			}
+		}
+	}
+
+	// Pages of at most 7 entities cut by keep read the same entities, in
+	// order, as one page.
+	whole, _, err := tbl.AppendPageJSON(ctx, nil, Query{Top: 1000}, nil, nil)
+	require.NoError(t, err)
+	var joined []byte
+	q := Query{Top: 1000}
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 100)
+		b, page, err := tbl.AppendPageJSON(ctx, nil, q, nil, func(b []byte, n int) bool { return n <= 7 })
+		require.NoError(t, err)
+		if n := bytes.Count(b, []byte(`"PartitionKey"`)); page.Continuation != "" {
+			require.Equal(t, 7, n)
+		} else {
+			require.LessOrEqual(t, n, 7)
+		}
+		if len(joined) > 0 && len(b) > 0 {
+			joined = append(joined, ',')
+		}
+		joined = append(joined, b...)
+		if page.Continuation == "" {
+			break
+		}
+		require.Equal(t, -1, page.Examined)
+		q.Continuation = page.Continuation
+	}
+	require.Equal(t, string(whole), string(joined))
+}
+
+// codedText is the text of err's *Error, without a batch's wrapping.
+func codedText(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Error()
+	}
+	return fmt.Sprint(err)
+}
