@@ -159,6 +159,11 @@ type srvResults struct {
 	// LibraryPaging is the library's own in-process map paging over the
 	// same store (QueryPage, Top 1000), entities/s, best pass.
 	LibraryPaging float64 `json:"libraryPaging"`
+	// LoadFloor and PagingFloor are the library's floor under the $batch
+	// load and under paging without metadata (floors.go): the same work
+	// in this process, without HTTP.
+	LoadFloor   *srvFloor `json:"loadFloor,omitempty"`
+	PagingFloor *srvFloor `json:"pagingFloor,omitempty"`
 	// LoadAverage is /proc/loadavg at the start and the end.
 	LoadAverage [2]string `json:"loadAverage"`
 	Seconds     float64   `json:"seconds"`
@@ -291,6 +296,8 @@ func runServerBench(ctx context.Context, args []string) error {
 			}
 		}
 	}
+	// Every server stops before the library is measured in this process.
+	storeDir := ""
 	for _, name := range c.servers {
 		if t := targets[name]; t != nil {
 			if hwm, err := vmHWM(t.pid); err == nil {
@@ -299,13 +306,23 @@ func runServerBench(ctx context.Context, args []string) error {
 			t.stop()
 			delete(targets, name)
 			if name == serverTablestore {
-				logf("server: the library's own paging over the server's store")
-				v, err := libraryPaging(ctx, t.storeDir, c)
-				if err != nil {
-					logf("server: library paging: %v", err)
-				}
-				res.LibraryPaging = v
+				storeDir = t.storeDir
 			}
+		}
+	}
+	if storeDir != "" && ctx.Err() == nil {
+		logf("server: the library's own paging over the server's store")
+		v, err := libraryPaging(ctx, storeDir, c)
+		if err != nil {
+			logf("server: library paging: %v", err)
+		}
+		res.LibraryPaging = v
+		logf("server: the library's floor under the $batch load (a new store) and under paging (the server's store)")
+		if res.LoadFloor, err = libraryLoadFloor(ctx, dataDir, c, ents); err != nil {
+			logf("server: library load floor: %v", err)
+		}
+		if res.PagingFloor, err = libraryPagingFloor(ctx, storeDir, c); err != nil {
+			logf("server: library paging floor: %v", err)
 		}
 	}
 	res.LoadAverage[1] = loadAvg()
@@ -886,6 +903,27 @@ func printServer(w io.Writer, res *srvResults) {
 		if v, ok := ts.Values["page-none"]; ok && res.LibraryPaging > 0 {
 			fmt.Fprintf(w, "  paging over HTTP (no metadata) %s entities/s vs the library's in-process map paging %s: %.2fx, goal >= 0.3x  %s\n",
 				commas(v), commas(res.LibraryPaging), v/res.LibraryPaging, okMiss(v/res.LibraryPaging >= 0.3))
+		}
+		if f := res.LoadFloor; f != nil {
+			p, ok := ts.Phases["batch"]
+			_, ent := p.perRequest()
+			if !ok {
+				ent = math.NaN()
+			}
+			for _, l := range floorLines(fmt.Sprintf("the same $batch work in process (RawEntity + SubmitTransaction, synced, %d goroutines)", res.Conns),
+				"$batch rate", f, val(az, "batch"), ent, 4) {
+				fmt.Fprintln(w, l)
+			}
+		}
+		if f := res.PagingFloor; f != nil {
+			p, ok := ts.Phases["page-none"]
+			_, ent := p.perRequest()
+			if !ok {
+				ent = math.NaN()
+			}
+			for _, l := range floorLines("the same pages as JSON in process (AppendPageJSON)", "paging", f, val(az, "page-none"), ent, 1.5) {
+				fmt.Fprintln(w, l)
+			}
 		}
 	}
 	for _, r := range []*srvResult{ts, az} {

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tablestore/tablestore"
+)
+
+// The library's floor under the server mode's two heaviest workloads:
+// the work the server's handler hands to the library for a $batch load
+// and for a page without metadata, done in this process with no HTTP,
+// no multipart parsing and no response to write. Its throughput and CPU
+// per entity bound what the server can show on this machine: the ratios
+// to Azurite and the server CPU goals cannot be met by a server whose
+// library alone falls short of them.
+
+// srvFloor is one floor figure: the best run's throughput and the CPU
+// this process spent per entity over that run.
+type srvFloor struct {
+	How string `json:"how"`
+	// Rate is the best run's entities/s; Runs holds every run's.
+	Rate float64   `json:"entitiesPerSecond"`
+	Runs []float64 `json:"runs"`
+	// CPU is this process's CPU time (utime+stime, Getrusage) per entity
+	// over the best run, µs.
+	CPU float64 `json:"cpuMicrosPerEntity"`
+}
+
+// keep records run v with cpu µs per entity, keeping the best.
+func (f *srvFloor) keep(v, cpu float64) {
+	f.Runs = append(f.Runs, v)
+	if v > f.Rate {
+		f.Rate, f.CPU = v, cpu
+	}
+}
+
+// floorLoadBudget bounds the load floor's runs: after a run, another
+// starts only if the runs so far took less than this.
+const floorLoadBudget = 30 * time.Second
+
+// libraryLoadFloor loads ents, as the $batch phase sent them, into a new
+// store in a fresh directory under parent, the way the server commits a
+// $batch: each body decoded with RawEntity.UnmarshalJSON, each group of
+// batchSize (one partition, the $batch phase's groups) written with
+// SubmitTransaction, c.conns goroutines taking the next group as the
+// connections take the next request. The store is synced, with default
+// options, as `tablestore serve` opens it. It runs c.rounds times, each
+// into a new directory, unless the runs so far took floorLoadBudget.
+//
+// The CPU is this process's over the load only, from the first
+// transaction to the last one's return: the server's $batch phase CPU is
+// read from /proc over the requests while the server keeps running, so
+// neither counts the flush and compaction work left at the end (a close
+// would do it here; the server does it later or never). Background work
+// Pebble does during the load is counted in both.
+func libraryLoadFloor(ctx context.Context, parent string, c serverConfig, ents [][]byte) (*srvFloor, error) {
+	f := &srvFloor{How: fmt.Sprintf("RawEntity.UnmarshalJSON + SubmitTransaction of %d inserts, synced store, %d goroutines", batchSize, c.conns)}
+	start := time.Now()
+	for run := range c.rounds {
+		if run > 0 && time.Since(start) >= floorLoadBudget {
+			logf("server: library load floor: %d of %d runs (they took %.0f s)", run, c.rounds, time.Since(start).Seconds())
+			break
+		}
+		v, cpu, err := libraryLoadRun(ctx, parent, c, ents)
+		if err != nil {
+			return nil, err
+		}
+		logf("server: library load floor, run %d: %s entities/s, CPU %.2f µs/entity", run+1, commas(v), cpu)
+		f.keep(v, cpu)
+	}
+	return f, nil
+}
+
+// libraryLoadRun is one run of libraryLoadFloor: entities/s and CPU µs
+// per entity.
+func libraryLoadRun(ctx context.Context, parent string, c serverConfig, ents [][]byte) (float64, float64, error) {
+	dir, err := os.MkdirTemp(parent, "floor-load-")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(dir)
+	return libraryLoadRunIn(ctx, dir, c, ents)
+}
+
+// libraryLoadRunIn is libraryLoadRun into a new store in dir.
+func libraryLoadRunIn(ctx context.Context, dir string, c serverConfig, ents [][]byte) (float64, float64, error) {
+	db, err := tablestore.Open(dir, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	t, err := db.CreateTable(ctx, srvTable)
+	if err != nil {
+		return 0, 0, err
+	}
+	batches := len(ents) / batchSize
+	var next atomic.Int64
+	errs := make([]error, c.conns)
+	var wg sync.WaitGroup
+	runtime.GC() // the garbage of the phases before is not this run's
+	cpu0, t0 := processCPU(), time.Now()
+	for w := range c.conns {
+		wg.Go(func() {
+			// One goroutine's entities and actions, reused from one
+			// transaction to the next once it has returned.
+			raws := make([]tablestore.RawEntity, batchSize)
+			actions := make([]tablestore.TransactionAction, batchSize)
+			for ctx.Err() == nil {
+				b := int(next.Add(1) - 1)
+				if b >= batches {
+					return
+				}
+				for i, body := range ents[b*batchSize : (b+1)*batchSize] {
+					if err := raws[i].UnmarshalJSON(body); err != nil {
+						errs[w] = fmt.Errorf("batch %d, entity %d: %w", b, i, err)
+						return
+					}
+					actions[i] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Raw: &raws[i]}
+				}
+				if err := t.SubmitTransaction(ctx, actions); err != nil {
+					errs[w] = fmt.Errorf("batch %d: %w", b, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	d, cpu := time.Since(t0), processCPU()-cpu0
+	if err := errors.Join(errs...); err != nil {
+		return 0, 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, 0, err
+	}
+	// The last entity is there (outside the measure).
+	var rec record
+	genRecord(&rec, len(ents)-1)
+	if _, err := t.Get(ctx, rec.PK, rec.RK, nil); err != nil {
+		return 0, 0, fmt.Errorf("after the load: %w", err)
+	}
+	if err := db.Close(); err != nil {
+		return 0, 0, err
+	}
+	return rate(len(ents), d), float64(cpu) / 1e3 / float64(len(ents)), nil
+}
+
+// libraryPagingFloor opens the server's store in dir and pages through
+// the data set as the server's query handler does without HTTP:
+// Table.AppendPageJSON at no metadata, Top 1000, into one reused buffer.
+// A first pass warms the store's cache (the server's had served gets and
+// pages before its paging phase) and checks the first page's JSON; then
+// c.rounds passes are measured, each with this process's CPU over it.
+func libraryPagingFloor(ctx context.Context, dir string, c serverConfig) (*srvFloor, error) {
+	db, err := tablestore.Open(dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	t := db.Table(srvTable)
+	opts := &tablestore.JSONOptions{Metadata: tablestore.NoMetadata}
+	buf := make([]byte, 0, 1<<20)
+	pass := func(check bool) (int, error) {
+		total, token := 0, ""
+		for {
+			var p *tablestore.Page
+			var err error
+			buf, p, err = t.AppendPageJSON(ctx, buf[:0], tablestore.Query{Top: pageTop, Continuation: token}, opts, nil)
+			if err != nil {
+				return 0, err
+			}
+			// No filter: every entity the page examined is on it.
+			if p.Examined < 0 {
+				return 0, errors.New("the store does not count a page's entities")
+			}
+			if check && total == 0 {
+				if err := checkPageJSON(buf, p.Examined); err != nil {
+					return 0, err
+				}
+			}
+			total += p.Examined
+			if p.Continuation == "" {
+				break
+			}
+			token = p.Continuation
+		}
+		if total != c.entities {
+			return 0, fmt.Errorf("paging read %d entities, want %d", total, c.entities)
+		}
+		return total, nil
+	}
+	if _, err := pass(true); err != nil {
+		return nil, err
+	}
+	f := &srvFloor{How: "Table.AppendPageJSON, no metadata, Top 1000, one reused buffer"}
+	for range c.rounds {
+		runtime.GC()
+		cpu0, t0 := processCPU(), time.Now()
+		n, err := pass(false)
+		if err != nil {
+			return nil, err
+		}
+		d, cpu := time.Since(t0), processCPU()-cpu0
+		f.keep(rate(n, d), float64(cpu)/1e3/float64(n))
+	}
+	return f, nil
+}
+
+// checkPageJSON decodes the elements AppendPageJSON wrote: n entities,
+// each with its keys and the data set's properties.
+func checkPageJSON(elems []byte, n int) error {
+	body := append(append([]byte(`{"value":[`), elems...), "]}"...)
+	return checkPage(body, n)
+}
+
+// floorLines returns the goals section's lines for a floor: its
+// throughput against Azurite's figure az (NaN when Azurite did not run)
+// and its CPU per entity against the server's (serverCPU, NaN when not
+// measured) and the goal's (goalCPU). what names the work, azWhat
+// Azurite's figure.
+func floorLines(what, azWhat string, f *srvFloor, az, serverCPU, goalCPU float64) []string {
+	ratio := " (Azurite not run: no ratio)"
+	if !math.IsNaN(az) && az > 0 {
+		ratio = " = " + formatRatio(f.Rate/az) + " Azurite's " + azWhat
+	}
+	lines := []string{fmt.Sprintf("  library floor: %s: %s entities/s%s, CPU %.2f µs/entity",
+		what, commas(f.Rate), ratio, f.CPU)}
+	over := "server's CPU over the floor: n/a"
+	if !math.IsNaN(serverCPU) {
+		over = fmt.Sprintf("server's CPU over the floor: %.2f µs/entity (server %.2f, floor %.2f)", serverCPU-f.CPU, serverCPU, f.CPU)
+	}
+	budget := fmt.Sprintf("the %g µs goal leaves %.2f µs/entity for the server's work above the floor", goalCPU, goalCPU-f.CPU)
+	if f.CPU > goalCPU {
+		budget = fmt.Sprintf("the floor alone is over the %g µs goal", goalCPU)
+	}
+	return append(lines, "    "+over+"; "+budget)
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestLibraryFloors runs both floors on a small data set: the load into
+// a new store, then paging over it, counting every entity.
+func TestLibraryFloors(t *testing.T) {
+	c := serverConfig{entities: 2 * partitionSize, conns: 3, rounds: 2}
+	ents := make([][]byte, c.entities)
+	var rec record
+	for i := range ents {
+		genRecord(&rec, i)
+		var err error
+		if ents[i], err = recordEntity(&rec).MarshalJSON(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parent := t.TempDir()
+	load, err := libraryLoadFloor(t.Context(), parent, c, ents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(load.Runs) != 2 || load.Rate <= 0 || load.CPU < 0 {
+		t.Fatalf("load floor %+v", load)
+	}
+	// Each run's directory is gone; load once more into one to page.
+	dir := t.TempDir()
+	if _, _, err := libraryLoadRunIn(t.Context(), dir, c, ents); err != nil {
+		t.Fatal(err)
+	}
+	page, err := libraryPagingFloor(t.Context(), dir, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Runs) != 2 || page.Rate <= 0 {
+		t.Fatalf("paging floor %+v", page)
+	}
+	// A count that is not the data set's fails.
+	c.entities += partitionSize
+	if _, err := libraryPagingFloor(t.Context(), dir, c); err == nil || !strings.Contains(err.Error(), "want 3000") {
+		t.Fatalf("paging floor with a wrong count: %v", err)
+	}
+}
+
+func TestSrvFloorKeep(t *testing.T) {
+	var f srvFloor
+	f.keep(100, 5)
+	f.keep(300, 3)
+	f.keep(200, 1)
+	if f.Rate != 300 || f.CPU != 3 || len(f.Runs) != 3 {
+		t.Fatalf("%+v", f)
+	}
+}
+
+func TestFloorLines(t *testing.T) {
+	f := &srvFloor{Rate: 80_000, CPU: 3.5}
+	got := floorLines("the work", "$batch rate", f, 4_000, 30.25, 4)
+	want := []string{
+		"  library floor: the work: 80,000 entities/s = 20.00x Azurite's $batch rate, CPU 3.50 µs/entity",
+		"    server's CPU over the floor: 26.75 µs/entity (server 30.25, floor 3.50); the 4 µs goal leaves 0.50 µs/entity for the server's work above the floor",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Without Azurite or a server figure, and a floor over the goal.
+	f.CPU = 2
+	got = floorLines("pages", "paging", f, math.NaN(), math.NaN(), 1.5)
+	if got[0] != "  library floor: pages: 80,000 entities/s (Azurite not run: no ratio), CPU 2.00 µs/entity" ||
+		got[1] != "    server's CPU over the floor: n/a; the floor alone is over the 1.5 µs goal" {
+		t.Fatalf("%q", got)
+	}
+}
