@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/plan"
 	"github.com/tablestore/tablestore/internal/wire"
 )
@@ -51,7 +52,7 @@ func (t *Table) AppendPageJSON(ctx context.Context, dst []byte, q Query, opts *J
 		}
 		out, err := wire.AppendRecord(dst, r.PartitionKey, r.RowKey, r.ETag, r.Record, &o)
 		if err != nil {
-			return corruptEntity(r.PartitionKey, r.RowKey, err)
+			return mapError(coded(err), false) // a corrupt record's error names the entity
 		}
 		dst = out
 		n++
@@ -74,3 +75,35 @@ func (t *Table) AppendPageJSON(ctx context.Context, dst []byte, q Query, opts *J
 
 // errEndPage is how AppendPageJSON's keep ends a page.
 var errEndPage = errors.New("tablestore: page ended by its caller")
+
+// GetJSON reads one entity as Get does and appends it to dst as one JSON
+// object, as AppendEntityJSON writes it at opts, straight from the stored
+// entity without building an Entity or a property map; opts.Select is
+// the projection (Get's Select). It returns the extended buffer and the
+// entity's ETag.
+//
+// Errors: those of Get and of AppendEntityJSON's options. On error dst is
+// returned at its length.
+func (t *Table) GetJSON(ctx context.Context, dst []byte, partitionKey, rowKey string, opts *JSONOptions) ([]byte, ETag, error) {
+	o, err := wireOptions(opts)
+	if err != nil {
+		return dst, "", err
+	}
+	r, _, err := t.get(ctx, partitionKey, rowKey, &GetOptions{Select: o.Select})
+	if err != nil {
+		return dst, "", err
+	}
+	etag := r.ETag
+	if etag == "" {
+		ticks, err := r.Record.Timestamp()
+		if err != nil {
+			return dst, "", corruptEntity(partitionKey, rowKey, err)
+		}
+		etag = string(etagFor(edm.TimeFromTicks(ticks)))
+	}
+	out, err := wire.AppendRecord(dst, r.PartitionKey, r.RowKey, etag, r.Record, &o)
+	if err != nil {
+		return dst, "", mapError(coded(err), false)
+	}
+	return out, ETag(etag), nil
+}

@@ -145,6 +145,15 @@ func TestAppendPageJSON(t *testing.T) {
 					require.NoError(t, err)
 				}
 				require.Equal(t, string(b), string(got))
+				if len(want.Entities) > 0 { // GetJSON writes an entity as the page does
+					e := want.Entities[len(want.Entities)-1]
+					o := *opts
+					o.Select = sel
+					one, etag, err := tbl.GetJSON(ctx, nil, e.PartitionKey, e.RowKey, &o)
+					require.NoError(t, err)
+					require.Equal(t, e.ETag, etag)
+					require.True(t, bytes.HasSuffix(b, one))
+				}
 				require.Equal(t, want.Continuation, page.Continuation)
 				require.Equal(t, want.PageCost, page.PageCost)
 				require.True(t, json.Valid(append(append([]byte("["), got...), ']')))
@@ -182,6 +191,14 @@ func TestAppendPageJSON(t *testing.T) {
 		q.Continuation = page.Continuation
 	}
 	require.Equal(t, string(whole), string(joined))
+
+	// GetJSON's refusals are Get's.
+	_, _, err = tbl.GetJSON(ctx, nil, "p0000000", "absent", nil)
+	require.Equal(t, CodeResourceNotFound, ErrorCode(err))
+	_, _, err = tbl.GetJSON(ctx, nil, "p0000000", "r0000001", &JSONOptions{Select: []string{"bad name"}})
+	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	// An index-order read cannot be cut by keep.
+	require.NoError(t, tbl.CreateIndex(ctx, IndexSpec{Name: "byname", Properties: []string{"Name"}}))
 }
 
 // codedText is the text of err's *Error, without a batch's wrapping.

@@ -244,23 +244,71 @@ func AppendDateTimeJSON(dst []byte, t time.Time) []byte {
 	return appendDateTime(dst, TicksFromTime(t), false)
 }
 
+// AppendTicksJSON appends ticks as AppendDateTimeJSON appends the time
+// they name. The caller guarantees 0 <= ticks <= MaxTicks.
+func AppendTicksJSON(dst []byte, ticks int64) []byte {
+	return appendDateTime(dst, ticks, false)
+}
+
 // FormatDateTimeJSON is AppendDateTimeJSON as a string.
 func FormatDateTimeJSON(t time.Time) string {
 	return string(AppendDateTimeJSON(nil, t))
 }
 
 func appendDateTime(dst []byte, ticks int64, trim bool) []byte {
-	t := TimeFromTicks(ticks)
+	secs, frac := ticks/TicksPerSecond, ticks%TicksPerSecond
+	days, clock := secs/86400, secs%86400
+	y, m, d := civilDate(days)
+	dst = appendDigits(dst, y, 4)
+	dst = appendDigits(append(dst, '-'), m, 2)
+	dst = appendDigits(append(dst, '-'), d, 2)
+	dst = appendDigits(append(dst, 'T'), clock/3600, 2)
+	dst = appendDigits(append(dst, ':'), clock/60%60, 2)
+	dst = appendDigits(append(dst, ':'), clock%60, 2)
 	if trim {
-		dst = t.AppendFormat(dst, "2006-01-02T15:04:05")
-		if frac := ticks % TicksPerSecond; frac != 0 {
-			f := strconv.AppendInt(nil, frac+TicksPerSecond, 10)[1:]
-			for len(f) > 0 && f[len(f)-1] == '0' {
-				f = f[:len(f)-1]
-			}
-			dst = append(append(dst, '.'), f...)
+		if frac == 0 {
+			return append(dst, 'Z')
 		}
-		return append(dst, 'Z')
+		n := 7
+		for frac%10 == 0 {
+			frac /= 10
+			n--
+		}
+		return append(appendDigits(append(dst, '.'), frac, n), 'Z')
 	}
-	return t.AppendFormat(dst, "2006-01-02T15:04:05.0000000Z")
+	return append(appendDigits(append(dst, '.'), frac, 7), 'Z')
+}
+
+// civilDate returns the proleptic Gregorian year, month and day of the
+// day days after 0001-01-01 (days >= 0), with the era arithmetic of
+// 400-year cycles counted from March 1, year 0.
+func civilDate(days int64) (year, month, day int64) {
+	z := days + 306 // days since 0000-03-01
+	era := z / 146097
+	doe := z - era*146097                                  // [0, 146096]
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // [0, 399]
+	doy := doe - (365*yoe + yoe/4 - yoe/100)               // [0, 365], from March 1
+	mp := (5*doy + 2) / 153                                // [0, 11], March is 0
+	day = doy - (153*mp+2)/5 + 1
+	month = mp + 3
+	if month > 12 {
+		month -= 12
+	}
+	year = yoe + era*400
+	if month <= 2 {
+		year++
+	}
+	return year, month, day
+}
+
+// appendDigits appends v (>= 0) in decimal, zero-padded to n digits.
+func appendDigits(dst []byte, v int64, n int) []byte {
+	var buf [20]byte
+	i := len(buf)
+	for ; n > 0 || v > 0; n-- {
+		i--
+		buf[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return append(dst, buf[i:]...)
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tablestore/tablestore"
@@ -96,13 +97,24 @@ func (q *request) singleEntity(e *tablestore.Entity, l metaLevel, sel []string) 
 	if err != nil {
 		return nil, err
 	}
-	if l == metaNone {
+	b := q.metadataPrefix(l)
+	if len(b) == 0 {
 		return ej, nil
 	}
-	b := []byte(`{"odata.metadata":`)
-	b = appendString(b, q.res.base+"$metadata#"+q.res.table+"/@Element")
-	b = append(b, ',')
 	return append(b, ej[1:]...), nil
+}
+
+// metadataPrefix starts a one-entity response at level l: at minimal and
+// full metadata `{"odata.metadata":"…",`, the entity's members to follow;
+// nothing without metadata.
+func (q *request) metadataPrefix(l metaLevel) []byte {
+	if l == metaNone {
+		return nil
+	}
+	b := make([]byte, 0, 512)
+	b = append(b, `{"odata.metadata":`...)
+	b = appendString(b, q.res.base+"$metadata#"+q.res.table+"/@Element")
+	return append(b, ',')
 }
 
 // selectList reads $select: comma-separated names, spaces trimmed.
@@ -128,22 +140,23 @@ func (q *request) getEntity() {
 		q.fail(err)
 		return
 	}
-	sel := selectList(q)
-	e, err := q.h.db.Table(q.res.table).Get(q.r.Context(), q.res.pk, q.res.rk, &tablestore.GetOptions{Select: sel})
+	o := q.jsonOptions(l)
+	o.Select = selectList(q)
+	b := q.metadataPrefix(l)
+	mark := len(b)
+	b, etag, err := q.h.db.Table(q.res.table).GetJSON(q.r.Context(), b, q.res.pk, q.res.rk, &o)
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	b, err := q.singleEntity(e, l, sel)
-	if err != nil {
-		q.fail(err)
-		return
+	if mark > 0 { // the entity's members follow the prefix's
+		b = append(b[:mark], b[mark+1:]...)
 	}
-	if !q.needMemory(2 * int64(len(b))) {
+	if !q.needMemory(int64(len(b))) {
 		q.busy()
 		return
 	}
-	setExact(q.w.Header(), "ETag", string(e.ETag))
+	setExact(q.w.Header(), "ETag", string(etag))
 	q.writeJSON(http.StatusOK, l, b)
 }
 
@@ -231,6 +244,27 @@ func (q *request) queryEntities() {
 		setExact(hd, "x-ms-continuation-NextRowKey", encodeNextKey(next[1]))
 	}
 	q.writeJSON(http.StatusOK, l, b)
+	putPageBuffer(b)
+}
+
+// pageBuffers are the buffers of query pages, reused from one page to
+// the next so a page does not grow a new buffer from nothing.
+var pageBuffers sync.Pool
+
+// maxPooledPage is the largest page buffer kept for reuse.
+const maxPooledPage = 1 << 20
+
+func getPageBuffer() []byte {
+	if p, ok := pageBuffers.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, 16<<10)
+}
+
+func putPageBuffer(b []byte) {
+	if cap(b) <= maxPooledPage {
+		pageBuffers.Put(&b)
+	}
 }
 
 // Limits of one page of Query Entities, beyond $top.
@@ -251,7 +285,7 @@ const (
 // query and returns no entities and no continuation.
 func (q *request) queryPage(l metaLevel, query tablestore.Query, empty bool) (body []byte, next *[2]string, err error) {
 	sel := query.Select
-	b := make([]byte, 0, 4<<10)
+	b := getPageBuffer()
 	b = append(b, '{')
 	if l != metaNone {
 		md := q.res.base + "$metadata#" + q.res.table

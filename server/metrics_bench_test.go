@@ -214,3 +214,29 @@ func BenchmarkQueryPage(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQueryPageHTTP is BenchmarkQueryPage without metadata over a
+// loopback connection: the handler, net/http and the socket.
+//
+// Reproduce: go test ./server -run XXX -bench QueryPageHTTP -benchmem
+func BenchmarkQueryPageHTTP(b *testing.B) {
+	ns := newNetServer(b, benchStore(b), &Options{Anonymous: true})
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	req, err := http.NewRequest("GET", ns.url+"/t03()?$top=1000", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json;odata=nometadata")
+	for b.Loop() {
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || n < 1000 {
+			b.Fatal(resp.StatusCode, n, err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/entity")
+}

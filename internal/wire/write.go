@@ -269,7 +269,12 @@ func appendValue(b []byte, name string, v edm.Value, annotate bool) ([]byte, err
 		return strconv.AppendBool(b, v.Int != 0), nil
 	case edm.TypeDateTime:
 		member(edm.TypeDateTime)
-		return appendTime(b, name, edm.TimeFromTicks(v.Int))
+		if v.Int < 0 || v.Int > edm.MaxTicks {
+			return b, checkYear(name, edm.TimeFromTicks(v.Int))
+		}
+		b = append(b, '"')
+		b = edm.AppendTicksJSON(b, v.Int)
+		return append(b, '"'), nil
 	case edm.TypeGuid:
 		member(edm.TypeGuid)
 		return appendGUID(b, v.Bytes), nil
