@@ -259,24 +259,38 @@ func appendDateTime(dst []byte, ticks int64, trim bool) []byte {
 	secs, frac := ticks/TicksPerSecond, ticks%TicksPerSecond
 	days, clock := secs/86400, secs%86400
 	y, m, d := civilDate(days)
-	dst = appendDigits(dst, y, 4)
-	dst = appendDigits(append(dst, '-'), m, 2)
-	dst = appendDigits(append(dst, '-'), d, 2)
-	dst = appendDigits(append(dst, 'T'), clock/3600, 2)
-	dst = appendDigits(append(dst, ':'), clock/60%60, 2)
-	dst = appendDigits(append(dst, ':'), clock%60, 2)
+	var b [28]byte // YYYY-MM-DDThh:mm:ss.fffffffZ
+	put2(b[0:], y/100)
+	put2(b[2:], y%100)
+	b[4], b[7], b[10], b[13], b[16], b[19] = '-', '-', 'T', ':', ':', '.'
+	put2(b[5:], m)
+	put2(b[8:], d)
+	put2(b[11:], clock/3600)
+	put2(b[14:], clock/60%60)
+	put2(b[17:], clock%60)
+	b[20] = byte('0' + frac/1_000_000)
+	put2(b[21:], frac/10_000%100)
+	put2(b[23:], frac/100%100)
+	put2(b[25:], frac%100)
+	n := 27 // the fraction's end
 	if trim {
-		if frac == 0 {
-			return append(dst, 'Z')
-		}
-		n := 7
-		for frac%10 == 0 {
-			frac /= 10
+		for n > 20 && b[n-1] == '0' {
 			n--
 		}
-		return append(appendDigits(append(dst, '.'), frac, n), 'Z')
+		if n == 20 {
+			n = 19 // no fraction: no '.'
+		}
 	}
-	return append(appendDigits(append(dst, '.'), frac, 7), 'Z')
+	b[n] = 'Z'
+	return append(dst, b[:n+1]...)
+}
+
+// put2 writes v (0 to 99) as two decimal digits at b[0:2].
+func put2(b []byte, v int64) {
+	const pairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+		"4041424344454647484950515253545556575859606162636465666768697071727374757677787980818283848586878889" +
+		"90919293949596979899"
+	b[0], b[1] = pairs[2*v], pairs[2*v+1]
 }
 
 // civilDate returns the proleptic Gregorian year, month and day of the
@@ -299,16 +313,4 @@ func civilDate(days int64) (year, month, day int64) {
 		year++
 	}
 	return year, month, day
-}
-
-// appendDigits appends v (>= 0) in decimal, zero-padded to n digits.
-func appendDigits(dst []byte, v int64, n int) []byte {
-	var buf [20]byte
-	i := len(buf)
-	for ; n > 0 || v > 0; n-- {
-		i--
-		buf[i] = byte('0' + v%10)
-		v /= 10
-	}
-	return append(dst, buf[i:]...)
 }
