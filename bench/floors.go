@@ -55,12 +55,11 @@ const floorLoadBudget = 30 * time.Second
 // options, as `tablestore serve` opens it. It runs c.rounds times, each
 // into a new directory, unless the runs so far took floorLoadBudget.
 //
-// The CPU is this process's over the load only, from the first
-// transaction to the last one's return: the server's $batch phase CPU is
-// read from /proc over the requests while the server keeps running, so
-// neither counts the flush and compaction work left at the end (a close
-// would do it here; the server does it later or never). Background work
-// Pebble does during the load is counted in both.
+// The CPU is this process's from the first transaction until the
+// process is idle after the last one's return: like the server's $batch
+// phase (see srvResult.measure), it counts the background work the load
+// causes (flushes, compactions) whether it runs during the load or
+// after, but not a close.
 func libraryLoadFloor(ctx context.Context, parent string, c serverConfig, ents [][]byte) (*srvFloor, error) {
 	f := &srvFloor{How: fmt.Sprintf("RawEntity.UnmarshalJSON + SubmitTransaction of %d inserts, synced store, %d goroutines", batchSize, c.conns)}
 	start := time.Now()
@@ -133,7 +132,12 @@ func libraryLoadRunIn(ctx context.Context, dir string, c serverConfig, ents [][]
 		})
 	}
 	wg.Wait()
-	d, cpu := time.Since(t0), processCPU()-cpu0
+	d := time.Since(t0)
+	// As for the server's $batch phase, the load's background work
+	// (flushes, compactions) is its cost: CPU counts until the process is
+	// idle again.
+	quiesce(os.Getpid())
+	cpu := processCPU() - cpu0
 	if err := errors.Join(errs...); err != nil {
 		return 0, 0, err
 	}
