@@ -44,8 +44,8 @@ func TestAppendETagTicksMatchesTime(t *testing.T) {
 		}
 	}
 	check(0)
-	check(maxTicks)
-	check(maxTicks + 1)
+	check(edm.MaxTicks)
+	check(edm.MaxTicks + 1)
 	check(-1)
 	for year := 1600; year <= 2400; year += 4 {
 		for _, d := range []time.Time{
@@ -59,7 +59,7 @@ func TestAppendETagTicksMatchesTime(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 200_000 {
-		check(rng.Int64N(maxTicks + 1))
+		check(rng.Int64N(edm.MaxTicks + 1))
 	}
 }
 
