@@ -103,7 +103,10 @@ func splitMultipart(body []byte, boundary string, maxParts int) ([]mimePart, err
 		if !ok {
 			return nil, errBadBatch("the multipart body is not closed by its boundary")
 		}
-		t := bytes.TrimRight(line, " \t")
+		t := line
+		if bytes.HasPrefix(line, delim) { // only a delimiter line needs trimming
+			t = bytes.TrimRight(line, " \t")
+		}
 		switch {
 		case len(t) == len(delim)+2 && bytes.HasPrefix(t, delim) && bytes.HasSuffix(t, []byte("--")):
 			end(prevEnd)
@@ -124,6 +127,7 @@ func splitMultipart(body []byte, boundary string, maxParts int) ([]mimePart, err
 // client and are taken as ordinary lines.
 func newPart(b []byte) mimePart {
 	var p mimePart
+	p.header = make(partHeader, 0, 4) // the SDKs send two to four
 	l := lines{b: b}
 	inHeaders, headers := false, 0
 	for {
@@ -277,15 +281,18 @@ func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 // requestLine splits "VERB URL HTTP/1.1", fields separated by spaces or
 // tabs, with one copy of the line.
 func requestLine(line []byte) (f [3]string, ok bool) {
-	n := 0
-	for field := range strings.FieldsFuncSeq(string(line), func(r rune) bool { return r == ' ' || r == '\t' }) {
-		if n == 3 {
+	rest := strings.TrimLeft(string(line), " \t")
+	for n := range f {
+		if rest == "" {
 			return f, false
 		}
-		f[n] = field
-		n++
+		end := strings.IndexAny(rest, " \t")
+		if end < 0 {
+			end = len(rest)
+		}
+		f[n], rest = rest[:end], strings.TrimLeft(rest[end:], " \t")
 	}
-	return f, n == 3 && strings.HasPrefix(f[2], "HTTP/")
+	return f, rest == "" && strings.HasPrefix(f[2], "HTTP/")
 }
 
 // upperMethod returns m in upper case, without allocating for the

@@ -104,11 +104,15 @@ func hostAccount(host string) string {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		hostname = h
 	}
-	labels := strings.Split(strings.ToLower(hostname), ".")
-	if len(labels) < 3 || labels[1] != "table" || net.ParseIP(hostname) != nil {
+	first, rest, ok := strings.Cut(hostname, ".")
+	if !ok {
 		return ""
 	}
-	return labels[0]
+	second, rest, ok := strings.Cut(rest, ".")
+	if !ok || rest == "" && !strings.HasSuffix(hostname, ".") || !strings.EqualFold(second, "table") || net.ParseIP(hostname) != nil {
+		return ""
+	}
+	return strings.ToLower(first)
 }
 
 // hostNamesAccount reports whether host's first label is account or its
