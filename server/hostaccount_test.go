@@ -3,7 +3,6 @@ package server
 import "testing"
 
 // TestHostAccountLabels: the account a Host names, label by label.
-
 func TestHostAccountLabels(t *testing.T) {
 	for host, want := range map[string]string{
 		"127.0.0.1:10002":                 "",
