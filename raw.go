@@ -31,6 +31,10 @@ type RawEntity struct {
 	record []byte // driver.Record layout, header Timestamp zero; nil: no entity
 	count  int    // properties in record
 	size   int    // their share of the entity size (limits.EntitySize less the keys)
+	// refused is why the properties could not be encoded (a value over
+	// Azure's limits): a write reports it after checking the keys, as a
+	// write of the Entity would.
+	refused error
 }
 
 // rawScratch is the reusable memory of decoding one JSON body.
@@ -40,11 +44,10 @@ var rawScratch = sync.Pool{New: func() any { return new(wire.RecordScratch) }}
 // its stored form. It reads exactly what Entity.UnmarshalJSON reads, with
 // the same types inferred, and fails with the same errors; the entity it
 // holds then is the one a write of Entity.UnmarshalJSON's result would
-// store, byte for byte. It also refuses a value the write of that Entity
-// would refuse while encoding its properties (PropertyValueTooLarge, or
-// OutOfRangeInput for a DateTime before 1601), which that write reports
-// after checking the keys. The keys, If-Match and the entity's limits are
-// checked by the write, as for an Entity. On error e holds no entity; the literal null
+// store, byte for byte. The keys, If-Match, the values' limits and the
+// entity's are checked by the write, in the order a write of that Entity
+// checks them, with the same errors. On error e holds no entity; the
+// literal null
 // leaves e unchanged and is no error (a write of e then fails with
 // PropertiesNeedValue, as for an Entity).
 func (e *RawEntity) UnmarshalJSON(data []byte) error {
@@ -52,11 +55,23 @@ func (e *RawEntity) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	s := rawScratch.Get().(*wire.RecordScratch)
-	defer rawScratch.Put(s)
+	defer func() {
+		if s.Reusable() {
+			rawScratch.Put(s)
+		}
+	}()
 	w, rec, err := wire.DecodeRecord(e.record[:0], data, s)
 	if err != nil {
-		*e = RawEntity{}
-		return coded(err)
+		// The body may be an entity whose values cannot be stored: its
+		// write, not its decoding, refuses it, after the keys.
+		d, derr := wire.Decode(data)
+		if derr != nil {
+			*e = RawEntity{}
+			return coded(derr)
+		}
+		*e = RawEntity{PartitionKey: d.PartitionKey, RowKey: d.RowKey, Timestamp: d.Timestamp, ETag: ETag(d.ETag),
+			record: rec[:0], refused: coded(err)}
+		return nil
 	}
 	*e = RawEntity{PartitionKey: w.PartitionKey, RowKey: w.RowKey, Timestamp: w.Timestamp, ETag: ETag(w.ETag),
 		record: rec, count: w.Count, size: w.Size}
@@ -70,7 +85,10 @@ func prepareRaw(buf []byte, typ ActionType, e *RawEntity, ifMatch ETag) (driver.
 	if err != nil || typ == ActionDelete {
 		return a, buf, keySize, err
 	}
-	if e.record == nil {
+	switch {
+	case e.refused != nil:
+		return a, buf, 0, e.refused
+	case e.record == nil:
 		return a, buf, 0, newError(CodeInvalidInput, "the raw entity holds no entity")
 	}
 	size := keySize + e.size

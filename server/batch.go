@@ -317,6 +317,9 @@ func (s *subRequest) action(raw *tablestore.RawEntity) (tablestore.TransactionAc
 	}
 	decode := func() (*tablestore.RawEntity, error) {
 		body := s.body
+		if err := checkMembers(body); err != nil {
+			return nil, err
+		}
 		if s.res.kind == kindEntity {
 			body = withKeys(body, s.res.pk, s.res.rk)
 		}

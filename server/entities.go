@@ -244,7 +244,7 @@ func (q *request) queryEntities() {
 		setExact(hd, "x-ms-continuation-NextRowKey", encodeNextKey(next[1]))
 	}
 	q.writeJSON(http.StatusOK, l, b)
-	putPageBuffer(b)
+	q.pageBuf = b // back to the pool once the response is sent
 }
 
 // pageBuffers are the buffers of query pages, reused from one page to

@@ -338,6 +338,9 @@ type request struct {
 	// runs; bodyDone says it was read whole (or there was none).
 	body     []byte
 	bodyDone bool
+	// pageBuf is a query page's buffer, returned to its pool once the
+	// response holding it has been sent.
+	pageBuf []byte
 	// bodyMem and workMem are the bytes reserved from the memory budget
 	// for the body and for the operation's work; releaseMemory releases
 	// them.
@@ -374,6 +377,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.serve()
+	if q.pageBuf != nil { // sent: the response no longer holds it
+		putPageBuffer(q.pageBuf)
+		q.pageBuf = nil
+	}
 	if !q.bodyDone && r.ContentLength != 0 {
 		// A body left unread is not waited for: net/http would read up
 		// to 256 KiB of it, at the client's pace, before closing.

@@ -39,6 +39,13 @@ type RecordScratch struct {
 	bin     []byte  // a decoded Binary value
 }
 
+// Reusable reports whether s is small enough to keep for the next call:
+// a body of very many members or long escaped strings grows it, and a
+// pool should let such memory go.
+func (s *RecordScratch) Reusable() bool {
+	return cap(s.members) <= 1024 && cap(s.buf) <= 1<<20 && cap(s.bin) <= 1<<20
+}
+
 // member is one top-level member of a body, as DecodeRecord keeps it.
 type member struct {
 	name  []byte // the key; an annotation's without its suffix
