@@ -48,6 +48,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tablestore/tablestore"
@@ -397,20 +398,51 @@ func (q *request) releaseMemory() {
 
 // commonHeaders sets the headers every response carries.
 func (q *request) commonHeaders() {
+	// Canonical keys, and the values every response shares as slices of
+	// their own: setting them costs no key canonicalization and no
+	// allocation per request. (A later Set or Add replaces or copies a
+	// shared slice; nothing writes into one.)
 	hd := q.w.Header()
-	hd.Set("x-ms-request-id", q.id)
-	v := q.r.Header.Get("x-ms-version")
-	if v == "" {
-		v = "2019-02-02"
+	hd["X-Ms-Request-Id"] = []string{q.id}
+	if v := q.r.Header.Get("x-ms-version"); v != "" {
+		hd["X-Ms-Version"] = []string{v}
+	} else {
+		hd["X-Ms-Version"] = defaultVersion
 	}
-	hd.Set("x-ms-version", v)
 	if c := q.r.Header.Get("x-ms-client-request-id"); c != "" {
-		hd.Set("x-ms-client-request-id", c)
+		hd["X-Ms-Client-Request-Id"] = []string{c}
 	}
-	hd.Set("Date", time.Now().UTC().Format(http.TimeFormat))
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Server", "tablestore")
+	hd["Date"] = httpDate(time.Now())
+	hd["Cache-Control"] = noCache
+	hd["X-Content-Type-Options"] = noSniff
+	hd["Server"] = serverName
+}
+
+var (
+	defaultVersion = []string{"2019-02-02"}
+	noCache        = []string{"no-cache"}
+	noSniff        = []string{"nosniff"}
+	serverName     = []string{"tablestore"}
+)
+
+// lastDate is the Date header of the current second, formatted once.
+var lastDate atomic.Pointer[dateHeader]
+
+type dateHeader struct {
+	unix  int64
+	value []string
+}
+
+// httpDate returns the Date header for now, shared by the responses of
+// one second.
+func httpDate(now time.Time) []string {
+	sec := now.Unix()
+	if d := lastDate.Load(); d != nil && d.unix == sec {
+		return d.value
+	}
+	d := &dateHeader{unix: sec, value: []string{now.UTC().Format(http.TimeFormat)}}
+	lastDate.Store(d)
+	return d.value
 }
 
 // serve runs the stages: headers (limits, route, authentication and

@@ -34,6 +34,14 @@ func contentType(l metaLevel) string {
 	return "application/json;odata=" + l.String() + ";streaming=true;charset=utf-8"
 }
 
+// jsonContentTypes are the Content-Type header values of the levels,
+// shared by every response (see commonHeaders).
+var jsonContentTypes = [...][]string{
+	metaMinimal: {contentType(metaMinimal)},
+	metaNone:    {contentType(metaNone)},
+	metaFull:    {contentType(metaFull)},
+}
+
 // metadataLevel reads $format, which takes precedence, or Accept. Plain
 // application/json and a missing header mean minimal metadata.
 func (q *request) metadataLevel() (metaLevel, error) {
@@ -114,8 +122,8 @@ func appendString(b []byte, s string) []byte { return tablestore.AppendJSONStrin
 // writeJSON sends a JSON body with status.
 func (q *request) writeJSON(status int, l metaLevel, body []byte) {
 	hd := q.w.Header()
-	hd.Set("Content-Type", contentType(l))
-	hd.Set("Content-Length", itoa(len(body)))
+	hd["Content-Type"] = jsonContentTypes[l]
+	hd["Content-Length"] = []string{itoa(len(body))}
 	q.w.WriteHeader(status)
 	_, _ = q.w.Write(body)
 }
