@@ -70,7 +70,7 @@ func TestRestConnAgainstServer(t *testing.T) {
 	}
 	cfg := serverConfig{entities: 2 * batchSize, conns: 2, duration: 100 * time.Millisecond, rounds: 1}
 	for _, accept := range []string{acceptNoMeta, acceptFullMeta} {
-		if v, ph, err := srvPaging(t.Context(), tgt, cfg, accept); err != nil || v <= 0 || ph.Entities != 2*batchSize {
+		if v, ph, err := srvPaging(t.Context(), tgt, cfg, accept); err != nil || v <= 0 || ph.Entities != pagingPasses*2*batchSize {
 			t.Fatalf("paging (%s): %v, %v, %+v", accept, err, v, ph)
 		}
 	}
