@@ -18,9 +18,9 @@ import (
 // extended buffer and the page, whose Entities is nil and whose
 // Continuation and PageCost are QueryPage's.
 //
-// keep, when not nil, is called after each entity is appended, with the
-// buffer so far and the number of entities on the page, this one
-// included. When it returns false the entity is taken back out of the
+// keep, when not nil, is called after each entity is appended, with
+// what this call has appended so far and the number of entities on the
+// page, this one included. When it returns false the entity is taken back out of the
 // buffer and the page ends before it: its continuation resumes at that
 // entity, and its PageCost is -1 (uncounted). A server uses it to bound a
 // page's bytes. A query through an index in index order (Query.Index with

@@ -47,9 +47,8 @@ var rawScratch = sync.Pool{New: func() any { return new(wire.RecordScratch) }}
 // store, byte for byte. The keys, If-Match, the values' limits and the
 // entity's are checked by the write, in the order a write of that Entity
 // checks them, with the same errors. On error e holds no entity; the
-// literal null
-// leaves e unchanged and is no error (a write of e then fails with
-// PropertiesNeedValue, as for an Entity).
+// literal null leaves e unchanged and is no error (a write of a zero
+// RawEntity then fails with PropertiesNeedValue, as for an Entity).
 func (e *RawEntity) UnmarshalJSON(data []byte) error {
 	if string(bytes.TrimSpace(data)) == "null" {
 		return nil

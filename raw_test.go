@@ -202,6 +202,13 @@ func TestAppendPageJSON(t *testing.T) {
 	require.Equal(t, CodeInvalidInput, ErrorCode(err))
 	// An index-order read cannot be cut by keep.
 	require.NoError(t, tbl.CreateIndex(ctx, IndexSpec{Name: "byname", Properties: []string{"Name"}}))
+	byName := Query{Index: "byname", Top: 5}
+	_, _, err = tbl.AppendPageJSON(ctx, nil, byName, nil, func([]byte, int) bool { return true })
+	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	b, page, err := tbl.AppendPageJSON(ctx, nil, byName, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, 5, bytes.Count(b, []byte(`"PartitionKey"`)))
+	require.NotEmpty(t, page.Continuation)
 }
 
 // codedText is the text of err's *Error, without a batch's wrapping.
