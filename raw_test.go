@@ -77,6 +77,17 @@ func TestRawEntityMatchesEntity(t *testing.T) {
 			continue
 		}
 		require.Equal(t, e.Timestamp.IsZero(), r.Timestamp.IsZero())
+		// The raw entity writes itself as the entity it stored reads back.
+		stored, err := raws.Get(ctx, r.PartitionKey, r.RowKey, nil)
+		require.NoError(t, err)
+		for _, md := range []JSONMetadata{MinimalMetadata, NoMetadata, FullMetadata} {
+			o := &JSONOptions{Metadata: md, LinkBase: "http://h/a/", LinkTable: "Raws", Type: "a.Raws"}
+			want, err := AppendEntityJSON(nil, stored, o)
+			require.NoError(t, err)
+			got, err := r.AppendJSON(nil, o)
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(got))
+		}
 		got, err := raws.Get(ctx, r.PartitionKey, r.RowKey, nil)
 		require.NoError(t, err)
 		want, err := maps.Get(ctx, e.PartitionKey, e.RowKey, nil)
@@ -112,6 +123,9 @@ func TestRawEntityMatchesEntity(t *testing.T) {
 		require.NoError(t, err)
 		requireSameProperties(t, e.Properties, got.Properties)
 	}
+
+	_, err = (&RawEntity{}).AppendJSON(nil, nil)
+	require.Equal(t, CodeInvalidInput, ErrorCode(err))
 
 	// A RawEntity holding nothing, and one with two entity fields.
 	err = raws.SubmitTransaction(ctx, []TransactionAction{{Type: ActionInsert, Raw: &RawEntity{PartitionKey: "p", RowKey: "x"}}})

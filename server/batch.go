@@ -347,18 +347,7 @@ func (s *subRequest) action(raw *tablestore.RawEntity) (tablestore.TransactionAc
 			return a, 0, err
 		}
 		e.PartitionKey, e.RowKey = s.res.pk, s.res.rk
-		replace := s.method == http.MethodPut
-		switch {
-		case ifMatch != "" && replace:
-			a.Type = tablestore.ActionUpdateReplace
-		case ifMatch != "":
-			a.Type = tablestore.ActionUpdateMerge
-		case replace:
-			a.Type = tablestore.ActionUpsertReplace
-		default:
-			a.Type = tablestore.ActionUpsertMerge
-		}
-		a.Raw, a.IfMatch = e, ifMatch
+		a.Type, a.Raw, a.IfMatch = writeAction(s.method == http.MethodPut, ifMatch), e, ifMatch
 		if ifMatch != "" {
 			return a, opUpdate, nil
 		}

@@ -14,8 +14,9 @@ import (
 	"github.com/tablestore/tablestore/edm"
 )
 
-// decodeEntity parses a JSON entity body with the library's wire format.
-func decodeEntity(r *http.Request, body []byte) (*tablestore.Entity, error) {
+// decodeEntity parses a JSON entity body with the library's wire format,
+// straight into the entity's stored form.
+func decodeEntity(r *http.Request, body []byte) (*tablestore.RawEntity, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || strings.Contains(mt, "atom") || strings.Contains(mt, "xml") {
@@ -28,14 +29,42 @@ func decodeEntity(r *http.Request, body []byte) (*tablestore.Entity, error) {
 	if err := checkMembers(body); err != nil {
 		return nil, err
 	}
-	var e tablestore.Entity
 	if string(bytes.TrimSpace(body)) == "null" {
 		return nil, &tablestore.Error{Code: tablestore.CodeInvalidInput, Message: "the body must be a JSON object"}
 	}
+	e := new(tablestore.RawEntity)
 	if err := e.UnmarshalJSON(body); err != nil {
 		return nil, err
 	}
-	return &e, nil
+	return e, nil
+}
+
+// writeAction is the action of a write addressed to an entity's URL:
+// PUT replaces and MERGE merges, an update with If-Match and an upsert
+// without.
+func writeAction(replace bool, ifMatch tablestore.ETag) tablestore.ActionType {
+	switch {
+	case ifMatch != "" && replace:
+		return tablestore.ActionUpdateReplace
+	case ifMatch != "":
+		return tablestore.ActionUpdateMerge
+	case replace:
+		return tablestore.ActionUpsertReplace
+	}
+	return tablestore.ActionUpsertMerge
+}
+
+// writeRaw writes e with one action of type typ: the single write's
+// validation, preconditions and errors (a transaction's error is
+// unwrapped to the action's).
+func (q *request) writeRaw(typ tablestore.ActionType, e *tablestore.RawEntity, ifMatch tablestore.ETag) error {
+	err := q.h.db.Table(q.res.table).SubmitTransaction(q.r.Context(),
+		[]tablestore.TransactionAction{{Type: typ, Raw: e, IfMatch: ifMatch}})
+	var be *tablestore.BatchError
+	if as(err, &be) {
+		return be.Err
+	}
+	return err
 }
 
 // checkConditionalHeaders applies Azure's rules: If-None-Match is never
@@ -67,7 +96,7 @@ func (q *request) insertEntity() {
 		q.fail(err)
 		return
 	}
-	if err := q.h.db.Table(q.res.table).Insert(q.r.Context(), e); err != nil {
+	if err := q.writeRaw(tablestore.ActionInsert, e, ""); err != nil {
 		q.fail(err)
 		return
 	}
@@ -83,7 +112,8 @@ func (q *request) insertEntity() {
 		return
 	}
 	hd.Set("Preference-Applied", "return-content")
-	b, err := q.singleEntity(e, l, nil)
+	o := q.jsonOptions(l)
+	b, err := q.oneEntity(l, func(b []byte) ([]byte, error) { return e.AppendJSON(b, &o) })
 	if err != nil {
 		q.fail(err)
 		return
@@ -91,30 +121,23 @@ func (q *request) insertEntity() {
 	q.writeJSON(http.StatusCreated, l, b)
 }
 
-// singleEntity is the body of a one-entity response.
-func (q *request) singleEntity(e *tablestore.Entity, l metaLevel, sel []string) ([]byte, error) {
-	ej, err := q.entityJSON(e, l, sel)
-	if err != nil {
-		return nil, err
-	}
-	b := q.metadataPrefix(l)
-	if len(b) == 0 {
-		return ej, nil
-	}
-	return append(b, ej[1:]...), nil
-}
-
-// metadataPrefix starts a one-entity response at level l: at minimal and
-// full metadata `{"odata.metadata":"…",`, the entity's members to follow;
-// nothing without metadata.
-func (q *request) metadataPrefix(l metaLevel) []byte {
+// oneEntity is the body of a one-entity response at level l: at minimal
+// and full metadata `{"odata.metadata":"…",` and the members of the
+// entity appendEntity appends; without metadata the entity alone.
+func (q *request) oneEntity(l metaLevel, appendEntity func([]byte) ([]byte, error)) ([]byte, error) {
 	if l == metaNone {
-		return nil
+		return appendEntity(nil)
 	}
 	b := make([]byte, 0, 512)
 	b = append(b, `{"odata.metadata":`...)
 	b = appendString(b, q.res.base+"$metadata#"+q.res.table+"/@Element")
-	return append(b, ',')
+	b = append(b, ',')
+	mark := len(b)
+	b, err := appendEntity(b)
+	if err != nil {
+		return nil, err
+	}
+	return append(b[:mark], b[mark+1:]...), nil // the entity's members follow
 }
 
 // selectList reads $select: comma-separated names, spaces trimmed.
@@ -142,15 +165,14 @@ func (q *request) getEntity() {
 	}
 	o := q.jsonOptions(l)
 	o.Select = selectList(q)
-	b := q.metadataPrefix(l)
-	mark := len(b)
-	b, etag, err := q.h.db.Table(q.res.table).GetJSON(q.r.Context(), b, q.res.pk, q.res.rk, &o)
+	var etag tablestore.ETag
+	b, err := q.oneEntity(l, func(b []byte) (out []byte, err error) {
+		out, etag, err = q.h.db.Table(q.res.table).GetJSON(q.r.Context(), b, q.res.pk, q.res.rk, &o)
+		return out, err
+	})
 	if err != nil {
 		q.fail(err)
 		return
-	}
-	if mark > 0 { // the entity's members follow the prefix's
-		b = append(b[:mark], b[mark+1:]...)
 	}
 	if !q.needMemory(int64(len(b))) {
 		q.busy()
@@ -176,13 +198,7 @@ func (q *request) writeEntity(mode tablestore.UpdateMode) {
 	q.body = nil // e holds copies
 	// The URL names the entity; the body's keys are ignored.
 	e.PartitionKey, e.RowKey = q.res.pk, q.res.rk
-	t := q.h.db.Table(q.res.table)
-	if ifMatch != "" {
-		err = t.Update(q.r.Context(), e, mode, ifMatch)
-	} else {
-		err = t.Upsert(q.r.Context(), e, mode)
-	}
-	if err != nil {
+	if err = q.writeRaw(writeAction(mode == tablestore.Replace, ifMatch), e, ifMatch); err != nil {
 		q.fail(err)
 		return
 	}

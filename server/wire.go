@@ -92,15 +92,6 @@ func parseFormat(s string) (metaLevel, bool) {
 	return metaMinimal, true
 }
 
-// entityJSON writes e at level l with the library's JSON writer
-// (tablestore.AppendEntityJSON). Selected properties the entity lacks
-// come back as null, as in Azure.
-func (q *request) entityJSON(e *tablestore.Entity, l metaLevel, sel []string) ([]byte, error) {
-	o := q.jsonOptions(l)
-	o.Select = sel
-	return tablestore.AppendEntityJSON(nil, e, &o)
-}
-
 // jsonOptions are the library's JSON options for level l: full metadata
 // adds odata.type, odata.id and odata.editLink for each entity's address
 // in this request's table.
