@@ -108,52 +108,19 @@ func TestChangesCrash(t *testing.T) {
 			t.Fatalf("cycle %d: %s (seed %d)", cycle, fmt.Sprintf(format, args...), seed)
 		}
 		acked := [2]int64{-1, -1}
-		cmd := exec.Command(os.Args[0], "-test.run=^TestChangesCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), feedCrashChildEnv+"="+dir, fmt.Sprintf("%s=%d,%d", feedCrashStartEnv, next[0], next[1]))
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		lines := make(chan string, 1024)
-		go func() {
-			defer close(lines)
-			sc := bufio.NewScanner(out)
-			for sc.Scan() {
-				lines <- sc.Text()
-			}
-		}()
-		timer := time.NewTimer(time.Minute)
 		killAfter := time.Duration(20+rng.Intn(200)) * time.Millisecond
-	read:
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					break read
+		stderr := runKilledChild(t, "TestChangesCrashChild",
+			[]string{feedCrashChildEnv + "=" + dir, fmt.Sprintf("%s=%d,%d", feedCrashStartEnv, next[0], next[1])},
+			killAfter, fail, func(l string) {
+				if !strings.HasPrefix(l, "ack ") {
+					return
 				}
-				switch {
-				case l == "ready":
-					timer.Reset(killAfter)
-				case strings.HasPrefix(l, "ack "):
-					var w, n int64
-					if _, err := fmt.Sscanf(l, "ack %d %d", &w, &n); err != nil {
-						fail("bad line %q", l)
-					}
-					acked[w] = n
-				case strings.HasPrefix(l, "fail "):
-					fail("child: %s", l)
+				var w, n int64
+				if _, err := fmt.Sscanf(l, "ack %d %d", &w, &n); err != nil {
+					fail("bad line %q", l)
 				}
-			case <-timer.C:
-				_ = cmd.Process.Signal(syscall.SIGKILL)
-				timer.Reset(time.Minute)
-			}
-		}
-		_ = cmd.Wait()
+				acked[w] = n
+			})
 
 		db, err := ts.Open(dir, nil)
 		if err != nil {
@@ -240,9 +207,58 @@ func TestChangesCrash(t *testing.T) {
 		if err := db.Close(); err != nil {
 			fail("close: %v", err)
 		}
-		if stderr.Len() > 0 && strings.Contains(stderr.String(), "panic") {
-			fail("child: %s", stderr.String())
+		if strings.Contains(stderr, "panic") {
+			fail("child: %s", stderr)
 		}
 	}
 	t.Logf("%d cycles: %d changes, commits %d and %d", cycles, total, next[0], next[1])
+}
+
+// runKilledChild runs the test binary's test named test as a child
+// process, with env added to its environment, and passes each line it
+// prints to onLine. killAfter after the child prints "ready" it is killed
+// with SIGKILL; a line "fail ..." fails the cycle through fail. It returns
+// the child's standard error once the child has exited.
+func runKilledChild(t *testing.T, test string, env []string, killAfter time.Duration, fail func(string, ...any), onLine func(string)) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1024)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	timer := time.NewTimer(time.Minute)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				_ = cmd.Wait()
+				return stderr.String()
+			}
+			switch {
+			case l == "ready":
+				timer.Reset(killAfter)
+			case strings.HasPrefix(l, "fail "):
+				fail("child: %s", l)
+			default:
+				onLine(l)
+			}
+		case <-timer.C:
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			timer.Reset(time.Minute)
+		}
+	}
 }

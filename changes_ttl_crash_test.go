@@ -17,15 +17,12 @@ package tablestore_test
 // dead ExpiresAt) for the next child.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -119,50 +116,22 @@ func TestTTLFeedCrash(t *testing.T) {
 			t.Helper()
 			t.Fatalf("cycle %d: %s (seed %d)", cycle, fmt.Sprintf(format, args...), seed)
 		}
-		cmd := exec.Command(os.Args[0], "-test.run=^TestTTLFeedCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), ttlFeedCrashChildEnv+"="+dir, fmt.Sprintf("%s=%d", ttlFeedCrashSeedEnv, seed+int64(cycle)))
-		out, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		require.NoError(t, cmd.Start())
-		lines := make(chan string, 1024)
-		go func() {
-			defer close(lines)
-			sc := bufio.NewScanner(out)
-			for sc.Scan() {
-				lines <- sc.Text()
-			}
-		}()
 		acked := map[int]bool{}
-		timer := time.NewTimer(time.Minute)
-	read:
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					break read
+		killAfter := time.Duration(20+rng.Intn(200)) * time.Millisecond
+		stderr := runKilledChild(t, "TestTTLFeedCrashChild",
+			[]string{ttlFeedCrashChildEnv + "=" + dir, fmt.Sprintf("%s=%d", ttlFeedCrashSeedEnv, seed+int64(cycle))},
+			killAfter, fail, func(l string) {
+				if !strings.HasPrefix(l, "ack ") {
+					return
 				}
-				switch {
-				case l == "ready":
-					timer.Reset(time.Duration(20+rng.Intn(200)) * time.Millisecond)
-				case strings.HasPrefix(l, "ack "):
-					i, err := strconv.Atoi(l[4:])
-					if err != nil {
-						fail("bad line %q", l)
-					}
-					acked[i] = true
-				case strings.HasPrefix(l, "fail "):
-					fail("child: %s", l)
+				i, err := strconv.Atoi(l[4:])
+				if err != nil {
+					fail("bad line %q", l)
 				}
-			case <-timer.C:
-				_ = cmd.Process.Signal(syscall.SIGKILL)
-				timer.Reset(time.Minute)
-			}
-		}
-		_ = cmd.Wait()
-		if strings.Contains(stderr.String(), "panic") {
-			fail("child: %s", stderr.String())
+				acked[i] = true
+			})
+		if strings.Contains(stderr, "panic") {
+			fail("child: %s", stderr)
 		}
 
 		db, err := ts.Open(dir, &ts.Options{SweepRate: 1})
