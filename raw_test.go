@@ -209,6 +209,16 @@ func TestAppendPageJSON(t *testing.T) {
 	}
 	require.Equal(t, string(whole), string(joined))
 
+	// Bad options and queries are refused with Azure's codes, dst untouched.
+	dst := []byte("x")
+	out, _, err := tbl.AppendPageJSON(ctx, dst, Query{}, &JSONOptions{Metadata: 9}, nil)
+	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	require.Equal(t, "x", string(out))
+	_, _, err = tbl.AppendPageJSON(ctx, nil, Query{Filter: "Name eq"}, nil, nil)
+	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	_, _, err = tbl.GetJSON(ctx, nil, "p0000000", "r0000001", &JSONOptions{Metadata: 9})
+	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+
 	// GetJSON's refusals are Get's.
 	_, _, err = tbl.GetJSON(ctx, nil, "p0000000", "absent", nil)
 	require.Equal(t, CodeResourceNotFound, ErrorCode(err))

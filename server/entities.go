@@ -101,7 +101,7 @@ func (q *request) insertEntity() {
 		return
 	}
 	hd := q.w.Header()
-	loc := q.res.base + entityPath(q.res.table, e.PartitionKey, e.RowKey)
+	loc := q.res.base + tablestore.EntityPath(q.res.table, e.PartitionKey, e.RowKey)
 	setExact(hd, "ETag", string(e.ETag))
 	hd.Set("Location", loc)
 	if preferNoContent(q.r) {

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
 )
 
@@ -108,8 +107,8 @@ func hostAccount(host string) string {
 	if !ok {
 		return ""
 	}
-	second, rest, ok := strings.Cut(rest, ".")
-	if !ok || rest == "" && !strings.HasSuffix(hostname, ".") || !strings.EqualFold(second, "table") || net.ParseIP(hostname) != nil {
+	second, _, ok := strings.Cut(rest, ".")
+	if !ok || !strings.EqualFold(second, "table") || net.ParseIP(hostname) != nil {
 		return ""
 	}
 	return strings.ToLower(first)
@@ -350,9 +349,3 @@ func (p *literalParser) stringLit() (string, bool) {
 func keyLiteral(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
-
-// entityPath is the entity's address relative to the service root
-// (tablestore.EntityPath): the keys as OData literals, percent-encoded
-// except for the quotes, so the form matches Azure's Location headers
-// (the JavaScript SDK finds RowKey='...' in them).
-func entityPath(table, pk, rk string) string { return tablestore.EntityPath(table, pk, rk) }

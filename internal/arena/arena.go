@@ -71,3 +71,11 @@ func String(b []byte) string {
 	}
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
+
+// StringBytes returns s's bytes without copying them (unsafe.Slice), for
+// reading only.
+//
+// REQUIRES: nothing writes the returned bytes.
+func StringBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}

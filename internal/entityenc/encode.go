@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/arena"
 	"github.com/tablestore/tablestore/internal/limits"
 )
 
@@ -281,13 +281,6 @@ func AppendBoolPayload(dst []byte, b bool) []byte {
 	return driver.AppendIntPayload(dst, edm.TypeBoolean, x)
 }
 
-// readOnlyBytes returns the bytes of s without copying them. The result
-// aliases s and must never be written: it is only read, to encode the
-// value.
-func readOnlyBytes(s string) []byte {
-	return unsafe.Slice(unsafe.StringData(s), len(s))
-}
-
 // EncodeValue converts one property value to its EDM form and returns
 // the value's size by Azure's formula: String 4 + 2 per UTF-16 code unit,
 // Binary 4 + length, DateTime 8, Guid 16, Double 8, Int32 4, Int64 8,
@@ -317,7 +310,7 @@ func EncodeValue(name string, v any) (edm.Value, int, error) {
 				"property %q holds a string of %d UTF-16 code units; the limit is 64 KiB as UTF-16 (%d code units)",
 				name, n, limits.MaxValueBytes/2)
 		}
-		return edm.Value{Type: edm.TypeString, Bytes: readOnlyBytes(x)}, 4 + 2*n, nil
+		return edm.Value{Type: edm.TypeString, Bytes: arena.StringBytes(x)}, 4 + 2*n, nil
 	case int32:
 		return edm.Value{Type: edm.TypeInt32, Int: int64(x)}, 4, nil
 	case int64:

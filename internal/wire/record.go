@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/arena"
 	"github.com/tablestore/tablestore/internal/entityenc"
 	"github.com/tablestore/tablestore/internal/limits"
 )
@@ -189,7 +189,7 @@ func (s *RecordScratch) decode(dst, data []byte) (RecordEntity, []byte, error) {
 		if m.class != classProperty || m.kind == kindNull {
 			continue
 		}
-		name := alias(m.name)
+		name := arena.String(m.name)
 		if entityenc.IsSystemName(name) {
 			continue
 		}
@@ -229,7 +229,7 @@ func (s *RecordScratch) decode(dst, data []byte) (RecordEntity, []byte, error) {
 
 	e := RecordEntity{PartitionKey: pk, RowKey: rk, Count: count, Size: size}
 	if at.timestamp >= 0 && ms[at.timestamp].kind == kindString {
-		if t, err := entityenc.ParseDateTime(alias(ms[at.timestamp].text)); err == nil {
+		if t, err := entityenc.ParseDateTime(arena.String(ms[at.timestamp].text)); err == nil {
 			e.Timestamp = t
 		}
 	}
@@ -248,7 +248,7 @@ func (s *RecordScratch) key(which string, k, typ int) (string, error) {
 	}
 	var annotation string
 	if typ >= 0 {
-		annotation = alias(s.members[typ].text)
+		annotation = arena.String(s.members[typ].text)
 	}
 	if err := keyError(which, k >= 0, kind, annotation, typ >= 0); err != nil {
 		return "", err
@@ -262,7 +262,7 @@ func (s *RecordScratch) key(which string, k, typ int) (string, error) {
 // or AppendProperties what Decode makes of it; dst's extension is then
 // undefined.
 func (s *RecordScratch) appendValue(dst []byte, name string, m *member, annotation []byte) ([]byte, int, bool) {
-	text := alias(m.text)
+	text := arena.String(m.text)
 	if len(annotation) == 0 {
 		switch m.kind {
 		case kindString:
@@ -272,7 +272,7 @@ func (s *RecordScratch) appendValue(dst []byte, name string, m *member, annotati
 		}
 		return appendNumber(dst, name, text)
 	}
-	t, ok := edm.ParseType(alias(annotation))
+	t, ok := edm.ParseType(arena.String(annotation))
 	switch {
 	case !ok:
 		return dst, 0, false
@@ -317,7 +317,7 @@ func appendNumber(dst []byte, name, s string) ([]byte, int, bool) {
 // appendText is appendValue for text read as entityenc.ParseValueText
 // reads a value of type t.
 func appendText(dst []byte, name string, t edm.Type, b []byte, s *RecordScratch) ([]byte, int, bool) {
-	text := alias(b)
+	text := arena.String(b)
 	switch t {
 	case edm.TypeString:
 		units := limits.UTF16LenBytes(b)
@@ -386,10 +386,4 @@ func appendText(dst []byte, name string, t edm.Type, b []byte, s *RecordScratch)
 // appendBool appends the encoding of a Boolean property.
 func appendBool(dst []byte, name string, b bool) []byte {
 	return entityenc.AppendBoolPayload(driver.AppendName(dst, name, edm.TypeBoolean), b)
-}
-
-// alias returns b's bytes as a string without copying them, for reading
-// during a call; it must not outlive b's contents.
-func alias(b []byte) string {
-	return unsafe.String(unsafe.SliceData(b), len(b))
 }

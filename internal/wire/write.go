@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/arena"
@@ -189,7 +188,7 @@ func appendNull(dst []byte, name string) []byte {
 func toValue(name string, v any, guid *[16]byte) (edm.Value, error) {
 	switch x := v.(type) {
 	case string:
-		return edm.Value{Type: edm.TypeString, Bytes: unsafe.Slice(unsafe.StringData(x), len(x))}, nil
+		return edm.Value{Type: edm.TypeString, Bytes: arena.StringBytes(x)}, nil
 	case int32:
 		return edm.Value{Type: edm.TypeInt32, Int: int64(x)}, nil
 	case int64:
