@@ -29,6 +29,8 @@ type scale struct {
 	ResumeReps int `json:"resumeReps"`
 	// TxnBatches is how many unsynced batches of 100 the transaction
 	// target commits per side and round (half of that when synced).
+	// Rounds last a fraction of a second: shorter ones were swayed by a
+	// single flush or sync.
 	TxnBatches int `json:"txnBatches"`
 }
 
@@ -40,13 +42,13 @@ var scales = map[string]scale{
 		PartScans: 10, FilterPasses: 1, Pages: 10, ResumePage: 10, ResumeReps: 5, TxnBatches: 50},
 	"small": {Name: "small", Entities: 100_000, SyncLoadEntities: 10_000,
 		WriteDuration: 2 * time.Second, Gets: 20_000, RangeQueries: 2_000,
-		PartScans: 100, FilterPasses: 10, Pages: 100, ResumePage: 100, ResumeReps: 100, TxnBatches: 500},
+		PartScans: 100, FilterPasses: 10, Pages: 100, ResumePage: 100, ResumeReps: 100, TxnBatches: 2000},
 	"1m": {Name: "1m", Entities: 1_000_000, SyncLoadEntities: 50_000,
 		WriteDuration: 3 * time.Second, Gets: 100_000, RangeQueries: 3_000,
-		PartScans: 200, FilterPasses: 1, Pages: 100, ResumePage: 1000, ResumeReps: 100, TxnBatches: 1000},
+		PartScans: 200, FilterPasses: 1, Pages: 100, ResumePage: 1000, ResumeReps: 100, TxnBatches: 3000},
 	"10m": {Name: "10m", Entities: 10_000_000, SyncLoadEntities: 100_000,
 		WriteDuration: 5 * time.Second, Gets: 100_000, RangeQueries: 5_000,
-		PartScans: 300, FilterPasses: 1, Pages: 100, ResumePage: 1000, ResumeReps: 100, TxnBatches: 1000},
+		PartScans: 300, FilterPasses: 1, Pages: 100, ResumePage: 1000, ResumeReps: 100, TxnBatches: 3000},
 }
 
 // partitions returns the number of partitions of the main data set.
