@@ -37,7 +37,7 @@ func benchData(b *testing.B, side string) store {
 			return
 		}
 		benchStores = map[string]store{}
-		for _, side := range []string{sideTablestore, sidePebble} {
+		for _, side := range readBenchSides() {
 			s, err := safeOpen(side, benchDir+"/"+side, storeSettings{cacheSize: 64 << 20})
 			if err != nil {
 				benchErr = err
@@ -121,9 +121,13 @@ func BenchmarkTxn100(b *testing.B) {
 	}
 }
 
+// readBenchSides are the sides of the read benchmarks: the targets'
+// and the typed path.
+func readBenchSides() []string { return append(targetSides(), sideTyped) }
+
 // BenchmarkGet measures point gets of random existing entities.
 func BenchmarkGet(b *testing.B) {
-	for _, side := range targetSides() {
+	for _, side := range readBenchSides() {
 		b.Run(side, func(b *testing.B) {
 			s := benchData(b, side)
 			pks, rks := randomKeys(scale{Entities: benchEntities}, 4096, 1)
@@ -137,9 +141,34 @@ func BenchmarkGet(b *testing.B) {
 	}
 }
 
+// BenchmarkRange measures queries of 100 consecutive RowKeys of one
+// partition.
+func BenchmarkRange(b *testing.B) {
+	const rows = 100
+	for _, side := range readBenchSides() {
+		b.Run(side, func(b *testing.B) {
+			s := benchData(b, side)
+			r := rand.New(rand.NewPCG(3, 4))
+			type bounds struct{ pk, lo, hi string }
+			qs := make([]bounds, 1024)
+			for j := range qs {
+				first := r.IntN(partitionSize - rows + 1)
+				qs[j] = bounds{partitionKey(r.IntN(benchEntities / partitionSize)), rowKey(first), rowKey(first + rows)}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				q := qs[i%len(qs)]
+				if n, err := s.rangeQuery(context.Background(), q.pk, q.lo, q.hi); err != nil || n != rows {
+					b.Fatal(n, err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkPartitionScan measures scans of a 1,000-entity partition.
 func BenchmarkPartitionScan(b *testing.B) {
-	for _, side := range targetSides() {
+	for _, side := range readBenchSides() {
 		b.Run(side, func(b *testing.B) {
 			s := benchData(b, side)
 			r := rand.New(rand.NewPCG(1, 2))
