@@ -246,3 +246,36 @@ func floorLines(what, azWhat string, f *srvFloor, az, serverCPU, goalCPU float64
 	}
 	return append(lines, "    "+over+"; "+budget)
 }
+
+// machineBound is the most entities/s a server could load on cpus CPUs
+// shared with its client, if it cost nothing over the library's floor:
+// every loaded entity takes at least the floor's CPU (floorCPU µs) in
+// the server and the client's (clientCPU µs) beside it. NaN when either
+// is unknown.
+func machineBound(cpus int, floorCPU, clientCPU float64) float64 {
+	if cpus <= 0 || math.IsNaN(floorCPU) || math.IsNaN(clientCPU) || floorCPU+clientCPU <= 0 {
+		return math.NaN()
+	}
+	return float64(cpus) * 1e6 / (floorCPU + clientCPU)
+}
+
+// machineBoundLine describes machineBound's figure against Azurite's
+// rate az and the goal (a ratio to Azurite).
+func machineBoundLine(cpus int, floorCPU, clientCPU, az, goal float64) string {
+	b := machineBound(cpus, floorCPU, clientCPU)
+	if math.IsNaN(b) {
+		return "    machine bound: n/a"
+	}
+	line := fmt.Sprintf("    machine bound: %d CPUs shared by the floor's %.2f µs and this client's %.2f µs per entity allow at most %s entities/s",
+		cpus, floorCPU, clientCPU, commas(b))
+	if math.IsNaN(az) || az <= 0 {
+		return line + " (Azurite not run: no ratio)"
+	}
+	r := b / az
+	verdict := "within reach"
+	if r < goal {
+		verdict = "beyond this machine"
+	}
+	return line + fmt.Sprintf(" = %s Azurite's, even for a server costing nothing over the floor: the %gx goal is %s", formatRatio(r), goal, verdict)
+}
+

@@ -74,3 +74,33 @@ func TestFloorLines(t *testing.T) {
 		t.Fatalf("%q", got)
 	}
 }
+
+func TestMachineBound(t *testing.T) {
+	for _, c := range []struct {
+		cpus             int
+		floor, client, w float64
+	}{
+		{2, 7, 3, 200_000},
+		{4, 1, 1, 2_000_000},
+		{2, math.NaN(), 3, math.NaN()},
+		{2, 7, math.NaN(), math.NaN()},
+		{0, 7, 3, math.NaN()},
+	} {
+		got := machineBound(c.cpus, c.floor, c.client)
+		if !(got == c.w || math.IsNaN(got) && math.IsNaN(c.w)) {
+			t.Errorf("machineBound(%d, %v, %v) = %v, want %v", c.cpus, c.floor, c.client, got, c.w)
+		}
+	}
+	// 200,000 entities/s against Azurite's 14,000 is 14.29x: short of 20x.
+	got := machineBoundLine(2, 7, 3, 14_000, 20)
+	want := "    machine bound: 2 CPUs shared by the floor's 7.00 µs and this client's 3.00 µs per entity allow at most 200,000 entities/s = 14.29x Azurite's, even for a server costing nothing over the floor: the 20x goal is beyond this machine"
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	if got := machineBoundLine(2, 1, 1, 14_000, 20); !strings.HasSuffix(got, "the 20x goal is within reach") {
+		t.Fatalf("%s", got)
+	}
+	if got := machineBoundLine(2, 7, 3, math.NaN(), 20); !strings.HasSuffix(got, "(Azurite not run: no ratio)") {
+		t.Fatalf("%s", got)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -121,6 +122,16 @@ var srvFigures = []srvFigure{
 	{"page-full", "paging $top=1000, full metadata", "entities/s", true, 0},
 }
 
+// srvGoal is figure id's goal, a ratio to Azurite (0: none).
+func srvGoal(id string) float64 {
+	for _, f := range srvFigures {
+		if f.ID == id {
+			return f.Goal
+		}
+	}
+	return 0
+}
+
 // srvPhase is the CPU a phase cost, and what it did.
 type srvPhase struct {
 	ID        string  `json:"id"`
@@ -164,6 +175,14 @@ type srvResults struct {
 	// in this process, without HTTP.
 	LoadFloor   *srvFloor `json:"loadFloor,omitempty"`
 	PagingFloor *srvFloor `json:"pagingFloor,omitempty"`
+	// CPUs is how many CPUs the run had (runtime.NumCPU), shared by the
+	// servers and this client.
+	CPUs int `json:"cpus"`
+	// BatchMachineBound is the most entities/s a $batch load could reach
+	// here if the server cost nothing over LoadFloor, given this
+	// client's CPU per entity in tablestore's $batch phase (see
+	// machineBound); 0 when unknown.
+	BatchMachineBound float64 `json:"batchMachineBound,omitempty"`
 	// LoadAverage is /proc/loadavg at the start and the end.
 	LoadAverage [2]string `json:"loadAverage"`
 	Seconds     float64   `json:"seconds"`
@@ -187,7 +206,7 @@ func runServerBench(ctx context.Context, args []string) error {
 	}
 	res := &srvResults{Command: "go run . -server " + strings.Join(args, " "), Started: time.Now().UTC(),
 		Entities: c.entities, Conns: c.conns, Duration: c.duration.String(), Rounds: c.rounds,
-		Servers: map[string]*srvResult{}}
+		Servers: map[string]*srvResult{}, CPUs: runtime.NumCPU()}
 	res.LoadAverage[0] = loadAvg()
 	if c.cpuProf != "" {
 		f, err := os.Create(c.cpuProf)
@@ -326,6 +345,11 @@ func runServerBench(ctx context.Context, args []string) error {
 		}
 	}
 	res.LoadAverage[1] = loadAvg()
+	if ts := res.Servers[serverTablestore]; ts != nil && res.LoadFloor != nil {
+		if b := machineBound(res.CPUs, res.LoadFloor.CPU, ts.Phases["batch"].clientPerEntity()); !math.IsNaN(b) {
+			res.BatchMachineBound = b
+		}
+	}
 	res.Seconds = time.Since(res.Started).Seconds()
 	printServer(os.Stdout, res)
 	if err := os.MkdirAll(c.outDir, 0o755); err != nil {
@@ -871,6 +895,15 @@ func (p srvPhase) perRequest() (req, ent float64) {
 	return p.ServerCPU / float64(p.Requests) * 1e6, p.ServerCPU / float64(max(p.Entities, 1)) * 1e6
 }
 
+// clientPerEntity is this client's CPU per entity in the phase, µs; NaN
+// for a phase not run.
+func (p srvPhase) clientPerEntity() float64 {
+	if p.Entities == 0 {
+		return math.NaN()
+	}
+	return p.ClientCPU / float64(p.Entities) * 1e6
+}
+
 func printServer(w io.Writer, res *srvResults) {
 	fmt.Fprintf(w, "\nTable service over HTTP, %s entities loaded with $batch, %d connections for the concurrent rows, %s per round of gets and inserts, best of %d rounds;\n",
 		commas(float64(res.Entities)), res.Conns, res.Duration, res.Rounds)
@@ -950,6 +983,7 @@ func printServer(w io.Writer, res *srvResults) {
 				"$batch rate", f, val(az, "batch"), ent, 4) {
 				fmt.Fprintln(w, l)
 			}
+			fmt.Fprintln(w, machineBoundLine(res.CPUs, f.CPU, p.clientPerEntity(), val(az, "batch"), srvGoal("batch")))
 		}
 		if f := res.PagingFloor; f != nil {
 			p, ok := ts.Phases["page-none"]
