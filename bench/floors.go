@@ -278,4 +278,3 @@ func machineBoundLine(cpus int, floorCPU, clientCPU, az, goal float64) string {
 	}
 	return line + fmt.Sprintf(" = %s Azurite's, even for a server costing nothing over the floor: the %gx goal is %s", formatRatio(r), goal, verdict)
 }
-
