@@ -259,19 +259,19 @@ func machineBound(cpus int, floorCPU, clientCPU float64) float64 {
 	return float64(cpus) * 1e6 / (floorCPU + clientCPU)
 }
 
-// machineBoundLine describes machineBound's figure against Azurite's
-// rate az and the goal (a ratio to Azurite).
-func machineBoundLine(cpus int, floorCPU, clientCPU, az, goal float64) string {
-	b := machineBound(cpus, floorCPU, clientCPU)
-	if math.IsNaN(b) {
+// machineBoundLine describes bound, machineBound's figure for those
+// arguments (0 or NaN: unknown), against Azurite's rate az and the goal
+// (a ratio to Azurite).
+func machineBoundLine(cpus int, floorCPU, clientCPU, bound, az, goal float64) string {
+	if math.IsNaN(bound) || bound <= 0 {
 		return "    machine bound: n/a"
 	}
 	line := fmt.Sprintf("    machine bound: %d CPUs shared by the floor's %.2f µs and this client's %.2f µs per entity allow at most %s entities/s",
-		cpus, floorCPU, clientCPU, commas(b))
+		cpus, floorCPU, clientCPU, commas(bound))
 	if math.IsNaN(az) || az <= 0 {
 		return line + " (Azurite not run: no ratio)"
 	}
-	r := b / az
+	r := bound / az
 	verdict := "within reach"
 	if r < goal {
 		verdict = "beyond this machine"

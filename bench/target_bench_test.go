@@ -37,7 +37,7 @@ func benchData(b *testing.B, side string) store {
 			return
 		}
 		benchStores = map[string]store{}
-		for _, side := range readBenchSides() {
+		for _, side := range benchSides() {
 			s, err := safeOpen(side, benchDir+"/"+side, storeSettings{cacheSize: 64 << 20})
 			if err != nil {
 				benchErr = err
@@ -81,7 +81,7 @@ func TestMain(m *testing.M) {
 // of the encoded bytes; one op is one batch. Building entities and
 // encoding is outside the timer. The typed side commits structs.
 func BenchmarkTxn100(b *testing.B) {
-	for _, side := range append(targetSides(), sideTyped) {
+	for _, side := range benchSides() {
 		for _, sync := range []bool{false, true} {
 			name := side + "/nosync"
 			if sync {
@@ -121,13 +121,13 @@ func BenchmarkTxn100(b *testing.B) {
 	}
 }
 
-// readBenchSides are the sides of the read benchmarks: the targets'
-// and the typed path.
-func readBenchSides() []string { return append(targetSides(), sideTyped) }
+// benchSides are the sides of the benchmarks here: the targets' and the
+// typed path.
+func benchSides() []string { return append(targetSides(), sideTyped) }
 
 // BenchmarkGet measures point gets of random existing entities.
 func BenchmarkGet(b *testing.B) {
-	for _, side := range readBenchSides() {
+	for _, side := range benchSides() {
 		b.Run(side, func(b *testing.B) {
 			s := benchData(b, side)
 			pks, rks := randomKeys(scale{Entities: benchEntities}, 4096, 1)
@@ -144,21 +144,14 @@ func BenchmarkGet(b *testing.B) {
 // BenchmarkRange measures queries of 100 consecutive RowKeys of one
 // partition.
 func BenchmarkRange(b *testing.B) {
-	const rows = 100
-	for _, side := range readBenchSides() {
+	for _, side := range benchSides() {
 		b.Run(side, func(b *testing.B) {
 			s := benchData(b, side)
-			r := rand.New(rand.NewPCG(3, 4))
-			type bounds struct{ pk, lo, hi string }
-			qs := make([]bounds, 1024)
-			for j := range qs {
-				first := r.IntN(partitionSize - rows + 1)
-				qs[j] = bounds{partitionKey(r.IntN(benchEntities / partitionSize)), rowKey(first), rowKey(first + rows)}
-			}
+			qs := rangeQueries(rand.New(rand.NewPCG(3, 4)), 1024, benchEntities/partitionSize)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				q := qs[i%len(qs)]
-				if n, err := s.rangeQuery(context.Background(), q.pk, q.lo, q.hi); err != nil || n != rows {
+				if n, err := s.rangeQuery(context.Background(), q.pk, q.lo, q.hi); err != nil || n != rangeRows {
 					b.Fatal(n, err)
 				}
 			}
@@ -168,7 +161,7 @@ func BenchmarkRange(b *testing.B) {
 
 // BenchmarkPartitionScan measures scans of a 1,000-entity partition.
 func BenchmarkPartitionScan(b *testing.B) {
-	for _, side := range readBenchSides() {
+	for _, side := range benchSides() {
 		b.Run(side, func(b *testing.B) {
 			s := benchData(b, side)
 			r := rand.New(rand.NewPCG(1, 2))

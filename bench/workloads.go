@@ -256,22 +256,32 @@ func runGets(e *env, side string, round int) ([]float64, error) {
 	}, nil
 }
 
+// rangeRows is how many entities a range query returns.
+const rangeRows = 100
+
+// rangeBounds is one range query: RowKeys [lo, hi) of partition pk.
+type rangeBounds struct{ pk, lo, hi string }
+
+// rangeQueries returns n random range queries of rangeRows consecutive
+// RowKeys, in partitions [0, partitions).
+func rangeQueries(r *rand.Rand, n, partitions int) []rangeBounds {
+	qs := make([]rangeBounds, n)
+	for j := range qs {
+		first := r.IntN(partitionSize - rangeRows + 1)
+		qs[j] = rangeBounds{partitionKey(r.IntN(partitions)), rowKey(first), rowKey(first + rangeRows)}
+	}
+	return qs
+}
+
 func runRanges(e *env, side string, round int) ([]float64, error) {
 	s, err := e.mainStore(side)
 	if err != nil {
 		return nil, err
 	}
-	const rows = 100
-	r := rand.New(rand.NewPCG(2, uint64(round)))
 	n := e.sc.RangeQueries
 	// The keys are made first, so the allocations counted are the
 	// queries'.
-	type bounds struct{ pk, lo, hi string }
-	qs := make([]bounds, n)
-	for j := range qs {
-		first := r.IntN(partitionSize - rows + 1)
-		qs[j] = bounds{partitionKey(r.IntN(e.sc.partitions())), rowKey(first), rowKey(first + rows)}
-	}
+	qs := rangeQueries(rand.New(rand.NewPCG(2, uint64(round))), n, e.sc.partitions())
 	p := startProgress(side+" range", "queries", n)
 	defer p.finish()
 	var spent time.Duration
@@ -284,12 +294,12 @@ func runRanges(e *env, side string, round int) ([]float64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("range %s [%s, %s): %w", pk, lo, hi, err)
 		}
-		if got != rows {
-			return nil, fmt.Errorf("range %s [%s, %s): %d entities, want %d", pk, lo, hi, got, rows)
+		if got != rangeRows {
+			return nil, fmt.Errorf("range %s [%s, %s): %d entities, want %d", pk, lo, hi, got, rangeRows)
 		}
 		p.add(1)
 	}
-	e.allocs.end(n * rows)
+	e.allocs.end(n * rangeRows)
 	return []float64{rate(n, spent)}, nil
 }
 
