@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -243,6 +244,13 @@ func (r *pageReader) parallelScan(base *pebble.Iterator, spans []span) error {
 				if err != nil {
 					return err
 				}
+				// The merger, woken by close, waits on this P until this
+				// goroutine blocks; with every P busy reading, that is
+				// only when the work runs dry, so the merger would hold
+				// the lookahead's slots and the workers would idle. Let
+				// it run now: it merges the chunk in microseconds and
+				// frees a slot for the dispatcher.
+				runtime.Gosched()
 			}
 			return nil
 		}))
