@@ -80,8 +80,9 @@ func printCLIImport(w io.Writer, n int, res []cliImport) {
 // measureCLIImport writes n entities of the data set as JSON lines,
 // builds cmd/tablestore (unless bin is given), and for unsynced and
 // synced stores: bulk-loads the same entities through the library in
-// batches of 100 (load-nosync / load-sync's method: store time only,
-// generation excluded) on a fresh store, closes it (its compactions
+// batches of 100 (store time only, record generation excluded, the
+// entity maps built in the timed loop as the command builds its
+// entities) on a fresh store, closes it (its compactions
 // done), then runs `tablestore import --mode upsert` on another fresh
 // store.
 func measureCLIImport(ctx context.Context, n int, cacheSize int64, blockSize int, dataDir, bin string) ([]cliImport, error) {
@@ -112,7 +113,7 @@ func measureCLIImport(ctx context.Context, n int, cacheSize int64, blockSize int
 		if err != nil {
 			return nil, err
 		}
-		d, err := loadBatches(e, s, "library load "+label, n, genRecord)
+		d, err := loadBatches(e, s, "library load "+label, n, genRecord, false)
 		e.closeAll()
 		os.RemoveAll(e.dataDir)
 		if err != nil {
