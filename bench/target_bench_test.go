@@ -221,3 +221,31 @@ func BenchmarkResume(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPaging measures reading the whole table in pages of pageTop,
+// each resumed from the last one's token.
+func BenchmarkPaging(b *testing.B) {
+	for _, side := range benchSides() {
+		b.Run(side, func(b *testing.B) {
+			s := benchData(b, side)
+			b.ResetTimer()
+			read := 0
+			for i := 0; i < b.N; i++ {
+				for token := ""; ; {
+					n, next, err := s.page(context.Background(), token, pageTop)
+					if err != nil {
+						b.Fatal(err)
+					}
+					read += n
+					if token = next; token == "" {
+						break
+					}
+				}
+			}
+			if read != b.N*benchEntities {
+				b.Fatalf("read %d entities, want %d", read, b.N*benchEntities)
+			}
+			b.ReportMetric(float64(read)/b.Elapsed().Seconds(), "entities/s")
+		})
+	}
+}
