@@ -58,10 +58,11 @@ func writeJSONLOrder(path string, n int, order func(j int) int) error {
 // runInterleavedImport compares `tablestore import` of n generated entities with
 // the library's own bulk load of the same entities in batches of 100
 // (store time only, record generation excluded, the entity maps built
-// in the timed loop as the command builds its entities), unsynced and synced, on fresh stores. The command imports
-// the entities sorted by key and interleaved (consecutive lines in
-// different partitions, the data set's n/1,000 partitions round robin);
-// the library's batches need them sorted. The command's rate is the one
+// in the timed loop as the command builds its entities), unsynced and
+// synced, on fresh stores. The command imports the entities sorted by
+// key and interleaved (consecutive lines in different partitions, the
+// data set's n/1,000 partitions round robin); the library's batches need
+// them sorted. The command's rate is the one
 // its summary reports (first read to last commit), and also the whole
 // process run (start, parse, commit, close, compactions it waits for).
 func runInterleavedImport(ctx context.Context, c config, dataDir string) error {
