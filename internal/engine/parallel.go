@@ -6,8 +6,8 @@ import (
 	"encoding/binary"
 	"math"
 	"runtime"
-	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
@@ -127,11 +127,28 @@ type chunk struct {
 	done                chan struct{}
 }
 
-var chunkPool = sync.Pool{New: func() any { return new(chunk) }}
+// Chunks wait in freeChunks for the next parallel page once a page is
+// done with them, so their buffers are reused from page to page. A
+// sync.Pool would lose them to every other garbage collection, and a
+// parallel page allocating its chunks anew doubles a scan's garbage:
+// with as many workers as CPUs, each collection then takes a CPU from a
+// worker. At most keptChunks are kept, each only if its buffers hold at
+// most keptChunkBytes, so at most a few MiB stay allocated.
+const (
+	keptChunks     = 16
+	keptChunkBytes = 256 << 10
+)
+
+var freeChunks = make(chan *chunk, keptChunks)
 
 // newChunk returns an empty chunk for [lo, hi).
 func newChunk(lo, hi []byte, top, scan int) *chunk {
-	c := chunkPool.Get().(*chunk)
+	var c *chunk
+	select {
+	case c = <-freeChunks:
+	default:
+		c = new(chunk)
+	}
 	c.lo, c.hi = lo, hi
 	c.rows, c.buf = c.rows[:0], c.buf[:0]
 	c.examined, c.capped, c.timeout, c.next = 0, false, false, nil
@@ -139,6 +156,18 @@ func newChunk(lo, hi []byte, top, scan int) *chunk {
 	c.scanLimit.Store(int64(scan))
 	c.done = make(chan struct{})
 	return c
+}
+
+// release offers c, which no goroutine uses any more, for reuse.
+func (c *chunk) release() {
+	if cap(c.buf) > keptChunkBytes || cap(c.rows)*int(unsafe.Sizeof(match{})) > keptChunkBytes {
+		return
+	}
+	c.lo, c.hi, c.next = nil, nil, nil
+	select {
+	case freeChunks <- c:
+	default:
+	}
 }
 
 // keep appends b to the chunk's buf.
@@ -255,9 +284,19 @@ func (r *pageReader) parallelScan(base *pebble.Iterator, spans []span) error {
 			return nil
 		}))
 	}
-	err := r.mergeChunks(gctx, base, spans, order, slots, seen)
+	var held *chunk
+	err := r.mergeChunks(gctx, base, spans, order, slots, seen, &held)
 	cancel()
-	if werr := g.Wait(); err == nil && werr != nil && r.ctx.Err() == nil && werr != context.Canceled {
+	werr := g.Wait()
+	// Every goroutine of the group is done: the chunk the page ended in
+	// and those it never merged can be reused.
+	if held != nil {
+		held.release()
+	}
+	for c := range order {
+		c.release()
+	}
+	if err == nil && werr != nil && r.ctx.Err() == nil && werr != context.Canceled {
 		err = werr
 	}
 	if err == nil {
@@ -376,11 +415,14 @@ var parallelTrace func(lo, hi []byte, examined, emitted int, end string)
 // a serial scan would: before examining an entity, it stops there when
 // Top entities have been emitted or PageScanLimit examined. Before
 // waiting for a chunk it tells the chunk's worker what the page still
-// needs, so the chunk where the page ends stops there.
-func (r *pageReader) mergeChunks(ctx context.Context, base *pebble.Iterator, spans []span, order <-chan *chunk, slots <-chan struct{}, seen []progress) error {
+// needs, so the chunk where the page ends stops there. It releases each
+// chunk it is done with; *held is the one it had when it returned (nil
+// when none), which its worker may still be reading.
+func (r *pageReader) mergeChunks(ctx context.Context, base *pebble.Iterator, spans []span, order <-chan *chunk, slots <-chan struct{}, seen []progress, held **chunk) error {
 	limit := r.db.opts.PageScanLimit
 	i, read, entities := 0, 0, 0 // chunks merged, their estimated bytes and entities
 	for c := range order {
+		*held = c
 		need := limit - r.examined // entities the page may still examine
 		c.rowLimit.Store(int64(r.q.Top - r.emitted))
 		c.scanLimit.Store(int64(need))
@@ -436,7 +478,8 @@ func (r *pageReader) mergeChunks(ctx context.Context, base *pebble.Iterator, spa
 		entities += c.examined
 		seen[i%len(seen)] = progress{read, entities, r.examined, r.emitted}
 		<-slots
-		chunkPool.Put(c)
+		*held = nil
+		c.release()
 		i++
 	}
 	return nil
