@@ -94,6 +94,54 @@ func TestParallelWorkerPanic(t *testing.T) {
 	require.ErrorContains(t, err, "injected")
 }
 
+// TestParallelChunksReleased checks that a parallel page gives every
+// chunk back for reuse, the one it ends in and those it never merged
+// included: pages that stop at Top while chunks are in flight, read
+// again and again, give back every chunk they took.
+func TestParallelChunksReleased(t *testing.T) {
+	ctx := context.Background()
+	shrinkParallel(t, 16<<10, 4<<10, 16<<10, 2<<10, 10)
+	db := openParallelTest(t)
+	tb := loadHashed(t, db, 2000)
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Compact())
+	f, err := filter.Compile("S ge '8'", nil)
+	require.NoError(t, err)
+	q := plannedRequest(f.Root, 200)
+	// free empties the free list and returns the chunks it held, then
+	// puts them back.
+	free := func() map[*chunk]bool {
+		set := map[*chunk]bool{}
+		for len(freeChunks) > 0 {
+			set[<-freeChunks] = true
+		}
+		for c := range set {
+			freeChunks <- c
+		}
+		return set
+	}
+	for len(freeChunks) > 0 {
+		<-freeChunks
+	}
+	var first map[*chunk]bool
+	for i := range 5 {
+		before := ParallelPages()
+		res, err := tb.QueryPage(ctx, q, func(driver.Row) error { return nil })
+		require.NoError(t, err)
+		require.Greater(t, ParallelPages(), before, "page %d was not read in parallel", i)
+		require.True(t, res.More, "page %d read the whole table; it must stop at Top", i)
+		if i == 0 {
+			first = free()
+			require.Greater(t, len(first), 1, "the first page released no chunk for reuse")
+			continue
+		}
+		now := free()
+		for c := range first {
+			require.True(t, now[c], "page %d did not give back a chunk it took", i)
+		}
+	}
+}
+
 // shrinkParallel sets the parallel scan's sizes (see parallel.go) for
 // the test, restoring them when it ends.
 func shrinkParallel(t *testing.T, minBytes, first, chunk, minChunk uint64, after int) {
