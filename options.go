@@ -76,7 +76,8 @@ type Options struct {
 	// exactly those of a serial read (the time budget aside). A page that
 	// ends sooner (a small table, a short range, a filter matching much)
 	// is read serially at no extra cost. 1 turns it off; reverse queries
-	// always read serially.
+	// always read serially. The segments' buffers are kept for later
+	// pages, at most 16 of at most 256 KiB each per process.
 	// At most 256. Default: runtime.GOMAXPROCS(0).
 	Parallelism int
 	// OnCorruption, if set, is called once, on its own goroutine, with the
