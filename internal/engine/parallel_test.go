@@ -78,18 +78,11 @@ func TestParallelSplits(t *testing.T) {
 // and does not end the process.
 func TestParallelWorkerPanic(t *testing.T) {
 	ctx := context.Background()
-	shrinkParallel(t, 16<<10, 4<<10, 16<<10, 2<<10, 10)
-	db := openParallelTest(t)
-	tb := loadHashed(t, db, 500)
-	require.NoError(t, db.Flush())
-	f, err := filter.Compile("S eq 'y'", nil)
-	require.NoError(t, err)
-	q := plannedRequest(f.Root, 1000)
-
+	tb, q := smallParallelTable(t, 500, "S eq 'y'", 1000)
 	chunkHook = func() { panic("injected") }
 	defer func() { chunkHook = nil }()
 	before := ParallelPages()
-	_, err = tb.QueryPage(ctx, q, func(driver.Row) error { return nil })
+	_, err := tb.QueryPage(ctx, q, func(driver.Row) error { return nil })
 	require.Greater(t, ParallelPages(), before, "the page was not read in parallel")
 	require.ErrorContains(t, err, "injected")
 }
@@ -100,14 +93,7 @@ func TestParallelWorkerPanic(t *testing.T) {
 // again and again, give back every chunk they took.
 func TestParallelChunksReleased(t *testing.T) {
 	ctx := context.Background()
-	shrinkParallel(t, 16<<10, 4<<10, 16<<10, 2<<10, 10)
-	db := openParallelTest(t)
-	tb := loadHashed(t, db, 2000)
-	require.NoError(t, db.Flush())
-	require.NoError(t, db.Compact())
-	f, err := filter.Compile("S ge '8'", nil)
-	require.NoError(t, err)
-	q := plannedRequest(f.Root, 200)
+	tb, q := smallParallelTable(t, 2000, "S ge '8'", 200)
 	// free empties the free list and returns the chunks it held, then
 	// puts them back.
 	free := func() map[*chunk]bool {
@@ -140,6 +126,20 @@ func TestParallelChunksReleased(t *testing.T) {
 			require.True(t, now[c], "page %d did not give back a chunk it took", i)
 		}
 	}
+}
+
+// smallParallelTable shrinks the parallel scan's sizes, loads n entities
+// (see loadHashed) into a compacted in-memory store with Parallelism 2,
+// and returns the table and a page request for filter src with top.
+func smallParallelTable(t *testing.T, n int, src string, top int) (driver.Table, *driver.QueryRequest) {
+	shrinkParallel(t, 16<<10, 4<<10, 16<<10, 2<<10, 10)
+	db := openParallelTest(t)
+	tb := loadHashed(t, db, n)
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Compact())
+	f, err := filter.Compile(src, nil)
+	require.NoError(t, err)
+	return tb, plannedRequest(f.Root, top)
 }
 
 // shrinkParallel sets the parallel scan's sizes (see parallel.go) for
