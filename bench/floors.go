@@ -259,11 +259,11 @@ func machineBound(cpus int, floorCPU, clientCPU float64) float64 {
 	return float64(cpus) * 1e6 / (floorCPU + clientCPU)
 }
 
-// machineBoundLine describes bound, machineBound's figure for those
-// arguments (0 or NaN: unknown), against Azurite's rate az and the goal
-// (a ratio to Azurite).
-func machineBoundLine(cpus int, floorCPU, clientCPU, bound, az, goal float64) string {
-	if math.IsNaN(bound) || bound <= 0 {
+// machineBoundLine describes machineBound's figure for those arguments
+// against Azurite's rate az and the goal (a ratio to Azurite).
+func machineBoundLine(cpus int, floorCPU, clientCPU, az, goal float64) string {
+	bound := machineBound(cpus, floorCPU, clientCPU)
+	if math.IsNaN(bound) {
 		return "    machine bound: n/a"
 	}
 	line := fmt.Sprintf("    machine bound: %d CPUs shared by the floor's %.2f µs and this client's %.2f µs per entity allow at most %s entities/s",

@@ -92,15 +92,15 @@ func TestMachineBound(t *testing.T) {
 		}
 	}
 	// 200,000 entities/s against Azurite's 14,000 is 14.29x: short of 20x.
-	got := machineBoundLine(2, 7, 3, machineBound(2, 7, 3), 14_000, 20)
+	got := machineBoundLine(2, 7, 3, 14_000, 20)
 	want := "    machine bound: 2 CPUs shared by the floor's 7.00 µs and this client's 3.00 µs per entity allow at most 200,000 entities/s = 14.29x Azurite's, even for a server costing nothing over the floor: the 20x goal is beyond this machine"
 	if got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
-	if got := machineBoundLine(2, 1, 1, machineBound(2, 1, 1), 14_000, 20); !strings.HasSuffix(got, "the 20x goal is within reach") {
+	if got := machineBoundLine(2, 1, 1, 14_000, 20); !strings.HasSuffix(got, "the 20x goal is within reach") {
 		t.Fatalf("%s", got)
 	}
-	if got := machineBoundLine(2, 7, 3, machineBound(2, 7, 3), math.NaN(), 20); !strings.HasSuffix(got, "(Azurite not run: no ratio)") {
+	if got := machineBoundLine(2, 7, 3, math.NaN(), 20); !strings.HasSuffix(got, "(Azurite not run: no ratio)") {
 		t.Fatalf("%s", got)
 	}
 }

@@ -52,7 +52,12 @@ func parallelScanTarget(e *env) target {
 		t.Measured = "error: data set not loaded"
 		return t
 	}
-	cold, err := tablestoreScanTimes(e, false)
+	halves, err := tablestoreHalves(e)
+	if err != nil {
+		t.Measured = "error: " + err.Error()
+		return t
+	}
+	cold, err := tablestoreScanTimes(e, halves, false)
 	if err != nil {
 		t.Measured = "error: " + err.Error()
 		return t
@@ -62,7 +67,7 @@ func parallelScanTarget(e *env) target {
 	t.Measured = fmt.Sprintf("best of %d: parallelism 2 %s vs 1 %s; the machine ran 2 goroutines of pure arithmetic at %.2fx one",
 		scanRounds, cold[2].Round(time.Millisecond), cold[1].Round(time.Millisecond), spinSpeedup())
 	t.Measured += halvesLine(cold)
-	if warm, err := tablestoreScanTimes(e, true); err != nil {
+	if warm, err := tablestoreScanTimes(e, halves, true); err != nil {
 		t.Measured += "; warm cache: error: " + err.Error()
 	} else {
 		t.Measured += fmt.Sprintf("; with the table in a %d MiB cache, parallelism 2 %s vs 1 %s: %.2fx", warmCacheSize>>20,
@@ -110,12 +115,27 @@ func halvesLine(best map[int]time.Duration) string {
 		best[halvesRound].Round(time.Millisecond), float64(best[1])/float64(best[halvesRound]))
 }
 
+// tablestoreHalves cuts the main table into the two segments of the
+// halves rounds, on a store opened for that alone: cutting a small table
+// counts its entities, which would warm a fresh round.
+func tablestoreHalves(e *env) ([]*tablestore.Segment, error) {
+	db, err := e.reopenMain(tablestore.Options{Parallelism: 1})
+	if err != nil {
+		return nil, err
+	}
+	segs, err := db.Table(benchTable).Segments(e.ctx, 2)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	return segs, err
+}
+
 // tablestoreScanTimes returns the best time of the filtered scan with
-// Parallelism 1 and 2, and of its two halves on two goroutines (key
-// halvesRound), over scanRounds interleaved rounds. Each round opens the
-// store afresh; warm ones open it with a warmCacheSize cache and scan
-// once, untimed, before the timed scan.
-func tablestoreScanTimes(e *env, warm bool) (_ map[int]time.Duration, err error) {
+// Parallelism 1 and 2, and of its segments segs on one goroutine each
+// (key halvesRound), over scanRounds interleaved rounds. Each round opens
+// the store afresh; warm ones open it with a warmCacheSize cache and
+// scan once, untimed, before the timed scan.
+func tablestoreScanTimes(e *env, segs []*tablestore.Segment, warm bool) (_ map[int]time.Duration, err error) {
 	defer recoverInto(&err)
 	want := countMatches(e.sc.Entities)
 	q := tablestore.Query{Filter: fmt.Sprintf("Bucket eq %d", filterBucket)}
@@ -130,19 +150,6 @@ func tablestoreScanTimes(e *env, warm bool) (_ map[int]time.Duration, err error)
 		return n, nil
 	}
 	scan := func(db *tablestore.DB) (int, error) { return count(db, q) }
-	// The halves are cut once, on a store opened for that alone: cutting
-	// a small table counts its entities, which would warm a fresh round.
-	db, err := e.reopenMain(tablestore.Options{Parallelism: 1})
-	if err != nil {
-		return nil, err
-	}
-	segs, err := db.Table(benchTable).Segments(e.ctx, 2)
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
 	halves := func(db *tablestore.DB) (int, error) {
 		ns, errs := make([]int, len(segs)), make([]error, len(segs))
 		var wg sync.WaitGroup

@@ -994,7 +994,7 @@ func printServer(w io.Writer, res *srvResults) {
 				"$batch rate", f, val(az, "batch"), ent, 4) {
 				fmt.Fprintln(w, l)
 			}
-			fmt.Fprintln(w, machineBoundLine(res.CPUs, f.CPU, p.clientPerEntity(), res.BatchMachineBound, val(az, "batch"), srvGoal("batch")))
+			fmt.Fprintln(w, machineBoundLine(res.CPUs, f.CPU, p.clientPerEntity(), val(az, "batch"), srvGoal("batch")))
 		}
 		if f := res.PagingFloor; f != nil {
 			p, ok := ts.Phases["page-none"]

@@ -125,9 +125,9 @@ func loadBatches(e *env, s store, label string, n int, gen func(rec *record, i i
 	p := startProgress(label, "entities", n)
 	defer p.finish()
 	recs := make([]record, batchSize)
-	ib, _ := s.(inputBuilder)
-	if !prebuilt {
-		ib = nil
+	var ib inputBuilder
+	if prebuilt {
+		ib, _ = s.(inputBuilder)
 	}
 	var spent time.Duration
 	for i := 0; i < n; i += batchSize {
@@ -135,19 +135,13 @@ func loadBatches(e *env, s store, label string, n int, gen func(rec *record, i i
 		for j := 0; j < m; j++ {
 			gen(&recs[j], i+j)
 		}
-		var commit func() error
+		commit := func() error { return s.upsertBatch(e.ctx, recs[:m]) }
 		if ib != nil {
 			commit = ib.prepareInput(e.ctx, recs[:m])
 		}
 		e.allocs.begin()
 		t0 := time.Now()
-		var err error
-		if commit != nil {
-			err = commit()
-		} else {
-			err = s.upsertBatch(e.ctx, recs[:m])
-		}
-		if err != nil {
+		if err := commit(); err != nil {
 			return 0, fmt.Errorf("batch at entity %d: %w", i, err)
 		}
 		spent += time.Since(t0)
