@@ -347,6 +347,8 @@ const changesPage = 256
 // (after the ChangeDropTable change), or on an error. Changes are read in
 // pages under no lock: writers are never held up by readers. A change is
 // yielded only once durable (with synced commits).
+// A start from the beginning, now or a time is resolved again when
+// retention prunes it before the first read.
 //
 // Errors (yielded once, ending the iteration): TableNotFound,
 // ResourceNotFound when the table's feed is off, ErrCursorExpired (code
@@ -366,31 +368,10 @@ func (t *Table) Changes(ctx context.Context, q ChangesQuery) iter.Seq2[Change, e
 			fail(err)
 			return
 		}
-		req := driver.ChangesRequest{PartitionKey: q.PartitionKey, Limit: changesPage}
-		switch q.From.kind {
-		case cursorAt:
-			req.Table, req.After = q.From.table, q.From.seq
-		default:
-			st, err := cf.ChangeFeed(ctx)
-			if err != nil {
-				fail(err)
-				return
-			}
-			if !st.Enabled {
-				fail(newError(CodeResourceNotFound, "table %q has no change feed", t.name))
-				return
-			}
-			req.Table, req.After = st.Table, st.Oldest
-			switch q.From.kind {
-			case cursorNow:
-				req.After = st.End
-			case cursorTime:
-				if q.From.time.Before(time.Now().Add(-st.Settings.Retention)) {
-					fail(fmt.Errorf("%w: %v is older than the retention (%v)", driver.ErrCursorExpired, q.From.time, st.Settings.Retention))
-					return
-				}
-				req.FromTime = edm.TicksFromTime(q.From.time)
-			}
+		req, err := changesStart(ctx, t.name, cf, q)
+		if err != nil {
+			fail(err)
+			return
 		}
 		var page []Change
 		var convErr error
@@ -403,12 +384,28 @@ func (t *Table) Changes(ctx context.Context, q ChangesQuery) iter.Seq2[Change, e
 			page = append(page, c)
 			return nil
 		}
-		for {
+		// A start resolved from the feed's state (the beginning, now, a
+		// time) may be pruned before its first read; it is then resolved
+		// again, a bounded number of times.
+		restarts := 0
+		if q.From.kind == cursorAt {
+			restarts = maxChangesRestarts
+		}
+		for first := true; ; {
 			page = page[:0]
 			res, err := cf.ReadChanges(ctx, req, emit)
 			if convErr != nil {
 				err = convErr
 			}
+			if first && restarts < maxChangesRestarts && errors.Is(err, driver.ErrCursorExpired) {
+				restarts++
+				if req, err = changesStart(ctx, t.name, cf, q); err != nil {
+					fail(err)
+					return
+				}
+				continue
+			}
+			first = false
 			for _, c := range page {
 				if !yield(c, nil) {
 					return
@@ -440,6 +437,38 @@ func (t *Table) Changes(ctx context.Context, q ChangesQuery) iter.Seq2[Change, e
 			}
 		}
 	}
+}
+
+// maxChangesRestarts bounds how often Changes resolves its start again.
+const maxChangesRestarts = 8
+
+// changesStart resolves q's start into the first read's request: a
+// cursor's own position, or the feed's oldest change, its end, or the
+// oldest change at or after a time.
+func changesStart(ctx context.Context, name string, cf driver.ChangeFeeder, q ChangesQuery) (driver.ChangesRequest, error) {
+	req := driver.ChangesRequest{PartitionKey: q.PartitionKey, Limit: changesPage}
+	if q.From.kind == cursorAt {
+		req.Table, req.After = q.From.table, q.From.seq
+		return req, nil
+	}
+	st, err := cf.ChangeFeed(ctx)
+	if err != nil {
+		return req, err
+	}
+	if !st.Enabled {
+		return req, newError(CodeResourceNotFound, "table %q has no change feed", name)
+	}
+	req.Table, req.After = st.Table, st.Oldest
+	switch q.From.kind {
+	case cursorNow:
+		req.After = st.End
+	case cursorTime:
+		if q.From.time.Before(time.Now().Add(-st.Settings.Retention)) {
+			return req, fmt.Errorf("%w: %v is older than the retention (%v)", driver.ErrCursorExpired, q.From.time, st.Settings.Retention)
+		}
+		req.FromTime = edm.TicksFromTime(q.From.time)
+	}
+	return req, nil
 }
 
 // changeOf converts a driver's record.

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/internal/engine"
 )
 
 // feedState is a table's contents as the feed's replay sees them: by
@@ -535,4 +538,71 @@ func TestChangesSurviveReopen(t *testing.T) {
 	require.Len(t, after, 6)
 	require.Equal(t, before, after[:5])
 	require.Greater(t, after[5].Seq, after[4].Seq)
+}
+
+// expiringConn hands out tables whose first reads of the feed fail with
+// ErrCursorExpired, as they do when the pruner moves the feed's oldest
+// change between Changes resolving its start and its first read.
+type expiringConn struct {
+	driver.Conn
+	fails *int
+}
+
+func (c expiringConn) Table(name string) driver.Table {
+	inner := c.Conn.Table(name)
+	return expiringTable{Table: inner, ChangeFeeder: inner.(driver.ChangeFeeder), fails: c.fails}
+}
+
+type expiringTable struct {
+	driver.Table
+	driver.ChangeFeeder
+	fails *int
+}
+
+func (t expiringTable) ReadChanges(ctx context.Context, req driver.ChangesRequest, emit func(driver.ChangeRecord) error) (driver.ChangesResult, error) {
+	if *t.fails > 0 {
+		*t.fails--
+		return driver.ChangesResult{}, fmt.Errorf("%w: pruned under the reader", driver.ErrCursorExpired)
+	}
+	return t.ChangeFeeder.ReadChanges(ctx, req, emit)
+}
+
+// TestChangesStartPrunedUnderReader checks that a start resolved from the
+// feed's state is resolved again when pruned before the first read, a
+// bounded number of times, and that an explicit cursor is never moved.
+func TestChangesStartPrunedUnderReader(t *testing.T) {
+	o := (*Options)(nil).withDefaults()
+	e, err := engine.OpenInMemory(o.engineOptions())
+	require.NoError(t, err)
+	fails := 0
+	db, err := OpenDriver(expiringConn{Conn: e, fails: &fails}, nil)
+	require.NoError(t, err)
+	defer db.Close()
+	tb, err := db.CreateTable(ctx, "tbl")
+	require.NoError(t, err)
+	require.NoError(t, tb.EnableChangeFeed(ctx, ChangeFeedOptions{}))
+	require.NoError(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "1"}))
+	require.NoError(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "2"}))
+	all := readChanges(t, tb, ChangesQuery{})
+	require.Len(t, all, 2)
+
+	for _, from := range []Cursor{{}, CursorAt(time.Now().Add(-time.Minute))} {
+		fails = 3
+		require.Equal(t, all, readChanges(t, tb, ChangesQuery{From: from}))
+		require.Zero(t, fails)
+	}
+	fails = 3
+	require.Empty(t, readChanges(t, tb, ChangesQuery{From: CursorNow()}))
+
+	// An explicit cursor expires at once.
+	fails = 1
+	err = firstErr(tb.Changes(ctx, ChangesQuery{From: all[0].Cursor}))
+	require.ErrorIs(t, err, ErrCursorExpired)
+	require.Zero(t, fails)
+
+	// A start pruned at every read ends the iteration.
+	fails = maxChangesRestarts + 1
+	err = firstErr(tb.Changes(ctx, ChangesQuery{}))
+	require.ErrorIs(t, err, ErrCursorExpired)
+	require.Zero(t, fails)
 }
