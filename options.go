@@ -15,9 +15,8 @@ type Options struct {
 	// stable storage. Writes stay atomic (a crash never tears an entity or
 	// a transaction) but the newest acknowledged writes may be lost.
 	// CreateTable and DeleteTable are synced regardless. Timestamps never
-	// repeat across a crash in either mode; after one, a NoSync store
-	// may resume them up to 1 s past the last one issued (a synced store
-	// normally about 10 ms), as its clock syncs less often.
+	// repeat across a crash in either mode; after one, they resume
+	// normally about 50 ms (at most 1 s) past the last one issued.
 	// Default: false (every commit is synced; concurrent commits share one
 	// fsync through Pebble's group commit).
 	NoSync bool

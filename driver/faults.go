@@ -73,10 +73,10 @@ type CheckReport struct {
 // DamagedFile is one damaged file found by a check.
 type DamagedFile struct {
 	Path string
-	// Kind is "sstable", "wal", "manifest" or "options"; "records" for
-	// stored records that do not decode though their file's checksums
-	// hold, "index" for a secondary index that disagrees with its table
-	// (Path is then empty).
+	// Kind is "sstable", "wal", "manifest", "options" or "clock" (the
+	// clock's CLOCK file); "records" for stored records that do not
+	// decode though their file's checksums hold, "index" for a secondary
+	// index that disagrees with its table (Path is then empty).
 	Kind string
 	// Tables lists the tables with data in the file (names as created,
 	// "#id" for a table missing from the catalog); "(catalog)" stands for

@@ -18,7 +18,9 @@ func TestCheck(t *testing.T) {
 
 	// A WAL record damaged with intact records after it cannot be a
 	// write torn by a crash: check must report it.
-	ok(t, "put", "--store", store, "People", `{"PartitionKey":"p","RowKey":"2","Name":"Bo"}`)
+	r = cliInput(t, `{"PartitionKey":"p","RowKey":"2","Name":"Bo"}`+"\n"+`{"PartitionKey":"p","RowKey":"3","Name":"Cy"}`+"\n",
+		"put", "--store", store, "People", "-")
+	require.Equal(t, exitOK, r.code, "stderr: %s", r.stderr)
 	logs, err := filepath.Glob(filepath.Join(store, "*.log"))
 	require.NoError(t, err)
 	require.Len(t, logs, 1)

@@ -17,7 +17,8 @@ var (
 // Checkpoint implements driver.Checkpointer with a Pebble checkpoint:
 // hard links to the immutable sstables (copies across filesystems), a
 // copy of the manifest and of the write-ahead log synced first, so
-// everything committed so far, catalog and clock included, is in it.
+// everything committed so far, catalog included, is in it; the clock's
+// ceiling is written beside it.
 func (db *Engine) Checkpoint(ctx context.Context, dir string) error {
 	release, err := db.enter(ctx)
 	if err != nil {
@@ -25,6 +26,11 @@ func (db *Engine) Checkpoint(ctx context.Context, dir string) error {
 	}
 	defer release()
 	if err := db.pdb.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
+		return fmt.Errorf("tablestore: checkpoint into %q: %w", dir, err)
+	}
+	// Every Timestamp in the checkpoint was issued before it was taken,
+	// so below the durable ceiling now.
+	if err := createClockFile(db.fs, dir, db.clock.durableCeiling()); err != nil {
 		return fmt.Errorf("tablestore: checkpoint into %q: %w", dir, err)
 	}
 	return nil

@@ -148,8 +148,9 @@ func (c *checker) run() error {
 	return c.scan()
 }
 
-// files verifies the current MANIFEST, every WAL and the sstables: those
-// in live (name -> tables) for an open store, every *.sst for live nil.
+// files verifies the current MANIFEST, every WAL, the CLOCK file and the
+// sstables: those in live (name -> tables) for an open store, every *.sst
+// for live nil.
 func (c *checker) files(live map[string][]string) error {
 	ls, err := c.fs.List(c.dir)
 	if err != nil {
@@ -172,6 +173,9 @@ func (c *checker) files(live map[string][]string) error {
 			kind, err = "manifest", verifyLog(c.fs, path, false)
 		case strings.HasSuffix(name, ".log"):
 			kind, err = "wal", verifyLog(c.fs, path, true)
+		case name == clockFileName:
+			kind = "clock"
+			_, _, _, err = readClockFile(c.fs, c.dir)
 		case strings.HasSuffix(name, ".sst"):
 			t, ok := live[name]
 			if live != nil && !ok {

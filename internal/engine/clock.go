@@ -12,23 +12,16 @@ import (
 // Bounds of how far ahead of the Timestamps it issues the clock keeps its
 // durable ceiling (see timestampClock), in ticks.
 const (
-	// clockMinLead is the least lead: 10 ms.
-	clockMinLead = 100_000
+	// clockMinLead is the least lead: 50 ms. A move of the ceiling is
+	// an fsync of its own (see clockfile.go), beside the commits' own
+	// syncs: at most one every 25 ms while writes go on.
+	clockMinLead = 500_000
 	// clockMaxLead is the most: 1 s, reached only when a synced write
 	// of the ceiling takes 250 ms or more.
 	clockMaxLead = 10_000_000
 	// clockLatencyFactor: the lead is this many times the time the last
 	// synced write of the ceiling took, within the bounds above.
 	clockLatencyFactor = 4
-	// clockNoSyncLatencyFactor is a NoSync store's factor. Its
-	// commits never sync, so the ceiling's writes are its only syncs,
-	// each writing out all of the write-ahead log behind it, and
-	// commits queue behind the log while one runs. At 40 the ceiling
-	// moves every 20 writes' time, so it is being written at most a
-	// twentieth of the time. (At 4, moved every two writes' time, it
-	// was being written half the time: unsynced transactions of 100
-	// ran at 0.26-0.31x raw Pebble's rate, and at 0.50-0.61x with 40.)
-	clockNoSyncLatencyFactor = 40
 )
 
 // timestampClock issues entity Timestamps (as ticks, 100 ns units).
@@ -38,8 +31,8 @@ const (
 // ETags) strictly increase per entity even if the wall clock stalls or
 // goes backwards, and a write need not read the entity it replaces.
 //
-// A value is issued only below a durable ceiling, a record in the catalog
-// written with a synced write of its own. That is what makes a crash
+// A value is issued only below a durable ceiling, kept in a file of its
+// own (see clockfile.go) and written with a synced write. That is what makes a crash
 // safe: a value can be seen before its commit is durable (Pebble shows a
 // batch to readers before its sync ends, and NoSync commits return before
 // it), so after a crash a value may have been handed out, as an ETag,
@@ -52,8 +45,7 @@ const (
 //
 // The ceiling is kept only a little ahead: it is moved to the value being
 // issued plus the lead, which is four times the time the last synced
-// write of the ceiling took (forty times in a NoSync store, see
-// clockNoSyncLatencyFactor), at least 10 ms and at most 1 s. When a
+// write of the ceiling took, at least 50 ms and at most 1 s. When a
 // value is issued less than half the lead below the ceiling, a background
 // write moves the ceiling on, so writers go on issuing values below the
 // old one meanwhile and wait only if they reach it (or write it
@@ -66,8 +58,8 @@ const (
 //     store opened and closed any number of times keeps its Timestamps
 //     on the wall clock;
 //   - after a crash (or a Close that could not write), the next Open
-//     resumes from the ceiling, at most one lead (10 ms on a disk that
-//     syncs in 2.5 ms or less) past the last value issued, so from the
+//     resumes from the ceiling, at most one lead (50 ms on a disk that
+//     syncs in 12.5 ms or less) past the last value issued, so from the
 //     wall clock itself whenever the restart takes longer than that.
 type timestampClock struct {
 	mu sync.Mutex
@@ -78,10 +70,8 @@ type timestampClock struct {
 	ceiling int64
 	// lead is how far past the value being issued a move puts the
 	// ceiling.
-	lead int64
-	// latencyFactor is clockLatencyFactor, or clockNoSyncLatencyFactor.
-	latencyFactor int64
-	moving        bool // a move of the ceiling is in flight
+	lead   int64
+	moving bool // a move of the ceiling is in flight
 	// persist writes a new ceiling, synced; spawn runs a background
 	// move on a goroutine that Close waits for.
 	persist func(ceiling int64) error
@@ -89,11 +79,11 @@ type timestampClock struct {
 }
 
 // init readies c to issue values from the stored ceiling on (0 for a
-// new store), with leads of latencyFactor times the ceiling's writes.
-func (c *timestampClock) init(ceiling, latencyFactor int64, persist func(int64) error, spawn func(func())) {
+// new store).
+func (c *timestampClock) init(ceiling int64, persist func(int64) error, spawn func(func())) {
 	c.moved.L = &c.mu
 	c.ceiling, c.last = ceiling, ceiling-1
-	c.lead, c.latencyFactor = clockMinLead, latencyFactor
+	c.lead = clockMinLead
 	c.persist, c.spawn = persist, spawn
 }
 
@@ -155,7 +145,7 @@ func (c *timestampClock) move(ceiling int64) error {
 	c.moving = false
 	if err == nil {
 		c.ceiling = max(c.ceiling, ceiling)
-		c.lead = min(max(c.latencyFactor*took, clockMinLead), clockMaxLead)
+		c.lead = min(max(clockLatencyFactor*took, clockMinLead), clockMaxLead)
 	}
 	c.moved.Broadcast()
 	return err
@@ -192,26 +182,59 @@ func clockKey() []byte {
 	return append(keys.TablePrefix(nil, keys.MetaTableID), 'C')
 }
 
-// loadClock reads the durable ceiling at Open.
+// loadClock reads the durable ceiling at Open from the CLOCK file (see
+// clockfile.go) and, in a writable store, opens the file for the moves,
+// creating it for a new store. A store made before the file kept its
+// ceiling under clockKey: the ceiling is the greater of the two, written
+// to the file before the key is deleted.
 func (db *Engine) loadClock() error {
-	var ceiling int64
+	var legacy int64
 	v, closer, err := db.pdb.Get(clockKey())
+	hasLegacy := err == nil
 	switch {
 	case err == pebble.ErrNotFound:
 	case err != nil:
 		return db.storageErr("open: read the clock ceiling", err)
 	default:
-		defer closer.Close()
-		if len(v) != 8 {
+		bad := len(v) != 8
+		if !bad {
+			legacy = int64(binary.BigEndian.Uint64(v))
+		}
+		closer.Close()
+		if bad {
 			return corruptRecord(clockKey(), errBadClock)
 		}
-		ceiling = int64(binary.BigEndian.Uint64(v))
 	}
-	factor := int64(clockLatencyFactor)
-	if db.opts.NoSync {
-		factor = clockNoSyncLatencyFactor
+	cur, slot, found, err := readClockFile(db.fs, db.dir)
+	if err != nil {
+		return err
 	}
-	db.clock.init(ceiling, factor, db.writeClock, db.background)
+	ceiling := max(cur.ceiling, legacy)
+	if !db.opts.readOnly {
+		if !found {
+			if err := db.fs.RemoveAll(db.fs.PathJoin(db.dir, clockTempName)); err != nil {
+				return db.storageErr("open: remove a partial clock file", err)
+			}
+			if err := createClockFile(db.fs, db.dir, ceiling); err != nil {
+				return db.storageErr("open: create the clock file", err)
+			}
+			cur, slot = clockSlot{gen: 1, ceiling: ceiling}, 0
+		}
+		if db.clockFile, err = openClockFile(db.fs, db.dir, cur, slot); err != nil {
+			return db.storageErr("open: open the clock file", err)
+		}
+		if cur.ceiling < ceiling {
+			if err := db.clockFile.write(ceiling); err != nil {
+				return db.storageErr("open: write the clock ceiling", err)
+			}
+		}
+		if hasLegacy {
+			if err := db.pdb.Delete(clockKey(), pebble.Sync); err != nil {
+				return db.storageErr("open: delete the old clock ceiling", err)
+			}
+		}
+	}
+	db.clock.init(ceiling, db.writeClock, db.background)
 	return nil
 }
 
@@ -222,8 +245,18 @@ func (db *Engine) writeClock(ceiling int64) (err error) {
 		return db.Health()
 	}
 	defer db.recoverStop("write the clock ceiling", &err)
-	return db.storageErr("write the clock ceiling",
-		db.pdb.Set(clockKey(), binary.BigEndian.AppendUint64(nil, uint64(ceiling)), pebble.Sync))
+	if db.clockFile == nil {
+		return errReadOnly
+	}
+	return db.storageErr("write the clock ceiling", db.clockFile.write(ceiling))
+}
+
+// durableCeiling returns the clock's durable ceiling: every Timestamp
+// issued so far is below it.
+func (c *timestampClock) durableCeiling() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ceiling
 }
 
 // closeClock lowers the durable ceiling to one past the last value

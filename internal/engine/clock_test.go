@@ -26,7 +26,7 @@ import (
 // testClock returns a clock resuming from ceiling with the given persist.
 func testClock(ceiling int64, persist func(int64) error) *timestampClock {
 	c := &timestampClock{}
-	c.init(ceiling, clockLatencyFactor, persist, func(f func()) { go f() })
+	c.init(ceiling, persist, func(f func()) { go f() })
 	return c
 }
 
@@ -175,40 +175,13 @@ func TestClockPersistFailure(t *testing.T) {
 }
 
 func TestClockLeadFollowsSyncLatency(t *testing.T) {
-	for _, c := range []struct {
-		name     string
-		factor   int64
-		min, max int64 // bounds of the lead after a write of 20 ms or more, in ticks
-	}{
-		{"synced store", clockLatencyFactor, clockLatencyFactor * 200_000, clockMaxLead},
-		// A NoSync store's ceiling writes are its only syncs: they are
-		// spaced twenty writes apart.
-		{"NoSync store", clockNoSyncLatencyFactor, clockNoSyncLatencyFactor * 200_000, clockMaxLead},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			clock := &timestampClock{}
-			clock.init(0, c.factor, func(int64) error { time.Sleep(20 * time.Millisecond); return nil }, func(f func()) { go f() })
-			_, err := clock.next(1_000_000_000, 0)
-			require.NoError(t, err)
-			clock.closing() // waits for the background move the new lead starts
-			require.GreaterOrEqual(t, clock.lead, c.min, "%dx a 20 ms write", c.factor)
-			require.LessOrEqual(t, clock.lead, c.max)
-		})
-	}
-}
-
-// TestClockLatencyFactorFollowsNoSync checks that Open gives a NoSync
-// store the larger factor.
-func TestClockLatencyFactorFollowsNoSync(t *testing.T) {
-	for _, noSync := range []bool{false, true} {
-		db := openClockTest(t, t.TempDir(), noSync)
-		want := int64(clockLatencyFactor)
-		if noSync {
-			want = clockNoSyncLatencyFactor
-		}
-		require.Equal(t, want, db.clock.latencyFactor, "NoSync %v", noSync)
-		require.NoError(t, db.Close())
-	}
+	clock := &timestampClock{}
+	clock.init(0, func(int64) error { time.Sleep(20 * time.Millisecond); return nil }, func(f func()) { go f() })
+	_, err := clock.next(1_000_000_000, 0)
+	require.NoError(t, err)
+	clock.closing() // waits for the background move the new lead starts
+	require.GreaterOrEqual(t, clock.lead, int64(clockLatencyFactor*200_000), "%dx a 20 ms write", clockLatencyFactor)
+	require.LessOrEqual(t, clock.lead, int64(clockMaxLead))
 }
 
 func openClockTest(t testing.TB, dir string, noSync bool) *Engine {

@@ -60,9 +60,11 @@ type Options struct {
 // Engine is an open store: a set of tables in one Pebble instance. It is
 // safe for concurrent use by many goroutines.
 type Engine struct {
-	opts      Options
-	fs        vfs.FS
-	dir       string
+	opts Options
+	fs   vfs.FS
+	dir  string
+	// clockFile holds the clock's ceiling; nil in a read-only store.
+	clockFile *clockFile
 	pdb       *pebble.DB
 	writeOpts *pebble.WriteOptions
 	closed    atomic.Bool
@@ -182,6 +184,9 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 	}
 	if err != nil {
 		db.stopChanges()
+		if db.clockFile != nil {
+			_ = db.clockFile.close()
+		}
 		_ = pdb.Close()
 		return nil, err
 	}
@@ -228,6 +233,9 @@ func (db *Engine) Close() (err error) {
 	db.bg.Wait()
 	defer db.recoverStop("close", &err)
 	errs := []error{db.closeClock()}
+	if db.clockFile != nil {
+		errs = append(errs, db.clockFile.close())
+	}
 	if db.opts.NoSync {
 		errs = append(errs, db.pdb.LogData(nil, pebble.Sync))
 	}
@@ -323,6 +331,9 @@ func errorf(code edm.Code, format string, args ...any) *driver.Error {
 }
 
 var errBadClock = errors.New("bad clock ceiling")
+
+// errReadOnly is a write's error in a store opened read-only.
+var errReadOnly = errors.New("tablestore: the store is open read-only")
 
 func corruptRecord(key []byte, err error) error {
 	return &driver.CorruptError{Op: fmt.Sprintf("decode of the record at key %q", key), Err: err}
