@@ -129,6 +129,8 @@ func TestOpenRefusesForeignDirectory(t *testing.T) {
 	require.NoError(t, p.Close())
 	_, err = Open(dir, nil)
 	require.ErrorIs(t, err, ErrNotStore)
+	_, err = os.Stat(filepath.Join(dir, "CLOCK"))
+	require.ErrorIs(t, err, os.ErrNotExist, "open wrote the clock's file into another program's store")
 
 	// A store made before the store marker: catalog keys only.
 	dir = t.TempDir()

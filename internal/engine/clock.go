@@ -183,14 +183,14 @@ func clockKey() []byte {
 }
 
 // loadClock reads the durable ceiling at Open from the CLOCK file (see
-// clockfile.go) and, in a writable store, opens the file for the moves,
-// creating it for a new store. A store made before the file kept its
-// ceiling under clockKey: the ceiling is the greater of the two, written
-// to the file before the key is deleted.
+// clockfile.go). A store made before the file kept its ceiling under
+// clockKey: the ceiling is then the greater of the two. Open writes
+// nothing: the file is opened, or created, by the first move (so a
+// directory that Open then refuses is left as it was), and the old key
+// is deleted once the file holds a ceiling above it.
 func (db *Engine) loadClock() error {
 	var legacy int64
 	v, closer, err := db.pdb.Get(clockKey())
-	hasLegacy := err == nil
 	switch {
 	case err == pebble.ErrNotFound:
 	case err != nil:
@@ -204,51 +204,55 @@ func (db *Engine) loadClock() error {
 		if bad {
 			return corruptRecord(clockKey(), errBadClock)
 		}
+		db.clockLegacy = true
 	}
 	cur, slot, found, err := readClockFile(db.fs, db.dir)
 	if err != nil {
 		return err
 	}
-	ceiling := max(cur.ceiling, legacy)
-	if !db.opts.readOnly {
-		if !found {
-			if err := db.fs.RemoveAll(db.fs.PathJoin(db.dir, clockTempName)); err != nil {
-				return db.storageErr("open: remove a partial clock file", err)
-			}
-			if err := createClockFile(db.fs, db.dir, ceiling); err != nil {
-				return db.storageErr("open: create the clock file", err)
-			}
-			cur, slot = clockSlot{gen: 1, ceiling: ceiling}, 0
-		}
-		if db.clockFile, err = openClockFile(db.fs, db.dir, cur, slot); err != nil {
-			return db.storageErr("open: open the clock file", err)
-		}
-		if cur.ceiling < ceiling {
-			if err := db.clockFile.write(ceiling); err != nil {
-				return db.storageErr("open: write the clock ceiling", err)
-			}
-		}
-		if hasLegacy {
-			if err := db.pdb.Delete(clockKey(), pebble.Sync); err != nil {
-				return db.storageErr("open: delete the old clock ceiling", err)
-			}
-		}
-	}
-	db.clock.init(ceiling, db.writeClock, db.background)
+	db.clockFound, db.clockSlot, db.clockIndex = found, cur, slot
+	db.clock.init(max(cur.ceiling, legacy), db.writeClock, db.background)
 	return nil
 }
 
 // writeClock stores ceiling as the clock's, synced. It runs on a
-// commit's goroutine or on a background one (see background).
+// commit's goroutine or on a background one (see background), one call
+// at a time (the clock moves its ceiling once at a time).
 func (db *Engine) writeClock(ceiling int64) (err error) {
 	if db.stopped.Load() {
 		return db.Health()
 	}
-	defer db.recoverStop("write the clock ceiling", &err)
-	if db.clockFile == nil {
+	if db.opts.readOnly {
 		return errReadOnly
 	}
-	return db.storageErr("write the clock ceiling", db.clockFile.write(ceiling))
+	defer db.recoverStop("write the clock ceiling", &err)
+	written := false // ceiling is in the file
+	if db.clockFile == nil {
+		if !db.clockFound {
+			if err := createClockFile(db.fs, db.dir, ceiling); err != nil {
+				return db.storageErr("create the clock file", err)
+			}
+			db.clockFound, db.clockSlot, db.clockIndex = true, clockSlot{gen: 1, ceiling: ceiling}, 0
+			written = true
+		}
+		f, err := openClockFile(db.fs, db.dir, db.clockSlot, db.clockIndex)
+		if err != nil {
+			return db.storageErr("open the clock file", err)
+		}
+		db.clockFile = f
+	}
+	if !written {
+		if err := db.clockFile.write(ceiling); err != nil {
+			return db.storageErr("write the clock ceiling", err)
+		}
+	}
+	if db.clockLegacy {
+		if err := db.pdb.Delete(clockKey(), pebble.Sync); err != nil {
+			return db.storageErr("delete the old clock ceiling", err)
+		}
+		db.clockLegacy = false
+	}
+	return nil
 }
 
 // durableCeiling returns the clock's durable ceiling: every Timestamp

@@ -186,10 +186,15 @@ func TestClockLeadFollowsSyncLatency(t *testing.T) {
 
 func openClockTest(t testing.TB, dir string, noSync bool) *Engine {
 	t.Helper()
-	db, err := Open(dir, Options{CacheSize: 1 << 20, MemTableSize: 1 << 20, PageScanLimit: 1000,
-		PageTimeLimit: time.Second, Clock: time.Now, NoSync: noSync})
+	db, err := Open(dir, clockTestOptions(noSync))
 	require.NoError(t, err)
 	return db
+}
+
+// clockTestOptions are the options of openClockTest.
+func clockTestOptions(noSync bool) Options {
+	return Options{CacheSize: 1 << 20, MemTableSize: 1 << 20, PageScanLimit: 1000,
+		PageTimeLimit: time.Second, Clock: time.Now, NoSync: noSync}
 }
 
 // upsertOne writes (p, r) and returns its Timestamp in ticks.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,16 +27,24 @@ func clockSlots(t *testing.T, dir string) (slots [2]clockSlot, valid [2]bool) {
 	return slots, valid
 }
 
-// TestClockFileSlots checks that the ceiling's writes alternate between
-// the slots with rising generations, that a torn write of the newest
-// slot leaves the one before it, and that a file with no intact slot
-// fails Open with ErrCorrupt naming it.
-func TestClockFileSlots(t *testing.T) {
+// writtenClockStore returns the directory of a closed store with table T
+// holding one entity.
+func writtenClockStore(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	db := openClockTest(t, dir, false)
 	require.NoError(t, db.CreateTable(context.Background(), "T"))
 	upsertOne(t, db, "a")
 	require.NoError(t, db.Close())
+	return dir
+}
+
+// TestClockFileSlots checks that the ceiling's writes alternate between
+// the slots with rising generations, that a torn write of the newest
+// slot leaves the one before it, and that a file with no intact slot
+// fails Open with ErrCorrupt naming it.
+func TestClockFileSlots(t *testing.T) {
+	dir := writtenClockStore(t)
 	slots, valid := clockSlots(t, dir)
 	require.Equal(t, [2]bool{true, true}, valid, "created with one slot, moved at least once")
 	newest := 0
@@ -51,7 +60,7 @@ func TestClockFileSlots(t *testing.T) {
 	_, err = f.WriteAt([]byte{0xff, 0xff, 0xff}, int64(newest*clockSlotSize+14))
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	db = openClockTest(t, dir, false)
+	db := openClockTest(t, dir, false)
 	require.Equal(t, slots[1-newest].ceiling, db.clock.durableCeiling())
 	ts := upsertOne(t, db, "b")
 	require.Greater(t, ts, slots[1-newest].ceiling-1)
@@ -59,52 +68,53 @@ func TestClockFileSlots(t *testing.T) {
 
 	// No intact slot.
 	require.NoError(t, os.WriteFile(path, make([]byte, 2*clockSlotSize), 0o644))
-	_, err = Open(dir, Options{CacheSize: 1 << 20, MemTableSize: 1 << 20, PageScanLimit: 1000,
-		PageTimeLimit: time.Second, Clock: time.Now})
+	_, err = Open(dir, clockTestOptions(false))
 	require.ErrorIs(t, err, driver.ErrCorrupt)
 	require.ErrorContains(t, err, clockFileName)
 }
 
 // TestClockFileLegacyKey opens a store that kept its ceiling under the
 // catalog's clock key, as stores made before the CLOCK file did: the
-// ceiling is kept (the greater of key and file), written to the file,
-// and the key deleted.
+// ceiling is kept (the greater of key and file), and the first move
+// writes it to the file and deletes the key.
 func TestClockFileLegacyKey(t *testing.T) {
-	dir := t.TempDir()
-	db := openClockTest(t, dir, false)
-	require.NoError(t, db.CreateTable(context.Background(), "T"))
-	ahead := edm.TicksFromTime(time.Now().Add(time.Hour))
-	require.NoError(t, db.pdb.Set(clockKey(), binary.BigEndian.AppendUint64(nil, uint64(ahead)), pebble.Sync))
-	require.NoError(t, db.Close())
-	require.NoError(t, os.Remove(filepath.Join(dir, clockFileName)))
-
-	db = openClockTest(t, dir, false)
-	require.Equal(t, ahead, db.clock.durableCeiling())
-	_, closer, err := db.pdb.Get(clockKey())
-	require.ErrorIs(t, err, pebble.ErrNotFound, "the old key is deleted")
-	if closer != nil {
-		closer.Close()
+	dir := writtenClockStore(t)
+	setLegacy := func(ceiling int64) {
+		db := openClockTest(t, dir, false)
+		require.NoError(t, db.pdb.Set(clockKey(), binary.BigEndian.AppendUint64(nil, uint64(ceiling)), pebble.Sync))
+		require.NoError(t, db.Close())
 	}
-	require.GreaterOrEqual(t, upsertOne(t, db, "a"), ahead)
-	require.NoError(t, db.Close())
-	slots, valid := clockSlots(t, dir)
-	for i := range 2 {
-		if valid[i] {
-			require.Greater(t, slots[i].ceiling, ahead-1)
+	hasLegacy := func(db *Engine) bool {
+		_, closer, err := db.pdb.Get(clockKey())
+		if err == pebble.ErrNotFound {
+			return false
+		}
+		require.NoError(t, err)
+		closer.Close()
+		return true
+	}
+	// The key alone (the file removed), then the key ahead of the file.
+	for i, ahead := range []int64{
+		edm.TicksFromTime(time.Now().Add(time.Hour)),
+		edm.TicksFromTime(time.Now().Add(2 * time.Hour)),
+	} {
+		setLegacy(ahead)
+		if i == 0 {
+			require.NoError(t, os.Remove(filepath.Join(dir, clockFileName)))
+		}
+		db := openClockTest(t, dir, false)
+		require.Equal(t, ahead, db.clock.durableCeiling(), "case %d", i)
+		require.True(t, hasLegacy(db), "Open writes nothing")
+		require.GreaterOrEqual(t, upsertOne(t, db, fmt.Sprint("r", i)), ahead)
+		require.False(t, hasLegacy(db), "the first move deletes the key")
+		require.NoError(t, db.Close())
+		slots, valid := clockSlots(t, dir)
+		for k := range 2 {
+			if valid[k] {
+				require.Greater(t, slots[k].ceiling, ahead-1, "case %d", i)
+			}
 		}
 	}
-
-	// Both present, the key ahead of the file: the file is raised first.
-	db = openClockTest(t, dir, false)
-	further := ahead + int64(time.Hour/100)
-	require.NoError(t, db.pdb.Set(clockKey(), binary.BigEndian.AppendUint64(nil, uint64(further)), pebble.Sync))
-	require.NoError(t, db.Close())
-	db = openClockTest(t, dir, false)
-	require.Equal(t, further, db.clock.durableCeiling())
-	require.NoError(t, db.Close())
-	db = openClockTest(t, dir, false)
-	defer db.Close()
-	require.GreaterOrEqual(t, db.clock.durableCeiling(), further)
 }
 
 // TestClockFileCheckpoint checks that a checkpoint carries a ceiling above
@@ -135,12 +145,8 @@ func TestClockFileCheckpoint(t *testing.T) {
 // TestClockFileCheckDir checks that CheckDir reports a CLOCK file with no
 // intact slot, which Open refuses, as a damaged file of kind "clock".
 func TestClockFileCheckDir(t *testing.T) {
-	dir := t.TempDir()
-	db := openClockTest(t, dir, false)
-	require.NoError(t, db.CreateTable(context.Background(), "T"))
-	upsertOne(t, db, "a")
-	require.NoError(t, db.Close())
-	opts := Options{CacheSize: 1 << 20, MemTableSize: 1 << 20, PageScanLimit: 1000, PageTimeLimit: time.Second, Clock: time.Now}
+	dir := writtenClockStore(t)
+	opts := clockTestOptions(false)
 	rep, err := CheckDir(context.Background(), dir, opts)
 	require.NoError(t, err)
 	require.Empty(t, rep.Damaged)

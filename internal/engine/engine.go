@@ -63,11 +63,18 @@ type Engine struct {
 	opts Options
 	fs   vfs.FS
 	dir  string
-	// clockFile holds the clock's ceiling; nil in a read-only store.
-	clockFile *clockFile
-	pdb       *pebble.DB
-	writeOpts *pebble.WriteOptions
-	closed    atomic.Bool
+	// clockFile holds the clock's ceiling, opened by its first move;
+	// clockFound, clockSlot and clockIndex say what Open found of it,
+	// and clockLegacy that the old clock key is still to be deleted.
+	// Only writeClock uses them after Open.
+	clockFile   *clockFile
+	clockFound  bool
+	clockSlot   clockSlot
+	clockIndex  int
+	clockLegacy bool
+	pdb         *pebble.DB
+	writeOpts   *pebble.WriteOptions
+	closed      atomic.Bool
 	// closeMu is held in read mode by every operation while it uses
 	// Pebble, and in write mode by Close, so Close waits for operations in
 	// flight and later ones see ErrClosed.
