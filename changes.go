@@ -388,16 +388,13 @@ func (t *Table) Changes(ctx context.Context, q ChangesQuery) iter.Seq2[Change, e
 		// time) may be pruned before its first read; it is then resolved
 		// again, a bounded number of times.
 		restarts := 0
-		if q.From.kind == cursorAt {
-			restarts = maxChangesRestarts
-		}
 		for first := true; ; {
 			page = page[:0]
 			res, err := cf.ReadChanges(ctx, req, emit)
 			if convErr != nil {
 				err = convErr
 			}
-			if first && restarts < maxChangesRestarts && errors.Is(err, driver.ErrCursorExpired) {
+			if first && q.From.kind != cursorAt && restarts < maxChangesRestarts && errors.Is(err, driver.ErrCursorExpired) {
 				restarts++
 				if req, err = changesStart(ctx, t.name, cf, q); err != nil {
 					fail(err)

@@ -175,7 +175,7 @@ func (c *checker) files(live map[string][]string) error {
 			kind, err = "wal", verifyLog(c.fs, path, true)
 		case name == clockFileName:
 			kind = "clock"
-			_, _, _, err = readClockFile(c.fs, c.dir)
+			_, err = readClockFile(c.fs, c.dir)
 		case strings.HasSuffix(name, ".sst"):
 			t, ok := live[name]
 			if live != nil && !ok {

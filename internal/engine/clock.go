@@ -206,12 +206,10 @@ func (db *Engine) loadClock() error {
 		}
 		db.clockLegacy = true
 	}
-	cur, slot, found, err := readClockFile(db.fs, db.dir)
-	if err != nil {
+	if db.clockFile, err = readClockFile(db.fs, db.dir); err != nil {
 		return err
 	}
-	db.clockFound, db.clockSlot, db.clockIndex = found, cur, slot
-	db.clock.init(max(cur.ceiling, legacy), db.writeClock, db.background)
+	db.clock.init(max(db.clockFile.last.ceiling, legacy), db.writeClock, db.background)
 	return nil
 }
 
@@ -226,25 +224,8 @@ func (db *Engine) writeClock(ceiling int64) (err error) {
 		return errReadOnly
 	}
 	defer db.recoverStop("write the clock ceiling", &err)
-	written := false // ceiling is in the file
-	if db.clockFile == nil {
-		if !db.clockFound {
-			if err := createClockFile(db.fs, db.dir, ceiling); err != nil {
-				return db.storageErr("create the clock file", err)
-			}
-			db.clockFound, db.clockSlot, db.clockIndex = true, clockSlot{gen: 1, ceiling: ceiling}, 0
-			written = true
-		}
-		f, err := openClockFile(db.fs, db.dir, db.clockSlot, db.clockIndex)
-		if err != nil {
-			return db.storageErr("open the clock file", err)
-		}
-		db.clockFile = f
-	}
-	if !written {
-		if err := db.clockFile.write(ceiling); err != nil {
-			return db.storageErr("write the clock ceiling", err)
-		}
+	if err := db.clockFile.write(ceiling); err != nil {
+		return db.storageErr("write the clock ceiling", err)
 	}
 	if db.clockLegacy {
 		if err := db.pdb.Delete(clockKey(), pebble.Sync); err != nil {

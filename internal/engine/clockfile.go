@@ -40,46 +40,50 @@ type clockSlot struct {
 	ceiling int64
 }
 
-// clockFile is the open CLOCK file of a writable store.
+// clockFile is a store's CLOCK file. Its first write opens it, or
+// creates it when there was none (last.gen 0: generations start at 1), so
+// Open itself writes nothing.
 type clockFile struct {
-	f    vfs.File
-	last clockSlot // the slot written last
+	fs   vfs.FS
+	dir  string
+	f    vfs.File  // nil until the first write
+	last clockSlot // the slot holding the ceiling
 	next int       // the slot the next write goes to
 	buf  [clockSlotLen]byte
 }
 
-// readClockFile returns the slot holding the ceiling in dir's CLOCK file
-// and its index, or found false when there is no such file. A file with
-// no intact slot is corrupt.
-func readClockFile(fs vfs.FS, dir string) (cur clockSlot, slot int, found bool, err error) {
+// readClockFile reads dir's CLOCK file: its newest intact slot, which
+// holds the ceiling, or a zero slot when there is no such file. A file
+// with no intact slot is corrupt.
+func readClockFile(fs vfs.FS, dir string) (*clockFile, error) {
+	c := &clockFile{fs: fs, dir: dir}
 	path := fs.PathJoin(dir, clockFileName)
 	f, err := fs.Open(path)
 	if err != nil {
 		if isNotExist(err) {
-			return cur, 0, false, nil
+			return c, nil
 		}
-		return cur, 0, false, fmt.Errorf("tablestore: open %q: %w", path, err)
+		return nil, fmt.Errorf("tablestore: open %q: %w", path, err)
 	}
 	defer f.Close()
 	var data [2 * clockSlotSize]byte
 	n, err := io.ReadFull(f, data[:])
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return cur, 0, false, fmt.Errorf("tablestore: read %q: %w", path, err)
+		return nil, fmt.Errorf("tablestore: read %q: %w", path, err)
 	}
-	ok := false
 	for i := range 2 {
 		lo := i * clockSlotSize
 		if n < lo+clockSlotLen {
 			break
 		}
-		if v, valid := decodeClockSlot(data[lo : lo+clockSlotLen]); valid && (!ok || v.gen > cur.gen) {
-			cur, slot, ok = v, i, true
+		if v, valid := decodeClockSlot(data[lo : lo+clockSlotLen]); valid && v.gen > c.last.gen {
+			c.last, c.next = v, 1-i
 		}
 	}
-	if !ok {
-		return cur, 0, false, &driver.CorruptError{File: path, Op: "open", Err: errBadClock}
+	if c.last.gen == 0 {
+		return nil, &driver.CorruptError{File: path, Op: "open", Err: errBadClock}
 	}
-	return cur, slot, true, nil
+	return c, nil
 }
 
 // encodeClockSlot writes s into b.
@@ -135,21 +139,23 @@ func syncDir(fs vfs.FS, dir string) error {
 	return errors.Join(d.Sync(), d.Close())
 }
 
-// openClockFile opens dir's CLOCK file for writing; cur, in slot, is
-// what readClockFile found, so writes begin with the other slot.
-func openClockFile(fs vfs.FS, dir string, cur clockSlot, slot int) (*clockFile, error) {
-	path := fs.PathJoin(dir, clockFileName)
-	f, err := fs.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		return nil, fmt.Errorf("tablestore: open %q: %w", path, err)
-	}
-	return &clockFile{f: f, last: cur, next: 1 - slot}, nil
-}
-
-// write stores ceiling in the next slot, of the next generation, synced.
+// write stores ceiling in the next slot, of the next generation, synced
+// (the first write of a store without the file creates it).
 // REQUIRES: one write at a time (the clock moves its ceiling once at a
 // time).
 func (c *clockFile) write(ceiling int64) error {
+	if c.f == nil {
+		if c.last.gen == 0 {
+			if err := createClockFile(c.fs, c.dir, ceiling); err != nil {
+				return err
+			}
+			c.last, c.next = clockSlot{gen: 1, ceiling: ceiling}, 1
+			return c.open()
+		}
+		if err := c.open(); err != nil {
+			return err
+		}
+	}
 	s := clockSlot{gen: c.last.gen + 1, ceiling: ceiling}
 	encodeClockSlot(&c.buf, s)
 	if _, err := c.f.WriteAt(c.buf[:], int64(c.next*clockSlotSize)); err != nil {
@@ -162,4 +168,21 @@ func (c *clockFile) write(ceiling int64) error {
 	return nil
 }
 
-func (c *clockFile) close() error { return c.f.Close() }
+// open opens the file for writing.
+func (c *clockFile) open() error {
+	path := c.fs.PathJoin(c.dir, clockFileName)
+	f, err := c.fs.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return fmt.Errorf("tablestore: open %q: %w", path, err)
+	}
+	c.f = f
+	return nil
+}
+
+// close closes the file if a write opened it; c may be nil.
+func (c *clockFile) close() error {
+	if c == nil || c.f == nil {
+		return nil
+	}
+	return c.f.Close()
+}

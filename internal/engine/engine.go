@@ -63,14 +63,10 @@ type Engine struct {
 	opts Options
 	fs   vfs.FS
 	dir  string
-	// clockFile holds the clock's ceiling, opened by its first move;
-	// clockFound, clockSlot and clockIndex say what Open found of it,
-	// and clockLegacy that the old clock key is still to be deleted.
-	// Only writeClock uses them after Open.
+	// clockFile holds the clock's ceiling; clockLegacy says that the
+	// old clock key is still to be deleted. Only writeClock uses them
+	// after Open.
 	clockFile   *clockFile
-	clockFound  bool
-	clockSlot   clockSlot
-	clockIndex  int
 	clockLegacy bool
 	pdb         *pebble.DB
 	writeOpts   *pebble.WriteOptions
@@ -191,9 +187,7 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 	}
 	if err != nil {
 		db.stopChanges()
-		if db.clockFile != nil {
-			_ = db.clockFile.close()
-		}
+		_ = db.clockFile.close()
 		_ = pdb.Close()
 		return nil, err
 	}
@@ -240,9 +234,7 @@ func (db *Engine) Close() (err error) {
 	db.bg.Wait()
 	defer db.recoverStop("close", &err)
 	errs := []error{db.closeClock()}
-	if db.clockFile != nil {
-		errs = append(errs, db.clockFile.close())
-	}
+	errs = append(errs, db.clockFile.close())
 	if db.opts.NoSync {
 		errs = append(errs, db.pdb.LogData(nil, pebble.Sync))
 	}

@@ -284,8 +284,7 @@ func (r *pageReader) parallelScan(base *pebble.Iterator, spans []span) error {
 			return nil
 		}))
 	}
-	var held *chunk
-	err := r.mergeChunks(gctx, base, spans, order, slots, seen, &held)
+	held, err := r.mergeChunks(gctx, base, spans, order, slots, seen)
 	cancel()
 	werr := g.Wait()
 	// Every goroutine of the group is done: the chunk the page ended in
@@ -416,20 +415,19 @@ var parallelTrace func(lo, hi []byte, examined, emitted int, end string)
 // Top entities have been emitted or PageScanLimit examined. Before
 // waiting for a chunk it tells the chunk's worker what the page still
 // needs, so the chunk where the page ends stops there. It releases each
-// chunk it is done with; *held is the one it had when it returned (nil
+// chunk it is done with and returns the one it had when it stopped (nil
 // when none), which its worker may still be reading.
-func (r *pageReader) mergeChunks(ctx context.Context, base *pebble.Iterator, spans []span, order <-chan *chunk, slots <-chan struct{}, seen []progress, held **chunk) error {
+func (r *pageReader) mergeChunks(ctx context.Context, base *pebble.Iterator, spans []span, order <-chan *chunk, slots <-chan struct{}, seen []progress) (held *chunk, err error) {
 	limit := r.db.opts.PageScanLimit
 	i, read, entities := 0, 0, 0 // chunks merged, their estimated bytes and entities
 	for c := range order {
-		*held = c
 		need := limit - r.examined // entities the page may still examine
 		c.rowLimit.Store(int64(r.q.Top - r.emitted))
 		c.scanLimit.Store(int64(need))
 		select {
 		case <-c.done:
 		case <-ctx.Done():
-			return nil // the error is the group's
+			return c, nil // the error is the group's
 		}
 		emitted0 := r.emitted
 		// trace ends the page's use of c, which examined its first
@@ -446,43 +444,42 @@ func (r *pageReader) mergeChunks(ctx context.Context, base *pebble.Iterator, spa
 			m := &c.rows[i]
 			if r.emitted >= r.q.Top {
 				trace(prev, "top")
-				return r.stopAt(base, spans, c, prev+1, after)
+				return c, r.stopAt(base, spans, c, prev+1, after)
 			}
 			if m.at > need {
 				trace(need, "scan limit")
-				return r.stopAt(base, spans, c, need+1, nil)
+				return c, r.stopAt(base, spans, c, need+1, nil)
 			}
 			pk, rk := r.keyStrings(c.bytes(m.pk), c.bytes(m.rk))
 			if err := r.emitMatch(pk, rk, codec.Record(c.bytes(m.val))); err != nil {
-				return err
+				return c, err
 			}
 			prev, after = m.at, c.bytes(m.after)
 		}
 		switch {
 		case r.emitted >= r.q.Top:
 			trace(prev, "top")
-			return r.stopAt(base, spans, c, prev+1, after)
+			return c, r.stopAt(base, spans, c, prev+1, after)
 		case c.examined > need:
 			trace(need, "scan limit")
-			return r.stopAt(base, spans, c, need+1, nil)
+			return c, r.stopAt(base, spans, c, need+1, nil)
 		case c.capped:
 			// Examined exactly the budget; the next entity is the stop.
 			trace(c.examined, "scan limit")
-			return r.stopAt(base, spans, c, c.examined+1, c.next)
+			return c, r.stopAt(base, spans, c, c.examined+1, c.next)
 		case c.timeout:
 			trace(c.examined, "time limit")
-			return r.stopAt(base, spans, c, c.examined+1, c.next)
+			return c, r.stopAt(base, spans, c, c.examined+1, c.next)
 		}
 		trace(c.examined, "")
 		read += int(c.est)
 		entities += c.examined
 		seen[i%len(seen)] = progress{read, entities, r.examined, r.emitted}
 		<-slots
-		*held = nil
 		c.release()
 		i++
 	}
-	return nil
+	return nil, nil
 }
 
 // stopAt ends the page at the p-th entity of spans from the start of c
