@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore"
 )
 
@@ -61,21 +62,117 @@ const floorLoadBudget = 30 * time.Second
 // causes (flushes, compactions) whether it runs during the load or
 // after, but not a close.
 func libraryLoadFloor(ctx context.Context, parent string, c serverConfig, ents [][]byte) (*srvFloor, error) {
-	f := &srvFloor{How: fmt.Sprintf("RawEntity.UnmarshalJSON + SubmitTransaction of %d inserts, synced store, %d goroutines", batchSize, c.conns)}
+	how := fmt.Sprintf("RawEntity.UnmarshalJSON + SubmitTransaction of %d inserts, synced store, %d goroutines", batchSize, c.conns)
+	return floorRuns(c, "library load floor", how, func() (float64, float64, error) {
+		return libraryLoadRun(ctx, parent, c, ents)
+	})
+}
+
+// rawLoadFloor is libraryLoadFloor's work done by raw Pebble: the data
+// set's records, made before the clock starts, encoded in the raw side's
+// format and written as batches of batchSize Sets (no existence check,
+// so less work than an insert) into a new Pebble store, each batch
+// synced, c.conns goroutines taking the next batch. It is the least CPU
+// per loaded entity that any store on Pebble spends here, whatever sits
+// above it.
+func rawLoadFloor(ctx context.Context, parent string, c serverConfig) (*srvFloor, error) {
+	recs := make([]record, c.entities)
+	for i := range recs {
+		genRecord(&recs[i], i)
+	}
+	how := fmt.Sprintf("raw Pebble batches of %d Sets, each synced, %d goroutines", batchSize, c.conns)
+	return floorRuns(c, "raw Pebble load floor", how, func() (float64, float64, error) {
+		dir, err := os.MkdirTemp(parent, "floor-raw-")
+		if err != nil {
+			return 0, 0, err
+		}
+		defer os.RemoveAll(dir)
+		return rawLoadRunIn(ctx, dir, c, recs)
+	})
+}
+
+// floorRuns runs a load floor c.rounds times, unless the runs so far took
+// floorLoadBudget, and keeps the best; run returns entities/s and CPU µs
+// per entity.
+func floorRuns(c serverConfig, label, how string, run func() (float64, float64, error)) (*srvFloor, error) {
+	f := &srvFloor{How: how}
 	start := time.Now()
-	for run := range c.rounds {
-		if run > 0 && time.Since(start) >= floorLoadBudget {
-			logf("server: library load floor: %d of %d runs (they took %.0f s)", run, c.rounds, time.Since(start).Seconds())
+	for r := range c.rounds {
+		if r > 0 && time.Since(start) >= floorLoadBudget {
+			logf("server: %s: %d of %d runs (they took %.0f s)", label, r, c.rounds, time.Since(start).Seconds())
 			break
 		}
-		v, cpu, err := libraryLoadRun(ctx, parent, c, ents)
+		v, cpu, err := run()
 		if err != nil {
 			return nil, err
 		}
-		logf("server: library load floor, run %d: %s entities/s, CPU %.2f µs/entity", run+1, commas(v), cpu)
+		logf("server: %s, run %d: %s entities/s, CPU %.2f µs/entity", label, r+1, commas(v), cpu)
 		f.keep(v, cpu)
 	}
 	return f, nil
+}
+
+// rawLoadRunIn is one run of rawLoadFloor into a new store in dir. Its
+// CPU is counted as libraryLoadRunIn's is, until the process is idle.
+func rawLoadRunIn(ctx context.Context, dir string, c serverConfig, recs []record) (float64, float64, error) {
+	o := rawPebbleOptions(storeSettings{sync: true, cacheSize: 64 << 20})
+	db, err := pebble.Open(dir, o)
+	o.Cache.Unref()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	batches := len(recs) / batchSize
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, c.conns)
+	runtime.GC()
+	cpu0, t0 := processCPU(), time.Now()
+	for w := range c.conns {
+		wg.Go(func() {
+			var k, v []byte
+			for ctx.Err() == nil {
+				n := int(next.Add(1) - 1)
+				if n >= batches {
+					return
+				}
+				b := db.NewBatch()
+				ts := nowTicks()
+				for i := n * batchSize; i < (n+1)*batchSize; i++ {
+					k = rawKey(k[:0], recs[i].PK, recs[i].RK)
+					v = encodeRaw(v[:0], &recs[i], ts)
+					if err := b.Set(k, v, nil); err != nil {
+						errs[w] = err
+						b.Close()
+						return
+					}
+				}
+				err := b.Commit(pebble.Sync)
+				b.Close()
+				if err != nil {
+					errs[w] = fmt.Errorf("batch %d: %w", n, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	d := time.Since(t0)
+	quiesce(os.Getpid())
+	cpu := processCPU() - cpu0
+	if err := errors.Join(errs...); err != nil {
+		return 0, 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, 0, err
+	}
+	last := &recs[len(recs)-1]
+	_, closer, err := db.Get(rawKey(nil, last.PK, last.RK))
+	if err != nil {
+		return 0, 0, fmt.Errorf("after the load: %w", err)
+	}
+	closer.Close()
+	return rate(len(recs), d), float64(cpu) / 1e3 / float64(len(recs)), nil
 }
 
 // libraryLoadRun is one run of libraryLoadFloor: entities/s and CPU µs
@@ -245,6 +342,16 @@ func floorLines(what, azWhat string, f *srvFloor, az, serverCPU, goalCPU float64
 		budget = fmt.Sprintf("the floor alone is over the %g µs goal", goalCPU)
 	}
 	return append(lines, "    "+over+"; "+budget)
+}
+
+// rawFloorLine describes raw Pebble's load floor f against the goal for
+// the server's CPU per loaded entity (goalCPU µs).
+func rawFloorLine(f *srvFloor, goalCPU float64) string {
+	line := fmt.Sprintf("  raw Pebble floor: %s: %s entities/s, CPU %.2f µs/entity", f.How, commas(f.Rate), f.CPU)
+	if f.CPU > goalCPU {
+		return line + fmt.Sprintf("; the %g µs goal is below raw Pebble's own CPU per loaded entity on this machine", goalCPU)
+	}
+	return line + fmt.Sprintf("; the %g µs goal leaves %.2f µs/entity for everything above raw Pebble", goalCPU, goalCPU-f.CPU)
 }
 
 // machineBound is the most entities/s a server could load on cpus CPUs

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"os"
 	"strings"
 	"testing"
 )
@@ -27,6 +28,16 @@ func TestLibraryFloors(t *testing.T) {
 	if len(load.Runs) != 2 || load.Rate <= 0 || load.CPU < 0 {
 		t.Fatalf("load floor %+v", load)
 	}
+	raw, err := rawLoadFloor(t.Context(), parent, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw.Runs) != 2 || raw.Rate <= 0 || raw.CPU < 0 {
+		t.Fatalf("raw load floor %+v", raw)
+	}
+	if left, _ := os.ReadDir(parent); len(left) != 0 {
+		t.Fatalf("the floors left %d entries in their parent directory", len(left))
+	}
 	// Each run's directory is gone; load once more into one to page.
 	dir := t.TempDir()
 	if _, _, err := libraryLoadRunIn(t.Context(), dir, c, ents); err != nil {
@@ -43,6 +54,17 @@ func TestLibraryFloors(t *testing.T) {
 	c.entities += partitionSize
 	if _, err := libraryPagingFloor(t.Context(), dir, c); err == nil || !strings.Contains(err.Error(), "want 3000") {
 		t.Fatalf("paging floor with a wrong count: %v", err)
+	}
+}
+
+func TestRawFloorLine(t *testing.T) {
+	f := &srvFloor{How: "raw", Rate: 150_000, CPU: 4.5}
+	if got, want := rawFloorLine(f, 4), "  raw Pebble floor: raw: 150,000 entities/s, CPU 4.50 µs/entity; the 4 µs goal is below raw Pebble's own CPU per loaded entity on this machine"; got != want {
+		t.Errorf("over the goal:\n got %q\nwant %q", got, want)
+	}
+	f.CPU = 2.5
+	if got, want := rawFloorLine(f, 4), "  raw Pebble floor: raw: 150,000 entities/s, CPU 2.50 µs/entity; the 4 µs goal leaves 1.50 µs/entity for everything above raw Pebble"; got != want {
+		t.Errorf("under the goal:\n got %q\nwant %q", got, want)
 	}
 }
 

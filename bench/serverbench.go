@@ -175,6 +175,9 @@ type srvResults struct {
 	// in this process, without HTTP.
 	LoadFloor   *srvFloor `json:"loadFloor,omitempty"`
 	PagingFloor *srvFloor `json:"pagingFloor,omitempty"`
+	// RawLoadFloor is raw Pebble's floor under the $batch load: the same
+	// entities written as synced batches of Sets (rawLoadFloor).
+	RawLoadFloor *srvFloor `json:"rawLoadFloor,omitempty"`
 	// CPUs is how many CPUs the run had (runtime.NumCPU), shared by the
 	// servers and this client.
 	CPUs int `json:"cpus"`
@@ -342,6 +345,9 @@ func runServerBench(ctx context.Context, args []string) error {
 		logf("server: the library's floor under the $batch load (a new store) and under paging (the server's store)")
 		if res.LoadFloor, err = libraryLoadFloor(ctx, dataDir, c, ents); err != nil {
 			logf("server: library load floor: %v", err)
+		}
+		if res.RawLoadFloor, err = rawLoadFloor(ctx, dataDir, c); err != nil {
+			logf("server: raw Pebble load floor: %v", err)
 		}
 		if res.PagingFloor, err = libraryPagingFloor(ctx, storeDir, c); err != nil {
 			logf("server: library paging floor: %v", err)
@@ -995,6 +1001,9 @@ func printServer(w io.Writer, res *srvResults) {
 				fmt.Fprintln(w, l)
 			}
 			fmt.Fprintln(w, machineBoundLine(res.CPUs, f.CPU, p.clientPerEntity(), val(az, "batch"), srvGoal("batch")))
+		}
+		if f := res.RawLoadFloor; f != nil {
+			fmt.Fprintln(w, rawFloorLine(f, 4))
 		}
 		if f := res.PagingFloor; f != nil {
 			p, ok := ts.Phases["page-none"]
