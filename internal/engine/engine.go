@@ -105,6 +105,10 @@ type Engine struct {
 	fault   atomic.Pointer[error]
 	faulted chan struct{} // closed when fault is set
 	stopped atomic.Bool
+	// pebbleClosed is done once Close has closed Pebble; Compact's
+	// background call ends with it (see Compact).
+	pebbleClosed context.Context
+	closePebble  context.CancelFunc
 	// names maps table IDs to names, for describing damaged key spans
 	// without taking catMu.
 	names atomic.Pointer[map[uint64]string]
@@ -125,6 +129,7 @@ func OpenInMemory(opts Options) (*Engine, error) {
 
 func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 	db = &Engine{opts: o, fs: fs, dir: dir, writeOpts: pebble.Sync, faulted: make(chan struct{})}
+	db.pebbleClosed, db.closePebble = context.WithCancel(context.Background())
 	db.release = db.closeMu.RUnlock
 	db.names.Store(&map[uint64]string{})
 	defer func() {
@@ -189,6 +194,7 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 		db.stopChanges()
 		_ = db.clockFile.close()
 		_ = pdb.Close()
+		db.closePebble()
 		return nil, err
 	}
 	return db, nil
@@ -239,6 +245,7 @@ func (db *Engine) Close() (err error) {
 		errs = append(errs, db.pdb.LogData(nil, pebble.Sync))
 	}
 	errs = append(errs, db.pdb.Close())
+	db.closePebble()
 	return db.storageErr("close", errors.Join(errs...))
 }
 
@@ -260,24 +267,28 @@ func (db *Engine) Flush() (err error) {
 // Compact compacts the whole keyspace, for tests that need compactions
 // to read every file. On a damaged store it returns the fault: Pebble
 // retries a failing compaction, so one waiting for it could wait forever;
-// for the same reason a fault recorded meanwhile ends the wait.
+// for the same reason a fault recorded meanwhile ends the wait. Pebble's
+// call then goes on in the background until its compactions end or Close
+// has closed Pebble: cancelling it earlier drops its queued compactions
+// while Pebble's scheduler may hold one of them picked, and the
+// scheduler panics when it runs that pick.
 func (db *Engine) Compact() (err error) {
 	release, err := db.enterWrite(context.Background())
 	if err != nil {
 		return err
 	}
 	defer release()
-	defer db.recoverStop("compaction", &err)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	done := make(chan error, 1)
 	go func() {
-		select {
-		case <-db.faulted:
-			cancel()
-		case <-ctx.Done():
-		}
+		var err error
+		defer func() { done <- err }()
+		defer db.recoverStop("compaction", &err)
+		err = db.pdb.Compact(db.pebbleClosed, []byte{0}, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, true)
 	}()
-	err = db.pdb.Compact(ctx, []byte{0}, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, true)
+	select {
+	case err = <-done:
+	case <-db.faulted:
+	}
 	if werr := db.writable(); werr != nil {
 		return werr
 	}
