@@ -112,45 +112,29 @@ func floorRuns(c serverConfig, label, how string, run func() (float64, float64, 
 	return f, nil
 }
 
-// rawLoadRunIn is one run of rawLoadFloor into a new store in dir. Its
-// CPU is counted as libraryLoadRunIn's is, until the process is idle.
-func rawLoadRunIn(ctx context.Context, dir string, c serverConfig, recs []record) (float64, float64, error) {
-	o := rawPebbleOptions(storeSettings{sync: true, cacheSize: 64 << 20})
-	db, err := pebble.Open(dir, o)
-	o.Cache.Unref()
-	if err != nil {
-		return 0, 0, err
-	}
-	defer db.Close()
-	batches := len(recs) / batchSize
+// timedLoad runs batches 0 to batches-1 on conns goroutines, each taking
+// the next batch number and handing it to its own worker (made by
+// newWorker, so a goroutine keeps its buffers), until a worker fails or
+// ctx ends. It returns the time until the last batch's return and this
+// process's CPU, counted until the process is idle again: as for the
+// server's $batch phase, the flushes and compactions a load causes are
+// its cost, whenever they run.
+func timedLoad(ctx context.Context, conns, batches int, newWorker func() func(int) error) (time.Duration, int64, error) {
 	var next atomic.Int64
+	errs := make([]error, conns)
 	var wg sync.WaitGroup
-	errs := make([]error, c.conns)
-	runtime.GC()
+	runtime.GC() // the garbage of the phases before is not this run's
 	cpu0, t0 := processCPU(), time.Now()
-	for w := range c.conns {
+	for w := range conns {
 		wg.Go(func() {
-			var k, v []byte
+			work := newWorker()
 			for ctx.Err() == nil {
-				n := int(next.Add(1) - 1)
-				if n >= batches {
+				b := int(next.Add(1) - 1)
+				if b >= batches {
 					return
 				}
-				b := db.NewBatch()
-				ts := nowTicks()
-				for i := n * batchSize; i < (n+1)*batchSize; i++ {
-					k = rawKey(k[:0], recs[i].PK, recs[i].RK)
-					v = encodeRaw(v[:0], &recs[i], ts)
-					if err := b.Set(k, v, nil); err != nil {
-						errs[w] = err
-						b.Close()
-						return
-					}
-				}
-				err := b.Commit(pebble.Sync)
-				b.Close()
-				if err != nil {
-					errs[w] = fmt.Errorf("batch %d: %w", n, err)
+				if err := work(b); err != nil {
+					errs[w] = err
 					return
 				}
 			}
@@ -163,7 +147,39 @@ func rawLoadRunIn(ctx context.Context, dir string, c serverConfig, recs []record
 	if err := errors.Join(errs...); err != nil {
 		return 0, 0, err
 	}
-	if err := ctx.Err(); err != nil {
+	return d, cpu, ctx.Err()
+}
+
+// rawLoadRunIn is one run of rawLoadFloor into a new store in dir. Its
+// CPU is counted as libraryLoadRunIn's is, until the process is idle.
+func rawLoadRunIn(ctx context.Context, dir string, c serverConfig, recs []record) (float64, float64, error) {
+	o := rawPebbleOptions(storeSettings{sync: true, cacheSize: 64 << 20})
+	db, err := pebble.Open(dir, o)
+	o.Cache.Unref()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	d, cpu, err := timedLoad(ctx, c.conns, len(recs)/batchSize, func() func(int) error {
+		var k, v []byte
+		return func(n int) error {
+			b := db.NewBatch()
+			defer b.Close()
+			ts := nowTicks()
+			for i := n * batchSize; i < (n+1)*batchSize; i++ {
+				k = rawKey(k[:0], recs[i].PK, recs[i].RK)
+				v = encodeRaw(v[:0], &recs[i], ts)
+				if err := b.Set(k, v, nil); err != nil {
+					return err
+				}
+			}
+			if err := b.Commit(pebble.Sync); err != nil {
+				return fmt.Errorf("batch %d: %w", n, err)
+			}
+			return nil
+		}
+	})
+	if err != nil {
 		return 0, 0, err
 	}
 	last := &recs[len(recs)-1]
@@ -197,48 +213,25 @@ func libraryLoadRunIn(ctx context.Context, dir string, c serverConfig, ents [][]
 	if err != nil {
 		return 0, 0, err
 	}
-	batches := len(ents) / batchSize
-	var next atomic.Int64
-	errs := make([]error, c.conns)
-	var wg sync.WaitGroup
-	runtime.GC() // the garbage of the phases before is not this run's
-	cpu0, t0 := processCPU(), time.Now()
-	for w := range c.conns {
-		wg.Go(func() {
-			// One goroutine's entities and actions, reused from one
-			// transaction to the next once it has returned.
-			raws := make([]tablestore.RawEntity, batchSize)
-			actions := make([]tablestore.TransactionAction, batchSize)
-			for ctx.Err() == nil {
-				b := int(next.Add(1) - 1)
-				if b >= batches {
-					return
+	d, cpu, err := timedLoad(ctx, c.conns, len(ents)/batchSize, func() func(int) error {
+		// One goroutine's entities and actions, reused from one
+		// transaction to the next once it has returned.
+		raws := make([]tablestore.RawEntity, batchSize)
+		actions := make([]tablestore.TransactionAction, batchSize)
+		return func(b int) error {
+			for i, body := range ents[b*batchSize : (b+1)*batchSize] {
+				if err := raws[i].UnmarshalJSON(body); err != nil {
+					return fmt.Errorf("batch %d, entity %d: %w", b, i, err)
 				}
-				for i, body := range ents[b*batchSize : (b+1)*batchSize] {
-					if err := raws[i].UnmarshalJSON(body); err != nil {
-						errs[w] = fmt.Errorf("batch %d, entity %d: %w", b, i, err)
-						return
-					}
-					actions[i] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Raw: &raws[i]}
-				}
-				if err := t.SubmitTransaction(ctx, actions); err != nil {
-					errs[w] = fmt.Errorf("batch %d: %w", b, err)
-					return
-				}
+				actions[i] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Raw: &raws[i]}
 			}
-		})
-	}
-	wg.Wait()
-	d := time.Since(t0)
-	// As for the server's $batch phase, the load's background work
-	// (flushes, compactions) is its cost: CPU counts until the process is
-	// idle again.
-	quiesce(os.Getpid())
-	cpu := processCPU() - cpu0
-	if err := errors.Join(errs...); err != nil {
-		return 0, 0, err
-	}
-	if err := ctx.Err(); err != nil {
+			if err := t.SubmitTransaction(ctx, actions); err != nil {
+				return fmt.Errorf("batch %d: %w", b, err)
+			}
+			return nil
+		}
+	})
+	if err != nil {
 		return 0, 0, err
 	}
 	// The last entity is there (outside the measure).
