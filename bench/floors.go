@@ -63,8 +63,8 @@ const floorLoadBudget = 30 * time.Second
 // after, but not a close.
 func libraryLoadFloor(ctx context.Context, parent string, c serverConfig, ents [][]byte) (*srvFloor, error) {
 	how := fmt.Sprintf("RawEntity.UnmarshalJSON + SubmitTransaction of %d inserts, synced store, %d goroutines", batchSize, c.conns)
-	return floorRuns(c, "library load floor", how, func() (float64, float64, error) {
-		return libraryLoadRun(ctx, parent, c, ents)
+	return floorRuns(c, parent, "library load floor", how, func(dir string) (float64, float64, error) {
+		return libraryLoadRunIn(ctx, dir, c, ents)
 	})
 }
 
@@ -81,20 +81,16 @@ func rawLoadFloor(ctx context.Context, parent string, c serverConfig) (*srvFloor
 		genRecord(&recs[i], i)
 	}
 	how := fmt.Sprintf("raw Pebble batches of %d Sets, each synced, %d goroutines", batchSize, c.conns)
-	return floorRuns(c, "raw Pebble load floor", how, func() (float64, float64, error) {
-		dir, err := os.MkdirTemp(parent, "floor-raw-")
-		if err != nil {
-			return 0, 0, err
-		}
-		defer os.RemoveAll(dir)
+	return floorRuns(c, parent, "raw Pebble load floor", how, func(dir string) (float64, float64, error) {
 		return rawLoadRunIn(ctx, dir, c, recs)
 	})
 }
 
-// floorRuns runs a load floor c.rounds times, unless the runs so far took
-// floorLoadBudget, and keeps the best; run returns entities/s and CPU µs
-// per entity.
-func floorRuns(c serverConfig, label, how string, run func() (float64, float64, error)) (*srvFloor, error) {
+// floorRuns runs a load floor c.rounds times, each into a new directory
+// under parent removed after it, unless the runs so far took
+// floorLoadBudget, and keeps the best; run loads into dir and returns
+// entities/s and CPU µs per entity.
+func floorRuns(c serverConfig, parent, label, how string, run func(dir string) (float64, float64, error)) (*srvFloor, error) {
 	f := &srvFloor{How: how}
 	start := time.Now()
 	for r := range c.rounds {
@@ -102,7 +98,12 @@ func floorRuns(c serverConfig, label, how string, run func() (float64, float64, 
 			logf("server: %s: %d of %d runs (they took %.0f s)", label, r, c.rounds, time.Since(start).Seconds())
 			break
 		}
-		v, cpu, err := run()
+		dir, err := os.MkdirTemp(parent, "floor-load-")
+		if err != nil {
+			return nil, err
+		}
+		v, cpu, err := run(dir)
+		os.RemoveAll(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +154,7 @@ func timedLoad(ctx context.Context, conns, batches int, newWorker func() func(in
 // rawLoadRunIn is one run of rawLoadFloor into a new store in dir. Its
 // CPU is counted as libraryLoadRunIn's is, until the process is idle.
 func rawLoadRunIn(ctx context.Context, dir string, c serverConfig, recs []record) (float64, float64, error) {
-	o := rawPebbleOptions(storeSettings{sync: true, cacheSize: 64 << 20})
+	o := rawPebbleOptions(storeSettings{cacheSize: 64 << 20}) // each commit syncs
 	db, err := pebble.Open(dir, o)
 	o.Cache.Unref()
 	if err != nil {
@@ -191,18 +192,8 @@ func rawLoadRunIn(ctx context.Context, dir string, c serverConfig, recs []record
 	return rate(len(recs), d), float64(cpu) / 1e3 / float64(len(recs)), nil
 }
 
-// libraryLoadRun is one run of libraryLoadFloor: entities/s and CPU µs
-// per entity.
-func libraryLoadRun(ctx context.Context, parent string, c serverConfig, ents [][]byte) (float64, float64, error) {
-	dir, err := os.MkdirTemp(parent, "floor-load-")
-	if err != nil {
-		return 0, 0, err
-	}
-	defer os.RemoveAll(dir)
-	return libraryLoadRunIn(ctx, dir, c, ents)
-}
-
-// libraryLoadRunIn is libraryLoadRun into a new store in dir.
+// libraryLoadRunIn is one run of libraryLoadFloor into a new store in
+// dir: entities/s and CPU µs per entity.
 func libraryLoadRunIn(ctx context.Context, dir string, c serverConfig, ents [][]byte) (float64, float64, error) {
 	db, err := tablestore.Open(dir, nil)
 	if err != nil {

@@ -32,11 +32,11 @@ const (
 // goes backwards, and a write need not read the entity it replaces.
 //
 // A value is issued only below a durable ceiling, kept in a file of its
-// own (see clockfile.go) and written with a synced write. That is what makes a crash
-// safe: a value can be seen before its commit is durable (Pebble shows a
-// batch to readers before its sync ends, and NoSync commits return before
-// it), so after a crash a value may have been handed out, as an ETag,
-// for a write that the crash then lost. Were the clock to resume from
+// own (see clockfile.go) and written with a synced write. That is what
+// makes a crash safe: a value can be seen before its commit is durable
+// (Pebble shows a batch to readers before its sync ends, and NoSync
+// commits return before it), so after a crash a value may have been
+// handed out, as an ETag, for a write that the crash then lost. Were the clock to resume from
 // the last durable write's Timestamp, it could issue that value again to
 // another version of the same entity (a write soon after a restart, with
 // the wall clock stepped back), and a stale If-Match holding the lost
@@ -196,15 +196,11 @@ func (db *Engine) loadClock() error {
 	case err != nil:
 		return db.storageErr("open: read the clock ceiling", err)
 	default:
-		bad := len(v) != 8
-		if !bad {
-			legacy = int64(binary.BigEndian.Uint64(v))
-		}
-		closer.Close()
-		if bad {
+		defer closer.Close()
+		if len(v) != 8 {
 			return corruptRecord(clockKey(), errBadClock)
 		}
-		db.clockLegacy = true
+		legacy, db.clockLegacy = int64(binary.BigEndian.Uint64(v)), true
 	}
 	if db.clockFile, err = readClockFile(db.fs, db.dir); err != nil {
 		return err
