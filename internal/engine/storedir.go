@@ -229,13 +229,15 @@ func logNumber(name string) (uint64, bool) {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// intactChunkAfter looks for a chunk of Pebble's record format (checksum
-// u32, length u16, type u8, [log number u32 [synced offset u64]],
-// payload; the checksum, masked CRC-32C, covers type through payload) at
-// any offset from off on whose checksum holds and, in the formats that
-// carry one, whose log number is logNum (a recycled WAL keeps stale
-// records of its former number). A random match has odds of 2^-32 per
-// offset.
+// intactChunkAfter looks for the start of a record (a full or first
+// chunk) of Pebble's record format (checksum u32, length u16, type u8,
+// [log number u32 [synced offset u64]], payload; the checksum, masked
+// CRC-32C, covers type through payload) at any offset from off on whose
+// checksum holds and, in the formats that carry one, whose log number is
+// logNum (a recycled WAL keeps stale records of its former number).
+// Middle and last chunks do not count: a record torn by a crash while it
+// was written across blocks leaves its first blocks' chunks intact. A
+// random match has odds of 2^-32 per offset.
 func intactChunkAfter(data []byte, off int, logNum uint32) (int, bool) {
 	for p := off; p+7 <= len(data); p++ {
 		length := int(binary.LittleEndian.Uint16(data[p+4:]))
@@ -248,6 +250,9 @@ func intactChunkAfter(data []byte, off int, logNum uint32) (int, bool) {
 		case typ >= 9 && typ <= 12:
 			header = 19
 		default:
+			continue
+		}
+		if (typ-1)%4 >= 2 { // a middle or last chunk
 			continue
 		}
 		end := p + header + length
