@@ -26,31 +26,50 @@ type mimePart struct {
 	bad    bool
 }
 
-// partHeader is a part's header lines, names and values trimmed, in
-// order. They alias the multipart body.
-type partHeader []headerLine
+// partHeader is a part's header block, its lines "Name: value" as they
+// arrived, aliasing the multipart body. Lookups read the lines each
+// time: a part's few headers are read once or twice, and parsing none of
+// them ahead costs no allocation per part.
+type partHeader []byte
 
-type headerLine struct{ name, value []byte }
+// each calls f with the name and value, trimmed, of every header line in
+// order until f returns false. Lines without a colon are skipped.
+func (h partHeader) each(f func(name, value []byte) bool) {
+	l := lines{b: h}
+	for {
+		line, _, ok := l.next()
+		if !ok {
+			return
+		}
+		if k, v, ok := bytes.Cut(line, []byte(":")); ok && !f(bytes.TrimSpace(k), bytes.TrimSpace(v)) {
+			return
+		}
+	}
+}
 
 // get returns the first value of the header named name (in any case), or
 // "" when there is none.
 func (h partHeader) get(name string) string {
-	for _, l := range h {
-		if strings.EqualFold(string(l.name), name) {
-			return string(l.value)
+	var out string
+	h.each(func(k, v []byte) bool {
+		if strings.EqualFold(string(k), name) {
+			out = string(v)
+			return false
 		}
-	}
-	return ""
+		return true
+	})
+	return out
 }
 
 // values returns every value of the header named name (in any case).
 func (h partHeader) values(name string) []string {
 	var out []string
-	for _, l := range h {
-		if strings.EqualFold(string(l.name), name) {
-			out = append(out, string(l.value))
+	h.each(func(k, v []byte) bool {
+		if strings.EqualFold(string(k), name) {
+			out = append(out, string(v))
 		}
-	}
+		return true
+	})
 	return out
 }
 
@@ -127,28 +146,28 @@ func splitMultipart(body []byte, boundary string, maxParts int) ([]mimePart, err
 // client and are taken as ordinary lines.
 func newPart(b []byte) mimePart {
 	var p mimePart
-	p.header = make(partHeader, 0, 4) // the SDKs send two to four
 	l := lines{b: b}
-	inHeaders, headers := false, 0
+	first, headers := -1, 0 // where the header block starts, its lines
 	for {
-		line, _, ok := l.next()
+		line, start, ok := l.next()
 		if !ok {
+			if first >= 0 {
+				p.header = b[first:]
+			}
 			return p
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
-			if inHeaders {
-				p.body = b[l.off:]
+			if first >= 0 {
+				p.header, p.body = b[first:start], b[l.off:]
 				return p
 			}
 			continue // blank lines before the headers
 		}
-		inHeaders = true
+		if first < 0 {
+			first = start
+		}
 		if headers++; headers > maxPartHeaders {
 			p.bad = true
-			continue
-		}
-		if k, v, ok := bytes.Cut(line, []byte(":")); ok {
-			p.header = append(p.header, headerLine{bytes.TrimSpace(k), bytes.TrimSpace(v)})
 		}
 	}
 }
@@ -460,7 +479,7 @@ func (q *request) writeBatch(n int, appendPart func(b []byte, i int) []byte) {
 	bb := "batchresponse_" + newRequestID()
 	cb := "changesetresponse_" + newRequestID()
 	const partHead = "Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
-	b := make([]byte, 0, 512+n*(len(cb)+len(partHead)+320))
+	b := responseBuffers.get()
 	b = append(b, "--"+bb+"\r\nContent-Type: multipart/mixed; boundary="+cb+"\r\n\r\n"...)
 	for i := range n {
 		b = append(append(append(b, "--"...), cb...), "\r\n"+partHead...)
@@ -472,4 +491,5 @@ func (q *request) writeBatch(n int, appendPart func(b []byte, i int) []byte) {
 	hd.Set("Content-Length", itoa(len(b)))
 	q.w.WriteHeader(http.StatusAccepted)
 	_, _ = q.w.Write(b)
+	q.respBuf = b // back to the pool once the response is sent
 }

@@ -64,6 +64,7 @@ func (q *request) receiveBody() error {
 	if err != nil {
 		return err
 	}
+	q.bodyBuf = body
 	if excess := q.bodyMem - int64(len(body)); n < 0 && excess > 0 {
 		h.mem.release(excess, true)
 		q.bodyMem -= excess
@@ -73,7 +74,8 @@ func (q *request) receiveBody() error {
 }
 
 // readBody reads the body, of n bytes or (n < 0) of any length up to the
-// limit, enforcing the minimum rate: the k-th byte must have arrived
+// limit, into a buffer of bodyBuffers (its capacity may be larger than
+// the body's), enforcing the minimum rate: the k-th byte must have arrived
 // BodyGracePeriod + k/MinBodyRate after the read began. The rate is kept
 // with the connection's read deadline; a ResponseWriter without one (a
 // test recorder) reads without it.
@@ -83,11 +85,12 @@ func (q *request) readBody(n int64) ([]byte, error) {
 	timed := true
 	start := time.Now()
 	src := http.MaxBytesReader(q.w, q.r.Body, h.maxBody)
-	var buf []byte
+	var whole, buf []byte
 	if n >= 0 {
-		buf = make([]byte, 0, n)
+		whole = bodyBuffers.getAtLeast(int(n))
+		buf = whole[:0:n] // full at Content-Length
 	} else {
-		buf = make([]byte, 0, min(h.maxBody, 64<<10))
+		buf = bodyBuffers.get()
 	}
 	for {
 		if len(buf) == cap(buf) {
@@ -128,6 +131,9 @@ func (q *request) readBody(n int64) ([]byte, error) {
 		// Processing may outlast the body's schedule; the server's own
 		// deadlines apply again to the next request.
 		_ = rc.SetReadDeadline(time.Time{})
+	}
+	if n >= 0 {
+		return whole[:len(buf)], nil
 	}
 	return buf, nil
 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tablestore/tablestore"
@@ -260,27 +259,7 @@ func (q *request) queryEntities() {
 		setExact(hd, "x-ms-continuation-NextRowKey", encodeNextKey(next[1]))
 	}
 	q.writeJSON(http.StatusOK, l, b)
-	q.pageBuf = b // back to the pool once the response is sent
-}
-
-// pageBuffers are the buffers of query pages, reused from one page to
-// the next so a page does not grow a new buffer from nothing.
-var pageBuffers sync.Pool
-
-// maxPooledPage is the largest page buffer kept for reuse.
-const maxPooledPage = 1 << 20
-
-func getPageBuffer() []byte {
-	if p, ok := pageBuffers.Get().(*[]byte); ok {
-		return (*p)[:0]
-	}
-	return make([]byte, 0, 16<<10)
-}
-
-func putPageBuffer(b []byte) {
-	if cap(b) <= maxPooledPage {
-		pageBuffers.Put(&b)
-	}
+	q.respBuf = b // back to the pool once the response is sent
 }
 
 // Limits of one page of Query Entities, beyond $top.
@@ -301,7 +280,7 @@ const (
 // query and returns no entities and no continuation.
 func (q *request) queryPage(l metaLevel, query tablestore.Query, empty bool) (body []byte, next *[2]string, err error) {
 	sel := query.Select
-	b := getPageBuffer()
+	b := responseBuffers.get()
 	b = append(b, '{')
 	if l != metaNone {
 		md := q.res.base + "$metadata#" + q.res.table

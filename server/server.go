@@ -339,9 +339,12 @@ type request struct {
 	// runs; bodyDone says it was read whole (or there was none).
 	body     []byte
 	bodyDone bool
-	// pageBuf is a query page's buffer, returned to its pool once the
-	// response holding it has been sent.
-	pageBuf []byte
+	// bodyBuf is the buffer body was read into, returned to its pool
+	// when the request ends (body may be set to nil before).
+	bodyBuf []byte
+	// respBuf is a response's buffer (a query page, a batch response),
+	// returned to its pool once the response holding it has been sent.
+	respBuf []byte
 	// bodyMem and workMem are the bytes reserved from the memory budget
 	// for the body and for the operation's work; releaseMemory releases
 	// them.
@@ -378,9 +381,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.serve()
-	if q.pageBuf != nil { // sent: the response no longer holds it
-		putPageBuffer(q.pageBuf)
-		q.pageBuf = nil
+	if q.respBuf != nil { // sent: the response no longer holds it
+		responseBuffers.put(q.respBuf)
+		q.respBuf = nil
 	}
 	if !q.bodyDone && r.ContentLength != 0 {
 		// A body left unread is not waited for: net/http would read up
@@ -394,6 +397,10 @@ func (q *request) releaseMemory() {
 	q.h.mem.release(q.bodyMem, true)
 	q.h.mem.release(q.workMem, false)
 	q.bodyMem, q.workMem, q.body = 0, 0, nil
+	if q.bodyBuf != nil { // operations keep copies of what they need
+		bodyBuffers.put(q.bodyBuf)
+		q.bodyBuf = nil
+	}
 }
 
 // commonHeaders sets the headers every response carries.

@@ -181,6 +181,16 @@ func (s *RecordScratch) decode(dst, data []byte) (RecordEntity, []byte, error) {
 		}
 	}
 
+	// Grow dst once to a bound of what follows (a property's name, its
+	// value no longer than its text, and a few bytes of framing), so the
+	// record is not copied from one smaller buffer to the next.
+	bound := 16
+	for i := range ms {
+		if ms[i].class == classProperty {
+			bound += len(ms[i].name) + len(ms[i].text) + 16
+		}
+	}
+	dst = slices.Grow(dst, bound)
 	dst = driver.AppendHeader(dst, 0)
 	count, size := 0, 0
 	var encodeErr error // AppendProperties' first error, reported if Decode has none
