@@ -74,13 +74,24 @@ func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
 	require.NoError(b.t, chromedp.Do(ctx, steps...))
 }
 
+// text returns the text of the element sel selects. It asks again when
+// the node it found went away before its text was read (a document that
+// replaced the one the selector was matched in), as waitFor does.
 func (b *browser) text(sel string) string {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	require.NoError(b.t, err, sel)
-	return s
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		cancel()
+		if err == nil {
+			return s
+		}
+		if time.Now().After(deadline) {
+			require.NoError(b.t, err, sel)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // waitFor waits until a JavaScript expression is true. It asks again
@@ -395,7 +406,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		Properties: map[string]any{"Name": "Ada, Countess of Lovelace"}}, tablestore.Merge, tablestore.ETagAny))
 	b.eval(`[...document.querySelectorAll(".prop-name")].find(e => e.value === "Age").closest("tr").querySelector(".prop-value").value = "37"`)
 	b.do(chromedp.Click(chromedp.CSS("#save")))
-	b.waitFor(`document.querySelector("#conflict") !== null`)
+	b.waitFor(`document.querySelector("#conflict") !== null && document.readyState === "complete"`)
 	require.Contains(t, b.text("#conflict"), "Conflict: the entity changed after you opened it")
 	require.Contains(t, b.text("#conflict"), "Ada, Countess of Lovelace")
 	b.screenshot("conflict")
