@@ -5,7 +5,9 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
@@ -102,13 +104,13 @@ func (l *lines) next() (line []byte, start int, ok bool) {
 	return bytes.TrimSuffix(line, []byte("\r")), start, true
 }
 
-// splitMultipart splits body (CRLF or LF line endings) on boundary. The
-// parts' bodies alias body. It stops after maxParts+1 parts, unclosed:
+// splitMultipart splits body (CRLF or LF line endings) on boundary,
+// appending the parts to parts[:0]. The parts' bodies alias body. It stops after maxParts+1 parts, unclosed:
 // the caller refuses more than maxParts. Errors: InvalidInput when the
 // boundary never appears or never closes.
-func splitMultipart(body []byte, boundary string, maxParts int) ([]mimePart, error) {
+func splitMultipart(body []byte, boundary string, maxParts int, parts []mimePart) ([]mimePart, error) {
 	delim := []byte("--" + boundary)
-	var parts []mimePart
+	parts = parts[:0]
 	l := lines{b: body}
 	partStart := -1 // where the current part's first line starts
 	prevEnd := 0    // where the line before the current one ends, its newline excluded
@@ -192,36 +194,68 @@ type subRequest struct {
 	body   []byte // aliases the batch body
 }
 
-// parseBatch reads the whole envelope; the sub-requests' bodies alias
-// body. Errors are answered as ordinary (non-202) errors: nothing has
-// run yet.
-func (h *handler) parseBatch(contentType string, body []byte) ([]subRequest, error) {
+// batchScratch is the working memory of one $batch request, kept in
+// batchScratches from one request to the next. Between requests it holds
+// nothing: put clears every element, so no body, entity or record is
+// kept alive by the pool.
+type batchScratch struct {
+	parts   []mimePart
+	subs    []subRequest
+	actions []tablestore.TransactionAction
+	raws    []tablestore.RawEntity
+}
+
+var batchScratches = sync.Pool{New: func() any { return new(batchScratch) }}
+
+// put clears sc and returns it to batchScratches.
+func (sc *batchScratch) put() {
+	sc.clear()
+	batchScratches.Put(sc)
+}
+
+// clear zeroes every element sc's slices can hold and empties them.
+func (sc *batchScratch) clear() {
+	clear(sc.parts[:cap(sc.parts)])
+	clear(sc.subs[:cap(sc.subs)])
+	clear(sc.actions[:cap(sc.actions)])
+	clear(sc.raws[:cap(sc.raws)])
+	sc.parts, sc.subs, sc.actions, sc.raws = sc.parts[:0], sc.subs[:0], sc.actions[:0], sc.raws[:0]
+}
+
+// parseBatch reads the whole envelope into sc.subs, which it returns; the
+// sub-requests' bodies alias body. Errors are answered as ordinary
+// (non-202) errors: nothing has run yet.
+func (h *handler) parseBatch(contentType string, body []byte, sc *batchScratch) ([]subRequest, error) {
 	boundary, ok := boundaryOf(contentType)
 	if !ok {
 		return nil, errBadBatch("a batch needs Content-Type multipart/mixed with a boundary")
 	}
-	outer, err := splitMultipart(body, boundary, 1)
+	outer, err := splitMultipart(body, boundary, 1, sc.parts)
+	sc.parts = outer
 	if err != nil {
 		return nil, err
 	}
 	if len(outer) != 1 {
 		return nil, errBadBatch("a batch holds exactly one changeset")
 	}
-	csBoundary, ok := boundaryOf(outer[0].header.get("Content-Type"))
+	changeset := outer[0] // sc.parts is reused below
+	csBoundary, ok := boundaryOf(changeset.header.get("Content-Type"))
 	if !ok {
 		return nil, errBadBatch("the batch part must be a multipart/mixed changeset; queries in a batch are not supported")
 	}
-	if outer[0].bad {
+	if changeset.bad {
 		return nil, errBadBatch("a part has too many header lines")
 	}
-	inner, err := splitMultipart(outer[0].body, csBoundary, tablestore.MaxTransactionActions)
+	inner, err := splitMultipart(changeset.body, csBoundary, tablestore.MaxTransactionActions, sc.parts)
+	sc.parts = inner
 	if err != nil {
 		return nil, err
 	}
 	if len(inner) == 0 {
 		return nil, errBadBatch("the changeset is empty")
 	}
-	subs := make([]subRequest, 0, len(inner))
+	subs := slices.Grow(sc.subs[:0], len(inner))
+	defer func() { sc.subs = subs }()
 	for _, p := range inner {
 		if p.bad {
 			return nil, errBadBatch("a part has too many header lines")
@@ -377,7 +411,9 @@ func (s *subRequest) action(raw *tablestore.RawEntity) (tablestore.TransactionAc
 
 // batch serves POST $batch: one changeset, run as one transaction.
 func (q *request) batch() {
-	subs, err := q.h.parseBatch(q.r.Header.Get("Content-Type"), q.body)
+	sc := batchScratches.Get().(*batchScratch)
+	defer sc.put() // after the response is written: it reads the actions
+	subs, err := q.h.parseBatch(q.r.Header.Get("Content-Type"), q.body, sc)
 	if err != nil {
 		q.fail(err)
 		return
@@ -388,8 +424,9 @@ func (q *request) batch() {
 			"The batch request operation exceeds the maximum 100 changes per change set."))
 		return
 	}
-	actions := make([]tablestore.TransactionAction, len(subs))
-	raws := make([]tablestore.RawEntity, len(subs))
+	sc.actions = slices.Grow(sc.actions[:0], len(subs))[:len(subs)]
+	sc.raws = slices.Grow(sc.raws[:0], len(subs))[:len(subs)]
+	actions, raws := sc.actions, sc.raws
 	table := subs[0].res.table
 	for i := range subs {
 		s := &subs[i]

@@ -30,7 +30,9 @@ func (p *bufferPool) get() []byte {
 	return make([]byte, 0, p.initial)
 }
 
-// getAtLeast returns an empty buffer of capacity n or more.
+// getAtLeast returns an empty buffer of capacity n or more. A new one has
+// a quarter more, so that the next requests, a little larger or smaller
+// (the bodies of a bulk load), can reuse it.
 func (p *bufferPool) getAtLeast(n int) []byte {
 	if b, ok := p.pool.Get().(*[]byte); ok {
 		if cap(*b) >= n {
@@ -38,7 +40,7 @@ func (p *bufferPool) getAtLeast(n int) []byte {
 		}
 		p.pool.Put(b)
 	}
-	return make([]byte, 0, n)
+	return make([]byte, 0, n+n/4)
 }
 
 // put returns b, which nothing may use any more, to the pool.
