@@ -30,12 +30,28 @@ type RawEntity struct {
 	ETag      ETag
 
 	record []byte // driver.Record layout, header Timestamp zero; nil: no entity
+	spare  []byte // a buffer Reset kept for the next record, when record is nil
 	count  int    // properties in record
 	size   int    // their share of the entity size (limits.EntitySize less the keys)
 	// refused is why the properties could not be encoded (a value over
 	// Azure's limits): a write reports it after checking the keys, as a
 	// write of the Entity would.
 	refused error
+}
+
+// maxKeptRecord is the largest stored form whose buffer Reset keeps.
+const maxKeptRecord = 64 << 10
+
+// Reset makes e hold no entity, as the zero RawEntity does, and keeps
+// the buffer of its stored form, when it is no larger than 64 KiB, for
+// the next UnmarshalJSON to decode into. A service decoding many bodies
+// reuses RawEntity values so, without keeping a large buffer alive.
+func (e *RawEntity) Reset() {
+	rec := e.record[:0]
+	if cap(rec) > maxKeptRecord {
+		rec = nil
+	}
+	*e = RawEntity{spare: rec}
 }
 
 // rawScratch is the reusable memory of decoding one JSON body.
@@ -60,7 +76,11 @@ func (e *RawEntity) UnmarshalJSON(data []byte) error {
 			rawScratch.Put(s)
 		}
 	}()
-	w, rec, err := wire.DecodeRecord(e.record[:0], data, s)
+	dst := e.record[:0]
+	if dst == nil {
+		dst = e.spare[:0]
+	}
+	w, rec, err := wire.DecodeRecord(dst, data, s)
 	if err != nil {
 		// The body may be an entity whose values cannot be stored: its
 		// write, not its decoding, refuses it, after the keys.

@@ -283,3 +283,48 @@ func FuzzRawEntityMatchesEntity(f *testing.F) {
 		}
 	})
 }
+
+// TestRawEntityReset: a reset RawEntity holds no entity, its next
+// decode reuses the buffer without allocating one, and a buffer over
+// 64 KiB is not kept.
+func TestRawEntityReset(t *testing.T) {
+	db, err := OpenInMemory(&Options{NoSync: true})
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.CreateTable(ctx, "Resets")
+	require.NoError(t, err)
+	tb := db.Table("Resets")
+	insert := func(e *RawEntity) error {
+		return tb.SubmitTransaction(ctx, []TransactionAction{{Type: ActionInsert, Raw: e}})
+	}
+	zeroErr := insert(&RawEntity{})
+	require.Error(t, zeroErr)
+
+	body := []byte(`{"PartitionKey":"p","RowKey":"r","Name":"Ada","Age":36}`)
+	var e RawEntity
+	require.NoError(t, e.UnmarshalJSON(body))
+	e.Reset()
+	require.Equal(t, RawEntity{spare: e.spare}, e)
+	require.Equal(t, zeroErr.Error(), fmt.Sprint(insert(&e)))
+
+	// Decoding into the kept buffer allocates only the keys' strings.
+	fresh := testing.AllocsPerRun(100, func() {
+		var f RawEntity
+		_ = f.UnmarshalJSON(body)
+	})
+	reused := testing.AllocsPerRun(100, func() {
+		e.Reset()
+		_ = e.UnmarshalJSON(body)
+	})
+	require.Less(t, reused, fresh)
+	require.NoError(t, insert(&e))
+	got, err := tb.Get(ctx, "p", "r", nil)
+	require.NoError(t, err)
+	require.Equal(t, "Ada", got.Properties["Name"])
+
+	big := []byte(fmt.Sprintf(`{"PartitionKey":"p","RowKey":"big","A":%q,"B":%q,"C":%q}`,
+		strings.Repeat("a", 30_000), strings.Repeat("b", 30_000), strings.Repeat("c", 30_000)))
+	require.NoError(t, e.UnmarshalJSON(big))
+	e.Reset()
+	require.Nil(t, e.spare, "a buffer over 64 KiB is kept")
+}

@@ -196,8 +196,9 @@ type subRequest struct {
 
 // batchScratch is the working memory of one $batch request, kept in
 // batchScratches from one request to the next. Between requests it holds
-// nothing: put clears every element, so no body, entity or record is
-// kept alive by the pool.
+// no part of a request: put clears every element, so no body or entity
+// is kept alive by the pool. After a batch of small entities it keeps
+// their buffers (RawEntity.Reset), for a bulk load's next batch.
 type batchScratch struct {
 	parts   []mimePart
 	subs    []subRequest
@@ -207,18 +208,32 @@ type batchScratch struct {
 
 var batchScratches = sync.Pool{New: func() any { return new(batchScratch) }}
 
-// put clears sc and returns it to batchScratches.
-func (sc *batchScratch) put() {
-	sc.clear()
+// maxKeptBatchBody is the largest $batch body after which the scratch
+// keeps its entities' buffers; those of a larger batch go to the
+// collector, so an idle server does not hold a burst's memory.
+const maxKeptBatchBody = 256 << 10
+
+// put clears sc, keeping the entities' buffers if keepBuffers, and
+// returns it to batchScratches.
+func (sc *batchScratch) put(keepBuffers bool) {
+	sc.clear(keepBuffers)
 	batchScratches.Put(sc)
 }
 
-// clear zeroes every element sc's slices can hold and empties them.
-func (sc *batchScratch) clear() {
+// clear zeroes every element sc's slices can hold and empties them; with
+// keepBuffers, the entities are Reset instead of zeroed.
+func (sc *batchScratch) clear(keepBuffers bool) {
 	clear(sc.parts[:cap(sc.parts)])
 	clear(sc.subs[:cap(sc.subs)])
 	clear(sc.actions[:cap(sc.actions)])
-	clear(sc.raws[:cap(sc.raws)])
+	raws := sc.raws[:cap(sc.raws)]
+	if keepBuffers {
+		for i := range raws {
+			raws[i].Reset()
+		}
+	} else {
+		clear(raws)
+	}
 	sc.parts, sc.subs, sc.actions, sc.raws = sc.parts[:0], sc.subs[:0], sc.actions[:0], sc.raws[:0]
 }
 
@@ -412,7 +427,7 @@ func (s *subRequest) action(raw *tablestore.RawEntity) (tablestore.TransactionAc
 // batch serves POST $batch: one changeset, run as one transaction.
 func (q *request) batch() {
 	sc := batchScratches.Get().(*batchScratch)
-	defer sc.put() // after the response is written: it reads the actions
+	defer sc.put(len(q.body) <= maxKeptBatchBody) // after the response is written: it reads the actions
 	subs, err := q.h.parseBatch(q.r.Header.Get("Content-Type"), q.body, sc)
 	if err != nil {
 		q.fail(err)

@@ -57,28 +57,45 @@ func TestPooledBuffersAcrossSizes(t *testing.T) {
 }
 
 // TestBatchScratchClear: a batch's scratch holds nothing of the request
-// once cleared, so the pool keeps no body, entity or record alive.
+// once cleared, with or without the entities' buffers kept, so the pool
+// keeps no body or entity alive.
 func TestBatchScratchClear(t *testing.T) {
 	h, db := fuzzHandler(t)
 	defer db.Close()
-	var sc batchScratch
-	subs, err := h.(*handler).parseBatch("multipart/mixed; boundary="+batchBoundary, buildBatch(t, "p", 5, 3_000), &sc)
-	require.NoError(t, err)
-	require.Len(t, subs, 5)
-	sc.actions = make([]tablestore.TransactionAction, 5, 8)
-	sc.raws = make([]tablestore.RawEntity, 5)
-	for i := range subs {
-		_, _, err := subs[i].action(&sc.raws[i])
-		require.NoError(t, err)
-		sc.actions[i] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Raw: &sc.raws[i]}
+	tb := db.Table("fzz")
+	insert := func(raw *tablestore.RawEntity) error {
+		return tb.SubmitTransaction(context.Background(), []tablestore.TransactionAction{{Type: tablestore.ActionInsert, Raw: raw}})
 	}
-	sc.clear()
-	for name, s := range map[string]any{"parts": sc.parts, "subs": sc.subs, "actions": sc.actions, "raws": sc.raws} {
-		v := reflect.ValueOf(s)
-		require.Zero(t, v.Len(), name)
-		require.Positive(t, v.Cap(), name)
-		for i := range v.Cap() {
-			require.True(t, v.Slice(0, v.Cap()).Index(i).IsZero(), "%s[%d] is not zero", name, i)
+	zeroErr := insert(&tablestore.RawEntity{})
+	require.Error(t, zeroErr)
+	for _, keep := range []bool{false, true} {
+		var sc batchScratch
+		subs, err := h.(*handler).parseBatch("multipart/mixed; boundary="+batchBoundary, buildBatch(t, "p", 5, 3_000), &sc)
+		require.NoError(t, err)
+		require.Len(t, subs, 5)
+		sc.actions = make([]tablestore.TransactionAction, 5, 8)
+		sc.raws = make([]tablestore.RawEntity, 5)
+		for i := range subs {
+			_, _, err := subs[i].action(&sc.raws[i])
+			require.NoError(t, err)
+			sc.actions[i] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Raw: &sc.raws[i]}
+		}
+		sc.clear(keep)
+		for name, s := range map[string]any{"parts": sc.parts, "subs": sc.subs, "actions": sc.actions, "raws": sc.raws} {
+			v := reflect.ValueOf(s)
+			require.Zero(t, v.Len(), name)
+			require.Positive(t, v.Cap(), name)
+			for i := range v.Cap() {
+				if name == "raws" && keep {
+					// A reset entity holds no entity: it is written as the
+					// zero RawEntity is, refused.
+					raw := &sc.raws[:cap(sc.raws)][i]
+					require.True(t, raw.PartitionKey == "" && raw.RowKey == "" && raw.Timestamp.IsZero() && raw.ETag == "", "raws[%d] holds %v", i, raw)
+					require.Equal(t, zeroErr.Error(), fmt.Sprint(insert(raw)), "raws[%d]", i)
+					continue
+				}
+				require.True(t, v.Slice(0, v.Cap()).Index(i).IsZero(), "%s[%d] is not zero (keep %v)", name, i, keep)
+			}
 		}
 	}
 }
