@@ -466,9 +466,9 @@ func (q *request) batch() {
 	}
 	// The actions hold copies of what they need: the body can go before
 	// the store's work begins.
-	q.body = nil
+	q.releaseBody()
 	for i := range subs {
-		subs[i].body = nil
+		subs[i].header, subs[i].body = nil, nil
 	}
 	err = q.h.db.Table(table).SubmitTransaction(q.r.Context(), actions)
 	if err != nil {

@@ -30,9 +30,9 @@ func (p *bufferPool) get() []byte {
 	return make([]byte, 0, p.initial)
 }
 
-// getAtLeast returns an empty buffer of capacity n or more. A new one has
-// a quarter more, so that the next requests, a little larger or smaller
-// (the bodies of a bulk load), can reuse it.
+// getAtLeast returns an empty buffer of capacity n or more. A new one
+// the pool can keep has up to a quarter more, so that the next requests,
+// a little larger or smaller (the bodies of a bulk load), can reuse it.
 func (p *bufferPool) getAtLeast(n int) []byte {
 	if b, ok := p.pool.Get().(*[]byte); ok {
 		if cap(*b) >= n {
@@ -40,7 +40,11 @@ func (p *bufferPool) getAtLeast(n int) []byte {
 		}
 		p.pool.Put(b)
 	}
-	return make([]byte, 0, n+n/4)
+	size := n
+	if n < maxPooledBuffer {
+		size = min(n+n/4, maxPooledBuffer)
+	}
+	return make([]byte, 0, size)
 }
 
 // put returns b, which nothing may use any more, to the pool.

@@ -90,7 +90,7 @@ func (q *request) insertEntity() {
 		q.fail(err)
 		return
 	}
-	q.body = nil // e holds copies
+	q.releaseBody() // e holds copies
 	if err := q.authorize(opInsert, q.res.table, e.PartitionKey, e.RowKey); err != nil {
 		q.fail(err)
 		return
@@ -194,7 +194,7 @@ func (q *request) writeEntity(mode tablestore.UpdateMode) {
 		q.fail(err)
 		return
 	}
-	q.body = nil // e holds copies
+	q.releaseBody() // e holds copies
 	// The URL names the entity; the body's keys are ignored.
 	e.PartitionKey, e.RowKey = q.res.pk, q.res.rk
 	if err = q.writeRaw(writeAction(mode == tablestore.Replace, ifMatch), e, ifMatch); err != nil {

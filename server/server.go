@@ -339,8 +339,8 @@ type request struct {
 	// runs; bodyDone says it was read whole (or there was none).
 	body     []byte
 	bodyDone bool
-	// bodyBuf is the buffer body was read into, returned to its pool
-	// when the request ends (body may be set to nil before).
+	// bodyBuf is the buffer body was read into, returned to its pool by
+	// releaseBody.
 	bodyBuf []byte
 	// respBuf is a response's buffer (a query page, a batch response),
 	// returned to its pool once the response holding it has been sent.
@@ -396,8 +396,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (q *request) releaseMemory() {
 	q.h.mem.release(q.bodyMem, true)
 	q.h.mem.release(q.workMem, false)
-	q.bodyMem, q.workMem, q.body = 0, 0, nil
-	if q.bodyBuf != nil { // operations keep copies of what they need
+	q.bodyMem, q.workMem = 0, 0
+	q.releaseBody()
+}
+
+// releaseBody lets the request body go, once the operation holds copies
+// of what it needs: its buffer returns to bodyBuffers (a large one to the
+// collector).
+func (q *request) releaseBody() {
+	q.body = nil
+	if q.bodyBuf != nil {
 		bodyBuffers.put(q.bodyBuf)
 		q.bodyBuf = nil
 	}
