@@ -324,15 +324,19 @@ func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 			return s, errXMethodIncorrectValue
 		}
 	}
-	u, err := url.Parse(f[1])
-	if err != nil {
-		return s, errBadBatch("a sub-request URL is malformed")
+	host, path, rawQuery, ok := splitSimpleURL(f[1])
+	if !ok {
+		u, err := url.Parse(f[1])
+		if err != nil {
+			return s, errBadBatch("a sub-request URL is malformed")
+		}
+		host, path, rawQuery = u.Host, u.EscapedPath(), u.RawQuery
 	}
-	if a := hostAccount(u.Host); a != "" && strings.TrimSuffix(a, secondarySuffix) != h.account {
+	if a := hostAccount(host); a != "" && strings.TrimSuffix(a, secondarySuffix) != h.account {
 		return s, errHostAccount
 	}
-	rest, _ := h.stripAccount(u.Host, u.EscapedPath())
-	q, err := parseQuery(u.RawQuery)
+	rest, _ := h.stripAccount(host, path)
+	q, err := parseQuery(rawQuery)
 	if err != nil {
 		return s, err
 	}
@@ -344,6 +348,64 @@ func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 		return s, errBadBatch("a sub-request must address an entity or a table's entities")
 	}
 	return s, nil
+}
+
+// splitSimpleURL returns what url.Parse gives as Host, EscapedPath() and
+// RawQuery for the URLs changeset clients send, "http://host[:port]/path"
+// or "/path", whose path holds only unreserved characters,
+// sub-delimiters, ':', '@' and '/', without url.Parse's allocations. ok is
+// false for any other URL (a query, an escape, a user, another scheme),
+// which the caller gives to url.Parse. FuzzSimpleURL holds the two equal.
+func splitSimpleURL(s string) (host, path, rawQuery string, ok bool) {
+	rest, found := strings.CutPrefix(s, "http://")
+	if !found {
+		rest, found = strings.CutPrefix(s, "https://")
+	}
+	if found {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 || !simpleHost(rest[:i]) {
+			return "", "", "", false
+		}
+		host, rest = rest[:i], rest[i:]
+	} else if !strings.HasPrefix(s, "/") || strings.HasPrefix(s, "//") {
+		return "", "", "", false // "//x" names a host
+	}
+	for i := 0; i < len(rest); i++ {
+		if !simplePathByte(rest[i]) {
+			return "", "", "", false
+		}
+	}
+	return host, rest, "", true
+}
+
+// simpleHost reports whether h is a name of letters, digits, dots and
+// hyphens, with an optional port of digits.
+func simpleHost(h string) bool {
+	name, port, hasPort := strings.Cut(h, ":")
+	if name == "" || hasPort && port == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !isAlnum(c) && c != '.' && c != '-' {
+			return false
+		}
+	}
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// simplePathByte reports whether c stands for itself in a URL's escaped
+// path: unreserved, a sub-delimiter, ':', '@' or '/'.
+func simplePathByte(c byte) bool {
+	return isAlnum(c) || strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // requestLine splits "VERB URL HTTP/1.1", fields separated by spaces or

@@ -232,3 +232,54 @@ func FuzzXMLBody(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSimpleURL: where splitSimpleURL reads a sub-request URL, url.Parse
+// reads it too, to the same host, escaped path and query.
+func FuzzSimpleURL(f *testing.F) {
+	for _, s := range []string{
+		"http://127.0.0.1:10002/devstoreaccount1/things",
+		"https://acct.table.core.windows.net/things(PartitionKey='p',RowKey='r')",
+		"/devstoreaccount1/things(PartitionKey='a%20b',RowKey='r')",
+		"/things()?$filter=x", "//host/things", "http://u@h/x", "http://h:/x", "http://h:80",
+		"http://[::1]:80/x", "/a b", "/a#b", "HTTP://h/x", "http://h/x:y@z!$&*+;=~",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		host, path, query, ok := splitSimpleURL(s)
+		if !ok {
+			return
+		}
+		u, err := url.Parse(s)
+		if err != nil {
+			t.Fatalf("%q: splitSimpleURL read it, url.Parse refused it: %v", s, err)
+		}
+		if host != u.Host || path != u.EscapedPath() || query != u.RawQuery {
+			t.Fatalf("%q: splitSimpleURL %q %q %q, url.Parse %q %q %q", s, host, path, query, u.Host, u.EscapedPath(), u.RawQuery)
+		}
+	})
+}
+
+// TestSplitSimpleURL: the URLs the SDKs send take the short path; the
+// rest go to url.Parse.
+func TestSplitSimpleURL(t *testing.T) {
+	for _, tc := range []struct {
+		url, host, path string
+		ok              bool
+	}{
+		{"http://127.0.0.1:10002/devstoreaccount1/things", "127.0.0.1:10002", "/devstoreaccount1/things", true},
+		{"https://acct.table.core.windows.net/things(PartitionKey='p',RowKey='r')", "acct.table.core.windows.net", "/things(PartitionKey='p',RowKey='r')", true},
+		{"/devstoreaccount1/things", "", "/devstoreaccount1/things", true},
+		{"/things(PartitionKey='a%20b',RowKey='r')", "", "", false},
+		{"/things?$filter=x", "", "", false},
+		{"//host/things", "", "", false},
+		{"http://u@h/x", "", "", false},
+		{"http://h:/x", "", "", false},
+		{"HTTP://h/x", "", "", false},
+	} {
+		host, path, query, ok := splitSimpleURL(tc.url)
+		if ok != tc.ok || host != tc.host || path != tc.path || query != "" {
+			t.Errorf("%q: got %q %q %q %v, want %q %q %v", tc.url, host, path, query, ok, tc.host, tc.path, tc.ok)
+		}
+	}
+}
