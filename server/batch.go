@@ -105,9 +105,10 @@ func (l *lines) next() (line []byte, start int, ok bool) {
 }
 
 // splitMultipart splits body (CRLF or LF line endings) on boundary,
-// appending the parts to parts[:0]. The parts' bodies alias body. It stops after maxParts+1 parts, unclosed:
-// the caller refuses more than maxParts. Errors: InvalidInput when the
-// boundary never appears or never closes.
+// appending the parts to parts[:0]. The parts' bodies alias body. It
+// stops after maxParts+1 parts, unclosed: the caller refuses more than
+// maxParts. Errors: InvalidInput when the boundary never appears or never
+// closes.
 func splitMultipart(body []byte, boundary string, maxParts int, parts []mimePart) ([]mimePart, error) {
 	delim := []byte("--" + boundary)
 	parts = parts[:0]
