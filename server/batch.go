@@ -325,7 +325,8 @@ func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 			return s, errXMethodIncorrectValue
 		}
 	}
-	host, path, rawQuery, ok := splitSimpleURL(f[1])
+	host, path, ok := splitSimpleURL(f[1])
+	var rawQuery string // none on the short path
 	if !ok {
 		u, err := url.Parse(f[1])
 		if err != nil {
@@ -351,13 +352,13 @@ func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 	return s, nil
 }
 
-// splitSimpleURL returns what url.Parse gives as Host, EscapedPath() and
-// RawQuery for the URLs changeset clients send, "http://host[:port]/path"
-// or "/path", whose path holds only unreserved characters,
-// sub-delimiters, ':', '@' and '/', without url.Parse's allocations. ok is
+// splitSimpleURL returns what url.Parse gives as Host and EscapedPath()
+// for the URLs changeset clients send, "http://host[:port]/path" or
+// "/path", whose path holds only unreserved characters, sub-delimiters,
+// ':', '@' and '/' (so no query), without url.Parse's allocations. ok is
 // false for any other URL (a query, an escape, a user, another scheme),
 // which the caller gives to url.Parse. FuzzSimpleURL holds the two equal.
-func splitSimpleURL(s string) (host, path, rawQuery string, ok bool) {
+func splitSimpleURL(s string) (host, path string, ok bool) {
 	rest, found := strings.CutPrefix(s, "http://")
 	if !found {
 		rest, found = strings.CutPrefix(s, "https://")
@@ -365,18 +366,18 @@ func splitSimpleURL(s string) (host, path, rawQuery string, ok bool) {
 	if found {
 		i := strings.IndexByte(rest, '/')
 		if i < 0 || !simpleHost(rest[:i]) {
-			return "", "", "", false
+			return "", "", false
 		}
 		host, rest = rest[:i], rest[i:]
 	} else if !strings.HasPrefix(s, "/") || strings.HasPrefix(s, "//") {
-		return "", "", "", false // "//x" names a host
+		return "", "", false // "//x" names a host
 	}
 	for i := 0; i < len(rest); i++ {
 		if !simplePathByte(rest[i]) {
-			return "", "", "", false
+			return "", "", false
 		}
 	}
-	return host, rest, "", true
+	return host, rest, true
 }
 
 // simpleHost reports whether h is a name of letters, digits, dots and

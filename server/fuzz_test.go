@@ -246,7 +246,8 @@ func FuzzSimpleURL(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		host, path, query, ok := splitSimpleURL(s)
+		host, path, ok := splitSimpleURL(s)
+		query := "" // the short path reads no query
 		if !ok {
 			return
 		}
@@ -277,9 +278,9 @@ func TestSplitSimpleURL(t *testing.T) {
 		{"http://h:/x", "", "", false},
 		{"HTTP://h/x", "", "", false},
 	} {
-		host, path, query, ok := splitSimpleURL(tc.url)
-		if ok != tc.ok || host != tc.host || path != tc.path || query != "" {
-			t.Errorf("%q: got %q %q %q %v, want %q %q %v", tc.url, host, path, query, ok, tc.host, tc.path, tc.ok)
+		host, path, ok := splitSimpleURL(tc.url)
+		if ok != tc.ok || host != tc.host || path != tc.path {
+			t.Errorf("%q: got %q %q %v, want %q %q %v", tc.url, host, path, ok, tc.host, tc.path, tc.ok)
 		}
 	}
 }

@@ -36,12 +36,13 @@ const (
 // makes a crash safe: a value can be seen before its commit is durable
 // (Pebble shows a batch to readers before its sync ends, and NoSync
 // commits return before it), so after a crash a value may have been
-// handed out, as an ETag, for a write that the crash then lost. Were the clock to resume from
-// the last durable write's Timestamp, it could issue that value again to
-// another version of the same entity (a write soon after a restart, with
-// the wall clock stepped back), and a stale If-Match holding the lost
-// write's ETag would match an entity it never saw. Resuming from the
-// ceiling, above every value ever issued, rules that out.
+// handed out, as an ETag, for a write that the crash then lost. Were the
+// clock to resume from the last durable write's Timestamp, it could
+// issue that value again to another version of the same entity (a write
+// soon after a restart, with the wall clock stepped back), and a stale
+// If-Match holding the lost write's ETag would match an entity it never
+// saw. Resuming from the ceiling, above every value ever issued, rules
+// that out.
 //
 // The ceiling is kept only a little ahead: it is moved to the value being
 // issued plus the lead, which is four times the time the last synced
