@@ -474,9 +474,12 @@ func TestChangesFollow(t *testing.T) {
 	}
 
 	// The drop ends a follower after its final change; Close ends one too.
+	// The follower is known to be following once it has seen an insert
+	// made after it started.
 	var wg sync.WaitGroup
 	wg.Add(1)
 	var last Change
+	following := make(chan struct{})
 	st, err = tb.ChangeFeed(ctx)
 	require.NoError(t, err)
 	go func() {
@@ -485,10 +488,18 @@ func TestChangesFollow(t *testing.T) {
 			if err != nil {
 				return
 			}
+			if c.RowKey == "ready" { // the one insert
+				close(following)
+			}
 			last = c
 		}
 	}()
-	time.Sleep(10 * time.Millisecond)
+	require.NoError(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "ready"}))
+	select {
+	case <-following:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the follower did not see the insert")
+	}
 	require.NoError(t, db.DeleteTable(ctx, "tbl"))
 	wg.Wait()
 	require.Equal(t, ChangeDropTable, last.Op)

@@ -121,13 +121,16 @@ func (c *changeFeeds) settingsOf(id uint64) *feedSettings {
 func (t *table) feedToRead(want uint64) (uint64, *feedSettings, error) {
 	info, err := t.resolve()
 	c := &t.db.changes
-	if want != 0 && (err != nil || info.id != want) {
+	if want != 0 {
 		// A deleted table's feed stays readable, up to its final
-		// record, while no table has the name.
-		if s := c.settingsOf(want); err != nil && s != nil && s.Dropped != 0 {
+		// record, while no table has the name, and while the deletion
+		// that marked it dropped has yet to remove the name.
+		if s := c.settingsOf(want); (err != nil || info.id == want) && s != nil && s.Dropped != 0 {
 			return want, s, nil
 		}
-		return 0, nil, fmt.Errorf("%w: the cursor names a table that no longer exists under the name %q (deleted or re-created)", driver.ErrCursorStale, t.name)
+		if err != nil || info.id != want {
+			return 0, nil, fmt.Errorf("%w: the cursor names a table that no longer exists under the name %q (deleted or re-created)", driver.ErrCursorStale, t.name)
+		}
 	}
 	if err != nil {
 		return 0, nil, err
