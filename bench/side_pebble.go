@@ -26,8 +26,9 @@ type pebbleStore struct {
 
 // rawPebbleOptions returns the Pebble options the raw side uses, chosen
 // to match the ones tablestore opens Pebble with: the same cache size,
-// memtable size (tablestore's default, 4 MiB), format version and bloom
-// filter bits (tablestore's default, 10), and the block size given.
+// memtable size (tablestore's default, 4 MiB), format version, block
+// compression (MinLZ where Pebble finds it fastest), bloom filter bits
+// (tablestore's default, 10), and the block size given.
 func rawPebbleOptions(s storeSettings) *pebble.Options {
 	o := &pebble.Options{
 		Cache:              pebble.NewCache(s.cacheSize),
@@ -35,6 +36,7 @@ func rawPebbleOptions(s storeSettings) *pebble.Options {
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             quietLogger{},
 	}
+	o.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionFastest })
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		if s.blockSize > 0 {
