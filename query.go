@@ -292,6 +292,9 @@ func (t *Table) readRows(ctx context.Context, pq *preparedQuery, emit func(drive
 	if err != nil {
 		return "", PageCost{}, mapError(err, false)
 	}
+	if res.Counted {
+		pq.req.PreviousExamined = res.Examined // for the query's next page
+	}
 	if !res.More {
 		return "", costOf(res), nil
 	}

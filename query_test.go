@@ -13,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/engine"
 	"github.com/tablestore/tablestore/internal/plan"
@@ -457,4 +458,62 @@ func TestQueryPageCost(t *testing.T) {
 	page, err := QueryPageAs[struct{ N int32 }](ctx, tbl, Query{Filter: "PartitionKey eq 'p0'"})
 	require.NoError(t, err)
 	require.Equal(t, PageCost{Examined: 10}, page.PageCost)
+}
+
+// hintRecorder is a driver.Conn that records the PreviousExamined hint of
+// every query page its tables are asked for.
+type hintRecorder struct {
+	driver.Conn
+	hints *[]int
+}
+
+func (c hintRecorder) Table(name string) driver.Table {
+	return hintRecordingTable{c.Conn.Table(name), c.hints}
+}
+
+type hintRecordingTable struct {
+	driver.Table
+	hints *[]int
+}
+
+func (t hintRecordingTable) QueryPage(ctx context.Context, q *driver.QueryRequest, emit func(driver.Row) error) (driver.PageResult, error) {
+	*t.hints = append(*t.hints, q.PreviousExamined)
+	return t.Table.QueryPage(ctx, q, emit)
+}
+
+// TestQueryPreviousExaminedHint checks that the query iterator tells the
+// driver, with each page after the first, how many entities the previous
+// page examined, and that a page read alone (QueryPage) carries no hint.
+func TestQueryPreviousExaminedHint(t *testing.T) {
+	ctx := context.Background()
+	inner, err := OpenInMemory(nil)
+	require.NoError(t, err)
+	var hints []int
+	db, err := OpenDriver(hintRecorder{inner.conn, &hints}, nil)
+	require.NoError(t, err)
+	defer db.Close()
+	tb, err := db.CreateTable(ctx, "Hints")
+	require.NoError(t, err)
+	for i := range 250 {
+		require.NoError(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: fmt.Sprintf("r%03d", i),
+			Properties: map[string]any{"N": int32(i % 2)}}))
+	}
+	// Every other entity matches: a page of 50 examines about 100.
+	q := Query{Filter: "N eq 0", Top: 50}
+	n := 0
+	for _, err := range tb.Query(ctx, q) {
+		require.NoError(t, err)
+		n++
+	}
+	require.Equal(t, 125, n)
+	// Three pages: 50 matches in r000-r098, 50 in r099-r198, 25 after.
+	require.Equal(t, []int{0, 99, 100}, hints)
+
+	hints = hints[:0]
+	page, err := tb.QueryPage(ctx, q)
+	require.NoError(t, err)
+	q.Continuation = page.Continuation
+	_, err = tb.QueryPage(ctx, q)
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 0}, hints)
 }

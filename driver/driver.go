@@ -258,6 +258,14 @@ type QueryRequest struct {
 	// to another table, or to none, QueryPage fails with TableNotFound.
 	// "" reads whatever table the name resolves to.
 	Table string
+	// PreviousExamined is a hint: how many stored entities the query's
+	// previous page examined (PageResult.Examined), when the caller read
+	// one; 0 when unknown. A driver may plan the page's reads by it, but
+	// what the page returns never depends on it. The embedded engine
+	// reads a page in parallel from its first entity, instead of after a
+	// short serial start, when the previous page examined more than that
+	// start.
+	PreviousExamined int
 }
 
 // PageResult ends one page of a query.

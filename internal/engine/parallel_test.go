@@ -27,7 +27,10 @@ import (
 //	load n=<entities>            a flushed, compacted table "t" of n entities:
 //	                             PartitionKey p%03d (100 rows each), RowKey
 //	                             r%05d, B = i*7919 mod 100, a 200-byte S
-//	query filter=<text> top=<n> scan=<n> [pages=<n>]
+//	query filter=<text> top=<n> scan=<n> [pages=<n>] [hint]
+//	                             hint: each next page's request carries the
+//	                             previous page's Examined, as package
+//	                             tablestore's query iterator sends it
 func TestParallelSplits(t *testing.T) {
 	ctx := context.Background()
 	shrinkParallel(t, 96<<10, 16<<10, 64<<10, 8<<10, 100)
@@ -66,7 +69,7 @@ func TestParallelSplits(t *testing.T) {
 			if d.HasArg("pages") {
 				d.ScanArgs(t, "pages", &pages)
 			}
-			return runParallelQuery(t, db, src, top, scan, pages)
+			return runParallelQuery(t, db, src, top, scan, pages, d.HasArg("hint"))
 		}
 		t.Fatalf("unknown command %q", d.Cmd)
 		return ""
@@ -192,8 +195,9 @@ func plannedRequest(root filter.Node, top int) *driver.QueryRequest {
 }
 
 // runParallelQuery reads up to pages pages of a query with Parallelism 2
-// and 1 and describes the parallel ones.
-func runParallelQuery(t *testing.T, db *Engine, src string, top, scan, pages int) string {
+// and 1 and describes the parallel ones; with hint, each page's request
+// carries the previous page's Examined.
+func runParallelQuery(t *testing.T, db *Engine, src string, top, scan, pages int, hint bool) string {
 	ctx := context.Background()
 	f, err := filter.Compile(src, nil)
 	require.NoError(t, err)
@@ -264,6 +268,9 @@ func runParallelQuery(t *testing.T, db *Engine, src string, top, scan, pages int
 		}
 		fmt.Fprintf(&out, "  resume %s/%s\n", got.res.NextPartitionKey, got.res.NextRowKey)
 		q.NextPartitionKey, q.NextRowKey = got.res.NextPartitionKey, got.res.NextRowKey
+		if hint {
+			q.PreviousExamined = got.res.Examined
+		}
 	}
 	return out.String()
 }

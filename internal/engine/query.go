@@ -271,7 +271,9 @@ func (r *pageReader) readPoints(ranges []driver.KeyRange) error {
 // of ranges and each backwards when r.reverse; the iterator is one
 // consistent view across all of them. A page that may be read in
 // parallel offers the rest of its ranges to scanParallel once it has
-// examined parallelAfter entities.
+// examined parallelAfter entities, or at once when the query's previous
+// page examined more (see driver.QueryRequest.PreviousExamined): that
+// page did not end early, and this one most likely will not either.
 func (r *pageReader) scan(ranges []driver.KeyRange) error {
 	id := r.id
 	it, err := r.db.pdb.NewIter(nil)
@@ -282,6 +284,9 @@ func (r *pageReader) scan(ranges []driver.KeyRange) error {
 	handoff := -1
 	if r.parallelOK() {
 		handoff = parallelAfter
+		if r.q.PreviousExamined > parallelAfter {
+			handoff = 0
+		}
 	}
 	var lower, upper []byte
 	for i, rg := range ranges {
