@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"math"
 	"slices"
 	"strconv"
@@ -34,9 +35,10 @@ type RecordEntity struct {
 // returns refers to it.
 type RecordScratch struct {
 	members []member
-	order   []int32 // indexes of members, sorted by name
-	buf     []byte  // unescaped strings
-	bin     []byte  // a decoded Binary value
+	order   []int32   // indexes of members, sorted by name
+	keys    []sortKey // the members' sort keys (see sortMembers)
+	buf     []byte    // unescaped strings
+	bin     []byte    // a decoded Binary value
 }
 
 // Reusable reports whether s is small enough to keep for the next call:
@@ -48,12 +50,85 @@ func (s *RecordScratch) Reusable() bool {
 
 // member is one top-level member of a body, as DecodeRecord keeps it.
 type member struct {
-	name  []byte // the key; an annotation's without its suffix
-	text  []byte // a string's value or a number's literal
-	doc   int32  // the member's index in document order
-	class uint8
-	kind  uint8
-	b     bool
+	name   []byte // the key; an annotation's without its suffix
+	text   []byte // a string's value or a number's literal
+	prefix uint64 // name's first 8 bytes, zero-padded, big-endian
+	doc    int32  // the member's index in document order
+	class  uint8
+	kind   uint8
+	b      bool
+}
+
+// namePrefix returns name's first 8 bytes, zero-padded, as a big-endian
+// number: where two prefixes differ, they order their names as
+// bytes.Compare does.
+func namePrefix(name []byte) uint64 {
+	var b [8]byte
+	copy(b[:], name)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// compareMembers orders members by name, then class, then document
+// order, so that a property is followed by its annotation and repeated
+// keys are adjacent.
+func compareMembers(x, y *member) int {
+	if x.prefix != y.prefix {
+		if x.prefix < y.prefix {
+			return -1
+		}
+		return 1
+	}
+	if c := bytes.Compare(x.name, y.name); c != 0 {
+		return c
+	}
+	if x.class != y.class {
+		return int(x.class) - int(y.class)
+	}
+	return int(x.doc) - int(y.doc)
+}
+
+// sortKey is a member's index with its name's prefix, so that a sort
+// compares members in a compact array and looks at them only on a tie.
+type sortKey struct {
+	prefix uint64
+	k      int32
+}
+
+// sortMembers returns order holding the indexes of ms sorted by
+// compareMembers, using keys as scratch. An entity's few dozen members
+// are sorted by insertion, which beats a general sort's calls through a
+// comparison function at that size.
+func sortMembers(order []int32, keys []sortKey, ms []member) ([]int32, []sortKey) {
+	keys = keys[:0]
+	for k := range ms {
+		keys = append(keys, sortKey{ms[k].prefix, int32(k)})
+	}
+	compare := func(x, y sortKey) int {
+		if x.prefix != y.prefix {
+			if x.prefix < y.prefix {
+				return -1
+			}
+			return 1
+		}
+		return compareMembers(&ms[x.k], &ms[y.k])
+	}
+	if len(keys) > 32 {
+		slices.SortFunc(keys, compare)
+	} else {
+		for i := 1; i < len(keys); i++ {
+			v := keys[i]
+			j := i
+			for ; j > 0 && compare(v, keys[j-1]) < 0; j-- {
+				keys[j] = keys[j-1]
+			}
+			keys[j] = v
+		}
+	}
+	order = order[:0]
+	for _, key := range keys {
+		order = append(order, key.k)
+	}
+	return order, keys
 }
 
 // DecodeRecord reads an entity body as Decode does and appends to dst the
@@ -92,7 +167,7 @@ func (s *RecordScratch) decode(dst, data []byte) (RecordEntity, []byte, error) {
 	scanErr := sc.object(func(key []byte, v token) error {
 		class, name := classify(key)
 		k := len(s.members)
-		s.members = append(s.members, member{name: name, text: v.text, doc: int32(k), class: class, kind: v.kind, b: v.b})
+		s.members = append(s.members, member{name: name, text: v.text, prefix: namePrefix(name), doc: int32(k), class: class, kind: v.kind, b: v.b})
 		switch class {
 		case classAnnotation:
 			if v.kind != kindString {
@@ -122,23 +197,9 @@ func (s *RecordScratch) decode(dst, data []byte) (RecordEntity, []byte, error) {
 	})
 	s.buf = sc.buf[:0]
 
-	// Sort by name, then class, then document order, so that a property
-	// is followed by its annotation and repeated keys are adjacent.
 	ms := s.members
-	order := s.order[:0]
-	for k := range ms {
-		order = append(order, int32(k))
-	}
-	slices.SortFunc(order, func(a, b int32) int {
-		x, y := &ms[a], &ms[b]
-		if c := bytes.Compare(x.name, y.name); c != 0 {
-			return c
-		}
-		if x.class != y.class {
-			return int(x.class) - int(y.class)
-		}
-		return int(x.doc) - int(y.doc)
-	})
+	var order []int32
+	order, s.keys = sortMembers(s.order, s.keys, ms)
 	s.order = order
 
 	// Decode reports a repeated key when it meets its second occurrence,
