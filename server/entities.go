@@ -416,9 +416,18 @@ func scanObject(b []byte) (info objectInfo, ok bool) {
 	}
 }
 
+// minObjectBytes is the least JSON text an object of n members takes:
+// braces, and per member an empty key, a colon and a one-digit value,
+// with commas between members.
+func minObjectBytes(n int) int { return 2 + 4*n + n - 1 }
+
 // checkMembers refuses a JSON object with more than maxMembers members.
-// Errors: TooManyProperties.
+// A body too short to hold that many, as entities' bodies are, is not
+// scanned. Errors: TooManyProperties.
 func checkMembers(b []byte) error {
+	if len(b) < minObjectBytes(maxMembers+1) {
+		return nil
+	}
 	if info, ok := scanObject(b); ok && info.members > maxMembers {
 		return &tablestore.Error{Code: tablestore.CodeTooManyProperties,
 			Message: "the entity has " + itoa(info.members) + " members; an entity has at most 255 properties"}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
 )
 
@@ -220,5 +221,37 @@ func TestHeaderLimit(t *testing.T) {
 	if !bytes.HasPrefix(out, []byte("HTTP/1.1 400 Bad Request\r\n")) || !bytes.Contains(out, []byte(`{"odata.error":{"code":"InvalidInput"`)) ||
 		!bytes.Contains(out, []byte("\r\nx-ms-error-code: InvalidInput\r\n")) {
 		t.Errorf("not HTTP: %q", out)
+	}
+}
+
+// TestCheckMembersBound checks the length below which checkMembers skips
+// its scan: the shortest object of maxMembers+1 members is still
+// scanned and refused, and one member fewer passes.
+func TestCheckMembersBound(t *testing.T) {
+	minimal := func(n int) []byte { // n members of the fewest bytes
+		return []byte("{" + strings.Repeat(`"":0,`, n-1) + `"":0}`)
+	}
+	for _, n := range []int{1, 2, maxMembers, maxMembers + 1} {
+		require.Len(t, minimal(n), minObjectBytes(n))
+	}
+	for _, tc := range []struct {
+		name string
+		body []byte
+		code tablestore.Code // "" for no error
+	}{
+		{"maxMembers, shortest", minimal(maxMembers), ""},
+		{"one more, shortest", minimal(maxMembers + 1), tablestore.CodeTooManyProperties},
+		{"one more, spaced", bytes.ReplaceAll(minimal(maxMembers+1), []byte(","), []byte(", ")), tablestore.CodeTooManyProperties},
+		{"many real properties", []byte(`{"PartitionKey":"p","RowKey":"r"` + strings.Repeat(`,"p":1`, 600) + `}`), tablestore.CodeTooManyProperties},
+		{"a typical entity", []byte(`{"PartitionKey":"p","RowKey":"r","Name":"n","Count":3}`), ""},
+	} {
+		err := checkMembers(tc.body)
+		if tc.code == "" {
+			require.NoError(t, err, tc.name)
+			continue
+		}
+		var te *tablestore.Error
+		require.ErrorAs(t, err, &te, tc.name)
+		require.Equal(t, tc.code, te.Code, tc.name)
 	}
 }
