@@ -147,7 +147,7 @@ func sortedOrder(names []string, idx []int32) []int32 {
 	}
 	var key [maxSortedOnStack]uint64 // key[k] is the prefix of names[idx[k]]
 	for i := range names {
-		key[i] = namePrefix(names[i])
+		key[i] = NamePrefix(names[i])
 	}
 	for i := 1; i < len(idx); i++ {
 		for j := i; j > 0; j-- {
@@ -162,10 +162,10 @@ func sortedOrder(names []string, idx []int32) []int32 {
 	return idx
 }
 
-// namePrefix packs a name's first eight bytes big-endian, zero-padded, so
+// NamePrefix packs a name's first eight bytes big-endian, zero-padded, so
 // that comparing two prefixes orders names as comparing the names does,
 // up to ties.
-func namePrefix(name string) uint64 {
+func NamePrefix[S ~string | ~[]byte](name S) uint64 {
 	var b [8]byte
 	copy(b[:], name)
 	return binary.BigEndian.Uint64(b[:])

@@ -3,7 +3,6 @@ package wire
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"math"
 	"slices"
 	"strconv"
@@ -36,7 +35,7 @@ type RecordEntity struct {
 type RecordScratch struct {
 	members []member
 	order   []int32   // indexes of members, sorted by name
-	keys    []sortKey // the members' sort keys (see sortMembers)
+	keys    []sortKey // the members' sort keys, in document order until sorted
 	buf     []byte    // unescaped strings
 	bin     []byte    // a decoded Binary value
 }
@@ -50,34 +49,18 @@ func (s *RecordScratch) Reusable() bool {
 
 // member is one top-level member of a body, as DecodeRecord keeps it.
 type member struct {
-	name   []byte // the key; an annotation's without its suffix
-	text   []byte // a string's value or a number's literal
-	prefix uint64 // name's first 8 bytes, zero-padded, big-endian
-	doc    int32  // the member's index in document order
-	class  uint8
-	kind   uint8
-	b      bool
-}
-
-// namePrefix returns name's first 8 bytes, zero-padded, as a big-endian
-// number: where two prefixes differ, they order their names as
-// bytes.Compare does.
-func namePrefix(name []byte) uint64 {
-	var b [8]byte
-	copy(b[:], name)
-	return binary.BigEndian.Uint64(b[:])
+	name  []byte // the key; an annotation's without its suffix
+	text  []byte // a string's value or a number's literal
+	doc   int32  // the member's index in document order
+	class uint8
+	kind  uint8
+	b     bool
 }
 
 // compareMembers orders members by name, then class, then document
 // order, so that a property is followed by its annotation and repeated
 // keys are adjacent.
 func compareMembers(x, y *member) int {
-	if x.prefix != y.prefix {
-		if x.prefix < y.prefix {
-			return -1
-		}
-		return 1
-	}
 	if c := bytes.Compare(x.name, y.name); c != 0 {
 		return c
 	}
@@ -87,22 +70,19 @@ func compareMembers(x, y *member) int {
 	return int(x.doc) - int(y.doc)
 }
 
-// sortKey is a member's index with its name's prefix, so that a sort
-// compares members in a compact array and looks at them only on a tie.
+// sortKey is a member's index with its name's prefix
+// (entityenc.NamePrefix), so that a sort compares members in a compact
+// array and looks at them only on a tie.
 type sortKey struct {
 	prefix uint64
 	k      int32
 }
 
-// sortMembers returns order holding the indexes of ms sorted by
-// compareMembers, using keys as scratch. An entity's few dozen members
-// are sorted by insertion, which beats a general sort's calls through a
-// comparison function at that size.
-func sortMembers(order []int32, keys []sortKey, ms []member) ([]int32, []sortKey) {
-	keys = keys[:0]
-	for k := range ms {
-		keys = append(keys, sortKey{ms[k].prefix, int32(k)})
-	}
+// sortMembers sorts keys, one per member of ms, by compareMembers and
+// returns order holding their indexes in that order. An entity's few
+// dozen members are sorted by insertion, which beats a general sort's
+// calls through a comparison function at that size.
+func sortMembers(order []int32, keys []sortKey, ms []member) []int32 {
 	compare := func(x, y sortKey) int {
 		if x.prefix != y.prefix {
 			if x.prefix < y.prefix {
@@ -128,7 +108,7 @@ func sortMembers(order []int32, keys []sortKey, ms []member) ([]int32, []sortKey
 	for _, key := range keys {
 		order = append(order, key.k)
 	}
-	return order, keys
+	return order
 }
 
 // DecodeRecord reads an entity body as Decode does and appends to dst the
@@ -161,13 +141,14 @@ type known struct {
 }
 
 func (s *RecordScratch) decode(dst, data []byte) (RecordEntity, []byte, error) {
-	s.members = s.members[:0]
+	s.members, s.keys = s.members[:0], s.keys[:0]
 	at := known{-1, -1, -1, -1, -1, -1}
 	sc := scanner{data: data, buf: s.buf[:0]}
 	scanErr := sc.object(func(key []byte, v token) error {
 		class, name := classify(key)
 		k := len(s.members)
-		s.members = append(s.members, member{name: name, text: v.text, prefix: namePrefix(name), doc: int32(k), class: class, kind: v.kind, b: v.b})
+		s.members = append(s.members, member{name: name, text: v.text, doc: int32(k), class: class, kind: v.kind, b: v.b})
+		s.keys = append(s.keys, sortKey{entityenc.NamePrefix(name), int32(k)})
 		switch class {
 		case classAnnotation:
 			if v.kind != kindString {
@@ -198,9 +179,8 @@ func (s *RecordScratch) decode(dst, data []byte) (RecordEntity, []byte, error) {
 	s.buf = sc.buf[:0]
 
 	ms := s.members
-	var order []int32
-	order, s.keys = sortMembers(s.order, s.keys, ms)
-	s.order = order
+	s.order = sortMembers(s.order, s.keys, ms)
+	order := s.order
 
 	// Decode reports a repeated key when it meets its second occurrence,
 	// before any later error of the scan; the scan stopped at its first

@@ -282,38 +282,31 @@ func BenchmarkDecodeRecord(b *testing.B) {
 	})
 }
 
-// TestSortMembers checks sortMembers against a plain sort by name
-// (bytes.Compare), class and document order, on names that share
-// prefixes, hold zero bytes and run past the 8 bytes of the prefix, for
-// counts sorted by insertion and beyond.
+// TestSortMembers checks sortMembers against a plain sort by
+// compareMembers (name by bytes.Compare, class, document order), on
+// names that share prefixes, hold zero bytes and run past the 8 bytes of
+// the prefix, for counts sorted by insertion and beyond.
 func TestSortMembers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	alphabet := []byte{0, 'a', 'b', 0xff}
 	for _, n := range []int{0, 1, 2, 5, 17, 32, 33, 100} {
 		for range 50 {
 			ms := make([]member, n)
+			keys := make([]sortKey, n)
 			for k := range ms {
 				name := make([]byte, rng.IntN(11))
 				for i := range name {
 					name[i] = alphabet[rng.IntN(len(alphabet))]
 				}
-				ms[k] = member{name: name, prefix: namePrefix(name), doc: int32(k), class: uint8(rng.IntN(3))}
+				ms[k] = member{name: name, doc: int32(k), class: uint8(rng.IntN(3))}
+				keys[k] = sortKey{entityenc.NamePrefix(name), int32(k)}
 			}
 			want := make([]int32, n)
 			for k := range want {
 				want[k] = int32(k)
 			}
-			slices.SortFunc(want, func(a, b int32) int {
-				x, y := &ms[a], &ms[b]
-				if c := bytes.Compare(x.name, y.name); c != 0 {
-					return c
-				}
-				if x.class != y.class {
-					return int(x.class) - int(y.class)
-				}
-				return int(x.doc) - int(y.doc)
-			})
-			got, _ := sortMembers(nil, nil, ms)
+			slices.SortFunc(want, func(a, b int32) int { return compareMembers(&ms[a], &ms[b]) })
+			got := sortMembers(nil, keys, ms)
 			require.Equal(t, want, append(make([]int32, 0, n), got...), "n=%d", n)
 		}
 	}
