@@ -1,6 +1,7 @@
 package entityenc
 
 import (
+	"cmp"
 	"encoding/binary"
 	"math"
 	"slices"
@@ -134,32 +135,58 @@ func (c *NameCache) setUnits(k, units int) {
 }
 
 // sortedOrder appends to idx the indexes of names in increasing name
-// order and returns it. Up to maxSortedOnStack names it insertion-sorts
-// keyed by the names' first eight bytes, so it rarely compares whole
-// strings.
+// order and returns it.
 func sortedOrder(names []string, idx []int32) []int32 {
-	for i := range names {
-		idx = append(idx, int32(i))
-	}
+	var keyStack [maxSortedOnStack]NameKey
+	keys := keyStack[:0]
 	if len(names) > maxSortedOnStack {
-		slices.SortFunc(idx, func(a, b int32) int { return strings.Compare(names[a], names[b]) })
-		return idx
+		keys = make([]NameKey, 0, len(names))
 	}
-	var key [maxSortedOnStack]uint64 // key[k] is the prefix of names[idx[k]]
-	for i := range names {
-		key[i] = NamePrefix(names[i])
+	for i, name := range names {
+		keys = append(keys, NameKey{Prefix: NamePrefix(name), Index: int32(i)})
 	}
-	for i := 1; i < len(idx); i++ {
-		for j := i; j > 0; j-- {
-			a, b := key[j], key[j-1]
-			if a > b || a == b && names[idx[j]] >= names[idx[j-1]] {
-				break
-			}
-			key[j], key[j-1] = b, a
-			idx[j], idx[j-1] = idx[j-1], idx[j]
-		}
+	SortByName(keys, func(a, b int32) int { return strings.Compare(names[a], names[b]) })
+	for _, k := range keys {
+		idx = append(idx, k.Index)
 	}
 	return idx
+}
+
+// A NameKey is one item of a sort by name (SortByName): the item's index
+// and its name's NamePrefix.
+type NameKey struct {
+	Prefix uint64
+	Index  int32
+}
+
+// SortByName sorts keys in increasing name order: by prefix, and where
+// two prefixes are equal, by tie(a, b), the whole comparison of items a
+// and b (Index values), as strings.Compare returns it. Up to
+// maxSortedOnStack keys it sorts by insertion: the names of one entity
+// rarely share their first eight bytes, so tie is seldom called, where a
+// general sort calls a comparison function at every step.
+func SortByName(keys []NameKey, tie func(a, b int32) int) {
+	if len(keys) > maxSortedOnStack {
+		slices.SortFunc(keys, func(x, y NameKey) int {
+			if x.Prefix != y.Prefix {
+				return cmp.Compare(x.Prefix, y.Prefix)
+			}
+			return tie(x.Index, y.Index)
+		})
+		return
+	}
+	for i := 1; i < len(keys); i++ {
+		v := keys[i]
+		j := i
+		for ; j > 0; j-- {
+			p := keys[j-1]
+			if v.Prefix > p.Prefix || v.Prefix == p.Prefix && tie(v.Index, p.Index) >= 0 {
+				break
+			}
+			keys[j] = p
+		}
+		keys[j] = v
+	}
 }
 
 // NamePrefix packs a name's first eight bytes big-endian, zero-padded, so

@@ -1,6 +1,8 @@
 package entityenc
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,4 +75,33 @@ func decodeRecordNames(t *testing.T, rec []byte) []string {
 		names[i] = p.Name
 	}
 	return names
+}
+
+// TestSortedOrder checks sortedOrder against a plain sort of the names,
+// on names that share prefixes, hold zero bytes and run past the 8 bytes
+// of the prefix, for counts sorted by insertion and beyond.
+func TestSortedOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte{0, 'a', 'b', 0xff}
+	for _, n := range []int{0, 1, 2, 7, 32, 33, 90} {
+		for range 50 {
+			names := make([]string, n)
+			for k := range names {
+				name := make([]byte, rng.IntN(11))
+				for i := range name {
+					name[i] = alphabet[rng.IntN(len(alphabet))]
+				}
+				names[k] = string(name)
+			}
+			got := sortedOrder(names, nil)
+			require.Len(t, got, n)
+			sorted := make([]string, n)
+			for k, i := range got {
+				sorted[k] = names[i]
+			}
+			want := slices.Clone(names)
+			slices.Sort(want)
+			require.Equal(t, want, sorted, "n=%d", n)
+		}
+	}
 }

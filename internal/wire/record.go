@@ -34,10 +34,10 @@ type RecordEntity struct {
 // returns refers to it.
 type RecordScratch struct {
 	members []member
-	order   []int32   // indexes of members, sorted by name
-	keys    []sortKey // the members' sort keys, in document order until sorted
-	buf     []byte    // unescaped strings
-	bin     []byte    // a decoded Binary value
+	order   []int32             // indexes of members, sorted by name
+	keys    []entityenc.NameKey // the members' sort keys, in document order until sorted
+	buf     []byte              // unescaped strings
+	bin     []byte              // a decoded Binary value
 }
 
 // Reusable reports whether s is small enough to keep for the next call:
@@ -70,43 +70,13 @@ func compareMembers(x, y *member) int {
 	return int(x.doc) - int(y.doc)
 }
 
-// sortKey is a member's index with its name's prefix
-// (entityenc.NamePrefix), so that a sort compares members in a compact
-// array and looks at them only on a tie.
-type sortKey struct {
-	prefix uint64
-	k      int32
-}
-
 // sortMembers sorts keys, one per member of ms, by compareMembers and
-// returns order holding their indexes in that order. An entity's few
-// dozen members are sorted by insertion, which beats a general sort's
-// calls through a comparison function at that size.
-func sortMembers(order []int32, keys []sortKey, ms []member) []int32 {
-	compare := func(x, y sortKey) int {
-		if x.prefix != y.prefix {
-			if x.prefix < y.prefix {
-				return -1
-			}
-			return 1
-		}
-		return compareMembers(&ms[x.k], &ms[y.k])
-	}
-	if len(keys) > 32 {
-		slices.SortFunc(keys, compare)
-	} else {
-		for i := 1; i < len(keys); i++ {
-			v := keys[i]
-			j := i
-			for ; j > 0 && compare(v, keys[j-1]) < 0; j-- {
-				keys[j] = keys[j-1]
-			}
-			keys[j] = v
-		}
-	}
+// returns order holding their indexes in that order.
+func sortMembers(order []int32, keys []entityenc.NameKey, ms []member) []int32 {
+	entityenc.SortByName(keys, func(a, b int32) int { return compareMembers(&ms[a], &ms[b]) })
 	order = order[:0]
-	for _, key := range keys {
-		order = append(order, key.k)
+	for _, k := range keys {
+		order = append(order, k.Index)
 	}
 	return order
 }
@@ -148,7 +118,7 @@ func (s *RecordScratch) decode(dst, data []byte) (RecordEntity, []byte, error) {
 		class, name := classify(key)
 		k := len(s.members)
 		s.members = append(s.members, member{name: name, text: v.text, doc: int32(k), class: class, kind: v.kind, b: v.b})
-		s.keys = append(s.keys, sortKey{entityenc.NamePrefix(name), int32(k)})
+		s.keys = append(s.keys, entityenc.NameKey{Prefix: entityenc.NamePrefix(name), Index: int32(k)})
 		switch class {
 		case classAnnotation:
 			if v.kind != kindString {

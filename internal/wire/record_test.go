@@ -292,14 +292,14 @@ func TestSortMembers(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 5, 17, 32, 33, 100} {
 		for range 50 {
 			ms := make([]member, n)
-			keys := make([]sortKey, n)
+			keys := make([]entityenc.NameKey, n)
 			for k := range ms {
 				name := make([]byte, rng.IntN(11))
 				for i := range name {
 					name[i] = alphabet[rng.IntN(len(alphabet))]
 				}
 				ms[k] = member{name: name, doc: int32(k), class: uint8(rng.IntN(3))}
-				keys[k] = sortKey{entityenc.NamePrefix(name), int32(k)}
+				keys[k] = entityenc.NameKey{Prefix: entityenc.NamePrefix(name), Index: int32(k)}
 			}
 			want := make([]int32, n)
 			for k := range want {
