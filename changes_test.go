@@ -551,19 +551,9 @@ func TestChangesSurviveReopen(t *testing.T) {
 	require.Greater(t, after[5].Seq, after[4].Seq)
 }
 
-// expiringConn hands out tables whose first reads of the feed fail with
+// expiringTable is a table whose first reads of the feed fail with
 // ErrCursorExpired, as they do when the pruner moves the feed's oldest
 // change between Changes resolving its start and its first read.
-type expiringConn struct {
-	driver.Conn
-	fails *int
-}
-
-func (c expiringConn) Table(name string) driver.Table {
-	inner := c.Conn.Table(name)
-	return expiringTable{Table: inner, ChangeFeeder: inner.(driver.ChangeFeeder), fails: c.fails}
-}
-
 type expiringTable struct {
 	driver.Table
 	driver.ChangeFeeder
@@ -586,7 +576,10 @@ func TestChangesStartPrunedUnderReader(t *testing.T) {
 	e, err := engine.OpenInMemory(o.engineOptions())
 	require.NoError(t, err)
 	fails := 0
-	db, err := OpenDriver(expiringConn{Conn: e, fails: &fails}, nil)
+	expiring := func(inner driver.Table) driver.Table {
+		return expiringTable{Table: inner, ChangeFeeder: inner.(driver.ChangeFeeder), fails: &fails}
+	}
+	db, err := OpenDriver(wrappingConn{Conn: e, wrap: expiring}, nil)
 	require.NoError(t, err)
 	defer db.Close()
 	tb, err := db.CreateTable(ctx, "tbl")

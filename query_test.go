@@ -460,17 +460,8 @@ func TestQueryPageCost(t *testing.T) {
 	require.Equal(t, PageCost{Examined: 10}, page.PageCost)
 }
 
-// hintRecorder is a driver.Conn that records the PreviousExamined hint of
-// every query page its tables are asked for.
-type hintRecorder struct {
-	driver.Conn
-	hints *[]int
-}
-
-func (c hintRecorder) Table(name string) driver.Table {
-	return hintRecordingTable{c.Conn.Table(name), c.hints}
-}
-
+// hintRecordingTable records the PreviousExamined hint of every query
+// page it is asked for.
 type hintRecordingTable struct {
 	driver.Table
 	hints *[]int
@@ -489,7 +480,8 @@ func TestQueryPreviousExaminedHint(t *testing.T) {
 	inner, err := OpenInMemory(nil)
 	require.NoError(t, err)
 	var hints []int
-	db, err := OpenDriver(hintRecorder{inner.conn, &hints}, nil)
+	record := func(inner driver.Table) driver.Table { return hintRecordingTable{inner, &hints} }
+	db, err := OpenDriver(wrappingConn{Conn: inner.conn, wrap: record}, nil)
 	require.NoError(t, err)
 	defer db.Close()
 	tb, err := db.CreateTable(ctx, "Hints")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/driver"
 )
 
 var ctx = context.Background()
@@ -21,6 +22,15 @@ func openTestDB(t *testing.T, opts *Options) *DB {
 	t.Cleanup(func() { _ = db.Close() })
 	return db
 }
+
+// wrappingConn hands out its driver's tables wrapped by wrap, so a test
+// can watch or change what the library asks of a table.
+type wrappingConn struct {
+	driver.Conn
+	wrap func(driver.Table) driver.Table
+}
+
+func (c wrappingConn) Table(name string) driver.Table { return c.wrap(c.Conn.Table(name)) }
 
 func requireCode(t *testing.T, err error, code Code) {
 	t.Helper()

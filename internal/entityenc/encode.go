@@ -145,11 +145,7 @@ func sortedOrder(names []string, idx []int32) []int32 {
 	for i, name := range names {
 		keys = append(keys, NameKey{Prefix: NamePrefix(name), Index: int32(i)})
 	}
-	SortByName(keys, func(a, b int32) int { return strings.Compare(names[a], names[b]) })
-	for _, k := range keys {
-		idx = append(idx, k.Index)
-	}
-	return idx
+	return SortByName(idx, keys, func(a, b int32) int { return strings.Compare(names[a], names[b]) })
 }
 
 // A NameKey is one item of a sort by name (SortByName): the item's index
@@ -159,13 +155,14 @@ type NameKey struct {
 	Index  int32
 }
 
-// SortByName sorts keys in increasing name order: by prefix, and where
-// two prefixes are equal, by tie(a, b), the whole comparison of items a
-// and b (Index values), as strings.Compare returns it. Up to
-// maxSortedOnStack keys it sorts by insertion: the names of one entity
-// rarely share their first eight bytes, so tie is seldom called, where a
-// general sort calls a comparison function at every step.
-func SortByName(keys []NameKey, tie func(a, b int32) int) {
+// SortByName sorts keys in increasing name order and appends their Index
+// values, in that order, to order, which it returns. Keys compare by
+// prefix, and where two prefixes are equal, by tie(a, b), the whole
+// comparison of items a and b (Index values), as strings.Compare returns
+// it. Up to maxSortedOnStack keys it sorts by insertion: the names of one
+// entity rarely share their first eight bytes, so tie is seldom called,
+// where a general sort calls a comparison function at every step.
+func SortByName(order []int32, keys []NameKey, tie func(a, b int32) int) []int32 {
 	if len(keys) > maxSortedOnStack {
 		slices.SortFunc(keys, func(x, y NameKey) int {
 			if x.Prefix != y.Prefix {
@@ -173,8 +170,17 @@ func SortByName(keys []NameKey, tie func(a, b int32) int) {
 			}
 			return tie(x.Index, y.Index)
 		})
-		return
+	} else {
+		insertionSortByName(keys, tie)
 	}
+	for _, k := range keys {
+		order = append(order, k.Index)
+	}
+	return order
+}
+
+// insertionSortByName is SortByName's sort of a few keys.
+func insertionSortByName(keys []NameKey, tie func(a, b int32) int) {
 	for i := 1; i < len(keys); i++ {
 		v := keys[i]
 		j := i

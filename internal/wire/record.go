@@ -73,12 +73,7 @@ func compareMembers(x, y *member) int {
 // sortMembers sorts keys, one per member of ms, by compareMembers and
 // returns order holding their indexes in that order.
 func sortMembers(order []int32, keys []entityenc.NameKey, ms []member) []int32 {
-	entityenc.SortByName(keys, func(a, b int32) int { return compareMembers(&ms[a], &ms[b]) })
-	order = order[:0]
-	for _, k := range keys {
-		order = append(order, k.Index)
-	}
-	return order
+	return entityenc.SortByName(order[:0], keys, func(a, b int32) int { return compareMembers(&ms[a], &ms[b]) })
 }
 
 // DecodeRecord reads an entity body as Decode does and appends to dst the
@@ -149,8 +144,8 @@ func (s *RecordScratch) decode(dst, data []byte) (RecordEntity, []byte, error) {
 	s.buf = sc.buf[:0]
 
 	ms := s.members
-	s.order = sortMembers(s.order, s.keys, ms)
-	order := s.order
+	order := sortMembers(s.order, s.keys, ms)
+	s.order = order
 
 	// Decode reports a repeated key when it meets its second occurrence,
 	// before any later error of the scan; the scan stopped at its first
