@@ -183,12 +183,12 @@ func (c *Console) unauthorized(w http.ResponseWriter, r *http.Request, msg strin
 		Body: messageBody{Heading: "Not signed in", Text: msg}})
 }
 
-// signInBody is the sign-in page's data.
+// signInBody is the sign-in page's data. It names no account but the one
+// typed: the accounts a console serves are not shown before a key is given.
 type signInBody struct {
-	Accounts []string
-	Account  string
-	Then     string
-	Error    string
+	Account string
+	Then    string
+	Error   string
 }
 
 func (c *Console) signInPage(w http.ResponseWriter, r *http.Request) {
@@ -201,12 +201,6 @@ func (c *Console) renderSignIn(w http.ResponseWriter, r *http.Request, status in
 		return
 	}
 	b := signInBody{Account: account, Then: localTarget(r.FormValue("then")), Error: msg}
-	for _, a := range c.o.Accounts {
-		b.Accounts = append(b.Accounts, a.Name)
-	}
-	if b.Account == "" {
-		b.Account = b.Accounts[0]
-	}
 	c.render(w, r, status, "signin", &pageData{Title: "Sign in", Body: b})
 }
 

@@ -226,7 +226,7 @@ func TestSignIn(t *testing.T) {
 	defer other.Close()
 	_, err = other.CreateTable(ctx, "OtherAccounts")
 	require.NoError(t, err)
-	h := newHarness(t, &Options{Accounts: []Account{
+	h := newHarness(t, &Options{StoreName: "/srv/secret-store-path", Accounts: []Account{
 		{Name: "alpha", Keys: []string{"key-a1", "key-a2"}},
 		{Name: "beta", Keys: []string{"key-b"}, DB: other},
 	}})
@@ -240,7 +240,11 @@ func TestSignIn(t *testing.T) {
 	require.Equal(t, "/signin?then=%2F", loc)
 	status, body, _ := h.get(loc)
 	require.Equal(t, http.StatusOK, status)
-	require.Contains(t, body, `<option selected>alpha</option>`)
+	require.Contains(t, body, `id="signin-form"`)
+	// Neither the store nor the accounts are shown before a key is given.
+	require.NotContains(t, body, "secret-store-path")
+	require.NotContains(t, body, "alpha")
+	require.NotContains(t, body, "beta")
 	status, _, _ = h.get("/health/metrics")
 	require.Equal(t, http.StatusSeeOther, status)
 	status, _, _ = h.post("/tables", url.Values{"name": {"Sneaky"}})
@@ -250,6 +254,8 @@ func TestSignIn(t *testing.T) {
 	status, body, _ = h.post("/signin", url.Values{"account": {"alpha"}, "key": {"key-b"}})
 	require.Equal(t, http.StatusUnauthorized, status)
 	require.Contains(t, body, "wrong account name or key")
+	require.NotContains(t, body, "beta", "a failed sign-in shows only the name typed")
+	require.NotContains(t, body, "secret-store-path")
 	status, _, _ = h.post("/signin", url.Values{"account": {"gamma"}, "key": {"key-b"}})
 	require.Equal(t, http.StatusUnauthorized, status)
 
@@ -262,6 +268,7 @@ func TestSignIn(t *testing.T) {
 	require.Contains(t, body, "OtherAccounts")
 	require.NotContains(t, body, "AlphaTable")
 	require.Contains(t, body, `class="account"`)
+	require.Contains(t, body, "secret-store-path", "signed in, the store is named")
 	status, _, _ = h.get("/tables/AlphaTable/query")
 	require.Equal(t, http.StatusNotFound, status)
 	status, _, _ = h.post("/tables", url.Values{"name": {"BetaMade"}})
@@ -291,4 +298,22 @@ func TestSignIn(t *testing.T) {
 	}
 	status, _, _ = h3.post("/signin", url.Values{"account": {"alpha"}, "key": {"key-a1"}})
 	require.Equal(t, http.StatusUnauthorized, status)
+}
+
+// TestStaticFiles checks that the console's script and style are served
+// without a session, and that no directory is listed.
+func TestStaticFiles(t *testing.T) {
+	h := newHarness(t, nil)
+	status, body, _ := h.get("/static/console.js")
+	require.Equal(t, http.StatusOK, status)
+	require.NotEmpty(t, body)
+	status, _, _ = h.get("/static/console.css")
+	require.Equal(t, http.StatusOK, status)
+	for _, p := range []string{"/static/", "/static", "/static/nothing.js", "/static/../static/"} {
+		status, body, _ = h.get(p)
+		require.NotEqual(t, http.StatusOK, status, p)
+		require.NotContains(t, body, `<a href="console.js">`, "%s lists the directory", p)
+	}
+	status, _, _ = h.get("/static/")
+	require.Equal(t, http.StatusNotFound, status)
 }

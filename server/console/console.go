@@ -121,8 +121,9 @@ type Options struct {
 	// idle longest. Default 64.
 	MaxSessions int
 
-	// StoreName names the store in every page's header, such as its
-	// directory. Default "".
+	// StoreName names the store, such as its directory, in the header of
+	// every page a session sees once signed in (any session's pages when
+	// Accounts is nil); never before. Default "".
 	StoreName string
 
 	// Logger receives one line per change made through the console

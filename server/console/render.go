@@ -169,12 +169,17 @@ func loadPages() (*pageSet, error) {
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, page string, d *pageData) {
 	t := c.pages.pages[page]
 	d.Prefix = c.o.Prefix
-	d.StoreName = c.o.StoreName
 	if s := sessionFrom(r.Context()); s != nil {
 		d.CSRF = s.csrf
 		d.SignedIn = true
-		if a := s.account(); a != nil {
+		a := s.account()
+		if a != nil {
 			d.Account = a.Name
+		}
+		// The store is named only to those who may use it: a session
+		// signed in, or any session when there is no sign-in.
+		if a != nil || len(c.o.Accounts) == 0 {
+			d.StoreName = c.o.StoreName
 		}
 	}
 	var buf bytes.Buffer

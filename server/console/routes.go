@@ -3,6 +3,7 @@ package console
 import (
 	"io/fs"
 	"net/http"
+	"strings"
 )
 
 // routes registers every page and action. Paths are relative to
@@ -13,6 +14,13 @@ func (c *Console) routes() {
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix("/static/", http.FileServerFS(static))
 	mux.Handle("GET /static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Files only: a directory is not listed (ServeHTTP serves this
+		// path without a session).
+		name := strings.TrimPrefix(r.URL.Path, "/static/")
+		if st, err := fs.Stat(static, name); name == "" || strings.HasSuffix(name, "/") || err != nil || st.IsDir() {
+			http.NotFound(w, r)
+			return
+		}
 		w.Header().Set("Cache-Control", "no-cache")
 		files.ServeHTTP(w, r)
 	}))
