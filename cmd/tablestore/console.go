@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -86,13 +87,15 @@ func startConsole(w io.Writer, prefix string, db *tablestore.DB, setup consoleSe
 	if isRemote(name) {
 		name = "remote store" // a connection string holds a key
 	}
-	c, err := console.New(db, &console.Options{Token: os.Getenv(consoleTokenEnv), StoreName: name, Logger: setup.logger})
+	token := os.Getenv(consoleTokenEnv)
+	c, err := console.New(db, &console.Options{Token: token, StoreName: name, Logger: setup.logger})
 	if err != nil {
 		if errors.Is(err, console.ErrBadOptions) {
 			return nil, usagef("%s (from $%s)", err, consoleTokenEnv)
 		}
 		return nil, err
 	}
+	warnWeakToken(w, prefix, token)
 	ln, err := net.Listen("tcp", setup.addr)
 	if err != nil {
 		return nil, fmt.Errorf("console: %w", err)
@@ -121,12 +124,78 @@ func startConsole(w io.Writer, prefix string, db *tablestore.DB, setup consoleSe
 	}, nil
 }
 
+// minTokenBits is the strength below which a token given by
+// $TABLESTORE_CONSOLE_TOKEN draws a warning.
+const minTokenBits = 128
+
+// warnWeakToken writes a warning on w, each line after prefix, when token
+// (from $TABLESTORE_CONSOLE_TOKEN; "" when unset) looks guessable.
+func warnWeakToken(w io.Writer, prefix, token string) {
+	if token == "" {
+		return
+	}
+	if bits := tokenBits(token); bits < minTokenBits {
+		fmt.Fprintf(w, "%s: warning: the access token from $%s is weak (about %d bits, want %d or more): "+
+			"use 43 random characters of A-Z, a-z, 0-9, '-' and '_' (openssl rand -base64 32 | tr '+/' '-_' | tr -d =), "+
+			"or unset it for a random token\n", prefix, consoleTokenEnv, bits, minTokenBits)
+	}
+}
+
+// tokenBits estimates how many bits of randomness a token holds: its
+// length times the smaller of the bits of the character classes it draws
+// from and the entropy of its characters' frequencies, and nothing for
+// characters that repeat or continue a run of the one before (aaaa, abcd,
+// 1234). It is a guess that errs low for short random tokens.
+func tokenBits(token string) int {
+	if token == "" {
+		return 0
+	}
+	var lower, upper, digit, other bool
+	counts := map[rune]int{}
+	n := 0
+	var prev rune = -1
+	for _, r := range token {
+		switch {
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= 'A' && r <= 'Z':
+			upper = true
+		case r >= '0' && r <= '9':
+			digit = true
+		default:
+			other = true
+		}
+		counts[r]++
+		if d := r - prev; d < -1 || d > 1 {
+			n++ // runs and repeats add nothing
+		}
+		prev = r
+	}
+	pool := 0
+	for _, c := range []struct {
+		used bool
+		size int
+	}{{lower, 26}, {upper, 26}, {digit, 10}, {other, 2}} {
+		if c.used {
+			pool += c.size
+		}
+	}
+	total := float64(len([]rune(token)))
+	perChar := math.Log2(float64(pool))
+	var h float64
+	for _, c := range counts {
+		p := float64(c) / total
+		h -= p * math.Log2(p)
+	}
+	return int(float64(n) * min(perChar, h))
+}
+
 // mountConsole returns the admin handler ah with the web console under
 // /console/, for "serve --console": over the served accounts' stores, each
 // session signing in as one of them with one of its keys (with --anonymous
 // and a single account, the token alone lets a session in), and charting
 // the server's metrics.
-func mountConsole(ah http.Handler, served []server.Account, metrics *server.Metrics, anonymous bool, store string,
+func mountConsole(stderr io.Writer, ah http.Handler, served []server.Account, metrics *server.Metrics, anonymous bool, store string,
 	logger *slog.Logger) (http.Handler, *console.Console, error) {
 	if isRemote(store) {
 		store = "remote store"
@@ -150,6 +219,7 @@ func mountConsole(ah http.Handler, served []server.Account, metrics *server.Metr
 		}
 		return nil, nil, err
 	}
+	warnWeakToken(stderr, "serve: console", o.Token)
 	mux := http.NewServeMux()
 	mux.Handle("/console/", c)
 	mux.Handle("/console", c)

@@ -393,3 +393,47 @@ func TestConsoleCSVMatchesTheCommand(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, e.Properties)
 }
+
+// TestConsoleWeakToken checks that a guessable token given by
+// $TABLESTORE_CONSOLE_TOKEN is accepted with a warning, by `console` and by
+// serve's console, and that a random one is not warned about.
+func TestConsoleWeakToken(t *testing.T) {
+	for _, weak := range []string{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "abcdefghijklmnopqrstuvwxyz012345", "password12345678",
+		"fixed-token-for-the-test-0123", "0000000000000000000000000000000000000000000000000000000000"} {
+		require.Less(t, tokenBits(weak), minTokenBits, weak)
+	}
+	for _, strong := range []string{"fhU_Lq9aKmVImopdqmRJ2fu2IkDTUcZJ34BShXLr81w", "0uV3kQ9-xTz7Lw2bN8cRy5Hs1gPmJd4AeFo6WqYiUvK"} {
+		require.GreaterOrEqual(t, tokenBits(strong), minTokenBits, strong)
+	}
+
+	db, err := tablestore.OpenInMemory(nil)
+	require.NoError(t, err)
+	defer db.Close()
+	served := []server.Account{{Name: "alpha", Keys: []string{server.DevKey}, DB: db}}
+	for _, c := range []struct {
+		token string
+		warn  bool
+	}{{"password12345678", true}, {"fhU_Lq9aKmVImopdqmRJ2fu2IkDTUcZJ34BShXLr81w", false}, {"", false}} {
+		t.Setenv(consoleTokenEnv, c.token)
+		var stderr strings.Builder
+		_, wc, err := mountConsole(&stderr, http.NotFoundHandler(), served, nil, false, "store", nil)
+		require.NoError(t, err)
+		wc.Shutdown()
+		if c.warn {
+			require.Contains(t, stderr.String(), "serve: console: warning: the access token from $"+consoleTokenEnv+" is weak")
+			require.Contains(t, stderr.String(), "want 128 or more")
+		} else {
+			require.Empty(t, stderr.String(), c.token)
+		}
+
+		stderr.Reset()
+		stop, err := startConsole(&stderr, "console", db, consoleSetup{addr: "127.0.0.1:0", store: "store"})
+		require.NoError(t, err)
+		require.NoError(t, stop())
+		if c.warn {
+			require.Contains(t, stderr.String(), "console: warning: the access token from $"+consoleTokenEnv+" is weak")
+		} else {
+			require.NotContains(t, stderr.String(), "warning", c.token)
+		}
+	}
+}
