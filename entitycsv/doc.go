@@ -23,8 +23,10 @@
 // needs (the line each record starts on, the byte offset after it, its
 // raw bytes); Header turns a record into a *tablestore.Entity, converting
 // each cell straight to its Go type; Encoder and Writer write a header
-// and one row per entity. RecordEnd and ParseRecord split and parse
-// records held in memory, for input that arrives in chunks.
+// and one row per entity (exact by default; with the SpreadsheetSafe
+// option, cells a spreadsheet would run as formulas are neutralized).
+// RecordEnd and ParseRecord split and parse records held in memory, for
+// input that arrives in chunks.
 //
 // Every error about the input is a *tablestore.Error with Azure's code
 // (InvalidInput, OutOfRangeInput, PropertiesNeedValue,

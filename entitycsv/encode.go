@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // Encoder writes a header and entities as CSV records under fixed
@@ -17,13 +18,30 @@ type Encoder struct {
 	pk, rk  int
 	fields  []string
 	present []bool
+	// spreadsheet neutralizes formulas (SpreadsheetSafe).
+	spreadsheet bool
 }
 
-// NewEncoder returns an encoder for h. Errors (InvalidInput): a header
-// that would not read back as itself (see ParseHeader: a repeated column,
-// no PartitionKey or RowKey, an empty name, a name with a colon or
-// surrounding spaces, a type that is not one of the eight).
-func NewEncoder(h Header) (*Encoder, error) {
+// Option changes how an Encoder or a Writer writes.
+type Option func(*Encoder)
+
+// SpreadsheetSafe makes the output safe to open in a spreadsheet: a cell
+// (header included) that starts with =, +, -, @, a tab or a carriage
+// return, which a spreadsheet would take as a formula, is written with a
+// single quote (') before it, so it is shown as text and never run. Cells
+// of Edm.Int32, Edm.Int64 and Edm.Double columns (-5, -1.5e-07,
+// -Infinity) are left as they are: they hold numbers, never a formula.
+// Such output no longer reads back exactly: a neutralized string reads back
+// with its quote. Without this option, the default, every value is written
+// as it is and reads back as itself.
+func SpreadsheetSafe() Option { return func(enc *Encoder) { enc.spreadsheet = true } }
+
+// NewEncoder returns an encoder for h, changed by opts. Errors
+// (InvalidInput): a header that would not read back as itself (see
+// ParseHeader: a repeated column, no PartitionKey or RowKey, an empty
+// name, a name with a colon or surrounding spaces, a type that is not one
+// of the eight).
+func NewEncoder(h Header, opts ...Option) (*Encoder, error) {
 	names := make([]string, len(h))
 	for i, c := range h {
 		if strings.Contains(c.Name, ":") && !isKey(c.Name) {
@@ -49,7 +67,34 @@ func NewEncoder(h Header) (*Encoder, error) {
 			enc.rk = i
 		}
 	}
+	for _, o := range opts {
+		o(enc)
+	}
 	return enc, nil
+}
+
+// neutralize puts a quote before the present cells a spreadsheet would
+// take as formulas, when the encoder is SpreadsheetSafe; header says the
+// fields are the header's.
+func (enc *Encoder) neutralize(header bool) {
+	if !enc.spreadsheet {
+		return
+	}
+	for i, f := range enc.fields {
+		if !enc.present[i] || f == "" || !strings.ContainsRune("=+-@\t\r", rune(f[0])) {
+			continue
+		}
+		if !header && isNumber(enc.h[i].Type) {
+			continue
+		}
+		enc.fields[i] = "'" + f
+	}
+}
+
+// isNumber reports whether t is a numeric type, whose cells hold only a
+// number, NaN, Infinity or -Infinity: nothing a spreadsheet could run.
+func isNumber(t edm.Type) bool {
+	return t == edm.TypeInt32 || t == edm.TypeInt64 || t == edm.TypeDouble
 }
 
 // Header returns the encoder's columns.
@@ -60,6 +105,7 @@ func (enc *Encoder) AppendHeader(b []byte) []byte {
 	for i, c := range enc.h {
 		enc.fields[i], enc.present[i] = c.String(), true
 	}
+	enc.neutralize(true)
 	return appendRecord(b, enc.fields, enc.present)
 }
 
@@ -99,6 +145,7 @@ func (enc *Encoder) AppendEntity(b []byte, e *tablestore.Entity) ([]byte, error)
 		}
 		enc.fields[i], enc.present[i] = text, true
 	}
+	enc.neutralize(false)
 	return appendRecord(b, enc.fields, enc.present), nil
 }
 
@@ -140,10 +187,10 @@ type Writer struct {
 	header bool
 }
 
-// NewWriter returns a writer of the columns h to w; it writes nothing
-// yet. Errors: NewEncoder's.
-func NewWriter(w io.Writer, h Header) (*Writer, error) {
-	enc, err := NewEncoder(h)
+// NewWriter returns a writer of the columns h to w, changed by opts (such
+// as SpreadsheetSafe); it writes nothing yet. Errors: NewEncoder's.
+func NewWriter(w io.Writer, h Header, opts ...Option) (*Writer, error) {
+	enc, err := NewEncoder(h, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -442,3 +442,74 @@ func roundTrip(t *testing.T, h Header, e *tablestore.Entity) {
 		}
 	}
 }
+
+// TestSpreadsheetSafe checks that SpreadsheetSafe quotes every cell a
+// spreadsheet would run as a formula, leaves numbers and other cells as
+// they are, and that the default output keeps such cells exactly.
+func TestSpreadsheetSafe(t *testing.T) {
+	bin := []byte{0xfb, 0xff} // base64 "+/8="
+	e := &tablestore.Entity{PartitionKey: "=1+1", RowKey: "@SUM(A1)", Properties: map[string]any{
+		"F":   `=HYPERLINK("http://x.example","y")`,
+		"P":   "+cmd|' /C calc'!A0",
+		"M":   "-2+3",
+		"Tab": "\t=1",
+		"CR":  "\r=1",
+		"Ok":  "plain = text",
+		"I":   int32(-5),
+		"L":   int64(-7),
+		"D":   -1.5e-7,
+		"Inf": math.Inf(-1),
+		"Bin": bin,
+	}}
+	var cols []Column
+	for name, v := range e.Properties {
+		c, _ := ColumnOf(name, v)
+		cols = append(cols, c)
+	}
+	h := Columns(cols)
+
+	// The default: every value reads back as itself.
+	var exact bytes.Buffer
+	w, err := NewWriter(&exact, h)
+	require.NoError(t, err)
+	require.NoError(t, w.Write(e))
+	got, err := NewReader(bytes.NewReader(exact.Bytes())).Read()
+	require.NoError(t, err)
+	require.Equal(t, e.PartitionKey, got.PartitionKey)
+	require.Equal(t, e.RowKey, got.RowKey)
+	require.Equal(t, e.Properties, got.Properties)
+
+	// Spreadsheet-safe: formulas become text.
+	var safe bytes.Buffer
+	w, err = NewWriter(&safe, h, SpreadsheetSafe())
+	require.NoError(t, err)
+	require.NoError(t, w.Write(e))
+	rd := NewReader(bytes.NewReader(safe.Bytes()))
+	_, err = rd.ReadHeader()
+	require.NoError(t, err)
+	rec, err := rd.ReadRecord()
+	require.NoError(t, err)
+	cell := map[string]string{}
+	for i, f := range rec.Fields {
+		cell[h[i].Name] = f
+	}
+	require.Equal(t, map[string]string{"PartitionKey": "'=1+1", "RowKey": "'@SUM(A1)",
+		"F": `'=HYPERLINK("http://x.example","y")`, "P": "'+cmd|' /C calc'!A0", "M": "'-2+3", "Tab": "'\t=1", "CR": "'\r=1",
+		"Ok": "plain = text", "I": "-5", "L": "-7", "D": "-1.5e-07", "Inf": "-Infinity", "Bin": "'+/8="}, cell)
+	// Every cell of every record, unquoted, starts with none of = + - @
+	// tab CR unless it is a number's.
+	rd = NewReader(bytes.NewReader(safe.Bytes()))
+	for {
+		rec, err := rd.ReadRecord()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		for i, f := range rec.Fields {
+			if f == "" || rec.Line > 1 && (h[i].Type == edm.TypeInt32 || h[i].Type == edm.TypeInt64 || h[i].Type == edm.TypeDouble) {
+				continue
+			}
+			require.NotContains(t, "=+-@\t\r", string(f[0]), "column %s: %q", h[i], f)
+		}
+	}
+}

@@ -40,15 +40,22 @@ two stores holding the same entities export identical bytes.
 CSV: a typed header, then one row per entity (see "tablestore import
 --help" for the format). The columns come from a first pass over the
 table, unless --columns lists them; a property of an entity with no column
-for its name and type fails the export.`,
+for its name and type fails the export. The CSV reads back exactly,
+formulas included: a cell starting with =, +, -, @, a tab or a carriage
+return is written as it is, and a spreadsheet opening the file may run it.
+--csv-spreadsheet-safe writes such cells after a single quote (') so a
+spreadsheet shows them as text (numbers stay as they are); the file is then
+for reading, not for import, which would keep the quotes.`,
 		example: `tablestore export --store data People people.jsonl
 tablestore export --store data People people.csv --filter "PartitionKey eq 'Sales'"
-tablestore export --store data People --format csv --columns PartitionKey,RowKey,Name,Age:Edm.Int32`,
+tablestore export --store data People --format csv --columns PartitionKey,RowKey,Name,Age:Edm.Int32
+tablestore export --store data People people.csv --csv-spreadsheet-safe`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
 			store := storeFlag(fs)
 			format := fs.String("format", "", "json or csv (default: csv for a .csv file, else json)")
 			filter := fs.String("filter", "", "export only the entities matching this OData $filter")
 			system := fs.Bool("system", false, "JSON: include each entity's odata.etag and Timestamp")
+			spreadsheet := fs.Bool("csv-spreadsheet-safe", false, "CSV: write cells a spreadsheet would run as formulas (starting with = + - @, tab or CR) after a quote (')")
 			var columns stringList
 			fs.Var(&columns, "columns", "CSV: the header columns, NAME or NAME:TYPE, comma-separated (default: found by a first pass)")
 			return func(ctx context.Context, args []string) (err error) {
@@ -71,6 +78,9 @@ tablestore export --store data People --format csv --columns PartitionKey,RowKey
 				}
 				if f == "csv" && *system {
 					return usagef("--system is for JSON only")
+				}
+				if f != "csv" && *spreadsheet {
+					return usagef("--csv-spreadsheet-safe is for CSV only")
 				}
 				var cols entitycsv.Header
 				if columns != nil {
@@ -111,19 +121,24 @@ tablestore export --store data People --format csv --columns PartitionKey,RowKey
 					}()
 					out = file
 				}
-				return exportTable(ctx, io, t, q, out, f, cols, *system)
+				var csvOpts []entitycsv.Option
+				if *spreadsheet {
+					csvOpts = append(csvOpts, entitycsv.SpreadsheetSafe())
+				}
+				return exportTable(ctx, io, t, q, out, f, cols, *system, csvOpts...)
 			}
 		},
 	}
 }
 
-// exportTable streams the entities of t matching q to out.
+// exportTable streams the entities of t matching q to out; csvOpts change
+// the CSV's encoder.
 func exportTable(ctx context.Context, io *stdio, t *tablestore.Table, q tablestore.Query, out io.Writer,
-	format string, cols entitycsv.Header, system bool) error {
+	format string, cols entitycsv.Header, system bool, csvOpts ...entitycsv.Option) error {
 	var enc *entitycsv.Encoder
 	if format == "csv" {
 		var err error
-		if enc, err = entitycsv.NewEncoder(cols); err != nil {
+		if enc, err = entitycsv.NewEncoder(cols, csvOpts...); err != nil {
 			return err
 		}
 	}

@@ -86,6 +86,23 @@ b,1,,,,,,,,,,,,
 	require.Equal(t, "PartitionKey,RowKey,S:Edm.String\nb,1,\n", r.stdout)
 }
 
+// TestCSVSpreadsheetSafe checks --csv-spreadsheet-safe: cells a
+// spreadsheet would run as formulas are written after a quote, numbers
+// stay, and the default export keeps every cell exact.
+func TestCSVSpreadsheetSafe(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	in := writeFile(t, dir, "in.jsonl", `{"PartitionKey":"=1+2","RowKey":"@r","I":-5,"S":"+cmd|' /C calc'!A0","T":"\tx"}`+"\n")
+	ok(t, "import", "--store", store, "Sheet", in)
+	r := ok(t, "export", "--store", store, "Sheet", "--format", "csv")
+	require.Equal(t, "PartitionKey,RowKey,I:Edm.Int32,S:Edm.String,T:Edm.String\n=1+2,@r,-5,+cmd|' /C calc'!A0,\tx\n", r.stdout)
+	r = ok(t, "export", "--store", store, "Sheet", "--format", "csv", "--csv-spreadsheet-safe")
+	require.Equal(t, "PartitionKey,RowKey,I:Edm.Int32,S:Edm.String,T:Edm.String\n'=1+2,'@r,-5,'+cmd|' /C calc'!A0,'\tx\n", r.stdout)
+	r = cli(t, "export", "--store", store, "Sheet", "--csv-spreadsheet-safe")
+	require.Equal(t, exitUsage, r.code, "JSON has no formulas to neutralize")
+	require.Contains(t, r.stderr, "for CSV only")
+}
+
 func TestCSVBadInput(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "store")

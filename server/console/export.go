@@ -20,7 +20,10 @@ const exportPageSize = 1000
 // by page: format=jsonl writes one entity per line in Azure's JSON wire
 // format, without the Timestamp and ETag (as the tablestore command's
 // export does); format=csv writes the CSV format of package entitycsv,
-// its columns found by a first pass over the same query. A failure after the first
+// its columns found by a first pass over the same query, spreadsheet-safe
+// (entitycsv.SpreadsheetSafe: a cell that would run as a formula is
+// written after a quote), since a downloaded CSV is most often opened in a
+// spreadsheet. A failure after the first
 // byte ends the connection without the response's end, so a download
 // never looks complete when it is not.
 func (c *Console) export(w http.ResponseWriter, r *http.Request) {
@@ -45,7 +48,7 @@ func (c *Console) export(w http.ResponseWriter, r *http.Request) {
 	if format == "csv" {
 		cols, err := csvColumns(r, t, q)
 		if err == nil {
-			enc, err = entitycsv.NewEncoder(cols)
+			enc, err = entitycsv.NewEncoder(cols, entitycsv.SpreadsheetSafe())
 		}
 		if err != nil {
 			c.fail(w, r, d, err)

@@ -328,6 +328,17 @@ func TestExport(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, typedEntity().Properties, got.Properties)
 
+	// The CSV download is spreadsheet-safe: a cell that would run as a
+	// formula is written after a quote; numbers stay as they are.
+	require.NoError(t, tb.Insert(ctx, &tablestore.Entity{PartitionKey: "=HYPERLINK(\"x.example\")", RowKey: "@r",
+		Properties: map[string]any{"Name": "+cmd|' /C calc'!A0", "Age": int32(-3)}}))
+	resp, err = h.client.Get(h.srv.URL + "/tables/People/export?format=csv&filter=" + url.QueryEscape("RowKey eq '@r'"))
+	require.NoError(t, err)
+	csv, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	_, row, _ := strings.Cut(string(csv), "\n")
+	require.Equal(t, `"'=HYPERLINK(""x.example"")",'@r,-3,'+cmd|' /C calc'!A0`+"\n", row)
+
 	// Errors before the first byte are pages with the status.
 	for path, want := range map[string]int{
 		"/tables/People/export?format=xml":                     http.StatusBadRequest,
