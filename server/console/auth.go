@@ -37,7 +37,9 @@ type session struct {
 	acct     *Account // the signed-in account; nil without sign-in
 	seen     time.Time
 	failures int
-	imports  map[string]*importJob
+	// streams and imports are the session's live change streams and
+	// imports kept; guarded by Console.liveMu.
+	streams, imports int
 }
 
 // account returns the signed-in account, or nil.

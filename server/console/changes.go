@@ -143,7 +143,11 @@ type streamNote struct {
 //	failure  {message, code}: the read failed (the feed is off, the cursor expired...)
 //
 // A stream ends by itself after streamLife (the browser reconnects), when
-// the session ends or changes account, and on Shutdown.
+// the session ends or changes account, and on Shutdown. A session has at
+// most streamsPerSession streams open and the console maxStreams, each
+// holding streamMemory of the session's budget: a stream beyond them is
+// refused with 429 (the session's bound) or 503 (the others), which ends
+// the browser's EventSource.
 func (c *Console) changesStream(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -154,6 +158,12 @@ func (c *Console) changesStream(w http.ResponseWriter, r *http.Request) {
 	acct := s.account()
 	name := r.PathValue("table")
 	t := c.store(r).Table(name)
+	closeStream, refused := c.openStream(r.Context(), s, c.memory(s))
+	if refused != nil {
+		refused.write(c, w, r)
+		return
+	}
+	defer closeStream()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
@@ -214,7 +224,7 @@ func (c *Console) changesStream(w http.ResponseWriter, r *http.Request) {
 		ch  tablestore.Change
 		err error
 	}
-	items := make(chan item, 64)
+	items := make(chan item, streamQueue)
 	done := make(chan struct{})
 	q.Follow = true
 	go func() {

@@ -50,10 +50,24 @@
 // after which the browser reconnects from the last change it received;
 // call Shutdown when the server shuts down, so it need not wait for them.
 //
+// # Memory
+//
+// What the console holds between requests is bounded and counted: at most
+// 4 live change streams per session and 32 in all (beyond them a stream is
+// refused, 429 for the session's bound, 503 with Retry-After for the
+// console's), and at most 4 imports per session and 16 in all, an import
+// ending after 2 minutes without a chunk. With Options.Memory or
+// Account.Memory, each stream reserves 128 KiB of the session's budget
+// while it is open, and each import what its chunk needs while it is taken
+// (about twice the chunk and its unfinished record, plus the transaction's
+// work) and its unfinished record between chunks; when the budget has no
+// room, the stream or the chunk is refused with 503 and Retry-After.
+//
 // A Console is safe for concurrent use.
 package console
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -79,6 +93,23 @@ type Account struct {
 	Keys []string
 	// DB is the account's store. Nil means the store given to New.
 	DB *tablestore.DB
+	// Memory is the account's memory budget, which the change streams and
+	// imports of sessions signed in as it reserve what they hold from.
+	// Nil means Options.Memory when DB is nil, else none.
+	Memory Memory
+}
+
+// Memory is a memory budget the console reserves the buffers of its change
+// streams and imports from, such as the REST server's budget for the same
+// account (*server.Memory, from server.AccountMemory), so that both count
+// against one limit. Implementations must be safe for concurrent use.
+type Memory interface {
+	// Reserve reserves n bytes, waiting a bounded time for them. It
+	// returns false, holding nothing, when they do not come free in time,
+	// ctx ends, or n is more than the budget could ever grant.
+	Reserve(ctx context.Context, n int64) bool
+	// Release returns n bytes reserved before, in one part or several.
+	Release(n int64)
 }
 
 // Options configure a Console. A nil *Options, and every zero field, means
@@ -101,6 +132,11 @@ type Options struct {
 	// signed-in account's series when sessions sign in). Default nil: the
 	// Health page shows the store's state without charts.
 	Metrics http.Handler
+
+	// Memory is the memory budget of the store given to New (see
+	// Account.Memory for the accounts'). Default nil: the console's
+	// streams and imports are bounded in number only.
+	Memory Memory
 
 	// Hosts are host names, besides IP addresses and localhost, that
 	// requests may name in their Host header: the names the console is
@@ -154,6 +190,15 @@ type Console struct {
 	streamMax    int
 	stopped      chan struct{}
 	shutdownOnce sync.Once
+
+	// The streams open and the imports kept, across sessions (see
+	// limits.go); tests lower their bounds.
+	liveMu            sync.Mutex
+	streams           int
+	maxStreams        int
+	streamsPerSession int
+	imports           map[string]*importJob
+	maxImports        int
 }
 
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`)
@@ -199,6 +244,9 @@ func New(db *tablestore.DB, opts *Options) (*Console, error) {
 		}
 		if a.DB == nil {
 			a.DB = db
+			if a.Memory == nil {
+				a.Memory = o.Memory
+			}
 		}
 		if a.DB == nil {
 			return nil, bad("account %q has no store", a.Name)
@@ -222,7 +270,9 @@ func New(db *tablestore.DB, opts *Options) (*Console, error) {
 	}
 	c := &Console{db: db, o: o, token: o.Token, pages: pages,
 		sessions:   newSessionStore(o.SessionTTL, o.MaxSessions, o.Clock),
-		streamLife: streamLife, streamTick: streamKeepAlive, streamMax: streamMax, stopped: make(chan struct{})}
+		streamLife: streamLife, streamTick: streamKeepAlive, streamMax: streamMax, stopped: make(chan struct{}),
+		maxStreams: maxStreams, streamsPerSession: maxStreamsPerSession,
+		imports: map[string]*importJob{}, maxImports: maxImports}
 	c.routes()
 	return c, nil
 }

@@ -26,8 +26,9 @@ const (
 	batchBytes = 2 << 20
 	// maxIssues is how many rejected records an import reports.
 	maxIssues = 20
-	// importIdle ends an import that received no chunk for that long.
-	importIdle = 15 * time.Minute
+	// importIdle ends an import that received no chunk for that long,
+	// releasing its unfinished record.
+	importIdle = 2 * time.Minute
 	// maxImportsPerSession bounds the imports a session runs at once.
 	maxImportsPerSession = 4
 )
@@ -48,12 +49,18 @@ var importModes = map[string]tablestore.ActionType{
 // PartitionKey are committed together in transactions of up to 100.
 type importJob struct {
 	id     string
+	owner  *session
 	table  *tablestore.Table
 	format string // "jsonl" or "csv"
 	action tablestore.ActionType
-	skip   bool // go on after a rejected record
+	skip   bool   // go on after a rejected record
+	mem    Memory // the owner's budget; nil: none
+	// idle fires importIdle after the last chunk, to end the import if
+	// no other comes (Console.sweepImports). Guarded by Console.liveMu.
+	idle *time.Timer
 
 	mu       sync.Mutex
+	held     int64 // bytes reserved from mem
 	used     time.Time
 	received int64  // bytes of the file taken so far
 	carry    []byte // the start of a record the next chunk completes
@@ -153,27 +160,26 @@ func (c *Console) startImport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := sessionFrom(r.Context())
-	now := c.o.Clock()
-	j := &importJob{id: randomToken()[:16], table: t, format: format, action: action, skip: onError == "skip",
-		used: now, rowKeys: map[string]bool{}}
-	s.mu.Lock()
-	for id, old := range s.imports {
-		old.mu.Lock()
-		if old.done || now.Sub(old.used) > importIdle {
-			delete(s.imports, id)
-		}
-		old.mu.Unlock()
-	}
-	if len(s.imports) >= maxImportsPerSession {
-		s.mu.Unlock()
+	c.sweepImports()
+	j := &importJob{id: randomToken()[:16], owner: s, table: t, format: format, action: action, skip: onError == "skip",
+		mem: c.memory(s), used: c.o.Clock(), rowKeys: map[string]bool{}}
+	c.liveMu.Lock()
+	switch {
+	case s.imports >= maxImportsPerSession:
+		c.liveMu.Unlock()
 		bad(http.StatusTooManyRequests, fmt.Sprintf("this session runs %d imports already", maxImportsPerSession))
 		return
+	case len(c.imports) >= c.maxImports:
+		c.liveMu.Unlock()
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		bad(http.StatusServiceUnavailable, fmt.Sprintf("the console runs %d imports already, its most: try again when one ends "+
+			"(an import left without a chunk for %s ends)", len(c.imports), importIdle))
+		return
 	}
-	if s.imports == nil {
-		s.imports = map[string]*importJob{}
-	}
-	s.imports[j.id] = j
-	s.mu.Unlock()
+	s.imports++
+	c.imports[j.id] = j
+	j.idle = time.AfterFunc(importIdle, c.sweepImports)
+	c.liveMu.Unlock()
 	c.logChange(r, "import started", "table", name, "format", format, "mode", mode, "onerror", onError)
 	writeJSON(w, http.StatusCreated, map[string]string{"id": j.id})
 }
@@ -184,10 +190,10 @@ func (c *Console) startImport(w http.ResponseWriter, r *http.Request) {
 // with 409 and the status, so the browser resumes where the import is.
 func (c *Console) importChunk(w http.ResponseWriter, r *http.Request) {
 	s := sessionFrom(r.Context())
-	s.mu.Lock()
-	j := s.imports[r.PathValue("id")]
-	s.mu.Unlock()
-	if j == nil || j.table.Name() != r.PathValue("table") {
+	c.liveMu.Lock()
+	j := c.imports[r.PathValue("id")]
+	c.liveMu.Unlock()
+	if j == nil || j.owner != s || j.table.Name() != r.PathValue("table") {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such import in this session: start it again"})
 		return
 	}
@@ -196,12 +202,25 @@ func (c *Console) importChunk(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer j.mu.Unlock()
+	defer c.touchImport(j)
 	j.used = c.o.Clock()
 	offset, err := strconv.ParseInt(r.FormValue("offset"), 10, 64)
 	if err != nil || offset != j.received || j.done {
 		writeJSON(w, http.StatusConflict, j.status())
 		return
 	}
+	// The chunk's memory: the chunk, the unfinished record and the two
+	// joined, and the transactions' work; between chunks, the
+	// unfinished record only.
+	n := int64(maxChunk)
+	if r.ContentLength >= 0 && r.ContentLength < n {
+		n = r.ContentLength
+	}
+	if !j.reserve(r.Context(), 2*(int64(cap(j.carry))+n)+importWork) {
+		errNoMemory.write(c, w, r)
+		return
+	}
+	defer func() { j.shrink(int64(cap(j.carry))) }()
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxChunk))
 	if err != nil {
 		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": fmt.Sprintf("a chunk must be at most %d bytes", maxChunk)})
@@ -214,6 +233,60 @@ func (c *Console) importChunk(w http.ResponseWriter, r *http.Request) {
 			"rejected", j.rejected, "done", j.done)
 	}
 	writeJSON(w, http.StatusOK, j.status())
+}
+
+// touchImport restarts j's idle timer after a chunk.
+func (c *Console) touchImport(j *importJob) {
+	c.liveMu.Lock()
+	j.idle.Reset(importIdle)
+	c.liveMu.Unlock()
+}
+
+// sweepImports ends the imports that are done or have had no chunk for
+// importIdle, releasing what they hold; an import taking a chunk is left
+// alone.
+func (c *Console) sweepImports() {
+	now := c.o.Clock()
+	c.liveMu.Lock()
+	defer c.liveMu.Unlock()
+	for id, j := range c.imports {
+		if !j.mu.TryLock() {
+			continue
+		}
+		if j.done || now.Sub(j.used) >= importIdle {
+			if !j.done {
+				j.stop(fmt.Sprintf("the import ended after %s without a chunk: start it again", importIdle))
+			}
+			j.carry = nil
+			j.shrink(0)
+			j.idle.Stop()
+			delete(c.imports, id)
+			j.owner.imports--
+		}
+		j.mu.Unlock()
+	}
+}
+
+// reserve grows the job's reservation to n bytes, waiting a bounded time;
+// false when the budget has no room. REQUIRES: j.mu held.
+func (j *importJob) reserve(ctx context.Context, n int64) bool {
+	if j.mem == nil || n <= j.held {
+		return true
+	}
+	if !j.mem.Reserve(ctx, n-j.held) {
+		return false
+	}
+	j.held = n
+	return true
+}
+
+// shrink releases the job's reservation down to n bytes. REQUIRES: j.mu
+// held.
+func (j *importJob) shrink(n int64) {
+	if j.mem != nil && n < j.held {
+		j.mem.Release(j.held - n)
+		j.held = n
+	}
 }
 
 // feed takes the next chunk of the file: it splits off complete records,

@@ -193,7 +193,7 @@
         let ans = await r.json();
         if (!r.ok) throw new Error(ans.error || "the import did not start (" + r.status + ")");
         const id = ans.id;
-        let offset = 0;
+        let offset = 0, busy = 0;
         for (let tries = 0; tries < 100000; tries++) {
           const end = Math.min(offset + CHUNK, file.size);
           const last = end >= file.size ? "1" : "0";
@@ -205,7 +205,16 @@
             if (ans.done) { show(ans, file.size); break; }
             continue;
           }
+          if (r.status === 503 && busy < 30) {
+            // The server's memory is busy: send the same chunk again soon.
+            busy++;
+            status.textContent = "Waiting: " + (ans.error || "the server is busy");
+            const wait = Number(r.headers.get("Retry-After")) || 2;
+            await new Promise((done) => setTimeout(done, wait * 1000));
+            continue;
+          }
           if (!r.ok) throw new Error(ans.error || "the import failed (" + r.status + ")");
+          busy = 0;
           show(ans, file.size);
           offset = ans.received;
           if (ans.done) break;
@@ -439,7 +448,8 @@
       es.onerror = () => {
         if (!es) return;
         if (es.readyState === EventSource.CLOSED) {
-          stop("The stream was refused: reload the page (signed out?)", "failed");
+          stop("The stream was refused: too many live streams (close other Changes pages), the server is busy, " +
+            "or the session has ended; press Retry or reload the page", "failed");
           toggle.textContent = "Retry";
         } else {
           setState("Reconnecting…");
