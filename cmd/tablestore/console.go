@@ -193,10 +193,12 @@ func tokenBits(token string) int {
 // mountConsole returns the admin handler ah with the web console under
 // /console/, for "serve --console": over the served accounts' stores, each
 // session signing in as one of them with one of its keys (with --anonymous
-// and a single account, the token alone lets a session in), and charting
-// the server's metrics.
-func mountConsole(stderr io.Writer, ah http.Handler, served []server.Account, metrics *server.Metrics, anonymous bool, store string,
-	logger *slog.Logger) (http.Handler, *console.Console, error) {
+// and a single account, the token alone lets a session in), charting the
+// server's metrics, and holding its change streams and imports in the
+// memory budget of the account's REST handler (rest, from
+// server.NewAccounts).
+func mountConsole(stderr io.Writer, ah, rest http.Handler, served []server.Account, metrics *server.Metrics, anonymous bool,
+	store string, logger *slog.Logger) (http.Handler, *console.Console, error) {
 	if isRemote(store) {
 		store = "remote store"
 	}
@@ -207,9 +209,11 @@ func mountConsole(stderr io.Writer, ah http.Handler, served []server.Account, me
 	var db *tablestore.DB
 	if anonymous && len(served) == 1 {
 		db = served[0].DB
+		o.Memory = accountMemory(rest, served[0].Name)
 	} else {
 		for _, a := range served {
-			o.Accounts = append(o.Accounts, console.Account{Name: a.Name, Keys: a.Keys, DB: a.DB})
+			o.Accounts = append(o.Accounts, console.Account{Name: a.Name, Keys: a.Keys, DB: a.DB,
+				Memory: accountMemory(rest, a.Name)})
 		}
 	}
 	c, err := console.New(db, o)
@@ -225,6 +229,15 @@ func mountConsole(stderr io.Writer, ah http.Handler, served []server.Account, me
 	mux.Handle("/console", c)
 	mux.Handle("/", ah)
 	return mux, c, nil
+}
+
+// accountMemory returns the memory budget of account in the REST handler
+// rest, or nil (not a nil *server.Memory) when it has none.
+func accountMemory(rest http.Handler, account string) console.Memory {
+	if m := server.AccountMemory(rest, account); m != nil {
+		return m
+	}
+	return nil
 }
 
 // printConsole prints the URL of the console mounted on the admin

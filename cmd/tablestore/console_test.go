@@ -416,7 +416,7 @@ func TestConsoleWeakToken(t *testing.T) {
 	}{{"password12345678", true}, {"fhU_Lq9aKmVImopdqmRJ2fu2IkDTUcZJ34BShXLr81w", false}, {"", false}} {
 		t.Setenv(consoleTokenEnv, c.token)
 		var stderr strings.Builder
-		_, wc, err := mountConsole(&stderr, http.NotFoundHandler(), served, nil, false, "store", nil)
+		_, wc, err := mountConsole(&stderr, http.NotFoundHandler(), nil, served, nil, false, "store", nil)
 		require.NoError(t, err)
 		wc.Shutdown()
 		if c.warn {
@@ -436,4 +436,60 @@ func TestConsoleWeakToken(t *testing.T) {
 			require.NotContains(t, stderr.String(), "warning", c.token)
 		}
 	}
+}
+
+// TestServeConsoleMemory checks that serve's console holds its change
+// streams in the account's memory budget: while they fill it, the
+// account's REST requests find no memory, and a further stream is refused.
+func TestServeConsoleMemory(t *testing.T) {
+	ctx := context.Background()
+	token := "fhU_Lq9aKmVImopdqmRJ2fu2IkDTUcZJ34BShXLr81w"
+	t.Setenv(consoleTokenEnv, token)
+	db, err := tablestore.OpenInMemory(nil)
+	require.NoError(t, err)
+	defer db.Close()
+	tb, err := db.CreateTable(ctx, "Feed")
+	require.NoError(t, err)
+	require.NoError(t, tb.EnableChangeFeed(ctx, tablestore.ChangeFeedOptions{}))
+	served := []server.Account{{Name: "alpha", Keys: []string{server.DevKey}, DB: db}}
+	// 1 MiB: reservations may take 800 KiB of it, six streams' 768 KiB.
+	rest, err := server.NewAccounts(served, &server.Options{Anonymous: true, MemoryBudget: 1 << 20,
+		QueueWait: 20 * time.Millisecond})
+	require.NoError(t, err)
+	h, wc, err := mountConsole(io.Discard, http.NotFoundHandler(), rest, served, nil, true, "store", nil)
+	require.NoError(t, err)
+	defer wc.Shutdown()
+	consoleSrv := httptest.NewServer(h)
+	defer consoleSrv.Close()
+	restSrv := httptest.NewServer(rest)
+	defer restSrv.Close()
+	listTables := func() int {
+		req, err := http.NewRequest("GET", restSrv.URL+"/alpha/Tables", nil)
+		require.NoError(t, err)
+		req.Header.Set("Accept", "application/json;odata=nometadata")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusOK, listTables())
+
+	const path = "/console/tables/Feed/changes/stream?from=now"
+	var sessions []*consoleClient
+	for range 2 {
+		c := newConsoleClient(t, consoleSrv.URL)
+		status, _, _ := c.do("GET", "/console/?token="+token, "", nil)
+		require.Equal(t, http.StatusSeeOther, status)
+		sessions = append(sessions, c)
+	}
+	for i := range 6 { // four in one session (its most), two in the other
+		events := sessions[i/4].stream(path)
+		require.True(t, strings.HasPrefix(nextEvent(t, events), "ready "))
+	}
+	status, body, _ := sessions[1].do("GET", path, "", nil)
+	require.Equal(t, http.StatusServiceUnavailable, status)
+	require.Contains(t, body, "memory budget is full")
+	require.Equal(t, http.StatusServiceUnavailable, listTables(), "the streams hold the account's memory")
+	require.Equal(t, int64(6*128<<10), server.AccountMemory(rest, "alpha").InUse())
+	wc.Shutdown() // the streams end before the servers close
 }

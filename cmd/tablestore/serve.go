@@ -320,7 +320,7 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 		}
 		var webConsole *console.Console
 		if *f.console {
-			if ah, webConsole, err = mountConsole(io.stderr, ah, served, metrics, *f.anonymous, where, logger); err != nil {
+			if ah, webConsole, err = mountConsole(io.stderr, ah, h, served, metrics, *f.anonymous, where, logger); err != nil {
 				return err
 			}
 		}
