@@ -103,8 +103,9 @@ Admission: at most --max-requests operations run at once and at most
 slowly hold upload slots only; a body must arrive at --min-body-rate
 bytes per second once --body-grace has passed, or it is answered 408.
 Credentials and permissions are checked before any body is read.
-Request bodies, the work on them and response pages share
---memory-budget (default 4 MiB per --max-requests, for each account); a
+Request bodies, the work on them, response pages and the console's change
+streams and imports share --memory-budget (default 4 MiB per
+--max-requests, for each account); a
 request that finds no slot or memory within a second is answered 503
 ServerBusy with Retry-After. --memory-limit sets the Go runtime's memory
 limit (as GOMEMLIMIT does): by default the accounts' budgets plus 32 MiB,
