@@ -52,7 +52,8 @@ const DefaultBearerSkew = 2 * time.Minute
 type Bearer struct {
 	// JWKS is a JSON Web Key Set: the public keys (RSA, or EC on P-256,
 	// P-384, P-521) that sign accepted tokens, chosen by the token's kid
-	// (a token without kid is tried against every key). Required unless
+	// (a token without kid is accepted only when the set holds one key).
+	// Required unless
 	// InsecureAcceptAnyToken.
 	JWKS []byte
 	// Issuers are the accepted iss values, such as
@@ -188,6 +189,26 @@ type tokenClaims struct {
 	Roles []string `json:"roles"`
 }
 
+// UnmarshalJSON reads the claims, refusing exp, nbf and iat in any form
+// but a JSON number (a quoted number is not a NumericDate).
+func (c *tokenClaims) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	for _, name := range []string{"exp", "nbf", "iat"} {
+		v, ok := raw[name]
+		if !ok {
+			continue
+		}
+		if len(v) == 0 || !(v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
+			return fmt.Errorf("claim %s is not a number", name)
+		}
+	}
+	type plain tokenClaims // without this method
+	return json.Unmarshal(b, (*plain)(c))
+}
+
 // errBearerRefused is Azure's answer to a token it does not accept.
 var errBearerRefused = apiError(http.StatusUnauthorized, edm.CodeInvalidAuthenticationInfo,
 	"Server failed to authenticate the request. Please refer to the information in the www-authenticate header.")
@@ -272,11 +293,7 @@ func (b *Bearer) keyFor(t *jwt.Token) (any, error) {
 		if len(b.all) == 1 {
 			return b.all[0], nil
 		}
-		set := jwt.VerificationKeySet{}
-		for _, k := range b.all {
-			set.Keys = append(set.Keys, k)
-		}
-		return set, nil
+		return nil, errors.New("the token names no key (kid) and the JWKS holds several")
 	}
 	k, ok := b.keys[kid]
 	if !ok {

@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,8 +81,20 @@ func TestBearer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if w := do("GET", "/devstoreaccount1/Tables", "", rsaTok(claims(nil), rk, ""), true); w.Code != 401 {
+		t.Fatalf("token without kid, several keys: %d %s", w.Code, w.Body)
+	}
+	ecTok = func() string {
+		tk := jwt.NewWithClaims(jwt.SigningMethodES256, claims(nil))
+		tk.Header["kid"] = "ec1"
+		s, err := tk.SignedString(ek)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}()
 	if w := do("GET", "/devstoreaccount1/Tables", "", ecTok, true); w.Code != 200 {
-		t.Fatalf("EC token without kid: %d %s", w.Code, w.Body)
+		t.Fatalf("EC token: %d %s", w.Code, w.Body)
 	}
 	// The account endpoint as audience.
 	if w := do("GET", "/devstoreaccount1/Tables", "", rsaTok(claims(func(c jwt.MapClaims) { c["aud"] = "https://example.com/devstoreaccount1" }), rk, "rsa1"), true); w.Code != 200 {
@@ -123,6 +136,10 @@ func TestBearer(t *testing.T) {
 		"expired":         rsaTok(claims(func(c jwt.MapClaims) { c["exp"] = now.Add(-10 * time.Minute).Unix() }), rk, "rsa1"),
 		"not yet valid":   rsaTok(claims(func(c jwt.MapClaims) { c["nbf"] = now.Add(10 * time.Minute).Unix() }), rk, "rsa1"),
 		"no expiry":       rsaTok(claims(func(c jwt.MapClaims) { delete(c, "exp") }), rk, "rsa1"),
+		"exp a string":    rsaTok(claims(func(c jwt.MapClaims) { c["exp"] = strconv.FormatInt(now.Add(time.Hour).Unix(), 10) }), rk, "rsa1"),
+		"nbf a string":    rsaTok(claims(func(c jwt.MapClaims) { c["nbf"] = strconv.FormatInt(now.Add(-time.Minute).Unix(), 10) }), rk, "rsa1"),
+		"iat a string":    rsaTok(claims(func(c jwt.MapClaims) { c["iat"] = strconv.FormatInt(now.Unix(), 10) }), rk, "rsa1"),
+		"no kid":          rsaTok(claims(nil), rk, ""),
 		"wrong audience":  rsaTok(claims(func(c jwt.MapClaims) { c["aud"] = "https://vault.azure.net" }), rk, "rsa1"),
 		"wrong issuer":    rsaTok(claims(func(c jwt.MapClaims) { c["iss"] = "https://sts.windows.net/other/" }), rk, "rsa1"),
 		"wrong signature": rsaTok(claims(nil), other, "rsa1"),
