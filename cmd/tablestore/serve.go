@@ -357,7 +357,7 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	} else {
 		ln = server.NewListener(ln)
 	}
-	for _, line := range exposureWarnings(ln.Addr(), *f.anonymous, tlsConf != nil) {
+	for _, line := range exposureWarnings(ln.Addr(), *f.anonymous, *f.insecureTokens, tlsConf != nil) {
 		fmt.Fprintf(io.stderr, "serve: WARNING: %s\n", line)
 	}
 	info := serveInfo{accounts: served, anonymous: *f.anonymous, tls: tlsConf != nil, devKey: len(keys) == 0 && !f.multi()}
@@ -548,17 +548,24 @@ func parseAccounts(spec string) ([]server.Account, error) {
 }
 
 // exposureWarnings are the warnings for a data listener on addr: loud
-// for --anonymous beyond loopback, plain for http beyond loopback.
-func exposureWarnings(addr net.Addr, anonymous, tls bool) []string {
+// for --anonymous or --insecure-accept-any-bearer-token beyond loopback,
+// plain for http beyond loopback.
+func exposureWarnings(addr net.Addr, anonymous, anyToken, tls bool) []string {
 	if loopbackAddr(addr) {
 		return nil
 	}
 	var out []string
-	if anonymous {
+	loud := func(flag, without string) {
 		out = append(out, "********************************************************************",
-			"--anonymous on "+addr.String()+": ANYONE WHO CAN REACH THIS ADDRESS CAN READ,",
-			"CHANGE AND DELETE EVERY TABLE, WITHOUT ANY KEY. Use it on loopback only.",
+			flag+" on "+addr.String()+": ANYONE WHO CAN REACH THIS ADDRESS CAN READ,",
+			"CHANGE AND DELETE EVERY TABLE, "+without+". Use it on loopback only.",
 			"********************************************************************")
+	}
+	if anonymous {
+		loud("--anonymous", "WITHOUT ANY KEY")
+	}
+	if anyToken {
+		loud("--insecure-accept-any-bearer-token", "WITH ANY BEARER TOKEN")
 	}
 	if !tls {
 		out = append(out, "serving plain http on "+addr.String()+", beyond loopback: keys sign requests but data travels in clear; use --cert and --key")

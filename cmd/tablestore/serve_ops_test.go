@@ -251,11 +251,14 @@ func TestServeAccountsUsage(t *testing.T) {
 func TestExposureWarnings(t *testing.T) {
 	lo := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}
 	any := &net.TCPAddr{IP: net.IPv4zero, Port: 10002}
-	require.Empty(t, exposureWarnings(lo, true, false))
-	w := strings.Join(exposureWarnings(any, true, false), "\n")
+	require.Empty(t, exposureWarnings(lo, true, true, false))
+	w := strings.Join(exposureWarnings(any, true, false, false), "\n")
 	require.Contains(t, w, "ANYONE WHO CAN REACH THIS ADDRESS")
 	require.Contains(t, w, "plain http")
-	require.NotContains(t, strings.Join(exposureWarnings(any, false, true), "\n"), "ANYONE")
+	require.NotContains(t, strings.Join(exposureWarnings(any, false, false, true), "\n"), "ANYONE")
+	// Any bearer token beyond loopback is as open as --anonymous.
+	w = strings.Join(exposureWarnings(any, false, true, true), "\n")
+	require.Contains(t, w, "--insecure-accept-any-bearer-token on 0.0.0.0:10002: ANYONE WHO CAN REACH THIS ADDRESS")
 	require.Equal(t, "127.0.0.1:10002", dialable(any))
 }
 
