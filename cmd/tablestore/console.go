@@ -127,11 +127,11 @@ func startConsole(w io.Writer, prefix string, db *tablestore.DB, setup consoleSe
 // and a single account, the token alone lets a session in), and charting
 // the server's metrics.
 func mountConsole(ah http.Handler, served []server.Account, metrics *server.Metrics, anonymous bool, store string,
-	logger *slog.Logger) (http.Handler, *console.Console, error) {
+	hosts []string, logger *slog.Logger) (http.Handler, *console.Console, error) {
 	if isRemote(store) {
 		store = "remote store"
 	}
-	o := &console.Options{Token: os.Getenv(consoleTokenEnv), Prefix: "/console", StoreName: store, Logger: logger}
+	o := &console.Options{Token: os.Getenv(consoleTokenEnv), Prefix: "/console", StoreName: store, Logger: logger, Hosts: hosts}
 	if metrics != nil {
 		o.Metrics = metrics.Handler()
 	}

@@ -45,6 +45,7 @@ type serveFlags struct {
 	cert           *string
 	logFormat      *string
 	adminAddr      *string
+	adminHosts     stringList
 	pprof          *bool
 	backupDir      *string
 	accounts       *string
@@ -147,6 +148,7 @@ tablestore serve --dir data --replicate-to "$MIRROR_CONN" --replicate-table Orde
 			f.shutdown = fs.Duration("shutdown-timeout", 30*time.Second, "how long requests in flight may take to finish on SIGINT/SIGTERM")
 			f.logFormat = fs.String("log-format", "text", "text or json: the form of the log lines on standard error")
 			f.adminAddr = fs.String("admin-addr", "", "serve the admin endpoints (/metrics, /healthz, /readyz, POST /backup) on this address (default: off)")
+			fs.Var(&f.adminHosts, "admin-host", "a host name the admin listener (and the console) answers to, besides IP addresses and localhost, repeatable")
 			f.pprof = fs.Bool("pprof", false, "also serve Go's profiler under /debug/pprof/ on the admin address")
 			f.accounts = fs.String("accounts", "", "serve the accounts in this file (account:key1[:key2], one a line or ;-separated, as Azurite's $AZURITE_ACCOUNTS, which is read when this is not given), each with its own store under --dir/ACCOUNT")
 			f.jwks = fs.String("bearer-jwks", "", "accept Entra ID bearer tokens (over https only) signed by the keys in this JWKS file")
@@ -226,8 +228,8 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 			return usagef("unknown --log-format %q: want text or json", *f.logFormat)
 		}
 	}
-	if *f.adminAddr == "" && (*f.pprof || *f.backupDir != "") {
-		return usagef("--pprof and --backup-dir need --admin-addr")
+	if *f.adminAddr == "" && (*f.pprof || *f.backupDir != "" || len(f.adminHosts) > 0) {
+		return usagef("--pprof, --backup-dir and --admin-host need --admin-addr")
 	}
 	if *f.replicateTo == "" && (len(f.replicateTables) > 0 || *f.replicateState != "") {
 		return usagef("--replicate-table and --replicate-state need --replicate-to")
@@ -314,13 +316,13 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	var adminLn net.Listener
 	if *f.adminAddr != "" {
 		ah, err := server.NewAdminHandler(server.AdminOptions{Metrics: metrics, Stores: stores,
-			Pprof: *f.pprof, BackupDir: *f.backupDir, PerAccountDirs: f.multi(), Logger: logger})
+			Pprof: *f.pprof, BackupDir: *f.backupDir, PerAccountDirs: f.multi(), Logger: logger, Hosts: f.adminHosts})
 		if err != nil {
 			return err
 		}
 		var webConsole *console.Console
 		if *f.console {
-			if ah, webConsole, err = mountConsole(ah, served, metrics, *f.anonymous, where, logger); err != nil {
+			if ah, webConsole, err = mountConsole(ah, served, metrics, *f.anonymous, where, f.adminHosts, logger); err != nil {
 				return err
 			}
 		}

@@ -333,3 +333,31 @@ func TestServeFlagTable(t *testing.T) {
 		}
 	})
 }
+
+// TestServeAdminHost: the admin listener answers a foreign Host 421 and
+// a cross-site POST 403; --admin-host names a host it answers to.
+func TestServeAdminHost(t *testing.T) {
+	p := startServe(t, nil, "--in-memory", "--addr", "127.0.0.1:0", "--anonymous", "--admin-addr", "127.0.0.1:0",
+		"--admin-host", "admin.internal", "--log-level", "none")
+	admin := p.adminAddr(t)
+	do := func(method, host, origin string) int {
+		req, err := http.NewRequest(method, "http://"+admin+"/healthz", nil)
+		require.NoError(t, err)
+		if method == "POST" {
+			req.URL.Path = "/backup"
+		}
+		req.Host = host
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusMisdirectedRequest, do("GET", "rebound.example", ""))
+	require.Equal(t, http.StatusOK, do("GET", "admin.internal", ""))
+	require.Equal(t, http.StatusOK, do("GET", admin, ""))
+	require.Equal(t, http.StatusForbidden, do("POST", admin, "http://evil.example"))
+	require.Equal(t, http.StatusNotImplemented, do("POST", admin, "")) // reaches /backup: no --backup-dir
+}
