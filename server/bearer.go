@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -256,15 +258,23 @@ func (q *request) checkBearer(auth string) error {
 	if !issOK {
 		return refuse(fmt.Sprintf("issuer %q is not accepted", claims.Issuer))
 	}
-	if !b.audienceOK(claims.Audience, strings.TrimSuffix(q.res.base, "/")) {
+	accepted, forAccount := q.h.audienceOK(claims.Audience)
+	if !accepted {
 		return refuse(fmt.Sprintf("audience %v is not accepted", []string(claims.Audience)))
 	}
 	g := &bearerGrant{principal: claims.OID}
 	if g.principal == "" {
 		g.principal = claims.Subject
 	}
+	// Among several accounts, a roles claim for the generic storage
+	// audience does not say which account it is for: the role then
+	// comes from this account's Principals alone.
+	roles := claims.Roles
+	if q.h.ext.bearerScoped && !forAccount {
+		roles = nil
+	}
 	role := ""
-	for _, r := range claims.Roles {
+	for _, r := range roles {
 		switch r {
 		case RoleTableDataContributor, roleContributorID:
 			role = RoleTableDataContributor
@@ -278,7 +288,7 @@ func (q *request) checkBearer(auth string) error {
 		role = b.Principals[g.principal]
 	}
 	if role == "" {
-		q.ext.why = "bearer token of " + g.principal + ": no table data role"
+		q.ext.why = "bearer token of " + g.principal + ": no table data role on account " + q.h.account
 		return errPermission
 	}
 	g.contributor = role == RoleTableDataContributor
@@ -302,19 +312,71 @@ func (b *Bearer) keyFor(t *jwt.Token) (any, error) {
 	return k, nil
 }
 
-func (b *Bearer) audienceOK(aud jwt.ClaimStrings, endpoint string) bool {
+// audienceOK reports whether one of aud is accepted, and whether one
+// names this account: its endpoint, or an audience of a Bearer serving
+// this account alone.
+func (h *handler) audienceOK(aud jwt.ClaimStrings) (accepted, forAccount bool) {
+	b := h.ext.bearer
 	for _, a := range aud {
 		a = strings.TrimSuffix(a, "/")
-		if a == StorageAudience || strings.EqualFold(a, endpoint) {
-			return true
+		if a == StorageAudience {
+			accepted = true
 		}
 		for _, x := range b.Audiences {
 			if a == strings.TrimSuffix(x, "/") {
-				return true
+				accepted = true
+				forAccount = forAccount || !h.ext.bearerShared
+			}
+		}
+		n := normAudience(a)
+		for _, e := range h.ext.endpoints {
+			if n == e {
+				accepted, forAccount = true, true
 			}
 		}
 	}
-	return false
+	return accepted, forAccount
+}
+
+// accountEndpoints returns account's endpoints under the public
+// endpoints eps, normalized: ENDPOINT/ACCOUNT, and ENDPOINT itself when
+// its host names the account host-style. Errors: an endpoint that is not
+// an http or https URL with a host and no path, query or user.
+func accountEndpoints(eps []string, account string) ([]string, error) {
+	var out []string
+	for _, ep := range eps {
+		u, err := url.Parse(strings.TrimSuffix(ep, "/"))
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" ||
+			u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return nil, fmt.Errorf("tablestore: server: public endpoint %q: want scheme://host[:port]", ep)
+		}
+		root := normAudience(u.String())
+		out = append(out, root+"/"+account)
+		if a := hostAccount(u.Host); a == account {
+			out = append(out, root)
+		}
+	}
+	return out, nil
+}
+
+// normAudience is an endpoint URL in the form endpoints are compared
+// in: scheme and host in lower case, the scheme's default port dropped,
+// no trailing '/'. A value that is not such a URL is returned as is.
+func normAudience(s string) string {
+	s = strings.TrimSuffix(s, "/")
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return s
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if h, port, err := net.SplitHostPort(host); err == nil &&
+		(scheme == "https" && port == "443" || scheme == "http" && port == "80") {
+		host = h
+		if strings.Contains(h, ":") {
+			host = "[" + h + "]"
+		}
+	}
+	return scheme + "://" + host + strings.ToLower(u.EscapedPath())
 }
 
 // challenge is the WWW-Authenticate value: Azure's form, with
