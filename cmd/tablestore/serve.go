@@ -154,7 +154,7 @@ tablestore serve --dir data --replicate-to "$MIRROR_CONN" --replicate-table Orde
 			f.adminAddr = fs.String("admin-addr", "", "serve the admin endpoints (/metrics, /healthz, /readyz, POST /backup) on this address (default: off)")
 			fs.Var(&f.adminHosts, "admin-host", "a host name the admin listener (and the console) answers to, besides IP addresses and localhost, repeatable")
 			f.pprof = fs.Bool("pprof", false, "also serve Go's profiler under /debug/pprof/ on the admin address")
-			f.accounts = fs.String("accounts", "", "serve the accounts in this file (account:key1[:key2], one a line or ;-separated, as Azurite's $AZURITE_ACCOUNTS, which is read when this is not given), each with its own store under --dir/ACCOUNT")
+			f.accounts = fs.String("accounts", "", "serve the accounts in this file (account:key1[:key2], one a line or ;-separated, as Azurite's $AZURITE_ACCOUNTS, which is read when this is not given; or a JSON array that also gives each account's bearer settings, see docs/server.md), each with its own store under --dir/ACCOUNT")
 			f.jwks = fs.String("bearer-jwks", "", "accept Entra ID bearer tokens (over https only) signed by the keys in this JWKS file")
 			fs.Var(&f.issuers, "bearer-issuer", "an accepted token issuer (iss), repeatable, such as https://sts.windows.net/TENANT/")
 			fs.Var(&f.audiences, "bearer-audience", "an accepted token audience besides https://storage.azure.com and the account endpoint, repeatable")
