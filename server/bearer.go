@@ -23,7 +23,8 @@ import (
 // Microsoft Entra ID bearer tokens, as Azure Storage takes them: a JWT
 // in "Authorization: Bearer ...", over TLS only, verified offline
 // against configured signing keys (a JWKS document), its issuer, its
-// audience (https://storage.azure.com or the account's endpoint), and
+// audience (https://storage.azure.com, or the account's endpoint under
+// Options.PublicEndpoints, never the request's Host), and
 // its expiry and not-before times within a small skew. What the token
 // may do comes from a role: the token's roles claim, or a configured
 // principal-to-role map by its oid (else sub) claim. A refused token is
@@ -64,15 +65,16 @@ type Bearer struct {
 	// InsecureAcceptAnyToken.
 	Issuers []string
 	// Audiences are accepted aud values besides StorageAudience and the
-	// account's endpoint as the request addresses it (such as
+	// account's endpoints under Options.PublicEndpoints (such as
 	// https://host:port/ACCOUNT). Default none.
 	Audiences []string
 	// Skew is the clock skew tolerated on exp and nbf. Default
 	// DefaultBearerSkew.
 	Skew time.Duration
 	// Principals maps a principal (the token's oid claim, else its sub)
-	// to a role (RoleTableDataReader or RoleTableDataContributor), for
-	// tokens that carry no roles claim. Default none.
+	// to its role on the account (RoleTableDataReader or
+	// RoleTableDataContributor), for tokens whose roles claim grants
+	// nothing (see NewAccounts for several accounts). Default none.
 	Principals map[string]string
 	// AuthorizationURI goes into the WWW-Authenticate challenge, as
 	// Azure's login endpoint does. Default
