@@ -34,11 +34,16 @@ func (h *handler) checkSecondary(r *http.Request, rawPath string) error {
 }
 
 // Account is one storage account served by NewAccounts: its name, its
-// keys (base64, at most two) and its own store.
+// keys (base64, at most two), its own store, and its own bearer token
+// settings.
 type Account struct {
 	Name string
 	Keys []string
 	DB   *tablestore.DB
+	// Bearer, if set, is the account's bearer token configuration: the
+	// keys, issuers and audiences it accepts and the roles of principals
+	// on this account. Default: Options.Bearer.
+	Bearer *Bearer
 }
 
 // NewAccounts returns a handler serving several accounts, each with its
@@ -51,12 +56,36 @@ type Account struct {
 // no configured account goes to the first account, as host-style
 // addressing of a single server would (it then fails there unless it is
 // meant for it). opts applies to every account (its Account and Keys
-// fields are ignored); MaxConcurrentRequests bounds each account
-// separately, so one account's load cannot starve another. Errors: no
-// accounts, a repeated name, and New's errors.
+// fields are ignored, and its Bearer is the default of Account.Bearer);
+// MaxConcurrentRequests bounds each account separately, so one account's
+// load cannot starve another.
+//
+// Bearer tokens are isolated too. With more than one account, a token's
+// roles claim grants its role only when the token's audience names the
+// addressed account: its endpoint under Options.PublicEndpoints, or an
+// audience of a Bearer that serves this account alone. A token for the
+// generic StorageAudience takes its role from the account's
+// Bearer.Principals only, as Azure takes it from the role assignments
+// on the account; a principal with no role there is answered 403
+// AuthorizationPermissionMismatch. A Bearer given to several accounts
+// (Options.Bearer for all, or the same *Bearer twice) may not have
+// Principals: roles are given per account. Errors: no accounts, a
+// repeated name, Principals on a shared Bearer, and New's errors.
 func NewAccounts(accounts []Account, opts *Options) (http.Handler, error) {
 	if len(accounts) == 0 {
 		return nil, errors.New("tablestore: server: no accounts")
+	}
+	bearerOf := func(a Account) *Bearer {
+		if a.Bearer != nil || opts == nil {
+			return a.Bearer
+		}
+		return opts.Bearer
+	}
+	uses := map[*Bearer]int{}
+	for _, a := range accounts {
+		if b := bearerOf(a); b != nil {
+			uses[b]++
+		}
 	}
 	m := &multiAccount{byName: map[string]*handler{}}
 	for _, a := range accounts {
@@ -64,7 +93,11 @@ func NewAccounts(accounts []Account, opts *Options) (http.Handler, error) {
 		if opts != nil {
 			o = *opts
 		}
-		o.Account, o.Keys = a.Name, a.Keys
+		o.Account, o.Keys, o.Bearer = a.Name, a.Keys, bearerOf(a)
+		shared := o.Bearer != nil && uses[o.Bearer] > 1
+		if shared && len(o.Bearer.Principals) > 0 {
+			return nil, fmt.Errorf("tablestore: server: account %q shares a bearer configuration with Principals with other accounts: give each account its own (Account.Bearer)", a.Name)
+		}
 		if a.Name == "" {
 			return nil, errors.New("tablestore: server: an account has no name")
 		}
@@ -75,6 +108,8 @@ func NewAccounts(accounts []Account, opts *Options) (http.Handler, error) {
 		if err != nil {
 			return nil, err
 		}
+		h.(*handler).ext.bearerScoped = len(accounts) > 1
+		h.(*handler).ext.bearerShared = shared
 		m.byName[a.Name] = h.(*handler)
 		if m.first == nil {
 			m.first = h.(*handler)

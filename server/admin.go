@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server/webguard"
 )
 
 // AdminOptions configure NewAdminHandler.
@@ -37,6 +38,9 @@ type AdminOptions struct {
 	PerAccountDirs bool
 	// Logger receives a line per backup. Default nil.
 	Logger *slog.Logger
+	// Hosts are host names, besides IP addresses and localhost, that
+	// requests may name in their Host header. Default nil.
+	Hosts []string
 }
 
 // NewAdminHandler returns the handler of the admin listener, which is
@@ -54,6 +58,13 @@ type AdminOptions struct {
 //     name, 409 when it exists or another backup runs, 501 without
 //     BackupDir.
 //   - /debug/pprof/: Go's profiler, when Pprof is set.
+//
+// Every request must name an IP address, localhost or one of Hosts in
+// its Host header, else it is answered 421 Misdirected Request (which
+// defeats DNS rebinding), and a request other than GET, HEAD or OPTIONS
+// that its browser marks as cross-site (Sec-Fetch-Site other than
+// same-origin, or a foreign Origin) is answered 403, so a web page cannot
+// start a backup or a profile.
 func NewAdminHandler(o AdminOptions) (http.Handler, error) {
 	if len(o.Stores) == 0 {
 		return nil, errors.New("tablestore: server: admin handler without stores")
@@ -75,7 +86,28 @@ func NewAdminHandler(o AdminOptions) (http.Handler, error) {
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	return mux, nil
+	return guardAdmin(mux, o.Hosts), nil
+}
+
+// guardAdmin refuses requests to a foreign Host, and unsafe requests a
+// browser sends from another site, before h sees them.
+func guardAdmin(h http.Handler, hosts []string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !webguard.HostAllowed(r.Host, hosts) {
+			writeAdminJSON(w, http.StatusMisdirectedRequest, map[string]any{
+				"error": "the admin listener answers only to loopback or IP addresses, localhost and its configured host names"})
+			return
+		}
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		default:
+			if why := webguard.CrossSite(r); why != "" {
+				writeAdminJSON(w, http.StatusForbidden, map[string]any{"error": "refused: " + why})
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 type admin struct {

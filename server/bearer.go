@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -21,7 +23,8 @@ import (
 // Microsoft Entra ID bearer tokens, as Azure Storage takes them: a JWT
 // in "Authorization: Bearer ...", over TLS only, verified offline
 // against configured signing keys (a JWKS document), its issuer, its
-// audience (https://storage.azure.com or the account's endpoint), and
+// audience (https://storage.azure.com, or the account's endpoint under
+// Options.PublicEndpoints, never the request's Host), and
 // its expiry and not-before times within a small skew. What the token
 // may do comes from a role: the token's roles claim, or a configured
 // principal-to-role map by its oid (else sub) claim. A refused token is
@@ -52,7 +55,8 @@ const DefaultBearerSkew = 2 * time.Minute
 type Bearer struct {
 	// JWKS is a JSON Web Key Set: the public keys (RSA, or EC on P-256,
 	// P-384, P-521) that sign accepted tokens, chosen by the token's kid
-	// (a token without kid is tried against every key). Required unless
+	// (a token without kid is accepted only when the set holds one key).
+	// Required unless
 	// InsecureAcceptAnyToken.
 	JWKS []byte
 	// Issuers are the accepted iss values, such as
@@ -61,15 +65,16 @@ type Bearer struct {
 	// InsecureAcceptAnyToken.
 	Issuers []string
 	// Audiences are accepted aud values besides StorageAudience and the
-	// account's endpoint as the request addresses it (such as
+	// account's endpoints under Options.PublicEndpoints (such as
 	// https://host:port/ACCOUNT). Default none.
 	Audiences []string
 	// Skew is the clock skew tolerated on exp and nbf. Default
 	// DefaultBearerSkew.
 	Skew time.Duration
 	// Principals maps a principal (the token's oid claim, else its sub)
-	// to a role (RoleTableDataReader or RoleTableDataContributor), for
-	// tokens that carry no roles claim. Default none.
+	// to its role on the account (RoleTableDataReader or
+	// RoleTableDataContributor), for tokens whose roles claim grants
+	// nothing (see NewAccounts for several accounts). Default none.
 	Principals map[string]string
 	// AuthorizationURI goes into the WWW-Authenticate challenge, as
 	// Azure's login endpoint does. Default
@@ -188,6 +193,26 @@ type tokenClaims struct {
 	Roles []string `json:"roles"`
 }
 
+// UnmarshalJSON reads the claims, refusing exp, nbf and iat in any form
+// but a JSON number (a quoted number is not a NumericDate).
+func (c *tokenClaims) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	for _, name := range []string{"exp", "nbf", "iat"} {
+		v, ok := raw[name]
+		if !ok {
+			continue
+		}
+		if len(v) == 0 || !(v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
+			return fmt.Errorf("claim %s is not a number", name)
+		}
+	}
+	type plain tokenClaims // without this method
+	return json.Unmarshal(b, (*plain)(c))
+}
+
 // errBearerRefused is Azure's answer to a token it does not accept.
 var errBearerRefused = apiError(http.StatusUnauthorized, edm.CodeInvalidAuthenticationInfo,
 	"Server failed to authenticate the request. Please refer to the information in the www-authenticate header.")
@@ -235,15 +260,23 @@ func (q *request) checkBearer(auth string) error {
 	if !issOK {
 		return refuse(fmt.Sprintf("issuer %q is not accepted", claims.Issuer))
 	}
-	if !b.audienceOK(claims.Audience, strings.TrimSuffix(q.res.base, "/")) {
+	accepted, forAccount := q.h.audienceOK(claims.Audience)
+	if !accepted {
 		return refuse(fmt.Sprintf("audience %v is not accepted", []string(claims.Audience)))
 	}
 	g := &bearerGrant{principal: claims.OID}
 	if g.principal == "" {
 		g.principal = claims.Subject
 	}
+	// Among several accounts, a roles claim for the generic storage
+	// audience does not say which account it is for: the role then
+	// comes from this account's Principals alone.
+	roles := claims.Roles
+	if q.h.ext.bearerScoped && !forAccount {
+		roles = nil
+	}
 	role := ""
-	for _, r := range claims.Roles {
+	for _, r := range roles {
 		switch r {
 		case RoleTableDataContributor, roleContributorID:
 			role = RoleTableDataContributor
@@ -257,7 +290,7 @@ func (q *request) checkBearer(auth string) error {
 		role = b.Principals[g.principal]
 	}
 	if role == "" {
-		q.ext.why = "bearer token of " + g.principal + ": no table data role"
+		q.ext.why = "bearer token of " + g.principal + ": no table data role on account " + q.h.account
 		return errPermission
 	}
 	g.contributor = role == RoleTableDataContributor
@@ -272,11 +305,7 @@ func (b *Bearer) keyFor(t *jwt.Token) (any, error) {
 		if len(b.all) == 1 {
 			return b.all[0], nil
 		}
-		set := jwt.VerificationKeySet{}
-		for _, k := range b.all {
-			set.Keys = append(set.Keys, k)
-		}
-		return set, nil
+		return nil, errors.New("the token names no key (kid) and the JWKS holds several")
 	}
 	k, ok := b.keys[kid]
 	if !ok {
@@ -285,19 +314,71 @@ func (b *Bearer) keyFor(t *jwt.Token) (any, error) {
 	return k, nil
 }
 
-func (b *Bearer) audienceOK(aud jwt.ClaimStrings, endpoint string) bool {
+// audienceOK reports whether one of aud is accepted, and whether one
+// names this account: its endpoint, or an audience of a Bearer serving
+// this account alone.
+func (h *handler) audienceOK(aud jwt.ClaimStrings) (accepted, forAccount bool) {
+	b := h.ext.bearer
 	for _, a := range aud {
 		a = strings.TrimSuffix(a, "/")
-		if a == StorageAudience || strings.EqualFold(a, endpoint) {
-			return true
+		if a == StorageAudience {
+			accepted = true
 		}
 		for _, x := range b.Audiences {
 			if a == strings.TrimSuffix(x, "/") {
-				return true
+				accepted = true
+				forAccount = forAccount || !h.ext.bearerShared
+			}
+		}
+		n := normAudience(a)
+		for _, e := range h.ext.endpoints {
+			if n == e {
+				accepted, forAccount = true, true
 			}
 		}
 	}
-	return false
+	return accepted, forAccount
+}
+
+// accountEndpoints returns account's endpoints under the public
+// endpoints eps, normalized: ENDPOINT/ACCOUNT, and ENDPOINT itself when
+// its host names the account host-style. Errors: an endpoint that is not
+// an http or https URL with a host and no path, query or user.
+func accountEndpoints(eps []string, account string) ([]string, error) {
+	var out []string
+	for _, ep := range eps {
+		u, err := url.Parse(strings.TrimSuffix(ep, "/"))
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" ||
+			u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return nil, fmt.Errorf("tablestore: server: public endpoint %q: want scheme://host[:port]", ep)
+		}
+		root := normAudience(u.String())
+		out = append(out, root+"/"+account)
+		if a := hostAccount(u.Host); a == account {
+			out = append(out, root)
+		}
+	}
+	return out, nil
+}
+
+// normAudience is an endpoint URL in the form endpoints are compared
+// in: scheme and host in lower case, the scheme's default port dropped,
+// no trailing '/'. A value that is not such a URL is returned as is.
+func normAudience(s string) string {
+	s = strings.TrimSuffix(s, "/")
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return s
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if h, port, err := net.SplitHostPort(host); err == nil &&
+		(scheme == "https" && port == "443" || scheme == "http" && port == "80") {
+		host = h
+		if strings.Contains(h, ":") {
+			host = "[" + h + "]"
+		}
+	}
+	return scheme + "://" + host + strings.ToLower(u.EscapedPath())
 }
 
 // challenge is the WWW-Authenticate value: Azure's form, with

@@ -63,7 +63,7 @@ func BenchmarkScrape(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		w := httptest.NewRecorder()
-		admin.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+		admin.ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1/metrics", nil))
 		if w.Code != http.StatusOK {
 			b.Fatal(w.Code)
 		}

@@ -21,6 +21,16 @@ import (
 type handlerExt struct {
 	metrics *Metrics
 	bearer  *Bearer
+	// endpoints are the account's endpoints as token audiences,
+	// normalized (see normAudience), from Options.PublicEndpoints.
+	endpoints []string
+	// bearerScoped: the handler is one of several accounts (NewAccounts),
+	// so a token's roles claim counts only with an audience that names
+	// this account.
+	bearerScoped bool
+	// bearerShared: bearer also serves other accounts, so its Audiences
+	// do not name this account.
+	bearerShared bool
 	// cors is the parsed CORS rules of the stored service properties;
 	// nil or empty: no CORS headers.
 	cors atomic.Pointer[corsRules]
@@ -39,6 +49,11 @@ type requestExt struct {
 func (h *handler) initExt(o *Options) error {
 	h.ext.metrics = o.Metrics
 	h.ext.bearer = o.Bearer
+	eps, err := accountEndpoints(o.PublicEndpoints, h.account)
+	if err != nil {
+		return err
+	}
+	h.ext.endpoints = eps
 	if o.Bearer != nil {
 		if err := o.Bearer.init(); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -116,7 +117,7 @@ func TestAuthFailureReasonInLogOnly(t *testing.T) {
 func scrape(t *testing.T, admin http.Handler) string {
 	t.Helper()
 	w := httptest.NewRecorder()
-	admin.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	admin.ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1/metrics", nil))
 	if w.Code != 200 {
 		t.Fatalf("/metrics: %d %s", w.Code, w.Body)
 	}
@@ -174,7 +175,7 @@ func TestMetricsAndAdmin(t *testing.T) {
 
 	get := func(path string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
-		admin.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+		admin.ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1"+path, nil))
 		return w
 	}
 	if w := get("/healthz"); w.Code != 200 {
@@ -202,7 +203,7 @@ func TestMetricsAndAdmin(t *testing.T) {
 	}
 	post := func(path string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
-		diskAdmin.ServeHTTP(w, httptest.NewRequest("POST", path, nil))
+		diskAdmin.ServeHTTP(w, httptest.NewRequest("POST", "http://127.0.0.1"+path, nil))
 		return w
 	}
 	for _, bad := range []string{"", "../x", ".hidden", "a/b", strings.Repeat("x", 101)} {
@@ -250,17 +251,17 @@ func TestAdminPprofAndNoBackupDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := httptest.NewRecorder()
-	admin.ServeHTTP(w, httptest.NewRequest("GET", "/debug/pprof/", nil))
+	admin.ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1/debug/pprof/", nil))
 	if w.Code != 200 {
 		t.Fatalf("pprof %d", w.Code)
 	}
 	w = httptest.NewRecorder()
-	admin.ServeHTTP(w, httptest.NewRequest("POST", "/backup?name=x", nil))
+	admin.ServeHTTP(w, httptest.NewRequest("POST", "http://127.0.0.1/backup?name=x", nil))
 	if w.Code != http.StatusNotImplemented {
 		t.Fatalf("backup without a dir: %d", w.Code)
 	}
 	w = httptest.NewRecorder()
-	admin.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	admin.ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1/metrics", nil))
 	if w.Code != 404 {
 		t.Fatalf("metrics without Metrics: %d", w.Code)
 	}
@@ -293,12 +294,12 @@ func TestReadyzCorruption(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := httptest.NewRecorder()
-	admin.ServeHTTP(w, httptest.NewRequest("GET", "/readyz", nil))
+	admin.ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1/readyz", nil))
 	if w.Code != 503 || !strings.Contains(w.Body.String(), "block checksum mismatch") {
 		t.Fatalf("%d %s", w.Code, w.Body)
 	}
 	w = httptest.NewRecorder()
-	admin.ServeHTTP(w, httptest.NewRequest("GET", "/healthz", nil))
+	admin.ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1/healthz", nil))
 	if w.Code != 200 {
 		t.Fatalf("healthz: %d", w.Code)
 	}
@@ -307,5 +308,64 @@ func TestReadyzCorruption(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %s", want)
 		}
+	}
+}
+
+// TestAdminGuard: the admin listener answers only to its own host names
+// (421 otherwise, against DNS rebinding), and refuses a POST a browser
+// sends from another site: no backup starts.
+func TestAdminGuard(t *testing.T) {
+	db, err := tablestore.Open(filepath.Join(t.TempDir(), "store"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	backups := t.TempDir()
+	admin, err := NewAdminHandler(AdminOptions{Stores: map[string]*tablestore.DB{DevAccount: db},
+		BackupDir: backups, Hosts: []string{"admin.internal"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := func(method, target string, hdr map[string]string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(method, target, nil)
+		for k, v := range hdr {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		admin.ServeHTTP(w, r)
+		return w
+	}
+	for _, target := range []string{"http://rebound.example:9090/metrics", "http://rebound.example/healthz",
+		"http://rebound.example/readyz", "http://rebound.example/backup?name=a"} {
+		method := "GET"
+		if strings.Contains(target, "backup") {
+			method = "POST"
+		}
+		if w := do(method, target, nil); w.Code != http.StatusMisdirectedRequest {
+			t.Errorf("%s %s: %d", method, target, w.Code)
+		}
+	}
+	for _, hdr := range []map[string]string{
+		{"Origin": "http://evil.example"},
+		{"Sec-Fetch-Site": "cross-site"},
+		{"Sec-Fetch-Site": "same-site"},
+		{"Origin": "null"},
+	} {
+		if w := do("POST", "http://127.0.0.1:9090/backup?name=b", hdr); w.Code != http.StatusForbidden {
+			t.Errorf("POST from %v: %d %s", hdr, w.Code, w.Body)
+		}
+	}
+	if ents, _ := os.ReadDir(backups); len(ents) != 0 {
+		t.Fatalf("a refused request made a backup: %v", ents)
+	}
+	// Its own names, and clients that are not browsers, are served.
+	if w := do("GET", "http://admin.internal:9090/healthz", nil); w.Code != 200 {
+		t.Errorf("configured host: %d", w.Code)
+	}
+	if w := do("GET", "http://localhost:9090/readyz", map[string]string{"Sec-Fetch-Site": "cross-site"}); w.Code != 200 {
+		t.Errorf("a cross-site GET: %d", w.Code)
+	}
+	if w := do("POST", "http://127.0.0.1:9090/backup?name=c", map[string]string{"Origin": "http://127.0.0.1:9090", "Sec-Fetch-Site": "same-origin"}); w.Code != 201 {
+		t.Errorf("same-origin POST: %d %s", w.Code, w.Body)
 	}
 }

@@ -150,6 +150,15 @@ type Options struct {
 	// Bearer, if set, accepts Microsoft Entra ID bearer tokens over TLS.
 	// Default nil: bearer tokens are refused.
 	Bearer *Bearer
+	// PublicEndpoints are the service roots clients reach this server
+	// by, as scheme://host[:port] (such as https://tables.example:10002).
+	// A bearer token whose audience is an account's endpoint is accepted
+	// only for an endpoint built from them: ENDPOINT/ACCOUNT, or ENDPOINT
+	// itself when its host names the account host-style
+	// (ACCOUNT.table.domain). The request's Host header is never
+	// trusted for this. Default none: only StorageAudience and
+	// Bearer.Audiences are accepted.
+	PublicEndpoints []string
 }
 
 // budgetSize is the memory budget o (with defaults applied) asks for.

@@ -47,6 +47,8 @@ func TestStrictACL(t *testing.T) {
 		{"nested too deep", si(`<SignedIdentifier><Id><Id>a</Id></Id></SignedIdentifier>`)},
 		{"wrong root", `<Identifiers><SignedIdentifier><Id>a</Id></SignedIdentifier></Identifiers>`},
 		{"text among elements", si(`hello<SignedIdentifier><Id>a</Id></SignedIdentifier>`)},
+		{"text alone in the root", si(`hello`)},
+		{"text alone in SignedIdentifier", si(`<SignedIdentifier>hello</SignedIdentifier>`)},
 		{"attribute", `<SignedIdentifiers kind="x"><SignedIdentifier><Id>a</Id></SignedIdentifier></SignedIdentifiers>`},
 		{"namespace", `<SignedIdentifiers xmlns="urn:other"><SignedIdentifier><Id>a</Id></SignedIdentifier></SignedIdentifiers>`},
 		{"doctype", `<!DOCTYPE SignedIdentifiers [<!ENTITY x "a">]><SignedIdentifiers><SignedIdentifier><Id>&x;</Id></SignedIdentifier></SignedIdentifiers>`},
@@ -162,6 +164,22 @@ func TestStrictServiceProperties(t *testing.T) {
 	for _, want := range []string{logging, `<MinuteMetrics>` + metrics + `</MinuteMetrics>`, `<Cors><CorsRule>` + rule + `</CorsRule></Cors>`} {
 		if !strings.Contains(after, want) {
 			t.Errorf("after a partial set, missing %s in\n%s", want, after)
+		}
+	}
+	// Text where only elements belong is refused too, even when the
+	// element holds nothing else: it would otherwise clear the rules.
+	for _, body := range []string{
+		`<StorageServiceProperties>xyz</StorageServiceProperties>`,
+		doc(`<Cors>xyz</Cors>`),
+		doc(`<Cors><CorsRule>xyz</CorsRule></Cors>`),
+		doc(`<Logging>xyz</Logging>`),
+	} {
+		w := serve(hd, signedRequest("PUT", target, body))
+		if w.Code != http.StatusBadRequest || w.Header().Get("x-ms-error-code") != "InvalidXmlDocument" {
+			t.Errorf("%s: %d %s", body, w.Code, w.Body)
+		}
+		if got := get(); got != after {
+			t.Fatalf("%s: the properties changed:\n%s\nwant\n%s", body, got, after)
 		}
 	}
 }

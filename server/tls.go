@@ -14,8 +14,8 @@ import (
 // files for a renewed pair.
 const certReloadInterval = time.Minute
 
-// TLSConfig returns a server TLS configuration (TLS 1.2 or later, HTTP/2
-// and HTTP/1.1) serving the PEM certificate chain in certFile with the
+// TLSConfig returns a server TLS configuration (TLS 1.2 or later, with
+// ECDHE and AEAD suites only over TLS 1.2; HTTP/2 and HTTP/1.1) serving the PEM certificate chain in certFile with the
 // PEM private key in keyFile. The files are read now, so a bad pair is
 // an error here rather than at the first handshake, and read again when
 // their modification times change (looked at most once a minute, during
@@ -33,9 +33,22 @@ func TLSConfig(certFile, keyFile string) (*tls.Config, error) {
 	}
 	return &tls.Config{
 		MinVersion:     tls.VersionTLS12,
+		CipherSuites:   tls12Suites,
 		NextProtos:     []string{"h2", "http/1.1"},
 		GetCertificate: r.get,
 	}, nil
+}
+
+// tls12Suites are the suites offered over TLS 1.2: ECDHE key exchange
+// (forward secrecy) with AEAD ciphers only, no CBC or SHA-1. TLS 1.3
+// has its own suites, all AEAD.
+var tls12Suites = []uint16{
+	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
 }
 
 // NewHTTPSServer is NewHTTPServer over TLS with the certificate and key

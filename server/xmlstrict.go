@@ -137,6 +137,9 @@ func (r *xmlRule) validate(e *xmlElem) error {
 			return errBadXMLValue
 		}
 	} else {
+		if e.text != "" {
+			return errBadXML // text where only elements belong
+		}
 		counts := make([]int, len(r.children))
 		for _, c := range e.children {
 			i := r.childIndex(c.name)

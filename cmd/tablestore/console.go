@@ -196,13 +196,13 @@ func tokenBits(token string) int {
 // and a single account, the token alone lets a session in), charting the
 // server's metrics, and holding its change streams and imports in the
 // memory budget of the account's REST handler (rest, from
-// server.NewAccounts).
+// server.NewAccounts). hosts extends the console's Host allow-list.
 func mountConsole(stderr io.Writer, ah, rest http.Handler, served []server.Account, metrics *server.Metrics, anonymous bool,
-	store string, logger *slog.Logger) (http.Handler, *console.Console, error) {
+	store string, hosts []string, logger *slog.Logger) (http.Handler, *console.Console, error) {
 	if isRemote(store) {
 		store = "remote store"
 	}
-	o := &console.Options{Token: os.Getenv(consoleTokenEnv), Prefix: "/console", StoreName: store, Logger: logger}
+	o := &console.Options{Token: os.Getenv(consoleTokenEnv), Prefix: "/console", StoreName: store, Logger: logger, Hosts: hosts}
 	if metrics != nil {
 		o.Metrics = metrics.Handler()
 	}

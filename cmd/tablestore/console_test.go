@@ -416,7 +416,7 @@ func TestConsoleWeakToken(t *testing.T) {
 	}{{"password12345678", true}, {"fhU_Lq9aKmVImopdqmRJ2fu2IkDTUcZJ34BShXLr81w", false}, {"", false}} {
 		t.Setenv(consoleTokenEnv, c.token)
 		var stderr strings.Builder
-		_, wc, err := mountConsole(&stderr, http.NotFoundHandler(), nil, served, nil, false, "store", nil)
+		_, wc, err := mountConsole(&stderr, http.NotFoundHandler(), nil, served, nil, false, "store", nil, nil)
 		require.NoError(t, err)
 		wc.Shutdown()
 		if c.warn {
@@ -456,7 +456,7 @@ func TestServeConsoleMemory(t *testing.T) {
 	rest, err := server.NewAccounts(served, &server.Options{Anonymous: true, MemoryBudget: 1 << 20,
 		QueueWait: 20 * time.Millisecond})
 	require.NoError(t, err)
-	h, wc, err := mountConsole(io.Discard, http.NotFoundHandler(), rest, served, nil, true, "store", nil)
+	h, wc, err := mountConsole(io.Discard, http.NotFoundHandler(), rest, served, nil, true, "store", nil, nil)
 	require.NoError(t, err)
 	defer wc.Shutdown()
 	consoleSrv := httptest.NewServer(h)

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,28 +34,30 @@ var logLevels = map[string]slog.Level{
 
 // serveFlags are serve's flags, declared by declareServeFlags.
 type serveFlags struct {
-	store, dir     *string
-	inMemory       *bool
-	create         *bool
-	addr           *string
-	account        *string
-	accountKeys    stringList // --account-key
-	accountKeyFile *string
-	keyFlag        stringList // --key: the TLS key with --cert, else an account key (old spelling)
-	anonymous      *bool
-	level          *string
-	shutdown       *time.Duration
-	cert           *string
-	logFormat      *string
-	adminAddr      *string
-	pprof          *bool
-	backupDir      *string
-	accounts       *string
-	jwks           *string
-	issuers        stringList
-	audiences      stringList
-	roles          *string
-	insecureTokens *bool
+	store, dir      *string
+	inMemory        *bool
+	create          *bool
+	addr            *string
+	account         *string
+	accountKeys     stringList // --account-key
+	accountKeyFile  *string
+	keyFlag         stringList // --key: the TLS key with --cert, else an account key (old spelling)
+	anonymous       *bool
+	level           *string
+	shutdown        *time.Duration
+	cert            *string
+	logFormat       *string
+	adminAddr       *string
+	adminHosts      stringList
+	pprof           *bool
+	backupDir       *string
+	accounts        *string
+	jwks            *string
+	issuers         stringList
+	audiences       stringList
+	roles           *string
+	insecureTokens  *bool
+	publicEndpoints stringList
 	// Admission and memory.
 	maxRequests, maxUploads *int
 	budget, minRate         byteSize
@@ -148,12 +153,14 @@ tablestore serve --dir data --replicate-to "$MIRROR_CONN" --replicate-table Orde
 			f.shutdown = fs.Duration("shutdown-timeout", 30*time.Second, "how long requests in flight may take to finish on SIGINT/SIGTERM")
 			f.logFormat = fs.String("log-format", "text", "text or json: the form of the log lines on standard error")
 			f.adminAddr = fs.String("admin-addr", "", "serve the admin endpoints (/metrics, /healthz, /readyz, POST /backup) on this address (default: off)")
+			fs.Var(&f.adminHosts, "admin-host", "a host name the admin listener (and the console) answers to, besides IP addresses and localhost, repeatable")
 			f.pprof = fs.Bool("pprof", false, "also serve Go's profiler under /debug/pprof/ on the admin address")
-			f.accounts = fs.String("accounts", "", "serve the accounts in this file (account:key1[:key2], one a line or ;-separated, as Azurite's $AZURITE_ACCOUNTS, which is read when this is not given), each with its own store under --dir/ACCOUNT")
+			f.accounts = fs.String("accounts", "", "serve the accounts in this file (account:key1[:key2], one a line or ;-separated, as Azurite's $AZURITE_ACCOUNTS, which is read when this is not given; or a JSON array that also gives each account's bearer settings, see docs/server.md), each with its own store under --dir/ACCOUNT")
 			f.jwks = fs.String("bearer-jwks", "", "accept Entra ID bearer tokens (over https only) signed by the keys in this JWKS file")
 			fs.Var(&f.issuers, "bearer-issuer", "an accepted token issuer (iss), repeatable, such as https://sts.windows.net/TENANT/")
 			fs.Var(&f.audiences, "bearer-audience", "an accepted token audience besides https://storage.azure.com and the account endpoint, repeatable")
 			f.roles = fs.String("bearer-roles", "", "a JSON file mapping principals (oid or sub) to \"Storage Table Data Reader\" or \"Storage Table Data Contributor\", for tokens without roles")
+			fs.Var(&f.publicEndpoints, "public-endpoint", "a service root clients reach the server by (https://host:port), repeatable: a token whose audience is an account's endpoint must name one (default: the listen address and the TLS certificate's DNS names)")
 			f.insecureTokens = fs.Bool("insecure-accept-any-bearer-token", false, "accept every bearer token unverified, as a contributor (local development only)")
 			f.backupDir = fs.String("backup-dir", "", "where the admin listener's POST /backup?name=NAME writes checkpoints (default: backups off)")
 			f.maxRequests = fs.Int("max-requests", server.DefaultMaxConcurrentRequests, "operations served at once (for each account)")
@@ -227,8 +234,8 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 			return usagef("unknown --log-format %q: want text or json", *f.logFormat)
 		}
 	}
-	if *f.adminAddr == "" && (*f.pprof || *f.backupDir != "") {
-		return usagef("--pprof and --backup-dir need --admin-addr")
+	if *f.adminAddr == "" && (*f.pprof || *f.backupDir != "" || len(f.adminHosts) > 0) {
+		return usagef("--pprof, --backup-dir and --admin-host need --admin-addr")
 	}
 	if *f.replicateTo == "" && (len(f.replicateTables) > 0 || *f.replicateState != "") {
 		return usagef("--replicate-table and --replicate-state need --replicate-to")
@@ -258,6 +265,22 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	accounts, err := f.accountList(keys)
 	if err != nil {
 		return err
+	}
+	if err := accountBearers(accounts, bearer, tlsConf != nil, *f.insecureTokens); err != nil {
+		return err
+	}
+	// Listen before the handler is made: its public endpoints default to
+	// the address listened on.
+	ln, err := net.Listen("tcp", *f.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	endpoints := []string(f.publicEndpoints)
+	if len(endpoints) == 0 {
+		if endpoints, err = defaultPublicEndpoints(ln.Addr(), tlsConf); err != nil {
+			return err
+		}
 	}
 	stores := map[string]*tablestore.DB{}
 	var served []server.Account
@@ -296,7 +319,7 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	if *f.adminAddr != "" {
 		metrics = server.NewMetrics()
 	}
-	opts := &server.Options{Anonymous: *f.anonymous, Logger: logger, Metrics: metrics, Bearer: bearer,
+	opts := &server.Options{Anonymous: *f.anonymous, Logger: logger, Metrics: metrics, Bearer: bearer, PublicEndpoints: endpoints,
 		MaxConcurrentRequests: *f.maxRequests, MaxConcurrentUploads: *f.maxUploads, MemoryBudget: int64(f.budget),
 		MinBodyRate: int(f.minRate), BodyGracePeriod: *f.grace}
 	limit, err := memoryLimit(*f.memLimit, opts, len(served))
@@ -315,13 +338,13 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	var adminLn net.Listener
 	if *f.adminAddr != "" {
 		ah, err := server.NewAdminHandler(server.AdminOptions{Metrics: metrics, Stores: stores,
-			Pprof: *f.pprof, BackupDir: *f.backupDir, PerAccountDirs: f.multi(), Logger: logger})
+			Pprof: *f.pprof, BackupDir: *f.backupDir, PerAccountDirs: f.multi(), Logger: logger, Hosts: f.adminHosts})
 		if err != nil {
 			return err
 		}
 		var webConsole *console.Console
 		if *f.console {
-			if ah, webConsole, err = mountConsole(io.stderr, ah, h, served, metrics, *f.anonymous, where, logger); err != nil {
+			if ah, webConsole, err = mountConsole(io.stderr, ah, h, served, metrics, *f.anonymous, where, f.adminHosts, logger); err != nil {
 				return err
 			}
 		}
@@ -347,10 +370,6 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	if logger != nil {
 		srv.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
 	}
-	ln, err := net.Listen("tcp", *f.addr)
-	if err != nil {
-		return err
-	}
 	// Azure's error body for net/http's own refusals, inside TLS when
 	// there is TLS.
 	if tlsConf != nil {
@@ -358,7 +377,7 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	} else {
 		ln = server.NewListener(ln)
 	}
-	for _, line := range exposureWarnings(ln.Addr(), *f.anonymous, tlsConf != nil) {
+	for _, line := range exposureWarnings(ln.Addr(), *f.anonymous, *f.insecureTokens, tlsConf != nil) {
 		fmt.Fprintf(io.stderr, "serve: WARNING: %s\n", line)
 	}
 	info := serveInfo{accounts: served, anonymous: *f.anonymous, tls: tlsConf != nil, devKey: len(keys) == 0 && !f.multi()}
@@ -462,6 +481,9 @@ func (f *serveFlags) bearer(tls bool, warn func(string)) (*server.Bearer, error)
 		return nil, err
 	}
 	b := &server.Bearer{JWKS: jwks, Issuers: f.issuers, Audiences: f.audiences}
+	if *f.roles != "" && f.multi() {
+		return nil, usagef("--bearer-roles would give a principal its role on every account: with --accounts, give each account's principals in a JSON accounts file (see docs/server.md)")
+	}
 	if *f.roles != "" {
 		raw, err := os.ReadFile(*f.roles)
 		if err != nil {
@@ -499,6 +521,13 @@ func (f *serveFlags) accountList(keys []string) ([]server.Account, error) {
 		if err != nil {
 			return nil, err
 		}
+		if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
+			accts, err := parseAccountsJSON(t, filepath.Dir(*f.accounts))
+			if err != nil {
+				return nil, usagef("%s: %s", *f.accounts, err.Error())
+			}
+			return accts, nil
+		}
 		spec, from = string(b), *f.accounts
 	}
 	accts, err := parseAccounts(spec)
@@ -506,6 +535,139 @@ func (f *serveFlags) accountList(keys []string) ([]server.Account, error) {
 		return nil, usagef("%s: %s", from, err.Error())
 	}
 	return accts, nil
+}
+
+// accountJSON is an account of a JSON accounts file.
+type accountJSON struct {
+	Name   string   `json:"name"`
+	Keys   []string `json:"keys"`
+	Bearer *struct {
+		JWKS       string            `json:"jwks"` // a file, relative to the accounts file's directory
+		Issuers    []string          `json:"issuers"`
+		Audiences  []string          `json:"audiences"`
+		Principals map[string]string `json:"principals"`
+	} `json:"bearer"`
+}
+
+// parseAccountsJSON reads a JSON accounts file: an array of accounts,
+// each with its name, its keys and optionally its own bearer token
+// settings, whose JWKS file is read relative to dir. Unknown fields are
+// errors.
+func parseAccountsJSON(b []byte, dir string) ([]server.Account, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var list []accountJSON
+	if err := dec.Decode(&list); err != nil {
+		return nil, fmt.Errorf("not a JSON array of accounts: %v", err)
+	}
+	var out []server.Account
+	seen := map[string]bool{}
+	for _, aj := range list {
+		if aj.Name == "" || seen[aj.Name] {
+			return nil, fmt.Errorf("account %q: no name, or given twice", aj.Name)
+		}
+		seen[aj.Name] = true
+		if len(aj.Keys) == 0 || len(aj.Keys) > 2 {
+			return nil, fmt.Errorf("account %q: want one or two keys", aj.Name)
+		}
+		for _, k := range aj.Keys {
+			if _, err := base64.StdEncoding.DecodeString(k); err != nil || k == "" {
+				return nil, fmt.Errorf("account %q: a key is not base64", aj.Name)
+			}
+		}
+		a := server.Account{Name: aj.Name, Keys: aj.Keys}
+		if jb := aj.Bearer; jb != nil {
+			a.Bearer = &server.Bearer{Issuers: jb.Issuers, Audiences: jb.Audiences, Principals: jb.Principals}
+			if jb.JWKS != "" {
+				path := jb.JWKS
+				if !filepath.IsAbs(path) {
+					path = filepath.Join(dir, path)
+				}
+				raw, err := os.ReadFile(path)
+				if err != nil {
+					return nil, fmt.Errorf("account %q: %v", aj.Name, err)
+				}
+				a.Bearer.JWKS = raw
+			}
+		}
+		out = append(out, a)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no account")
+	}
+	return out, nil
+}
+
+// accountBearers completes the accounts' own bearer settings with the
+// --bearer-* flags' (global, nil without them): a JWKS or issuers an
+// account leaves out are the flags', and its audiences too when it gives
+// none. Errors: account settings without https, with
+// --insecure-accept-any-bearer-token, or without a JWKS or an issuer.
+func accountBearers(accounts []server.Account, global *server.Bearer, tls, insecure bool) error {
+	for _, a := range accounts {
+		b := a.Bearer
+		if b == nil {
+			continue
+		}
+		switch {
+		case insecure:
+			return usagef("account %q: its bearer settings mean nothing with --insecure-accept-any-bearer-token", a.Name)
+		case !tls:
+			return usagef("account %q: bearer tokens are accepted over https only: give --cert and --key", a.Name)
+		}
+		if b.JWKS == nil && global != nil {
+			b.JWKS = global.JWKS
+		}
+		if len(b.Issuers) == 0 && global != nil {
+			b.Issuers = global.Issuers
+		}
+		if b.Audiences == nil && global != nil {
+			b.Audiences = global.Audiences
+		}
+		if b.JWKS == nil || len(b.Issuers) == 0 {
+			return usagef("account %q: bearer tokens need a JWKS and an issuer (its own, or --bearer-jwks and --bearer-issuer)", a.Name)
+		}
+	}
+	return nil
+}
+
+// defaultPublicEndpoints are the service roots clients may reach the
+// data listener at by default: its address (127.0.0.1 and localhost
+// for an unspecified or loopback one) and, with TLS, each DNS name of
+// the certificate (wildcards left out), all with the listener's port.
+func defaultPublicEndpoints(addr net.Addr, tlsConf *tlsFiles) ([]string, error) {
+	scheme := "http"
+	if tlsConf != nil {
+		scheme = "https"
+	}
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return nil, err
+	}
+	hosts := []string{host}
+	if ip := net.ParseIP(host); ip != nil && (ip.IsUnspecified() || ip.IsLoopback()) {
+		hosts = []string{"127.0.0.1", "localhost"}
+	}
+	if tlsConf != nil {
+		pemBytes, err := os.ReadFile(tlsConf.cert)
+		if err != nil {
+			return nil, err
+		}
+		if block, _ := pem.Decode(pemBytes); block != nil && block.Type == "CERTIFICATE" {
+			if cert, err := x509.ParseCertificate(block.Bytes); err == nil {
+				for _, n := range cert.DNSNames {
+					if !strings.HasPrefix(n, "*") {
+						hosts = append(hosts, n)
+					}
+				}
+			}
+		}
+	}
+	var out []string
+	for _, h := range hosts {
+		out = append(out, scheme+"://"+net.JoinHostPort(h, port))
+	}
+	return out, nil
 }
 
 // parseAccounts reads Azurite's AZURITE_ACCOUNTS format,
@@ -549,17 +711,24 @@ func parseAccounts(spec string) ([]server.Account, error) {
 }
 
 // exposureWarnings are the warnings for a data listener on addr: loud
-// for --anonymous beyond loopback, plain for http beyond loopback.
-func exposureWarnings(addr net.Addr, anonymous, tls bool) []string {
+// for --anonymous or --insecure-accept-any-bearer-token beyond loopback,
+// plain for http beyond loopback.
+func exposureWarnings(addr net.Addr, anonymous, anyToken, tls bool) []string {
 	if loopbackAddr(addr) {
 		return nil
 	}
 	var out []string
-	if anonymous {
+	loud := func(flag, without string) {
 		out = append(out, "********************************************************************",
-			"--anonymous on "+addr.String()+": ANYONE WHO CAN REACH THIS ADDRESS CAN READ,",
-			"CHANGE AND DELETE EVERY TABLE, WITHOUT ANY KEY. Use it on loopback only.",
+			flag+" on "+addr.String()+": ANYONE WHO CAN REACH THIS ADDRESS CAN READ,",
+			"CHANGE AND DELETE EVERY TABLE, "+without+". Use it on loopback only.",
 			"********************************************************************")
+	}
+	if anonymous {
+		loud("--anonymous", "WITHOUT ANY KEY")
+	}
+	if anyToken {
+		loud("--insecure-accept-any-bearer-token", "WITH ANY BEARER TOKEN")
 	}
 	if !tls {
 		out = append(out, "serving plain http on "+addr.String()+", beyond loopback: keys sign requests but data travels in clear; use --cert and --key")

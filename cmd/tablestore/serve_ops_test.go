@@ -251,11 +251,14 @@ func TestServeAccountsUsage(t *testing.T) {
 func TestExposureWarnings(t *testing.T) {
 	lo := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}
 	any := &net.TCPAddr{IP: net.IPv4zero, Port: 10002}
-	require.Empty(t, exposureWarnings(lo, true, false))
-	w := strings.Join(exposureWarnings(any, true, false), "\n")
+	require.Empty(t, exposureWarnings(lo, true, true, false))
+	w := strings.Join(exposureWarnings(any, true, false, false), "\n")
 	require.Contains(t, w, "ANYONE WHO CAN REACH THIS ADDRESS")
 	require.Contains(t, w, "plain http")
-	require.NotContains(t, strings.Join(exposureWarnings(any, false, true), "\n"), "ANYONE")
+	require.NotContains(t, strings.Join(exposureWarnings(any, false, false, true), "\n"), "ANYONE")
+	// Any bearer token beyond loopback is as open as --anonymous.
+	w = strings.Join(exposureWarnings(any, false, true, true), "\n")
+	require.Contains(t, w, "--insecure-accept-any-bearer-token on 0.0.0.0:10002: ANYONE WHO CAN REACH THIS ADDRESS")
 	require.Equal(t, "127.0.0.1:10002", dialable(any))
 }
 
@@ -329,4 +332,32 @@ func TestServeFlagTable(t *testing.T) {
 			require.Contains(t, string(doc), "`"+envName(f.Name)+"`", "docs/server.md lacks %s", envName(f.Name))
 		}
 	})
+}
+
+// TestServeAdminHost: the admin listener answers a foreign Host 421 and
+// a cross-site POST 403; --admin-host names a host it answers to.
+func TestServeAdminHost(t *testing.T) {
+	p := startServe(t, nil, "--in-memory", "--addr", "127.0.0.1:0", "--anonymous", "--admin-addr", "127.0.0.1:0",
+		"--admin-host", "admin.internal", "--log-level", "none")
+	admin := p.adminAddr(t)
+	do := func(method, host, origin string) int {
+		req, err := http.NewRequest(method, "http://"+admin+"/healthz", nil)
+		require.NoError(t, err)
+		if method == "POST" {
+			req.URL.Path = "/backup"
+		}
+		req.Host = host
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusMisdirectedRequest, do("GET", "rebound.example", ""))
+	require.Equal(t, http.StatusOK, do("GET", "admin.internal", ""))
+	require.Equal(t, http.StatusOK, do("GET", admin, ""))
+	require.Equal(t, http.StatusForbidden, do("POST", admin, "http://evil.example"))
+	require.Equal(t, http.StatusNotImplemented, do("POST", admin, "")) // reaches /backup: no --backup-dir
 }

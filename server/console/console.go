@@ -80,6 +80,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server/webguard"
 )
 
 // ErrBadOptions is matched by New's error when Options break their rules.
@@ -353,23 +354,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // hostAllowed reports whether a Host header names an IP address,
 // localhost or one of Options.Hosts.
 func (c *Console) hostAllowed(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if host == "" {
-		return false
-	}
-	if net.ParseIP(host) != nil || strings.EqualFold(host, "localhost") {
-		return true
-	}
-	for _, h := range c.o.Hosts {
-		if strings.EqualFold(h, host) {
-			return true
-		}
-	}
-	return false
+	return webguard.HostAllowed(hostport, c.o.Hosts)
 }
 
 // crossSite returns why an unsafe request is refused as cross-site, or
