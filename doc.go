@@ -45,8 +45,8 @@
 //     removes them; ExpiredCount counts those not yet removed.
 //   - Bulk writes. Table.NewBulkWriter (BulkOptions) takes entities or
 //     RawEntity values in any order of partitions and commits them in
-//     batches that span partitions,
-//     with BulkStats and a *BulkError naming a refused entity.
+//     batches that span partitions, with BulkStats and a *BulkError
+//     naming a refused entity.
 //   - Structs. MarshalEntity and UnmarshalEntity convert Go structs (tags
 //     `table:"Name,omitempty"`); GetAs, QueryAs and QueryPageAs (PageAs)
 //     read records straight into structs, InsertStruct, UpdateStruct,
