@@ -438,3 +438,25 @@ func TestTransactionStructForm(t *testing.T) {
 	_, err = tbl.Get(ctx, "p", "v", nil)
 	requireCode(t, err, CodeResourceNotFound)
 }
+
+// TestActionTypeString checks the names against aztables' TransactionType
+// values (constants.go of aztables v1.4.1), and that no message built
+// from them reads "a int64"-style.
+func TestActionTypeString(t *testing.T) {
+	want := map[ActionType]string{
+		ActionInsert:        "add",
+		ActionUpdateMerge:   "updatemerge",
+		ActionUpdateReplace: "updatereplace",
+		ActionUpsertMerge:   "insertmerge",
+		ActionUpsertReplace: "insertreplace",
+		ActionDelete:        "delete",
+	}
+	for a, name := range want {
+		if got := a.String(); got != name {
+			t.Errorf("%d: String() = %q, want %q", uint8(a), got, name)
+		}
+	}
+	if got := ActionType(99).String(); got != "ActionType(99)" {
+		t.Errorf("unknown action: %q", got)
+	}
+}
