@@ -161,77 +161,6 @@ func TestStructRoundTrip(t *testing.T) {
 	require.Equal(t, in, out)
 }
 
-func TestUnmarshalEntityConversions(t *testing.T) {
-	type target struct {
-		I8  int8
-		U8  uint8
-		U32 uint32
-		I   int
-		F32 float32
-		F64 float64
-		P   *int16
-	}
-	tests := []struct {
-		name  string
-		props map[string]any
-		want  target
-		err   string
-	}{
-		{"int64 into int8", map[string]any{"I8": int64(-5)}, target{I8: -5}, ""},
-		{"whole double into int", map[string]any{"I": 4.0}, target{I: 4}, ""},
-		{"int32 into uint32", map[string]any{"U32": int32(7)}, target{U32: 7}, ""},
-		{"int64 into float32", map[string]any{"F32": int64(1 << 24)}, target{F32: 1 << 24}, ""},
-		{"int32 into float64", map[string]any{"F64": int32(-3)}, target{F64: -3}, ""},
-		{"NaN into float32", map[string]any{"F32": math.NaN()}, target{F32: float32(math.NaN())}, ""},
-		{"into pointer", map[string]any{"P": int32(300)}, target{P: ptrTo(int16(300))}, ""},
-		{"null leaves field", map[string]any{"I8": nil}, target{}, ""},
-		{"overflow int8", map[string]any{"I8": int32(128)}, target{}, "field I8: property \"I8\" holds Edm.Int32 128, which does not fit the field's type int8"},
-		{"negative into uint8", map[string]any{"U8": int32(-1)}, target{}, "field U8"},
-		{"fraction into int", map[string]any{"I": 2.5}, target{}, "field I"},
-		{"NaN into int", map[string]any{"I": math.NaN()}, target{}, "field I"},
-		{"huge double into int", map[string]any{"I": 1e19}, target{}, "field I"},
-		{"inexact int64 into float64", map[string]any{"F64": int64(1<<53 + 1)}, target{}, "field F64"},
-		{"max int64 into float64", map[string]any{"F64": int64(math.MaxInt64)}, target{}, "field F64"},
-		{"inexact double into float32", map[string]any{"F32": 0.1}, target{}, "field F32"},
-		{"inexact int32 into float32", map[string]any{"F32": int32(1<<24 + 1)}, target{}, "field F32"},
-		{"string into int8", map[string]any{"I8": "5"}, target{}, "field I8: property \"I8\" holds Edm.String 5"},
-		{"bool into pointer", map[string]any{"P": true}, target{}, "field P"},
-		{"unsupported value type", map[string]any{"I": float32(5)}, target{}, "holds float32 5"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var got target
-			err := UnmarshalEntity(&Entity{Properties: tc.props}, &got)
-			if tc.err != "" {
-				require.ErrorIs(t, err, ErrInvalidValueType)
-				require.ErrorContains(t, err, tc.err)
-				return
-			}
-			require.NoError(t, err)
-			if math.IsNaN(float64(tc.want.F32)) {
-				require.True(t, math.IsNaN(float64(got.F32)))
-				return
-			}
-			require.Equal(t, tc.want, got)
-		})
-	}
-}
-
-func ptrTo[T any](v T) *T { return &v }
-
-func TestUnmarshalEntityLeavesMissing(t *testing.T) {
-	type target struct {
-		A string
-		B *int32
-	}
-	b := int32(3)
-	got := target{A: "keep", B: &b}
-	require.NoError(t, UnmarshalEntity(&Entity{Properties: map[string]any{}}, &got))
-	require.Equal(t, "keep", got.A)
-	require.Same(t, &b, got.B)
-	require.NoError(t, UnmarshalEntity(&Entity{}, &got), "nil Properties")
-}
-
 func TestStructErrors(t *testing.T) {
 	type badUint struct{ N uint }
 	type badUint64 struct{ N uint64 }
@@ -292,25 +221,6 @@ func TestStructErrors(t *testing.T) {
 	require.ErrorIs(t, UnmarshalEntity(&Entity{}, &bad), ErrInvalidValueType)
 }
 
-func TestMarshalEntityOmitEmpty(t *testing.T) {
-	type opt struct {
-		S string    `table:",omitempty"`
-		N int32     `table:"Count,omitempty"`
-		T time.Time `table:",omitempty"`
-		P *string   `table:",omitempty"`
-		Z *string
-		K string
-	}
-	empty := ""
-	e, err := MarshalEntity(opt{P: &empty})
-	require.NoError(t, err)
-	require.Equal(t, map[string]any{"P": "", "K": ""}, e.Properties)
-
-	e, err = MarshalEntity(opt{S: "s", N: 2})
-	require.NoError(t, err)
-	require.Equal(t, map[string]any{"S": "s", "Count": int32(2), "K": ""}, e.Properties)
-}
-
 func BenchmarkMarshalEntity(b *testing.B) {
 	c := sampleCustomer()
 	b.ReportAllocs()
@@ -334,43 +244,6 @@ func BenchmarkUnmarshalEntity(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// TestMarshalEntityTimeRange checks that MarshalEntity refuses a time
-// Insert would refuse, naming the field, and that omitempty leaves a zero
-// time out.
-func TestMarshalEntityTimeRange(t *testing.T) {
-	type plain struct {
-		PartitionKey, RowKey string
-		When                 time.Time
-	}
-	type omit struct {
-		PartitionKey, RowKey string
-		When                 time.Time  `table:",omitempty"`
-		Named                time.Time  `table:"At,omitempty"`
-		Ptr                  *time.Time `table:",omitempty"`
-		N                    int32      `table:",omitempty"`
-	}
-	for name, v := range map[string]any{
-		"zero":      plain{PartitionKey: "p", RowKey: "r"},
-		"1600":      plain{PartitionKey: "p", RowKey: "r", When: time.Date(1600, 12, 31, 23, 59, 59, 0, time.UTC)},
-		"10000":     plain{PartitionKey: "p", RowKey: "r", When: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
-		"zero ptr":  &omit{PartitionKey: "p", RowKey: "r", Ptr: new(time.Time)},
-		"old named": omit{PartitionKey: "p", RowKey: "r", Named: time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC)},
-	} {
-		_, err := MarshalEntity(v)
-		requireCode(t, err, CodeOutOfRangeInput)
-		require.ErrorContains(t, err, "field ", name)
-	}
-
-	e, err := MarshalEntity(omit{PartitionKey: "p", RowKey: "r"})
-	require.NoError(t, err)
-	require.Empty(t, e.Properties)
-
-	when := time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC)
-	e, err = MarshalEntity(omit{PartitionKey: "p", RowKey: "r", When: when, Named: when, Ptr: &when, N: 3})
-	require.NoError(t, err)
-	require.Equal(t, map[string]any{"When": when, "At": when, "Ptr": when, "N": int32(3)}, e.Properties)
 }
 
 // TestUnmarshalEntityStrings checks that Azure's no-metadata JSON, where
@@ -788,19 +661,4 @@ func sameFields(a, b reflect.Value) bool {
 		return a.Uint() == b.Uint()
 	}
 	return false
-}
-
-// TestNoArticleErrors checks that a conversion error names the field's
-// type without a wrong article ("a int8").
-func TestNoArticleErrors(t *testing.T) {
-	var v struct{ N int8 }
-	err := UnmarshalEntity(&Entity{Properties: map[string]any{"N": int32(1000)}}, &v)
-	if err == nil {
-		t.Fatal("1000 fits no int8")
-	}
-	for _, bad := range []string{" a int", " a uint", " a Edm.Int", " a Edm.E"} {
-		if strings.Contains(err.Error(), bad) {
-			t.Errorf("message %q contains %q", err, bad)
-		}
-	}
 }
