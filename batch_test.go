@@ -1,308 +1,84 @@
 package tablestore
 
 import (
-	"encoding/hex"
-	"fmt"
-	"sort"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
 )
 
-// TestBatchDataDriven runs testdata/batch: entity group transactions, what
-// they return and what they leave stored.
-//
-//	reset                       a new store with table "tbl"
-//	batch [table=name]          one action a line:
-//	  insert|upsert-merge|upsert-replace|update-merge|update-replace|delete
-//	    PK RK [etag=*|current|stale|none] [Name=type:value ...]
-//	  repeat n=N <action line>  N copies, RowKey suffixed with the copy number
-//	dump                        every entity of table tbl, in key order
-func TestBatchDataDriven(t *testing.T) {
-	var db *DB
-	defer func() {
-		if db != nil {
-			_ = db.Close()
-		}
-	}()
-	datadriven.RunTest(t, "testdata/batch", func(t *testing.T, td *datadriven.TestData) string {
-		switch td.Cmd {
-		case "reset":
-			if db != nil {
-				require.NoError(t, db.Close())
-			}
-			var err error
-			db, err = OpenInMemory(nil)
-			require.NoError(t, err)
-			_, err = db.CreateTable(ctx, "tbl")
-			require.NoError(t, err)
-			return ""
-		case "batch":
-			name := "tbl"
-			td.MaybeScanArgs(t, "table", &name)
-			tbl := db.Table(name)
-			var actions []TransactionAction
-			for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
-				actions = append(actions, parseActionLine(t, tbl, line)...)
-			}
-			err := tbl.SubmitTransaction(ctx, actions)
-			if err == nil {
-				stamps := map[ETag]bool{}
-				for _, a := range actions {
-					if a.Type != ActionDelete {
-						stamps[a.Entity.ETag] = true
-					}
-				}
-				return fmt.Sprintf("ok (%d distinct etags)", len(stamps))
-			}
-			be, ok := err.(*BatchError)
-			if !ok {
-				return fmt.Sprintf("error: %v", err)
-			}
-			require.ErrorIs(t, err, sentinels[be.Err.Code])
-			return fmt.Sprintf("error: index=%d code=%s", be.Index, be.Err.Code)
-		case "dump":
-			return dumpTable(t, db, "tbl")
-		}
-		t.Fatalf("unknown command %q", td.Cmd)
-		return ""
-	})
-}
-
-func parseActionLine(t *testing.T, tbl *Table, line string) []TransactionAction {
-	f := strings.Fields(line)
-	if f[0] == "repeat" {
-		n, err := strconv.Atoi(strings.TrimPrefix(f[1], "n="))
-		require.NoError(t, err)
-		rest := strings.Join(f[2:], " ")
-		var out []TransactionAction
-		for i := 0; i < n; i++ {
-			a := parseActionLine(t, tbl, rest)[0]
-			a.Entity.RowKey += fmt.Sprintf("%03d", i)
-			out = append(out, a)
-		}
-		return out
-	}
-	types := map[string]ActionType{
-		"insert": ActionInsert, "upsert-merge": ActionUpsertMerge, "upsert-replace": ActionUpsertReplace,
-		"update-merge": ActionUpdateMerge, "update-replace": ActionUpdateReplace, "delete": ActionDelete,
-	}
-	typ, ok := types[f[0]]
-	if !ok {
-		typ = ActionType(99)
-	}
-	e := &Entity{PartitionKey: unquoteArg(f[1]), RowKey: unquoteArg(f[2]), Properties: map[string]any{}}
-	a := TransactionAction{Type: typ, Entity: e}
-	for _, kv := range f[3:] {
-		k, v, _ := strings.Cut(kv, "=")
-		if k == "etag" {
-			switch v {
-			case "*":
-				a.IfMatch = ETagAny
-			case "current":
-				cur, err := tbl.Get(ctx, e.PartitionKey, e.RowKey, nil)
-				require.NoError(t, err)
-				a.IfMatch = cur.ETag
-			case "stale":
-				a.IfMatch = etagFor(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC))
-			}
-			continue
-		}
-		e.Properties[k] = parseTypedValue(t, v)
-	}
-	return []TransactionAction{a}
-}
-
-// unquoteArg lets a test write an empty key as ” and control characters
-// as Go escapes.
-func unquoteArg(s string) string {
-	if strings.HasPrefix(s, "'") {
-		u, err := strconv.Unquote(`"` + strings.Trim(s, "'") + `"`)
-		if err == nil {
-			return u
-		}
-	}
-	return s
-}
-
-func parseTypedValue(t *testing.T, s string) any {
-	typ, v, _ := strings.Cut(s, ":")
-	var out any
-	var err error
-	switch typ {
-	case "string":
-		out = v
-	case "bigstring": // bigstring:N is N characters
-		n, e := strconv.Atoi(v)
-		out, err = strings.Repeat("x", n), e
-	case "bigbinary":
-		n, e := strconv.Atoi(v)
-		out, err = make([]byte, n), e
-	case "int32":
-		var n int64
-		n, err = strconv.ParseInt(v, 10, 32)
-		out = int32(n)
-	case "int64":
-		out, err = strconv.ParseInt(v, 10, 64)
-	case "int":
-		out, err = strconv.Atoi(v)
-	case "float32":
-		var f float64
-		f, err = strconv.ParseFloat(v, 32)
-		out = float32(f)
-	case "double":
-		out, err = strconv.ParseFloat(v, 64)
-	case "bool":
-		out, err = strconv.ParseBool(v)
-	case "datetime":
-		out, err = time.Parse(time.RFC3339Nano, v)
-	case "binary":
-		out, err = hex.DecodeString(v)
-	default:
-		t.Fatalf("unknown value type %q", typ)
-	}
-	require.NoError(t, err)
-	return out
-}
-
-func formatValue(v any) string {
-	switch x := v.(type) {
-	case string:
-		if len(x) > 20 {
-			return fmt.Sprintf("string:<%d chars>", len(x))
-		}
-		return "string:" + x
-	case int32:
-		return fmt.Sprintf("int32:%d", x)
-	case int64:
-		return fmt.Sprintf("int64:%d", x)
-	case float64:
-		return "double:" + strconv.FormatFloat(x, 'g', -1, 64)
-	case bool:
-		return fmt.Sprintf("bool:%t", x)
-	case time.Time:
-		return "datetime:" + x.Format(time.RFC3339Nano)
-	case GUID:
-		return "guid:" + x.String()
-	case []byte:
-		if len(x) > 16 {
-			return fmt.Sprintf("binary:<%d bytes>", len(x))
-		}
-		return "binary:" + hex.EncodeToString(x)
-	}
-	return fmt.Sprintf("%T:%v", v, v)
-}
-
-// dumpTable prints every stored entity of the table, read by a full
-// scan, with its properties in name order.
-func dumpTable(t *testing.T, db *DB, name string) string {
-	var b strings.Builder
-	for e, err := range db.Table(name).Query(ctx, Query{}) {
-		require.NoError(t, err)
-		names := make([]string, 0, len(e.Properties))
-		for n := range e.Properties {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		fmt.Fprintf(&b, "%s/%s:", e.PartitionKey, e.RowKey)
-		for _, n := range names {
-			fmt.Fprintf(&b, " %s=%s", n, formatValue(e.Properties[n]))
-		}
-		b.WriteString("\n")
-	}
-	if b.Len() == 0 {
-		return "(empty)"
-	}
-	return b.String()
-}
-
-func TestTransactionErrorsUnwrap(t *testing.T) {
+// TestBatchStructActions checks the batch builder's struct actions: each
+// adds the TransactionAction with Struct set, so a batch of them stores
+// what the same batch of MarshalEntity's entities stores, sets the
+// Timestamp and ETag fields of structs passed by pointer, and in a
+// partition's batch fills an empty PartitionKey.
+func TestBatchStructActions(t *testing.T) {
 	db := openTestDB(t, nil)
-	tbl, err := db.CreateTable(ctx, "txn")
+	tbl, err := db.CreateTable(ctx, "BatchStructs")
 	require.NoError(t, err)
-	err = tbl.SubmitTransaction(ctx, nil)
+	c := func(pk, rk string) *Customer {
+		v := sampleCustomer()
+		v.PartitionKey, v.RowKey = pk, rk
+		return &v
+	}
+	a, b, byValue := c("p", "a"), c("p", "b"), *c("p", "v")
+	require.NoError(t, tbl.NewBatch().InsertStruct(a).InsertStruct(b).UpsertStruct(byValue, Replace).Submit(ctx))
+	require.NotEmpty(t, a.ETag, "a struct passed by pointer gets its ETag")
+	require.Equal(t, a.ETag, b.ETag)
+	require.False(t, a.Timestamp.IsZero())
+	require.Empty(t, byValue.ETag, "a struct passed by value is not changed")
+	for _, v := range []*Customer{a, b, &byValue} {
+		got, err := GetAs[Customer](ctx, tbl, v.PartitionKey, v.RowKey, nil)
+		require.NoError(t, err)
+		want, err := MarshalEntity(v)
+		require.NoError(t, err)
+		e := mustGet(t, tbl, v.PartitionKey, v.RowKey)
+		requireSameProperties(t, want.Properties, e.Properties)
+		require.Equal(t, v.Name, got.Name)
+	}
+
+	// Update with another version's ETag fails at its index and changes
+	// nothing.
+	first := a.ETag
+	a.Name = "changed"
+	require.NoError(t, tbl.NewBatch().UpdateStruct(a, Merge, a.ETag).Submit(ctx))
+	require.NotEqual(t, first, a.ETag)
+	b.Name = "never"
+	err = tbl.NewBatch().UpsertStruct(c("p", "c"), Merge).UpdateStruct(b, Replace, a.ETag).Submit(ctx)
 	var be *BatchError
 	require.ErrorAs(t, err, &be)
-	require.Equal(t, 0, be.Index)
-	requireCode(t, err, CodeInvalidInput)
-
-	require.NoError(t, tbl.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "a"}))
-	err = tbl.NewBatch().Upsert(&Entity{PartitionKey: "p", RowKey: "b"}, Merge).Insert(&Entity{PartitionKey: "p", RowKey: "a"}).Submit(ctx)
-	require.ErrorAs(t, err, &be)
 	require.Equal(t, 1, be.Index)
-	require.ErrorIs(t, err, ErrEntityAlreadyExists)
-	require.Contains(t, err.Error(), "tablestore: transaction action 1: EntityAlreadyExists")
-	_, err = tbl.Get(ctx, "p", "b", nil)
+	requireCode(t, err, CodeUpdateConditionNotSatisfied)
+	_, err = tbl.Get(ctx, "p", "c", nil)
 	requireCode(t, err, CodeResourceNotFound)
 
-	b := tbl.NewBatch().Update(&Entity{PartitionKey: "p", RowKey: "a"}, UpdateMode(7), ETagAny)
-	require.Equal(t, 1, b.Len())
-	require.ErrorIs(t, b.Submit(ctx), ErrInvalidInput)
+	// DeleteStruct reads the keys; an unknown mode fails at its action.
+	require.NoError(t, tbl.NewBatch().DeleteStruct(b, ETagAny).DeleteStruct(byValue, ETagAny).Submit(ctx))
+	_, err = tbl.Get(ctx, "p", "b", nil)
+	requireCode(t, err, CodeResourceNotFound)
+	err = tbl.NewBatch().UpsertStruct(a, UpdateMode(9)).Submit(ctx)
+	require.ErrorAs(t, err, &be)
+	requireCode(t, err, CodeInvalidInput)
 
-	// Entities written together share one Timestamp and ETag.
-	x, y := &Entity{PartitionKey: "p", RowKey: "x"}, &Entity{PartitionKey: "p", RowKey: "y"}
-	require.NoError(t, tbl.NewBatch().Insert(x).Upsert(y, Replace).Delete("p", "a", ETagAny).Submit(ctx))
-	require.Equal(t, x.ETag, y.ETag)
-	require.NotEmpty(t, x.ETag)
-	got, err := tbl.Get(ctx, "p", "y", nil)
-	require.NoError(t, err)
-	require.Equal(t, y.ETag, got.ETag)
-}
+	// In a partition's batch, an empty PartitionKey becomes the
+	// partition's: in the caller's struct when passed by pointer.
+	p := tbl.Partition("q")
+	byPtr, byVal := c("", "1"), *c("", "2")
+	require.NoError(t, p.NewBatch().InsertStruct(byPtr).InsertStruct(byVal).Submit(ctx))
+	require.Equal(t, "q", byPtr.PartitionKey)
+	require.Empty(t, byVal.PartitionKey, "a struct passed by value is copied, not changed")
+	for _, rk := range []string{"1", "2"} {
+		_, err := GetAs[Customer](ctx, tbl, "q", rk, nil)
+		require.NoError(t, err)
+	}
+	err = p.NewBatch().UpsertStruct(c("q", "3"), Merge).UpsertStruct(c("other", "4"), Merge).Submit(ctx)
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, 1, be.Index)
+	requireCode(t, err, CodeCommandsInBatchActOnDifferentPartitions)
+	_, err = tbl.Get(ctx, "q", "3", nil)
+	requireCode(t, err, CodeResourceNotFound)
 
-// TestTransactionDataLimit checks MaxTransactionBytes at its boundary: a
-// transaction whose keys, names and String values hold exactly 4 MiB of
-// UTF-8 is committed (Azure's entity size formula, which counts strings
-// as UTF-16, makes it twice that), one byte more fails at the last
-// action, and three-byte characters count three bytes each. Structs
-// count as the entities MarshalEntity makes of them.
-func TestTransactionDataLimit(t *testing.T) {
-	db := openTestDB(t, nil)
-	tbl, err := db.CreateTable(ctx, "limit")
-	require.NoError(t, err)
-	type row struct {
-		PartitionKey, RowKey string
-		A, B, C              string
-	}
-	// build returns 100 actions holding total bytes of data: 7 in each
-	// action's keys ("p", "000".."099") and names (A, B, C), the rest in
-	// 300 strings of ch, as even as ch's length allows.
-	build := func(total int, ch string, structs bool) []TransactionAction {
-		units := (total - 700) / len(ch)
-		require.Equal(t, total-700, units*len(ch), "%d bytes cannot be made of %q", total, ch)
-		str := func(k int) string {
-			n := units / 300
-			if k < units%300 {
-				n++
-			}
-			return strings.Repeat(ch, n)
-		}
-		acts := make([]TransactionAction, 100)
-		for i := range acts {
-			rk := fmt.Sprintf("%03d", i)
-			a, b, c := str(3*i), str(3*i+1), str(3*i+2)
-			if structs {
-				acts[i] = TransactionAction{Type: ActionUpsertReplace, Struct: &row{"p", rk, a, b, c}}
-			} else {
-				acts[i] = TransactionAction{Type: ActionUpsertReplace, Entity: &Entity{PartitionKey: "p", RowKey: rk,
-					Properties: map[string]any{"A": a, "B": b, "C": c}}}
-			}
-		}
-		return acts
-	}
-	for _, structs := range []bool{false, true} {
-		require.NoError(t, tbl.SubmitTransaction(ctx, build(MaxTransactionBytes, "x", structs)), "structs=%v", structs)
-		err := tbl.SubmitTransaction(ctx, build(MaxTransactionBytes+1, "x", structs))
-		var be *BatchError
-		require.ErrorAs(t, err, &be, "structs=%v", structs)
-		require.Equal(t, 99, be.Index)
-		requireCode(t, err, CodeRequestBodyTooLarge)
-	}
-	// Three-byte characters: 4 MiB of UTF-8 (2.7 MiB as UTF-16) fits,
-	// three bytes more do not.
-	require.NoError(t, tbl.SubmitTransaction(ctx, build(MaxTransactionBytes, "語", false)))
-	requireCode(t, tbl.SubmitTransaction(ctx, build(MaxTransactionBytes+3, "語", false)), CodeRequestBodyTooLarge)
+	// A value that is no struct fails as SubmitTransaction fails it.
+	err = tbl.NewBatch().InsertStruct(7).Submit(ctx)
+	require.ErrorAs(t, err, &be)
+	requireCode(t, err, CodeInvalidValueType)
 }

@@ -218,6 +218,17 @@ func (c Cursor) String() string {
 	return "beginning"
 }
 
+// Seq is the store-wide sequence number the cursor is after: a
+// Change's Cursor has that Change's Seq. The difference of two cursors'
+// Seq bounds the changes between them (commits to other tables count
+// too). It is 0 for CursorBeginning, CursorNow and CursorAt.
+func (c Cursor) Seq() uint64 {
+	if c.kind != cursorAt {
+		return 0
+	}
+	return c.seq
+}
+
 // ChangeOp is what a change did. The entity writes' values are those
 // of ActionType.
 type ChangeOp = driver.ChangeOp

@@ -347,12 +347,18 @@ func TestChangesRecordsEachAction(t *testing.T) {
 	for i, c := range cs {
 		cur, err := ParseCursor(c.Cursor.String())
 		require.NoError(t, err)
+		require.Equal(t, c.Seq, cur.Seq(), "a change's cursor is after its Seq")
 		rest := readChanges(t, tb, ChangesQuery{From: cur})
 		require.Len(t, rest, len(cs)-i-1)
 		if len(rest) > 0 {
 			require.Equal(t, cs[i+1].Seq, rest[0].Seq)
 		}
 	}
+	st, err = tb.ChangeFeed(ctx)
+	require.NoError(t, err)
+	require.Equal(t, cs[4].Seq, st.Latest.Seq(), "the feed's end is after its last change")
+	require.Zero(t, CursorNow().Seq())
+	require.Zero(t, CursorAt(cs[1].Timestamp).Seq())
 	// Now: nothing yet; a time: from that time on.
 	require.Empty(t, readChanges(t, tb, ChangesQuery{From: CursorNow()}))
 	require.Len(t, readChanges(t, tb, ChangesQuery{From: CursorAt(cs[1].Timestamp)}), 4)

@@ -30,6 +30,23 @@
 //     ActionType; NewBatch builds the same as a Batch, from entities or
 //     structs. Up to MaxTransactionActions actions on one partition, all
 //     or nothing.
+//   - Indexes. Table.CreateIndex builds a secondary index (IndexSpec: 1
+//     to 4 properties, optionally Partitioned or Unique) in the
+//     background; Indexes lists them as IndexInfo with an IndexState,
+//     DropIndex removes one, and Query.Index reads through a ready one.
+//   - Change feed. Table.EnableChangeFeed (ChangeFeedOptions: retention,
+//     ImageMode) records every committed change; Changes iterates over
+//     them as Change values in commit order from a Cursor (CursorBeginning,
+//     CursorNow, CursorAt, a Change's Cursor, ParseCursor), optionally
+//     following new commits. Package replicate mirrors tables into any
+//     store on top of it.
+//   - Expiry. Table.SetTTL (TTL: a default lifetime or a per-entity
+//     property) hides entities once they expire and a background sweeper
+//     removes them; ExpiredCount counts those not yet removed.
+//   - Bulk writes. Table.NewBulkWriter (BulkOptions) takes entities or
+//     RawEntity values in any order of partitions and commits them in
+//     batches that span partitions, with BulkStats and a *BulkError
+//     naming a refused entity.
 //   - Structs. MarshalEntity and UnmarshalEntity convert Go structs (tags
 //     `table:"Name,omitempty"`); GetAs, QueryAs and QueryPageAs (PageAs)
 //     read records straight into structs, InsertStruct, UpdateStruct,
@@ -47,7 +64,8 @@
 //     the field's comment.
 //   - Administration. DB.Checkpoint (a consistent copy of a live store),
 //     Table.Stats (TableStats: estimates without reading), DB.Health,
-//     DB.Check and CheckDir (a CheckReport of each DamagedFile), and a
+//     DB.Check and CheckDir (a CheckReport of each DamagedFile),
+//     DB.EngineMetrics (the engine's figures, for monitoring), and a
 //     table's stored AccessPolicy list, which the REST server uses.
 //
 // Storage sits behind package driver: Open and OpenInMemory use the

@@ -38,13 +38,10 @@ type Options struct {
 	// BlockSize is the size in bytes, before compression, that the data
 	// blocks of the sstables Pebble writes aim for. Larger blocks make
 	// scans faster (fewer blocks to fetch, decompress and index) and point
-	// reads that miss the cache slower (each decompresses a whole block).
-	// Measured on 1,000,000 entities with a 64 MiB cache (bench/, -block-size
-	// 32 against the default): 32 KiB blocks ran a filtered table scan
-	// 2.1x and paging 1.4x as fast, and took 2.1x as long per random point
-	// get. Files already written keep their blocks until compacted. At
-	// most 1 GiB; zero or negative is the default. Default: 4 KiB
-	// (Pebble's).
+	// reads that miss the cache slower (each decompresses a whole block);
+	// docs/performance.md ("Block size") measures both. Files already
+	// written keep their blocks until compacted. At most 1 GiB; zero or
+	// negative is the default. Default: 4 KiB (Pebble's).
 	BlockSize int
 
 	// Clock returns the current time; the engine derives Timestamps and

@@ -2,11 +2,15 @@ package tablestore
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +18,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/engine"
 	"github.com/tablestore/tablestore/internal/plan"
@@ -508,4 +513,192 @@ func TestQueryPreviousExaminedHint(t *testing.T) {
 	_, err = tb.QueryPage(ctx, q)
 	require.NoError(t, err)
 	require.Equal(t, []int{0, 0}, hints)
+}
+
+func TestContinuationRoundTrip(t *testing.T) {
+	for _, k := range []plan.Key{
+		{PartitionKey: "", RowKey: "x"},
+		{PartitionKey: "p", RowKey: ""},
+		{PartitionKey: "Sales", RowKey: "2024-01-01"},
+		{PartitionKey: "ünïcødé 日本", RowKey: "🙂 with spaces "},
+		{PartitionKey: strings.Repeat("p", 1024), RowKey: strings.Repeat("r", 1024)},
+	} {
+		for _, reverse := range []bool{false, true} {
+			got, rev, table, err := decodeContinuation(encodeContinuation(k, reverse, "42"))
+			if err != nil || got != k || rev != reverse || table != "42" {
+				t.Fatalf("round trip of %q (reverse %v): got %q, %v, %v", k, reverse, got, rev, err)
+			}
+		}
+		tok := encodeContinuation(k, false, "")
+		p := &Page{Continuation: tok}
+		if p.NextPartitionKey() != k.PartitionKey || p.NextRowKey() != k.RowKey {
+			t.Fatalf("Next pair of %q: got (%q, %q)", k, p.NextPartitionKey(), p.NextRowKey())
+		}
+		fromPair, err := ContinuationFromNext(k.PartitionKey, k.RowKey)
+		if err != nil || fromPair != tok {
+			t.Fatalf("ContinuationFromNext(%q): got %q, %v; want %q", k, fromPair, err, tok)
+		}
+	}
+}
+
+func TestContinuationFromNext(t *testing.T) {
+	tok, err := ContinuationFromNext("", "")
+	if tok != "" || err != nil {
+		t.Fatalf("empty pair: got %q, %v", tok, err)
+	}
+	for _, pair := range [][2]string{
+		{"a\x00b", "r"},
+		{"p", "r\n"},
+		{"p/q", "r"},
+		{"p", "r#"},
+		{"p", "\xff"},
+		{"p", strings.Repeat("r", maxContinuationKeyBytes+1)},
+	} {
+		_, err := ContinuationFromNext(pair[0], pair[1])
+		if !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("ContinuationFromNext(%q, %q): got %v, want InvalidInput", pair[0], pair[1], err)
+		}
+	}
+	if p := (&Page{}); p.NextPartitionKey() != "" || p.NextRowKey() != "" {
+		t.Fatalf("complete page has a next position")
+	}
+}
+
+// forge builds a token with a valid checksum around any body.
+func forge(body []byte) string {
+	b := append([]byte(nil), body...)
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crc32c))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func TestBadContinuation(t *testing.T) {
+	good := encodeContinuation(plan.Key{PartitionKey: "p", RowKey: "r"}, false, "")
+	flipped := []byte(good)
+	flipped[3] ^= 1
+	for name, tok := range map[string]string{
+		"not base64":          "!!!",
+		"padding":             good + "==",
+		"too short":           base64.RawURLEncoding.EncodeToString([]byte{1, 0}),
+		"flipped bit":         string(flipped),
+		"truncated":           good[:len(good)-2],
+		"wrong version":       forge([]byte{9, 1, 'p', 'r'}),
+		"length past end":     forge([]byte{1, 9, 'p', 'r'}),
+		"overlong varint":     forge([]byte{1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}),
+		"control in key":      forge([]byte{1, 2, 'p', 0, 'r'}),
+		"table escape":        forge([]byte{1, 1, 0xff, 0x00, 0x00, 0x00, 0x01}),
+		"invalid utf-8":       forge([]byte{1, 1, 0xc3, 'r'}),
+		"forbidden character": forge([]byte{1, 1, '?', 'r'}),
+		"huge":                strings.Repeat("A", 1<<16),
+	} {
+		_, _, _, err := decodeContinuation(tok)
+		if !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%s: got %v, want InvalidInput", name, err)
+		}
+	}
+}
+
+// FuzzContinuation checks that decoding never panics, accepts only
+// positions that obey the key rules, and that accepted tokens re-encode to
+// a token decoding to the same position.
+func FuzzContinuation(f *testing.F) {
+	f.Add(encodeContinuation(plan.Key{PartitionKey: "p", RowKey: "r"}, false, ""))
+	f.Add(encodeContinuation(plan.Key{PartitionKey: "", RowKey: "x"}, true, "7"))
+	f.Add("")
+	f.Add("AQ")
+	f.Add(forge([]byte{1, 1, 'p', 0, 'r'}))
+	f.Fuzz(func(t *testing.T, tok string) {
+		k, reverse, table, err := decodeContinuation(tok)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("error %v is not InvalidInput", err)
+			}
+			return
+		}
+		if checkContinuationKey(k.PartitionKey) != "" || checkContinuationKey(k.RowKey) != "" {
+			t.Fatalf("accepted a position that breaks the key rules: %q", k)
+		}
+		again, rev, againTable, err := decodeContinuation(encodeContinuation(k, reverse, table))
+		if err != nil || again != k || rev != reverse || againTable != table {
+			t.Fatalf("re-encoding %q gives %q, %v", k, again, err)
+		}
+	})
+}
+
+func TestSegments(t *testing.T) {
+	tb := partitionTable(t, 50)
+	for _, n := range []int{1, 2, 3, 8, 200} {
+		segs, err := tb.Segments(ctx, n)
+		require.NoError(t, err)
+		require.Len(t, segs, n)
+		pk, rk := segs[0].Start()
+		require.Equal(t, [2]string{"", ""}, [2]string{pk, rk})
+		_, _, bounded := segs[n-1].End()
+		require.False(t, bounded)
+		// Each segment on its own goroutine; together every entity once.
+		got := make([][]string, n)
+		var wg sync.WaitGroup
+		for i, s := range segs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for e, err := range tb.Query(ctx, Query{Segment: s, Top: 7, Filter: "N ge 10"}) {
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					got[i] = append(got[i], e.PartitionKey+"/"+e.RowKey)
+				}
+			}()
+		}
+		wg.Wait()
+		var all []string
+		sizes := make([]int, n)
+		for i, g := range got {
+			all = append(all, g...)
+			sizes[i] = len(g)
+		}
+		var want []string
+		for e, err := range tb.Query(ctx, Query{Filter: "N ge 10"}) {
+			require.NoError(t, err)
+			want = append(want, e.PartitionKey+"/"+e.RowKey)
+		}
+		require.Equal(t, want, all, "n %d", n)
+		if n <= 8 {
+			lo, hi := len(want), 0
+			for _, s := range sizes {
+				lo, hi = min(lo, s), max(hi, s)
+			}
+			require.LessOrEqual(t, hi-lo, 2*50/n+1, "n %d: sizes %v", n, sizes)
+		}
+	}
+	segs, err := tb.Segments(ctx, 2)
+	require.NoError(t, err)
+	plan, err := tb.Plan(ctx, Query{Segment: segs[1], Filter: "PartitionKey eq 'c'"})
+	require.NoError(t, err)
+	require.Equal(t, PlanPartitionScan, plan.Kind)
+	text, err := tb.Explain(Query{Segment: segs[0]})
+	require.NoError(t, err)
+	require.Equal(t, "plan: table scan\nranges:\n  (PartitionKey, RowKey) < ('b', 'r25')\nresidual: none\n", text)
+	for _, n := range []int{0, -1, MaxSegments + 1} {
+		_, err := tb.Segments(ctx, n)
+		requireCode(t, err, CodeInvalidInput)
+	}
+	other, err := tb.db.CreateTable(ctx, "other")
+	require.NoError(t, err)
+	_, err = other.QueryPage(ctx, Query{Segment: segs[0]})
+	requireCode(t, err, CodeInvalidInput)
+	_, err = tb.db.Table("missing").Segments(ctx, 2)
+	requireCode(t, err, CodeTableNotFound)
+	empty, err := other.Segments(ctx, 3)
+	require.NoError(t, err)
+	for _, s := range empty {
+		page, err := other.QueryPage(ctx, Query{Segment: s})
+		require.NoError(t, err)
+		require.Empty(t, page.Entities)
+	}
+
+	db, err := OpenDriver(failingConn{&driver.Error{Code: edm.CodeInternalError, Message: "unused"}}, nil)
+	require.NoError(t, err)
+	_, err = db.Table("t").Segments(ctx, 2)
+	requireCode(t, err, CodeNotImplemented)
 }

@@ -28,7 +28,7 @@ func TestEngineMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Tables != 1 || m.Fault != nil || m.DiskBytes == 0 || m.WALSync.Count == 0 || len(m.WALSync.Buckets) == 0 {
+	if m.Tables != 1 || db.Health() != nil || m.DiskBytes == 0 || m.WALSync.Count == 0 || len(m.WALSync.Buckets) == 0 {
 		t.Fatalf("%+v", m)
 	}
 	last := m.WALSync.Buckets[len(m.WALSync.Buckets)-1]

@@ -386,3 +386,53 @@ func TestDBTableNames(t *testing.T) {
 		require.ErrorIs(t, err, ErrClosed)
 	}
 }
+
+// TestIfMatchSyntax checks that a malformed If-Match value is InvalidInput
+// and a well-formed stale one UpdateConditionNotSatisfied, for updates,
+// deletes and transactions alike, and that nothing changes.
+func TestIfMatchSyntax(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t, nil)
+	tbl, err := db.CreateTable(ctx, "ifmatch")
+	require.NoError(t, err)
+	e := &Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"N": int32(1)}}
+	require.NoError(t, tbl.Insert(ctx, e))
+	current := e.ETag
+
+	malformed := []ETag{"abc", `W/abc`, `"unterminated`, `W/"has space"`, `W/"a"b"`, `"`, `W/`, " *", "**", `""x`}
+	wellFormed := []ETag{
+		`W/"datetime'2001-01-01T00%3A00%3A00.0000000Z'"`, // ours, stale
+		`W/"0x8D9A1B2C3D4E5F6"`,                          // Azure's older form
+		`"0x8D9A1B2C3D4E5F6"`,                            // strong
+		`W/""`, `""`,
+	}
+	try := func(tag ETag) []error {
+		upd := &Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"N": int32(2)}}
+		return []error{
+			tbl.Update(ctx, upd, Merge, tag),
+			tbl.Update(ctx, upd, Replace, tag),
+			tbl.Delete(ctx, "p", "r", tag),
+			tbl.NewBatch().Update(upd, Merge, tag).Submit(ctx),
+			tbl.NewBatch().Delete("p", "r", tag).Submit(ctx),
+		}
+	}
+	for _, tag := range malformed {
+		for i, err := range try(tag) {
+			require.ErrorIs(t, err, ErrInvalidInput, "%q, call %d", tag, i)
+		}
+	}
+	for _, tag := range wellFormed {
+		for i, err := range try(tag) {
+			require.ErrorIs(t, err, ErrUpdateConditionNotSatisfied, "%q, call %d", tag, i)
+		}
+	}
+	got, err := tbl.Get(ctx, "p", "r", nil)
+	require.NoError(t, err)
+	require.Equal(t, current, got.ETag)
+	require.Equal(t, int32(1), got.Properties["N"])
+
+	// The current ETag and the wildcard still work.
+	upd := &Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"N": int32(3)}}
+	require.NoError(t, tbl.Update(ctx, upd, Merge, current))
+	require.NoError(t, tbl.Delete(ctx, "p", "r", ETagAny))
+}

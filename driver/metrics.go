@@ -13,30 +13,52 @@ type MetricsReader interface {
 	Metrics(ctx context.Context) (Metrics, error)
 }
 
-// Metrics are an engine's operational figures; see tablestore.EngineMetrics.
+// Metrics are an engine's operational figures, for monitoring: read
+// from counters the engine keeps, without reading data. Counters
+// (Compactions, Flushes, BlockCacheHits, BlockCacheMisses, WALSync) grow
+// from the store's open; the rest are current values. The root package
+// gives them to its users as tablestore.EngineMetrics.
 type Metrics struct {
-	CompactionDebtBytes   uint64
+	// CompactionDebtBytes estimates the bytes compactions must rewrite
+	// for the store to reach a stable shape; growing debt means writes
+	// outpace compaction.
+	CompactionDebtBytes uint64
+	// CompactionsInProgress, Compactions and Flushes count compactions
+	// running now, compactions since the open and memtable flushes since
+	// the open.
 	CompactionsInProgress int64
 	Compactions           int64
 	Flushes               int64
-	L0Files               int64
-	L0Sublevels           int32
-	BlockCacheHits        int64
-	BlockCacheMisses      int64
-	BlockCacheBytes       int64
-	MemTableBytes         uint64
-	DiskBytes             uint64
-	WALBytes              uint64
-	WALSync               Histogram
-	Tables                int
-	Entities              int64
+	// L0Files and L0Sublevels describe level 0: many files or sublevels
+	// slow reads and, past Pebble's thresholds, stall writes.
+	L0Files     int64
+	L0Sublevels int32
+	// BlockCacheHits and BlockCacheMisses count block cache lookups;
+	// BlockCacheBytes is the cache's current size.
+	BlockCacheHits   int64
+	BlockCacheMisses int64
+	BlockCacheBytes  int64
+	// MemTableBytes is memory held by memtables.
+	MemTableBytes uint64
+	// DiskBytes is the disk space the store's files take (live and not
+	// yet deleted obsolete files, WAL included); WALBytes the WAL's part.
+	DiskBytes uint64
+	WALBytes  uint64
+	// WALSync is the distribution of write-ahead log sync latencies.
+	WALSync Histogram
+	// Tables is the number of tables.
+	Tables int
+	// Entities estimates the stored entities from data file metadata
+	// (as TableStats does, for the whole store): writes still in memory
+	// are missing, and versions not yet compacted away are counted.
+	Entities int64
 }
 
 // Histogram is a cumulative latency distribution.
 type Histogram struct {
-	Count   uint64
-	Sum     time.Duration
-	Buckets []Bucket // ascending upper bounds; counts cumulative
+	Count   uint64        // observations
+	Sum     time.Duration // their total
+	Buckets []Bucket      // ascending upper bounds; counts cumulative
 }
 
 // Bucket is one histogram bucket: Count observations took at most

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/replicate"
 )
 
 func replicateCommand() *command {
@@ -54,7 +55,7 @@ quiet, with the position saved) are told on lines of their own.
 The command opens the store, so the store must be idle (a changed table
 is caught up at the next run), or the writers must be in this process:
 tablestore serve --replicate-to mirrors a store its clients write to, and
-a service replicates with the library's tablestore.Replicate.`,
+a service replicates with the library's replicate package.`,
 		example: `tablestore replicate --store data --to "$AZURE_CONN" Orders Users
 tablestore replicate --store data --to "UseDevelopmentStorage=true" --once`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
@@ -89,7 +90,7 @@ tablestore replicate --store data --to "UseDevelopmentStorage=true" --once`,
 					tables = args
 				}
 				rp := newReplicateProgress(io)
-				err = tablestore.Replicate(ctx, src, dst, tablestore.ReplicateOptions{
+				err = replicate.Run(ctx, src, dst, replicate.Options{
 					Tables: tables, Positions: pos, Follow: !*once, OnProgress: rp.update,
 				})
 				rp.finish()
@@ -185,15 +186,15 @@ func (s *stateFile) Save(table string, c tablestore.Cursor) error {
 type replicateProgress struct {
 	io    *stdio
 	mu    sync.Mutex
-	byTab map[string]tablestore.ReplicateProgress
+	byTab map[string]replicate.Progress
 	last  time.Time
 }
 
 func newReplicateProgress(io *stdio) *replicateProgress {
-	return &replicateProgress{io: io, byTab: map[string]tablestore.ReplicateProgress{}, last: time.Now()}
+	return &replicateProgress{io: io, byTab: map[string]replicate.Progress{}, last: time.Now()}
 }
 
-func (r *replicateProgress) update(p tablestore.ReplicateProgress) {
+func (r *replicateProgress) update(p replicate.Progress) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	prev, seen := r.byTab[p.Table]

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/replicate"
 	"github.com/tablestore/tablestore/server"
 	"github.com/tablestore/tablestore/server/console"
 )
@@ -426,14 +427,14 @@ func serveReplicating(ctx context.Context, io *stdio, src *tablestore.DB, to, st
 		}
 	}
 	rp := newReplicateProgress(io)
-	opts := tablestore.ReplicateOptions{Tables: tables, Positions: pos, Follow: true, OnProgress: rp.update}
+	opts := replicate.Options{Tables: tables, Positions: pos, Follow: true, OnProgress: rp.update}
 	sctx, stopServe := context.WithCancelCause(ctx)
 	defer stopServe(nil)
 	rctx, stopRepl := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRepl()
 	done := make(chan error, 1)
 	go func() {
-		err := tablestore.Replicate(rctx, src, dst, opts)
+		err := replicate.Run(rctx, src, dst, opts)
 		if err != nil {
 			fmt.Fprintf(io.stderr, "serve: replication stopped: %s\n", errorText(err))
 			stopServe(err)
@@ -447,7 +448,7 @@ func serveReplicating(ctx context.Context, io *stdio, src *tablestore.DB, to, st
 		// Catch up with the last commits, which no client can add to now.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 		opts.Follow = false
-		rerr = tablestore.Replicate(dctx, src, dst, opts)
+		rerr = replicate.Run(dctx, src, dst, opts)
 		cancel()
 	}
 	rp.finish()

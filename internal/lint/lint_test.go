@@ -185,6 +185,12 @@ var layerRules = []layerRule{
 		forbidden: isInternal,
 	},
 	{
+		name:      "replicate is built on public packages only, tests included",
+		applies:   func(p string) bool { return p == module+"/replicate" },
+		imports:   withTests,
+		forbidden: isInternal,
+	},
+	{
 		name:      "library code never imports a test harness",
 		applies:   library,
 		imports:   direct,
@@ -232,6 +238,7 @@ func TestLayeringRulesCatch(t *testing.T) {
 		{ImportPath: module + "/driver", Imports: []string{module + "/internal/codec"}},
 		{ImportPath: module + "/azure", XTestImports: []string{module + "/internal/modeltest"}},
 		{ImportPath: module + "/server", Imports: []string{module + "/internal/wire"}},
+		{ImportPath: module + "/replicate", TestImports: []string{module + "/internal/engine"}},
 		{ImportPath: module, Imports: []string{module + "/tablestoretest/modeltest"}},
 	}
 	got := layerViolations(bad, layerRules)
@@ -244,7 +251,8 @@ func TestLayeringRulesCatch(t *testing.T) {
 		{ImportPath: module + "/edm", Imports: []string{"time"}},
 		{ImportPath: module + "/filter", Imports: []string{module + "/edm"}},
 		{ImportPath: module + "/tablestoretest/modeltest", Imports: []string{module, module + "/internal/model"}},
-		{ImportPath: module + "/cmd/tablestore", Imports: []string{module, module + "/server"}},
+		{ImportPath: module + "/cmd/tablestore", Imports: []string{module, module + "/server", module + "/replicate"}},
+		{ImportPath: module + "/replicate", Imports: []string{module, "golang.org/x/sync/errgroup"}},
 	}
 	if v := layerViolations(good, layerRules); len(v) != 0 {
 		t.Errorf("allowed imports reported: %v", v)

@@ -2,6 +2,7 @@ package tablestore
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -11,10 +12,296 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/internal/codec"
 )
+
+type Address struct {
+	City string
+	Zip  *string `table:",omitempty"`
+}
+
+type hidden struct {
+	Promoted int32
+}
+
+type Customer struct {
+	PartitionKey string
+	RowKey       string
+	Timestamp    time.Time
+	ETag         ETag
+	Address
+	hidden
+
+	Name      string
+	Age       int
+	Small     int8
+	Medium    int16
+	Byte      uint8
+	Word      uint16
+	Wide      uint32
+	I32       int32
+	I64       int64
+	F32       float32
+	F64       float64
+	OK        bool
+	Born      time.Time
+	ID        GUID
+	Blob      []byte
+	Renamed   string    `table:"Other"`
+	Skipped   string    `table:"-"`
+	Empty     string    `table:",omitempty"`
+	NoTime    time.Time `table:",omitempty"`
+	PName     *string
+	PAge      *int64
+	PTime     *time.Time
+	PNil      *float64
+	NilBlob   []byte
+	unexposed string
+}
+
+func sampleCustomer() Customer {
+	name := "pointer"
+	age := int64(-9)
+	when := time.Date(2022, 3, 4, 5, 6, 7, 800, time.UTC)
+	return Customer{
+		PartitionKey: "p1",
+		RowKey:       "r1",
+		Address:      Address{City: "Oslo"},
+		hidden:       hidden{Promoted: 11},
+		Name:         "Ada",
+		Age:          math.MaxInt64,
+		Small:        -128,
+		Medium:       -32768,
+		Byte:         255,
+		Word:         65535,
+		Wide:         math.MaxUint32,
+		I32:          math.MinInt32,
+		I64:          math.MinInt64,
+		F32:          1.5,
+		F64:          math.Inf(-1),
+		OK:           true,
+		Born:         time.Date(1815, 12, 10, 0, 0, 0, 0, time.UTC),
+		ID:           GUID{1, 2, 3},
+		Blob:         []byte{9, 8},
+		Renamed:      "r",
+		Skipped:      "never stored",
+		PName:        &name,
+		PAge:         &age,
+		PTime:        &when,
+		unexposed:    "ignored",
+	}
+}
+
+func TestMarshalEntity(t *testing.T) {
+	c := sampleCustomer()
+	c.Timestamp = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	c.ETag = "W/\"x\""
+	e, err := MarshalEntity(&c)
+	require.NoError(t, err)
+	require.Equal(t, "p1", e.PartitionKey)
+	require.Equal(t, "r1", e.RowKey)
+	require.Equal(t, c.Timestamp, e.Timestamp)
+	require.Equal(t, ETag("W/\"x\""), e.ETag)
+	require.Equal(t, map[string]any{
+		"City":     "Oslo",
+		"Promoted": int32(11),
+		"Name":     "Ada",
+		"Age":      int64(math.MaxInt64),
+		"Small":    int32(-128),
+		"Medium":   int32(-32768),
+		"Byte":     int32(255),
+		"Word":     int32(65535),
+		"Wide":     int64(math.MaxUint32),
+		"I32":      int32(math.MinInt32),
+		"I64":      int64(math.MinInt64),
+		"F32":      1.5,
+		"F64":      math.Inf(-1),
+		"OK":       true,
+		"Born":     c.Born,
+		"ID":       GUID{1, 2, 3},
+		"Blob":     []byte{9, 8},
+		"Other":    "r",
+		"PName":    "pointer",
+		"PAge":     int64(-9),
+		"PTime":    *c.PTime,
+	}, e.Properties)
+
+	// A value works as well as a pointer, and the entity passes validation.
+	e2, err := MarshalEntity(c)
+	require.NoError(t, err)
+	require.Equal(t, e, e2)
+	props, err := encodeProperties(e.Properties)
+	require.NoError(t, err)
+	require.NoError(t, checkEntityLimits(e.PartitionKey, e.RowKey, props))
+}
+
+func TestStructRoundTrip(t *testing.T) {
+	in := sampleCustomer()
+	e, err := MarshalEntity(&in)
+	require.NoError(t, err)
+
+	// Through the stored form, as the engine does it.
+	props, err := encodeProperties(e.Properties)
+	require.NoError(t, err)
+	stored, err := decodeEntity(e.PartitionKey, e.RowKey, encodeRecord(t, props), nil)
+	require.NoError(t, err)
+
+	var out Customer
+	require.NoError(t, UnmarshalEntity(stored, &out))
+	require.Equal(t, stored.Timestamp, out.Timestamp)
+	require.Equal(t, stored.ETag, out.ETag)
+	// Fields that are not stored keep their zero values; fix them up and
+	// compare the rest exactly.
+	require.Empty(t, out.Skipped)
+	require.Empty(t, out.unexposed)
+	require.Nil(t, out.PNil)
+	in.Skipped, in.unexposed = "", ""
+	in.Timestamp, in.ETag = out.Timestamp, out.ETag
+	require.Equal(t, in, out)
+}
+
+func TestStructErrors(t *testing.T) {
+	type badUint struct{ N uint }
+	type badUint64 struct{ N uint64 }
+	type badMap struct{ M map[string]string }
+	type badNested struct{ A Address }
+	type badPK struct{ PartitionKey int }
+	type badTS struct{ Timestamp string }
+	type twoETags struct {
+		V ETag
+		W ETag
+	}
+	type badTag struct {
+		N int `table:"1abc"`
+	}
+	type dup struct {
+		A string
+		B string `table:"A"`
+	}
+	type embeddedPtr struct{ *Address }
+
+	tests := []struct {
+		name string
+		v    any
+		code Code
+		msg  string
+	}{
+		{"uint", badUint{}, CodeInvalidValueType, "field N has type uint"},
+		{"uint64", &badUint64{}, CodeInvalidValueType, "field N has type uint64"},
+		{"map", badMap{}, CodeInvalidValueType, "field M"},
+		{"nested struct", badNested{}, CodeInvalidValueType, "field A has type tablestore.Address"},
+		{"int partition key", badPK{}, CodeInvalidValueType, "field PartitionKey maps to PartitionKey and must be a string"},
+		{"string timestamp", badTS{}, CodeInvalidValueType, "must be a time.Time"},
+		{"two etag fields", twoETags{}, CodeDuplicatePropertiesSpecified, "fields V and W of tablestore.twoETags are both of type ETag"},
+		{"bad tag", badTag{}, CodePropertyNameInvalid, "field N: the property name \"1abc\" is invalid"},
+		{"duplicate", dup{}, CodeDuplicatePropertiesSpecified, "fields A and B"},
+		{"embedded pointer", embeddedPtr{}, CodeInvalidValueType, "field Address has type *tablestore.Address"},
+		{"not a struct", 5, CodeInvalidValueType, "cannot marshal int into an entity: it is not a struct"},
+		{"nil pointer", (*Customer)(nil), CodeInvalidInput, "nil *tablestore.Customer"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := MarshalEntity(tc.v)
+			require.Equal(t, tc.code, ErrorCode(err), "%v", err)
+			require.ErrorContains(t, err, tc.msg)
+			// Cached plans give the same error the second time.
+			_, err2 := MarshalEntity(tc.v)
+			require.Equal(t, err.Error(), err2.Error())
+		})
+	}
+
+	var c Customer
+	for _, target := range []any{c, nil, new(int), (*Customer)(nil)} {
+		err := UnmarshalEntity(&Entity{}, target)
+		require.ErrorIs(t, err, ErrInvalidInput, "%T", target)
+	}
+	require.ErrorIs(t, UnmarshalEntity(nil, &c), ErrInvalidInput)
+	var bad badUint
+	require.ErrorIs(t, UnmarshalEntity(&Entity{}, &bad), ErrInvalidValueType)
+}
+
+func BenchmarkMarshalEntity(b *testing.B) {
+	c := sampleCustomer()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := MarshalEntity(&c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkUnmarshalEntity(b *testing.B) {
+	c := sampleCustomer()
+	e, err := MarshalEntity(&c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		var out Customer
+		if err := UnmarshalEntity(e, &out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestUnmarshalEntityStrings checks that Azure's no-metadata JSON, where
+// Int64, DateTime, Guid, Binary and special Doubles are strings, fills
+// fields whose types say what the strings are, strictly.
+func TestUnmarshalEntityStrings(t *testing.T) {
+	type row struct {
+		PartitionKey, RowKey string
+		Big                  int64
+		Int                  int
+		U32                  uint32
+		When                 time.Time
+		WhenPtr              *time.Time
+		ID                   GUID
+		Data                 []byte
+		F                    float64
+		S                    string
+	}
+	const noMetadata = `{"PartitionKey":"p","RowKey":"r","Big":"9007199254740993","Int":"-5","U32":"4000000000",` +
+		`"When":"2021-08-31T15:41:38.3027816Z","WhenPtr":"2020-01-04T00:00:00Z",` +
+		`"ID":"c9da6455-213d-42c9-9a79-3e9149a57833","Data":"AQL/","F":"-Infinity","S":"12"}`
+	var e Entity
+	require.NoError(t, json.Unmarshal([]byte(noMetadata), &e))
+	var r row
+	require.NoError(t, UnmarshalEntity(&e, &r))
+	g, _ := ParseGUID("c9da6455-213d-42c9-9a79-3e9149a57833")
+	require.Equal(t, int64(9007199254740993), r.Big)
+	require.Equal(t, -5, r.Int)
+	require.Equal(t, uint32(4000000000), r.U32)
+	require.Equal(t, time.Date(2021, 8, 31, 15, 41, 38, 302781600, time.UTC), r.When)
+	require.Equal(t, time.Date(2020, 1, 4, 0, 0, 0, 0, time.UTC), *r.WhenPtr)
+	require.Equal(t, g, r.ID)
+	require.Equal(t, []byte{1, 2, 0xff}, r.Data)
+	require.True(t, math.IsInf(r.F, -1))
+	require.Equal(t, "12", r.S)
+
+	for name, tc := range map[string]struct {
+		prop any
+		code Code
+	}{
+		"Big":     {"12.5", CodeInvalidInput},
+		"Int":     {"1e3", CodeInvalidInput},
+		"U32":     {"-1", CodeInvalidValueType}, // a valid Int64 that does not fit
+		"When":    {"yesterday", CodeInvalidInput},
+		"WhenPtr": {"2021-02-30T00:00:00Z", CodeInvalidInput},
+		"ID":      {"c9da6455213d42c99a793e9149a57833", CodeInvalidInput},
+		"Data":    {"not base64!", CodeInvalidInput},
+		"F":       {"inf", CodeInvalidInput},
+	} {
+		var r row
+		err := UnmarshalEntity(&Entity{Properties: map[string]any{name: tc.prop}}, &r)
+		requireCode(t, err, tc.code)
+		require.ErrorContains(t, err, "field "+name, name)
+	}
+	// Kinds whose JSON form is never a string still refuse strings.
+	var small struct{ N int32 }
+	requireCode(t, UnmarshalEntity(&Entity{Properties: map[string]any{"N": "5"}}, &small), CodeInvalidValueType)
+}
 
 // encodedAction is an action's properties as stored bytes.
 func encodedAction(a driver.Action) []byte {

@@ -1,4 +1,4 @@
-package tablestore
+package replicate
 
 import (
 	"context"
@@ -9,50 +9,51 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/tablestore/tablestore"
 )
 
-// ReplicatePositions keeps a replicator's positions durably, one cursor
-// per table. Load reports ok false for a table with none (it is then
-// copied whole first). Save must be durable when it returns; it is
-// called from several goroutines, one per table.
-type ReplicatePositions interface {
-	Load(table string) (c Cursor, ok bool, err error)
-	Save(table string, c Cursor) error
+// Positions keeps a replicator's positions durably, one cursor per
+// table. Load reports ok false for a table with none (it is then copied
+// whole first). Save must be durable when it returns; it is called from
+// several goroutines, one per table.
+type Positions interface {
+	Load(table string) (c tablestore.Cursor, ok bool, err error)
+	Save(table string, c tablestore.Cursor) error
 }
 
-// ReplicateOptions configure Replicate.
-type ReplicateOptions struct {
+// Options configure Run.
+type Options struct {
 	// Tables are the source tables to mirror; nil mirrors every table of
-	// the source as Replicate starts.
+	// the source as Run starts.
 	Tables []string
 	// Positions keeps the positions; nil keeps them in memory only (a new
-	// Replicate then starts over with a copy).
-	Positions ReplicatePositions
-	// Follow keeps applying new commits until ctx ends; without it
-	// Replicate returns once each table has caught up with the feed's end
-	// as of its start.
+	// Run then starts over with a copy).
+	Positions Positions
+	// Follow keeps applying new commits until ctx ends; without it Run
+	// returns once each table has caught up with the feed's end as of
+	// its start.
 	Follow bool
 	// OnProgress, if set, is called after the initial copy, after
 	// changes are applied (at most every SaveEvery per table), and, with
-	// Follow, when the table is caught up (ReplicateProgress.CaughtUp),
-	// from the table's goroutine.
-	OnProgress func(ReplicateProgress)
+	// Follow, when the table is caught up (Progress.CaughtUp), from the
+	// table's goroutine.
+	OnProgress func(Progress)
 	// SaveEvery is how often a table's position is saved while changes
-	// are applied (it is always saved when Replicate returns). Default:
-	// 200 ms.
+	// are applied (it is always saved when Run returns). Default: 200 ms.
 	SaveEvery time.Duration
 }
 
-// ReplicateProgress is one table's progress.
-type ReplicateProgress struct {
+// Progress is one table's progress.
+type Progress struct {
 	Table string
 	// Copied is the number of entities the initial copy wrote (0 when the
 	// table resumed from a saved position).
 	Copied int64
-	// Applied is the number of changes applied since Replicate started.
+	// Applied is the number of changes applied since Run started.
 	Applied int64
 	// Cursor is the position applied through.
-	Cursor Cursor
+	Cursor tablestore.Cursor
 	// LagChanges bounds the changes committed to the store and not yet
 	// applied (a difference of store-wide sequence numbers, so commits to
 	// other tables count too); LagTime is how long ago the oldest of them
@@ -69,59 +70,41 @@ type ReplicateProgress struct {
 	CopyTime time.Duration
 }
 
-// ReplicateError is a change the target refused: Replicate stops on it.
-type ReplicateError struct {
+// ChangeError is a change the target refused: Run stops on it. Err is
+// the target's error, so tablestore.ErrorCode(err) gives its code.
+type ChangeError struct {
 	Table  string
-	Change Change
+	Change tablestore.Change
 	Err    error
 }
 
-func (e *ReplicateError) Error() string {
+func (e *ChangeError) Error() string {
 	c := e.Change
-	return fmt.Sprintf("tablestore: replicate table %s: change %s (%s of (%q, %q)): %v", e.Table, c.Cursor, ChangeOpName(c.Op), c.PartitionKey, c.RowKey, e.Err)
+	return fmt.Sprintf("replicate: table %s: change %s (%s of (%q, %q)): %v", e.Table, c.Cursor, tablestore.ChangeOpName(c.Op), c.PartitionKey, c.RowKey, e.Err)
 }
 
 // Unwrap returns the target's error.
-func (e *ReplicateError) Unwrap() error { return e.Err }
+func (e *ChangeError) Unwrap() error { return e.Err }
 
-// Replicate mirrors tables of src (the embedded engine, with change
-// feeds) into dst (any store: Azure Table Storage, Cosmos DB for Table,
-// Azurite, another server, a local store), one way.
+// Run mirrors tables of src into dst, one way, as the package comment
+// describes: a copy of each table without a saved position, then its
+// change feed.
 //
-// For a table with no saved position it turns the table's feed on with
-// ImagesNew when it is off (a feed of keys only is InvalidInput), creates
-// the target table if needed and empties it, takes the feed's end as its
-// position, copies every entity (upserts that replace), saves the
-// position, and then applies the feed from that
-// position; changes made during the copy are applied again, to no
-// effect. Each change is applied as an idempotent write: the new entity
-// replaces (Upsert with Replace), a delete and an expiry (ChangeExpire)
-// delete, ignoring absence, and a range deletion deletes the range at
-// the target (Partition.DeleteRange, which on a remote store queries and
-// deletes in transactions: not atomic there). The source's TTL settings
-// are not copied: an entity that expires at the source leaves the target
-// when its removal reaches the feed (the sweeper's commit, or a write
-// over it), so until then the target still shows it. The upserts of one source commit to one partition go in
-// entity group transactions of up to 100. A deleted source table ends
-// its replication (the target is left as it is).
-//
-// Positions are saved after the changes they cover are applied, so a
-// replicator that is killed and started again resumes where it saved,
-// repeating a few changes to no effect and losing or reordering none.
-// Errors the target may not repeat (ServerBusy, OperationTimedOut,
-// InternalError) are retried with a backoff; any other ends Replicate
-// with a *ReplicateError naming the change. The source's errors
-// (ErrCursorExpired when the replicator fell behind the retention) end
-// it too. With Follow, ctx ending is a normal end (nil).
-func Replicate(ctx context.Context, src, dst *DB, opts ReplicateOptions) error {
-	err := replicate(ctx, src, dst, opts)
-	if opts.Follow && ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || ErrorCode(err) == CodeOperationTimedOut) {
+// Errors: InvalidInput (a *tablestore.Error) for a source table whose
+// feed keeps keys only; a *ChangeError for a change the target refused
+// after the retries; the source's errors (ErrCursorExpired when the
+// replicator fell behind the retention, NotImplemented when src has no
+// change feed); Positions' errors. With Follow, ctx ending is a normal
+// end (nil); without it, ctx's error.
+func Run(ctx context.Context, src, dst *tablestore.DB, opts Options) error {
+	err := runTables(ctx, src, dst, opts)
+	if opts.Follow && ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || tablestore.ErrorCode(err) == tablestore.CodeOperationTimedOut) {
 		return nil
 	}
 	return err
 }
 
-func replicate(ctx context.Context, src, dst *DB, opts ReplicateOptions) error {
+func runTables(ctx context.Context, src, dst *tablestore.DB, opts Options) error {
 	tables := opts.Tables
 	if tables == nil {
 		for name, err := range src.TableNames(ctx, "") {
@@ -132,7 +115,7 @@ func replicate(ctx context.Context, src, dst *DB, opts ReplicateOptions) error {
 		}
 	}
 	if opts.Positions == nil {
-		opts.Positions = &memPositions{m: map[string]Cursor{}}
+		opts.Positions = &memPositions{m: map[string]tablestore.Cursor{}}
 	}
 	if opts.SaveEvery <= 0 {
 		opts.SaveEvery = 200 * time.Millisecond
@@ -149,17 +132,17 @@ func replicate(ctx context.Context, src, dst *DB, opts ReplicateOptions) error {
 
 type memPositions struct {
 	mu sync.Mutex
-	m  map[string]Cursor
+	m  map[string]tablestore.Cursor
 }
 
-func (p *memPositions) Load(t string) (Cursor, bool, error) {
+func (p *memPositions) Load(t string) (tablestore.Cursor, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c, ok := p.m[t]
 	return c, ok, nil
 }
 
-func (p *memPositions) Save(t string, c Cursor) error {
+func (p *memPositions) Save(t string, c tablestore.Cursor) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.m[t] = c
@@ -168,19 +151,19 @@ func (p *memPositions) Save(t string, c Cursor) error {
 
 // tableReplicator mirrors one table.
 type tableReplicator struct {
-	src, dst *Table
+	src, dst *tablestore.Table
 	name     string
-	opts     *ReplicateOptions
+	opts     *Options
 
-	prog      ReplicateProgress
-	saved     Cursor
+	prog      Progress
+	saved     tablestore.Cursor
 	lastSave  time.Time
-	pending   []Change // upserts of the open source commit, by partition order
-	lastApply Change
+	pending   []tablestore.Change // upserts of the open source commit, by partition order
+	lastApply tablestore.Change
 	caughtUp  bool // the last read ended at the feed's end and no commit came within SaveEvery
 }
 
-func (r *tableReplicator) run(ctx context.Context, dst *DB) error {
+func (r *tableReplicator) run(ctx context.Context, dst *tablestore.DB) error {
 	r.prog.Table = r.name
 	st, err := r.src.ChangeFeed(ctx)
 	if err != nil {
@@ -188,11 +171,11 @@ func (r *tableReplicator) run(ctx context.Context, dst *DB) error {
 	}
 	switch {
 	case !st.Enabled:
-		if err := r.src.EnableChangeFeed(ctx, ChangeFeedOptions{Images: ImagesNew}); err != nil {
+		if err := r.src.EnableChangeFeed(ctx, tablestore.ChangeFeedOptions{Images: tablestore.ImagesNew}); err != nil {
 			return err
 		}
-	case st.Options.Images != ImagesNew:
-		return newError(CodeInvalidInput, "replicate table %s: its change feed keeps keys only; replication needs ImagesNew", r.name)
+	case st.Options.Images != tablestore.ImagesNew:
+		return &tablestore.Error{Code: tablestore.CodeInvalidInput, Message: fmt.Sprintf("replicate table %s: its change feed keeps keys only; replication needs ImagesNew", r.name)}
 	}
 	from, ok, err := r.opts.Positions.Load(r.name)
 	if err != nil {
@@ -222,34 +205,34 @@ func (r *tableReplicator) run(ctx context.Context, dst *DB) error {
 // copy empties the target table (an interrupted copy may have left
 // entities the source has deleted since), copies the table, and returns
 // the position the feed resumes from.
-func (r *tableReplicator) copy(ctx context.Context) (Cursor, error) {
+func (r *tableReplicator) copy(ctx context.Context) (tablestore.Cursor, error) {
 	if err := r.clearTarget(ctx); err != nil {
-		return Cursor{}, fmt.Errorf("replicate table %s: empty the target table: %w", r.name, err)
+		return tablestore.Cursor{}, fmt.Errorf("replicate table %s: empty the target table: %w", r.name, err)
 	}
 	st, err := r.src.ChangeFeed(ctx)
 	if err != nil {
-		return Cursor{}, err
+		return tablestore.Cursor{}, err
 	}
 	start := time.Now()
-	w, err := r.dst.NewBulkWriter(&BulkOptions{Action: ActionUpsertReplace, BatchEntities: 100})
+	w, err := r.dst.NewBulkWriter(&tablestore.BulkOptions{Action: tablestore.ActionUpsertReplace, BatchEntities: 100})
 	if err != nil {
-		return Cursor{}, err
+		return tablestore.Cursor{}, err
 	}
-	for e, err := range r.src.Query(ctx, Query{}) {
+	for e, err := range r.src.Query(ctx, tablestore.Query{}) {
 		if err != nil {
-			return Cursor{}, err
+			return tablestore.Cursor{}, err
 		}
 		e.Timestamp, e.ETag = time.Time{}, ""
 		if err := w.Add(ctx, e); err != nil {
-			return Cursor{}, fmt.Errorf("replicate table %s: copy (%q, %q): %w", r.name, e.PartitionKey, e.RowKey, err)
+			return tablestore.Cursor{}, fmt.Errorf("replicate table %s: copy (%q, %q): %w", r.name, e.PartitionKey, e.RowKey, err)
 		}
 		r.prog.Copied++
 	}
 	if err := w.Flush(ctx); err != nil {
-		return Cursor{}, fmt.Errorf("replicate table %s: copy: %w", r.name, err)
+		return tablestore.Cursor{}, fmt.Errorf("replicate table %s: copy: %w", r.name, err)
 	}
 	if err := r.opts.Positions.Save(r.name, st.Latest); err != nil {
-		return Cursor{}, err
+		return tablestore.Cursor{}, err
 	}
 	r.prog.CopyTime = time.Since(start)
 	return st.Latest, nil
@@ -259,24 +242,20 @@ func (r *tableReplicator) copy(ctx context.Context) (Cursor, error) {
 // rounds; between rounds, with Follow, it waits for a commit, and one
 // that does not come within SaveEvery makes it save the position and
 // report the table caught up (lag 0) once.
-func (r *tableReplicator) follow(ctx context.Context, from Cursor) error {
-	cf, err := r.src.feeder()
-	if err != nil {
-		return err
-	}
+func (r *tableReplicator) follow(ctx context.Context, from tablestore.Cursor) error {
 	for {
 		// The end before the read: a wait from it misses no commit.
 		st, err := r.src.ChangeFeed(ctx)
 		if err != nil {
 			return fmt.Errorf("replicate table %s: read the feed: %w", r.name, err)
 		}
-		for c, err := range r.src.Changes(ctx, ChangesQuery{From: from}) {
+		for c, err := range r.src.Changes(ctx, tablestore.ChangesQuery{From: from}) {
 			if err != nil {
 				return fmt.Errorf("replicate table %s: read the feed: %w", r.name, err)
 			}
 			from = c.Cursor
 			r.caughtUp = false
-			if c.Op == ChangeDropTable {
+			if c.Op == tablestore.ChangeDropTable {
 				return r.flushAndMark(ctx, c)
 			}
 			if err := r.apply(ctx, c); err != nil {
@@ -299,30 +278,40 @@ func (r *tableReplicator) follow(ctx context.Context, from Cursor) error {
 		if !r.caughtUp {
 			wait, cancel = context.WithTimeout(ctx, r.opts.SaveEvery)
 		}
-		err = cf.WaitChanges(wait, st.Latest.seq)
+		committed, err := r.waitCommit(wait, st.Latest)
 		cancel()
 		switch {
-		case err == nil:
+		case committed:
 		case ctx.Err() != nil:
 			return ctx.Err()
-		case errors.Is(err, context.DeadlineExceeded):
+		case wait.Err() != nil:
 			r.caughtUp = true
 			if err := r.save(true); err != nil {
 				return err
 			}
 		default:
-			return fmt.Errorf("replicate table %s: wait for the feed: %w", r.name, mapChangesError(err))
+			return fmt.Errorf("replicate table %s: wait for the feed: %w", r.name, err)
 		}
 	}
 }
 
+// waitCommit waits for the table's first change after end: it reports
+// true once one is committed, false with ctx's end or the feed's error.
+func (r *tableReplicator) waitCommit(ctx context.Context, end tablestore.Cursor) (bool, error) {
+	for _, err := range r.src.Changes(ctx, tablestore.ChangesQuery{From: end, Follow: true}) {
+		return err == nil, err
+	}
+	// The iteration ends without a change only when ctx ends.
+	return ctx.Err() == nil, ctx.Err()
+}
+
 // apply applies c, or holds it in pending when it is an upsert that can
 // join a transaction.
-func (r *tableReplicator) apply(ctx context.Context, c Change) error {
+func (r *tableReplicator) apply(ctx context.Context, c tablestore.Change) error {
 	switch c.Op {
-	case ChangeInsert, ChangeUpdateMerge, ChangeUpdateReplace, ChangeUpsertMerge, ChangeUpsertReplace:
+	case tablestore.ChangeInsert, tablestore.ChangeUpdateMerge, tablestore.ChangeUpdateReplace, tablestore.ChangeUpsertMerge, tablestore.ChangeUpsertReplace:
 		if c.Entity == nil {
-			return &ReplicateError{Table: r.name, Change: c, Err: errors.New("the change has no image")}
+			return &ChangeError{Table: r.name, Change: c, Err: errors.New("the change has no image")}
 		}
 		if len(r.pending) > 0 && (r.pending[0].PartitionKey != c.PartitionKey || len(r.pending) == 100) {
 			if err := r.flush(ctx); err != nil {
@@ -337,21 +326,21 @@ func (r *tableReplicator) apply(ctx context.Context, c Change) error {
 	}
 	var op func() error
 	switch c.Op {
-	case ChangeDelete, ChangeExpire:
+	case tablestore.ChangeDelete, tablestore.ChangeExpire:
 		op = func() error {
-			err := r.dst.Delete(ctx, c.PartitionKey, c.RowKey, ETagAny)
-			if errors.Is(err, ErrResourceNotFound) {
+			err := r.dst.Delete(ctx, c.PartitionKey, c.RowKey, tablestore.ETagAny)
+			if errors.Is(err, tablestore.ErrResourceNotFound) {
 				return nil
 			}
 			return err
 		}
-	case ChangeDeleteRange:
+	case tablestore.ChangeDeleteRange:
 		op = func() error { return r.deleteRange(ctx, c.PartitionKey, c.RowKey, c.ToRowKey) }
 	default:
-		return &ReplicateError{Table: r.name, Change: c, Err: fmt.Errorf("unknown operation %d", c.Op)}
+		return &ChangeError{Table: r.name, Change: c, Err: fmt.Errorf("unknown operation %d", c.Op)}
 	}
 	if err := retry(ctx, op); err != nil {
-		return &ReplicateError{Table: r.name, Change: c, Err: err}
+		return &ChangeError{Table: r.name, Change: c, Err: err}
 	}
 	r.applied(c, 1)
 	return nil
@@ -362,7 +351,7 @@ func (r *tableReplicator) apply(ctx context.Context, c Change) error {
 // when one fails.
 func (r *tableReplicator) clearTarget(ctx context.Context) error {
 	var keys [][2]string
-	for e, err := range r.dst.Query(ctx, Query{Select: []string{"RowKey"}}) {
+	for e, err := range r.dst.Query(ctx, tablestore.Query{Select: []string{"RowKey"}}) {
 		if err != nil {
 			return err
 		}
@@ -373,13 +362,13 @@ func (r *tableReplicator) clearTarget(ctx context.Context) error {
 		for n < len(keys) && n < 100 && keys[n][0] == keys[0][0] {
 			n++
 		}
-		acts := make([]TransactionAction, n)
+		acts := make([]tablestore.TransactionAction, n)
 		for i := range n {
-			acts[i] = TransactionAction{Type: ActionDelete, Entity: &Entity{PartitionKey: keys[i][0], RowKey: keys[i][1]}}
+			acts[i] = tablestore.TransactionAction{Type: tablestore.ActionDelete, Entity: &tablestore.Entity{PartitionKey: keys[i][0], RowKey: keys[i][1]}}
 		}
 		if err := r.dst.SubmitTransaction(ctx, acts); err != nil {
 			for _, k := range keys[:n] {
-				if err := r.dst.Delete(ctx, k[0], k[1], ETagAny); err != nil && !errors.Is(err, ErrResourceNotFound) {
+				if err := r.dst.Delete(ctx, k[0], k[1], tablestore.ETagAny); err != nil && !errors.Is(err, tablestore.ErrResourceNotFound) {
 					return err
 				}
 			}
@@ -395,7 +384,7 @@ func (r *tableReplicator) clearTarget(ctx context.Context) error {
 // atomic on a remote store.
 func (r *tableReplicator) deleteRange(ctx context.Context, pk, from, to string) error {
 	err := r.dst.Partition(pk).DeleteRange(ctx, from, to)
-	if !errors.Is(err, ErrNotImplemented) {
+	if !errors.Is(err, tablestore.ErrNotImplemented) {
 		return err
 	}
 	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
@@ -407,14 +396,14 @@ func (r *tableReplicator) deleteRange(ctx context.Context, pk, from, to string) 
 		f += " and RowKey lt " + quote(to)
 	}
 	var rks []string
-	for e, err := range r.dst.Query(ctx, Query{Filter: f, Select: []string{"RowKey"}}) {
+	for e, err := range r.dst.Query(ctx, tablestore.Query{Filter: f, Select: []string{"RowKey"}}) {
 		if err != nil {
 			return err
 		}
 		rks = append(rks, e.RowKey)
 	}
 	for _, rk := range rks {
-		if err := r.dst.Delete(ctx, pk, rk, ETagAny); err != nil && !errors.Is(err, ErrResourceNotFound) {
+		if err := r.dst.Delete(ctx, pk, rk, tablestore.ETagAny); err != nil && !errors.Is(err, tablestore.ErrResourceNotFound) {
 			return err
 		}
 	}
@@ -434,27 +423,27 @@ func (r *tableReplicator) flush(ctx context.Context) error {
 	}
 	var op func() error
 	if len(p) == 1 {
-		op = func() error { return r.dst.Upsert(ctx, p[0].Entity, Replace) }
+		op = func() error { return r.dst.Upsert(ctx, p[0].Entity, tablestore.Replace) }
 	} else {
-		acts := make([]TransactionAction, len(p))
+		acts := make([]tablestore.TransactionAction, len(p))
 		for i := range p {
-			acts[i] = TransactionAction{Type: ActionUpsertReplace, Entity: p[i].Entity}
+			acts[i] = tablestore.TransactionAction{Type: tablestore.ActionUpsertReplace, Entity: p[i].Entity}
 		}
 		op = func() error { return r.dst.SubmitTransaction(ctx, acts) }
 	}
 	if err := retry(ctx, op); err != nil {
 		c := p[0]
-		var be *BatchError
+		var be *tablestore.BatchError
 		if errors.As(err, &be) && be.Index < len(p) {
 			c = p[be.Index]
 		}
-		return &ReplicateError{Table: r.name, Change: c, Err: err}
+		return &ChangeError{Table: r.name, Change: c, Err: err}
 	}
 	r.applied(p[len(p)-1], len(p))
 	return nil
 }
 
-func (r *tableReplicator) applied(c Change, n int) {
+func (r *tableReplicator) applied(c tablestore.Change, n int) {
 	r.prog.Applied += int64(n)
 	r.prog.Cursor = c.Cursor
 	r.lastApply = c
@@ -462,7 +451,7 @@ func (r *tableReplicator) applied(c Change, n int) {
 
 // flushAndMark ends a source commit: its pending upserts are applied,
 // and the position moves past it (saved at most every SaveEvery).
-func (r *tableReplicator) flushAndMark(ctx context.Context, c Change) error {
+func (r *tableReplicator) flushAndMark(ctx context.Context, c tablestore.Change) error {
 	if err := r.flush(ctx); err != nil {
 		return err
 	}
@@ -496,8 +485,8 @@ func (r *tableReplicator) report() {
 	p := r.prog
 	p.CaughtUp = r.caughtUp
 	if !r.caughtUp {
-		if st, err := r.src.ChangeFeed(context.Background()); err == nil && st.Latest.seq > p.Cursor.seq {
-			p.LagChanges = st.Latest.seq - p.Cursor.seq
+		if st, err := r.src.ChangeFeed(context.Background()); err == nil && st.Latest.Seq() > p.Cursor.Seq() {
+			p.LagChanges = st.Latest.Seq() - p.Cursor.Seq()
 			if !r.lastApply.Timestamp.IsZero() {
 				p.LagTime = time.Since(r.lastApply.Timestamp)
 			}
@@ -524,11 +513,11 @@ func retry(ctx context.Context, op func() error) error {
 }
 
 func retryable(err error) bool {
-	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrClosed) {
+	if errors.Is(err, tablestore.ErrCorrupt) || errors.Is(err, tablestore.ErrClosed) {
 		return false
 	}
-	switch ErrorCode(err) {
-	case CodeServerBusy, CodeOperationTimedOut, CodeInternalError:
+	switch tablestore.ErrorCode(err) {
+	case tablestore.CodeServerBusy, tablestore.CodeOperationTimedOut, tablestore.CodeInternalError:
 		return true
 	}
 	return strings.Contains(err.Error(), "connection reset") || strings.Contains(err.Error(), "connection refused")

@@ -1,14 +1,10 @@
-package main
+package replicate_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,8 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	ts "github.com/tablestore/tablestore"
-	"github.com/tablestore/tablestore/azure"
-	"github.com/tablestore/tablestore/tablestoretest"
+	"github.com/tablestore/tablestore/replicate"
 )
 
 // replicaWrites runs random writes on tb (every write path) until stop.
@@ -89,11 +84,11 @@ func (p *savedPositions) Save(t string, c ts.Cursor) error {
 	return nil
 }
 
-// TestReplicate mirrors a store into a tablestore server over the
-// remote driver while writers run, stopping the replicator at random
-// moments and starting it again from its saved positions: the target
-// ends equal to the source.
-func TestReplicate(t *testing.T) {
+// TestRun mirrors a store into another while writers run, stopping the
+// replicator at random moments and starting it again from its saved
+// positions: the target ends equal to the source. (The command's tests
+// in cmd/tablestore replicate into a server over the remote driver.)
+func TestRun(t *testing.T) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))
@@ -101,8 +96,7 @@ func TestReplicate(t *testing.T) {
 	src, err := ts.OpenInMemory(&ts.Options{NoSync: true})
 	require.NoError(t, err)
 	defer src.Close()
-	srv := tablestoretest.NewServer(t)
-	dst, err := azure.Open(srv.ConnectionString(), nil)
+	dst, err := ts.OpenInMemory(nil)
 	require.NoError(t, err)
 	defer dst.Close()
 
@@ -126,8 +120,8 @@ func TestReplicate(t *testing.T) {
 	var progress sync.Map
 	for round := 0; ; round++ {
 		rctx, cancel := context.WithTimeout(ctx, time.Duration(20+rng.Intn(200))*time.Millisecond)
-		err := ts.Replicate(rctx, src, dst, ts.ReplicateOptions{Tables: names, Positions: pos, Follow: true, SaveEvery: 10 * time.Millisecond,
-			OnProgress: func(p ts.ReplicateProgress) { progress.Store(p.Table, p) }})
+		err := replicate.Run(rctx, src, dst, replicate.Options{Tables: names, Positions: pos, Follow: true, SaveEvery: 10 * time.Millisecond,
+			OnProgress: func(p replicate.Progress) { progress.Store(p.Table, p) }})
 		cancel()
 		require.NoError(t, err, "round %d", round)
 		select {
@@ -138,7 +132,7 @@ func TestReplicate(t *testing.T) {
 		break
 	}
 	// Catch up without following, then compare.
-	require.NoError(t, ts.Replicate(ctx, src, dst, ts.ReplicateOptions{Tables: names, Positions: pos, OnProgress: func(p ts.ReplicateProgress) { progress.Store(p.Table, p) }}))
+	require.NoError(t, replicate.Run(ctx, src, dst, replicate.Options{Tables: names, Positions: pos, OnProgress: func(p replicate.Progress) { progress.Store(p.Table, p) }}))
 	for _, n := range names {
 		want, got := contents(t, src.Table(n)), contents(t, dst.Table(n))
 		for k := range got {
@@ -159,102 +153,34 @@ func TestReplicate(t *testing.T) {
 		require.Equal(t, want, got, "table %s (seed %d)", n, seed)
 		p, ok := progress.Load(n)
 		require.True(t, ok)
-		require.Equal(t, n, p.(ts.ReplicateProgress).Table)
+		require.Equal(t, n, p.(replicate.Progress).Table)
 	}
 
 	// A feed of keys only cannot be replicated; a refused change is named.
 	tb, err := src.CreateTable(ctx, "KeysOnly")
 	require.NoError(t, err)
 	require.NoError(t, tb.EnableChangeFeed(ctx, ts.ChangeFeedOptions{}))
-	err = ts.Replicate(ctx, src, dst, ts.ReplicateOptions{Tables: []string{"KeysOnly"}})
+	err = replicate.Run(ctx, src, dst, replicate.Options{Tables: []string{"KeysOnly"}})
 	require.Equal(t, ts.CodeInvalidInput, ts.ErrorCode(err), "%v", err)
 
 	tb, err = src.CreateTable(ctx, "Refused")
 	require.NoError(t, err)
-	require.NoError(t, ts.Replicate(ctx, src, dst, ts.ReplicateOptions{Tables: []string{"Refused"}, Positions: pos}))
+	require.NoError(t, replicate.Run(ctx, src, dst, replicate.Options{Tables: []string{"Refused"}, Positions: pos}))
 	require.NoError(t, dst.DeleteTable(ctx, "Refused"))
 	require.NoError(t, tb.Insert(ctx, &ts.Entity{PartitionKey: "p", RowKey: "r"}))
-	err = ts.Replicate(ctx, src, dst, ts.ReplicateOptions{Tables: []string{"Refused"}, Positions: pos})
-	var re *ts.ReplicateError
+	err = replicate.Run(ctx, src, dst, replicate.Options{Tables: []string{"Refused"}, Positions: pos})
+	var re *replicate.ChangeError
 	require.True(t, errors.As(err, &re), "%v", err)
 	require.Equal(t, "r", re.Change.RowKey)
 	require.Contains(t, err.Error(), "insert of")
 	require.Equal(t, ts.CodeTableNotFound, ts.ErrorCode(err))
 }
 
-func TestReplicateCommand(t *testing.T) {
-	dir := t.TempDir()
-	store := filepath.Join(dir, "store")
-	srv := tablestoretest.NewServer(t)
-	conn := srv.ConnectionString()
-	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
-	write := func(n int) {
-		db, err := ts.Open(store, nil)
-		require.NoError(t, err)
-		for _, name := range []string{"Orders", "Users"} {
-			tb, err := db.CreateTableIfNotExists(context.Background(), name)
-			require.NoError(t, err)
-			replicaWrites(t, tb, rng, n)
-		}
-		require.NoError(t, db.Close())
-	}
-	same := func() {
-		for _, name := range []string{"Orders", "Users"} {
-			require.Equal(t, ok(t, "export", "--store", store, name).stdout, ok(t, "export", "--store", conn, name).stdout, name)
-		}
-	}
-	write(200)
-	require.Equal(t, exitUsage, cli(t, "replicate", "--store", store).code)
-	r := ok(t, "replicate", "--store", store, "--to", conn, "--once")
-	require.Contains(t, r.stderr, "replicate: Orders: ")
-	require.Contains(t, r.stderr, "copied")
-	same()
-	state, err := os.ReadFile(store + ".replicate.json")
-	require.NoError(t, err)
-	require.Contains(t, string(state), `"Orders"`)
-
-	// More changes: the next run resumes from the saved positions (no
-	// copy), also after a run interrupted while following.
-	write(300)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-	var out, errb bytes.Buffer
-	code := run(ctx, []string{"replicate", "--store", store, "--to", conn}, &stdio{stdin: strings.NewReader(""), stdout: &out, stderr: &errb})
-	cancel()
-	require.Equal(t, exitOK, code, errb.String())
-	write(300)
-	r = ok(t, "replicate", "--store", store, "--to", conn, "--once", "Orders", "Users")
-	require.NotContains(t, r.stderr, "copied")
-	same()
-
-	// An entity that expires at the source leaves the target once the
-	// sweeper has removed it.
-	until := time.Now().Add(500 * time.Millisecond)
-	db, err := ts.Open(store, nil)
-	require.NoError(t, err)
-	require.NoError(t, db.Table("Orders").SetTTL(context.Background(), ts.TTL{Property: "Until"}))
-	require.NoError(t, db.Table("Orders").Insert(context.Background(), &ts.Entity{PartitionKey: "x", RowKey: "brief", Properties: map[string]any{"Until": until}}))
-	require.NoError(t, db.Close())
-	ok(t, "replicate", "--store", store, "--to", conn, "--once", "Orders")
-	require.Contains(t, ok(t, "export", "--store", conn, "Orders").stdout, "brief")
-	time.Sleep(time.Until(until))
-	db, err = ts.Open(store, nil)
-	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		n, err := db.Table("Orders").ExpiredCount(context.Background())
-		require.NoError(t, err)
-		return n == 0
-	}, 10*time.Second, 5*time.Millisecond)
-	require.NoError(t, db.Close())
-	ok(t, "replicate", "--store", store, "--to", conn, "--once", "Orders")
-	require.NotContains(t, ok(t, "export", "--store", conn, "Orders").stdout, "brief")
-	same()
-}
-
-// TestReplicateExpiry replicates a table with TTL settings: an entity
+// TestRunExpiry replicates a table with TTL settings: an entity
 // removed by the source's sweeper, and one a write replaced after it
 // expired, leave the target as they leave the source; applying the feed
 // again from an earlier position changes nothing.
-func TestReplicateExpiry(t *testing.T) {
+func TestRunExpiry(t *testing.T) {
 	ctx := context.Background()
 	var clock atomic.Int64
 	clock.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
@@ -271,8 +197,8 @@ func TestReplicateExpiry(t *testing.T) {
 		require.NoError(t, tb.Insert(ctx, &ts.Entity{PartitionKey: "p", RowKey: rk, Properties: map[string]any{"V": rk}}))
 	}
 	pos := &savedPositions{m: map[string]ts.Cursor{}}
-	opts := ts.ReplicateOptions{Tables: []string{"Sessions"}, Positions: pos}
-	require.NoError(t, ts.Replicate(ctx, src, dst, opts))
+	opts := replicate.Options{Tables: []string{"Sessions"}, Positions: pos}
+	require.NoError(t, replicate.Run(ctx, src, dst, opts))
 	require.Len(t, contents(t, dst.Table("Sessions")), 4)
 	before, _, _ := pos.Load("Sessions")
 
@@ -295,22 +221,22 @@ func TestReplicateExpiry(t *testing.T) {
 	require.ElementsMatch(t, []string{"upsertReplace keep", "expire a", "insert a", "expire b", "expire c"}, ops)
 	require.Equal(t, []string{"upsertReplace keep", "expire a", "insert a"}, ops[:3])
 
-	require.NoError(t, ts.Replicate(ctx, src, dst, opts))
+	require.NoError(t, replicate.Run(ctx, src, dst, opts))
 	want := map[string]map[string]any{"p/a": {"V": "again"}, "p/keep": {"V": "kept"}}
 	require.Equal(t, want, contents(t, src.Table("Sessions")))
 	require.Equal(t, want, contents(t, dst.Table("Sessions")))
 	// Again from the earlier position: the expiries of entities already
 	// gone, and the writes, apply to no effect.
 	require.NoError(t, pos.Save("Sessions", before))
-	require.NoError(t, ts.Replicate(ctx, src, dst, opts))
+	require.NoError(t, replicate.Run(ctx, src, dst, opts))
 	require.Equal(t, want, contents(t, dst.Table("Sessions")))
 }
 
-// TestReplicateCaughtUp: a following replicator whose feed goes quiet
+// TestRunCaughtUp: a following replicator whose feed goes quiet
 // saves its position and reports the table caught up with lag 0, once,
 // without waiting for more commits or for its end; a later commit makes
 // it report again.
-func TestReplicateCaughtUp(t *testing.T) {
+func TestRunCaughtUp(t *testing.T) {
 	ctx := context.Background()
 	src, err := ts.OpenInMemory(&ts.Options{NoSync: true})
 	require.NoError(t, err)
@@ -327,23 +253,23 @@ func TestReplicateCaughtUp(t *testing.T) {
 	require.NoError(t, other.EnableChangeFeed(ctx, ts.ChangeFeedOptions{}))
 
 	pos := &savedPositions{m: map[string]ts.Cursor{}}
-	reports := make(chan ts.ReplicateProgress, 100)
+	reports := make(chan replicate.Progress, 100)
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- ts.Replicate(rctx, src, dst, ts.ReplicateOptions{Tables: []string{"Quiet"}, Positions: pos, Follow: true,
-			SaveEvery: 20 * time.Millisecond, OnProgress: func(p ts.ReplicateProgress) { reports <- p }})
+		done <- replicate.Run(rctx, src, dst, replicate.Options{Tables: []string{"Quiet"}, Positions: pos, Follow: true,
+			SaveEvery: 20 * time.Millisecond, OnProgress: func(p replicate.Progress) { reports <- p }})
 	}()
-	next := func() ts.ReplicateProgress {
+	next := func() replicate.Progress {
 		select {
 		case p := <-reports:
 			return p
 		case <-time.After(10 * time.Second):
 			t.Fatal("no progress report")
-			return ts.ReplicateProgress{}
+			return replicate.Progress{}
 		}
 	}
-	caughtUp := func() ts.ReplicateProgress {
+	caughtUp := func() replicate.Progress {
 		for {
 			if p := next(); p.CaughtUp {
 				return p
@@ -390,31 +316,4 @@ func TestReplicateCaughtUp(t *testing.T) {
 		n++
 	}
 	require.Equal(t, 6, n)
-}
-
-// TestServeReplicateFails: a replication that cannot run stops the
-// server, which exits with the replicator's error.
-func TestServeReplicateFails(t *testing.T) {
-	dir := t.TempDir()
-	store := filepath.Join(dir, "store")
-	db, err := ts.Open(store, nil)
-	require.NoError(t, err)
-	tb, err := db.CreateTable(context.Background(), "KeysOnly")
-	require.NoError(t, err)
-	require.NoError(t, tb.EnableChangeFeed(context.Background(), ts.ChangeFeedOptions{}))
-	require.NoError(t, db.Close())
-	done := make(chan result, 1)
-	go func() {
-		done <- cli(t, "serve", "--dir", store, "--addr", "127.0.0.1:0", "--anonymous", "--log-level", "none",
-			"--replicate-to", filepath.Join(dir, "mirror"))
-	}()
-	select {
-	case r := <-done:
-		require.NotEqual(t, exitOK, r.code)
-		require.Contains(t, r.stderr, "serve: replication stopped: ")
-		require.Contains(t, r.stderr, "keeps keys only")
-		require.Contains(t, r.stderr, "serve: stopped; closing the store")
-	case <-time.After(30 * time.Second):
-		t.Fatal("the server kept running")
-	}
 }

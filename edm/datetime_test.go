@@ -1,11 +1,10 @@
-package tablestore
+package edm
 
 import (
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tablestore/tablestore/edm"
 )
 
 func TestTicks(t *testing.T) {
@@ -20,17 +19,17 @@ func TestTicks(t *testing.T) {
 		{time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC), 3155378975999999999},
 	}
 	for _, tc := range tests {
-		require.Equal(t, tc.ticks, edm.TicksFromTime(tc.t), "%v", tc.t)
-		got := edm.TimeFromTicks(tc.ticks)
+		require.Equal(t, tc.ticks, TicksFromTime(tc.t), "%v", tc.t)
+		got := TimeFromTicks(tc.ticks)
 		require.True(t, tc.t.Equal(got), "%v != %v", tc.t, got)
 		require.Equal(t, time.UTC, got.Location())
 	}
 	// Truncation, not rounding; zones do not matter.
-	require.Equal(t, int64(1), edm.TicksFromTime(time.Date(1, 1, 1, 0, 0, 0, 199, time.UTC)))
+	require.Equal(t, int64(1), TicksFromTime(time.Date(1, 1, 1, 0, 0, 0, 199, time.UTC)))
 	at := time.Date(2000, 6, 1, 12, 0, 0, 0, time.UTC)
-	require.Equal(t, edm.TicksFromTime(at), edm.TicksFromTime(at.In(time.FixedZone("x", -7*3600))))
+	require.Equal(t, TicksFromTime(at), TicksFromTime(at.In(time.FixedZone("x", -7*3600))))
 	// Negative ticks still convert (before year 1), without panicking.
-	require.True(t, edm.TimeFromTicks(-1).Equal(time.Date(0, 12, 31, 23, 59, 59, 999999900, time.UTC)))
+	require.True(t, TimeFromTicks(-1).Equal(time.Date(0, 12, 31, 23, 59, 59, 999999900, time.UTC)))
 }
 
 // TestInDateTimeRangeMatchesYear checks the range test against its
@@ -42,8 +41,8 @@ func TestInDateTimeRangeMatchesYear(t *testing.T) {
 		for _, d := range []time.Duration{-time.Hour, -time.Second, -1, 0, 1, time.Second, time.Hour} {
 			for _, z := range zones {
 				x := base.Add(d).In(z)
-				if old(x) != edm.InAzureRange(x) {
-					t.Fatalf("%v: old %v new %v", x, old(x), edm.InAzureRange(x))
+				if old(x) != InAzureRange(x) {
+					t.Fatalf("%v: old %v new %v", x, old(x), InAzureRange(x))
 				}
 			}
 		}
