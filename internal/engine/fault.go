@@ -109,6 +109,10 @@ func (db *Engine) storageErr(op string, err error) error {
 		db.setFault(ce)
 		return ce
 	}
+	if isNoSpace(err) {
+		db.markFull()
+		return fmt.Errorf("%w: %s: %w", driver.ErrNoSpace, op, err)
+	}
 	return fmt.Errorf("tablestore: %s: %w", op, err)
 }
 
