@@ -105,7 +105,7 @@ func (p partition) commit(ctx context.Context, actions []driver.Action) (driver.
 	// uniqueness failure among them comes first.
 	var iw *indexWrite
 	if len(ixs) > 0 {
-		iw, err = p.prepareIndexWrites(ixs, actions[:failed], reads, value)
+		iw, err = p.prepareIndexWrites(ixs, actions[:failed], reads, value, ttl, now)
 		defer iw.unlock()
 		if err != nil {
 			return driver.CommitResult{}, err

@@ -260,7 +260,7 @@ func (p partition) sweep(s *ttlSettings, entries []expiryEntry, now int64) error
 	if len(dels) > 0 {
 		none := func(int) ([]byte, []codec.Property) { return nil, nil }
 		if ixs := db.tableIndexes(p.tableID); len(ixs) > 0 {
-			iw, err := p.prepareIndexWrites(ixs, dels, delReads, none)
+			iw, err := p.prepareIndexWrites(ixs, dels, delReads, none, nil, 0)
 			defer iw.unlock()
 			if err != nil {
 				return err
