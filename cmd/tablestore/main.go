@@ -9,7 +9,9 @@
 //	tablestore help import
 //
 // Exit status: 0 on success, 1 when the operation failed, 2 for a usage
-// error (an unknown command or flag, a missing argument).
+// error (an unknown command or flag, a missing argument), 3 when a write
+// was refused because the store's disk is full (tablestore.ErrNoSpace):
+// free space and run it again.
 package main
 
 import (
@@ -22,13 +24,16 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/tablestore/tablestore"
 )
 
 // Exit codes.
 const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
+	exitOK      = 0
+	exitFail    = 1
+	exitUsage   = 2
+	exitNoSpace = 3
 )
 
 func main() {
@@ -120,6 +125,9 @@ func run(ctx context.Context, args []string, io *stdio) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(io.stderr, "tablestore %s: %s\nRun 'tablestore %s --help' for usage.\n", name, ue.msg, name)
 		return exitUsage
+	case errors.Is(err, tablestore.ErrNoSpace):
+		fmt.Fprintf(io.stderr, "tablestore %s: %s\nThe store's disk is full: free space on it and run the command again.\n", name, errorText(err))
+		return exitNoSpace
 	default:
 		fmt.Fprintf(io.stderr, "tablestore %s: %s\n", name, errorText(err))
 		return exitFail

@@ -45,9 +45,9 @@ import (
 const pollInterval = 200 * time.Millisecond
 
 // minFreeBytes is the free space the monitor waits for before writes
-// resume: enough for a memtable's flush and the logs beside it.
+// resume: room for a memtable's flush, which frees the logs it covers.
 func (db *Engine) minFreeBytes() uint64 {
-	return max(2*db.opts.MemTableSize, 4<<20)
+	return max(db.opts.MemTableSize, 1<<20)
 }
 
 // spaceGate is the engine's disk-full and write-stall state.
