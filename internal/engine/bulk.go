@@ -56,7 +56,7 @@ func (t *table) commitBulk(ctx context.Context, actions []driver.Action, opts dr
 func (db *Engine) commitBulkOneByOne(ctx context.Context, tableID uint64, actions []driver.Action, stopAtFailure bool) (driver.BulkCommitResult, error) {
 	var res driver.BulkCommitResult
 	for i := range actions {
-		_, err := db.partition(tableID, actions[i].PartitionKey).commit(ctx, actions[i : i+1])
+		_, err := db.partition(tableID, actions[i].PartitionKey).commit(ctx, actions[i:i+1])
 		if err == nil {
 			res.Applied++
 			continue
