@@ -125,13 +125,20 @@ func run(ctx context.Context, args []string, io *stdio) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(io.stderr, "tablestore %s: %s\nRun 'tablestore %s --help' for usage.\n", name, ue.msg, name)
 		return exitUsage
-	case errors.Is(err, tablestore.ErrNoSpace):
-		fmt.Fprintf(io.stderr, "tablestore %s: %s\nThe store's disk is full: free space on it and run the command again.\n", name, errorText(err))
-		return exitNoSpace
 	default:
-		fmt.Fprintf(io.stderr, "tablestore %s: %s\n", name, errorText(err))
-		return exitFail
+		return reportFailure(io.stderr, name, err)
 	}
+}
+
+// reportFailure prints command name's error err and returns the exit
+// status: exitNoSpace for a full disk, else exitFail.
+func reportFailure(w io.Writer, name string, err error) int {
+	if errors.Is(err, tablestore.ErrNoSpace) {
+		fmt.Fprintf(w, "tablestore %s: %s\nThe store's disk is full: free space on it and run the command again.\n", name, errorText(err))
+		return exitNoSpace
+	}
+	fmt.Fprintf(w, "tablestore %s: %s\n", name, errorText(err))
+	return exitFail
 }
 
 // errorText is err's message without the library's "tablestore: "
