@@ -111,7 +111,10 @@ type Options struct {
 	// is not applied (see ErrNoSpace for the rare one that did). Writes
 	// that are slow on a healthy store (a large bulk write) are not cut
 	// short. Close waits at most this long for writes held up by a full
-	// disk. Negative waits as long as the context allows. Default: 5 s.
+	// disk. With NoSync, the rare write that rotates the memtable just as
+	// the write-ahead log meets a full disk waits for space (see
+	// docs/architecture.md). Negative waits as long as the context allows.
+	// Default: 5 s.
 	WriteTimeout time.Duration
 }
 

@@ -286,9 +286,18 @@ var errAbandoned = errors.New("tablestore: write abandoned before it was applied
 // has given up: a write given up before its hand-over is not applied, and
 // its error says why (the full disk, ctx, the write timeout); one given
 // up after may still be applied, and its error says so.
+//
+// With NoSync, fn runs on the caller's goroutine: a goroutine per write
+// would more than double an unsynced write's cost, and such a write
+// waits for nothing but the memtable, which the gate keeps from stalling
+// on a full disk. Only the rare write that rotates the memtable just as
+// the WAL meets a full disk then waits for space.
 func (db *Engine) boundedWrite(ctx context.Context, fn func(ctx context.Context) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if db.opts.NoSync {
+		return fn(ctx)
 	}
 	h := &handOver{}
 	done := make(chan error, 1)
