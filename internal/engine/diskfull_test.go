@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/codec"
 )
@@ -153,7 +155,7 @@ func TestDiskFullRefusesWritesAndResumes(t *testing.T) {
 	q.Quota.Store(q.Used() + 6<<20)
 	tb := db.Table("T")
 
-	var acked []int
+	var acked, refused []int // refused: not applied, by their errors
 	write := func(i int, ctx context.Context) error {
 		err := within(t, timeout+3*time.Second, "a write", func() error {
 			_, err := tb.Commit(ctx, []driver.Action{fillerRow(i)})
@@ -161,6 +163,8 @@ func TestDiskFullRefusesWritesAndResumes(t *testing.T) {
 		})
 		if err == nil {
 			acked = append(acked, i)
+		} else if !strings.Contains(err.Error(), "may still be applied") {
+			refused = append(refused, i)
 		}
 		return err
 	}
@@ -193,7 +197,7 @@ func TestDiskFullRefusesWritesAndResumes(t *testing.T) {
 	q.Quota.Store(1 << 40)
 	freed := time.Now()
 	require.Eventually(t, func() bool { return db.Health() == nil }, 10*time.Second, 20*time.Millisecond)
-	for ; ; i++ {
+	for i++; ; i++ {
 		if err = write(i, ctx); err == nil {
 			break
 		}
@@ -209,6 +213,13 @@ func TestDiskFullRefusesWritesAndResumes(t *testing.T) {
 		a := fillerRow(n)
 		_, err := db.Table("T").Get(ctx, a.PartitionKey, a.RowKey, nil)
 		require.NoError(t, err, "acknowledged write %d lost", n)
+	}
+	for _, n := range refused {
+		a := fillerRow(n)
+		_, err := db.Table("T").Get(ctx, a.PartitionKey, a.RowKey, nil)
+		var de *driver.Error
+		require.ErrorAs(t, err, &de, "refused write %d was applied", n)
+		require.Equal(t, edm.CodeResourceNotFound, de.Code)
 	}
 }
 
