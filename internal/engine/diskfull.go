@@ -16,7 +16,7 @@ import (
 
 // How a full disk is handled.
 //
-// Pebble meets a full disk in three places. A flush or compaction that
+// Pebble meets a full disk in two ways. A flush or compaction that
 // fails is retried in the background (BackgroundError); when flushes keep
 // failing the memtables queue up and a commit then waits in Pebble's write
 // stall, with no way to cancel it. A failed write of the write-ahead log or
@@ -35,8 +35,9 @@ import (
 //   - A monitor polls the free space every pollInterval while the store is
 //     full and clears the condition when space is back, so writes resume
 //     without a restart.
-//   - A write hands its batch to Pebble on its own goroutine (boundedWrite)
-//     and waits at most until its deadline: ctx's, or Options.WriteTimeout.
+//   - A synced write hands its batch to Pebble on its own goroutine
+//     (boundedWrite) and waits at most until its deadline: ctx's, or
+//     Options.WriteTimeout; an unsynced one runs on the caller's.
 //     A write refused before the hand-over was not applied; one whose batch
 //     was handed over and did not finish in time may still be applied once
 //     space returns, and its error says so (errMaybeApplied).

@@ -140,8 +140,10 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 	db.pebbleClosed, db.closePebble = context.WithCancel(context.Background())
 	db.release = db.closeMu.RUnlock
 	db.names.Store(&map[uint64]string{})
+	closePebble := db.closePebble
 	defer func() {
 		if err != nil {
+			closePebble() // ends the disk-full monitor, if started
 			db = nil
 		}
 	}()
