@@ -83,8 +83,10 @@ type DamagedFile = driver.DamagedFile
 // read, write, check or background compaction); from then on every write
 // fails, while reads go on and fail only where they meet damage. It does
 // no I/O and may be called at any time, even after Close. Options'
-// OnCorruption is called once with the same error. A driver that reports
-// no health is always healthy.
+// OnCorruption is called once with the same error. While the disk is
+// full it returns an error matching ErrNoSpace (code ServerBusy), which
+// is not a fault: it clears by itself once space is freed. A driver that
+// reports no health is always healthy.
 func (db *DB) Health() error {
 	h, ok := db.conn.(driver.HealthReporter)
 	if !ok {

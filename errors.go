@@ -49,6 +49,8 @@ const (
 	CodeInternalError     = edm.CodeInternalError
 	CodeServerBusy        = edm.CodeServerBusy
 	CodeOperationTimedOut = edm.CodeOperationTimedOut
+	// CodeStoreClosed is not Azure's: see ErrClosed.
+	CodeStoreClosed = edm.CodeStoreClosed
 )
 
 // Sentinel errors, one per code, for errors.Is. Every *Error and
@@ -81,11 +83,24 @@ var (
 	ErrInternalError                           = newSentinel(CodeInternalError, "internal error")
 	ErrServerBusy                              = newSentinel(CodeServerBusy, "server busy")
 	ErrOperationTimedOut                       = newSentinel(CodeOperationTimedOut, "operation timed out")
+	ErrStoreClosed                             = newSentinel(CodeStoreClosed, "store closed")
 )
 
 // ErrClosed is matched by the error of every operation on a closed DB (an
-// *Error with code ServerBusy).
+// *Error with code StoreClosed, which is not retryable: the DB stays
+// closed).
 var ErrClosed = driver.ErrClosed
+
+// ErrNoSpace is matched by the error (an *Error with code ServerBusy,
+// retryable) of a write refused because the store's disk is full, or
+// because the storage engine stalled writes for longer than the write's
+// deadline (Options.WriteTimeout, or its context's). Reads go on while
+// the disk is full, Health reports it, and writes resume by themselves
+// within about a second of space being freed, without a reopen. A
+// refused write was not applied, unless its message says that it may
+// still be applied: a write already handed to the storage engine when
+// the disk filled up can complete once space returns.
+var ErrNoSpace = driver.ErrNoSpace
 
 // ErrCursorExpired is matched by the error (code OutOfRangeInput) of a
 // change feed read from a cursor older than the feed's retention.
@@ -101,13 +116,16 @@ var ErrCursorStale = driver.ErrCursorStale
 var ErrNotStore = driver.ErrNotStore
 
 // codeOf gives an error without an Azure code the code an Azure client
-// would see for it: ServerBusy for ErrClosed (503, retry later),
-// OperationTimedOut for a context's cancellation or deadline (as Azure's
-// server-side timeout), InvalidInput for ErrNotStore, and InternalError
-// for the rest: ErrCorrupt, I/O and lock errors.
+// would see for it: StoreClosed for ErrClosed (not retryable), ServerBusy
+// for ErrNoSpace (503, retry later), OperationTimedOut for a context's
+// cancellation or deadline (as Azure's server-side timeout), InvalidInput
+// for ErrNotStore, and InternalError for the rest: ErrCorrupt, I/O and
+// lock errors.
 func codeOf(err error) Code {
 	switch {
 	case errors.Is(err, ErrClosed):
+		return CodeStoreClosed
+	case errors.Is(err, ErrNoSpace):
 		return CodeServerBusy
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return CodeOperationTimedOut

@@ -95,8 +95,10 @@ func TestStoreErrorsAreTyped(t *testing.T) {
 			return err
 		}(),
 	} {
-		requireCode(t, err, CodeServerBusy)
+		requireCode(t, err, CodeStoreClosed)
 		require.ErrorIs(t, err, ErrClosed, what)
+		require.ErrorIs(t, err, ErrStoreClosed, what)
+		require.False(t, retryable(err), what)
 		var e *Error
 		require.True(t, errors.As(err, &e), what)
 	}

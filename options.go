@@ -99,6 +99,20 @@ type Options struct {
 	// Table.SetTTL), so foreground latency holds while it catches up. At
 	// most 1,000,000. Default: 10,000.
 	SweepRate int
+
+	// WriteTimeout bounds how long a write waits for storage that is not
+	// accepting writes: a full disk, or a write stall while flushes and
+	// compactions catch up. Such a write fails with an error matching
+	// ErrNoSpace within its context's deadline or WriteTimeout, whichever
+	// comes first; a write refused before it reached the storage engine
+	// is not applied (see ErrNoSpace for the rare one that did). Writes
+	// that are slow on a healthy store (a large bulk write) are not cut
+	// short. Close waits at most this long for writes held up by a full
+	// disk. With NoSync, the rare write that rotates the memtable just as
+	// the write-ahead log meets a full disk waits for space (see
+	// docs/architecture.md). Negative waits as long as the context allows.
+	// Default: 5 s.
+	WriteTimeout time.Duration
 }
 
 const (
@@ -107,6 +121,7 @@ const (
 	defaultBloomBits     = 10
 	defaultPageScanLimit = 100_000
 	defaultPageTimeLimit = 5 * time.Second
+	defaultWriteTimeout  = 5 * time.Second
 )
 
 // Bounds of the engine's settings (see Options).
@@ -163,6 +178,9 @@ func (o *Options) withDefaults() Options {
 	if r.Parallelism <= 0 {
 		r.Parallelism = runtime.GOMAXPROCS(0)
 	}
+	if r.WriteTimeout == 0 {
+		r.WriteTimeout = defaultWriteTimeout
+	}
 	return r
 }
 
@@ -190,5 +208,6 @@ func (o *Options) engineOptions() engine.Options {
 		OnFault:         o.onFault(),
 		MustExist:       o.MustExist,
 		SweepRate:       o.SweepRate,
+		WriteTimeout:    o.WriteTimeout,
 	}
 }

@@ -311,12 +311,16 @@ type Error struct {
 func (e *Error) Error() string { return "tablestore: " + string(e.Code) + ": " + e.Message }
 
 // Sentinel errors shared by every driver; package tablestore exports them
-// as its own ErrClosed and ErrCorrupt.
+// as its own ErrClosed, ErrCorrupt and ErrNoSpace.
 var (
 	// ErrClosed is returned by every operation on a closed Conn.
 	ErrClosed = errors.New("tablestore: closed")
 	// ErrCorrupt, wrapped, reports stored bytes that do not decode.
 	ErrCorrupt = errors.New("tablestore: corrupt data")
+	// ErrNoSpace, wrapped, is the error of a write refused because the
+	// store's disk is full (or the store cannot keep up with writes);
+	// reads go on, and writes resume by themselves once space returns.
+	ErrNoSpace = errors.New("tablestore: no space left on the store's disk")
 )
 
 // AccessPolicy is one stored access policy of a table (Azure's

@@ -48,8 +48,10 @@ var ErrNotStore = errors.New("tablestore: not a store")
 // them refuse writes, such as stored data found corrupt.
 type HealthReporter interface {
 	// Health returns nil while the store accepts writes, else the fault
-	// that stopped them (an error matching ErrCorrupt for damaged data).
-	// It does no I/O and is safe to call at any time, even after Close.
+	// that stopped them (an error matching ErrCorrupt for damaged data),
+	// or while the disk is full an error matching ErrNoSpace, which clears
+	// by itself once space returns. It does no I/O and is safe to call at
+	// any time, even after Close.
 	Health() error
 }
 

@@ -37,6 +37,10 @@ const (
 	CodeInternalError     Code = "InternalError"
 	CodeServerBusy        Code = "ServerBusy"
 	CodeOperationTimedOut Code = "OperationTimedOut"
+	// CodeStoreClosed is this module's own, not Azure's: the operation
+	// ran on a closed store, and retrying it on the same handle cannot
+	// succeed.
+	CodeStoreClosed Code = "StoreClosed"
 )
 
 // Codes of the REST protocol: requests that fail before they reach a

@@ -46,10 +46,12 @@ type AdminOptions struct {
 // NewAdminHandler returns the handler of the admin listener, which is
 // meant for operators only (bind it to loopback or a private network):
 //
-//   - GET /healthz: 200 while the process serves (liveness).
+//   - GET /healthz: 200 while the process serves (liveness); a store
+//     whose disk is full is named in the body ("disk_full"), still with
+//     200, since a restart would not free space.
 //   - GET /readyz: 200 when every store is open and healthy; 503 when a
-//     store is closed or has met a fault (corruption), with a JSON body
-//     naming the fault per account.
+//     store is closed, has met a fault (corruption) or its disk is full,
+//     with a JSON body naming the condition per account.
 //   - GET /metrics: Prometheus metrics (Options.Metrics).
 //   - POST /backup?name=NAME: a consistent online checkpoint of every
 //     store into BackupDir/NAME (see PerAccountDirs), which must not exist;
@@ -71,9 +73,7 @@ func NewAdminHandler(o AdminOptions) (http.Handler, error) {
 	}
 	a := &admin{o: o}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeAdminJSON(w, http.StatusOK, map[string]any{"status": "ok"})
-	})
+	mux.HandleFunc("GET /healthz", a.healthz)
 	mux.HandleFunc("GET /readyz", a.readyz)
 	if o.Metrics != nil {
 		mux.Handle("GET /metrics", o.Metrics.Handler())
@@ -132,13 +132,30 @@ func (a *admin) accounts() []string {
 	return names
 }
 
+func (a *admin) healthz(w http.ResponseWriter, r *http.Request) {
+	body := map[string]any{"status": "ok"}
+	full := map[string]string{}
+	for _, name := range a.accounts() {
+		if err := a.o.Stores[name].Health(); errors.Is(err, tablestore.ErrNoSpace) {
+			full[name] = err.Error()
+		}
+	}
+	if len(full) > 0 {
+		body["disk_full"] = full
+	}
+	writeAdminJSON(w, http.StatusOK, body)
+}
+
 func (a *admin) readyz(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	report := map[string]string{}
 	for _, name := range a.accounts() {
 		db := a.o.Stores[name]
 		report[name] = "ok"
-		if err := db.Health(); err != nil {
+		if err := db.Health(); errors.Is(err, tablestore.ErrNoSpace) {
+			report[name], status = "disk full: "+err.Error(), http.StatusServiceUnavailable
+			continue
+		} else if err != nil {
 			report[name], status = "fault: "+err.Error(), http.StatusServiceUnavailable
 			continue
 		}

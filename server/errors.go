@@ -105,6 +105,7 @@ var azureMessages = map[edm.Code]string{
 var (
 	errInternal              = apiError(http.StatusInternalServerError, edm.CodeInternalError, "The server encountered an internal error. Please retry the request.")
 	errServerBusy            = apiError(http.StatusServiceUnavailable, edm.CodeServerBusy, "The server is busy; retry the request.")
+	errNoSpace               = apiError(http.StatusServiceUnavailable, edm.CodeServerBusy, "The server's disk is full: writes are refused until space is freed; reads go on. Retry the request later.")
 	errBodyTooLarge          = apiError(http.StatusRequestEntityTooLarge, edm.CodeRequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit.")
 	errHeadersTooLarge       = apiError(http.StatusRequestHeaderFieldsTooLarge, edm.CodeRequestHeaderFieldsTooLarge, "The request headers are too large.")
 	errXMethodNotUsingPost   = apiError(http.StatusBadRequest, edm.CodeXMethodNotUsingPost, "The HTTP method specified by the X-HTTP-Method header must be used with POST.")
@@ -117,19 +118,25 @@ var (
 	errResourceType          = apiError(http.StatusForbidden, edm.CodeAuthorizationResourceTypeMismatch, "This request is not authorized to perform this operation using this resource type.")
 )
 
-// toAPIError turns any error into what the client is told.
+// toAPIError turns any error into what the client is told. A full disk
+// (ErrNoSpace) and a closed store (ErrClosed: the server is shutting
+// down) are both 503 ServerBusy, which clients retry.
 func toAPIError(err error) *apiErr {
 	var ae *apiErr
 	if errors.As(err, &ae) {
 		return ae
+	}
+	switch {
+	case errors.Is(err, tablestore.ErrNoSpace):
+		return errNoSpace
+	case errors.Is(err, tablestore.ErrClosed):
+		return errServerBusy
 	}
 	var te *tablestore.Error
 	if errors.As(err, &te) {
 		return fromLibrary(te)
 	}
 	switch {
-	case errors.Is(err, tablestore.ErrClosed):
-		return errServerBusy
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return apiError(http.StatusInternalServerError, edm.CodeOperationTimedOut, "The operation could not be completed within the permitted time.")
 	}

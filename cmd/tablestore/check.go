@@ -18,8 +18,10 @@ func checkCommand() *command {
 		help: `check reads every block of every live data file of a local store with its
 checksum, every record of its MANIFEST and write-ahead logs, and every
 stored entity, and lists each damaged file with the tables it holds. It
-changes nothing, and it works on a store that Open refuses. The store must
-not be open in another process. Exit status 1 when anything is damaged.`,
+changes nothing (it opens the store read-only, so a store on read-only
+media can be checked), and it works on a store that Open refuses. The
+store must not be open in another process. Exit status 1 when anything is
+damaged.`,
 		example: `tablestore check --store data
 tablestore check --store data --json`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {

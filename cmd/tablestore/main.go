@@ -9,7 +9,9 @@
 //	tablestore help import
 //
 // Exit status: 0 on success, 1 when the operation failed, 2 for a usage
-// error (an unknown command or flag, a missing argument).
+// error (an unknown command or flag, a missing argument), 3 when a write
+// was refused because the store's disk is full (tablestore.ErrNoSpace):
+// free space and run it again.
 package main
 
 import (
@@ -22,13 +24,16 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/tablestore/tablestore"
 )
 
 // Exit codes.
 const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
+	exitOK      = 0
+	exitFail    = 1
+	exitUsage   = 2
+	exitNoSpace = 3
 )
 
 func main() {
@@ -121,9 +126,19 @@ func run(ctx context.Context, args []string, io *stdio) int {
 		fmt.Fprintf(io.stderr, "tablestore %s: %s\nRun 'tablestore %s --help' for usage.\n", name, ue.msg, name)
 		return exitUsage
 	default:
-		fmt.Fprintf(io.stderr, "tablestore %s: %s\n", name, errorText(err))
-		return exitFail
+		return reportFailure(io.stderr, name, err)
 	}
+}
+
+// reportFailure prints command name's error err and returns the exit
+// status: exitNoSpace for a full disk, else exitFail.
+func reportFailure(w io.Writer, name string, err error) int {
+	if errors.Is(err, tablestore.ErrNoSpace) {
+		fmt.Fprintf(w, "tablestore %s: %s\nThe store's disk is full: free space on it and run the command again.\n", name, errorText(err))
+		return exitNoSpace
+	}
+	fmt.Fprintf(w, "tablestore %s: %s\n", name, errorText(err))
+	return exitFail
 }
 
 // errorText is err's message without the library's "tablestore: "

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -222,4 +223,16 @@ func TestQueryTable(t *testing.T) {
 	// Columns line up. The value is looked up from the end: the Timestamp
 	// column may contain the same digits.
 	require.Equal(t, strings.Index(lines[0], "Age"), strings.LastIndex(lines[2], "41"))
+}
+
+// A write refused on a full disk exits with its own status and says what
+// to do; other failures exit 1.
+func TestFailureExitStatus(t *testing.T) {
+	var b strings.Builder
+	full := fmt.Errorf("import: %w", tablestore.ErrNoSpace)
+	require.Equal(t, exitNoSpace, reportFailure(&b, "import", full))
+	require.Contains(t, b.String(), "disk is full")
+	b.Reset()
+	require.Equal(t, exitFail, reportFailure(&b, "import", errors.New("boom")))
+	require.Equal(t, "tablestore import: boom\n", b.String())
 }

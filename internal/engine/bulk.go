@@ -21,7 +21,15 @@ var _ driver.BulkCommitter = (*table)(nil)
 // stored entities the actions need, checks each action as commit does,
 // and writes the applied ones in one Pebble batch, with one new
 // Timestamp greater than every replaced entity's, and one sync.
-func (t *table) CommitBulk(ctx context.Context, actions []driver.Action, opts driver.BulkCommitOptions) (_ driver.BulkCommitResult, err error) {
+func (t *table) CommitBulk(ctx context.Context, actions []driver.Action, opts driver.BulkCommitOptions) (res driver.BulkCommitResult, err error) {
+	err = t.db.boundedWrite(ctx, func(ctx context.Context) (err error) {
+		res, err = t.commitBulk(ctx, actions, opts)
+		return err
+	})
+	return res, err
+}
+
+func (t *table) commitBulk(ctx context.Context, actions []driver.Action, opts driver.BulkCommitOptions) (_ driver.BulkCommitResult, err error) {
 	release, err := t.db.enterWrite(ctx)
 	if err != nil {
 		return driver.BulkCommitResult{}, err
@@ -34,9 +42,9 @@ func (t *table) CommitBulk(ctx context.Context, actions []driver.Action, opts dr
 	}
 	defer t.db.catMu.RUnlock()
 	if len(t.db.tableIndexes(info.id)) > 0 {
-		return t.db.commitBulkOneByOne(info.id, actions, opts.StopAtFailure)
+		return t.db.commitBulkOneByOne(ctx, info.id, actions, opts.StopAtFailure)
 	}
-	return t.db.commitBulk(info.id, actions, opts.StopAtFailure)
+	return t.db.commitBulk(ctx, info.id, actions, opts.StopAtFailure)
 }
 
 // commitBulkOneByOne is commitBulk for a table with secondary indexes:
@@ -45,10 +53,10 @@ func (t *table) CommitBulk(ctx context.Context, actions []driver.Action, opts dr
 // one commit (and sync) per entity. Each entity's write is still atomic
 // and nothing across entities is, as for commitBulk.
 // REQUIRES: db.catMu held in read mode.
-func (db *Engine) commitBulkOneByOne(tableID uint64, actions []driver.Action, stopAtFailure bool) (driver.BulkCommitResult, error) {
+func (db *Engine) commitBulkOneByOne(ctx context.Context, tableID uint64, actions []driver.Action, stopAtFailure bool) (driver.BulkCommitResult, error) {
 	var res driver.BulkCommitResult
 	for i := range actions {
-		_, err := db.partition(tableID, actions[i].PartitionKey).commit(actions[i : i+1])
+		_, err := db.partition(tableID, actions[i].PartitionKey).commit(ctx, actions[i:i+1])
 		if err == nil {
 			res.Applied++
 			continue
@@ -68,7 +76,7 @@ func (db *Engine) commitBulkOneByOne(tableID uint64, actions []driver.Action, st
 
 // commitBulk is CommitBulk on table tableID.
 // REQUIRES: db.catMu held in read mode.
-func (db *Engine) commitBulk(tableID uint64, actions []driver.Action, stopAtFailure bool) (driver.BulkCommitResult, error) {
+func (db *Engine) commitBulk(ctx context.Context, tableID uint64, actions []driver.Action, stopAtFailure bool) (driver.BulkCommitResult, error) {
 	var res driver.BulkCommitResult
 	if len(actions) == 0 {
 		return res, nil
@@ -186,7 +194,7 @@ func (db *Engine) commitBulk(tableID uint64, actions []driver.Action, stopAtFail
 	if ttl != nil {
 		db.writeExpiries(b, ttl, tableID, actions, applied, reads, value, ts)
 	}
-	if err := db.commitChanges(b, db.changeRecords(tableID, driver.CommitBulk, ts, actions, applied, db.replacedExpired(tableID, ttl, reads, applied, now), value), db.writeOpts); err != nil {
+	if err := db.commitChanges(ctx, b, db.changeRecords(tableID, driver.CommitBulk, ts, actions, applied, db.replacedExpired(tableID, ttl, reads, applied, now), value), db.writeOpts); err != nil {
 		return driver.BulkCommitResult{}, db.storageErr(fmt.Sprintf("bulk commit of %d entities to table #%d", res.Applied, tableID), err)
 	}
 	return res, nil

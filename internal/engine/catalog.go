@@ -80,7 +80,11 @@ func (db *Engine) loadCatalog() error {
 }
 
 // CreateTable implements driver.Conn. The catalog change is always synced.
-func (db *Engine) CreateTable(ctx context.Context, name string) (err error) {
+func (db *Engine) CreateTable(ctx context.Context, name string) error {
+	return db.boundedWrite(ctx, func(ctx context.Context) error { return db.createTable(ctx, name) })
+}
+
+func (db *Engine) createTable(ctx context.Context, name string) (err error) {
 	release, err := db.enterWrite(ctx)
 	if err != nil {
 		return err
@@ -98,7 +102,7 @@ func (db *Engine) CreateTable(ctx context.Context, name string) (err error) {
 	defer b.Close()
 	_ = b.Set(catalogKey(lower), append(binary.BigEndian.AppendUint64(nil, info.id), name...), nil)
 	_ = b.Set(nextIDKey(), binary.BigEndian.AppendUint64(nil, info.id+1), nil)
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := db.commitChanges(ctx, b, nil, pebble.Sync); err != nil {
 		return db.storageErr("create table "+name, err)
 	}
 	db.tables[lower] = info
@@ -113,7 +117,11 @@ func (db *Engine) CreateTable(ctx context.Context, name string) (err error) {
 // keys commit in one synced batch, and the space is reclaimed by later
 // compactions. The name can be created again at once, as a new empty table
 // with a new ID.
-func (db *Engine) DeleteTable(ctx context.Context, name string) (err error) {
+func (db *Engine) DeleteTable(ctx context.Context, name string) error {
+	return db.boundedWrite(ctx, func(ctx context.Context) error { return db.deleteTable(ctx, name) })
+}
+
+func (db *Engine) deleteTable(ctx context.Context, name string) (err error) {
 	release, err := db.enterWrite(ctx)
 	if err != nil {
 		return err
@@ -139,7 +147,7 @@ func (db *Engine) DeleteTable(ctx context.Context, name string) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := db.commitChanges(b, cb, pebble.Sync); err != nil {
+	if err := db.commitChanges(ctx, b, cb, pebble.Sync); err != nil {
 		return db.storageErr("delete table "+name, err)
 	}
 	db.forgetIndexes(info.id)

@@ -449,8 +449,16 @@ func (db *Engine) singleChange(id uint64, op driver.ChangeOp, kind driver.Commit
 }
 
 // commitChanges commits b with the records of cb (none when cb is nil)
-// under the sequence lock, with opts; see the keyspace comment.
-func (db *Engine) commitChanges(b *pebble.Batch, cb *changeBatch, opts *pebble.WriteOptions) error {
+// under the sequence lock, with opts; see the keyspace comment. It hands
+// b to Pebble only when admitWrite allows and the write's caller has not
+// given up (see boundedWrite).
+func (db *Engine) commitChanges(ctx context.Context, b *pebble.Batch, cb *changeBatch, opts *pebble.WriteOptions) error {
+	if err := db.admitWrite(ctx); err != nil {
+		return err
+	}
+	if !handOverOf(ctx).begin() {
+		return errAbandoned
+	}
 	if cb == nil || len(cb.values) == 0 {
 		return b.Commit(opts)
 	}

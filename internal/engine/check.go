@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable"
@@ -43,9 +45,15 @@ func (db *Engine) Check(ctx context.Context) (rep driver.CheckReport, err error)
 // Pebble can open it read-only, it runs Check; otherwise (a damaged
 // MANIFEST or WAL stops Pebble from opening) it verifies every file in dir
 // on its own and cannot say which tables a file holds. Errors:
-// driver.ErrNotStore, I/O and lock errors; damage is in the report.
+// driver.ErrNotStore, I/O and lock errors; damage is in the report. A
+// store on read-only media is checked too: its lock file cannot be
+// taken, and no process can write the store meanwhile (see readOnlyFS).
 func CheckDir(ctx context.Context, dir string, opts Options) (driver.CheckReport, error) {
-	fs := vfs.Default
+	return checkDir(ctx, vfs.Default, dir, opts)
+}
+
+func checkDir(ctx context.Context, fs vfs.FS, dir string, opts Options) (driver.CheckReport, error) {
+	fs = readOnlyFS{fs}
 	fresh, err := inspectDir(fs, dir)
 	switch {
 	case err == nil && fresh:
@@ -295,3 +303,19 @@ func (c *checker) addRead(err error) {
 	}
 	c.add(path, "sstable", tables, err)
 }
+
+// readOnlyFS is the FS of a check: Pebble takes the store's lock file even
+// when it opens read-only, which fails on read-only media (EROFS). Where
+// the lock cannot be taken because the file system is read-only, the check
+// goes on without it, since no process can write such a store.
+type readOnlyFS struct{ vfs.FS }
+
+func (fs readOnlyFS) Lock(name string) (io.Closer, error) {
+	l, err := fs.FS.Lock(name)
+	if err != nil && errors.Is(err, syscall.EROFS) {
+		return io.NopCloser(nil), nil
+	}
+	return l, err
+}
+
+func (fs readOnlyFS) Unwrap() vfs.FS { return fs.FS }

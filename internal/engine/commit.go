@@ -19,7 +19,18 @@ import (
 // Commit implements driver.Table: it resolves the table and commits the
 // actions on the partition of the first action's PartitionKey (the caller
 // guarantees they all share it).
-func (t *table) Commit(ctx context.Context, actions []driver.Action) (_ driver.CommitResult, err error) {
+func (t *table) Commit(ctx context.Context, actions []driver.Action) (res driver.CommitResult, err error) {
+	err = t.db.boundedWrite(ctx, func(ctx context.Context) (err error) {
+		res, err = t.commit(ctx, actions)
+		return err
+	})
+	if err != nil {
+		return driver.CommitResult{}, err
+	}
+	return res, nil
+}
+
+func (t *table) commit(ctx context.Context, actions []driver.Action) (_ driver.CommitResult, err error) {
 	release, err := t.db.enterWrite(ctx)
 	if err != nil {
 		return driver.CommitResult{}, err
@@ -31,7 +42,7 @@ func (t *table) Commit(ctx context.Context, actions []driver.Action) (_ driver.C
 		return driver.CommitResult{}, err
 	}
 	defer t.db.catMu.RUnlock()
-	return t.db.partition(info.id, actions[0].PartitionKey).commit(actions)
+	return t.db.partition(info.id, actions[0].PartitionKey).commit(ctx, actions)
 }
 
 // commit locks the partition, checks every action's precondition against
@@ -43,7 +54,7 @@ func (t *table) Commit(ctx context.Context, actions []driver.Action) (_ driver.C
 // actions need are read in key order through one iterator; the first
 // failing action in action order is reported.
 // REQUIRES: db.catMu held in read mode.
-func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) {
+func (p partition) commit(ctx context.Context, actions []driver.Action) (driver.CommitResult, error) {
 	db := p.db
 	defer p.lock().Unlock()
 
@@ -94,7 +105,7 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 	// uniqueness failure among them comes first.
 	var iw *indexWrite
 	if len(ixs) > 0 {
-		iw, err = p.prepareIndexWrites(ixs, actions[:failed], reads, value)
+		iw, err = p.prepareIndexWrites(ixs, actions[:failed], reads, value, ttl, now)
 		defer iw.unlock()
 		if err != nil {
 			return driver.CommitResult{}, err
@@ -151,7 +162,7 @@ func (p partition) commit(actions []driver.Action) (driver.CommitResult, error) 
 	if ttl != nil {
 		db.writeExpiries(b, ttl, p.tableID, actions, nil, reads, value, ts)
 	}
-	if err := db.commitChanges(b, db.changeRecords(p.tableID, driver.CommitSingle, ts, actions, nil, db.replacedExpired(p.tableID, ttl, reads, nil, now), value), db.writeOpts); err != nil {
+	if err := db.commitChanges(ctx, b, db.changeRecords(p.tableID, driver.CommitSingle, ts, actions, nil, db.replacedExpired(p.tableID, ttl, reads, nil, now), value), db.writeOpts); err != nil {
 		return driver.CommitResult{}, db.storageErr(fmt.Sprintf("commit to partition %q of table #%d", p.pk, p.tableID), err)
 	}
 	when := edm.TimeFromTicks(ts)

@@ -27,7 +27,7 @@ func (p partition) span(from, to string) (start, end []byte) {
 // range holds; the table's indexes add at most one range deletion or one
 // record each (see index_sweep.go).
 // REQUIRES: db.catMu held in read mode.
-func (p partition) deleteRange(from, to string) error {
+func (p partition) deleteRange(ctx context.Context, from, to string) error {
 	defer p.lock().Unlock()
 	start, end := p.span(from, to)
 	b := p.db.pdb.NewBatch()
@@ -38,7 +38,7 @@ func (p partition) deleteRange(from, to string) error {
 	if err != nil {
 		return err
 	}
-	if err := p.db.commitChanges(b, cb, p.db.writeOpts); err != nil {
+	if err := p.db.commitChanges(ctx, b, cb, p.db.writeOpts); err != nil {
 		return err
 	}
 	if sweep {
@@ -50,7 +50,15 @@ func (p partition) deleteRange(from, to string) error {
 var _ driver.RangeDeleter = (*table)(nil)
 
 // DeleteRange implements driver.RangeDeleter: one atomic range deletion.
-func (t *table) DeleteRange(ctx context.Context, pk, fromRowKey, toRowKey string) (_ driver.DeleteRangeResult, err error) {
+func (t *table) DeleteRange(ctx context.Context, pk, fromRowKey, toRowKey string) (res driver.DeleteRangeResult, err error) {
+	err = t.db.boundedWrite(ctx, func(ctx context.Context) (err error) {
+		res, err = t.deleteRange(ctx, pk, fromRowKey, toRowKey)
+		return err
+	})
+	return res, err
+}
+
+func (t *table) deleteRange(ctx context.Context, pk, fromRowKey, toRowKey string) (_ driver.DeleteRangeResult, err error) {
 	release, err := t.db.enterWrite(ctx)
 	if err != nil {
 		return driver.DeleteRangeResult{}, err
@@ -64,7 +72,7 @@ func (t *table) DeleteRange(ctx context.Context, pk, fromRowKey, toRowKey string
 	if err != nil {
 		return driver.DeleteRangeResult{}, err
 	}
-	if err := t.db.partition(info.id, pk).deleteRange(fromRowKey, toRowKey); err != nil {
+	if err := t.db.partition(info.id, pk).deleteRange(ctx, fromRowKey, toRowKey); err != nil {
 		return driver.DeleteRangeResult{}, t.db.storageErr(op, err)
 	}
 	return driver.DeleteRangeResult{Atomic: true, Deleted: -1}, nil

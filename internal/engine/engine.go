@@ -54,6 +54,12 @@ type Options struct {
 	// tests that need each flush to stay in its own file.
 	DisableAutoCompactions bool
 
+	// WriteTimeout bounds how long a write waits for storage that is not
+	// accepting writes (a full disk, a write stall), and how long Close
+	// waits for such writes; <= 0 waits as long as ctx allows. See
+	// diskfull.go.
+	WriteTimeout time.Duration
+
 	readOnly bool // for CheckDir: Pebble read-only, no store marker written
 }
 
@@ -99,6 +105,8 @@ type Engine struct {
 	ix indexes
 	// ttl holds the expiry settings and the sweeper (see ttl.go).
 	ttl ttlState
+	// space is the disk-full and write-stall state (see diskfull.go).
+	space spaceGate
 
 	// fault is the first fault (see fault.go); stopped says Pebble must
 	// not be called again.
@@ -132,12 +140,18 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 	db.pebbleClosed, db.closePebble = context.WithCancel(context.Background())
 	db.release = db.closeMu.RUnlock
 	db.names.Store(&map[uint64]string{})
+	closePebble := db.closePebble
 	defer func() {
 		if err != nil {
+			closePebble() // ends the disk-full monitor, if started
 			db = nil
 		}
 	}()
 	defer db.recoverStop("open", &err)
+	if !o.readOnly {
+		fs = &spaceFS{FS: fs, db: db}
+		db.fs = fs
+	}
 	fresh := true
 	if dir != "" {
 		if fresh, err = inspectDir(fs, dir); err != nil {
@@ -229,10 +243,23 @@ func openError(dir string, err error) error {
 // operations in flight to finish; operations that start later return
 // ErrClosed, and so does a second Close. After a stop (see fault.go)
 // Close releases nothing of Pebble's and returns the fault.
-func (db *Engine) Close() (err error) {
+//
+// While writes are held up by a full disk, Close waits at most
+// Options.WriteTimeout for them, then returns an error matching
+// driver.ErrNoSpace and finishes closing in the background once space
+// returns; the store stays locked in this process until then.
+func (db *Engine) Close() error {
 	if db.closed.Swap(true) {
 		return driver.ErrClosed
 	}
+	done := make(chan error, 1)
+	go func() { done <- db.close() }()
+	return db.waitBounded(context.Background(), done, func() error {
+		return fmt.Errorf("%w: close: writes are held up by the full disk; the store finishes closing once space is freed, and synced writes are durable", driver.ErrNoSpace)
+	})
+}
+
+func (db *Engine) close() (err error) {
 	db.stopChanges()
 	db.stopExpirySweeper()
 	db.closeMu.Lock()
@@ -312,6 +339,10 @@ func (db *Engine) checkContext(ctx context.Context) error {
 func (db *Engine) enter(ctx context.Context) (release func(), err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if db.closed.Load() {
+		// Before RLock, which would wait behind Close's Lock.
+		return nil, driver.ErrClosed
 	}
 	db.closeMu.RLock()
 	if db.closed.Load() {

@@ -44,12 +44,14 @@ import (
 // fatalStop is the panic value of a Fatalf on an operation's goroutine.
 type fatalStop struct{ err error }
 
-// Health implements driver.HealthReporter: nil, or the first fault.
+// Health implements driver.HealthReporter: nil, the first fault, or
+// while the disk is full an error matching driver.ErrNoSpace (which is
+// not a fault: it clears when space returns).
 func (db *Engine) Health() error {
 	if p := db.fault.Load(); p != nil {
 		return *p
 	}
-	return nil
+	return db.spaceHealth()
 }
 
 // setFault records err as the store's fault unless one is recorded, and
@@ -93,7 +95,7 @@ func (db *Engine) storageErr(op string, err error) error {
 	}
 	var ce *driver.CorruptError
 	var de *driver.Error
-	if errors.As(err, &ce) || errors.As(err, &de) || errors.Is(err, driver.ErrClosed) ||
+	if errors.As(err, &ce) || errors.As(err, &de) || errors.Is(err, driver.ErrClosed) || errors.Is(err, driver.ErrNoSpace) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
@@ -106,6 +108,10 @@ func (db *Engine) storageErr(op string, err error) error {
 		}
 		db.setFault(ce)
 		return ce
+	}
+	if isNoSpace(err) {
+		db.markFull()
+		return fmt.Errorf("%w: %s: %w", driver.ErrNoSpace, op, err)
 	}
 	return fmt.Errorf("tablestore: %s: %w", op, err)
 }
@@ -141,12 +147,18 @@ func (db *Engine) recovered(r any, op string, errp *error) {
 func (db *Engine) eventListener() *pebble.EventListener {
 	return &pebble.EventListener{
 		BackgroundError: func(err error) {
-			// Other background errors (a full disk, say) are retried by
-			// Pebble and leave the store consistent.
+			// Other background errors are retried by Pebble and leave
+			// the store consistent; a full disk refuses writes until
+			// space returns (see diskfull.go).
+			if isNoSpace(err) {
+				db.markFull()
+			}
 			if pebble.IsCorruptionError(err) {
 				_ = db.storageErr("background flush or compaction", err)
 			}
 		},
+		WriteStallBegin: func(pebble.WriteStallBeginInfo) { db.stallBegin() },
+		WriteStallEnd:   db.stallEnd,
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
 			db.setFault(&driver.CorruptError{
 				File: info.Path,

@@ -115,6 +115,10 @@ type indexWrite struct {
 	cleanups []entryOp
 	ops      []entryOp
 	locked   []*sync.Mutex
+	// ttl and now are the table's expiry settings (nil: none) and the
+	// commit's expiry time: an expired entity holds no unique value.
+	ttl *ttlSettings
+	now int64
 }
 
 // unlock releases the tuple locks.
@@ -161,8 +165,8 @@ func (w *indexWrite) apply(b *pebble.Batch) {
 // committed or abandoned.
 // REQUIRES: the partition lock and db.catMu (read mode) are held.
 func (p partition) prepareIndexWrites(ixs []*index, actions []driver.Action, reads []storedEntity,
-	value func(int) ([]byte, []codec.Property)) (*indexWrite, error) {
-	w := &indexWrite{p: p, ixs: ixs}
+	value func(int) ([]byte, []codec.Property), ttl *ttlSettings, now int64) (*indexWrite, error) {
+	w := &indexWrite{p: p, ixs: ixs, ttl: ttl, now: now}
 	n := len(actions) * len(ixs)
 	oldT := make([][]byte, n)
 	newT := make([][]byte, n)
@@ -301,6 +305,17 @@ func (w *indexWrite) checkUnique(ix *index, rk string, tuple []byte, overlay map
 		if err != nil {
 			return err
 		}
+		if holds && w.ttl != nil {
+			// An expired entity not yet swept is absent: its entry stays
+			// for the sweeper to remove with it.
+			expired, err := w.p.db.entityExpired(epk, erk, ix.tableID, w.ttl, w.now)
+			if err != nil {
+				return err
+			}
+			if expired {
+				continue
+			}
+		}
 		if holds {
 			return uniqueErr(ix, tuple, string(epk), string(erk))
 		}
@@ -344,4 +359,18 @@ func (db *Engine) entityHolds(r getter, ix *index, pk, rk, tuple []byte) (bool, 
 	defer closer.Close()
 	t, _ := recordTuple(make([]byte, 0, len(tuple)), ix, codec.Record(val))
 	return bytes.Equal(t, tuple), nil
+}
+
+// entityExpired reports whether the stored entity (pk, rk) of table
+// tableID has expired at now under s.
+func (db *Engine) entityExpired(pk, rk []byte, tableID uint64, s *ttlSettings, now int64) (bool, error) {
+	val, closer, err := db.pdb.Get(keys.Entity(nil, tableID, string(pk), string(rk)))
+	if err == pebble.ErrNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, db.storageErr(fmt.Sprintf("read of (%q, %q) for its expiry", pk, rk), err)
+	}
+	defer closer.Close()
+	return s.expired(val, now), nil
 }

@@ -260,7 +260,7 @@ func (p partition) sweep(s *ttlSettings, entries []expiryEntry, now int64) error
 	if len(dels) > 0 {
 		none := func(int) ([]byte, []codec.Property) { return nil, nil }
 		if ixs := db.tableIndexes(p.tableID); len(ixs) > 0 {
-			iw, err := p.prepareIndexWrites(ixs, dels, delReads, none)
+			iw, err := p.prepareIndexWrites(ixs, dels, delReads, none, nil, 0)
 			defer iw.unlock()
 			if err != nil {
 				return err
@@ -272,7 +272,7 @@ func (p partition) sweep(s *ttlSettings, entries []expiryEntry, now int64) error
 			_ = b.Delete(delReads[i].key, nil)
 		}
 	}
-	if err := db.commitChanges(b, cb, db.writeOpts); err != nil {
+	if err := db.commitChanges(context.Background(), b, cb, db.writeOpts); err != nil {
 		return db.storageErr(fmt.Sprintf("sweep of partition %q of table #%d", p.pk, p.tableID), err)
 	}
 	db.ttl.swept.Add(int64(len(dels)))
