@@ -4,25 +4,39 @@
 //
 //	func TestSomething(t *testing.T) {
 //		srv := tablestoretest.NewServer(t)
-//		client, err := aztables.NewServiceClientFromConnectionString(srv.ConnectionString(), nil)
+//		client, err := aztables.NewServiceClientFromConnectionString(srv.ConnectionString(),
+//			&aztables.ClientOptions{ClientOptions: policy.ClientOptions{Transport: srv.InProcessClient()}})
 //		...
 //	}
 //
 // The server listens on a loopback address, keeps its data in memory, and
-// is closed by t.Cleanup.
+// is closed by t.Cleanup. InProcessClient reaches it without a socket.
+// Beyond serving, a Server controls its test's world: Snapshot, Restore
+// and Reset its state, Load fixtures and compare tables with Golden
+// files, inject Azure's failures (InjectFault), move its Clock, and list
+// the Requests it served. NewDB gives the same controls over an embedded
+// store, without a server. See docs/testing.md.
 package tablestoretest
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/server"
 )
 
-// Server is a running test server over an in-memory store.
+// Server is a running test server over an in-memory store. Its methods
+// are safe for concurrent use; those taking no testing.TB fail the test
+// given to NewServer.
 type Server struct {
-	db      *tablestore.DB
+	t       testing.TB
+	w       *world
+	clock   *Clock
+	faults  faultSet
+	log     requestLog
 	srv     *httptest.Server // nil for a TLS server (see tls.go)
 	url     string
 	account string
@@ -40,35 +54,50 @@ func NewServer(t testing.TB) *Server {
 }
 
 // NewServerWithOptions is NewServer with handler options (account, keys,
-// Anonymous, limits). Options' zero fields take server's defaults.
+// Anonymous, limits). Options' zero fields take server's defaults; a nil
+// Options.Now is set to the server's Clock.
 func NewServerWithOptions(t testing.TB, opts *server.Options) *Server {
 	t.Helper()
-	db, err := tablestore.OpenInMemory(&tablestore.Options{NoSync: true})
-	if err != nil {
-		t.Fatalf("tablestoretest: open store: %v", err)
-	}
-	h, err := server.New(db, opts)
-	if err != nil {
-		_ = db.Close()
-		t.Fatalf("tablestoretest: %v", err)
-	}
-	ts := httptest.NewUnstartedServer(h)
-	hs := server.NewHTTPServer("", h)
+	s := newServer(t, opts)
+	ts := httptest.NewUnstartedServer(s.front())
+	hs := server.NewHTTPServer("", nil)
 	ts.Config.ReadHeaderTimeout = hs.ReadHeaderTimeout
 	ts.Config.ReadTimeout = hs.ReadTimeout
 	ts.Config.WriteTimeout = hs.WriteTimeout
 	ts.Config.IdleTimeout = hs.IdleTimeout
 	ts.Config.MaxHeaderBytes = hs.MaxHeaderBytes
 	ts.Start()
-	s := &Server{db: db, srv: ts, url: ts.URL}
-	s.setAccount(opts)
+	s.srv, s.url = ts, ts.URL
 	t.Cleanup(func() {
 		ts.Close()
-		if err := db.Close(); err != nil {
-			t.Errorf("tablestoretest: close store: %v", err)
-		}
+		s.closeWorld()
 	})
 	return s
+}
+
+// newServer opens the store and its handler; the caller starts serving.
+func newServer(t testing.TB, opts *server.Options) *Server {
+	t.Helper()
+	var o server.Options
+	if opts != nil {
+		o = *opts
+	}
+	s := &Server{t: t, clock: new(Clock)}
+	if o.Now == nil {
+		o.Now = s.clock.Now
+	}
+	s.setAccount(&o)
+	s.w = &world{clock: s.clock, newHandler: func(db *tablestore.DB) (http.Handler, error) { return server.New(db, &o) }}
+	if err := s.w.start(); err != nil {
+		t.Fatalf("tablestoretest: %v", err)
+	}
+	return s
+}
+
+func (s *Server) closeWorld() {
+	if err := s.w.close(); err != nil {
+		s.t.Errorf("tablestoretest: close store: %v", err)
+	}
 }
 
 // URL is the server's root, such as http://127.0.0.1:41234; the table
@@ -104,6 +133,86 @@ func (s *Server) ConnectionString() string {
 		";TableEndpoint=" + s.url + "/" + s.account
 }
 
-// DB is the store behind the server, for seeding data or checking it
-// directly.
-func (s *Server) DB() *tablestore.DB { return s.db }
+// DB is the store the server serves now, for seeding data or checking it
+// directly. Restore and Reset replace it (and close the one replaced):
+// call DB again after either.
+func (s *Server) DB() *tablestore.DB { return s.w.cur.Load().db }
+
+// Clock is the server's clock (see Clock).
+func (s *Server) Clock() *Clock { return s.clock }
+
+// Snapshot copies the server's whole state (see Snapshot). It fails the
+// test on error.
+func (s *Server) Snapshot() *Snapshot {
+	s.t.Helper()
+	snap, err := s.w.snapshot()
+	if err != nil {
+		s.t.Fatalf("tablestoretest: snapshot: %v", err)
+	}
+	return snap
+}
+
+// Restore replaces the server's state with snap's: requests that start
+// afterwards see exactly the snapshot (requests in flight finish on the
+// state they began on). Faults, the Clock and the request log are kept.
+// It fails the test on error.
+func (s *Server) Restore(snap *Snapshot) {
+	s.t.Helper()
+	if err := s.w.restore(snap); err != nil {
+		s.t.Fatalf("tablestoretest: restore: %v", err)
+	}
+}
+
+// Reset replaces the server's state with an empty store, as NewServer
+// starts with. The store is opened ahead in the background after the
+// first Reset, so later ones cost a swap. Faults, the Clock and the
+// request log are kept. It fails the test on error.
+func (s *Server) Reset() {
+	s.t.Helper()
+	if err := s.w.reset(); err != nil {
+		s.t.Fatalf("tablestoretest: reset: %v", err)
+	}
+}
+
+// InjectFault adds a fault rule (see Fault) and returns a function that
+// removes it; rules also end with the test. An invalid rule fails the
+// test with a message naming the field.
+func (s *Server) InjectFault(f Fault) (remove func()) {
+	s.t.Helper()
+	remove, err := s.faults.add(f)
+	if err != nil {
+		s.t.Fatalf("tablestoretest: InjectFault: %v", err)
+	}
+	return remove
+}
+
+// front is the handler the listener and InProcessClient serve: request
+// log and faults around the current store's handler.
+func (s *Server) front() http.Handler {
+	return http.HandlerFunc(s.serveHTTP)
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	info := server.Classify(r, s.account)
+	rec := &recorder{ResponseWriter: w}
+	in := countBody(r)
+	defer func() {
+		s.log.add(RequestRecord{
+			RequestInfo:   info,
+			Method:        r.Method,
+			Status:        rec.status,
+			Code:          rec.Header().Get("x-ms-error-code"),
+			Dropped:       rec.dropped,
+			Duration:      time.Since(start),
+			RequestBytes:  in.count(),
+			ResponseBytes: rec.bytes,
+		})
+	}()
+	st := s.w.cur.Load()
+	if f, ok := s.faults.pick(info); ok {
+		s.applyFault(f, st, rec, r, info)
+		return
+	}
+	st.h.ServeHTTP(rec, r)
+}
