@@ -56,6 +56,7 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	sr.URL.Scheme, sr.URL.Host = "", ""
 	sr.RemoteAddr = "127.0.0.1:1"
+	sr.Header = canonical(req.Header) // as net/http's server reads them
 	sr.ContentLength = int64(len(body))
 	sr.Body = http.NoBody
 	// As net/http's client sends it and its server reads it.
@@ -122,7 +123,7 @@ func (b *bufferedResponse) response(req *http.Request) *http.Response {
 	if b.status == 0 {
 		b.status = http.StatusOK
 	}
-	hd := b.header.Clone()
+	hd := canonical(b.header) // as net/http's client reads them
 	body := b.body.Bytes()
 	noBody := req.Method == http.MethodHead || b.status == http.StatusNoContent || b.status == http.StatusNotModified
 	if noBody {
@@ -152,4 +153,15 @@ func (b *bufferedResponse) response(req *http.Request) *http.Response {
 		Request:       req,
 		Close:         hd.Get("Connection") == "close",
 	}
+}
+
+// canonical copies h with its keys in canonical form, as headers read
+// from the wire are.
+func canonical(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		ck := http.CanonicalHeaderKey(k)
+		out[ck] = append(out[ck], vs...)
+	}
+	return out
 }
