@@ -51,6 +51,12 @@ type Fault struct {
 	// must agree.
 	Status int    `json:"status,omitempty"`
 	Code   string `json:"code,omitempty"`
+	// RetryAfter is the wait a 503 or 429 asks for: Retry-After in whole
+	// seconds, rounded up, and for a wait under a second also
+	// x-ms-retry-after-ms (Cosmos DB's header, which azcore's retry
+	// policy reads first). azcore gives up at once when the wait exceeds
+	// its MaxRetryDelay. Default one second. In JSON, nanoseconds.
+	RetryAfter time.Duration `json:"retry_after,omitempty"`
 
 	// Times limits the fault to the first Times requests it would hit.
 	// Zero: no limit.
@@ -181,6 +187,8 @@ func (f Fault) Validate() error {
 		return fmt.Errorf("Fault.Every: %d is negative", f.Every)
 	case f.Probability < 0 || f.Probability > 1:
 		return fmt.Errorf("Fault.Probability: %v is not within 0 and 1", f.Probability)
+	case f.RetryAfter < 0:
+		return fmt.Errorf("Fault.RetryAfter: %v is negative", f.RetryAfter)
 	case f.Latency < 0:
 		return fmt.Errorf("Fault.Latency: %v is negative", f.Latency)
 	}

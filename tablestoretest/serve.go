@@ -104,7 +104,7 @@ func (s *Server) applyFault(f Fault, st *state, w *recorder, r *http.Request, in
 		competingWrite(r.Context(), st.db, info)
 		st.h.ServeHTTP(w, r)
 	case code != "":
-		s.writeFault(w, r, info, code)
+		s.writeFault(w, r, info, code, f.RetryAfter)
 	case f.Page != "":
 		servePageFault(f.Page, st.h, w, r)
 	default:
@@ -133,7 +133,7 @@ var xmlOperations = map[string]bool{
 
 // writeFault answers Azure's error for code: status, headers and body as
 // the service sends them.
-func (s *Server) writeFault(w http.ResponseWriter, r *http.Request, info server.RequestInfo, code string) {
+func (s *Server) writeFault(w http.ResponseWriter, r *http.Request, info server.RequestInfo, code string, retryAfter time.Duration) {
 	fe := faultErrors[code]
 	id := newRequestID()
 	now := s.clock.Now().UTC()
@@ -151,7 +151,13 @@ func (s *Server) writeFault(w http.ResponseWriter, r *http.Request, info server.
 	hd.Set("x-ms-error-code", code)
 	hd.Set("Cache-Control", "no-cache")
 	if fe.status == http.StatusServiceUnavailable || fe.status == http.StatusTooManyRequests {
-		hd.Set("Retry-After", "1")
+		if retryAfter <= 0 {
+			retryAfter = time.Second
+		}
+		hd.Set("Retry-After", strconv.FormatInt(int64((retryAfter+time.Second-1)/time.Second), 10))
+		if retryAfter < time.Second {
+			hd.Set("x-ms-retry-after-ms", strconv.FormatInt(retryAfter.Milliseconds(), 10))
+		}
 	}
 	if r.ContentLength != 0 {
 		hd.Set("Connection", "close") // the body is not read
