@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/server"
 )
 
@@ -111,19 +112,19 @@ type faultError struct {
 // faultErrors are the errors a fault may answer, by code, with Azure's
 // messages.
 var faultErrors = map[string]faultError{
-	"ServerBusy":                  {http.StatusServiceUnavailable, "The server is busy."},
-	"OperationTimedOut":           {http.StatusInternalServerError, "Operation could not be completed within the specified time."},
-	"InternalError":               {http.StatusInternalServerError, "Server encountered an internal error. Please try again after some time."},
-	"TooManyRequests":             {http.StatusTooManyRequests, "The request rate is too large. Please retry after some time."},
-	"UpdateConditionNotSatisfied": {http.StatusPreconditionFailed, "The update condition specified in the request was not satisfied."},
+	string(edm.CodeServerBusy):                  {http.StatusServiceUnavailable, "The server is busy."},
+	string(edm.CodeOperationTimedOut):           {http.StatusInternalServerError, "Operation could not be completed within the specified time."},
+	string(edm.CodeInternalError):               {http.StatusInternalServerError, "Server encountered an internal error. Please try again after some time."},
+	"TooManyRequests":                           {http.StatusTooManyRequests, "The request rate is too large. Please retry after some time."},
+	string(edm.CodeUpdateConditionNotSatisfied): {http.StatusPreconditionFailed, "The update condition specified in the request was not satisfied."},
 }
 
 // statusCodes is the code a Status alone stands for.
 var statusCodes = map[int]string{
-	http.StatusServiceUnavailable:  "ServerBusy",
-	http.StatusInternalServerError: "InternalError",
+	http.StatusServiceUnavailable:  string(edm.CodeServerBusy),
+	http.StatusInternalServerError: string(edm.CodeInternalError),
 	http.StatusTooManyRequests:     "TooManyRequests",
-	http.StatusPreconditionFailed:  "UpdateConditionNotSatisfied",
+	http.StatusPreconditionFailed:  string(edm.CodeUpdateConditionNotSatisfied),
 }
 
 // Validate reports the first field of f that is not valid, naming it:
@@ -149,7 +150,7 @@ func (f Fault) Validate() error {
 			return fmt.Errorf("Fault.Status: %d does not go with Code %s (%d)", f.Status, f.Code, e.status)
 		}
 	}
-	if f.code() == "UpdateConditionNotSatisfied" {
+	if f.code() == string(edm.CodeUpdateConditionNotSatisfied) {
 		switch f.Operation {
 		case "UpdateEntity", "MergeEntity", "DeleteEntity":
 		default:

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/server"
 )
 
@@ -100,7 +101,7 @@ func (s *Server) applyFault(f Fault, st *state, w *recorder, r *http.Request, in
 	case f.Drop == DropAfter:
 		st.h.ServeHTTP(httptest.NewRecorder(), r)
 		abort(w)
-	case code == "UpdateConditionNotSatisfied":
+	case code == string(edm.CodeUpdateConditionNotSatisfied):
 		competingWrite(r.Context(), st.db, info)
 		st.h.ServeHTTP(w, r)
 	case code != "":
