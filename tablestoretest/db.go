@@ -6,15 +6,18 @@ import (
 	"testing"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
 )
 
 // DB is an embedded in-memory store for a test, with the state controls
-// of Server: Snapshot, Restore, Reset, Load, Golden and a Clock. Its
+// of Server: Snapshot, Restore, Reset, Load, Golden, a Clock, and
+// InjectFault. Its
 // methods fail the test given to NewDB on error.
 type DB struct {
-	t     testing.TB
-	w     *world
-	clock *Clock
+	t      testing.TB
+	w      *world
+	clock  *Clock
+	faults faultSet
 }
 
 // NewDB opens an empty in-memory store whose Timestamps and TTL expiry
@@ -22,7 +25,7 @@ type DB struct {
 func NewDB(t testing.TB) *DB {
 	t.Helper()
 	d := &DB{t: t, clock: new(Clock)}
-	d.w = &world{clock: d.clock}
+	d.w = &world{clock: d.clock, wrap: func(c driver.Conn) driver.Conn { return wrapConn(c, &d.faults) }}
 	if err := d.w.start(); err != nil {
 		t.Fatalf("tablestoretest: %v", err)
 	}

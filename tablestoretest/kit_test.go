@@ -516,3 +516,50 @@ var requestIDs = regexp.MustCompile(`RequestId:[0-9a-f-]+\\nTime:[0-9T:.Z-]+`)
 
 // maskIDs blanks the request id and time of an error message.
 func maskIDs(b []byte) []byte { return requestIDs.ReplaceAll(b, []byte("RequestId:-")) }
+
+func TestDBFaults(t *testing.T) {
+	d := NewDB(t)
+	ctx := context.Background()
+	tbl, err := d.DB().CreateTable(ctx, "tbl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.InjectFault(Fault{Operation: "InsertEntity", Code: "ServerBusy", Times: 1})
+	err = tbl.Insert(ctx, &tablestore.Entity{PartitionKey: "p", RowKey: "r"})
+	var te *tablestore.Error
+	if !errors.As(err, &te) || te.Code != "ServerBusy" {
+		t.Fatalf("insert under ServerBusy: %v", err)
+	}
+	if err := tbl.Insert(ctx, &tablestore.Entity{PartitionKey: "p", RowKey: "r"}); err != nil {
+		t.Fatalf("second insert: %v", err)
+	}
+	d.InjectFault(Fault{Operation: "QueryEntity", Drop: DropBefore, Times: 1})
+	if _, err := tbl.Get(ctx, "p", "r", nil); !errors.Is(err, ErrDropped) {
+		t.Fatalf("get dropped: %v", err)
+	}
+	d.InjectFault(Fault{Operation: "InsertOrReplaceEntity", Drop: DropAfter, Times: 1})
+	if err := tbl.Upsert(ctx, &tablestore.Entity{PartitionKey: "p", RowKey: "u"}, tablestore.Replace); !errors.Is(err, ErrDropped) {
+		t.Fatalf("upsert dropped after: %v", err)
+	}
+	if _, err := tbl.Get(ctx, "p", "u", nil); err != nil {
+		t.Fatalf("the upsert dropped after commit is not there: %v", err)
+	}
+	e, err := tbl.Get(ctx, "p", "r", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.InjectFault(Fault{Operation: "UpdateEntity", Status: 412, Times: 1})
+	if err := tbl.Update(ctx, e, tablestore.Replace, e.ETag); !errors.Is(err, tablestore.ErrUpdateConditionNotSatisfied) {
+		t.Fatalf("update racing a competing write: %v", err)
+	}
+	// The table keeps its optional features through the wrapper.
+	if err := tbl.SetTTL(ctx, tablestore.TTL{Default: time.Hour}); err != nil {
+		t.Fatalf("SetTTL through the fault wrapper: %v", err)
+	}
+	d.Clock().Advance(2 * time.Hour)
+	if _, err := tbl.Get(ctx, "p", "r", nil); !errors.Is(err, tablestore.ErrResourceNotFound) {
+		t.Fatalf("after the TTL: %v", err)
+	}
+	snap := d.Snapshot() // Checkpoint through the wrapper
+	d.Restore(snap)
+}
