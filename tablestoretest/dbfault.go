@@ -83,9 +83,13 @@ func (c *fullConn) ListTables(ctx context.Context, req driver.ListTablesRequest)
 	return res, err
 }
 
-func (c *fullConn) Table(name string) driver.Table { return wrapTable(c.faultEngine.Table(name), name, c.faults) }
+func (c *fullConn) Table(name string) driver.Table {
+	return wrapTable(c.faultEngine.Table(name), name, c.faults)
+}
 
-func (c *faultConn) Table(name string) driver.Table { return wrapTable(c.Conn.Table(name), name, c.faults) }
+func (c *faultConn) Table(name string) driver.Table {
+	return wrapTable(c.Conn.Table(name), name, c.faults)
+}
 
 func wrapTable(t driver.Table, name string, faults *faultSet) driver.Table {
 	if ft, ok := t.(fullTable); ok {
