@@ -435,7 +435,7 @@ func TestClockConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if d := c.Now().Sub(time.Now()); d < 3999*time.Second || d > 4001*time.Second {
+	if d := time.Until(c.Now()); d < 3999*time.Second || d > 4001*time.Second {
 		t.Fatalf("offset %v, want 4000s", d)
 	}
 }
