@@ -210,6 +210,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 	}()
 	st := s.w.cur.Load()
+	if st == nil { // the test has ended and closed the store
+		abort(rec)
+	}
 	if f, ok := s.faults.pick(info); ok {
 		s.applyFault(f, st, rec, r, info)
 		return
