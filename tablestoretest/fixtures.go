@@ -143,7 +143,7 @@ func lineDiff(want, got string) string {
 // the line.
 func (s *Server) Load(table string, r io.Reader) {
 	s.t.Helper()
-	if err := load(context.Background(), s.DB(), table, r); err != nil {
+	if err := s.LoadTable(table, r); err != nil {
 		s.t.Fatalf("tablestoretest: load %s: %v", table, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -579,5 +580,50 @@ func TestSnapshotReusable(t *testing.T) {
 		if err := d.DB().Table("tbl").Delete(context.Background(), "p", "2", tablestore.ETagAny); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestKitWithoutTest serves a Kit from a listener of its own, as a
+// program does, with errors returned rather than failing a test.
+func TestKitWithoutTest(t *testing.T) {
+	k, err := NewKit(&server.Options{Anonymous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(k.Handler())
+	defer hs.Close()
+	if _, err := k.AddFault(Fault{Operation: "NoSuchOperation", Code: "ServerBusy"}); err == nil || !strings.HasPrefix(err.Error(), "Fault.Operation:") {
+		t.Fatalf("AddFault of an unknown operation: %v", err)
+	}
+	var f Fault
+	if err := json.Unmarshal([]byte(`{"operation":"QueryTables","code":"ServerBusy","times":1}`), &f); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.AddFault(f); err != nil {
+		t.Fatal(err)
+	}
+	url := hs.URL + "/" + k.Account() + "/Tables"
+	must(t, hs.Client(), http.StatusServiceUnavailable, "GET", url, "")
+	must(t, hs.Client(), http.StatusOK, "GET", url, "")
+	if err := k.LoadTable("tbl", strings.NewReader(fixture)); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := k.TakeSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.ResetState(); err != nil {
+		t.Fatal(err)
+	}
+	must(t, hs.Client(), http.StatusNotFound, "GET", hs.URL+"/"+k.Account()+"/tbl()", "")
+	if err := k.RestoreSnapshot(snap); err != nil {
+		t.Fatal(err)
+	}
+	must(t, hs.Client(), http.StatusOK, "GET", hs.URL+"/"+k.Account()+"/tbl()", "")
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := send(t, hs.Client(), "GET", url, ""); err == nil {
+		t.Fatal("a closed kit answered")
 	}
 }

@@ -58,20 +58,20 @@ func (l *requestLog) snapshot() []RequestRecord {
 	return append(out, l.recs[:l.next]...)
 }
 
-// Requests returns the requests the server has answered so far, oldest
+// Requests returns the requests the kit has answered so far, oldest
 // first, in the order they finished: at most the last MaxRequests.
-func (s *Server) Requests() []RequestRecord { return s.log.snapshot() }
+func (k *Kit) Requests() []RequestRecord { return k.log.snapshot() }
 
 // RequestsDropped is how many old records Requests no longer holds.
-func (s *Server) RequestsDropped() int64 {
-	s.log.mu.Lock()
-	defer s.log.mu.Unlock()
-	return s.log.dropped
+func (k *Kit) RequestsDropped() int64 {
+	k.log.mu.Lock()
+	defer k.log.mu.Unlock()
+	return k.log.dropped
 }
 
 // ClearRequests empties the request log.
-func (s *Server) ClearRequests() {
-	s.log.mu.Lock()
-	defer s.log.mu.Unlock()
-	s.log.recs, s.log.next, s.log.dropped = nil, 0, 0
+func (k *Kit) ClearRequests() {
+	k.log.mu.Lock()
+	defer k.log.mu.Unlock()
+	k.log.recs, k.log.next, k.log.dropped = nil, 0, 0
 }

@@ -85,7 +85,7 @@ func abort(w *recorder) {
 }
 
 // applyFault acts out f on a request it hit.
-func (s *Server) applyFault(f Fault, st *state, w *recorder, r *http.Request, info server.RequestInfo) {
+func (k *Kit) applyFault(f Fault, st *state, w *recorder, r *http.Request, info server.RequestInfo) {
 	if f.Latency > 0 {
 		t := time.NewTimer(f.Latency)
 		select {
@@ -105,7 +105,7 @@ func (s *Server) applyFault(f Fault, st *state, w *recorder, r *http.Request, in
 		competingWrite(r.Context(), st.db, info)
 		st.h.ServeHTTP(w, r)
 	case code != "":
-		s.writeFault(w, r, info, code, f.RetryAfter)
+		k.writeFault(w, r, info, code, f.RetryAfter)
 	case f.Page != "":
 		servePageFault(f.Page, st.h, w, r)
 	default:
@@ -134,10 +134,10 @@ var xmlOperations = map[string]bool{
 
 // writeFault answers Azure's error for code: status, headers and body as
 // the service sends them.
-func (s *Server) writeFault(w http.ResponseWriter, r *http.Request, info server.RequestInfo, code string, retryAfter time.Duration) {
+func (k *Kit) writeFault(w http.ResponseWriter, r *http.Request, info server.RequestInfo, code string, retryAfter time.Duration) {
 	fe := faultErrors[code]
 	id := newRequestID()
-	now := s.clock.Now().UTC()
+	now := k.clock.Now().UTC()
 	hd := w.Header()
 	hd.Set("x-ms-request-id", id)
 	v := r.Header.Get("x-ms-version")

@@ -19,29 +19,22 @@
 package tablestoretest
 
 import (
-	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
-	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/server"
 )
 
-// Server is a running test server over an in-memory store. Its methods
-// are safe for concurrent use; those taking no testing.TB fail the test
-// given to NewServer.
+// Server is a running test server over an in-memory store: a Kit served
+// on a loopback listener and through InProcessClient. Its methods are
+// safe for concurrent use; those taking no testing.TB fail the test given
+// to NewServer. The Kit's error-returning methods are there too.
 type Server struct {
-	t       testing.TB
-	w       *world
-	clock   *Clock
-	faults  faultSet
-	log     requestLog
-	srv     *httptest.Server // nil for a TLS server (see tls.go)
-	url     string
-	account string
-	key     string
-	tls     *TLSFiles // set for a TLS server
+	*Kit
+	t   testing.TB
+	srv *httptest.Server // nil for a TLS server (see tls.go)
+	url string
+	tls *TLSFiles // set for a TLS server
 }
 
 // NewServer starts a server for the development account
@@ -59,7 +52,7 @@ func NewServer(t testing.TB) *Server {
 func NewServerWithOptions(t testing.TB, opts *server.Options) *Server {
 	t.Helper()
 	s := newServer(t, opts)
-	ts := httptest.NewUnstartedServer(s.front())
+	ts := httptest.NewUnstartedServer(s.Handler())
 	hs := server.NewHTTPServer("", nil)
 	ts.Config.ReadHeaderTimeout = hs.ReadHeaderTimeout
 	ts.Config.ReadTimeout = hs.ReadTimeout
@@ -75,27 +68,18 @@ func NewServerWithOptions(t testing.TB, opts *server.Options) *Server {
 	return s
 }
 
-// newServer opens the store and its handler; the caller starts serving.
+// newServer opens the kit; the caller starts serving.
 func newServer(t testing.TB, opts *server.Options) *Server {
 	t.Helper()
-	var o server.Options
-	if opts != nil {
-		o = *opts
-	}
-	s := &Server{t: t, clock: new(Clock)}
-	if o.Now == nil {
-		o.Now = s.clock.Now
-	}
-	s.setAccount(&o)
-	s.w = &world{clock: s.clock, newHandler: func(db *tablestore.DB) (http.Handler, error) { return server.New(db, &o) }}
-	if err := s.w.start(); err != nil {
+	k, err := NewKit(opts)
+	if err != nil {
 		t.Fatalf("tablestoretest: %v", err)
 	}
-	return s
+	return &Server{Kit: k, t: t}
 }
 
 func (s *Server) closeWorld() {
-	if err := s.w.close(); err != nil {
+	if err := s.Close(); err != nil {
 		s.t.Errorf("tablestoretest: close store: %v", err)
 	}
 }
@@ -103,22 +87,6 @@ func (s *Server) closeWorld() {
 // URL is the server's root, such as http://127.0.0.1:41234; the table
 // endpoint is URL() + "/" + account.
 func (s *Server) URL() string { return s.url }
-
-func (s *Server) setAccount(opts *server.Options) {
-	s.account, s.key = server.DevAccount, server.DevKey
-	if opts != nil && opts.Account != "" {
-		s.account = opts.Account
-	}
-	if opts != nil && len(opts.Keys) > 0 {
-		s.key = opts.Keys[0]
-	}
-}
-
-// Account is the account name clients address.
-func (s *Server) Account() string { return s.account }
-
-// Key is the (first) account key.
-func (s *Server) Key() string { return s.key }
 
 // ConnectionString returns an Azure storage connection string for the
 // server's account, in the explicit form aztables'
@@ -133,19 +101,11 @@ func (s *Server) ConnectionString() string {
 		";TableEndpoint=" + s.url + "/" + s.account
 }
 
-// DB is the store the server serves now, for seeding data or checking it
-// directly. Restore and Reset replace it (and close the one replaced):
-// call DB again after either.
-func (s *Server) DB() *tablestore.DB { return s.w.cur.Load().db }
-
-// Clock is the server's clock (see Clock).
-func (s *Server) Clock() *Clock { return s.clock }
-
 // Snapshot copies the server's whole state (see Snapshot). It fails the
 // test on error.
 func (s *Server) Snapshot() *Snapshot {
 	s.t.Helper()
-	snap, err := s.w.snapshot()
+	snap, err := s.TakeSnapshot()
 	if err != nil {
 		s.t.Fatalf("tablestoretest: snapshot: %v", err)
 	}
@@ -158,7 +118,7 @@ func (s *Server) Snapshot() *Snapshot {
 // It fails the test on error.
 func (s *Server) Restore(snap *Snapshot) {
 	s.t.Helper()
-	if err := s.w.restore(snap); err != nil {
+	if err := s.RestoreSnapshot(snap); err != nil {
 		s.t.Fatalf("tablestoretest: restore: %v", err)
 	}
 }
@@ -169,7 +129,7 @@ func (s *Server) Restore(snap *Snapshot) {
 // request log are kept. It fails the test on error.
 func (s *Server) Reset() {
 	s.t.Helper()
-	if err := s.w.reset(); err != nil {
+	if err := s.ResetState(); err != nil {
 		s.t.Fatalf("tablestoretest: reset: %v", err)
 	}
 }
@@ -179,43 +139,9 @@ func (s *Server) Reset() {
 // test with a message naming the field.
 func (s *Server) InjectFault(f Fault) (remove func()) {
 	s.t.Helper()
-	remove, err := s.faults.add(f)
+	remove, err := s.AddFault(f)
 	if err != nil {
 		s.t.Fatalf("tablestoretest: InjectFault: %v", err)
 	}
 	return remove
-}
-
-// front is the handler the listener and InProcessClient serve: request
-// log and faults around the current store's handler.
-func (s *Server) front() http.Handler {
-	return http.HandlerFunc(s.serveHTTP)
-}
-
-func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	info := server.Classify(r, s.account)
-	rec := &recorder{ResponseWriter: w}
-	in := countBody(r)
-	defer func() {
-		s.log.add(RequestRecord{
-			RequestInfo:   info,
-			Method:        r.Method,
-			Status:        rec.status,
-			Code:          rec.Header().Get("x-ms-error-code"),
-			Dropped:       rec.dropped,
-			Duration:      time.Since(start),
-			RequestBytes:  in.count(),
-			ResponseBytes: rec.bytes,
-		})
-	}()
-	st := s.w.cur.Load()
-	if st == nil { // the test has ended and closed the store
-		abort(rec)
-	}
-	if f, ok := s.faults.pick(info); ok {
-		s.applyFault(f, st, rec, r, info)
-		return
-	}
-	st.h.ServeHTTP(rec, r)
 }

@@ -125,7 +125,7 @@ func NewTLSServerWithOptions(t testing.TB, opts *server.Options) *Server {
 		s.closeWorld()
 		t.Fatalf("tablestoretest: listen: %v", err)
 	}
-	hs, err := server.NewHTTPSServer(ln.Addr().String(), s.front(), files.CertFile, files.KeyFile)
+	hs, err := server.NewHTTPSServer(ln.Addr().String(), s.Handler(), files.CertFile, files.KeyFile)
 	if err != nil {
 		_ = ln.Close()
 		s.closeWorld()

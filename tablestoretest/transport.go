@@ -22,13 +22,12 @@ var ErrDropped = errors.New("tablestoretest: connection dropped")
 // server's ConnectionString. The request's context ends the exchange
 // early: RoundTrip then returns the context's error.
 func (s *Server) InProcessClient() *http.Client {
-	return &http.Client{Transport: &inProcess{h: s.front(), host: s.url}}
+	return &http.Client{Transport: &inProcess{h: s.Handler()}}
 }
 
 // inProcess is InProcessClient's RoundTripper.
 type inProcess struct {
-	h    http.Handler
-	host string
+	h http.Handler
 }
 
 // RoundTrip reads the request body whole, serves the request in a
