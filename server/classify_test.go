@@ -1,11 +1,19 @@
 package server
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/tablestore/tablestore"
 )
@@ -71,5 +79,37 @@ func TestOptionsNow(t *testing.T) {
 	}
 	if err := checkTimes(at, "", "2031-05-06T08:00:00Z"); err != nil {
 		t.Fatalf("a signature valid by Options.Now: %v", err)
+	}
+}
+
+// TestOptionsNowBearer: a bearer token's exp is judged by Options.Now
+// when Bearer.Now is unset.
+func TestOptionsNowBearer(t *testing.T) {
+	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
+	ek, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	real := time.Now()
+	var clock atomic.Int64 // offset from the wall clock
+	b := &Bearer{JWKS: testJWKS(rk, ek), Issuers: []string{testIssuer}}
+	h, _ := newTestHandler(t, &Options{Bearer: b, Now: func() time.Time { return time.Now().Add(time.Duration(clock.Load())) }})
+	tk := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": testIssuer, "aud": StorageAudience,
+		"exp": real.Add(time.Hour).Unix(), "nbf": real.Add(-time.Minute).Unix(), "oid": "user-1",
+		"roles": []string{RoleTableDataContributor}})
+	tk.Header["kid"] = "rsa1"
+	token, err := tk.SignedString(rk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func() int {
+		r := httptest.NewRequest("GET", "/devstoreaccount1/Tables", nil)
+		r.TLS = &tls.ConnectionState{}
+		r.Header.Set("Authorization", "Bearer "+token)
+		return serve(h, r).Code
+	}
+	if c := get(); c != http.StatusOK {
+		t.Fatalf("a valid token: %d", c)
+	}
+	clock.Store(int64(2 * time.Hour))
+	if c := get(); c != http.StatusUnauthorized {
+		t.Fatalf("a token expired by Options.Now: %d, want 401", c)
 	}
 }
