@@ -238,7 +238,7 @@ func (q *request) checkBearer(auth string) error {
 		q.w.Header().Set("WWW-Authenticate", b.challenge(true))
 		return errBearerRefused
 	}
-	now := time.Now
+	now := q.h.now
 	if b.Now != nil {
 		now = b.Now
 	}

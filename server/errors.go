@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
@@ -172,7 +171,7 @@ func (q *request) fail(err error) {
 		// wait for a body nobody needs.
 		hd.Set("Connection", "close")
 	}
-	msg := ae.msg + "\nRequestId:" + q.id + "\nTime:" + time.Now().UTC().Format("2006-01-02T15:04:05.0000000Z")
+	msg := ae.msg + "\nRequestId:" + q.id + "\nTime:" + q.h.now().UTC().Format("2006-01-02T15:04:05.0000000Z")
 	if q.xml {
 		hd.Set("Content-Type", "application/xml")
 		var b strings.Builder

@@ -167,15 +167,66 @@ func (q *request) operation() string {
 	if q.ext.preflit {
 		return "Preflight"
 	}
-	method, err := effectiveMethod(q.r)
-	if err != nil {
-		return "Unknown"
-	}
-	ifMatch := q.r.Header.Get("If-Match") != ""
 	res := q.res
 	if res.kind == 0 { // refused before routing
 		res, _ = q.h.route(q.r)
 	}
+	return operationName(q.r, res)
+}
+
+// RequestInfo is what a request asks for, as the request log and the
+// metrics name it.
+type RequestInfo struct {
+	// Operation is Azure's name for the operation, as Storage Analytics
+	// logs it: InsertEntity, UpdateEntity, MergeEntity, DeleteEntity,
+	// InsertOrReplaceEntity, InsertOrMergeEntity, QueryEntity,
+	// QueryEntities, QueryTables, QueryTable, CreateTable, DeleteTable,
+	// EntityGroupTransaction, GetTableACL, SetTableACL,
+	// GetTableServiceProperties, SetTableServiceProperties,
+	// GetTableServiceStats; Preflight for a CORS preflight; Unknown for
+	// a request that names no operation.
+	Operation string
+	// Table is the table the request addresses, if any (for CreateTable,
+	// the name is in the body and Table is empty).
+	Table string
+	// PartitionKey and RowKey are set for the single-entity operations.
+	PartitionKey, RowKey string
+}
+
+// Operations lists every RequestInfo.Operation value but Unknown.
+var Operations = []string{
+	"InsertEntity", "UpdateEntity", "MergeEntity", "DeleteEntity",
+	"InsertOrReplaceEntity", "InsertOrMergeEntity", "QueryEntity",
+	"QueryEntities", "QueryTables", "QueryTable", "CreateTable",
+	"DeleteTable", "EntityGroupTransaction", "GetTableACL", "SetTableACL",
+	"GetTableServiceProperties", "SetTableServiceProperties",
+	"GetTableServiceStats", "Preflight",
+}
+
+// Classify names the operation r asks of a handler serving account
+// (path-style or host-style addressing), by the same routing the
+// handler uses; it reads only the method, URL and headers, never the
+// body, and checks no credentials.
+func Classify(r *http.Request, account string) RequestInfo {
+	if r.Method == http.MethodOptions {
+		return RequestInfo{Operation: "Preflight"}
+	}
+	h := &handler{account: account}
+	res, _ := h.route(r)
+	info := RequestInfo{Operation: operationName(r, res), Table: res.table}
+	if res.kind == kindEntity {
+		info.PartitionKey, info.RowKey = res.pk, res.rk
+	}
+	return info
+}
+
+// operationName names the operation of r, routed as res.
+func operationName(r *http.Request, res resource) string {
+	method, err := effectiveMethod(r)
+	if err != nil {
+		return "Unknown"
+	}
+	ifMatch := r.Header.Get("If-Match") != ""
 	switch res.kind {
 	case kindService:
 		switch {

@@ -93,8 +93,7 @@ func (h *handler) checkSAS(r *http.Request, res resource) (*sasGrant, error) {
 }
 
 // checkTimes applies st and se.
-func checkTimes(st, se string) error {
-	now := time.Now()
+func checkTimes(now time.Time, st, se string) error {
 	if se == "" {
 		return sasFailed("the signature has no expiry (se).")
 	}
@@ -133,7 +132,7 @@ func (h *handler) checkAccountSAS(res resource, sig string) (*sasGrant, error) {
 	if !h.verify(strings.Join(lines, "\n")+"\n", sig) {
 		return nil, sasFailed("the signature does not match.")
 	}
-	if err := checkTimes(v.Get("st"), v.Get("se")); err != nil {
+	if err := checkTimes(h.now(), v.Get("st"), v.Get("se")); err != nil {
 		return nil, err
 	}
 	if !strings.Contains(ss, "t") {
@@ -192,7 +191,7 @@ func (h *handler) checkServiceSAS(r *http.Request, res resource, sig string) (*s
 	if !inOrder(sp, "raud") || sp == "" {
 		return nil, sasFailed("sp must hold permissions from raud, in that order.")
 	}
-	if err := checkTimes(st, se); err != nil {
+	if err := checkTimes(h.now(), st, se); err != nil {
 		return nil, err
 	}
 	g := &sasGrant{perms: sp, table: strings.ToLower(tn)}

@@ -159,6 +159,14 @@ type Options struct {
 	// trusted for this. Default none: only StorageAudience and
 	// Bearer.Audiences are accepted.
 	PublicEndpoints []string
+
+	// Now is the clock the handler judges time by: the Date header,
+	// shared access signatures' st and se and stored policies' windows,
+	// and bearer tokens' exp and nbf (unless Bearer.Now is set). The
+	// SharedKey check of x-ms-date against clock skew keeps the wall
+	// clock, as clients sign with theirs. Tests set it to a controllable
+	// clock (tablestoretest.Clock). Default time.Now.
+	Now func() time.Time
 }
 
 // budgetSize is the memory budget o (with defaults applied) asks for.
@@ -234,6 +242,7 @@ type handler struct {
 	maxHdr  int
 	minRate int
 	grace   time.Duration
+	now     func() time.Time // Options.Now
 
 	propsMu sync.Mutex
 	props   []byte // the service properties document; nil: the defaults
@@ -280,6 +289,10 @@ func New(db *tablestore.DB, opts *Options) (http.Handler, error) {
 		maxHdr:  o.MaxHeaderBytes,
 		minRate: o.MinBodyRate,
 		grace:   o.BodyGracePeriod,
+		now:     o.Now,
+	}
+	if h.now == nil {
+		h.now = time.Now
 	}
 	for _, k := range o.Keys {
 		key, err := base64.StdEncoding.DecodeString(k)
@@ -436,7 +449,7 @@ func (q *request) commonHeaders() {
 	if c := q.r.Header.Get("x-ms-client-request-id"); c != "" {
 		hd["X-Ms-Client-Request-Id"] = []string{c}
 	}
-	hd["Date"] = httpDate(time.Now())
+	hd["Date"] = httpDate(q.h.now())
 	hd["Cache-Control"] = noCache
 	hd["X-Content-Type-Options"] = noSniff
 	hd["Server"] = serverName

@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/server"
 )
 
@@ -120,30 +119,21 @@ func writeTLSFiles(dir string) (*TLSFiles, error) {
 func NewTLSServerWithOptions(t testing.TB, opts *server.Options) *Server {
 	t.Helper()
 	files := NewTLSFiles(t, t.TempDir())
-	db, err := tablestore.OpenInMemory(&tablestore.Options{NoSync: true})
-	if err != nil {
-		t.Fatalf("tablestoretest: open store: %v", err)
-	}
-	h, err := server.New(db, opts)
-	if err != nil {
-		_ = db.Close()
-		t.Fatalf("tablestoretest: %v", err)
-	}
+	s := newServer(t, opts)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		_ = db.Close()
+		s.closeWorld()
 		t.Fatalf("tablestoretest: listen: %v", err)
 	}
-	hs, err := server.NewHTTPSServer(ln.Addr().String(), h, files.CertFile, files.KeyFile)
+	hs, err := server.NewHTTPSServer(ln.Addr().String(), s.Handler(), files.CertFile, files.KeyFile)
 	if err != nil {
 		_ = ln.Close()
-		_ = db.Close()
+		s.closeWorld()
 		t.Fatalf("tablestoretest: %v", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(server.NewTLSListener(ln, hs.TLSConfig)) }()
-	s := &Server{db: db, url: "https://" + ln.Addr().String(), tls: files}
-	s.setAccount(opts)
+	s.url, s.tls = "https://"+ln.Addr().String(), files
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -151,9 +141,7 @@ func NewTLSServerWithOptions(t testing.TB, opts *server.Options) *Server {
 		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
 			t.Errorf("tablestoretest: serve: %v", err)
 		}
-		if err := db.Close(); err != nil {
-			t.Errorf("tablestoretest: close store: %v", err)
-		}
+		s.closeWorld()
 	})
 	return s
 }

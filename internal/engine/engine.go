@@ -135,6 +135,12 @@ func OpenInMemory(opts Options) (*Engine, error) {
 	return open("", vfs.NewMem(), opts)
 }
 
+// OpenFS opens (creating if needed) the store in directory dir of fs,
+// such as a vfs.MemFS the caller keeps (tablestoretest's snapshots).
+func OpenFS(dir string, fs vfs.FS, opts Options) (*Engine, error) {
+	return open(dir, fs, opts)
+}
+
 func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 	db = &Engine{opts: o, fs: fs, dir: dir, writeOpts: pebble.Sync, faulted: make(chan struct{})}
 	db.pebbleClosed, db.closePebble = context.WithCancel(context.Background())

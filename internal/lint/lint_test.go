@@ -77,7 +77,7 @@ type pkg struct {
 }
 
 // modules are the directories of the repository's modules.
-var modules = []string{".", "azure", "bench", "cmd/tablestore", "compat"}
+var modules = []string{".", "azure", "bench", "cmd/tablestore", "compat", "examples/testing"}
 
 // listPackages returns every package of every module of the repository.
 func listPackages(t *testing.T) []pkg {

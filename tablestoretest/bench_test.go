@@ -1,0 +1,113 @@
+package tablestoretest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server"
+)
+
+// BenchmarkNewServerFirstCreateTable is a test's setup cost: a server, its
+// in-process client and a first CreateTable through it.
+func BenchmarkNewServerFirstCreateTable(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		sub := &benchTB{TB: b}
+		b.StartTimer()
+		srv := NewServerWithOptions(sub, &server.Options{Anonymous: true})
+		c := srv.InProcessClient()
+		req, _ := http.NewRequest("POST", srv.URL()+"/"+srv.Account()+"/Tables", strings.NewReader(`{"TableName":"first"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := c.Do(req)
+		if err != nil || resp.StatusCode != http.StatusCreated {
+			b.Fatalf("create table: %v %v", resp, err)
+		}
+		resp.Body.Close()
+		b.StopTimer()
+		sub.cleanup()
+		b.StartTimer()
+	}
+}
+
+// benchTB runs cleanups when told to, so a benchmark can close each
+// server it starts.
+type benchTB struct {
+	testing.TB
+	fns []func()
+}
+
+func (t *benchTB) Cleanup(f func()) { t.fns = append(t.fns, f) }
+
+func (t *benchTB) cleanup() {
+	for i := len(t.fns) - 1; i >= 0; i-- {
+		t.fns[i]()
+	}
+	t.fns = nil
+}
+
+// BenchmarkReset is Reset of a store holding one small table.
+func BenchmarkReset(b *testing.B) {
+	d := NewDB(b)
+	ctx := context.Background()
+	d.Reset() // the first Reset opens a store; later ones take the spare
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		t, err := d.DB().CreateTable(ctx, "small")
+		if err == nil {
+			err = t.Insert(ctx, &tablestore.Entity{PartitionKey: "p", RowKey: "r"})
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		d.w.waitSpare()
+		b.StartTimer()
+		d.Reset()
+	}
+}
+
+// BenchmarkRestore10k is Restore of a snapshot of 10,000 entities.
+func BenchmarkRestore10k(b *testing.B) {
+	d := NewDB(b)
+	ctx := context.Background()
+	t, err := d.DB().CreateTable(ctx, "big")
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := t.NewBulkWriter(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 10_000 {
+		e := &tablestore.Entity{PartitionKey: fmt.Sprintf("p%02d", i%50), RowKey: fmt.Sprintf("r%05d", i),
+			Properties: map[string]any{"Name": fmt.Sprintf("name %d", i), "N": int64(i), "F": float64(i) / 3}}
+		if err := w.Add(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	snap := d.Snapshot()
+	b.ReportAllocs()
+	for b.Loop() {
+		d.Restore(snap)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(snap.Size()), "snapshot-bytes")
+	n := 0
+	for _, err := range d.DB().Table("big").Query(ctx, tablestore.Query{}) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	if n != 10_000 {
+		b.Fatalf("restored %d entities", n)
+	}
+}

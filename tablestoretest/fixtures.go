@@ -1,0 +1,159 @@
+package tablestoretest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tablestore/tablestore"
+)
+
+// update is the -tablestoretest.update flag: Golden rewrites its files
+// instead of comparing.
+var update = flag.Bool("tablestoretest.update", false, "rewrite the golden files Golden compares tables with")
+
+// load writes the entities of r, JSON lines in the form `tablestore
+// export` writes (Azure's JSON wire format with odata.type annotations,
+// one entity a line), into table, creating it if needed. An entity that
+// exists is replaced. Blank lines are skipped.
+func load(ctx context.Context, db *tablestore.DB, table string, r io.Reader) error {
+	t, err := db.CreateTableIfNotExists(ctx, table)
+	if err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 8<<20)
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var e tablestore.Entity
+		if err := e.UnmarshalJSON(b); err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		e.Timestamp, e.ETag = time.Time{}, ""
+		if err := t.Upsert(ctx, &e, tablestore.Replace); err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+	}
+	return sc.Err()
+}
+
+// dump writes table's entities as `tablestore export` does: one JSON
+// line each, in key order, without Timestamp and ETag.
+func dump(ctx context.Context, db *tablestore.DB, table string) ([]byte, error) {
+	var b bytes.Buffer
+	for e, err := range db.Table(table).Query(ctx, tablestore.Query{}) {
+		if err != nil {
+			return nil, err
+		}
+		e.Timestamp, e.ETag = time.Time{}, ""
+		j, err := e.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	return b.Bytes(), nil
+}
+
+// golden compares table with the file at path, or with
+// -tablestoretest.update writes the table there.
+func golden(t testing.TB, db *tablestore.DB, table, path string) {
+	t.Helper()
+	got, err := dump(context.Background(), db, table)
+	if err != nil {
+		t.Fatalf("tablestoretest: golden %s: read table %s: %v", path, table, err)
+	}
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatalf("tablestoretest: golden: %v", err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatalf("tablestoretest: golden: %v", err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("tablestoretest: golden file %s does not exist; run the test with -tablestoretest.update to write it", path)
+	}
+	if err != nil {
+		t.Fatalf("tablestoretest: golden: %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("tablestoretest: table %s differs from %s (-tablestoretest.update rewrites it):\n%s", table, path, lineDiff(string(want), string(got)))
+	}
+}
+
+// lineDiff lists the lines only in want (-) and only in got (+), at
+// most 20 of them.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	inW, inG := map[string]int{}, map[string]int{}
+	for _, l := range w {
+		inW[l]++
+	}
+	for _, l := range g {
+		inG[l]++
+	}
+	var b strings.Builder
+	n := 0
+	for _, l := range w {
+		if inG[l] > 0 {
+			inG[l]--
+			continue
+		}
+		if n++; n <= 20 {
+			b.WriteString("- " + l + "\n")
+		}
+	}
+	for _, l := range g {
+		if inW[l] > 0 {
+			inW[l]--
+			continue
+		}
+		if n++; n <= 20 {
+			b.WriteString("+ " + l + "\n")
+		}
+	}
+	if n == 0 {
+		b.WriteString("(same lines in another order)\n")
+	} else if n > 20 {
+		fmt.Fprintf(&b, "... and %d more lines\n", n-20)
+	}
+	return b.String()
+}
+
+// Load writes the entities of r into table (created if needed): JSON
+// lines as `tablestore export` writes them, Azure's JSON wire format
+// with "Name@odata.type" annotations, so every property keeps its type.
+// Entities that exist are replaced. It fails the test on error, naming
+// the line.
+func (s *Server) Load(table string, r io.Reader) {
+	s.t.Helper()
+	if err := s.LoadTable(table, r); err != nil {
+		s.t.Fatalf("tablestoretest: load %s: %v", table, err)
+	}
+}
+
+// Golden compares table's entities, in the form `tablestore export`
+// writes (Timestamps and ETags left out), with the file at path, and
+// fails t with the lines that differ. With the -tablestoretest.update
+// flag (go test ./... -tablestoretest.update) it writes the file
+// instead.
+func (s *Server) Golden(t testing.TB, table, path string) {
+	t.Helper()
+	golden(t, s.DB(), table, path)
+}

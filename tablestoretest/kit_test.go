@@ -1,0 +1,629 @@
+package tablestoretest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server"
+)
+
+// anonServer is a server that needs no signatures, so tests can speak
+// raw HTTP to it.
+func anonServer(t *testing.T) *Server {
+	return NewServerWithOptions(t, &server.Options{Anonymous: true})
+}
+
+// send makes one request and returns the response with its body read.
+func send(t *testing.T, c *http.Client, method, url, body string, hdr ...string) (*http.Response, []byte, error) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json;odata=nometadata")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b, nil
+}
+
+// must is send that fails the test on a transport error or a status
+// other than want.
+func must(t *testing.T, c *http.Client, want int, method, url, body string, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	resp, b, err := send(t, c, method, url, body, hdr...)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: %d %s, want %d", method, url, resp.StatusCode, b, want)
+	}
+	return resp, b
+}
+
+func (s *Server) endpoint() string { return s.URL() + "/" + s.Account() }
+
+func TestInProcessMatchesTCP(t *testing.T) {
+	srv := anonServer(t)
+	tcp, inproc := srv.HTTPClient(), srv.InProcessClient()
+	must(t, inproc, http.StatusCreated, "POST", srv.endpoint()+"/Tables", `{"TableName":"people"}`)
+	must(t, tcp, http.StatusCreated, "POST", srv.endpoint()+"/people", `{"PartitionKey":"p","RowKey":"r","Age":42,"Big":"9","Big@odata.type":"Edm.Int64"}`)
+	for _, path := range []string{"/people(PartitionKey='p',RowKey='r')", "/people()", "/people(PartitionKey='p',RowKey='missing')", "/nosuchtable()", "/Tables"} {
+		a, ab := must(t, tcp, statusOf(t, tcp, srv.endpoint()+path), "GET", srv.endpoint()+path, "")
+		b, bb := must(t, inproc, a.StatusCode, "GET", srv.endpoint()+path, "")
+		if !bytes.Equal(maskIDs(ab), maskIDs(bb)) {
+			t.Errorf("GET %s: bodies differ:\nTCP:        %s\nin-process: %s", path, ab, bb)
+		}
+		for _, h := range []string{"Content-Type", "Content-Length", "ETag", "x-ms-error-code", "x-ms-version", "x-ms-continuation-NextPartitionKey"} {
+			if a.Header.Get(h) != b.Header.Get(h) {
+				t.Errorf("GET %s: header %s: TCP %q, in-process %q", path, h, a.Header.Get(h), b.Header.Get(h))
+			}
+		}
+		if a.ContentLength != b.ContentLength {
+			t.Errorf("GET %s: ContentLength: TCP %d, in-process %d", path, a.ContentLength, b.ContentLength)
+		}
+	}
+}
+
+func statusOf(t *testing.T, c *http.Client, url string) int {
+	resp, _, err := send(t, c, "GET", url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode
+}
+
+func TestInProcessAuthenticates(t *testing.T) {
+	srv := NewServer(t)
+	resp, b := must(t, srv.InProcessClient(), http.StatusForbidden, "GET", srv.endpoint()+"/Tables", "")
+	if resp.Header.Get("x-ms-error-code") != "AuthenticationFailed" || !bytes.Contains(b, []byte("AuthenticationFailed")) {
+		t.Fatalf("unsigned in-process request: %s %s", resp.Header.Get("x-ms-error-code"), b)
+	}
+}
+
+func TestInProcessContext(t *testing.T) {
+	srv := anonServer(t)
+	srv.InjectFault(Fault{Operation: "QueryTables", Latency: time.Hour})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.endpoint()+"/Tables", nil)
+	_, err := srv.InProcessClient().Do(req)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the context's deadline", err)
+	}
+}
+
+func TestSnapshotRestoreReset(t *testing.T) {
+	srv := anonServer(t)
+	c := srv.InProcessClient()
+	must(t, c, http.StatusCreated, "POST", srv.endpoint()+"/Tables", `{"TableName":"tbl"}`)
+	must(t, c, http.StatusCreated, "POST", srv.endpoint()+"/tbl", `{"PartitionKey":"p","RowKey":"1"}`)
+	ctx := context.Background()
+	if err := srv.DB().Table("tbl").SetTTL(ctx, tablestore.TTL{Default: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	snap := srv.Snapshot()
+	must(t, c, http.StatusCreated, "POST", srv.endpoint()+"/tbl", `{"PartitionKey":"p","RowKey":"2"}`)
+	must(t, c, http.StatusCreated, "POST", srv.endpoint()+"/Tables", `{"TableName":"other"}`)
+
+	srv.Restore(snap)
+	must(t, c, http.StatusOK, "GET", srv.endpoint()+"/tbl(PartitionKey='p',RowKey='1')", "")
+	must(t, c, http.StatusNotFound, "GET", srv.endpoint()+"/tbl(PartitionKey='p',RowKey='2')", "")
+	must(t, c, http.StatusNotFound, "GET", srv.endpoint()+"/other()", "")
+	if ttl, err := srv.DB().Table("tbl").TTL(ctx); err != nil || ttl.Default != time.Hour {
+		t.Fatalf("TTL after restore: %+v, %v", ttl, err)
+	}
+	// The snapshot is unchanged by writes after a Restore.
+	must(t, c, http.StatusCreated, "POST", srv.endpoint()+"/tbl", `{"PartitionKey":"p","RowKey":"3"}`)
+	srv.Restore(snap)
+	must(t, c, http.StatusNotFound, "GET", srv.endpoint()+"/tbl(PartitionKey='p',RowKey='3')", "")
+
+	for range 3 { // the first Reset opens a store; later ones take the spare
+		srv.Reset()
+		_, b := must(t, c, http.StatusOK, "GET", srv.endpoint()+"/Tables", "")
+		if !bytes.Equal(b, []byte(`{"value":[]}`)) {
+			t.Fatalf("tables after Reset: %s", b)
+		}
+		must(t, c, http.StatusCreated, "POST", srv.endpoint()+"/Tables", `{"TableName":"tbl"}`)
+	}
+	srv.Restore(snap)
+	must(t, c, http.StatusOK, "GET", srv.endpoint()+"/tbl(PartitionKey='p',RowKey='1')", "")
+}
+
+func TestDBStateControls(t *testing.T) {
+	d := NewDB(t)
+	ctx := context.Background()
+	tbl, err := d.DB().CreateTable(ctx, "tbl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Insert(ctx, &tablestore.Entity{PartitionKey: "p", RowKey: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	snap := d.Snapshot()
+	d.Reset()
+	if ok, _ := d.DB().TableExists(ctx, "tbl"); ok {
+		t.Fatal("table survives Reset")
+	}
+	d.Restore(snap)
+	if _, err := d.DB().Table("tbl").Get(ctx, "p", "1", nil); err != nil {
+		t.Fatalf("after Restore: %v", err)
+	}
+}
+
+func TestFaultServerBusy(t *testing.T) {
+	srv := anonServer(t)
+	c := srv.InProcessClient()
+	srv.InjectFault(Fault{Operation: "QueryTables", Code: "ServerBusy", Times: 2})
+	for i := range 2 {
+		resp, b := must(t, c, http.StatusServiceUnavailable, "GET", srv.endpoint()+"/Tables", "")
+		var body struct {
+			Err struct {
+				Code    string
+				Message struct{ Value string }
+			} `json:"odata.error"`
+		}
+		if err := json.Unmarshal(b, &body); err != nil || body.Err.Code != "ServerBusy" || !strings.HasPrefix(body.Err.Message.Value, "The server is busy.\nRequestId:") {
+			t.Fatalf("request %d: body %s (%v)", i, b, err)
+		}
+		if resp.Header.Get("Retry-After") == "" || resp.Header.Get("x-ms-error-code") != "ServerBusy" {
+			t.Fatalf("request %d: headers %v", i, resp.Header)
+		}
+	}
+	must(t, c, http.StatusOK, "GET", srv.endpoint()+"/Tables", "")
+	must(t, c, http.StatusCreated, "POST", srv.endpoint()+"/Tables", `{"TableName":"tbl"}`)
+	got := srv.Requests()
+	want := []struct {
+		op     string
+		status int
+		code   string
+	}{{"QueryTables", 503, "ServerBusy"}, {"QueryTables", 503, "ServerBusy"}, {"QueryTables", 200, ""}, {"CreateTable", 201, ""}}
+	if len(got) != len(want) {
+		t.Fatalf("Requests() = %+v", got)
+	}
+	for i, w := range want {
+		if got[i].Operation != w.op || got[i].Status != w.status || got[i].Code != w.code {
+			t.Errorf("request %d: %+v, want %+v", i, got[i], w)
+		}
+	}
+	if got[3].RequestBytes != int64(len(`{"TableName":"tbl"}`)) || got[3].ResponseBytes == 0 {
+		t.Errorf("sizes: %+v", got[3])
+	}
+}
+
+func TestFaultSelection(t *testing.T) {
+	srv := anonServer(t)
+	c := srv.InProcessClient()
+	must(t, c, http.StatusCreated, "POST", srv.endpoint()+"/Tables", `{"TableName":"tbl"}`)
+	pattern := func() string {
+		var b strings.Builder
+		for range 12 {
+			resp, _, err := send(t, c, "GET", srv.endpoint()+"/tbl()", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode == http.StatusOK {
+				b.WriteByte('.')
+			} else {
+				b.WriteByte('x')
+			}
+		}
+		return b.String()
+	}
+	remove := srv.InjectFault(Fault{Operation: "QueryEntities", Table: "TBL", Status: 500, Every: 3, Times: 2})
+	if p := pattern(); p != "..x..x......" {
+		t.Errorf("Every 3, Times 2: %s", p)
+	}
+	remove()
+	if p := pattern(); p != "............" {
+		t.Errorf("removed: %s", p)
+	}
+	remove = srv.InjectFault(Fault{Table: "other", Code: "InternalError"})
+	if p := pattern(); p != "............" {
+		t.Errorf("another table: %s", p)
+	}
+	remove()
+	srv.InjectFault(Fault{Code: "TooManyRequests", Probability: 0.5, Seed: 7})
+	p1 := pattern()
+	if !strings.Contains(p1, "x") || !strings.Contains(p1, ".") {
+		t.Errorf("probability 0.5 over 12: %s", p1)
+	}
+}
+
+func TestFaultValidation(t *testing.T) {
+	for _, c := range []struct {
+		f     Fault
+		field string
+	}{
+		{Fault{Operation: "GetEntity", Code: "ServerBusy"}, "Fault.Operation"},
+		{Fault{Status: 418}, "Fault.Status"},
+		{Fault{Code: "Busy"}, "Fault.Code"},
+		{Fault{Status: 500, Code: "ServerBusy"}, "Fault.Status"},
+		{Fault{Drop: "during"}, "Fault.Drop"},
+		{Fault{Page: "half"}, "Fault.Page"},
+		{Fault{Operation: "QueryTables", Page: PageEmpty}, "Fault.Page"},
+		{Fault{Operation: "InsertEntity", Code: "UpdateConditionNotSatisfied"}, "Fault.Operation"},
+		{Fault{Code: "ServerBusy", Times: -1}, "Fault.Times"},
+		{Fault{Code: "ServerBusy", Probability: 2}, "Fault.Probability"},
+		{Fault{Code: "ServerBusy", Drop: DropBefore}, "Fault.Drop"},
+		{Fault{}, "Fault.Status"},
+	} {
+		err := c.f.Validate()
+		if err == nil || !strings.HasPrefix(err.Error(), c.field+":") {
+			t.Errorf("%+v: %v, want an error naming %s", c.f, err, c.field)
+		}
+	}
+	if err := (Fault{Operation: "MergeEntity", Status: 412}).Validate(); err != nil {
+		t.Errorf("valid 412 race: %v", err)
+	}
+}
+
+func TestFaultDrop(t *testing.T) {
+	srv := anonServer(t)
+	c := srv.InProcessClient()
+	must(t, c, http.StatusCreated, "POST", srv.endpoint()+"/Tables", `{"TableName":"tbl"}`)
+	remove := srv.InjectFault(Fault{Operation: "InsertEntity", Drop: DropBefore, Times: 1})
+	if _, _, err := send(t, c, "POST", srv.endpoint()+"/tbl", `{"PartitionKey":"p","RowKey":"before"}`); !errors.Is(err, ErrDropped) {
+		t.Fatalf("drop before: %v", err)
+	}
+	must(t, c, http.StatusNotFound, "GET", srv.endpoint()+"/tbl(PartitionKey='p',RowKey='before')", "")
+	remove()
+	srv.InjectFault(Fault{Operation: "InsertEntity", Drop: DropAfter, Times: 2})
+	if _, _, err := send(t, c, "POST", srv.endpoint()+"/tbl", `{"PartitionKey":"p","RowKey":"after"}`); !errors.Is(err, ErrDropped) {
+		t.Fatalf("drop after: %v", err)
+	}
+	must(t, c, http.StatusOK, "GET", srv.endpoint()+"/tbl(PartitionKey='p',RowKey='after')", "")
+	// Over TCP the connection closes without a response.
+	if _, _, err := send(t, srv.HTTPClient(), "POST", srv.endpoint()+"/tbl", `{"PartitionKey":"p","RowKey":"tcp"}`); err == nil {
+		t.Fatal("drop after over TCP: a response came")
+	}
+	must(t, c, http.StatusOK, "GET", srv.endpoint()+"/tbl(PartitionKey='p',RowKey='tcp')", "")
+	if r := srv.Requests(); !r[1].Dropped || r[1].Status != 0 {
+		t.Errorf("request log of a drop: %+v", r[1])
+	}
+}
+
+func TestFaultPreconditionRace(t *testing.T) {
+	srv := anonServer(t)
+	c := srv.InProcessClient()
+	must(t, c, http.StatusCreated, "POST", srv.endpoint()+"/Tables", `{"TableName":"tbl"}`)
+	resp, _ := must(t, c, http.StatusCreated, "POST", srv.endpoint()+"/tbl", `{"PartitionKey":"p","RowKey":"r","v":1}`)
+	etag := resp.Header.Get("ETag")
+	srv.InjectFault(Fault{Operation: "UpdateEntity", Partition: "p", Status: 412, Times: 1})
+	resp, b := must(t, c, http.StatusPreconditionFailed, "PUT", srv.endpoint()+"/tbl(PartitionKey='p',RowKey='r')", `{"v":2}`, "If-Match", etag)
+	if resp.Header.Get("x-ms-error-code") != "UpdateConditionNotSatisfied" {
+		t.Fatalf("race: %s", b)
+	}
+	resp, _ = must(t, c, http.StatusOK, "GET", srv.endpoint()+"/tbl(PartitionKey='p',RowKey='r')", "")
+	if now := resp.Header.Get("ETag"); now == etag {
+		t.Fatal("the competing write did not change the ETag")
+	}
+	must(t, c, http.StatusNoContent, "PUT", srv.endpoint()+"/tbl(PartitionKey='p',RowKey='r')", `{"v":2}`, "If-Match", resp.Header.Get("ETag"))
+}
+
+// queryAll follows continuations and returns each page's RowKeys.
+func queryAll(t *testing.T, srv *Server, c *http.Client) [][]string {
+	t.Helper()
+	var pages [][]string
+	url := srv.endpoint() + "/tbl()"
+	for range 50 {
+		resp, b := must(t, c, http.StatusOK, "GET", url, "")
+		var page struct{ Value []struct{ RowKey string } }
+		if err := json.Unmarshal(b, &page); err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, v := range page.Value {
+			keys = append(keys, v.RowKey)
+		}
+		pages = append(pages, keys)
+		npk, nrk := resp.Header.Get(nextPKHeader), resp.Header.Get(nextRKHeader)
+		if npk == "" {
+			return pages
+		}
+		url = srv.endpoint() + "/tbl()?NextPartitionKey=" + npk + "&NextRowKey=" + nrk
+	}
+	t.Fatal("no end of pages")
+	return nil
+}
+
+func TestFaultPaging(t *testing.T) {
+	srv := anonServer(t)
+	srv.Load("tbl", strings.NewReader(`{"PartitionKey":"a","RowKey":"1"}
+{"PartitionKey":"a","RowKey":"2"}
+{"PartitionKey":"b","RowKey":"3"}
+{"PartitionKey":"c","RowKey":"4"}
+`))
+	c := srv.InProcessClient()
+	for _, tc := range []struct {
+		f    Fault
+		want string
+	}{
+		{Fault{Page: PageEmpty, Times: 1}, "[[] [1 2 3 4]]"},
+		{Fault{Page: PageEmpty, Every: 2, Times: 1}, "[[1 2 3 4]]"},
+		{Fault{Operation: "QueryEntities", Page: PageShort}, "[[1] [2] [3] [4]]"},
+		{Fault{Page: PagePartition}, "[[1 2] [3] [4]]"},
+	} {
+		remove := srv.InjectFault(tc.f)
+		if got := sprint(queryAll(t, srv, c)); got != tc.want {
+			t.Errorf("%+v: pages %s, want %s", tc.f, got, tc.want)
+		}
+		remove()
+	}
+}
+
+func sprint(pages [][]string) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, p := range pages {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("[" + strings.Join(p, " ") + "]")
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+func TestClockDrivesTTLAndDate(t *testing.T) {
+	srv := anonServer(t)
+	c := srv.InProcessClient()
+	start := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	srv.Clock().Set(start)
+	resp, _ := must(t, c, http.StatusCreated, "POST", srv.endpoint()+"/Tables", `{"TableName":"tbl"}`)
+	if d, err := http.ParseTime(resp.Header.Get("Date")); err != nil || d.Sub(start).Abs() > time.Minute {
+		t.Fatalf("Date %q, want about %v", resp.Header.Get("Date"), start)
+	}
+	ctx := context.Background()
+	if err := srv.DB().Table("tbl").SetTTL(ctx, tablestore.TTL{Default: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, c, http.StatusCreated, "POST", srv.endpoint()+"/tbl", `{"PartitionKey":"p","RowKey":"r"}`)
+	e, err := srv.DB().Table("tbl").Get(ctx, "p", "r", nil)
+	if err != nil || e.Timestamp.Sub(start).Abs() > time.Minute {
+		t.Fatalf("Timestamp %v (%v), want about %v", e, err, start)
+	}
+	srv.Clock().Advance(59 * time.Minute)
+	must(t, c, http.StatusOK, "GET", srv.endpoint()+"/tbl(PartitionKey='p',RowKey='r')", "")
+	srv.Clock().Advance(2 * time.Minute)
+	must(t, c, http.StatusNotFound, "GET", srv.endpoint()+"/tbl(PartitionKey='p',RowKey='r')", "")
+	_, b := must(t, c, http.StatusOK, "GET", srv.endpoint()+"/tbl()", "")
+	if string(b) != `{"value":[]}` {
+		t.Fatalf("query after expiry: %s", b)
+	}
+}
+
+func TestClockConcurrent(t *testing.T) {
+	var c Clock
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 1000 {
+				c.Advance(time.Second)
+				_ = c.Now()
+			}
+		})
+	}
+	wg.Wait()
+	if d := time.Until(c.Now()); d < 3999*time.Second || d > 4001*time.Second {
+		t.Fatalf("offset %v, want 4000s", d)
+	}
+}
+
+const fixture = `{"PartitionKey":"p","RowKey":"1","Big@odata.type":"Edm.Int64","Big":"12345678901234","Id@odata.type":"Edm.Guid","Id":"c9da6455-213d-42c9-9a79-3e9149a57833","N":3,"Raw@odata.type":"Edm.Binary","Raw":"AQID","S":"x","When@odata.type":"Edm.DateTime","When":"2024-05-06T07:08:09.1234567Z"}
+{"PartitionKey":"p","RowKey":"2","F":1.5}
+`
+
+func TestLoadKeepsTypes(t *testing.T) {
+	d := NewDB(t)
+	d.Load("tbl", strings.NewReader(fixture))
+	e, err := d.DB().Table("tbl").Get(context.Background(), "p", "1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"Big": "int64", "When": "time.Time", "Id": "edm.GUID", "Raw": "[]uint8", "N": "int32"} {
+		if got := typeName(e.Properties[name]); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+	got, err := dump(context.Background(), d.DB(), "tbl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != fixture {
+		t.Errorf("round trip:\n%s\nwant\n%s", got, fixture)
+	}
+}
+
+func typeName(v any) string { return fmt.Sprintf("%T", v) }
+
+func TestGolden(t *testing.T) {
+	d := NewDB(t)
+	d.Load("tbl", strings.NewReader(fixture))
+	path := filepath.Join(t.TempDir(), "t.golden.jsonl")
+	*update = true
+	d.Golden(t, "tbl", path)
+	*update = false
+	d.Golden(t, "tbl", path) // equal: passes
+	if b, _ := os.ReadFile(path); string(b) != fixture {
+		t.Fatalf("golden file:\n%s", b)
+	}
+	if err := d.DB().Table("tbl").Delete(context.Background(), "p", "2", tablestore.ETagAny); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recordingTB{TB: t}
+	d.Golden(rec, "tbl", path)
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], `- {"PartitionKey":"p","RowKey":"2","F":1.5}`) {
+		t.Fatalf("mismatch report: %q", rec.errs)
+	}
+}
+
+// recordingTB keeps Errorf's messages instead of failing.
+type recordingTB struct {
+	testing.TB
+	errs []string
+}
+
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+func TestRequestLogBounded(t *testing.T) {
+	var l requestLog
+	for i := range MaxRequests + 5 {
+		l.add(RequestRecord{Status: i})
+	}
+	got := l.snapshot()
+	if len(got) != MaxRequests || got[0].Status != 5 || got[len(got)-1].Status != MaxRequests+4 || l.dropped != 5 {
+		t.Fatalf("ring: len %d first %d last %d dropped %d", len(got), got[0].Status, got[len(got)-1].Status, l.dropped)
+	}
+	if !slices.IsSortedFunc(got, func(a, b RequestRecord) int { return a.Status - b.Status }) {
+		t.Fatal("ring out of order")
+	}
+}
+
+var requestIDs = regexp.MustCompile(`RequestId:[0-9a-f-]+\\nTime:[0-9T:.Z-]+`)
+
+// maskIDs blanks the request id and time of an error message.
+func maskIDs(b []byte) []byte { return requestIDs.ReplaceAll(b, []byte("RequestId:-")) }
+
+func TestDBFaults(t *testing.T) {
+	d := NewDB(t)
+	ctx := context.Background()
+	tbl, err := d.DB().CreateTable(ctx, "tbl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.InjectFault(Fault{Operation: "InsertEntity", Code: "ServerBusy", Times: 1})
+	err = tbl.Insert(ctx, &tablestore.Entity{PartitionKey: "p", RowKey: "r"})
+	var te *tablestore.Error
+	if !errors.As(err, &te) || te.Code != "ServerBusy" {
+		t.Fatalf("insert under ServerBusy: %v", err)
+	}
+	if err := tbl.Insert(ctx, &tablestore.Entity{PartitionKey: "p", RowKey: "r"}); err != nil {
+		t.Fatalf("second insert: %v", err)
+	}
+	d.InjectFault(Fault{Operation: "QueryEntity", Drop: DropBefore, Times: 1})
+	if _, err := tbl.Get(ctx, "p", "r", nil); !errors.Is(err, ErrDropped) {
+		t.Fatalf("get dropped: %v", err)
+	}
+	d.InjectFault(Fault{Operation: "InsertOrReplaceEntity", Drop: DropAfter, Times: 1})
+	if err := tbl.Upsert(ctx, &tablestore.Entity{PartitionKey: "p", RowKey: "u"}, tablestore.Replace); !errors.Is(err, ErrDropped) {
+		t.Fatalf("upsert dropped after: %v", err)
+	}
+	if _, err := tbl.Get(ctx, "p", "u", nil); err != nil {
+		t.Fatalf("the upsert dropped after commit is not there: %v", err)
+	}
+	e, err := tbl.Get(ctx, "p", "r", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.InjectFault(Fault{Operation: "UpdateEntity", Status: 412, Times: 1})
+	if err := tbl.Update(ctx, e, tablestore.Replace, e.ETag); !errors.Is(err, tablestore.ErrUpdateConditionNotSatisfied) {
+		t.Fatalf("update racing a competing write: %v", err)
+	}
+	// The table keeps its optional features through the wrapper.
+	if err := tbl.SetTTL(ctx, tablestore.TTL{Default: time.Hour}); err != nil {
+		t.Fatalf("SetTTL through the fault wrapper: %v", err)
+	}
+	d.Clock().Advance(2 * time.Hour)
+	if _, err := tbl.Get(ctx, "p", "r", nil); !errors.Is(err, tablestore.ErrResourceNotFound) {
+		t.Fatalf("after the TTL: %v", err)
+	}
+	snap := d.Snapshot() // Checkpoint through the wrapper
+	d.Restore(snap)
+}
+
+// TestSnapshotReusable restores one snapshot many times: it must never
+// change (with -race, Pebble's invariants scramble buffers written to
+// its in-memory filesystem).
+func TestSnapshotReusable(t *testing.T) {
+	d := NewDB(t)
+	d.Load("tbl", strings.NewReader(fixture))
+	snap := d.Snapshot()
+	for range 3 {
+		d.Restore(snap)
+		if _, err := d.DB().Table("tbl").Get(context.Background(), "p", "2", nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.DB().Table("tbl").Delete(context.Background(), "p", "2", tablestore.ETagAny); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestKitWithoutTest serves a Kit from a listener of its own, as a
+// program does, with errors returned rather than failing a test.
+func TestKitWithoutTest(t *testing.T) {
+	k, err := NewKit(&server.Options{Anonymous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(k.Handler())
+	defer hs.Close()
+	if _, err := k.AddFault(Fault{Operation: "NoSuchOperation", Code: "ServerBusy"}); err == nil || !strings.HasPrefix(err.Error(), "Fault.Operation:") {
+		t.Fatalf("AddFault of an unknown operation: %v", err)
+	}
+	var f Fault
+	if err := json.Unmarshal([]byte(`{"operation":"QueryTables","code":"ServerBusy","times":1}`), &f); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.AddFault(f); err != nil {
+		t.Fatal(err)
+	}
+	url := hs.URL + "/" + k.Account() + "/Tables"
+	must(t, hs.Client(), http.StatusServiceUnavailable, "GET", url, "")
+	must(t, hs.Client(), http.StatusOK, "GET", url, "")
+	if err := k.LoadTable("tbl", strings.NewReader(fixture)); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := k.TakeSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.ResetState(); err != nil {
+		t.Fatal(err)
+	}
+	must(t, hs.Client(), http.StatusNotFound, "GET", hs.URL+"/"+k.Account()+"/tbl()", "")
+	if err := k.RestoreSnapshot(snap); err != nil {
+		t.Fatal(err)
+	}
+	must(t, hs.Client(), http.StatusOK, "GET", hs.URL+"/"+k.Account()+"/tbl()", "")
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := send(t, hs.Client(), "GET", url, ""); err == nil {
+		t.Fatal("a closed kit answered")
+	}
+}
