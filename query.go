@@ -243,6 +243,10 @@ func (pq *preparedQuery) resume(k plan.Key, table string) {
 	} else {
 		pq.ranges = pq.plan.From(k)
 	}
+	// The driver gets the ranges already cut at k: ('', '') is a valid
+	// position, and a request naming it reads like one naming none, which
+	// is the same forward but would restart a reverse read at the end.
+	pq.req.Ranges = pq.ranges
 }
 
 // filterError turns an error of package filter into an *Error with the
