@@ -415,14 +415,10 @@ func decodeContinuation(tok string) (k plan.Key, reverse bool, table string, err
 }
 
 // checkContinuationKey applies the key rules (entityenc.ValidateKey) to
-// one key of a position, except that a position's key may be empty
-// (Azure's NextRowKey may be). Control characters are among the bytes it
-// rejects, so a position stays inside its table's key span. It returns
-// why s is not acceptable, or "".
+// one key of a position; "" is a valid key. Control characters are among
+// the bytes it rejects, so a position stays inside its table's key span.
+// It returns why s is not acceptable, or "".
 func checkContinuationKey(s string) string {
-	if s == "" {
-		return ""
-	}
 	if err := entityenc.ValidateKey("key", s); err != nil {
 		return err.(*entityenc.Error).Message
 	}
@@ -460,8 +456,9 @@ func (p *Page) next() (plan.Key, bool) {
 
 // ContinuationFromNext returns the token for Azure's continuation pair
 // (NextPartitionKey, NextRowKey), such as a client that speaks Azure's
-// protocol sends back. Two empty values mean no continuation and give "".
-// Keys that break the key rules are InvalidInput.
+// protocol sends back. Two empty values give "": the position ('', '')
+// is the table's first, where a forward query starts anyway. Keys that
+// break the key rules are InvalidInput.
 func ContinuationFromNext(nextPartitionKey, nextRowKey string) (string, error) {
 	if nextPartitionKey == "" && nextRowKey == "" {
 		return "", nil
