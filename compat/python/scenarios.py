@@ -50,6 +50,12 @@ def tls_basics():
         svc.delete_table(name)
 
 
+def key(e, name):
+    """An entity's key: azure-data-tables 12.4 leaves an empty key out of
+    the entities it reads (it keeps only truthy keys), so absent is ""."""
+    return e.get(name, "")
+
+
 def empty_keys():
     """Azure allows "" as PartitionKey and RowKey: every call takes them."""
     svc = TableServiceClient.from_connection_string(CS, **KW)
@@ -62,7 +68,7 @@ def empty_keys():
         tc.create_entity({"PartitionKey": "", "RowKey": "r", "n": 3})
         assert tc.get_entity("p", "")["n"] == 1
         got = tc.get_entity("", "")
-        assert got["n"] == 2 and got["PartitionKey"] == "" and got["RowKey"] == "", got
+        assert got["n"] == 2 and key(got, "PartitionKey") == "" and key(got, "RowKey") == "", got
         tc.update_entity({"PartitionKey": "", "RowKey": "", "m": 1}, mode=UpdateMode.MERGE)
         assert tc.get_entity("", "")["m"] == 1
         tc.submit_transaction([
@@ -70,9 +76,9 @@ def empty_keys():
             ("update", {"PartitionKey": "", "RowKey": "r", "n": 5}, {"mode": UpdateMode.REPLACE}),
             ("delete", {"PartitionKey": "", "RowKey": ""}),
         ])
-        rows = [(e["PartitionKey"], e["RowKey"], e["n"]) for e in tc.query_entities("PartitionKey eq ''")]
+        rows = [(key(e, "PartitionKey"), key(e, "RowKey"), e["n"]) for e in tc.query_entities("PartitionKey eq ''")]
         assert rows == [("", "b", 4), ("", "r", 5)], rows
-        pages = [[(e["PartitionKey"], e["RowKey"]) for e in page]
+        pages = [[(key(e, "PartitionKey"), key(e, "RowKey")) for e in page]
                  for page in tc.list_entities(results_per_page=1).by_page()]
         assert [p for p in pages if p] == [[("", "b")], [("", "r")], [("p", "")]], pages
         tc.delete_entity("p", "")
