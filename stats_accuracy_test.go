@@ -23,7 +23,8 @@ func statsLoadSize(t *testing.T) int {
 }
 
 // TestStatsAccuracy loads a table with an index, in random key order,
-// next to two other tables, and checks that the table's and the index's
+// next to two other tables, with the default memtable, a small one (most
+// data in L0 files) and a large one (nothing flushed), and checks that the table's and the index's
 // estimated counts are within 10 % right after the load (data in
 // memtables and L0) and after a compaction, with the default counting
 // budget (an exact count at 20,000, an extrapolation at 100,000) and with
@@ -33,7 +34,7 @@ func TestStatsAccuracy(t *testing.T) {
 		t.Skip("loads a table")
 	}
 	n := statsLoadSize(t)
-	for _, mem := range []uint64{0, 1 << 20} {
+	for _, mem := range []uint64{0, 1 << 20, 64 << 20} {
 		t.Run(fmt.Sprintf("memtable=%d", mem), func(t *testing.T) {
 			db, err := Open(t.TempDir(), &Options{NoSync: true, MemTableSize: mem})
 			require.NoError(t, err)

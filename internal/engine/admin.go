@@ -68,58 +68,49 @@ var statsCountBudget = 20_000
 // (memtables included, overwritten and deleted keys not), which is the
 // exact count of a span that holds no more; past that, the keys of the
 // rest of the span are its disk usage times the keys per byte of the
-// part counted, so the cost stays bounded whatever the span's size. The
+// part counted, so the cost stays bounded whatever the span's size.
+// Counting goes on while every key counted is still only in memtables
+// (no disk usage to scale by), which hold a bounded amount. The
 // extrapolation assumes the rest's keys are about the size of the first
 // ones, and keys of the rest still only in a memtable count only as far
 // as the counted part held memtable keys too.
 func (db *Engine) spanStats(start, end []byte) (driver.TableStats, error) {
-	levels, err := db.pdb.SSTables(pebble.WithProperties(), pebble.WithKeyRangeFilter(start, end),
-		pebble.WithApproximateSpanBytes())
+	levels, err := db.pdb.SSTables(pebble.WithKeyRangeFilter(start, end), pebble.WithApproximateSpanBytes())
 	if err != nil {
 		return driver.TableStats{}, err
 	}
 	var st driver.TableStats
-	var fileKeys float64
 	for _, level := range levels {
 		for _, f := range level {
 			st.Bytes += int64(f.ApproximateSpanBytes)
-			if f.Properties == nil || f.Size == 0 {
-				continue
-			}
-			live := float64(f.Properties.NumEntries) - float64(f.Properties.NumDeletions)
-			if live <= 0 {
-				continue
-			}
-			frac := 1.0
-			if f.ApproximateSpanBytes < f.Size && f.Properties.DataSize > 0 {
-				frac = min(1, float64(f.ApproximateSpanBytes)/float64(f.Properties.DataSize))
-			}
-			fileKeys += live * frac
 		}
 	}
 	counted, next, err := db.countKeys(start, end, statsCountBudget)
 	if err != nil {
 		return driver.TableStats{}, err
 	}
-	if next == nil {
-		st.Entities = int64(counted)
-		return st, nil
+	for next != nil {
+		head, err := db.pdb.EstimateDiskUsage(start, next)
+		if err != nil {
+			return driver.TableStats{}, err
+		}
+		if head > 0 {
+			rest, err := db.pdb.EstimateDiskUsage(next, end)
+			if err != nil {
+				return driver.TableStats{}, err
+			}
+			st.Entities = int64(counted) + int64(float64(counted)*float64(rest)/float64(head)+0.5)
+			return st, nil
+		}
+		// The keys counted so far are all in memtables, which hold a
+		// bounded amount: no density to scale by yet, so count on.
+		more, after, err := db.countKeys(next, end, statsCountBudget)
+		if err != nil {
+			return driver.TableStats{}, err
+		}
+		counted, next = counted+more, after
 	}
-	head, err := db.pdb.EstimateDiskUsage(start, next)
-	if err != nil {
-		return driver.TableStats{}, err
-	}
-	rest, err := db.pdb.EstimateDiskUsage(next, end)
-	if err != nil {
-		return driver.TableStats{}, err
-	}
-	if head == 0 {
-		// The counted keys are all in memtables: no density to scale by,
-		// so the files' own counts stand for the rest.
-		st.Entities = int64(counted) + int64(fileKeys+0.5)
-		return st, nil
-	}
-	st.Entities = int64(counted) + int64(float64(counted)*float64(rest)/float64(head)+0.5)
+	st.Entities = int64(counted)
 	return st, nil
 }
 
