@@ -456,8 +456,8 @@ func (p *Page) next() (plan.Key, bool) {
 
 // ContinuationFromNext returns the token for Azure's continuation pair
 // (NextPartitionKey, NextRowKey), such as a client that speaks Azure's
-// protocol sends back. Two empty values give "": the position ('', '')
-// is the table's first, where a forward query starts anyway. Keys that
+// protocol sends back. Two empty values give "": the position of two
+// empty keys is the table's first, where a forward query starts anyway. Keys that
 // break the key rules are InvalidInput.
 func ContinuationFromNext(nextPartitionKey, nextRowKey string) (string, error) {
 	if nextPartitionKey == "" && nextRowKey == "" {

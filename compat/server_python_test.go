@@ -65,7 +65,7 @@ func TestPythonTLS(t *testing.T) {
 
 // TestPythonEmptyKeys drives azure-data-tables with empty PartitionKey
 // and RowKey values, which Azure allows: writes, reads, a transaction, a
-// filter on '' and paging across the empty keys.
+// filter on the empty partition and paging across the empty keys.
 func TestPythonEmptyKeys(t *testing.T) {
 	py := pythonWithTables(t)
 	srv := tablestoretest.NewTLSServerWithOptions(t, nil)

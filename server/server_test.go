@@ -228,7 +228,7 @@ func TestSASRange(t *testing.T) {
 
 // TestSASRangeEmptyKeys: a SAS key range may name empty keys, which are
 // bounds like any other: spk= srk= admits every entity, epk= erk= only
-// ('', '').
+// the entity whose keys are both empty.
 func TestSASRangeEmptyKeys(t *testing.T) {
 	from := &sasGrant{hasSPK: true, hasSRK: true}
 	upto := &sasGrant{hasEPK: true, hasERK: true}
