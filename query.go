@@ -427,7 +427,9 @@ func checkContinuationKey(s string) string {
 
 // NextPartitionKey returns the PartitionKey of the position the next page
 // starts at, Azure's x-ms-continuation-NextPartitionKey; "" when the query
-// is complete (or the Continuation is not a valid token).
+// is complete (or the Continuation is not a valid token). An empty key is
+// a valid position too: Continuation, not this, tells whether more
+// remains.
 func (p *Page) NextPartitionKey() string {
 	k, ok := p.next()
 	if !ok {
@@ -437,7 +439,8 @@ func (p *Page) NextPartitionKey() string {
 }
 
 // NextRowKey returns the RowKey of the position the next page starts at,
-// Azure's x-ms-continuation-NextRowKey; "" when the query is complete.
+// Azure's x-ms-continuation-NextRowKey; "" when the query is complete, or
+// when that RowKey is empty (see NextPartitionKey).
 func (p *Page) NextRowKey() string {
 	k, ok := p.next()
 	if !ok {
