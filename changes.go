@@ -339,7 +339,9 @@ type ChangesQuery struct {
 	// From is where to start; the zero Cursor is the beginning.
 	From Cursor
 	// PartitionKey, when not "", reads only the changes of that
-	// partition (and the final drop).
+	// partition (and the final drop). "" reads every partition's, so
+	// the changes of the empty partition key are read among them (each
+	// Change names its keys).
 	PartitionKey string
 	// Follow keeps reading after the end: the iteration then waits for
 	// new commits (woken by them, not by polling) until ctx ends, the

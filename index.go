@@ -69,10 +69,10 @@ type IndexInfo struct {
 	// build's last figures; an index opened from disk reports zeros.
 	Done, Total int64
 	// Entries and Bytes estimate the index's entries and the disk space
-	// they take, from the store's metadata as Table.Stats estimates a
-	// table's: entries of deleted or overwritten entities not yet
-	// compacted away may be counted, and the newest writes, still in
-	// memory, are not. Zero when the driver cannot estimate.
+	// they take, as Table.Stats estimates a table's: up to 20,000 entries
+	// are counted, the rest estimated from disk usage; Bytes leave out
+	// the newest writes, still in memory. Zero when the driver cannot
+	// estimate.
 	Entries, Bytes int64
 }
 

@@ -21,8 +21,8 @@ import (
 // in a batch) before anything is read or written. Its queries read
 // nothing outside the partition.
 //
-// An invalid partition key (empty, too long, or holding a forbidden
-// character) makes every operation fail with the key codes of
+// The empty partition key is valid, as on Azure. An invalid one (too
+// long, or holding a forbidden character) makes every operation fail with the key codes of
 // Table.Insert.
 type Partition struct {
 	t  *Table

@@ -65,13 +65,25 @@ func TestPartitionWrites(t *testing.T) {
 	requireCode(t, err, CodeResourceNotFound)
 
 	// An invalid partition key fails every operation with the key codes.
-	bad := tb.Partition("")
-	requireCode(t, bad.Insert(ctx, &Entity{RowKey: "r"}), CodePropertiesNeedValue)
+	bad := tb.Partition("a/b")
+	requireCode(t, bad.Insert(ctx, &Entity{RowKey: "r"}), CodeOutOfRangeInput)
 	_, err = bad.Get(ctx, "r", nil)
-	requireCode(t, err, CodePropertiesNeedValue)
+	requireCode(t, err, CodeOutOfRangeInput)
 	_, err = bad.QueryPage(ctx, Query{})
-	requireCode(t, err, CodePropertiesNeedValue)
-	requireCode(t, tb.Partition("a/b").Insert(ctx, &Entity{RowKey: "r"}), CodeOutOfRangeInput)
+	requireCode(t, err, CodeOutOfRangeInput)
+
+	// The empty partition key is a partition like any other.
+	empty := tb.Partition("")
+	require.NoError(t, empty.Insert(ctx, &Entity{RowKey: ""}))
+	require.NoError(t, empty.Insert(ctx, &Entity{RowKey: "r"}))
+	got, err = empty.Get(ctx, "", nil)
+	require.NoError(t, err)
+	require.Equal(t, [2]string{"", ""}, [2]string{got.PartitionKey, got.RowKey})
+	page, err := empty.QueryPage(ctx, Query{})
+	require.NoError(t, err)
+	require.Len(t, page.Entities, 2)
+	require.Equal(t, "", page.Entities[0].RowKey)
+	require.Equal(t, "r", page.Entities[1].RowKey)
 }
 
 func TestPartitionBatch(t *testing.T) {
@@ -189,7 +201,7 @@ func TestPartitionDeleteRange(t *testing.T) {
 	requireCode(t, p.DeleteRange(ctx, "r2", "r1"), CodeInvalidInput)
 	requireCode(t, p.DeleteRange(ctx, "a/b", ""), CodeOutOfRangeInput)
 	requireCode(t, p.DeleteRange(ctx, "", "a#b"), CodeOutOfRangeInput)
-	requireCode(t, tb.Partition("").DeleteAll(ctx), CodePropertiesNeedValue)
+	requireCode(t, tb.Partition("a?b").DeleteAll(ctx), CodeOutOfRangeInput)
 	_, err := p.Get(ctx, "r00", nil)
 	require.NoError(t, err, "rejected deletions change nothing")
 	requireCode(t, tb.db.Table("missing").Partition("b").DeleteAll(ctx), CodeTableNotFound)

@@ -243,6 +243,10 @@ func (pq *preparedQuery) resume(k plan.Key, table string) {
 	} else {
 		pq.ranges = pq.plan.From(k)
 	}
+	// The driver gets the ranges already cut at k: ('', '') is a valid
+	// position, and a request naming it reads like one naming none, which
+	// is the same forward but would restart a reverse read at the end.
+	pq.req.Ranges = pq.ranges
 }
 
 // filterError turns an error of package filter into an *Error with the
@@ -411,14 +415,10 @@ func decodeContinuation(tok string) (k plan.Key, reverse bool, table string, err
 }
 
 // checkContinuationKey applies the key rules (entityenc.ValidateKey) to
-// one key of a position, except that a position's key may be empty
-// (Azure's NextRowKey may be). Control characters are among the bytes it
-// rejects, so a position stays inside its table's key span. It returns
-// why s is not acceptable, or "".
+// one key of a position; "" is a valid key. Control characters are among
+// the bytes it rejects, so a position stays inside its table's key span.
+// It returns why s is not acceptable, or "".
 func checkContinuationKey(s string) string {
-	if s == "" {
-		return ""
-	}
 	if err := entityenc.ValidateKey("key", s); err != nil {
 		return err.(*entityenc.Error).Message
 	}
@@ -427,7 +427,9 @@ func checkContinuationKey(s string) string {
 
 // NextPartitionKey returns the PartitionKey of the position the next page
 // starts at, Azure's x-ms-continuation-NextPartitionKey; "" when the query
-// is complete (or the Continuation is not a valid token).
+// is complete (or the Continuation is not a valid token). An empty key is
+// a valid position too: Continuation, not this, tells whether more
+// remains.
 func (p *Page) NextPartitionKey() string {
 	k, ok := p.next()
 	if !ok {
@@ -437,7 +439,8 @@ func (p *Page) NextPartitionKey() string {
 }
 
 // NextRowKey returns the RowKey of the position the next page starts at,
-// Azure's x-ms-continuation-NextRowKey; "" when the query is complete.
+// Azure's x-ms-continuation-NextRowKey; "" when the query is complete, or
+// when that RowKey is empty (see NextPartitionKey).
 func (p *Page) NextRowKey() string {
 	k, ok := p.next()
 	if !ok {
@@ -456,8 +459,9 @@ func (p *Page) next() (plan.Key, bool) {
 
 // ContinuationFromNext returns the token for Azure's continuation pair
 // (NextPartitionKey, NextRowKey), such as a client that speaks Azure's
-// protocol sends back. Two empty values mean no continuation and give "".
-// Keys that break the key rules are InvalidInput.
+// protocol sends back. Two empty values give "": the position of two
+// empty keys is the table's first, where a forward query starts anyway. Keys that
+// break the key rules are InvalidInput.
 func ContinuationFromNext(nextPartitionKey, nextRowKey string) (string, error) {
 	if nextPartitionKey == "" && nextRowKey == "" {
 		return "", nil

@@ -65,7 +65,7 @@ var rawScratch = sync.Pool{New: func() any { return new(wire.RecordScratch) }}
 // entity's are checked by the write, in the order a write of that Entity
 // checks them, with the same errors. On error e holds no entity; the
 // literal null leaves e unchanged and is no error (a write of a zero
-// RawEntity then fails with PropertiesNeedValue, as for an Entity).
+// RawEntity then fails with InvalidInput: it holds no entity).
 func (e *RawEntity) UnmarshalJSON(data []byte) error {
 	if string(bytes.TrimSpace(data)) == "null" {
 		return nil

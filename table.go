@@ -90,7 +90,7 @@ func (t *Table) get(ctx context.Context, partitionKey, rowKey string, opts *GetO
 
 // Insert adds a new entity. On success it sets e.Timestamp and e.ETag.
 // Errors: EntityAlreadyExists, TableNotFound, and the validation codes
-// (PropertiesNeedValue, OutOfRangeInput, KeyValueTooLarge,
+// (OutOfRangeInput, KeyValueTooLarge,
 // PropertyNameInvalid, PropertyNameTooLong, InvalidValueType,
 // PropertyValueTooLarge, TooManyProperties, EntityTooLarge, InvalidInput).
 func (t *Table) Insert(ctx context.Context, e *Entity) error {

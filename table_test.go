@@ -210,7 +210,6 @@ func TestInvalidInputChangesNothing(t *testing.T) {
 		{nil, "a/b", CodeOutOfRangeInput},
 		{nil, "a\tb", CodeOutOfRangeInput},
 		{nil, strings.Repeat("k", 1025), CodeKeyValueTooLarge},
-		{nil, "", CodePropertiesNeedValue},
 	}
 	for _, b := range bad {
 		e := &Entity{PartitionKey: b.pk, RowKey: "r", Properties: b.props}

@@ -116,7 +116,7 @@ func clientOptions(opts *Options) *aztables.ClientOptions {
 	if opts != nil {
 		co.ClientOptions = opts.Client
 	}
-	co.PerCallPolicies = append(append([]policy.Policy(nil), co.PerCallPolicies...), quotePolicy{})
+	co.PerCallPolicies = append(append([]policy.Policy(nil), co.PerCallPolicies...), emptyKeyPolicy{}, quotePolicy{})
 	return co
 }
 

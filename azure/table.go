@@ -45,7 +45,8 @@ func (t *table) Get(ctx context.Context, pk, rk string, sel []string) (driver.Ro
 	}
 	defer t.c.end()
 	var raw *http.Response
-	resp, err := t.client.GetEntity(policy.WithCaptureResponse(ctx, &raw), pk, rk, nil)
+	ctx, sdkPK := sdkPartitionKey(ctx, pk)
+	resp, err := t.client.GetEntity(policy.WithCaptureResponse(ctx, &raw), sdkPK, rk, nil)
 	if err != nil {
 		return driver.Row{}, mapError(err, opEntity)
 	}
@@ -71,7 +72,9 @@ func (t *table) Commit(ctx context.Context, actions []driver.Action) (driver.Com
 				return driver.CommitResult{}, fmt.Errorf("azure: the record of (%q, %q) does not decode: %w", a.PartitionKey, a.RowKey, err)
 			}
 		}
-		b, err := entityJSON(a.PartitionKey, a.RowKey, props)
+		var pk string
+		ctx, pk = sdkPartitionKey(ctx, a.PartitionKey)
+		b, err := entityJSON(pk, a.RowKey, props)
 		if err != nil {
 			return driver.CommitResult{}, err
 		}
@@ -113,7 +116,8 @@ func (t *table) commitOne(ctx context.Context, a driver.Action, body []byte) (dr
 		r, err = t.client.UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: updateMode(a.Type)})
 		etag = r.ETag
 	case driver.ActionDelete:
-		_, err = t.client.DeleteEntity(ctx, a.PartitionKey, a.RowKey, &aztables.DeleteEntityOptions{IfMatch: &ifMatch})
+		ctx, pk := sdkPartitionKey(ctx, a.PartitionKey)
+		_, err = t.client.DeleteEntity(ctx, pk, a.RowKey, &aztables.DeleteEntityOptions{IfMatch: &ifMatch})
 	}
 	if err != nil {
 		return driver.CommitResult{}, mapError(err, opEntity)

@@ -62,3 +62,13 @@ func TestPythonTLS(t *testing.T) {
 	runPython(t, py, "TABLES_CONNECTION_STRING="+srv.ConnectionString(), "TABLES_CA_FILE="+srv.TLS().CAFile,
 		"TABLES_SCENARIOS=tls_basics")
 }
+
+// TestPythonEmptyKeys drives azure-data-tables with empty PartitionKey
+// and RowKey values, which Azure allows: writes, reads, a transaction, a
+// filter on the empty partition and paging across the empty keys.
+func TestPythonEmptyKeys(t *testing.T) {
+	py := pythonWithTables(t)
+	srv := tablestoretest.NewTLSServerWithOptions(t, nil)
+	runPython(t, py, "TABLES_CONNECTION_STRING="+srv.ConnectionString(), "TABLES_CA_FILE="+srv.TLS().CAFile,
+		"TABLES_SCENARIOS=empty_keys")
+}

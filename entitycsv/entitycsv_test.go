@@ -306,6 +306,12 @@ func TestEntityErrors(t *testing.T) {
 	_, err = h.Entity(row("a", "", "", "", ""))
 	require.ErrorIs(t, err, tablestore.ErrPropertiesNeedValue)
 	require.ErrorContains(t, err, "no RowKey")
+	// Quoted, the empty cells are the empty keys, which Azure allows.
+	quoted := row("", "", "", "", "")
+	quoted.Quoted[0], quoted.Quoted[1] = true, true
+	both, err := h.Entity(quoted)
+	require.NoError(t, err)
+	require.Equal(t, [2]string{"", ""}, [2]string{both.PartitionKey, both.RowKey})
 	_, err = h.Entity(row("a", "b", "1", "2", ""))
 	require.ErrorIs(t, err, tablestore.ErrDuplicatePropertiesSpecified)
 	require.ErrorContains(t, err, `the property "A" has values in two columns`)

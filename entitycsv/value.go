@@ -20,7 +20,8 @@ import (
 // differs from the header's, a cell that is not text of its column's type,
 // or a string that is not valid UTF-8; OutOfRangeInput for a DateTime
 // outside years 1 to 9999; PropertiesNeedValue for no PartitionKey or
-// RowKey; DuplicatePropertiesSpecified for one name with values in two
+// RowKey (an empty unquoted cell: a quoted "" is the empty key, which
+// Azure allows); DuplicatePropertiesSpecified for one name with values in two
 // columns. Property names are left to the store to check.
 func (h Header) Entity(rec Record) (*tablestore.Entity, error) {
 	if len(rec.Fields) != len(h) || len(rec.Quoted) != len(rec.Fields) {

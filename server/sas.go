@@ -22,23 +22,6 @@ type sasGrant struct {
 	hasSPK, hasSRK, hasEPK, hasERK bool
 }
 
-// sasVersions are the storage service versions a signature's sv may name:
-// Azure's, from 2015-04-05 (the first whose string-to-sign this server
-// computes, with signedIP and signedProtocol) to 2025-11-05. The SDKs
-// sign 2019-02-02.
-var sasVersions = map[string]bool{
-	"2015-04-05": true, "2015-07-08": true, "2015-12-11": true, "2016-05-31": true,
-	"2017-04-17": true, "2017-07-29": true, "2017-11-09": true, "2018-03-28": true,
-	"2018-11-09": true, "2019-02-02": true, "2019-07-07": true, "2019-10-10": true,
-	"2019-12-12": true, "2020-02-10": true, "2020-04-08": true, "2020-06-12": true,
-	"2020-08-04": true, "2020-10-02": true, "2020-12-06": true, "2021-02-12": true,
-	"2021-04-10": true, "2021-06-08": true, "2021-08-06": true, "2021-10-04": true,
-	"2021-12-02": true, "2022-11-02": true, "2023-01-03": true, "2023-05-03": true,
-	"2023-08-03": true, "2023-11-03": true, "2024-02-04": true, "2024-05-04": true,
-	"2024-08-04": true, "2024-11-04": true, "2025-01-05": true, "2025-05-05": true,
-	"2025-07-05": true, "2025-11-05": true,
-}
-
 // sasTimeLayouts are the ISO 8601 forms accepted for st and se.
 var sasTimeLayouts = []string{
 	"2006-01-02T15:04:05.9999999Z07:00",
@@ -69,7 +52,7 @@ func (h *handler) checkSAS(r *http.Request, res resource) (*sasGrant, error) {
 	if sv == "" {
 		return nil, sasFailed("the signature has no sv (version).")
 	}
-	if !sasVersions[sv] {
+	if !knownVersion[sv] {
 		return nil, sasFailed("sv is not a storage service version this server accepts (2015-04-05 or later).")
 	}
 	switch get("spr") {

@@ -226,6 +226,52 @@ func TestSASRange(t *testing.T) {
 	}
 }
 
+// TestSASRangeEmptyKeys: a SAS key range may name empty keys, which are
+// bounds like any other: spk= srk= admits every entity, epk= erk= only
+// the entity whose keys are both empty.
+func TestSASRangeEmptyKeys(t *testing.T) {
+	from := &sasGrant{hasSPK: true, hasSRK: true}
+	upto := &sasGrant{hasEPK: true, hasERK: true}
+	part := &sasGrant{hasSPK: true, hasEPK: true, srk: "m", hasSRK: true}
+	for _, tc := range []struct {
+		pk, rk           string
+		from, upto, part bool
+	}{
+		{"", "", true, true, false}, {"", "a", true, false, false}, {"", "m", true, false, true},
+		{"", "z", true, false, true}, {"a", "", true, false, false},
+	} {
+		if from.inRange(tc.pk, tc.rk) != tc.from || upto.inRange(tc.pk, tc.rk) != tc.upto || part.inRange(tc.pk, tc.rk) != tc.part {
+			t.Errorf("(%q,%q): from %v upto %v part %v", tc.pk, tc.rk, from.inRange(tc.pk, tc.rk), upto.inRange(tc.pk, tc.rk), part.inRange(tc.pk, tc.rk))
+		}
+	}
+	got := (&request{sas: upto}).mustRestrict(t, "X eq 1")
+	if want := "X eq 1 and (PartitionKey lt '' or PartitionKey eq '' and RowKey le '')"; got != want {
+		t.Fatalf("restricted filter\n got %s\nwant %s", got, want)
+	}
+
+	hd, db := newTestHandler(t, nil)
+	tb := db.Table("things")
+	for _, k := range [][2]string{{"", ""}, {"", "r"}, {"p", ""}} {
+		if err := tb.Insert(context.Background(), &tablestore.Entity{PartitionKey: k[0], RowKey: k[1]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	future := time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04:05Z")
+	q := signServiceSAS(map[string]string{"sv": "2026-06-06", "tn": "things", "sp": "r", "se": future, "epk": "", "erk": ""})
+	w := serve(hd, httptest.NewRequest("GET", "/devstoreaccount1/things()?$format=application/json;odata=nometadata&"+q, nil))
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `"PartitionKey":"","RowKey":""`) || strings.Count(w.Body.String(), "PartitionKey") != 1 {
+		t.Fatalf("query under epk= erk=: %d %s", w.Code, w.Body)
+	}
+	w = serve(hd, httptest.NewRequest("GET", "/devstoreaccount1/things(PartitionKey='',RowKey='')?"+q, nil))
+	if w.Code != 200 {
+		t.Fatalf("get ('', '') under epk= erk=: %d %s", w.Code, w.Body)
+	}
+	w = serve(hd, httptest.NewRequest("GET", "/devstoreaccount1/things(PartitionKey='',RowKey='r')?"+q, nil))
+	if w.Code != 403 {
+		t.Fatalf("get ('', 'r') under epk= erk=: %d %s", w.Code, w.Body)
+	}
+}
+
 func (q *request) mustRestrict(t *testing.T, f string) string {
 	s, err := q.restrictFilter(f)
 	if err != nil {

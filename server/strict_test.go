@@ -189,13 +189,20 @@ func TestStrictServiceProperties(t *testing.T) {
 func TestSASVersion(t *testing.T) {
 	hd, _ := newTestHandler(t, nil)
 	future := time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04:05Z")
-	for _, tc := range []struct {
+	type versionCase struct {
 		sv     string
 		status int
-	}{
+	}
+	cases := []versionCase{
 		{"2019-02-02", 200}, {"2015-04-05", 200}, {"2021-06-08", 200}, {"2025-11-05", 200},
+		{"2026-02-06", 200}, {"2026-04-06", 200}, {"2026-06-06", 200},
 		{"garbage", 403}, {"2012-02-12", 403}, {"2019-02-03", 403}, {"", 403}, {"2019-02-02 ", 403},
-	} {
+		{"2026-06-07", 403},
+	}
+	for _, v := range serviceVersions {
+		cases = append(cases, versionCase{v, 200})
+	}
+	for _, tc := range cases {
 		q := signServiceSAS(map[string]string{"sv": tc.sv, "tn": "things", "sp": "r", "se": future})
 		w := serve(hd, httptest.NewRequest("GET", "/devstoreaccount1/things()?"+q, nil))
 		if w.Code != tc.status || tc.status == 403 && w.Header().Get("x-ms-error-code") != "AuthenticationFailed" {
@@ -246,5 +253,26 @@ func TestHostAccount(t *testing.T) {
 	r.Header.Set("Content-Type", "multipart/mixed; boundary="+batchBoundary)
 	if w := serve(hd, r); w.Code != http.StatusForbidden {
 		t.Errorf("batch naming another account: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestServiceVersions: the versions list is Azure's date format, in
+// order, without repeats, and every version in it is accepted in
+// x-ms-version and echoed.
+func TestServiceVersions(t *testing.T) {
+	hd, _ := newTestHandler(t, &Options{Anonymous: true})
+	for i, v := range serviceVersions {
+		if _, err := time.Parse("2006-01-02", v); err != nil {
+			t.Errorf("version %q is not a date: %v", v, err)
+		}
+		if i > 0 && serviceVersions[i-1] >= v {
+			t.Errorf("version %q does not follow %q", v, serviceVersions[i-1])
+		}
+		r := httptest.NewRequest("GET", "/devstoreaccount1/Tables", nil)
+		r.Header.Set("x-ms-version", v)
+		w := serve(hd, r)
+		if w.Code != 200 || w.Header().Get("x-ms-version") != v {
+			t.Errorf("x-ms-version %s: %d, echoed %q: %s", v, w.Code, w.Header().Get("x-ms-version"), w.Body)
+		}
 	}
 }

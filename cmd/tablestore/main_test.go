@@ -236,3 +236,17 @@ func TestFailureExitStatus(t *testing.T) {
 	require.Equal(t, exitFail, reportFailure(&b, "import", errors.New("boom")))
 	require.Equal(t, "tablestore import: boom\n", b.String())
 }
+
+// TestEmptyKeyCommands: put, get and delete take the empty keys Azure
+// allows, given as empty arguments.
+func TestEmptyKeyCommands(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	ok(t, "tables", "--store", store, "create", "People")
+	ok(t, "put", "--store", store, "People", `{"PartitionKey":"","RowKey":"","Name":"Ana"}`)
+	require.Contains(t, ok(t, "get", "--store", store, "People", "", "").stdout, `"Name":"Ana"`)
+	require.Contains(t, ok(t, "query", "--store", store, "People", "--filter", "PartitionKey eq ''").stdout, `"Name":"Ana"`)
+	ok(t, "delete", "--store", store, "People", "", "")
+	r := cli(t, "get", "--store", store, "People", "", "")
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, "ResourceNotFound")
+}

@@ -18,13 +18,12 @@ func statsCommand() *command {
 		args:    "[TABLE...]",
 		summary: "estimate entities and bytes per table",
 		help: `stats prints, for each named table (every table without names), an estimate
-of its entities and of the disk space its data takes, read from the
-metadata of the store's data files without reading the table, so it is
-quick whatever the table's size. Estimates are marked with "~": entities
-overwritten or deleted but not yet compacted away may be counted, a small
-table sharing data files with others is estimated to a few kilobytes'
-worth of entities, and the newest writes, still in memory, are not counted
-(the output says so when there are any). Under each table, one line per
+of its entities and of the disk space its data takes, in bounded time
+whatever the table's size: up to 20,000 entities are counted, the rest
+estimated from the disk usage of the table's key range. Estimates are
+marked with "~"; the newest writes, still in memory, are counted among
+the entities but not in the bytes (the output says so when there are
+any). Under each table, one line per
 secondary index estimates its entries and bytes the same way (the table's
 line does not include them). --exact also counts each table's entities by
 reading it.`,
@@ -125,7 +124,7 @@ tablestore stats --store data People --exact`,
 					fmt.Fprintln(out, "~ estimated from data-file metadata, without reading the tables")
 				}
 				if unflushed {
-					fmt.Fprintln(io.stderr, "stats: the newest writes are still in memory and not in the estimates")
+					fmt.Fprintln(io.stderr, "stats: the newest writes are still in memory and not in the byte estimates")
 				}
 				return nil
 			}

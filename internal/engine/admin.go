@@ -36,10 +36,9 @@ func (db *Engine) Checkpoint(ctx context.Context, dir string) error {
 	return nil
 }
 
-// TableStats implements driver.StatsReader from sstable metadata: the
-// bytes of every sstable that fall in the table's key span, and its
-// entries (less tombstones) scaled by the fraction of each sstable's
-// data inside the span. The memtable is not counted.
+// TableStats implements driver.StatsReader: the bytes of every sstable
+// that fall in the table's key span, and its entities as spanStats
+// counts or estimates them.
 func (db *Engine) TableStats(ctx context.Context, name string) (driver.TableStats, error) {
 	release, err := db.enter(ctx)
 	if err != nil {
@@ -59,36 +58,87 @@ func (db *Engine) TableStats(ctx context.Context, name string) (driver.TableStat
 	return st, nil
 }
 
-// spanStats estimates the keys and bytes of [start, end) from sstable
-// metadata, as TableStats describes; Unflushed is left false.
+// statsCountBudget is how many keys spanStats counts one by one before
+// it estimates the rest of a span; a variable for tests.
+var statsCountBudget = 20_000
+
+// spanStats estimates the keys and bytes of [start, end); Unflushed is
+// left false. Bytes are the sstables' bytes inside the span. Keys are
+// counted by reading the span's first statsCountBudget live keys
+// (memtables included, overwritten and deleted keys not), which is the
+// exact count of a span that holds no more; past that, the keys of the
+// rest of the span are its disk usage times the keys per byte of the
+// part counted, so the cost stays bounded whatever the span's size.
+// Counting goes on while every key counted is still only in memtables
+// (no disk usage to scale by), which hold a bounded amount. The
+// extrapolation assumes the rest's keys are about the size of the first
+// ones, and keys of the rest still only in a memtable count only as far
+// as the counted part held memtable keys too.
 func (db *Engine) spanStats(start, end []byte) (driver.TableStats, error) {
-	levels, err := db.pdb.SSTables(pebble.WithProperties(), pebble.WithKeyRangeFilter(start, end),
-		pebble.WithApproximateSpanBytes())
+	levels, err := db.pdb.SSTables(pebble.WithKeyRangeFilter(start, end), pebble.WithApproximateSpanBytes())
 	if err != nil {
 		return driver.TableStats{}, err
 	}
 	var st driver.TableStats
-	var entities float64
 	for _, level := range levels {
 		for _, f := range level {
 			st.Bytes += int64(f.ApproximateSpanBytes)
-			if f.Properties == nil || f.Size == 0 {
-				continue
-			}
-			live := float64(f.Properties.NumEntries) - float64(f.Properties.NumDeletions)
-			if live <= 0 {
-				continue
-			}
-			// A file inside the span counts whole; for one that straddles
-			// it, the span's share of its data blocks (the estimate of a
-			// partial span leaves out index and filter blocks).
-			frac := 1.0
-			if f.ApproximateSpanBytes < f.Size && f.Properties.DataSize > 0 {
-				frac = min(1, float64(f.ApproximateSpanBytes)/float64(f.Properties.DataSize))
-			}
-			entities += live * frac
 		}
 	}
-	st.Entities = int64(entities + 0.5)
+	counted, next, err := db.countKeys(start, end, statsCountBudget)
+	if err != nil {
+		return driver.TableStats{}, err
+	}
+	for next != nil {
+		head, err := db.pdb.EstimateDiskUsage(start, next)
+		if err != nil {
+			return driver.TableStats{}, err
+		}
+		if head > 0 {
+			rest, err := db.pdb.EstimateDiskUsage(next, end)
+			if err != nil {
+				return driver.TableStats{}, err
+			}
+			st.Entities = int64(counted) + int64(float64(counted)*float64(rest)/float64(head)+0.5)
+			return st, nil
+		}
+		// The keys counted so far are all in memtables, which hold a
+		// bounded amount: no density to scale by yet, so count on.
+		more, after, err := db.countKeys(next, end, statsCountBudget)
+		if err != nil {
+			return driver.TableStats{}, err
+		}
+		counted, next = counted+more, after
+	}
+	st.Entities = int64(counted)
 	return st, nil
+}
+
+// countKeys counts the live keys of [start, end) up to limit; next is the
+// first key not counted, nil when the span holds no more than limit.
+func (db *Engine) countKeys(start, end []byte, limit int) (n int, next []byte, err error) {
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
+	if err != nil {
+		return 0, nil, err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		if n == limit {
+			next = append([]byte(nil), it.Key()...)
+			break
+		}
+		n++
+	}
+	if err := it.Close(); err != nil {
+		return 0, nil, err
+	}
+	return n, next, nil
+}
+
+// SetStatsCountBudget sets how many keys a size estimate counts before it
+// extrapolates, and returns a function restoring the previous budget. It
+// lets tests check the extrapolation on small tables.
+func SetStatsCountBudget(n int) (restore func()) {
+	old := statsCountBudget
+	statsCountBudget = n
+	return func() { statsCountBudget = old }
 }

@@ -23,10 +23,8 @@ const (
 )
 
 // ValidateKey checks a PartitionKey or RowKey value; which names the key
-// in messages. Errors:
-//   - PropertiesNeedValue: v is empty. Azure may accept empty keys; we do
-//     not, because an unset string field of a Go struct is empty too and
-//     the two cannot be told apart.
+// in messages. The empty string is a valid key, as on Azure; a missing
+// key is the caller's to refuse (PropertiesNeedValue). Errors:
 //   - OutOfRangeInput: v contains '/', '\\', '#', '?', U+0000-U+001F,
 //     U+007F-U+009F, or is not valid UTF-8.
 //   - KeyValueTooLarge: v is longer than 1024 UTF-16 code units.
@@ -38,9 +36,6 @@ func ValidateKey(which, v string) error {
 // KeyUnits is ValidateKey that also returns v's length in UTF-16 code
 // units.
 func KeyUnits(which, v string) (int, error) {
-	if v == "" {
-		return 0, Errorf(edm.CodePropertiesNeedValue, "the %s value is empty", which)
-	}
 	if len(v) <= limits.MaxKeyUTF16 && plainKey(v) {
 		return len(v), nil // ASCII: a unit per byte
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tablestore/tablestore/filter"
 )
 
 func TestEntityKeyOrderMatchesKeyOrder(t *testing.T) {
@@ -57,4 +59,36 @@ func TestSpansContainTheirKeys(t *testing.T) {
 	require.False(t, in(Entity(nil, 6, "", ""), ts, te))
 	require.False(t, in(Entity(nil, 4, "zz", "zz"), ts, te))
 	require.Equal(t, append(Entity(nil, 1, "a", "b"), 0), Successor(Entity(nil, 1, "a", "b")))
+}
+
+// TestEmptyKeys checks the keys of entities with empty keys: (”, ”) is
+// the table's first key, the partition ” holds exactly its rows, and
+// index entries of such entities split back into the same keys.
+func TestEmptyKeys(t *testing.T) {
+	first := Entity(nil, 3, "", "")
+	require.Equal(t, append(TablePrefix(nil, 3), Sep), first)
+	ts, _ := TableSpan(3)
+	require.Equal(t, 1, bytes.Compare(first, ts), "after the bare table prefix")
+	ps, pe := PartitionSpan(3, "")
+	in := func(k []byte) bool { return bytes.Compare(k, ps) >= 0 && bytes.Compare(k, pe) < 0 }
+	require.Equal(t, first, ps, "the empty partition starts at ('', '')")
+	for _, k := range [][]byte{first, Entity(nil, 3, "", "r"), Entity(nil, 3, "", "\U0010ffff")} {
+		require.True(t, in(k), "%q", k)
+	}
+	for _, k := range [][]byte{Entity(nil, 3, "a", ""), Entity(nil, 3, " ", ""), Entity(nil, 4, "", ""), IndexPrefix(nil, 3, 1)} {
+		require.False(t, in(k), "%q", k)
+	}
+	_, ee := EntitySpan(3)
+	require.Equal(t, -1, bytes.Compare(Entity(nil, 3, "", ""), ee))
+	tuple := AppendValue(nil, filter.Value{Type: filter.TypeString, Bytes: []byte("")})
+	for _, partitioned := range []bool{false, true} {
+		for _, c := range []struct{ pk, rk string }{{"", ""}, {"", "r"}, {"p", ""}} {
+			suffix := AppendIndexSuffix(nil, partitioned, tuple, c.pk, c.rk)
+			tu, pk, rk, err := SplitIndexSuffix(suffix, 1, partitioned)
+			require.NoError(t, err)
+			require.Equal(t, tuple, tu)
+			require.Equal(t, c.pk, string(pk))
+			require.Equal(t, c.rk, string(rk))
+		}
+	}
 }

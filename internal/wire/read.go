@@ -125,11 +125,15 @@ func (o *object) key(which string) (string, error) {
 }
 
 // keyError is the error for PartitionKey or RowKey (which) when it is
-// absent (found false), annotated other than Edm.String, or not a JSON
+// absent (found false) or null, annotated other than Edm.String, or not a JSON
 // string (kind), and nil when it is acceptable.
 func keyError(which string, found bool, kind uint8, annotation string, annotated bool) error {
 	if !found {
 		return entityenc.Errorf(edm.CodePropertiesNeedValue, "the entity has no %s", which)
+	}
+	if kind == kindNull {
+		// A null key is no key: Azure allows "" but not null.
+		return entityenc.Errorf(edm.CodePropertiesNeedValue, "the entity's %s is null", which)
 	}
 	if annotated && annotation != "Edm.String" {
 		return entityenc.Errorf(edm.CodeInvalidInput, "%s must be an Edm.String, not %s", which, entityenc.QuoteShort(annotation))

@@ -185,6 +185,8 @@ func TestDecodeRecordDecisions(t *testing.T) {
 		{"a duplicate by escape", `{"A":1,"\u0041":2}`, edm.CodeDuplicatePropertiesSpecified, `property "A"`, 0},
 		{"a duplicate annotation before its bad value", `{"A@odata.type":"Edm.Int32","A@odata.type":1}`, edm.CodeDuplicatePropertiesSpecified, `annotation "A@odata.type"`, 0},
 		{"a missing key before a duplicate ignored key", `{"odata.id":1,"RowKey":"r"}`, edm.CodePropertiesNeedValue, "no PartitionKey", 0},
+		{"a null key", `{"PartitionKey":"","RowKey":null}`, edm.CodePropertiesNeedValue, "RowKey is null", 0},
+		{"empty keys", `{"PartitionKey":"","RowKey":"","A":1}`, "", "", 1},
 		{"a bad value before an oversize one earlier by name", `{` + keys + `,"A":"` + strings.Repeat("x", 40000) + `","B@odata.type":"Edm.Int32","B":"x"}`, edm.CodeInvalidInput, `property "B"`, 0},
 		{"an oversize value", `{` + keys + `,"A":"` + strings.Repeat("x", 40000) + `"}`, edm.CodePropertyValueTooLarge, `property "A"`, 0},
 		{"a DateTime before 1601", `{` + keys + `,"A@odata.type":"Edm.DateTime","A":"1600-01-01T00:00:00Z"}`, edm.CodeOutOfRangeInput, `property "A"`, 0},

@@ -183,8 +183,8 @@ var tableBases = []string{"alpha", "Beta", "gamma7", "DeltaTable"}
 const missingTableName = "NoSuchTable"
 
 var (
-	pkPool   = []string{"p0", "p1", "p2", "p3", "P1", "pé", "p q", "p'x", "日本", "p1a"}
-	rkPool   = []string{"r00", "r01", "r02", "r03", "r04", "r05", "r06", "r07", "r08", "r09", "r10", "r11", "R00", "r'1", "r 2", "ü", "r1", "r100"}
+	pkPool   = []string{"", "p0", "p1", "p2", "p3", "P1", "pé", "p q", "p'x", "日本", "p1a"}
+	rkPool   = []string{"", "r00", "r01", "r02", "r03", "r04", "r05", "r06", "r07", "r08", "r09", "r10", "r11", "R00", "r'1", "r 2", "ü", "r1", "r100"}
 	propPool = []string{"A", "B", "C", "Name", "Count", "Flag", "When", "Id", "Blob", "Price", "_x", "Big"}
 	// selectPool adds a name no entity has, and the system properties.
 	selectPool = []string{"A", "B", "C", "Name", "Count", "Flag", "When", "Id", "Blob", "Price", "_x", "Big", "Missing", "PartitionKey", "RowKey", "Timestamp"}
@@ -469,7 +469,7 @@ func (g *generator) invalidWrite() {
 	if !ok {
 		return
 	}
-	e, code := g.invalidEntity(table, "")
+	e, code := g.invalidEntity(table, nil)
 	op := Op{table: table, kept: g.kept(), entity: e, want: code}
 	switch g.rng.Intn(3) {
 	case 0:
@@ -485,12 +485,13 @@ func (g *generator) invalidWrite() {
 // invalidEntity returns an entity with exactly one problem and the code
 // the problem must produce.
 //
-// If pk is not "", the entity has that PartitionKey and the problem is
-// elsewhere (a transaction reports a different partition first).
-func (g *generator) invalidEntity(table, pk string) (*ts.Entity, ts.Code) {
+// If pk is not nil, the entity has that PartitionKey (which may be "")
+// and the problem is elsewhere (a transaction reports a different
+// partition first).
+func (g *generator) invalidEntity(table string, pk *string) (*ts.Entity, ts.Code) {
 	e := g.randomEntity(table)
-	if pk != "" {
-		e.PartitionKey = pk
+	if pk != nil {
+		e.PartitionKey = *pk
 	}
 	switch g.rng.Intn(17) {
 	case 13:
@@ -507,7 +508,7 @@ func (g *generator) invalidEntity(table, pk string) (*ts.Entity, ts.Code) {
 		return e, ts.CodeInvalidInput
 	case 0:
 		bad := "bad" + string("/\\#?\t\n\x00\x1f\x7f"[g.rng.Intn(9)]) + "key"
-		if pk == "" && g.rng.Intn(2) == 0 {
+		if pk == nil && g.rng.Intn(2) == 0 {
 			e.PartitionKey = bad
 		} else {
 			e.RowKey = bad
@@ -517,12 +518,12 @@ func (g *generator) invalidEntity(table, pk string) (*ts.Entity, ts.Code) {
 		e.RowKey = "r\u0085"
 		return e, ts.CodeOutOfRangeInput
 	case 2:
-		if pk == "" && g.rng.Intn(2) == 0 {
-			e.PartitionKey = ""
+		if pk == nil && g.rng.Intn(2) == 0 {
+			e.PartitionKey = "p\u009f"
 		} else {
-			e.RowKey = ""
+			e.RowKey = "\u007f"
 		}
-		return e, ts.CodePropertiesNeedValue
+		return e, ts.CodeOutOfRangeInput
 	case 3:
 		e.RowKey = strings.Repeat("k", 1025)
 		return e, ts.CodeKeyValueTooLarge
@@ -696,7 +697,7 @@ func (g *generator) transaction() {
 	case "duplicate":
 		actions[at].entity.RowKey = actions[g.rng.Intn(at)].entity.RowKey
 	case "entity":
-		bad, _ := g.invalidEntity(table, pk)
+		bad, _ := g.invalidEntity(table, &pk)
 		if validKeys(bad) {
 			// The fault is in the properties: keep the action's key.
 			bad.RowKey = actions[at].entity.RowKey
@@ -721,7 +722,7 @@ func (g *generator) transaction() {
 // them has a predictable answer.
 func validKeys(e *ts.Entity) bool {
 	for _, k := range []string{e.PartitionKey, e.RowKey} {
-		if k == "" || len(k) > 1024 || strings.ContainsAny(k, "/\\#?\u0085") || !utf8.ValidString(k) {
+		if len(k) > 1024 || strings.ContainsAny(k, "/\\#?\u0085") || !utf8.ValidString(k) {
 			return false
 		}
 		for _, r := range k {

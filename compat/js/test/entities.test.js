@@ -146,3 +146,33 @@ h.scenario("entities: Azure's limits on keys, properties and size", async (t) =>
   const keys = (await h.collect(c.listEntities())).map((e) => e.rowKey);
   assert.deepEqual(keys, ["wide"]);
 });
+
+h.scenario("entities: empty PartitionKey and RowKey, as Azure allows", async (t) => {
+  const c = await h.freshTable(t, "jsempty");
+  await c.upsertEntity({ partitionKey: "p", rowKey: "", n: 1 }, "Replace");
+  await c.createEntity({ partitionKey: "", rowKey: "", n: 2 });
+  await c.createEntity({ partitionKey: "", rowKey: "r", n: 3 });
+  await h.expectRestError(c.createEntity({ partitionKey: "", rowKey: "" }), 409, "EntityAlreadyExists");
+  assert.equal((await c.getEntity("p", "")).n, 1);
+  const both = await c.getEntity("", "");
+  assert.deepEqual([both.partitionKey, both.rowKey, both.n], ["", "", 2]);
+  await c.updateEntity({ partitionKey: "", rowKey: "", m: 1 }, "Merge");
+  assert.equal((await c.getEntity("", "")).m, 1);
+  await c.submitTransaction([
+    ["upsert", { partitionKey: "", rowKey: "b", n: 4 }],
+    ["update", { partitionKey: "", rowKey: "r", n: 5 }, "Replace"],
+    ["delete", { partitionKey: "", rowKey: "" }],
+  ]);
+  const rows = [];
+  for await (const e of c.listEntities({ queryOptions: { filter: "PartitionKey eq ''" } })) {
+    rows.push([e.partitionKey, e.rowKey, e.n]);
+  }
+  assert.deepEqual(rows, [["", "b", 4], ["", "r", 5]]);
+  const pages = [];
+  for await (const page of c.listEntities().byPage({ maxPageSize: 1 })) {
+    if (page.length) pages.push(page.map((e) => [e.partitionKey, e.rowKey]));
+  }
+  assert.deepEqual(pages, [[["", "b"]], [["", "r"]], [["p", ""]]]);
+  await c.deleteEntity("p", "");
+  await h.expectRestError(c.getEntity("p", ""), 404, "ResourceNotFound");
+});

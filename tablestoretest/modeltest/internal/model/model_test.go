@@ -77,8 +77,10 @@ func TestEntityRules(t *testing.T) {
 	}{
 		{e("p", "r", map[string]any{"A": int32(1), "N": nil}), ""},
 		{e("p", "r", nil), ts.CodeEntityAlreadyExists},
-		{e("", "r", nil), ts.CodePropertiesNeedValue},
-		{e("p", "", nil), ts.CodePropertiesNeedValue},
+		{e("", "r", nil), ""},
+		{e("p", "", nil), ""},
+		{e("", "", nil), ""},
+		{e("", "", nil), ts.CodeEntityAlreadyExists},
 		{e("a/b", "r", nil), ts.CodeOutOfRangeInput},
 		{e("p", "a\x7fb", nil), ts.CodeOutOfRangeInput},
 		{e("p", strings.Repeat("k", 1025), nil), ts.CodeKeyValueTooLarge},

@@ -48,11 +48,8 @@ func checkTableName(name string) error {
 // utf16Len is the length of s in UTF-16 code units, as Azure measures.
 func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
 
-// checkKey checks one PartitionKey or RowKey value.
+// checkKey checks one PartitionKey or RowKey value; "" is a valid key.
 func checkKey(v string) error {
-	if v == "" {
-		return fail(ts.CodePropertiesNeedValue)
-	}
 	if !utf8.ValidString(v) {
 		return fail(ts.CodeOutOfRangeInput)
 	}

@@ -1,0 +1,100 @@
+package tablestore
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/internal/engine"
+)
+
+// statsLoadSize is how many entities TestStatsAccuracy loads: 20,000, or
+// TABLESTORE_STATS_ENTITIES (100000 for the figure the docs quote).
+func statsLoadSize(t *testing.T) int {
+	if s := os.Getenv("TABLESTORE_STATS_ENTITIES"); s != "" {
+		n, err := strconv.Atoi(s)
+		require.NoError(t, err)
+		return n
+	}
+	return 20_000
+}
+
+// TestStatsAccuracy loads a table with an index, in random key order,
+// next to two other tables, with the default memtable, a small one (most
+// data in L0 files) and a large one (nothing flushed), and checks that the table's and the index's
+// estimated counts are within 10 % right after the load (data in
+// memtables and L0) and after a compaction, with the default counting
+// budget (an exact count at 20,000, an extrapolation at 100,000) and with
+// a quarter of the entities counted and the rest extrapolated.
+func TestStatsAccuracy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads a table")
+	}
+	n := statsLoadSize(t)
+	for _, mem := range []uint64{0, 1 << 20, 64 << 20} {
+		t.Run(fmt.Sprintf("memtable=%d", mem), func(t *testing.T) {
+			db, err := Open(t.TempDir(), &Options{NoSync: true, MemTableSize: mem})
+			require.NoError(t, err)
+			defer db.Close()
+			before, err := db.CreateTable(ctx, "Aaa")
+			require.NoError(t, err)
+			tb, err := db.CreateTable(ctx, "Orders")
+			require.NoError(t, err)
+			after, err := db.CreateTable(ctx, "Zzz")
+			require.NoError(t, err)
+			require.NoError(t, tb.CreateIndex(ctx, IndexSpec{Name: "ByCustomer", Properties: []string{"Customer"}}))
+			for _, other := range []*Table{before, after} {
+				for i := range 3 {
+					require.NoError(t, other.Insert(ctx, ent("p", fmt.Sprint(i), map[string]any{"Customer": "c"})))
+				}
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			order := rng.Perm(n)
+			for i := 0; i < n; i += 100 {
+				for p, group := range groupByPartition(order[i:min(i+100, n)]) {
+					b := tb.NewBatch()
+					for _, k := range group {
+						b.Insert(ent(p, fmt.Sprintf("r%07d", k), map[string]any{
+							"Customer": fmt.Sprintf("customer-%05d", k%9973),
+							"Total":    float64(k) / 7, "Note": "an order of some goods"}))
+					}
+					require.NoError(t, b.Submit(ctx))
+				}
+			}
+			check := func(when string) {
+				for _, budget := range []int{0, n / 4} {
+					if budget > 0 {
+						defer engine.SetStatsCountBudget(budget)()
+					}
+					st, err := tb.Stats(ctx)
+					require.NoError(t, err)
+					require.InEpsilon(t, n, st.Entities, 0.1, "%s, budget %d: table", when, budget)
+					infos, err := tb.Indexes(ctx)
+					require.NoError(t, err)
+					require.InEpsilon(t, n, infos[0].Entries, 0.1, "%s, budget %d: index", when, budget)
+					small, err := before.Stats(ctx)
+					require.NoError(t, err)
+					require.InDelta(t, 3, small.Entities, 1, "%s, budget %d: small table", when, budget)
+					t.Logf("%s, budget %d: table %d, index %d", when, budget, st.Entities, infos[0].Entries)
+				}
+			}
+			check("after the load")
+			require.NoError(t, ttlEngine(db).Compact())
+			check("after a compaction")
+		})
+	}
+}
+
+// groupByPartition groups keys by partition: ten partitions by the key's
+// last digit.
+func groupByPartition(ks []int) map[string][]int {
+	out := map[string][]int{}
+	for _, k := range ks {
+		p := "p" + strconv.Itoa(k%10)
+		out[p] = append(out[p], k)
+	}
+	return out
+}
