@@ -77,7 +77,9 @@ func TestDiskFullAnswers(t *testing.T) {
 		return serve(h, r)
 	}
 	get := func(handler http.Handler, path string) *httptest.ResponseRecorder {
-		return serve(handler, httptest.NewRequest("GET", path, nil))
+		r := httptest.NewRequest("GET", path, nil)
+		r.Host = "127.0.0.1" // the admin listener answers loopback hosts only
+		return serve(handler, r)
 	}
 	if w := insert("a"); w.Code != http.StatusCreated {
 		t.Fatalf("insert: %d %s", w.Code, w.Body)
