@@ -597,6 +597,11 @@ type QueryPlan struct {
 	// (Query.Index) Ranges describe the ranges of the index read. Residual
 	// is then what the index does not guarantee.
 	Index string
+	// Warnings name the comparisons of the filter that can match none of
+	// the entities sampled (see Table.Plan): a literal of a type the
+	// property never has there, or a property name seen only in another
+	// case. The filter stays valid; Azure too returns nothing for it.
+	Warnings []string
 
 	text string
 }
@@ -621,13 +626,18 @@ type QueryPlan struct {
 // "ranges: none" means nothing is read; "residual: none" means no entity
 // in the ranges is filtered out. A Reverse query's plan line ends with
 // ", reverse" ("plan: range, reverse") and its ranges are listed in the
-// order they are read, last first.
+// order they are read, last first. Each of Warnings follows on a line of
+// its own, after "warning: ".
 func (p *QueryPlan) String() string { return p.text }
 
 // Plan returns how q would run: its kind, the key ranges it reads (from
-// q.Continuation on, when given) and its residual filter. It reads no
-// entity; it checks that the table exists. Errors are those of QueryPage
-// for the same query.
+// q.Continuation on, when given), its residual filter and warnings. For
+// the warnings it reads a sample, the first PlanSampleSize entities of
+// the plan's key ranges (ignoring the filter), and takes the property
+// names and types found there, and the properties of the table's
+// indexes, as those the table holds; an empty sample warns of nothing.
+// It checks that the table exists. Errors are those of QueryPage for the
+// same query.
 func (t *Table) Plan(ctx context.Context, q Query) (*QueryPlan, error) { return t.plan(ctx, q, nil) }
 
 // plan is Plan in the table, or in part when not nil.
@@ -657,6 +667,9 @@ func (t *Table) plan(ctx context.Context, q Query, part *Partition) (*QueryPlan,
 	}
 	if pq.index != nil {
 		explainIndex(pq, qp)
+	}
+	if err := t.sampleWarnings(ctx, pq, qp); err != nil {
+		return nil, err
 	}
 	return qp, nil
 }
