@@ -223,3 +223,30 @@ func TestQueryTable(t *testing.T) {
 	// column may contain the same digits.
 	require.Equal(t, strings.Index(lines[0], "Age"), strings.LastIndex(lines[2], "41"))
 }
+
+// TestFilterWarningsCLI: query and explain keep their results (none) and
+// write the filter's warnings on standard error; a filter that can match
+// warns of nothing.
+func TestFilterWarningsCLI(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	ok(t, "tables", "--store", store, "create", "Orders")
+	ok(t, "put", "--store", store, "Orders", `{"PartitionKey":"a","RowKey":"1","Amount":5,"Status":"new"}`)
+	typeWarning := "warning: Amount is compared (gt) with a literal of type Edm.String but was seen only as Edm.Int32"
+	r := ok(t, "query", "--store", store, "Orders", "--filter", "Amount gt '5'")
+	require.Empty(t, r.stdout)
+	require.Contains(t, r.stderr, typeWarning)
+	r = ok(t, "explain", "--store", store, "Orders", "--filter", "Amount gt '5'")
+	require.NotContains(t, r.stdout, "warning")
+	require.Contains(t, r.stdout, "residual: Amount gt '5'")
+	require.Contains(t, r.stderr, typeWarning)
+	r = ok(t, "query", "--store", store, "Orders", "--filter", "status eq 'new'")
+	require.Empty(t, r.stdout)
+	require.Contains(t, r.stderr, "warning: property status was never seen, but Status was")
+	// From the page read: the first disjunct matches, the second cannot.
+	r = ok(t, "query", "--store", store, "Orders", "--filter", "Amount eq 5 or Amount eq 5L")
+	require.Contains(t, r.stdout, `"Amount":5`)
+	require.Contains(t, r.stderr, "warning: Amount is compared (eq) with a literal of type Edm.Int64")
+	r = ok(t, "query", "--store", store, "Orders", "--filter", "Amount gt 1")
+	require.NotEmpty(t, r.stdout)
+	require.Empty(t, r.stderr)
+}
