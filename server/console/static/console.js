@@ -48,8 +48,10 @@
         const parts = ["✓ valid · plan: " + p.kind];
         if (p.ranges.length) parts.push(p.ranges.length === 1 ? "1 key range" : p.ranges.length + " key ranges");
         parts.push("residual: " + (p.residual || "none"));
-        if (p.index) parts.push("index: " + p.index);
         status.append(el("span", { class: "ok", id: "filter-ok" }, parts.join(" · ")));
+        for (const w of p.warnings || []) {
+          status.append(el("span", { class: "warn filter-warning" }, "⚠ " + w));
+        }
         return;
       }
       const e = ans.error;
