@@ -223,6 +223,9 @@ type queryBody struct {
 	FirstURL   string // the first page, when this is not it
 	ExportJSON string
 	ExportCSV  string
+	// Back is this page's query parameters, for returning after a
+	// multiple delete.
+	Back string
 }
 
 // queryPage runs one page of a query and shows its plan and results.
@@ -242,8 +245,11 @@ func (c *Console) queryPage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if r.FormValue("deleted") == "1" {
+	switch n, _ := strconv.Atoi(r.FormValue("deleted")); {
+	case n == 1:
 		b.Notice = "Entity deleted."
+	case n > 1:
+		b.Notice = strconv.Itoa(n) + " entities deleted."
 	}
 	d := &pageData{Title: "Query " + name, Table: name, Tab: "query"}
 	base := c.o.Prefix + "/tables/" + url.PathEscape(name)
@@ -262,6 +268,7 @@ func (c *Console) queryPage(w http.ResponseWriter, r *http.Request) {
 			b.Pages = f.Page
 			b.Grid = newGrid(page.Entities, splitSelect(f.Select), base)
 			params := f.values()
+			b.Back = params.Encode()
 			if f.Next != "" {
 				b.FirstURL = base + "/query" + encodeQuery(params)
 			}
@@ -389,7 +396,10 @@ type gridColumn struct {
 type gridRow struct {
 	PartitionKey, RowKey, Timestamp string
 	Link                            string
-	Cells                           []gridCell
+	// Select is the row's value for the multiple delete: its keys and
+	// ETag, urlencoded (see deleteEntities).
+	Select string
+	Cells  []gridCell
 }
 
 type gridCell struct {
@@ -440,7 +450,8 @@ func newGrid(entities []*tablestore.Entity, sel []string, base string) *grid {
 	}
 	for _, e := range entities {
 		row := gridRow{PartitionKey: e.PartitionKey, RowKey: e.RowKey, Timestamp: edm.FormatDateTimeJSON(e.Timestamp),
-			Link: base + "/entity?" + url.Values{"pk": {e.PartitionKey}, "rk": {e.RowKey}}.Encode()}
+			Link:   base + "/entity?" + url.Values{"pk": {e.PartitionKey}, "rk": {e.RowKey}}.Encode(),
+			Select: url.Values{"pk": {e.PartitionKey}, "rk": {e.RowKey}, "etag": {string(e.ETag)}}.Encode()}
 		for _, col := range g.Columns {
 			v, ok := e.Properties[col.Name]
 			if !ok || v == nil {

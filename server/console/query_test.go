@@ -68,9 +68,9 @@ func TestQueryPlanAndGrid(t *testing.T) {
 	require.Len(t, gridKeys(body), 25)
 	require.Contains(t, body, `id="end-of-results"`)
 	// Age has two types in the page: the header names both, each cell its own.
-	require.Contains(t, body, `<th class="mixed">Age<span class="type">Edm.Int32 | Edm.Int64</span></th>`)
+	require.Contains(t, body, `<th data-col="Age" class="mixed">Age<span class="type">Edm.Int32 | Edm.Int64</span></th>`)
 	require.Contains(t, body, `<td class="int64" title="Edm.Int64: 20">20<span class="type">Edm.Int64</span></td>`)
-	require.Contains(t, body, `<th>Name<span class="type">Edm.String</span></th>`)
+	require.Contains(t, body, `<th data-col="Name">Name<span class="type">Edm.String</span></th>`)
 
 	// A range plan with a residual.
 	q := url.Values{"filter": {"PartitionKey eq 'a' and RowKey ge '010' and Age gt 12"}}
