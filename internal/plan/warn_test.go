@@ -71,7 +71,7 @@ func TestComparableMatchesEval(t *testing.T) {
 	vals := map[edm.Type]edm.Value{
 		edm.TypeString: {Type: edm.TypeString, Bytes: []byte("a")}, edm.TypeInt32: {Type: edm.TypeInt32, Int: 1},
 		edm.TypeInt64: {Type: edm.TypeInt64, Int: 1}, edm.TypeDouble: {Type: edm.TypeDouble, Float: 1},
-		edm.TypeBoolean: {Type: edm.TypeBoolean, Int: 1},
+		edm.TypeBoolean:  {Type: edm.TypeBoolean, Int: 1},
 		edm.TypeDateTime: {Type: edm.TypeDateTime, Int: edm.TicksFromTime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))},
 		edm.TypeGuid:     {Type: edm.TypeGuid, Bytes: guid}, edm.TypeBinary: {Type: edm.TypeBinary, Bytes: []byte{1}},
 	}
