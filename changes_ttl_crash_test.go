@@ -85,7 +85,7 @@ func TestTTLFeedCrash(t *testing.T) {
 	}
 	seed := testSeed(t)
 	rng := rand.New(rand.NewSource(seed))
-	cycles := envInt(t, "TABLESTORE_CRASH_CYCLES", 4)
+	cycles := envInt(t, "TABLESTORE_CRASH_CYCLES", scaled(2, 4))
 	ctx := context.Background()
 	dir := t.TempDir()
 

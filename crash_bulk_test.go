@@ -8,8 +8,8 @@ package tablestore_test
 // whole, and that what is present is a prefix of what was added (the
 // embedded engine writes each batch atomically, in order).
 //
-// TABLESTORE_CRASH_CYCLES sets the number of kill cycles (default 20;
-// this test runs half as many).
+// TABLESTORE_CRASH_CYCLES sets the number of kill cycles (default 8, 20
+// with TABLESTORE_LONG=1; this test runs half as many).
 
 import (
 	"bufio"
@@ -76,7 +76,7 @@ func TestCrashBulk(t *testing.T) {
 	}
 	seed := testSeed(t)
 	rng := rand.New(rand.NewSource(seed))
-	cycles := max(envInt(t, "TABLESTORE_CRASH_CYCLES", 20)/2, 1)
+	cycles := max(envInt(t, "TABLESTORE_CRASH_CYCLES", scaled(8, 20))/2, 1)
 	dir := t.TempDir()
 	for cycle := range cycles {
 		start := int64(cycle+1) * crashBulkSpan

@@ -13,7 +13,7 @@ package tablestore_test
 //     the newest), and what the parent once saw never disappears.
 //
 // TABLESTORE_CRASH_CYCLES sets the number of synced kill cycles (default
-// 20; the no-sync and single-entity sets run half as many). On failure the
+// 8, 20 with TABLESTORE_LONG=1; the no-sync and single-entity sets run half as many). On failure the
 // store's directory is kept and its path printed with the seed.
 
 import (
@@ -170,7 +170,7 @@ func TestCrash(t *testing.T) {
 		t.Skip("child process")
 	}
 	seed := testSeed(t)
-	cycles := envInt(t, "TABLESTORE_CRASH_CYCLES", 20)
+	cycles := envInt(t, "TABLESTORE_CRASH_CYCLES", scaled(8, 20))
 	sets := []struct {
 		mode   string
 		cycles int

@@ -3,7 +3,9 @@ package tablestore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
+	"os"
 	"strings"
 	"sync/atomic"
 
@@ -26,13 +28,16 @@ type DB struct {
 // write left (unless Options.MustExist, which refuses such a directory
 // with ResourceNotFound). Errors: InvalidInput for an option outside its
 // bounds (see Options); ErrNotStore (code InvalidInput) when dir
-// holds files but no store; ErrCorrupt (InternalError) when the store's
+// holds files but no store or is not a directory; ErrCorrupt (InternalError) when the store's
 // MANIFEST or a WAL is damaged (CheckDir names the file); I/O and lock
 // errors (InternalError), such as a store open in another process.
 func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
 	if err := o.validate(); err != nil {
 		return nil, err
+	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, mapError(fmt.Errorf("%w: %q is not a directory", driver.ErrNotStore, dir), false)
 	}
 	e, err := engine.Open(dir, o.engineOptions())
 	if err != nil {

@@ -123,6 +123,17 @@ func TestOpenRefusesForeignDirectory(t *testing.T) {
 	ls, _ := os.ReadDir(dir)
 	require.Len(t, ls, 1, "open wrote into a foreign directory")
 
+	// A file given as the directory.
+	file := filepath.Join(dir, "notes.txt")
+	_, err = Open(file, nil)
+	require.ErrorIs(t, err, ErrNotStore)
+	requireCode(t, err, CodeInvalidInput)
+	require.Contains(t, err.Error(), "is not a directory")
+	_, err = Open(file, &Options{MustExist: true})
+	requireCode(t, err, CodeInvalidInput)
+	b, _ := os.ReadFile(file)
+	require.Equal(t, "hello", string(b))
+
 	// A Pebble store with keys of another program.
 	dir = t.TempDir()
 	p, err := pebble.Open(dir, &pebble.Options{FormatMajorVersion: pebble.FormatNewest})

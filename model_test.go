@@ -9,7 +9,8 @@ package tablestore_test
 //
 // (or TABLESTORE_SEED=<seed>), or replay the log itself with
 // -modeltest.replay=<path>. TABLESTORE_MODEL_OPS sets the number of
-// operations per configuration (default 10,000).
+// operations per configuration (default 3,000, 10,000 with
+// TABLESTORE_LONG=1).
 
 import (
 	"flag"
@@ -44,6 +45,20 @@ func testSeed(t *testing.T) int64 {
 	return seed
 }
 
+// longEnv, set to 1, runs the long versions of the tests that scale:
+// more model operations and more kill cycles (see docs/testing.md). The
+// default versions are short enough for go test ./... on two cores and
+// still cover every configuration and kind of crash.
+const longEnv = "TABLESTORE_LONG"
+
+// scaled returns long when $TABLESTORE_LONG is 1, else short.
+func scaled(short, long int) int {
+	if os.Getenv(longEnv) == "1" {
+		return long
+	}
+	return short
+}
+
 // envInt returns the integer in environment variable name, or def.
 func envInt(t *testing.T, name string, def int) int {
 	s := os.Getenv(name)
@@ -71,7 +86,7 @@ type modelConfig struct {
 
 func TestModel(t *testing.T) {
 	seed := testSeed(t)
-	ops := envInt(t, "TABLESTORE_MODEL_OPS", 10_000)
+	ops := envInt(t, "TABLESTORE_MODEL_OPS", scaled(3_000, 10_000))
 	configs := []modelConfig{
 		{name: "InMemory", scanCap: 7},
 		{name: "OnDisk", onDisk: true, reopens: 2, memTable: 64 << 10, bigValue: true},

@@ -24,9 +24,18 @@ type Query struct {
 	// Select lists the properties to return; nil returns all. PartitionKey,
 	// RowKey, Timestamp and ETag are always returned.
 	Select []string
-	// Top is the page size, 1..1000. Zero means 1000; anything else is
-	// InvalidInput.
+	// Top is the page size, 1..1000, as Azure's $top: it bounds each page,
+	// not the results, so an iterator (Query, QueryAs) goes on past it,
+	// page after page; Limit bounds those. Zero means 1000; anything else
+	// is InvalidInput.
 	Top int
+	// Limit is the most entities the iterators (Table.Query,
+	// Partition.Query, QueryAs, in key or index order) yield in all: they
+	// stop after Limit entities, reading no page past the one that holds
+	// the last (its size trimmed to what is left). 0 means no limit; a
+	// negative Limit is InvalidInput. QueryPage and the other one-page
+	// reads ignore it: Top sizes a page.
+	Limit int
 	// Continuation resumes a query where a previous page ended; "" starts
 	// at the beginning. It must come from a page of the same table and from
 	// a query with the same Reverse: one from another table, or from a
@@ -113,8 +122,8 @@ func (t *Table) QueryPage(ctx context.Context, q Query) (*Page, error) {
 // Query iterates over every entity matching q, page after page, starting
 // at q.Continuation; q.Top sets the page size. Each page is a consistent
 // view, but the pages are read at different times, so writes between
-// pages may or may not show. On an error the iterator yields (nil, err)
-// and stops.
+// pages may or may not show. q.Limit, when not 0, stops it after that
+// many entities. On an error the iterator yields (nil, err) and stops.
 func (t *Table) Query(ctx context.Context, q Query) iter.Seq2[*Entity, error] {
 	return t.query(ctx, q, nil)
 }
@@ -127,14 +136,16 @@ func (t *Table) query(ctx context.Context, q Query, part *Partition) iter.Seq2[*
 			yield(nil, err)
 			return
 		}
+		lim := pq.limiter(q.Limit)
 		for {
+			lim.sizePage()
 			page, err := t.readPage(ctx, pq)
 			if err != nil {
 				yield(nil, err)
 				return
 			}
 			for _, e := range page.Entities {
-				if !yield(e, nil) {
+				if !yield(e, nil) || lim.done() {
 					return
 				}
 			}
@@ -181,6 +192,9 @@ func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*prepa
 	top, err := entityenc.PageSize(q.Top)
 	if err != nil {
 		return nil, coded(err)
+	}
+	if q.Limit < 0 {
+		return nil, newError(CodeInvalidInput, "the query's limit is %d; it must be 0 (no limit) or more", q.Limit)
 	}
 	if q.Select != nil {
 		if err := entityenc.ValidateSelect(q.Select); err != nil {
@@ -231,6 +245,31 @@ func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*prepa
 		pq.resume(from, table)
 	}
 	return pq, nil
+}
+
+// limiter counts what an iterator yields against Query.Limit.
+type limiter struct {
+	pq         *preparedQuery
+	top, limit int // the page size asked for; 0: no limit
+	yielded    int
+}
+
+func (pq *preparedQuery) limiter(limit int) *limiter {
+	return &limiter{pq: pq, top: pq.req.Top, limit: limit}
+}
+
+// sizePage makes the next page no larger than what the limit leaves.
+func (l *limiter) sizePage() {
+	if l.limit > 0 {
+		l.pq.req.Top = min(l.top, l.limit-l.yielded)
+	}
+}
+
+// done counts one entity yielded and reports whether the limit is
+// reached.
+func (l *limiter) done() bool {
+	l.yielded++
+	return l.limit > 0 && l.yielded >= l.limit
 }
 
 // resume makes the next page start at position k of the table with
@@ -601,6 +640,11 @@ type QueryPlan struct {
 	// (Query.Index) Ranges describe the ranges of the index read. Residual
 	// is then what the index does not guarantee.
 	Index string
+	// Warnings name the comparisons of the filter that can match none of
+	// the entities sampled (see Table.Plan): a literal of a type the
+	// property never has there, or a property name seen only in another
+	// case. The filter stays valid; Azure too returns nothing for it.
+	Warnings []string
 
 	text string
 }
@@ -625,13 +669,18 @@ type QueryPlan struct {
 // "ranges: none" means nothing is read; "residual: none" means no entity
 // in the ranges is filtered out. A Reverse query's plan line ends with
 // ", reverse" ("plan: range, reverse") and its ranges are listed in the
-// order they are read, last first.
+// order they are read, last first. Each of Warnings follows on a line of
+// its own, after "warning: ".
 func (p *QueryPlan) String() string { return p.text }
 
 // Plan returns how q would run: its kind, the key ranges it reads (from
-// q.Continuation on, when given) and its residual filter. It reads no
-// entity; it checks that the table exists. Errors are those of QueryPage
-// for the same query.
+// q.Continuation on, when given), its residual filter and warnings. For
+// the warnings it reads a sample, the first PlanSampleSize entities of
+// the plan's key ranges (ignoring the filter), and takes the property
+// names and types found there, and the properties of the table's
+// indexes, as those the table holds; an empty sample warns of nothing.
+// It checks that the table exists. Errors are those of QueryPage for the
+// same query.
 func (t *Table) Plan(ctx context.Context, q Query) (*QueryPlan, error) { return t.plan(ctx, q, nil) }
 
 // plan is Plan in the table, or in part when not nil.
@@ -661,6 +710,9 @@ func (t *Table) plan(ctx context.Context, q Query, part *Partition) (*QueryPlan,
 	}
 	if pq.index != nil {
 		explainIndex(pq, qp)
+	}
+	if err := t.sampleWarnings(ctx, pq, qp); err != nil {
+		return nil, err
 	}
 	return qp, nil
 }

@@ -180,7 +180,9 @@ func QueryPageAs[T any](ctx context.Context, t *Table, q Query) (*PageAs[T], err
 
 // QueryAs is Query reading into values of T, as QueryPageAs does; it
 // yields a pointer to each value, which stays valid and is not reused.
-// On an error it yields (nil, err) and stops.
+// Like Query it reads page after page (q.Top is the page size) and stops
+// after q.Limit entities when that is not 0. On an error it yields (nil,
+// err) and stops.
 func QueryAs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		p, err := planOf[T]()
@@ -197,7 +199,9 @@ func QueryAs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, error]
 		// stay valid and a page costs no copying as it grows.
 		var slab []T
 		var rows []*T
+		lim := pq.limiter(q.Limit)
 		for {
+			lim.sizePage()
 			rows = rows[:0]
 			d := &structmap.Decoder{Select: pq.req.Select}
 			cont, _, err := t.readRows(ctx, pq, func(r driver.Row) error {
@@ -210,12 +214,19 @@ func QueryAs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, error]
 				return
 			}
 			for _, v := range rows {
-				if !yield(v, nil) {
+				if !yield(v, nil) || lim.done() {
 					return
 				}
 			}
 			if cont == "" {
 				return
+			}
+			if pq.index != nil && pq.index.req.Scan.Order {
+				if err := pq.resumeIndex(cont); err != nil {
+					yield(nil, err)
+					return
+				}
+				continue
 			}
 			from, _, table, err := decodeContinuation(cont)
 			if err != nil {

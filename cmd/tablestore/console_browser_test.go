@@ -400,6 +400,40 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.open("/tables/Orders/query?top=1000", "query (1000 rows)")
 	require.Equal(t, 1000, b.count("#grid tbody tr"))
 
+	// A filter that cannot match warns as it is typed.
+	b.open("/tables/People/query?"+url.Values{"filter": {"PartitionKey eq 'c'"}, "top": {"10"}}.Encode(), "query (grid tools)")
+	b.eval(`document.querySelector("#filter").value = ""`)
+	b.do(chromedp.SendKeys(chromedp.CSS("#filter"), "Name gt 5"))
+	b.waitFor(`document.querySelector(".filter-warning") !== null`)
+	require.Contains(t, b.text(".filter-warning"), "Name is compared (gt) with a literal of type Edm.Int32")
+
+	// The column chooser hides a column, header and cells.
+	b.eval(`document.querySelector("#column-chooser").open = true`)
+	b.do(chromedp.Click(chromedp.CSS(`.col-toggle[data-col="Age"]`)))
+	b.waitFor(`document.querySelector('th[data-col="Age"]').hidden`)
+	ageAt := `[...document.querySelectorAll("#grid thead th")].findIndex(th => th.dataset.col === "Age")`
+	b.waitFor(`[...document.querySelectorAll("#grid tbody tr")].every(tr => tr.children[` + ageAt + `].hidden)`)
+	b.do(chromedp.Click(chromedp.CSS(`.col-toggle[data-col="Age"]`)))
+	b.waitFor(`!document.querySelector('th[data-col="Age"]').hidden`)
+
+	// Two rows selected and deleted, after the confirmation.
+	var picked []url.Values
+	for i := 1; i <= 2; i++ {
+		v, err := url.ParseQuery(b.value(fmt.Sprintf(`#grid tbody tr:nth-child(%d) input[name="e"]`, i)))
+		require.NoError(t, err)
+		picked = append(picked, v)
+		b.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`#grid tbody tr:nth-child(%d) input[name="e"]`, i))))
+	}
+	require.Equal(t, "Delete selected (2)", b.text("#delete-selected"))
+	b.eval(`window.confirm = () => true`)
+	b.do(chromedp.Click(chromedp.CSS("#delete-selected")))
+	b.waitFor(`document.querySelector("#query-notice") !== null && document.readyState === "complete"`)
+	require.Equal(t, "2 entities deleted.", b.text("#query-notice"))
+	for _, v := range picked {
+		_, err := people.Get(bg, v.Get("pk"), v.Get("rk"), nil)
+		require.ErrorIs(t, err, tablestore.ErrResourceNotFound, v.Get("rk"))
+	}
+
 	// Edit with a stale ETag: someone else writes after the page loaded.
 	b.open("/tables/People/entity?pk=a&rk=000", "entity (edit)")
 	require.NoError(t, people.Update(bg, &tablestore.Entity{PartitionKey: "a", RowKey: "000",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"encoding/base64"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/azure"
+	"github.com/tablestore/tablestore/server"
 	"github.com/tablestore/tablestore/tablestoretest"
 )
 
@@ -115,4 +118,132 @@ func TestContainerfileEnv(t *testing.T) {
 	entries, err := os.ReadDir(data)
 	require.NoError(t, err)
 	require.NotEmpty(t, entries)
+}
+
+// composeService reads one compose file's service "tablestore": its
+// environment (KEY: value lines), ports and volumes (list items). It
+// knows only the shapes deploy/ uses.
+func composeService(t *testing.T, file string) (env map[string]string, ports, volumes []string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", file))
+	require.NoError(t, err)
+	env = map[string]string{}
+	var inService bool
+	var section string
+	for _, line := range strings.Split(string(b), "\n") {
+		if i := strings.Index(line, " #"); i >= 0 {
+			line = line[:i]
+		}
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		indent := len(line) - len(strings.TrimLeft(line, " "))
+		text := strings.TrimSpace(line)
+		switch {
+		case indent == 0:
+			inService = false
+		case indent == 2:
+			inService = text == "tablestore:"
+		case !inService:
+		case indent == 4:
+			section = strings.TrimSuffix(text, ":")
+		case section == "environment":
+			k, v, _ := strings.Cut(text, ":")
+			env[k] = strings.TrimSpace(v)
+		case section == "ports":
+			ports = append(ports, strings.Trim(strings.TrimPrefix(text, "- "), `"`))
+		case section == "volumes":
+			volumes = append(volumes, strings.TrimPrefix(text, "- "))
+		}
+	}
+	return env, ports, volumes
+}
+
+// containerEnv is the Containerfile's ENV with the store in data and the
+// listeners moved to free loopback ports.
+func containerEnv(t *testing.T, data string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "Containerfile"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^ENV (.*)$`).FindStringSubmatch(strings.ReplaceAll(string(b), "\\\n", " "))
+	require.NotNil(t, m)
+	env := map[string]string{}
+	for _, kv := range strings.Fields(m[1]) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	env["TABLESTORE_DIR"] = data
+	env["TABLESTORE_ADDR"], env["TABLESTORE_ADMIN_ADDR"] = "127.0.0.1:0", "127.0.0.1:0"
+	return env
+}
+
+func envList(env map[string]string) []string {
+	var l []string
+	for k, v := range env {
+		l = append(l, k+"="+v)
+	}
+	return l
+}
+
+// TestComposeDropIn runs serve with the image's and deploy/compose.yaml's
+// environment and nothing else: with no key, no TLS and no files beside
+// it, it serves Azurite's development account over http, and a client
+// of the development connection string creates a table. The port is
+// Azurite's table port.
+func TestComposeDropIn(t *testing.T) {
+	env, ports, volumes := composeService(t, "compose.yaml")
+	require.Contains(t, ports, "127.0.0.1:10002:10002")
+	for k, v := range env {
+		require.NotContains(t, v, "${", "compose.yaml needs no variable from the environment: %s", k)
+	}
+	for _, v := range volumes {
+		require.False(t, strings.HasPrefix(v, "./"), "compose.yaml needs no local file: %s", v)
+	}
+	data := t.TempDir()
+	merged := containerEnv(t, data)
+	for k, v := range env {
+		merged[k] = strings.ReplaceAll(v, "/data", data)
+	}
+	p := startServe(t, envList(merged))
+	p.waitOutput(t, `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=`+regexp.QuoteMeta(server.DevKey))
+	cs := regexp.MustCompile(`DefaultEndpointsProtocol=http;\S+`).FindString(p.output())
+	client, err := azure.Open(cs, nil)
+	require.NoError(t, err)
+	defer client.Close()
+	_, err = client.CreateTable(context.Background(), "Compose")
+	require.NoError(t, err)
+}
+
+// TestComposeTLSOverride runs serve with deploy/compose.tls.yaml laid over
+// compose.yaml: the key comes from $TABLESTORE_ACCOUNT_KEY (required), the
+// certificate and key from the mounted ./tls, and the server answers
+// https only to signed requests.
+func TestComposeTLSOverride(t *testing.T) {
+	base, _, _ := composeService(t, "compose.yaml")
+	over, _, volumes := composeService(t, "compose.tls.yaml")
+	require.Contains(t, volumes, "./tls:/tls:ro")
+	require.Equal(t, "${TABLESTORE_ACCOUNT_KEY:?set TABLESTORE_ACCOUNT_KEY}", over["TABLESTORE_ACCOUNT_KEY"])
+	tlsDir := t.TempDir()
+	files := tablestoretest.NewTLSFiles(t, tlsDir)
+	data := t.TempDir()
+	merged := containerEnv(t, data)
+	key := base64.StdEncoding.EncodeToString([]byte("the compose account key"))
+	for _, env := range []map[string]string{base, over} {
+		for k, v := range env {
+			v = strings.ReplaceAll(v, "/data", data)
+			v = strings.Replace(v, "/tls/cert.pem", files.CertFile, 1)
+			v = strings.Replace(v, "/tls/key.pem", files.KeyFile, 1)
+			if strings.HasPrefix(v, "${TABLESTORE_ACCOUNT_KEY") {
+				v = key
+			}
+			merged[k] = v
+		}
+	}
+	p := startServe(t, envList(merged))
+	p.waitOutput(t, `DefaultEndpointsProtocol=https;AccountName=devstoreaccount1;AccountKey=<key of devstoreaccount1>`)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: files.Pool}}}
+	resp, err := client.Get("https://" + p.addr + "/devstoreaccount1/Tables")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
 }

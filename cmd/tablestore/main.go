@@ -22,8 +22,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/tablestore/tablestore"
 )
@@ -99,7 +101,15 @@ func run(ctx context.Context, args []string, io *stdio) int {
 		}
 	}
 	if cmd == nil {
-		fmt.Fprintf(io.stderr, "tablestore: unknown command %q\n\n", name)
+		fmt.Fprintf(io.stderr, "tablestore: unknown command %q\n", name)
+		var names []string
+		for _, c := range commands() {
+			names = append(names, c.name)
+		}
+		if s := nearest(name, names); s != "" {
+			fmt.Fprintf(io.stderr, "Did you mean %q?\n", s)
+		}
+		fmt.Fprintln(io.stderr)
 		printUsage(io.stderr)
 		return exitUsage
 	}
@@ -114,6 +124,9 @@ func run(ctx context.Context, args []string, io *stdio) int {
 	}
 	if err != nil {
 		// The flag package has printed the error.
+		if hint := flagHint(fs, err); hint != "" {
+			fmt.Fprintln(io.stderr, hint)
+		}
 		fmt.Fprintf(io.stderr, "Run 'tablestore %s --help' for usage.\n", name)
 		return exitUsage
 	}
@@ -126,7 +139,11 @@ func run(ctx context.Context, args []string, io *stdio) int {
 		fmt.Fprintf(io.stderr, "tablestore %s: %s\nRun 'tablestore %s --help' for usage.\n", name, ue.msg, name)
 		return exitUsage
 	default:
-		return reportFailure(io.stderr, name, err)
+		code := reportFailure(io.stderr, name, err)
+		if hint := tableHint(ctx, fs, pos, err); hint != "" {
+			fmt.Fprintln(io.stderr, hint)
+		}
+		return code
 	}
 }
 
@@ -139,6 +156,71 @@ func reportFailure(w io.Writer, name string, err error) int {
 	}
 	fmt.Fprintf(w, "tablestore %s: %s\n", name, errorText(err))
 	return exitFail
+}
+
+var (
+	undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(.+)$`)
+	invalidValue  = regexp.MustCompile(`^invalid value ".*" for flag -+([^:]+):`)
+)
+
+// flagHint explains a flag parse error further: the nearest flag to an
+// unknown one, or the form of a duration.
+func flagHint(fs *flag.FlagSet, err error) string {
+	if m := undefinedFlag.FindStringSubmatch(err.Error()); m != nil {
+		name, _, _ := strings.Cut(m[1], "=")
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		s := nearest(name, names)
+		if syn, ok := flagSynonyms[strings.ToLower(name)]; ok && s == "" && fs.Lookup(syn) != nil {
+			s = syn
+		}
+		if s != "" {
+			return fmt.Sprintf("Did you mean --%s?", s)
+		}
+		return ""
+	}
+	if m := invalidValue.FindStringSubmatch(err.Error()); m != nil {
+		if f := fs.Lookup(m[1]); f != nil {
+			if g, ok := f.Value.(flag.Getter); ok {
+				if _, ok := g.Get().(time.Duration); ok {
+					return fmt.Sprintf("--%s takes a duration: a number and a unit (ns, us, ms, s, m, h), such as 90s, 15m, 36h or 1h30m; a day is 24h", f.Name)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// tableHint names the table nearest to a positional argument when err
+// is TableNotFound, from the store of the command's --store.
+func tableHint(ctx context.Context, fs *flag.FlagSet, pos []string, err error) string {
+	if tablestore.ErrorCode(err) != tablestore.CodeTableNotFound {
+		return ""
+	}
+	f := fs.Lookup("store")
+	if f == nil || f.Value.String() == "" {
+		return ""
+	}
+	db, oerr := openStore(f.Value.String(), nil)
+	if oerr != nil {
+		return ""
+	}
+	defer db.Close()
+	var names []string
+	for name, err := range db.TableNames(ctx, "") {
+		if err != nil {
+			return ""
+		}
+		if names = append(names, name); len(names) == 10000 {
+			break
+		}
+	}
+	for _, a := range pos {
+		if s := nearest(a, names); s != "" {
+			return fmt.Sprintf("Did you mean table %q?", s)
+		}
+	}
+	return ""
 }
 
 // errorText is err's message without the library's "tablestore: "
@@ -177,8 +259,12 @@ Usage: tablestore <command> [flags] [arguments]
 
 Commands:
 `)
+	width := 0
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprint(w, `
 Every command takes --help. The store comes from --store, or from the

@@ -123,6 +123,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"query", "--store", store}, exitUsage, "want TABLE"},
 		{[]string{"get", "--store", store, "People", "a"}, exitUsage, "want TABLE PARTITIONKEY ROWKEY"},
 		{[]string{"tables", "--store", store, "shuffle"}, exitUsage, `unknown tables action "shuffle"`},
+		{[]string{"tables", "--store", store}, exitFail, "does not exist"}, // a bare tables lists
 		{[]string{"put", "--store", store, "--mode", "sideways", "People", "{}"}, exitUsage, "unknown --mode"},
 		{[]string{"import", "--store", store, "--format", "xml", "People", "x.xml"}, exitUsage, "unknown --format"},
 		{[]string{"query", "People"}, exitUsage, "no store"},
@@ -155,6 +156,68 @@ func TestHelp(t *testing.T) {
 			require.NotEmpty(t, strings.TrimSpace(c.summary))
 		}
 	}
+}
+
+// TestHelpAligned: every summary in the command list starts at the same
+// column, whatever the length of the command's name.
+func TestHelpAligned(t *testing.T) {
+	r := ok(t, "--help")
+	col := -1
+	for _, c := range commands() {
+		i := strings.Index(r.stdout, "\n  "+c.name+" ")
+		require.GreaterOrEqual(t, i, 0, c.name)
+		line, _, _ := strings.Cut(r.stdout[i+1:], "\n")
+		at := strings.Index(line, c.summary)
+		if col < 0 {
+			col = at
+		}
+		require.Equal(t, col, at, "%q", line)
+	}
+}
+
+// TestSuggestions: a bare tables lists, and mistyped commands, flags
+// and tables get the nearest name; a bad duration gets its form; a file
+// as --store is InvalidInput; serve names --create.
+func TestSuggestions(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	ok(t, "tables", "--store", store, "create", "Orders", "People")
+	r := ok(t, "tables", "--store", store)
+	require.Equal(t, "Orders\nPeople\n", r.stdout)
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		hint string
+	}{
+		{[]string{"qeury"}, exitUsage, `Did you mean "query"?`},
+		{[]string{"query", "--store", store, "Orders", "--where", "x"}, exitUsage, "Did you mean --filter?"},
+		{[]string{"query", "--store", store, "Orders", "--fitler=x"}, exitUsage, "Did you mean --filter?"},
+		{[]string{"query", "--store", store, "Ordres"}, exitFail, `Did you mean table "Orders"?`},
+		{[]string{"get", "--store", store, "Peeple", "a", "b"}, exitFail, `Did you mean table "People"?`},
+		{[]string{"ttl", "--store", store, "Orders", "--default", "5x"}, exitUsage, "--default takes a duration: a number and a unit (ns, us, ms, s, m, h), such as 90s, 15m, 36h"},
+		{[]string{"tables", "--store", writeFile(t, dir, "afile", "x"), "list"}, exitFail, `InvalidInput: not a store: "` + filepath.Join(dir, "afile") + `" is not a directory`},
+		{[]string{"serve", "--dir", filepath.Join(dir, "none"), "--addr", "127.0.0.1:0"}, exitFail, "add --create to make a new store there"},
+	} {
+		r := cli(t, tc.args...)
+		require.Equal(t, tc.code, r.code, "tablestore %s\nstderr: %s", strings.Join(tc.args, " "), r.stderr)
+		require.Contains(t, r.stderr, tc.hint, "tablestore %s", strings.Join(tc.args, " "))
+	}
+	for _, args := range [][]string{{"frobnicate"}, {"query", "--store", store, "Zebra"}, {"query", "--store", store, "Orders", "--bogus"}} {
+		require.NotContains(t, cli(t, args...).stderr, "Did you mean", args)
+	}
+}
+
+func TestNearest(t *testing.T) {
+	for _, tc := range []struct{ name, want string }{
+		{"qeury", "query"}, {"tabels", "tables"}, {"Ordres", "Orders"}, {"orders", "Orders"},
+		{"xyz", ""}, {"query", ""}, {"sevre", "serve"}, {"replciate", "replicate"},
+	} {
+		require.Equal(t, tc.want, nearest(tc.name, []string{"query", "tables", "Orders", "serve", "replicate"}), tc.name)
+	}
+	require.Equal(t, 1, editDistance("ab", "ba"))
+	require.Equal(t, 3, editDistance("", "abc"))
+	require.Equal(t, 2, editDistance("kitten", "sitting")-1)
 }
 
 func TestEntityCommands(t *testing.T) {
@@ -249,4 +312,31 @@ func TestEmptyKeyCommands(t *testing.T) {
 	r := cli(t, "get", "--store", store, "People", "", "")
 	require.Equal(t, exitFail, r.code)
 	require.Contains(t, r.stderr, "ResourceNotFound")
+}
+
+// TestFilterWarningsCLI: query and explain keep their results (none) and
+// write the filter's warnings on standard error; a filter that can match
+// warns of nothing.
+func TestFilterWarningsCLI(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	ok(t, "tables", "--store", store, "create", "Orders")
+	ok(t, "put", "--store", store, "Orders", `{"PartitionKey":"a","RowKey":"1","Amount":5,"Status":"new"}`)
+	typeWarning := "warning: Amount is compared (gt) with a literal of type Edm.String but was seen only as Edm.Int32"
+	r := ok(t, "query", "--store", store, "Orders", "--filter", "Amount gt '5'")
+	require.Empty(t, r.stdout)
+	require.Contains(t, r.stderr, typeWarning)
+	r = ok(t, "explain", "--store", store, "Orders", "--filter", "Amount gt '5'")
+	require.NotContains(t, r.stdout, "warning")
+	require.Contains(t, r.stdout, "residual: Amount gt '5'")
+	require.Contains(t, r.stderr, typeWarning)
+	r = ok(t, "query", "--store", store, "Orders", "--filter", "status eq 'new'")
+	require.Empty(t, r.stdout)
+	require.Contains(t, r.stderr, "warning: property status was never seen, but Status was")
+	// From the page read: the first disjunct matches, the second cannot.
+	r = ok(t, "query", "--store", store, "Orders", "--filter", "Amount eq 5 or Amount eq 5L")
+	require.Contains(t, r.stdout, `"Amount":5`)
+	require.Contains(t, r.stderr, "warning: Amount is compared (eq) with a literal of type Edm.Int64")
+	r = ok(t, "query", "--store", store, "Orders", "--filter", "Amount gt 1")
+	require.NotEmpty(t, r.stdout)
+	require.Empty(t, r.stderr)
 }

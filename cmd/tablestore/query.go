@@ -35,6 +35,14 @@ On a terminal the result is an aligned table (long values shortened);
 otherwise, or with --json, one entity per line in Azure's JSON wire format
 with its odata.etag and Timestamp.
 
+When the filter compares a property with a literal of a type it never
+has in the first page read (Amount gt '5' where Amount is an Int32), or
+names a property seen there only in another case (status for Status),
+a warning goes to standard error: such a filter is valid and, as on
+Azure, matches nothing (or, for ne, lt and le against another type,
+everything). With no entity returned, the warning is based on the
+sample that explain reads.
+
 --stats prints, on standard error after the results, what the query read:
 pages, entities examined (matching or not), secondary index entries read,
 entities returned, and its plan's kind and the index it reads, if any
@@ -74,7 +82,8 @@ tablestore query --store data People --all --json > people.jsonl`,
 				if *stats {
 					st = &queryStats{}
 				}
-				next, err := queryEntities(ctx, db.Table(args[0]), q, *top, *all, w, st)
+				seen := &firstPage{}
+				next, err := queryEntities(ctx, db.Table(args[0]), q, *top, *all, teeWriter{w, seen}, st)
 				if ferr := w.flush(); err == nil {
 					err = ferr
 				}
@@ -84,6 +93,9 @@ tablestore query --store data People --all --json > people.jsonl`,
 				if err == nil && next != "" {
 					fmt.Fprintf(io.stderr, "more entities match: add --continuation %s (or --all)\n", next)
 				}
+				if err == nil && *filter != "" {
+					err = printWarnings(ctx, io.stderr, db.Table(args[0]), q, seen.entities)
+				}
 				if err == nil && st != nil {
 					err = st.print(ctx, io.stderr, db.Table(args[0]), q)
 				}
@@ -91,6 +103,50 @@ tablestore query --store data People --all --json > people.jsonl`,
 			}
 		},
 	}
+}
+
+// firstPage keeps the first maxPage entities a query printed, for the
+// filter's warnings.
+type firstPage struct{ entities []*tablestore.Entity }
+
+// teeWriter writes to w and keeps the first page in seen.
+type teeWriter struct {
+	w    entityWriter
+	seen *firstPage
+}
+
+func (t teeWriter) write(e *tablestore.Entity) error {
+	if len(t.seen.entities) < maxPage {
+		t.seen.entities = append(t.seen.entities, e)
+	}
+	return t.w.write(e)
+}
+
+func (t teeWriter) flush() error { return t.w.flush() }
+
+// printWarnings writes on w, one "warning: " line each, the comparisons
+// of q's filter that cannot tell read apart (tablestore.FilterWarnings),
+// or with nothing read those of q's plan, from the sample Plan reads.
+func printWarnings(ctx context.Context, w io.Writer, t *tablestore.Table, q tablestore.Query, read []*tablestore.Entity) error {
+	var warnings []string
+	if len(read) > 0 {
+		var err error
+		if warnings, err = tablestore.FilterWarnings(q.Filter, read); err != nil {
+			return err
+		}
+	} else {
+		p, err := t.Plan(ctx, q)
+		if err != nil {
+			return err
+		}
+		warnings = p.Warnings
+	}
+	for _, s := range warnings {
+		if _, err := fmt.Fprintf(w, "warning: %s\n", s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // queryStats adds up what a query's pages read.
@@ -323,10 +379,14 @@ func explainCommand() *command {
 		name:    "explain",
 		args:    "TABLE",
 		summary: "show how a query runs",
-		help: `explain prints the plan of a query without reading any entity: its kind
-(point, range, partition scan, table scan or empty), the key ranges it
-reads and the residual filter evaluated on each entity, exactly as
-Table.Explain describes it.`,
+		help: `explain prints the plan of a query: its kind (point, range, partition
+scan, table scan or empty), the key ranges it reads and the residual
+filter evaluated on each entity, exactly as Table.Explain describes it.
+It reads no match, only a sample: the first 100 entities of the plan's
+key ranges, whose property names and types (with those of the table's
+indexes) decide the warnings it writes on standard error: a comparison
+with a literal of a type the property never has there, a property name
+seen only in another case.`,
 		example: `tablestore explain --store data People --filter "PartitionKey eq 'Sales' and RowKey ge 'A' and RowKey lt 'B'"`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
 			store := storeFlag(fs)
@@ -343,12 +403,23 @@ Table.Explain describes it.`,
 					return err
 				}
 				defer closeStore(db, &err)
-				s, err := db.Table(args[0]).Explain(tablestore.Query{Filter: *filter, Select: sel, Index: *index})
+				p, err := db.Table(args[0]).Plan(ctx, tablestore.Query{Filter: *filter, Select: sel, Index: *index})
 				if err != nil {
 					return err
 				}
-				_, err = fmt.Fprintln(io.stdout, strings.TrimRight(s, "\n"))
-				return err
+				s := p.String()
+				if i := strings.Index(s, "\nwarning: "); i >= 0 && len(p.Warnings) > 0 {
+					s = s[:i]
+				}
+				if _, err = fmt.Fprintln(io.stdout, strings.TrimRight(s, "\n")); err != nil {
+					return err
+				}
+				for _, w := range p.Warnings {
+					if _, err := fmt.Fprintf(io.stderr, "warning: %s\n", w); err != nil {
+						return err
+					}
+				}
+				return nil
 			}
 		},
 	}

@@ -306,7 +306,7 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 			if *f.create {
 				db, err = openOrCreateStore(dir, nil, io.stderr, "serve")
 			} else {
-				db, err = openStore(dir, nil)
+				db, err = openStoreOr(dir, nil, "add --create to make a new store there")
 			}
 		}
 		if err != nil {

@@ -35,9 +35,14 @@ func isRemote(store string) bool {
 // naming it, and nothing is created) or a connection string for a
 // remote store. opts applies to local stores.
 func openStore(store string, opts *tablestore.Options) (*tablestore.DB, error) {
+	return openStoreOr(store, opts, "tables create, put, import and copy make a new store")
+}
+
+// openStoreOr is openStore with its own advice on making a store.
+func openStoreOr(store string, opts *tablestore.Options, advice string) (*tablestore.DB, error) {
 	db, err := openExisting(store, opts)
 	if errors.Is(err, tablestore.ErrResourceNotFound) {
-		return nil, fmt.Errorf("%s (tables create, put, import and copy make a new store)", errorText(err))
+		return nil, fmt.Errorf("%s (%s)", errorText(err), advice)
 	}
 	return db, err
 }

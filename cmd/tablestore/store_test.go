@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -93,7 +94,23 @@ func TestVersion(t *testing.T) {
 	}
 	bi := &debug.BuildInfo{GoVersion: "go1.99", Main: debug.Module{Version: "v1.2.3"}, Settings: []debug.BuildSetting{
 		{Key: "vcs.revision", Value: "0123abcd"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"}}}
-	require.Equal(t, "tablestore v1.2.3, revision 0123abcd (2026-01-02T03:04:05Z) +modified, go1.99", formatVersion(bi))
+	require.Equal(t, "tablestore v1.2.3, revision 0123abcd (2026-01-02T03:04:05Z) +modified, go1.99", formatVersion(bi, "", ""))
+	require.Equal(t, "tablestore v2.0.0, revision feed, go1.99", formatVersion(bi, "v2.0.0", "feed"), "the linker's values first")
 	bi.Settings = nil
-	require.Equal(t, "tablestore v1.2.3, revision unknown, go1.99", formatVersion(bi))
+	require.Equal(t, "tablestore v1.2.3, revision unknown, go1.99", formatVersion(bi, "", ""))
+	bi.Main.Version = "(devel)"
+	require.Equal(t, "tablestore v1.2.4, revision 89ab, go1.99", formatVersion(bi, "v1.2.4", "89ab"))
+}
+
+// TestVersionLinked builds the command with -buildvcs=false, as a build
+// without VCS information, and the version and revision set by the
+// linker as the install docs say: --version shows both.
+func TestVersionLinked(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "tablestore")
+	build := exec.Command("go", "build", "-buildvcs=false", "-ldflags", "-X main.version=v0.9.1 -X main.revision=0a1b2c3d", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	out, err = exec.Command(bin, "--version").Output()
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(out), "tablestore v0.9.1, revision 0a1b2c3d, go"), "%s", out)
 }

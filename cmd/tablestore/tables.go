@@ -11,10 +11,10 @@ import (
 func tablesCommand() *command {
 	return &command{
 		name:    "tables",
-		args:    "list [PREFIX] | create NAME... | delete NAME...",
+		args:    "[list [PREFIX]] | create NAME... | delete NAME...",
 		summary: "list, create or delete tables",
-		help: `tables list prints the table names, one per line (only those starting with
-PREFIX, case-insensitively, when given). tables create and tables delete
+		help: `tables list (or tables alone) prints the table names, one per line (only
+those starting with PREFIX, case-insensitively, when given). tables create and tables delete
 create or delete each named table; deleting a table removes all its
 entities at once. tables create makes a new store when the --store
 directory holds none (and says so on standard error); the others need an
@@ -27,7 +27,7 @@ tablestore tables delete --store data People`,
 			ifMissing := fs.Bool("if-not-exists", false, "create: no error when the table exists; delete: no error when it does not")
 			return func(ctx context.Context, args []string) (err error) {
 				if len(args) == 0 {
-					return usagef("want list, create or delete")
+					args = []string{"list"} // a bare `tables` lists
 				}
 				verb, names := args[0], args[1:]
 				switch verb {

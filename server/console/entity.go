@@ -470,3 +470,70 @@ func (c *Console) deleteEntity(w http.ResponseWriter, r *http.Request) {
 	d.Body = b
 	c.render(w, r, statusOf(err), "deleteentity", d)
 }
+
+// maxDeleteSelection bounds the entities one multiple delete names: a
+// page of results at most.
+const maxDeleteSelection = 1000
+
+// deleteEntities deletes the entities selected in the results grid
+// (fields "e", each the row's urlencoded pk, rk and etag), each only if it
+// still has the ETag the grid showed, one after another: they may lie in
+// different partitions, so no transaction spans them. When every delete
+// succeeds it returns to the query (field "back", its parameters) with
+// the count; otherwise it lists what failed, deleted or not.
+func (c *Console) deleteEntities(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("table")
+	t := c.store(r).Table(name)
+	d := &pageData{Title: "Delete entities", Table: name, Tab: "query"}
+	_ = r.PostFormValue("e") // parses the form
+	picked := r.PostForm["e"]
+	back, _ := url.ParseQuery(r.PostFormValue("back"))
+	backLink := link{"Back to the query", c.entityBase(name) + "/query" + encodeQuery(back)}
+	switch {
+	case len(picked) == 0:
+		c.fail(w, r, d, &tablestore.Error{Code: tablestore.CodeInvalidInput, Message: "no entity is selected"}, backLink)
+		return
+	case len(picked) > maxDeleteSelection:
+		c.fail(w, r, d, &tablestore.Error{Code: tablestore.CodeInvalidInput,
+			Message: fmt.Sprintf("%d entities are selected; one delete takes at most %d", len(picked), maxDeleteSelection)}, backLink)
+		return
+	}
+	type key struct{ pk, rk, etag string }
+	keys := make([]key, 0, len(picked))
+	for _, p := range picked {
+		v, err := url.ParseQuery(p)
+		if err != nil || v.Get("etag") == "" || !v.Has("pk") || !v.Has("rk") {
+			c.fail(w, r, d, &tablestore.Error{Code: tablestore.CodeInvalidInput,
+				Message: "a selection is not one of the grid's rows: reload the query"}, backLink)
+			return
+		}
+		keys = append(keys, key{v.Get("pk"), v.Get("rk"), v.Get("etag")})
+	}
+	deleted := 0
+	var failed []string
+	var firstErr error
+	for _, k := range keys {
+		err := t.Delete(r.Context(), k.pk, k.rk, tablestore.ETag(k.etag))
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			failed = append(failed, fmt.Sprintf("(%q, %q): %s", k.pk, k.rk, errorText(err)))
+			if r.Context().Err() != nil {
+				break
+			}
+			continue
+		}
+		deleted++
+		c.logChange(r, "delete entity", "table", name, "pk", k.pk, "rk", k.rk)
+	}
+	if len(failed) == 0 {
+		back.Set("deleted", strconv.Itoa(deleted))
+		http.Redirect(w, r, c.entityBase(name)+"/query"+encodeQuery(back), http.StatusSeeOther)
+		return
+	}
+	d.Body = messageBody{Heading: "Some entities were not deleted",
+		Text: fmt.Sprintf("%d deleted, %d not: %s", deleted, len(failed), strings.Join(failed, "; ")),
+		Code: tablestore.ErrorCode(firstErr), Links: []link{backLink}}
+	c.render(w, r, statusOf(firstErr), "message", d)
+}

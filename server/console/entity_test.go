@@ -375,3 +375,91 @@ func TestParseValueRoundTrip(t *testing.T) {
 	require.True(t, needsEscape("\x7f"))
 	require.False(t, needsEscape("tab\tand\nline"))
 }
+
+// TestDeleteSelected: the grid offers a checkbox per row (its keys and
+// ETag) and a column chooser; deleting the selection removes each
+// unchanged entity and returns to the query with the count; a stale
+// ETag is reported and that entity kept; the endpoint refuses a request
+// without the session's CSRF token or from another origin, an empty
+// selection, a forged one and one larger than a page.
+func TestDeleteSelected(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, nil)
+	tb := h.table("People")
+	fillPeople(t, tb, 6)
+	h.login()
+	q := url.Values{"filter": {"PartitionKey eq 'a'"}}
+	status, body, _ := h.get("/tables/People/query?" + q.Encode())
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `<form method="post" action="/tables/People/entities/delete" id="grid-form">`)
+	backField := regexp.MustCompile(`<input type="hidden" name="back" value="([^"]*)">`).FindStringSubmatch(body)
+	require.NotNil(t, backField)
+	require.Equal(t, q.Encode(), html.UnescapeString(backField[1]))
+	require.Contains(t, body, `<details id="column-chooser" class="column-chooser"><summary>Columns</summary><label class="check"><input type="checkbox" class="col-toggle" data-col="Age" checked> Age</label><label class="check"><input type="checkbox" class="col-toggle" data-col="Name" checked> Name</label>`)
+	require.Contains(t, body, `<th data-col="Age"`)
+	boxes := regexp.MustCompile(`<input type="checkbox" name="e" value="([^"]+)"`).FindAllStringSubmatch(body, -1)
+	require.Len(t, boxes, 3) // a/000, a/002, a/004
+	sel := func(i int) string { return html.UnescapeString(boxes[i][1]) }
+	v, err := url.ParseQuery(sel(0))
+	require.NoError(t, err)
+	require.Equal(t, "a", v.Get("pk"))
+	require.Equal(t, "000", v.Get("rk"))
+	require.NotEmpty(t, v.Get("etag"))
+
+	form := url.Values{"e": {sel(0), sel(1)}, "back": {q.Encode()}}
+	// Refused without the token, from another origin or site: nothing deleted.
+	status, _, _ = h.do("POST", "/tables/People/entities/delete", strings.NewReader(form.Encode()), h.sameOrigin("application/x-www-form-urlencoded"))
+	require.Equal(t, http.StatusForbidden, status)
+	withToken := url.Values{"e": form["e"], "back": form["back"], "csrf": {h.csrf}}
+	hdr := h.sameOrigin("application/x-www-form-urlencoded")
+	hdr.Set("Origin", "http://evil.example")
+	status, _, _ = h.do("POST", "/tables/People/entities/delete", strings.NewReader(withToken.Encode()), hdr)
+	require.Equal(t, http.StatusForbidden, status)
+	hdr = h.sameOrigin("application/x-www-form-urlencoded")
+	hdr.Set("Sec-Fetch-Site", "cross-site")
+	status, _, _ = h.do("POST", "/tables/People/entities/delete", strings.NewReader(withToken.Encode()), hdr)
+	require.Equal(t, http.StatusForbidden, status)
+	for _, rk := range []string{"000", "002"} {
+		_, err := tb.Get(ctx, "a", rk, nil)
+		require.NoError(t, err, "refused requests delete nothing")
+	}
+
+	// Two unchanged entities: both go, back to the query with the count.
+	status, _, loc := h.post("/tables/People/entities/delete", form)
+	require.Equal(t, http.StatusSeeOther, status)
+	back := url.Values{"filter": q["filter"], "deleted": {"2"}}
+	require.Equal(t, "/tables/People/query?"+back.Encode(), loc)
+	status, body, _ = h.get(loc)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, "2 entities deleted.")
+	require.Equal(t, []string{"a/004"}, gridKeys(body))
+
+	// A stale ETag: reported, that entity kept, the others deleted.
+	require.NoError(t, tb.Update(ctx, &tablestore.Entity{PartitionKey: "a", RowKey: "004", Properties: map[string]any{"N": int32(1)}}, tablestore.Replace, tablestore.ETagAny))
+	cur, err := tb.Get(ctx, "b", "001", nil)
+	require.NoError(t, err)
+	fresh := url.Values{"pk": {"b"}, "rk": {"001"}, "etag": {string(cur.ETag)}}.Encode()
+	status, body, _ = h.post("/tables/People/entities/delete", url.Values{"e": {sel(2), fresh}})
+	require.Equal(t, http.StatusPreconditionFailed, status)
+	require.Contains(t, body, "1 deleted, 1 not: (&#34;a&#34;, &#34;004&#34;)")
+	_, err = tb.Get(ctx, "a", "004", nil)
+	require.NoError(t, err)
+	_, err = tb.Get(ctx, "b", "001", nil)
+	require.ErrorIs(t, err, tablestore.ErrResourceNotFound)
+
+	// Bad selections.
+	status, _, _ = h.post("/tables/People/entities/delete", url.Values{})
+	require.Equal(t, http.StatusBadRequest, status)
+	status, _, _ = h.post("/tables/People/entities/delete", url.Values{"e": {"pk=a&rk=004"}})
+	require.Equal(t, http.StatusBadRequest, status, "no ETag")
+	status, _, _ = h.post("/tables/People/entities/delete", url.Values{"e": {"%zz"}})
+	require.Equal(t, http.StatusBadRequest, status)
+	many := make([]string, maxDeleteSelection+1)
+	for i := range many {
+		many[i] = url.Values{"pk": {"a"}, "rk": {"004"}, "etag": {"*"}}.Encode()
+	}
+	status, _, _ = h.post("/tables/People/entities/delete", url.Values{"e": many})
+	require.Equal(t, http.StatusBadRequest, status)
+	_, err = tb.Get(ctx, "a", "004", nil)
+	require.NoError(t, err, "a refused selection deletes nothing")
+}

@@ -44,6 +44,10 @@ func TestIndexes(t *testing.T) {
 	status, body, _ = h.get("/tables/People/query?" + url.Values{"filter": {"Name eq 'person 007'"}}.Encode())
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, `<code id="plan-index">ByName</code>, chosen by the planner`)
+	// The cost scale marks the index read, not the key plan's table scan.
+	require.Contains(t, body, `<span id="plan-kind" class="kind">index ByName</span>`)
+	require.Contains(t, body, `<li class="active" aria-current="true" title="entries of a secondary index, then the entities they name">index</li>`)
+	require.NotContains(t, body, `<li class="active" aria-current="true" title="across partitions">`)
 	require.Equal(t, []string{"b/007"}, gridKeys(body))
 	status, body, _ = h.do("GET", "/tables/People/plan?"+url.Values{"filter": {"Name eq 'x'"}}.Encode(), nil,
 		http.Header{"Accept": {"application/json"}})
@@ -51,6 +55,7 @@ func TestIndexes(t *testing.T) {
 	var a planAnswer
 	require.NoError(t, json.Unmarshal([]byte(body), &a))
 	require.Equal(t, "ByName", a.Plan.Index)
+	require.Equal(t, "index ByName", a.Plan.Kind)
 
 	// A query in the index's order; the order is offered in the form.
 	status, body, _ = h.get("/tables/People/query?" + url.Values{"index": {"ByName"}, "top": {"3"}, "reverse": {""}}.Encode())

@@ -153,6 +153,9 @@ type planView struct {
 	// reads the table itself.
 	Index string
 	Text  string // QueryPlan.String
+	// Warnings are QueryPlan.Warnings: comparisons that cannot tell the
+	// sampled entities apart.
+	Warnings []string
 }
 
 // planStep is one plan kind on the cost scale.
@@ -168,15 +171,29 @@ var planKinds = []struct {
 	{tablestore.PlanEmpty, "reads nothing"},
 	{tablestore.PlanPoint, "single entities by both keys"},
 	{tablestore.PlanRange, "RowKey ranges of known partitions"},
+	{planIndex, "entries of a secondary index, then the entities they name"},
 	{tablestore.PlanPartitionScan, "whole partitions"},
 	{tablestore.PlanTableScan, "across partitions"},
 }
 
+// planIndex stands for a read through a secondary index on the cost
+// scale; the library's PlanKind of such a plan is that of the key ranges
+// alone.
+const planIndex tablestore.PlanKind = 255
+
 func newPlanView(p *tablestore.QueryPlan) *planView {
 	v := &planView{Kind: p.Kind.String(), Ranges: p.Ranges, Residual: p.Residual, Reverse: p.Reverse,
-		Index: p.Index, Text: p.String()}
+		Index: p.Index, Text: p.String(), Warnings: p.Warnings}
+	active := p.Kind
+	if p.Index != "" {
+		active, v.Kind = planIndex, "index "+p.Index
+	}
 	for _, k := range planKinds {
-		v.Steps = append(v.Steps, planStep{Name: k.kind.String(), Hint: k.hint, Active: k.kind == p.Kind})
+		name := "index"
+		if k.kind != planIndex {
+			name = k.kind.String()
+		}
+		v.Steps = append(v.Steps, planStep{Name: name, Hint: k.hint, Active: k.kind == active})
 	}
 	return v
 }
@@ -206,6 +223,9 @@ type queryBody struct {
 	FirstURL   string // the first page, when this is not it
 	ExportJSON string
 	ExportCSV  string
+	// Back is this page's query parameters, for returning after a
+	// multiple delete.
+	Back string
 }
 
 // queryPage runs one page of a query and shows its plan and results.
@@ -225,8 +245,11 @@ func (c *Console) queryPage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if r.FormValue("deleted") == "1" {
+	switch n, _ := strconv.Atoi(r.FormValue("deleted")); {
+	case n == 1:
 		b.Notice = "Entity deleted."
+	case n > 1:
+		b.Notice = strconv.Itoa(n) + " entities deleted."
 	}
 	d := &pageData{Title: "Query " + name, Table: name, Tab: "query"}
 	base := c.o.Prefix + "/tables/" + url.PathEscape(name)
@@ -245,6 +268,7 @@ func (c *Console) queryPage(w http.ResponseWriter, r *http.Request) {
 			b.Pages = f.Page
 			b.Grid = newGrid(page.Entities, splitSelect(f.Select), base)
 			params := f.values()
+			b.Back = params.Encode()
 			if f.Next != "" {
 				b.FirstURL = base + "/query" + encodeQuery(params)
 			}
@@ -307,10 +331,14 @@ type planSummary struct {
 	Residual string   `json:"residual"`
 	Reverse  bool     `json:"reverse"`
 	Index    string   `json:"index,omitempty"`
+	// Warnings are the plan's (QueryPlan.Warnings): the filter is valid
+	// but some comparison cannot tell the sampled entities apart.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // planAPI answers the filter editor: the plan of the query in the
-// parameters, or the error with its position. It reads no entity.
+// parameters, or the error with its position, and the plan's warnings.
+// It reads only Plan's sample of entities.
 func (c *Console) planAPI(w http.ResponseWriter, r *http.Request) {
 	t := c.store(r).Table(r.PathValue("table"))
 	f := parseQueryForm(r)
@@ -329,7 +357,7 @@ func (c *Console) planAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	v := newPlanView(p)
 	writeJSON(w, http.StatusOK, planAnswer{OK: true, Plan: &planSummary{Kind: v.Kind, Ranges: nonNil(v.Ranges),
-		Residual: v.Residual, Reverse: v.Reverse, Index: v.Index}})
+		Residual: v.Residual, Reverse: v.Reverse, Index: v.Index, Warnings: p.Warnings}})
 }
 
 func nonNil(s []string) []string {
@@ -368,7 +396,10 @@ type gridColumn struct {
 type gridRow struct {
 	PartitionKey, RowKey, Timestamp string
 	Link                            string
-	Cells                           []gridCell
+	// Select is the row's value for the multiple delete: its keys and
+	// ETag, urlencoded (see deleteEntities).
+	Select string
+	Cells  []gridCell
 }
 
 type gridCell struct {
@@ -419,7 +450,8 @@ func newGrid(entities []*tablestore.Entity, sel []string, base string) *grid {
 	}
 	for _, e := range entities {
 		row := gridRow{PartitionKey: e.PartitionKey, RowKey: e.RowKey, Timestamp: edm.FormatDateTimeJSON(e.Timestamp),
-			Link: base + "/entity?" + url.Values{"pk": {e.PartitionKey}, "rk": {e.RowKey}}.Encode()}
+			Link:   base + "/entity?" + url.Values{"pk": {e.PartitionKey}, "rk": {e.RowKey}}.Encode(),
+			Select: url.Values{"pk": {e.PartitionKey}, "rk": {e.RowKey}, "etag": {string(e.ETag)}}.Encode()}
 		for _, col := range g.Columns {
 			v, ok := e.Properties[col.Name]
 			if !ok || v == nil {

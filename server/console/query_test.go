@@ -68,9 +68,9 @@ func TestQueryPlanAndGrid(t *testing.T) {
 	require.Len(t, gridKeys(body), 25)
 	require.Contains(t, body, `id="end-of-results"`)
 	// Age has two types in the page: the header names both, each cell its own.
-	require.Contains(t, body, `<th class="mixed">Age<span class="type">Edm.Int32 | Edm.Int64</span></th>`)
+	require.Contains(t, body, `<th data-col="Age" class="mixed">Age<span class="type">Edm.Int32 | Edm.Int64</span></th>`)
 	require.Contains(t, body, `<td class="int64" title="Edm.Int64: 20">20<span class="type">Edm.Int64</span></td>`)
-	require.Contains(t, body, `<th>Name<span class="type">Edm.String</span></th>`)
+	require.Contains(t, body, `<th data-col="Name">Name<span class="type">Edm.String</span></th>`)
 
 	// A range plan with a residual.
 	q := url.Values{"filter": {"PartitionKey eq 'a' and RowKey ge '010' and Age gt 12"}}
@@ -257,4 +257,35 @@ func TestQueryPaging(t *testing.T) {
 	// A token from elsewhere is refused.
 	status, _, _ := h.get("/tables/People/query?next=garbage")
 	require.Equal(t, http.StatusBadRequest, status)
+}
+
+// TestQueryWarnings: a filter that cannot match warns in the plan panel
+// and in the filter check's answer, and the results stay empty; a good
+// filter warns of nothing.
+func TestQueryWarnings(t *testing.T) {
+	h := newHarness(t, nil)
+	fillPeople(t, h.table("People"), 5)
+	h.login()
+	warning := "Name is compared (gt) with a literal of type Edm.Int32 but was seen only as Edm.String: such a comparison matches nothing"
+	status, body, _ := h.get("/tables/People/query?" + url.Values{"filter": {"Name gt 5"}}.Encode())
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `<ul id="plan-warnings" class="warnings"><li>⚠ `+html.EscapeString(warning)+`</li></ul>`)
+	require.Contains(t, body, "No entities match.")
+	ask := func(f string) planAnswer {
+		t.Helper()
+		status, body, _ := h.do("GET", "/tables/People/plan?"+url.Values{"filter": {f}}.Encode(), nil, http.Header{"Accept": {"application/json"}})
+		require.Equal(t, http.StatusOK, status, body)
+		var a planAnswer
+		require.NoError(t, json.Unmarshal([]byte(body), &a))
+		return a
+	}
+	a := ask("Name gt 5")
+	require.True(t, a.OK)
+	require.Equal(t, []string{warning}, a.Plan.Warnings)
+	a = ask("name eq 'x'")
+	require.Equal(t, []string{"property name was never seen, but Name was: names are case-sensitive, so name eq ... matches nothing"}, a.Plan.Warnings)
+	a = ask("Name gt 'a'")
+	require.Empty(t, a.Plan.Warnings)
+	_, body, _ = h.get("/tables/People/query?" + url.Values{"filter": {"Name gt 'a'"}}.Encode())
+	require.NotContains(t, body, `id="plan-warnings"`)
 }

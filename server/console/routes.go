@@ -49,6 +49,7 @@ func (c *Console) routes() {
 	mux.HandleFunc("POST /tables/{table}/entity", c.saveEntity)
 	mux.HandleFunc("GET /tables/{table}/entity/delete", c.deleteEntityPage)
 	mux.HandleFunc("POST /tables/{table}/entity/delete", c.deleteEntity)
+	mux.HandleFunc("POST /tables/{table}/entities/delete", c.deleteEntities)
 
 	mux.HandleFunc("GET /tables/{table}/import", c.importPage)
 	mux.HandleFunc("POST /tables/{table}/import", c.startImport)

@@ -2,12 +2,16 @@ package console
 
 import (
 	"context"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
@@ -73,7 +77,8 @@ func TestTTLSettings(t *testing.T) {
 	require.Contains(t, body, `<p class="notice" id="settings-notice">Time to live saved.</p>`)
 	require.Contains(t, body, "<strong>1h</strong> after their last write")
 	require.Contains(t, body, `≈ 0 expired, awaiting the sweeper <span class="est">estimate</span>`)
-	require.Contains(t, body, `id="ttl-default" size="8" class="mono" placeholder="7d, 36h, 90m" value="1h"`)
+	require.Contains(t, body, `id="ttl-default" size="16" class="mono" placeholder="7d, 36h, 90m" value="1h"`)
+	requireFieldFits(t, body, "ttl-default")
 
 	mu.Lock()
 	now = now.Add(2 * time.Hour)
@@ -255,4 +260,19 @@ func TestDurations(t *testing.T) {
 		_, err := parseDuration("x", in)
 		require.Equal(t, tablestore.CodeInvalidInput, tablestore.ErrorCode(err), in)
 	}
+}
+
+// requireFieldFits checks that the input with the id is wide enough
+// (size, in characters) for its whole placeholder and a margin.
+func requireFieldFits(t *testing.T, body, id string) {
+	t.Helper()
+	m := regexp.MustCompile(`<input[^>]*id="` + id + `"[^>]*>`).FindString(body)
+	require.NotEmpty(t, m, "no input #%s", id)
+	size := regexp.MustCompile(` size="(\d+)"`).FindStringSubmatch(m)
+	ph := regexp.MustCompile(` placeholder="([^"]*)"`).FindStringSubmatch(m)
+	require.NotNil(t, size, m)
+	require.NotNil(t, ph, m)
+	n, err := strconv.Atoi(size[1])
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, n, utf8.RuneCountInString(html.UnescapeString(ph[1]))+2, "#%s cuts its placeholder: %s", id, m)
 }

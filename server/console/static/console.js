@@ -48,8 +48,10 @@
         const parts = ["✓ valid · plan: " + p.kind];
         if (p.ranges.length) parts.push(p.ranges.length === 1 ? "1 key range" : p.ranges.length + " key ranges");
         parts.push("residual: " + (p.residual || "none"));
-        if (p.index) parts.push("index: " + p.index);
         status.append(el("span", { class: "ok", id: "filter-ok" }, parts.join(" · ")));
+        for (const w of p.warnings || []) {
+          status.append(el("span", { class: "warn filter-warning" }, "⚠ " + w));
+        }
         return;
       }
       const e = ans.error;
@@ -472,7 +474,53 @@
     open();
   }
 
+  // ---- Query page: choose the grid's columns, select rows to delete ----
+  function gridTools() {
+    const grid = $("#grid");
+    const form = $("#grid-form");
+    if (!grid || !form) return;
+    const heads = $$("thead th", grid);
+    const table = location.pathname;
+    let hidden = [];
+    try { hidden = JSON.parse(localStorage.getItem("tablestore.columns:" + table) || "[]"); } catch (e) { hidden = []; }
+    function show(name, on) {
+      const i = heads.findIndex((th) => th.dataset.col === name);
+      if (i < 0) return;
+      for (const tr of $$("tr", grid)) {
+        if (tr.children[i]) tr.children[i].hidden = !on;
+      }
+    }
+    for (const box of $$(".col-toggle", form)) {
+      const name = box.dataset.col;
+      if (hidden.includes(name)) { box.checked = false; show(name, false); }
+      box.addEventListener("change", () => {
+        show(name, box.checked);
+        hidden = hidden.filter((n) => n !== name);
+        if (!box.checked) hidden.push(name);
+        try { localStorage.setItem("tablestore.columns:" + table, JSON.stringify(hidden)); } catch (e) { /* private mode */ }
+      });
+    }
+    const all = $("#select-all");
+    const rows = $$('input[name="e"]', grid);
+    const button = $("#delete-selected");
+    const sync = () => {
+      const n = rows.filter((r) => r.checked).length;
+      button.disabled = n === 0;
+      button.textContent = n ? "Delete selected (" + n + ")" : "Delete selected";
+      all.checked = n > 0 && n === rows.length;
+      all.indeterminate = n > 0 && n < rows.length;
+    };
+    all.hidden = false;
+    all.addEventListener("change", () => { for (const r of rows) r.checked = all.checked; sync(); });
+    for (const r of rows) r.addEventListener("change", sync);
+    form.addEventListener("submit", (ev) => {
+      if (!confirm(button.dataset.confirm)) ev.preventDefault();
+    });
+    sync();
+  }
+
   filterEditor();
+  gridTools();
   entityEditor();
   importer();
   health();
