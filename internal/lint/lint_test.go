@@ -367,6 +367,34 @@ func houseRules(codes map[string]bool) []houseRule {
 			},
 		},
 		{
+			// A handler returns its error; the dispatch (ServeHTTP, serve)
+			// hands it to answer, the one writer of error responses.
+			name:    "server handlers return errors: only ServeHTTP and serve call answer, and no fail",
+			applies: func(p string) bool { return p == module+"/server" },
+			check: func(f sourceFile, report func(token.Pos, string)) {
+				for _, d := range f.file.Decls {
+					fd, ok := d.(*ast.FuncDecl)
+					if !ok || fd.Body == nil {
+						continue
+					}
+					if fd.Name.Name == "fail" && fd.Recv != nil {
+						report(fd.Pos(), "method fail")
+					}
+					if fd.Name.Name == "ServeHTTP" || fd.Name.Name == "serve" {
+						continue
+					}
+					ast.Inspect(fd.Body, func(n ast.Node) bool {
+						if call, ok := n.(*ast.CallExpr); ok {
+							if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "answer" {
+								report(call.Pos(), fd.Name.Name+" calls answer")
+							}
+						}
+						return true
+					})
+				}
+			},
+		},
+		{
 			name:    "error codes are edm's constants, not string literals",
 			applies: func(p string) bool { return libraryOrHarness(p) && p != module+"/edm" },
 			check: func(f sourceFile, report func(token.Pos, string)) {
@@ -453,14 +481,32 @@ func f() error {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const serverSrc = `package server
+
+func (q *request) getTable() {
+	if q.missing() {
+		q.answer(errNotFound)
+		return
+	}
+}
+
+func (q *request) fail(err error) {}
+`
+	sf, err := parser.ParseFile(fset, "server.go", serverSrc, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rules := houseRules(map[string]bool{"TableNotFound": true})
-	got := houseViolations([]sourceFile{{path: "x.go", pkg: module + "/x", file: f, fset: fset}}, rules)
+	got := houseViolations([]sourceFile{
+		{path: "x.go", pkg: module + "/x", file: f, fset: fset},
+		{path: "server.go", pkg: module + "/server", file: sf, fset: fset},
+	}, rules)
 	for _, r := range rules {
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, r.name+":") }) {
 			t.Errorf("rule %q caught nothing in %v", r.name, got)
 		}
 	}
-	if n := len(got); n != 5 {
-		t.Errorf("got %d breaches, want 5 (os.Exit, log.Fatalf, linkname, eface, the code): %v", n, got)
+	if n := len(got); n != 7 {
+		t.Errorf("got %d breaches, want 7 (os.Exit, log.Fatalf, linkname, eface, the code, answer in a handler, fail): %v", n, got)
 	}
 }
