@@ -514,14 +514,25 @@ func TestChangesFollow(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, tb.EnableChangeFeed(ctx, ChangeFeedOptions{}))
 	done := make(chan error, 1)
+	seen := make(chan struct{})
 	go func() {
 		var out error
+		first := true
 		for _, err := range tb.Changes(ctx, ChangesQuery{Follow: true}) {
+			if err == nil && first {
+				close(seen) // following
+				first = false
+			}
 			out = err
 		}
 		done <- out
 	}()
-	time.Sleep(10 * time.Millisecond)
+	require.NoError(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "r"}))
+	select {
+	case <-seen:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the follower did not see the insert")
+	}
 	require.NoError(t, db.Close())
 	select {
 	case err := <-done:

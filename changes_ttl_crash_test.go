@@ -145,7 +145,7 @@ func TestTTLFeedCrash(t *testing.T) {
 		var problem string
 		for attempt := 0; attempt < 50; attempt++ {
 			if attempt > 0 {
-				time.Sleep(20 * time.Millisecond)
+				time.Sleep(20 * time.Millisecond) // sleep: let the sweeper move on before the check is made again
 			}
 			var seq uint64
 			var e, iw int

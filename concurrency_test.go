@@ -386,7 +386,7 @@ func closeUnderLoad(t *testing.T, round int) {
 		mu    sync.Mutex
 		acked []string
 		wg    sync.WaitGroup
-		ops   atomic.Int64
+		ops   = newProgress()
 	)
 	// check reports an error other than ErrClosed; it returns false when
 	// the goroutine should stop.
@@ -445,8 +445,8 @@ func closeUnderLoad(t *testing.T, round int) {
 			}
 		}()
 	}
-	for ops.Load() < 100 {
-		time.Sleep(time.Millisecond)
+	if !ops.waitFor(100, t.Failed) {
+		t.Errorf("round %d: %d operations before Close; want 100", round, ops.Load())
 	}
 	if err := db.Close(); err != nil {
 		t.Errorf("round %d: Close while reads and writes run: %v", round, err)
@@ -487,7 +487,7 @@ func TestConcurrencyDeleteTable(t *testing.T) {
 	var (
 		started  atomic.Int64 // DeleteTable calls begun
 		finished atomic.Int64 // cycles complete (table created again)
-		ops      atomic.Int64
+		ops      = newProgress()
 		done     atomic.Bool
 		wg       sync.WaitGroup
 	)
@@ -536,8 +536,8 @@ func TestConcurrencyDeleteTable(t *testing.T) {
 		}()
 	}
 	for c := 0; c < cycles && !t.Failed(); c++ {
-		for target := ops.Load() + 20; ops.Load() < target && !t.Failed(); {
-			time.Sleep(100 * time.Microsecond)
+		if !ops.waitFor(ops.Load()+20, t.Failed) && !t.Failed() {
+			t.Errorf("cycle %d: no 20 writes in 10 s", c)
 		}
 		started.Add(1)
 		if err := db.DeleteTable(ctx, "counters"); err != nil {
@@ -567,4 +567,41 @@ func TestConcurrencyDeleteTable(t *testing.T) {
 		}
 	}
 	t.Logf("%d cycles, %d writes read back, %d partitions at the end", cycles, ops.Load(), len(vals))
+}
+
+// progress counts operations done and signals each one, so that a test
+// waits for a count on an event rather than polling.
+type progress struct {
+	n    atomic.Int64
+	tick chan struct{}
+}
+
+func newProgress() *progress { return &progress{tick: make(chan struct{}, 1)} }
+
+// Add counts d operations done.
+func (p *progress) Add(d int64) {
+	p.n.Add(d)
+	select {
+	case p.tick <- struct{}{}:
+	default:
+	}
+}
+
+// Load is the count.
+func (p *progress) Load() int64 { return p.n.Load() }
+
+// waitFor waits until the count reaches n. It returns false when gaveUp
+// says so or 10 s pass without an operation.
+func (p *progress) waitFor(n int64, gaveUp func() bool) bool {
+	for p.n.Load() < n {
+		if gaveUp() {
+			return false
+		}
+		select {
+		case <-p.tick:
+		case <-time.After(10 * time.Second):
+			return false
+		}
+	}
+	return true
 }

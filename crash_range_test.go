@@ -128,7 +128,7 @@ func TestCrashRange(t *testing.T) {
 		case <-ready:
 		case <-time.After(30 * time.Second):
 		}
-		time.Sleep(time.Duration(rng.Intn(150)) * time.Millisecond)
+		time.Sleep(time.Duration(rng.Intn(150)) * time.Millisecond) // sleep: a random moment to kill the child at
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}

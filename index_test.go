@@ -460,6 +460,7 @@ func TestIndexUniqueBuildRace(t *testing.T) {
 				Properties: map[string]any{"V": int64(i)}}))
 		}
 		stop := make(chan struct{})
+		wrote := make(chan struct{}) // a write was done, if the test is waiting for one
 		var wg sync.WaitGroup
 		for w := range 4 {
 			wg.Add(1)
@@ -479,11 +480,23 @@ func TestIndexUniqueBuildRace(t *testing.T) {
 						t.Errorf("upsert: %v", err)
 						return
 					}
+					select {
+					case wrote <- struct{}{}:
+					default:
+					}
 				}
 			}()
 		}
 		buildErr := tbl.CreateIndex(ctx, IndexSpec{Name: "U", Properties: []string{"V"}, Unique: true})
-		time.Sleep(20 * time.Millisecond) // writes after the build
+		// Writes after the build: of 20 writes signalled from now, at
+		// most one a writer was done before.
+		for range 20 {
+			select {
+			case <-wrote:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no writes after the build")
+			}
+		}
 		close(stop)
 		wg.Wait()
 		infos, err := tbl.Indexes(ctx)

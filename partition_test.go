@@ -267,7 +267,7 @@ func TestPartitionDeleteAtomic(t *testing.T) {
 	}()
 	for range 20 {
 		require.NoError(t, p.DeleteAll(ctx))
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // sleep: the readers run between the deletes
 	}
 	close(stop)
 	wg.Wait()

@@ -30,7 +30,7 @@ func TestTTLCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Println("sweeping")
-	time.Sleep(time.Minute)
+	time.Sleep(time.Minute) // sleep: the child sweeps until its parent kills it
 }
 
 // TestTTLCrash kills a process while its sweeper removes expired
@@ -68,8 +68,9 @@ func TestTTLCrash(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
 		buf := make([]byte, 64)
-		_, _ = out.Read(buf) // "sweeping": the index is built, the sweeper runs
-		time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+		// "sweeping": the index is built, the sweeper runs.
+		_, _ = out.Read(buf)
+		time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond) // sleep: a random moment to kill the child at
 		require.NoError(t, cmd.Process.Kill())
 		_ = cmd.Wait()
 

@@ -274,7 +274,7 @@ func runTTLModel(t *testing.T, seed uint64) {
 				t.Errorf("sweep: %v", err)
 				return
 			}
-			time.Sleep(50 * time.Microsecond)
+			time.Sleep(50 * time.Microsecond) // sleep: the sweeper's pace
 		}
 	}()
 	defer func() { stop.Store(true); wg.Wait() }()

@@ -108,8 +108,8 @@ func NewAccounts(accounts []Account, opts *Options) (http.Handler, error) {
 		if err != nil {
 			return nil, err
 		}
-		h.(*handler).ext.bearerScoped = len(accounts) > 1
-		h.(*handler).ext.bearerShared = shared
+		h.(*handler).bearerScoped = len(accounts) > 1
+		h.(*handler).bearerShared = shared
 		m.byName[a.Name] = h.(*handler)
 		if m.first == nil {
 			m.first = h.(*handler)

@@ -55,11 +55,10 @@ func validSASTime(s string) bool {
 	return ok
 }
 
-func (q *request) getACL() {
+func (q *request) getACL() error {
 	pols, err := q.h.db.Table(q.res.table).AccessPolicies(q.r.Context())
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	doc := xmlIdentifiers{Identifiers: []xmlIdentifier{}}
 	for _, p := range pols {
@@ -74,18 +73,17 @@ func (q *request) getACL() {
 	}
 	out, err := xml.Marshal(doc)
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	body := append([]byte(xml.Header[:len(xml.Header)-1]), out...)
 	q.writeXML(http.StatusOK, body)
+	return nil
 }
 
-func (q *request) setACL() {
+func (q *request) setACL() error {
 	pols, err := parseACL(q.body)
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	if err := q.h.db.Table(q.res.table).SetAccessPolicies(q.r.Context(), pols); err != nil {
 		// The library checks the policies (count, IDs, permissions);
@@ -93,11 +91,11 @@ func (q *request) setACL() {
 		if tablestore.ErrorCode(err) == tablestore.CodeInvalidInput {
 			err = apiError(http.StatusBadRequest, edm.CodeInvalidXMLDocument, "XML specified is not syntactically valid: "+err.(*tablestore.Error).Message+".")
 		}
-		q.fail(err)
-		return
+		return err
 	}
 	q.w.Header().Set("Content-Length", "0")
 	q.w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // parseACL reads a SignedIdentifiers document; an empty body is no

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -35,7 +36,8 @@ func TestBudget(t *testing.T) {
 		_, ok := b.acquire(ctx, 250, false, 5*time.Second)
 		got <- ok
 	}()
-	time.Sleep(20 * time.Millisecond)
+	waitUntil(t, 5*time.Second, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.waiters) == 1 },
+		func() string { return "the waiter did not queue" })
 	b.release(300, false)
 	if !<-got {
 		t.Fatal("the waiter was not granted")
@@ -69,22 +71,12 @@ func TestBudgetReturnsMemory(t *testing.T) {
 	b.release(50, false)
 	b.acquire(ctx, 200, false, 0)
 	b.release(200, false)
-	deadline := time.Now().Add(3 * trimDelay)
-	for {
-		b.mu.Lock()
-		trims := b.trims
-		b.mu.Unlock()
-		if trims == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d returns of memory after a burst", trims)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(trimDelay + 100*time.Millisecond)
-	if b.trims != 1 {
-		t.Fatalf("%d returns; want 1", b.trims)
+	trims := func() int { b.mu.Lock(); defer b.mu.Unlock(); return b.trims }
+	waitUntil(t, 3*trimDelay, func() bool { return trims() == 1 },
+		func() string { return fmt.Sprintf("%d returns of memory after a burst", trims()) })
+	time.Sleep(trimDelay + 100*time.Millisecond) // sleep: time for a second return, which must not come
+	if trims() != 1 {
+		t.Fatalf("%d returns; want 1", trims())
 	}
 }
 
@@ -104,12 +96,8 @@ func TestUploadSlots(t *testing.T) {
 		}()
 	}
 	defer wg.Wait()
-	for deadline := time.Now().Add(2 * time.Second); len(s.h.uploads) < 2; {
-		if time.Now().After(deadline) {
-			t.Fatal("the slow bodies did not take the upload slots")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitUntil(t, 2*time.Second, func() bool { return len(s.h.uploads) >= 2 },
+		func() string { return "the slow bodies did not take the upload slots" })
 	res := slowRequest(s, cred, "POST", "/things", "application/json", body, 100*time.Millisecond, 5*time.Second)
 	if res.status != http.StatusServiceUnavailable || res.code != "ServerBusy" || res.sent > 3 || res.after > time.Second {
 		t.Errorf("third upload: %+v; want 503 ServerBusy after QueueWait", res)

@@ -129,8 +129,8 @@ func (h *handler) verify(s, sig string) bool {
 // URL names. What only the body tells (an insert's keys, a batch's
 // operations) is checked again once it is read.
 func (q *request) authorizeOperation(o opRoute) error {
-	if q.ext.bearer != nil {
-		return q.ext.bearer.allow(o.op) // bearer.go: the token's role
+	if q.bearer != nil {
+		return q.bearer.allow(o.op) // bearer.go: the token's role
 	}
 	if q.sas == nil {
 		return nil
@@ -146,8 +146,8 @@ func (q *request) authorizeOperation(o opRoute) error {
 // limits keys to its range. Shared key and anonymous requests may do
 // anything.
 func (q *request) authorize(o op, table, pk, rk string) error {
-	if q.ext.bearer != nil {
-		return q.ext.bearer.allow(o) // bearer.go: the token's role
+	if q.bearer != nil {
+		return q.bearer.allow(o) // bearer.go: the token's role
 	}
 	if q.sas == nil {
 		return nil

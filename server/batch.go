@@ -489,19 +489,17 @@ func (s *subRequest) action(raw *tablestore.RawEntity) (tablestore.TransactionAc
 }
 
 // batch serves POST $batch: one changeset, run as one transaction.
-func (q *request) batch() {
+func (q *request) batch() error {
 	sc := batchScratches.Get().(*batchScratch)
 	defer sc.put(len(q.body) <= maxKeptBatchBody) // after the response is written: it reads the actions
 	subs, err := q.h.parseBatch(q.r.Header.Get("Content-Type"), q.body, sc)
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	if len(subs) > tablestore.MaxTransactionActions {
 		// Azure was observed to answer this at index 99 (or 0).
-		q.batchFailure(tablestore.MaxTransactionActions-1, apiError(http.StatusBadRequest, edm.CodeInvalidInput,
+		return failAt(tablestore.MaxTransactionActions-1, apiError(http.StatusBadRequest, edm.CodeInvalidInput,
 			"The batch request operation exceeds the maximum 100 changes per change set."))
-		return
 	}
 	sc.actions = slices.Grow(sc.actions[:0], len(subs))[:len(subs)]
 	sc.raws = slices.Grow(sc.raws[:0], len(subs))[:len(subs)]
@@ -510,21 +508,18 @@ func (q *request) batch() {
 	for i := range subs {
 		s := &subs[i]
 		if !strings.EqualFold(s.res.table, table) {
-			q.batchFailure(i, errBadBatch("all operations of a batch must address the same table"))
-			return
+			return failAt(i, errBadBatch("all operations of a batch must address the same table"))
 		}
 		a, o, err := s.action(&raws[i])
 		if err != nil {
-			q.batchFailure(i, err)
-			return
+			return failAt(i, err)
 		}
 		pk, rk := s.res.pk, s.res.rk
 		if a.Raw != nil {
 			pk, rk = a.Raw.PartitionKey, a.Raw.RowKey
 		}
 		if err := q.authorize(o, s.res.table, pk, rk); err != nil {
-			q.batchFailure(i, err)
-			return
+			return failAt(i, err)
 		}
 		actions[i] = a
 	}
@@ -538,11 +533,9 @@ func (q *request) batch() {
 	if err != nil {
 		var be *tablestore.BatchError
 		if as(err, &be) {
-			q.batchFailure(be.Index, be.Err)
-			return
+			return failAt(be.Index, be.Err)
 		}
-		q.fail(err)
-		return
+		return err
 	}
 	base := q.res.base
 	if base == "" {
@@ -569,19 +562,34 @@ func (q *request) batch() {
 		}
 		return append(b, "\r\n"...)
 	})
+	return nil
 }
 
-// batchFailure answers 202 with a changeset holding the one failed
-// operation: its status and a one-line JSON error whose message starts
-// with "index:".
-func (q *request) batchFailure(index int, err error) {
-	ae := toAPIError(err)
+// opFailure is the failure of a batch's operation at index, which the
+// batch answers 202 with a changeset holding that one operation: its
+// status and a one-line JSON error whose message starts with "index:"
+// (see answerFailure).
+type opFailure struct {
+	index int
+	err   error
+}
+
+func (e *opFailure) Error() string { return "operation " + itoa(e.index) + ": " + e.err.Error() }
+func (e *opFailure) Unwrap() error { return e.err }
+
+// failAt is the failure of the batch's operation at index.
+func failAt(index int, err error) error { return &opFailure{index: index, err: err} }
+
+// answerFailure writes the batch response for f.
+func (q *request) answerFailure(f *opFailure) {
+	index := f.index
+	ae := toAPIError(f.err)
 	msg := itoa(index) + ":" + ae.msg + "\nRequestId:" + q.id + "\nTime:" + q.start.UTC().Format("2006-01-02T15:04:05.0000000Z")
 	body := errorJSON(ae.code, msg)
 	part := "HTTP/1.1 " + itoa(ae.status) + " " + http.StatusText(ae.status) + "\r\n" +
 		"X-Content-Type-Options: nosniff\r\n" +
 		"DataServiceVersion: 3.0;\r\n" +
-		"Content-Type: " + contentType(metaMinimal) + "\r\n" +
+		"Content-Type: " + contentType(tablestore.MinimalMetadata) + "\r\n" +
 		"\r\n" + string(body) + "\r\n"
 	q.writeBatch(1, func(b []byte, _ int) []byte { return append(b, part...) })
 }

@@ -219,22 +219,22 @@ var errBearerRefused = apiError(http.StatusUnauthorized, edm.CodeInvalidAuthenti
 
 // checkBearer authenticates "Bearer TOKEN".
 func (q *request) checkBearer(auth string) error {
-	b := q.h.ext.bearer
+	b := q.h.bearer
 	if b == nil {
-		q.ext.why = "bearer tokens are not enabled on this server"
+		q.why = "bearer tokens are not enabled on this server"
 		return errAuthFailed
 	}
 	if q.r.TLS == nil {
-		q.ext.why = "a bearer token over plain http"
+		q.why = "a bearer token over plain http"
 		return apiError(http.StatusForbidden, edm.CodeAuthorizationProtocolMismatch, "This request is not authorized to perform this operation using this protocol.")
 	}
 	raw := strings.TrimSpace(auth[len("Bearer"):])
 	if b.InsecureAcceptAnyToken {
-		q.ext.bearer = &bearerGrant{principal: "(any token accepted: insecure mode)", contributor: true}
+		q.bearer = &bearerGrant{principal: "(any token accepted: insecure mode)", contributor: true}
 		return nil
 	}
 	refuse := func(why string) error {
-		q.ext.why = "bearer token: " + why
+		q.why = "bearer token: " + why
 		q.w.Header().Set("WWW-Authenticate", b.challenge(true))
 		return errBearerRefused
 	}
@@ -272,7 +272,7 @@ func (q *request) checkBearer(auth string) error {
 	// audience does not say which account it is for: the role then
 	// comes from this account's Principals alone.
 	roles := claims.Roles
-	if q.h.ext.bearerScoped && !forAccount {
+	if q.h.bearerScoped && !forAccount {
 		roles = nil
 	}
 	role := ""
@@ -290,11 +290,11 @@ func (q *request) checkBearer(auth string) error {
 		role = b.Principals[g.principal]
 	}
 	if role == "" {
-		q.ext.why = "bearer token of " + g.principal + ": no table data role on account " + q.h.account
+		q.why = "bearer token of " + g.principal + ": no table data role on account " + q.h.account
 		return errPermission
 	}
 	g.contributor = role == RoleTableDataContributor
-	q.ext.bearer = g
+	q.bearer = g
 	return nil
 }
 
@@ -318,7 +318,7 @@ func (b *Bearer) keyFor(t *jwt.Token) (any, error) {
 // names this account: its endpoint, or an audience of a Bearer serving
 // this account alone.
 func (h *handler) audienceOK(aud jwt.ClaimStrings) (accepted, forAccount bool) {
-	b := h.ext.bearer
+	b := h.bearer
 	for _, a := range aud {
 		a = strings.TrimSuffix(a, "/")
 		if a == StorageAudience {
@@ -327,11 +327,11 @@ func (h *handler) audienceOK(aud jwt.ClaimStrings) (accepted, forAccount bool) {
 		for _, x := range b.Audiences {
 			if a == strings.TrimSuffix(x, "/") {
 				accepted = true
-				forAccount = forAccount || !h.ext.bearerShared
+				forAccount = forAccount || !h.bearerShared
 			}
 		}
 		n := normAudience(a)
-		for _, e := range h.ext.endpoints {
+		for _, e := range h.endpoints {
 			if n == e {
 				accepted, forAccount = true, true
 			}

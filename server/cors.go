@@ -184,19 +184,13 @@ func (r *corsRule) allowsHeaders(list string) bool {
 	return true
 }
 
-// cors answers a CORS preflight, returning true, or arranges the CORS
-// headers of a cross-origin response and returns false. It runs before
-// admission and authentication: preflights carry no credentials.
-func (q *request) cors() bool {
-	rules := q.h.ext.cors.Load()
+// cors arranges the CORS headers of a cross-origin response. It runs
+// before admission and authentication.
+func (q *request) cors() {
+	rules := q.h.cors.Load()
 	origin := q.r.Header.Get("Origin")
-	if q.r.Method == http.MethodOptions {
-		q.ext.preflit = true
-		q.preflight(rules, origin)
-		return true
-	}
 	if rules == nil || len(*rules) == 0 {
-		return false
+		return
 	}
 	hd := q.w.Header()
 	getHead := q.r.Method == http.MethodGet || q.r.Method == http.MethodHead
@@ -205,7 +199,7 @@ func (q *request) cors() bool {
 		// every origin, else Vary: Origin, so caches keep the answers to
 		// cross-origin requests apart.
 		if !getHead {
-			return false
+			return
 		}
 		for i := range *rules {
 			r := &(*rules)[i]
@@ -214,11 +208,11 @@ func (q *request) cors() bool {
 				if len(r.exposed) > 0 {
 					q.w = &corsWriter{ResponseWriter: q.w, exposed: r.exposed}
 				}
-				return false
+				return
 			}
 		}
 		hd.Add("Vary", "Origin")
-		return false
+		return
 	}
 	for i := range *rules {
 		r := &(*rules)[i]
@@ -235,20 +229,22 @@ func (q *request) cors() bool {
 		if len(r.exposed) > 0 {
 			q.w = &corsWriter{ResponseWriter: q.w, exposed: r.exposed}
 		}
-		return false
+		return
 	}
 	if getHead {
 		hd.Add("Vary", "Origin")
 	}
-	return false
 }
 
-// preflight answers an OPTIONS request.
-func (q *request) preflight(rules *corsRules, origin string) {
+// preflight answers an OPTIONS request, a CORS preflight. It runs
+// before admission and authentication: preflights carry no credentials.
+func (q *request) preflight() error {
+	q.preflit = true
+	rules := q.h.cors.Load()
+	origin := q.r.Header.Get("Origin")
 	method := q.r.Header.Get("Access-Control-Request-Method")
 	if origin == "" || method == "" {
-		q.fail(apiError(http.StatusBadRequest, edm.CodeInvalidHeaderValue, "A required CORS header is not present."))
-		return
+		return apiError(http.StatusBadRequest, edm.CodeInvalidHeaderValue, "A required CORS header is not present.")
 	}
 	asked := q.r.Header.Get("Access-Control-Request-Headers")
 	if rules != nil {
@@ -268,10 +264,10 @@ func (q *request) preflight(rules *corsRules, origin string) {
 			hd.Add("Vary", "Origin")
 			hd.Set("Content-Length", "0")
 			q.w.WriteHeader(http.StatusOK)
-			return
+			return nil
 		}
 	}
-	q.fail(apiError(http.StatusForbidden, edm.CodeCorsPreflightFailure, "CORS not enabled or no matching rule found for this request."))
+	return apiError(http.StatusForbidden, edm.CodeCorsPreflightFailure, "CORS not enabled or no matching rule found for this request.")
 }
 
 // corsWriter sets Access-Control-Expose-Headers from the response's own
@@ -340,7 +336,7 @@ func (h *handler) loadServiceProperties() {
 	}
 	h.props = doc
 	if rules, err := parseServiceProperties(doc); err == nil {
-		h.ext.cors.Store(&rules)
+		h.cors.Store(&rules)
 	}
 }
 
@@ -358,7 +354,7 @@ func (h *handler) setServiceProperties(ctx context.Context, body []byte) error {
 	}
 	h.propsMu.Lock()
 	h.props = doc
-	h.ext.cors.Store(&rules)
+	h.cors.Store(&rules)
 	h.propsMu.Unlock()
 	return nil
 }

@@ -75,29 +75,24 @@ func checkConditionalHeaders(r *http.Request) error {
 	return nil
 }
 
-func (q *request) insertEntity() {
+func (q *request) insertEntity() error {
 	l, err := q.metadataLevel()
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	if err := checkConditionalHeaders(q.r); err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	e, err := decodeEntity(q.r, q.body)
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	q.releaseBody() // e holds copies
 	if err := q.authorize(opInsert, q.res.table, e.PartitionKey, e.RowKey); err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	if err := q.writeRaw(tablestore.ActionInsert, e, ""); err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	hd := q.w.Header()
 	loc := q.res.base + tablestore.EntityPath(q.res.table, e.PartitionKey, e.RowKey)
@@ -108,23 +103,23 @@ func (q *request) insertEntity() {
 		hd.Set("DataServiceId", loc)
 		hd.Set("Content-Length", "0")
 		q.w.WriteHeader(http.StatusNoContent)
-		return
+		return nil
 	}
 	hd.Set("Preference-Applied", "return-content")
 	o := q.jsonOptions(l)
 	b, err := q.oneEntity(l, func(b []byte) ([]byte, error) { return e.AppendJSON(b, &o) })
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	q.writeJSON(http.StatusCreated, l, b)
+	return nil
 }
 
 // oneEntity is the body of a one-entity response at level l: at minimal
 // and full metadata `{"odata.metadata":"…",` and the members of the
 // entity appendEntity appends; without metadata the entity alone.
-func (q *request) oneEntity(l metaLevel, appendEntity func([]byte) ([]byte, error)) ([]byte, error) {
-	if l == metaNone {
+func (q *request) oneEntity(l tablestore.JSONMetadata, appendEntity func([]byte) ([]byte, error)) ([]byte, error) {
+	if l == tablestore.NoMetadata {
 		return appendEntity(nil)
 	}
 	b := make([]byte, 0, 512)
@@ -156,11 +151,10 @@ func selectList(q *request) []string {
 	return out
 }
 
-func (q *request) getEntity() {
+func (q *request) getEntity() error {
 	l, err := q.metadataLevel()
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	o := q.jsonOptions(l)
 	o.Select = selectList(q)
@@ -170,88 +164,79 @@ func (q *request) getEntity() {
 		return out, err
 	})
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	if !q.needMemory(int64(len(b))) {
 		q.busy()
-		return
+		return nil
 	}
 	setExact(q.w.Header(), "ETag", string(etag))
 	q.writeJSON(http.StatusOK, l, b)
+	return nil
 }
 
 // writeEntity serves PUT (Replace) and MERGE/PATCH (Merge): an update
 // with If-Match, an upsert without.
-func (q *request) writeEntity(mode tablestore.UpdateMode) {
+func (q *request) writeEntity(mode tablestore.UpdateMode) error {
 	if err := checkConditionalHeaders(q.r); err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	ifMatch := tablestore.ETag(q.r.Header.Get("If-Match"))
 	e, err := decodeEntity(q.r, withKeys(q.body, q.res.pk, q.res.rk))
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	q.releaseBody() // e holds copies
 	// The URL names the entity; the body's keys are ignored.
 	e.PartitionKey, e.RowKey = q.res.pk, q.res.rk
 	if err = q.writeRaw(writeAction(mode == tablestore.Replace, ifMatch), e, ifMatch); err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	setExact(q.w.Header(), "ETag", string(e.ETag))
 	q.w.Header().Set("Content-Length", "0")
 	q.w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
-func (q *request) deleteEntity() {
+func (q *request) deleteEntity() error {
 	if err := checkConditionalHeaders(q.r); err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	ifMatch := tablestore.ETag(q.r.Header.Get("If-Match"))
 	if ifMatch == "" {
-		q.fail(apiError(http.StatusBadRequest, edm.CodeMissingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: If-Match."))
-		return
+		return apiError(http.StatusBadRequest, edm.CodeMissingRequiredHeader, "An HTTP header that's mandatory for this request is not specified: If-Match.")
 	}
 	if err := q.h.db.Table(q.res.table).Delete(q.r.Context(), q.res.pk, q.res.rk, ifMatch); err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	q.w.Header().Set("Content-Length", "0")
 	q.w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // queryEntities serves Query Entities: $filter, $select, $top and the
 // NextPartitionKey/NextRowKey continuation.
-func (q *request) queryEntities() {
+func (q *request) queryEntities() error {
 	l, err := q.metadataLevel()
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	top, given, err := parseTop(q)
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	flt, err := q.restrictFilter(q.res.query.Get("$filter"))
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	cont, err := continuationFromQuery(q.res.query.Get("NextPartitionKey"), q.res.query.Get("NextRowKey"))
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	sel := selectList(q)
 	b, next, err := q.queryPage(l, tablestore.Query{Filter: flt, Select: sel, Top: top, Continuation: cont}, given && top == 0)
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	if next != nil {
 		hd := q.w.Header()
@@ -260,6 +245,7 @@ func (q *request) queryEntities() {
 	}
 	q.writeJSON(http.StatusOK, l, b)
 	q.respBuf = b // back to the pool once the response is sent
+	return nil
 }
 
 // Limits of one page of Query Entities, beyond $top.
@@ -278,11 +264,11 @@ const (
 // or when the memory budget grants no more for it; it holds at least one
 // entity unless the store's page held none. empty ($top=0) checks the
 // query and returns no entities and no continuation.
-func (q *request) queryPage(l metaLevel, query tablestore.Query, empty bool) (body []byte, next *[2]string, err error) {
+func (q *request) queryPage(l tablestore.JSONMetadata, query tablestore.Query, empty bool) (body []byte, next *[2]string, err error) {
 	sel := query.Select
 	b := responseBuffers.get()
 	b = append(b, '{')
-	if l != metaNone {
+	if l != tablestore.NoMetadata {
 		md := q.res.base + "$metadata#" + q.res.table
 		if len(sel) > 0 {
 			md += "&$select=" + strings.Join(sel, ",")

@@ -157,9 +157,19 @@ func fromLibrary(e *tablestore.Error) *apiErr {
 	return apiError(status, code, msg)
 }
 
-// fail writes err as the response: JSON (odata.error) or, for the ACL
-// and service operations, XML. Both carry x-ms-error-code.
-func (q *request) fail(err error) {
+// answer answers a request whose handler returned err; nil: the handler
+// wrote the response. A batch operation's failure (opFailure) is a 202
+// batch response; any other error is written as JSON (odata.error) or,
+// for the ACL and service operations, XML, both with x-ms-error-code.
+// Handlers return errors and only answer writes them.
+func (q *request) answer(err error) {
+	if err == nil {
+		return
+	}
+	if f, ok := err.(*opFailure); ok {
+		q.answerFailure(f)
+		return
+	}
 	ae := q.failed(toAPIError(err)) // ops.go: the log's reason; Azure's message for auth failures
 	hd := q.w.Header()
 	hd.Set("x-ms-error-code", string(ae.code))
@@ -185,7 +195,7 @@ func (q *request) fail(err error) {
 		return
 	}
 	body := errorJSON(ae.code, msg)
-	hd.Set("Content-Type", contentType(metaMinimal))
+	hd.Set("Content-Type", contentType(tablestore.MinimalMetadata))
 	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	q.w.WriteHeader(ae.status)
 	if q.r.Method != http.MethodHead {

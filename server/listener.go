@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
 )
 
@@ -67,7 +68,7 @@ func wireError(err *apiErr) []byte {
 	body := errorJSON(err.code, err.msg+"\nRequestId:"+id+"\nTime:"+time.Now().UTC().Format("2006-01-02T15:04:05.0000000Z"))
 	var b bytes.Buffer
 	b.WriteString("HTTP/1.1 " + strconv.Itoa(err.status) + " " + http.StatusText(err.status) + "\r\n")
-	b.WriteString("Content-Type: " + contentType(metaMinimal) + "\r\n")
+	b.WriteString("Content-Type: " + contentType(tablestore.MinimalMetadata) + "\r\n")
 	b.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n")
 	b.WriteString("x-ms-error-code: " + string(err.code) + "\r\n")
 	b.WriteString("x-ms-request-id: " + id + "\r\n")

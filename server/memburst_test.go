@@ -167,14 +167,14 @@ func memoryBurstChild(t *testing.T) {
 						// client still sends: it may see the reset before
 						// the 503. Clients retry both (azcore does).
 						busy.Add(1)
-						time.Sleep(time.Second)
+						time.Sleep(time.Second) // sleep: a client's back-off before it retries
 						continue
 					}
 					out, _ := io.ReadAll(resp.Body)
 					resp.Body.Close()
 					if resp.StatusCode == http.StatusServiceUnavailable {
 						busy.Add(1)
-						time.Sleep(time.Second) // Retry-After
+						time.Sleep(time.Second) // sleep: Retry-After, as a client waits
 						continue
 					}
 					if resp.StatusCode != http.StatusAccepted || bytes.Contains(out, []byte("odata.error")) {
@@ -216,7 +216,7 @@ func memoryBurstChild(t *testing.T) {
 			if settled < 100*mb || time.Since(settleStart) > 30*time.Second {
 				break
 			}
-			time.Sleep(250 * time.Millisecond)
+			time.Sleep(250 * time.Millisecond) // sleep: the polling interval of the process's RSS, which has no event
 		}
 		used, _ := s.h.mem.inUse()
 		heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}

@@ -11,49 +11,20 @@ import (
 	"github.com/tablestore/tablestore/edm"
 )
 
-// This file hooks the operations features into the request path: the
-// per-request log line and metrics (begin, finish, refused), the
+// This file holds the operations features' hooks into the request path:
+// the per-request log line and metrics (begin, finish, refused), the
 // reasons behind authentication failures (failed), and the operation
-// names both use. server.go calls these hooks; the features live in
-// logging.go, metrics.go, cors.go and bearer.go.
+// names both use. metrics.go, cors.go and bearer.go hold the features.
 
-// handlerExt is a handler's operations state.
-type handlerExt struct {
-	metrics *Metrics
-	bearer  *Bearer
-	// endpoints are the account's endpoints as token audiences,
-	// normalized (see normAudience), from Options.PublicEndpoints.
-	endpoints []string
-	// bearerScoped: the handler is one of several accounts (NewAccounts),
-	// so a token's roles claim counts only with an audience that names
-	// this account.
-	bearerScoped bool
-	// bearerShared: bearer also serves other accounts, so its Audiences
-	// do not name this account.
-	bearerShared bool
-	// cors is the parsed CORS rules of the stored service properties;
-	// nil or empty: no CORS headers.
-	cors atomic.Pointer[corsRules]
-}
-
-// requestExt is a request's operations state.
-type requestExt struct {
-	in      *countingBody // the request body, counted; nil without one
-	why     string        // an authentication failure's detail, for the log only
-	code    string        // the error code answered, if any
-	bearer  *bearerGrant  // set when a bearer token authorised the request
-	preflit bool          // a CORS preflight
-}
-
-// initExt sets up the operations state from o; New calls it.
-func (h *handler) initExt(o *Options) error {
-	h.ext.metrics = o.Metrics
-	h.ext.bearer = o.Bearer
+// initOps sets up the operations features from o; New calls it.
+func (h *handler) initOps(o *Options) error {
+	h.metrics = o.Metrics
+	h.bearer = o.Bearer
 	eps, err := accountEndpoints(o.PublicEndpoints, h.account)
 	if err != nil {
 		return err
 	}
-	h.ext.endpoints = eps
+	h.endpoints = eps
 	if o.Bearer != nil {
 		if err := o.Bearer.init(); err != nil {
 			return err
@@ -72,18 +43,18 @@ func (h *handler) initExt(o *Options) error {
 
 // begin starts a request: in-flight gauge, body byte counting.
 func (q *request) begin() {
-	if m := q.h.ext.metrics; m != nil {
+	if m := q.h.metrics; m != nil {
 		m.inFlight.Inc()
 	}
 	if b := q.r.Body; b != nil && b != http.NoBody {
-		q.ext.in = &countingBody{rc: b}
-		q.r.Body = q.ext.in
+		q.in = &countingBody{rc: b}
+		q.r.Body = q.in
 	}
 }
 
 // refused counts an admission refusal (503 ServerBusy).
 func (q *request) refused() {
-	if m := q.h.ext.metrics; m != nil {
+	if m := q.h.metrics; m != nil {
 		m.refusals.WithLabelValues(q.h.account).Inc()
 	}
 }
@@ -96,10 +67,10 @@ const genericAuthMessage = "Server failed to authenticate the request. Make sure
 // authentication failure, its detail, replaced by Azure's generic text
 // in what the client sees.
 func (q *request) failed(ae *apiErr) *apiErr {
-	q.ext.code = string(ae.code)
+	q.code = string(ae.code)
 	if ae.code == edm.CodeAuthenticationFailed || ae.code == edm.CodeInvalidAuthenticationInfo {
-		if q.ext.why == "" {
-			q.ext.why = ae.msg
+		if q.why == "" {
+			q.why = ae.msg
 		}
 		if ae.code == edm.CodeAuthenticationFailed && ae.msg != genericAuthMessage {
 			return apiError(ae.status, ae.code, genericAuthMessage)
@@ -115,10 +86,10 @@ func (q *request) finish(rec *statusWriter) {
 	status := rec.code()
 	op := q.operation()
 	var in int64
-	if q.ext.in != nil {
-		in = q.ext.in.n.Load()
+	if q.in != nil {
+		in = q.in.n.Load()
 	}
-	if m := q.h.ext.metrics; m != nil {
+	if m := q.h.metrics; m != nil {
 		m.inFlight.Dec()
 		m.observe(q.h.account, op, status, d, in, rec.bytes)
 	}
@@ -141,14 +112,14 @@ func (q *request) finish(rec *statusWriter) {
 		attrs = append(attrs, slog.String("client_request_id", truncate(c, 128)))
 	}
 	attrs = append(attrs, slog.Int64("bytes_in", in), slog.Int64("bytes_out", rec.bytes), slog.Duration("duration", d))
-	if q.ext.code != "" {
-		attrs = append(attrs, slog.String("error_code", q.ext.code))
+	if q.code != "" {
+		attrs = append(attrs, slog.String("error_code", q.code))
 	}
-	if q.ext.why != "" {
-		attrs = append(attrs, slog.String("auth_error", q.ext.why))
+	if q.why != "" {
+		attrs = append(attrs, slog.String("auth_error", q.why))
 	}
-	if q.ext.bearer != nil {
-		attrs = append(attrs, slog.String("principal", q.ext.bearer.principal))
+	if q.bearer != nil {
+		attrs = append(attrs, slog.String("principal", q.bearer.principal))
 	}
 	q.h.log.LogAttrs(q.r.Context(), slog.LevelInfo, "request", attrs...)
 }
@@ -164,7 +135,7 @@ func truncate(s string, n int) string {
 // (QueryEntities, InsertOrMergeEntity, ...): a small fixed set, used as
 // a metrics label. Unroutable requests are "Unknown".
 func (q *request) operation() string {
-	if q.ext.preflit {
+	if q.preflit {
 		return "Preflight"
 	}
 	res := q.res

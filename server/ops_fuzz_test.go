@@ -48,7 +48,7 @@ func FuzzServicePropertiesCORS(f *testing.F) {
 		if len(rules) > 5 {
 			t.Fatalf("%d rules accepted", len(rules))
 		}
-		h.ext.cors.Store(&rules)
+		h.cors.Store(&rules)
 		r := httptest.NewRequest("OPTIONS", "/devstoreaccount1/Tables", nil)
 		r.Header.Set("Origin", origin)
 		r.Header.Set("Access-Control-Request-Method", method)

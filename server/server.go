@@ -250,7 +250,21 @@ type handler struct {
 	// write (service.go).
 	propsSetMu sync.Mutex
 
-	ext handlerExt // operations: metrics, CORS, bearer tokens (see ops.go)
+	metrics *Metrics // Options.Metrics; nil: none (ops.go)
+	bearer  *Bearer  // Options.Bearer; nil: no bearer tokens (bearer.go)
+	// endpoints are the account's endpoints as token audiences,
+	// normalized (see normAudience), from Options.PublicEndpoints.
+	endpoints []string
+	// bearerScoped: the handler is one of several accounts (NewAccounts),
+	// so a token's roles claim counts only with an audience that names
+	// this account.
+	bearerScoped bool
+	// bearerShared: bearer also serves other accounts, so its Audiences
+	// do not name this account.
+	bearerShared bool
+	// cors is the parsed CORS rules of the stored service properties;
+	// nil or empty: no CORS headers (cors.go).
+	cors atomic.Pointer[corsRules]
 }
 
 // New returns a handler serving db. It is safe for concurrent use. Errors: a bad account name or a key
@@ -301,7 +315,7 @@ func New(db *tablestore.DB, opts *Options) (http.Handler, error) {
 		}
 		h.keys = append(h.keys, key)
 	}
-	if err := h.initExt(&o); err != nil {
+	if err := h.initOps(&o); err != nil {
 		return nil, err
 	}
 	return h, nil
@@ -372,7 +386,12 @@ type request struct {
 	// them.
 	bodyMem, workMem int64
 
-	ext requestExt // operations: log and metric fields, bearer grant (see ops.go)
+	// The request log's and the metrics' fields (ops.go).
+	in      *countingBody // the request body, counted; nil without one
+	why     string        // an authentication failure's detail, for the log only
+	code    string        // the error code answered, if any
+	bearer  *bearerGrant  // set when a bearer token authorised the request
+	preflit bool          // a CORS preflight
 }
 
 // ServeHTTP serves one request through the admission stages described in
@@ -392,17 +411,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				h.log.Error("request panicked", "request_id", q.id, "panic", fmt.Sprint(p))
 			}
 			if rec.status == 0 {
-				q.fail(errInternal)
+				q.answer(errInternal)
 			}
 		}
 		q.releaseMemory()
 		q.finish(rec) // ops.go: metrics and the log line
 	}()
 	q.commonHeaders()
-	if q.cors() { // cors.go: a preflight is answered here
+	if q.r.Method == http.MethodOptions {
+		q.answer(q.preflight()) // cors.go
 		return
 	}
-	q.serve()
+	q.cors() // cors.go: the CORS headers of a cross-origin response
+	q.answer(q.serve())
 	if q.respBuf != nil { // sent: the response no longer holds it
 		responseBuffers.put(q.respBuf)
 		q.respBuf = nil
@@ -484,47 +505,39 @@ func httpDate(now time.Time) []string {
 
 // serve runs the stages: headers (limits, route, authentication and
 // authorization), the body, then the operation in a work slot.
-func (q *request) serve() {
+func (q *request) serve() error {
 	if requestHeaderBytes(q.r) > q.h.maxHdr {
-		q.fail(errHeadersTooLarge)
-		return
+		return errHeadersTooLarge
 	}
 	if q.r.ContentLength > q.h.maxBody {
-		q.fail(errBodyTooLarge)
-		return
+		return errBodyTooLarge
 	}
 	res, err := q.h.route(q.r)
 	q.xml = res.kind == kindACL || res.kind == kindService
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	q.res = res
 	method, err := effectiveMethod(q.r)
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	if err := q.authenticate(); err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	o, err := q.resolve(method)
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	if err := q.authorizeOperation(o); err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	if !o.body && q.r.ContentLength != 0 {
 		q.w.Header().Set("Connection", "close") // the body is not read
 	}
 	if o.body {
 		if err := q.receiveBody(); err != nil {
-			q.fail(err)
-			return
+			return err
 		}
 	}
 	ctx := q.r.Context()
@@ -533,8 +546,7 @@ func (q *request) serve() {
 		wait *= bodyWorkWait // the upload is not thrown away lightly
 	}
 	if !q.h.work.acquire(ctx, wait) {
-		q.busy()
-		return
+		return q.busy()
 	}
 	n := int64(len(q.body)) * bodyWorkFactor
 	if n == 0 {
@@ -546,8 +558,7 @@ func (q *request) serve() {
 	got, ok := q.h.mem.acquire(ctx, n, false, wait)
 	if !ok {
 		q.h.work.release()
-		q.busy()
-		return
+		return q.busy()
 	}
 	q.workMem += got
 	// The response waits in memory (reserved) until the work slot is
@@ -557,16 +568,17 @@ func (q *request) serve() {
 		defer q.h.work.release()
 		q.w = dw
 		defer func() { q.w = dw.ResponseWriter }()
-		o.run(q)
+		q.answer(o.run(q))
 	}()
 	q.send(dw)
+	return nil
 }
 
-// busy answers 503 ServerBusy for a request admission could not fit in,
-// and counts it (ops.go).
-func (q *request) busy() {
+// busy counts a request admission could not fit in (ops.go) and
+// returns the error it is answered with, 503 ServerBusy.
+func (q *request) busy() error {
 	q.refused()
-	q.fail(errServerBusy)
+	return errServerBusy
 }
 
 // deferredWriter keeps an operation's response: its status, and the

@@ -93,7 +93,7 @@ func corsMethod(m string) bool {
 	return false
 }
 
-func (q *request) getServiceProperties() {
+func (q *request) getServiceProperties() error {
 	q.h.propsMu.Lock()
 	doc := q.h.props
 	q.h.propsMu.Unlock()
@@ -101,6 +101,7 @@ func (q *request) getServiceProperties() {
 		doc = defaultServiceProperties()
 	}
 	q.writeXML(http.StatusOK, doc)
+	return nil
 }
 
 // defaultServiceProperties is the document Get Service Properties
@@ -151,19 +152,16 @@ func serviceSectionsOf(doc []byte) map[string][]byte {
 // elements it holds, as Azure does, and stores the document (cors.go:
 // stored, its CORS rules applied). Errors: InvalidXmlDocument,
 // InvalidXmlNodeValue.
-func (q *request) setServiceProperties() {
+func (q *request) setServiceProperties() error {
 	root, err := parseXML(q.body)
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	if root.name != "StorageServiceProperties" {
-		q.fail(errBadXML)
-		return
+		return errBadXML
 	}
 	if err := servicePropertiesRule.validate(root); err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	h := q.h
 	h.propsSetMu.Lock() // one read-merge-write at a time
@@ -179,17 +177,18 @@ func (q *request) setServiceProperties() {
 		}
 	}
 	if err := h.setServiceProperties(q.r.Context(), serviceDocument(sections)); err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	q.w.Header().Set("Content-Length", "0")
 	q.w.WriteHeader(http.StatusAccepted)
+	return nil
 }
 
-func (q *request) getServiceStats() {
+func (q *request) getServiceStats() error {
 	body := `<?xml version="1.0" encoding="utf-8"?><StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>` +
 		time.Now().UTC().Format(http.TimeFormat) + `</LastSyncTime></GeoReplication></StorageServiceStats>`
 	q.writeXML(http.StatusOK, []byte(body))
+	return nil
 }
 
 func (q *request) writeXML(status int, body []byte) {

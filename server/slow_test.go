@@ -154,15 +154,8 @@ func TestSlowBodies(t *testing.T) {
 			}
 			// Let the slow clients start, then serve another client.
 			deadline := time.Now().Add(1500 * time.Millisecond)
-			for time.Now().Before(deadline) {
-				if n := len(s.h.uploads); n >= slow {
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			if n := len(s.h.uploads); n < slow {
-				t.Errorf("%d slow bodies hold upload slots; want %d", n, slow)
-			}
+			waitUntil(t, 1500*time.Millisecond, func() bool { return len(s.h.uploads) >= slow },
+				func() string { return fmt.Sprintf("%d slow bodies hold upload slots; want %d", len(s.h.uploads), slow) })
 			c := &http.Client{Timeout: 5 * time.Second}
 			var worst time.Duration
 			for i := 0; time.Now().Before(deadline.Add(time.Second)); i++ {
@@ -213,20 +206,30 @@ func TestSlowBodies(t *testing.T) {
 	}
 }
 
+// waitUntil polls cond until it holds, failing t with what's message
+// after timeout. It is for the handler's slots and budget, which signal
+// no event a test could wait on.
+func waitUntil(t testing.TB, timeout time.Duration, cond func() bool, what func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal(what())
+		}
+		time.Sleep(5 * time.Millisecond) // sleep: the polling interval of a condition without an event
+	}
+}
+
 // waitIdle waits for every slot and reservation of h to be released.
 func waitIdle(t testing.TB, h *handler) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	waitUntil(t, 5*time.Second, func() bool {
 		used, bodies := h.mem.inUse()
-		if used == 0 && bodies == 0 && len(h.uploads) == 0 && len(h.work) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still held: %d bytes (%d bodies), %d uploads, %d operations", used, bodies, len(h.uploads), len(h.work))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return used == 0 && bodies == 0 && len(h.uploads) == 0 && len(h.work) == 0
+	}, func() string {
+		used, bodies := h.mem.inUse()
+		return fmt.Sprintf("still held: %d bytes (%d bodies), %d uploads, %d operations", used, bodies, len(h.uploads), len(h.work))
+	})
 }
 
 // TestGetLatencyWithSlowClients is the goal's scenario at the default
@@ -286,7 +289,10 @@ func getsWithSlowClients(t testing.TB, slow int, d time.Duration) []time.Duratio
 		}()
 	}
 	defer func() { close(stop); wg.Wait() }()
-	time.Sleep(500 * time.Millisecond) // the slow clients are in
+	// The slow clients are in: they hold every upload slot they can.
+	in := min(slow, cap(s.h.uploads))
+	waitUntil(t, 5*time.Second, func() bool { return len(s.h.uploads) >= in },
+		func() string { return fmt.Sprintf("%d slow bodies hold upload slots; want %d", len(s.h.uploads), in) })
 	c := &http.Client{Timeout: 5 * time.Second}
 	var lat []time.Duration
 	get := func() {
@@ -387,7 +393,13 @@ func TestSlowReadersHoldNoSlot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(time.Second) // their pages are built
+	// Their pages are built and wait, reserved, for the clients to read
+	// them.
+	waitUntil(t, 5*time.Second, func() bool { used, _ := s.h.mem.inUse(); return used >= 4*pageBytes/2 && len(s.h.work) == 0 },
+		func() string {
+			used, _ := s.h.mem.inUse()
+			return fmt.Sprintf("the unread responses hold %d bytes of the budget, %d operations run", used, len(s.h.work))
+		})
 	c := &http.Client{Timeout: 5 * time.Second}
 	start := time.Now()
 	if status, code, out := s.do(t, c, cred, "GET", "/things(PartitionKey='big',RowKey='000')?$select=RowKey", nil, nil); status != http.StatusOK {

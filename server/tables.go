@@ -19,8 +19,13 @@ type opRoute struct {
 	// must cover; an insert's keys are in its body and checked there.
 	keyed bool
 	body  bool // it reads a request body
-	run   func(*request)
+	run   operation
 }
+
+// operation serves one routed, authorized request: it writes the
+// response, or returns the error the request is answered with (see
+// answer), having written nothing.
+type operation func(*request) error
 
 // resolve resolves the routed resource and the method to the
 // operation. Errors: MethodNotAllowed, InvalidUri.
@@ -73,9 +78,9 @@ func (q *request) resolve(method string) (opRoute, error) {
 		case http.MethodGet:
 			return o{op: opRead, keyed: true, run: (*request).getEntity}, nil
 		case http.MethodPut:
-			return o{op: writeOp(q.r), keyed: true, body: true, run: func(q *request) { q.writeEntity(tablestore.Replace) }}, nil
+			return o{op: writeOp(q.r), keyed: true, body: true, run: func(q *request) error { return q.writeEntity(tablestore.Replace) }}, nil
 		case "MERGE", http.MethodPatch:
-			return o{op: writeOp(q.r), keyed: true, body: true, run: func(q *request) { q.writeEntity(tablestore.Merge) }}, nil
+			return o{op: writeOp(q.r), keyed: true, body: true, run: func(q *request) error { return q.writeEntity(tablestore.Merge) }}, nil
 		case http.MethodDelete:
 			return o{op: opDelete, keyed: true, run: (*request).deleteEntity}, nil
 		}
@@ -132,21 +137,18 @@ func (t tableName) Lookup(name string) (filter.Value, bool) {
 
 // listTables serves Query Tables: $filter on TableName, $top and
 // NextTableName.
-func (q *request) listTables() {
+func (q *request) listTables() error {
 	l, err := q.metadataLevel()
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	f, err := filter.Compile(q.res.query.Get("$filter"), nil)
 	if err != nil {
-		q.fail(filterAPIError(err))
-		return
+		return filterAPIError(err)
 	}
 	top, given, err := parseTop(q)
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	if !given || top == 0 {
 		if given {
@@ -163,8 +165,7 @@ scan:
 	for {
 		page, err := q.h.db.ListTables(ctx, &tablestore.ListTablesOptions{Continuation: cont})
 		if err != nil {
-			q.fail(err)
-			return
+			return err
 		}
 		for _, n := range page.Names {
 			if f.Root != nil && !f.Match(tableName(n)) {
@@ -186,7 +187,7 @@ scan:
 	}
 	var b []byte
 	b = append(b, '{')
-	if l != metaNone {
+	if l != tablestore.NoMetadata {
 		b = append(b, `"odata.metadata":`...)
 		b = appendString(b, q.res.base+"$metadata#Tables")
 		b = append(b, ',')
@@ -203,12 +204,13 @@ scan:
 		setExact(q.w.Header(), "x-ms-continuation-NextTableName", next)
 	}
 	q.writeJSON(http.StatusOK, l, b)
+	return nil
 }
 
 // appendTable appends one table object at level l.
-func (q *request) appendTable(b []byte, l metaLevel, name string) []byte {
+func (q *request) appendTable(b []byte, l tablestore.JSONMetadata, name string) []byte {
 	b = append(b, '{')
-	if l == metaFull {
+	if l == tablestore.FullMetadata {
 		link := "Tables(" + keyLiteral(name) + ")"
 		b = append(b, `"odata.type":`...)
 		b = appendString(b, q.h.account+".Tables")
@@ -225,9 +227,9 @@ func (q *request) appendTable(b []byte, l metaLevel, name string) []byte {
 
 // tableElement is the single-table body: Create Table's echo and Get
 // Table.
-func (q *request) tableElement(l metaLevel, name string) []byte {
+func (q *request) tableElement(l tablestore.JSONMetadata, name string) []byte {
 	t := q.appendTable(nil, l, name)
-	if l == metaNone {
+	if l == tablestore.NoMetadata {
 		return t
 	}
 	b := []byte(`{"odata.metadata":`)
@@ -251,44 +253,38 @@ func (q *request) lookupTable(name string, notFound tablestore.Code) (string, er
 	return "", &tablestore.Error{Code: notFound, Message: "table " + name + " not found"}
 }
 
-func (q *request) getTable() {
+func (q *request) getTable() error {
 	l, err := q.metadataLevel()
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	name, err := q.lookupTable(q.res.table, tablestore.CodeResourceNotFound)
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	q.writeJSON(http.StatusOK, l, q.tableElement(l, name))
+	return nil
 }
 
-func (q *request) createTable() {
+func (q *request) createTable() error {
 	l, err := q.metadataLevel()
 	if err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	badBody := apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: the body must be a JSON object with TableName.")
 	if info, ok := scanObject(q.body); !ok || info.members > maxMembers {
-		q.fail(badBody)
-		return
+		return badBody
 	}
 	var in map[string]json.RawMessage
 	if err := json.Unmarshal(q.body, &in); err != nil {
-		q.fail(badBody)
-		return
+		return badBody
 	}
 	var name string
 	if raw, ok := in["TableName"]; !ok || len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &name) != nil {
-		q.fail(apiError(http.StatusBadRequest, edm.CodePropertiesNeedValue, "The values are not specified for all properties in the entity: TableName is required."))
-		return
+		return apiError(http.StatusBadRequest, edm.CodePropertiesNeedValue, "The values are not specified for all properties in the entity: TableName is required.")
 	}
 	if _, err := q.h.db.CreateTable(q.r.Context(), name); err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	hd := q.w.Header()
 	hd.Set("Location", q.res.base+"Tables("+keyLiteral(name)+")")
@@ -296,20 +292,21 @@ func (q *request) createTable() {
 		hd.Set("Preference-Applied", "return-no-content")
 		hd.Set("DataServiceId", q.res.base+"Tables("+keyLiteral(name)+")")
 		q.w.WriteHeader(http.StatusNoContent)
-		return
+		return nil
 	}
 	if q.r.Header.Get("Prefer") != "" {
 		hd.Set("Preference-Applied", "return-content")
 	}
 	q.writeJSON(http.StatusCreated, l, q.tableElement(l, name))
+	return nil
 }
 
-func (q *request) deleteTable() {
+func (q *request) deleteTable() error {
 	if err := q.h.db.DeleteTable(q.r.Context(), q.res.table); err != nil {
-		q.fail(err)
-		return
+		return err
 	}
 	q.w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // preferNoContent reports Prefer: return-no-content.

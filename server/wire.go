@@ -8,20 +8,12 @@ import (
 	"github.com/tablestore/tablestore/edm"
 )
 
-// metaLevel is the JSON metadata level a client asked for.
-type metaLevel int
-
-const (
-	metaMinimal metaLevel = iota
-	metaNone
-	metaFull
-)
-
-func (l metaLevel) String() string {
+// odataLevel is l as the odata parameter of a media type names it.
+func odataLevel(l tablestore.JSONMetadata) string {
 	switch l {
-	case metaNone:
+	case tablestore.NoMetadata:
 		return "nometadata"
-	case metaFull:
+	case tablestore.FullMetadata:
 		return "fullmetadata"
 	}
 	return "minimalmetadata"
@@ -30,21 +22,21 @@ func (l metaLevel) String() string {
 // contentType is the Content-Type of a JSON response at level l. Its
 // first component is exactly application/json, which the JavaScript SDK
 // requires before it parses a body.
-func contentType(l metaLevel) string {
-	return "application/json;odata=" + l.String() + ";streaming=true;charset=utf-8"
+func contentType(l tablestore.JSONMetadata) string {
+	return "application/json;odata=" + odataLevel(l) + ";streaming=true;charset=utf-8"
 }
 
 // jsonContentTypes are the Content-Type header values of the levels,
 // shared by every response (see commonHeaders).
 var jsonContentTypes = [...][]string{
-	metaMinimal: {contentType(metaMinimal)},
-	metaNone:    {contentType(metaNone)},
-	metaFull:    {contentType(metaFull)},
+	tablestore.MinimalMetadata: {contentType(tablestore.MinimalMetadata)},
+	tablestore.NoMetadata:      {contentType(tablestore.NoMetadata)},
+	tablestore.FullMetadata:    {contentType(tablestore.FullMetadata)},
 }
 
 // metadataLevel reads $format, which takes precedence, or Accept. Plain
 // application/json and a missing header mean minimal metadata.
-func (q *request) metadataLevel() (metaLevel, error) {
+func (q *request) metadataLevel() (tablestore.JSONMetadata, error) {
 	if f := q.res.query.Get("$format"); f != "" {
 		l, ok := parseFormat(f)
 		if !ok {
@@ -61,12 +53,12 @@ func (q *request) metadataLevel() (metaLevel, error) {
 			return l, nil
 		}
 	}
-	return metaMinimal, nil
+	return tablestore.MinimalMetadata, nil
 }
 
 // parseFormat reads one media type: application/json with an optional
 // odata= parameter, or the $format shorthand json.
-func parseFormat(s string) (metaLevel, bool) {
+func parseFormat(s string) (tablestore.JSONMetadata, bool) {
 	parts := strings.Split(strings.ToLower(s), ";")
 	switch strings.TrimSpace(parts[0]) {
 	case "application/json", "json":
@@ -80,28 +72,24 @@ func parseFormat(s string) (metaLevel, bool) {
 		}
 		switch strings.TrimSpace(v) {
 		case "nometadata":
-			return metaNone, true
+			return tablestore.NoMetadata, true
 		case "fullmetadata":
-			return metaFull, true
+			return tablestore.FullMetadata, true
 		case "minimalmetadata":
-			return metaMinimal, true
+			return tablestore.MinimalMetadata, true
 		default:
 			return 0, false
 		}
 	}
-	return metaMinimal, true
+	return tablestore.MinimalMetadata, true
 }
 
 // jsonOptions are the library's JSON options for level l: full metadata
 // adds odata.type, odata.id and odata.editLink for each entity's address
 // in this request's table.
-func (q *request) jsonOptions(l metaLevel) tablestore.JSONOptions {
-	o := tablestore.JSONOptions{Metadata: tablestore.MinimalMetadata}
-	switch l {
-	case metaNone:
-		o.Metadata = tablestore.NoMetadata
-	case metaFull:
-		o.Metadata = tablestore.FullMetadata
+func (q *request) jsonOptions(l tablestore.JSONMetadata) tablestore.JSONOptions {
+	o := tablestore.JSONOptions{Metadata: l}
+	if l == tablestore.FullMetadata {
 		o.Type, o.LinkBase, o.LinkTable = q.h.account+"."+q.res.table, q.res.base, q.res.table
 	}
 	return o
@@ -111,7 +99,7 @@ func (q *request) jsonOptions(l metaLevel) tablestore.JSONOptions {
 func appendString(b []byte, s string) []byte { return tablestore.AppendJSONString(b, s) }
 
 // writeJSON sends a JSON body with status.
-func (q *request) writeJSON(status int, l metaLevel, body []byte) {
+func (q *request) writeJSON(status int, l tablestore.JSONMetadata, body []byte) {
 	hd := q.w.Header()
 	hd["Content-Type"] = jsonContentTypes[l]
 	hd["Content-Length"] = []string{itoa(len(body))}

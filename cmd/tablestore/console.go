@@ -211,10 +211,8 @@ func mountConsole(stderr io.Writer, ah, rest http.Handler, served []server.Accou
 		db = served[0].DB
 		o.Memory = accountMemory(rest, served[0].Name)
 	} else {
-		for _, a := range served {
-			o.Accounts = append(o.Accounts, console.Account{Name: a.Name, Keys: a.Keys, DB: a.DB,
-				Memory: accountMemory(rest, a.Name)})
-		}
+		o.Accounts = served
+		o.AccountMemory = func(account string) console.Memory { return accountMemory(rest, account) }
 	}
 	c, err := console.New(db, o)
 	if err != nil {

@@ -186,88 +186,10 @@ tablestore serve --dir data --replicate-to "$MIRROR_CONN" --replicate-table Orde
 	}
 }
 
-// runServe checks the flags, opens the store and serves until ctx ends.
+// runServe checks the flags, opens the stores and serves until ctx ends.
 func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (err error) {
-	if err := flagsFromEnv(fs, os.LookupEnv); err != nil {
-		return err
-	}
-	if *f.console && *f.adminAddr == "" {
-		*f.adminAddr = defaultConsoleAddr // the console lives on the admin listener
-	}
-	where := *f.dir
-	if isSet(fs, "store") {
-		if where != "" {
-			return usagef("give --dir or --store, not both")
-		}
-		where = *f.store
-	}
-	if !*f.inMemory && where == "" {
-		where = *f.store // $TABLESTORE_STORE
-	}
-	if *f.inMemory == (where != "") {
-		return usagef("give --dir DIR or --in-memory")
-	}
-	if *f.inMemory && *f.create {
-		return usagef("--create is for --dir, not --in-memory")
-	}
-	switch {
-	case *f.maxRequests <= 0:
-		return usagef("--max-requests must be positive")
-	case *f.maxUploads < 0:
-		return usagef("--max-uploads must be positive")
-	case f.minRate <= 0:
-		return usagef("--min-body-rate must be positive")
-	case *f.grace <= 0:
-		return usagef("--body-grace must be positive")
-	}
-	var logger *slog.Logger
-	if *f.level != "none" {
-		lv, ok := logLevels[*f.level]
-		if !ok {
-			return usagef("unknown --log-level %q: want debug, info, warn, error or none", *f.level)
-		}
-		switch *f.logFormat {
-		case "text":
-			logger = slog.New(slog.NewTextHandler(io.stderr, &slog.HandlerOptions{Level: lv}))
-		case "json":
-			logger = slog.New(slog.NewJSONHandler(io.stderr, &slog.HandlerOptions{Level: lv}))
-		default:
-			return usagef("unknown --log-format %q: want text or json", *f.logFormat)
-		}
-	}
-	if *f.adminAddr == "" && (*f.pprof || *f.backupDir != "" || len(f.adminHosts) > 0) {
-		return usagef("--pprof, --backup-dir and --admin-host need --admin-addr")
-	}
-	if *f.replicateTo == "" && (len(f.replicateTables) > 0 || *f.replicateState != "") {
-		return usagef("--replicate-table and --replicate-state need --replicate-to")
-	}
-	if *f.replicateTo != "" && (*f.inMemory || f.multi()) {
-		return usagef("--replicate-to needs one store in --dir (not --in-memory or --accounts)")
-	}
-	if *f.backupDir != "" && *f.inMemory {
-		return usagef("--backup-dir needs a store on disk, not --in-memory")
-	}
-	warn := func(msg string) { fmt.Fprintf(io.stderr, "serve: WARNING: %s\n", msg) }
-	keys, tlsKey, err := f.keys(warn)
+	c, err := serveConfigFrom(fs, f, io)
 	if err != nil {
-		return err
-	}
-	if (*f.cert == "") != (tlsKey == "") {
-		return usagef("give --cert and --key together to serve https")
-	}
-	var tlsConf *tlsFiles
-	if *f.cert != "" {
-		tlsConf = &tlsFiles{cert: *f.cert, key: tlsKey}
-	}
-	bearer, err := f.bearer(tlsConf != nil, warn)
-	if err != nil {
-		return err
-	}
-	accounts, err := f.accountList(keys)
-	if err != nil {
-		return err
-	}
-	if err := accountBearers(accounts, bearer, tlsConf != nil, *f.insecureTokens); err != nil {
 		return err
 	}
 	// Listen before the handler is made: its public endpoints default to
@@ -279,123 +201,301 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	defer ln.Close()
 	endpoints := []string(f.publicEndpoints)
 	if len(endpoints) == 0 {
-		if endpoints, err = defaultPublicEndpoints(ln.Addr(), tlsConf); err != nil {
+		if endpoints, err = defaultPublicEndpoints(ln.Addr(), c.tls); err != nil {
 			return err
 		}
 	}
-	stores := map[string]*tablestore.DB{}
-	var served []server.Account
+	served, err := c.openStores(io)
 	defer func() {
 		for _, a := range served {
 			closeStore(a.DB, &err)
 		}
 	}()
-	for _, a := range accounts {
-		var db *tablestore.DB
-		switch {
-		case *f.inMemory:
-			db, err = tablestore.OpenInMemory(nil)
-		default:
-			dir := where
-			if f.multi() { // each account's store is a subdirectory
-				if isRemote(where) {
-					return usagef("--accounts needs a store directory")
-				}
-				dir = filepath.Join(where, a.Name)
-			}
-			if *f.create {
-				db, err = openOrCreateStore(dir, nil, io.stderr, "serve")
-			} else {
-				db, err = openStoreOr(dir, nil, "add --create to make a new store there")
-			}
-		}
-		if err != nil {
-			return err
-		}
-		a.DB = db
-		served = append(served, a)
-		stores[a.Name] = db
+	if err != nil {
+		return err
 	}
 	var metrics *server.Metrics
 	if *f.adminAddr != "" {
 		metrics = server.NewMetrics()
 	}
-	opts := &server.Options{Anonymous: *f.anonymous, Logger: logger, Metrics: metrics, Bearer: bearer, PublicEndpoints: endpoints,
-		MaxConcurrentRequests: *f.maxRequests, MaxConcurrentUploads: *f.maxUploads, MemoryBudget: int64(f.budget),
-		MinBodyRate: int(f.minRate), BodyGracePeriod: *f.grace}
-	limit, err := memoryLimit(*f.memLimit, opts, len(served))
+	h, err := c.handler(io, served, endpoints, metrics)
 	if err != nil {
 		return err
 	}
-	h, err := server.NewAccounts(served, opts)
+	adminSrv, adminLn, err := c.admin(io, h, served, metrics)
 	if err != nil {
-		return usagef("%s", errorText(err))
+		return err
 	}
-	if limit > 0 {
-		debug.SetMemoryLimit(limit)
-		fmt.Fprintf(io.stderr, "serve: Go memory limit %s\n", formatBytes(limit))
-	}
-	var adminSrv *http.Server
-	var adminLn net.Listener
-	if *f.adminAddr != "" {
-		ah, err := server.NewAdminHandler(server.AdminOptions{Metrics: metrics, Stores: stores,
-			Pprof: *f.pprof, BackupDir: *f.backupDir, PerAccountDirs: f.multi(), Logger: logger, Hosts: f.adminHosts})
-		if err != nil {
-			return err
-		}
-		var webConsole *console.Console
-		if *f.console {
-			if ah, webConsole, err = mountConsole(io.stderr, ah, h, served, metrics, *f.anonymous, where, f.adminHosts, logger); err != nil {
-				return err
-			}
-		}
-		adminSrv = server.NewHTTPServer(*f.adminAddr, ah)
-		adminSrv.WriteTimeout = 0 // a profile or a backup may take long
-		if adminLn, err = net.Listen("tcp", *f.adminAddr); err != nil {
-			return err
-		}
+	if adminLn != nil {
 		defer adminLn.Close()
-		if webConsole != nil {
-			printConsole(io.stderr, webConsole, adminLn.Addr(), len(served) > 1 || !*f.anonymous)
-		}
-		if !loopbackAddr(adminLn.Addr()) {
-			warn("the admin listener " + adminLn.Addr().String() + " is reachable beyond this machine and has no authentication: keep it on a private network")
-		}
 	}
-	srv := server.NewHTTPServer(*f.addr, h)
-	if tlsConf != nil {
-		if srv, err = server.NewHTTPSServer(*f.addr, h, tlsConf.cert, tlsConf.key); err != nil {
-			return usagef("%s", errorText(err))
-		}
+	srv, ln, err := c.listener(h, ln)
+	if err != nil {
+		return err
 	}
-	if logger != nil {
-		srv.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
+	for _, line := range exposureWarnings(ln.Addr(), *f.anonymous, *f.insecureTokens, c.tls != nil) {
+		c.warn(line)
 	}
-	// Azure's error body for net/http's own refusals, inside TLS when
-	// there is TLS.
-	if tlsConf != nil {
-		ln = server.NewTLSListener(ln, srv.TLSConfig)
-	} else {
-		ln = server.NewListener(ln)
-	}
-	for _, line := range exposureWarnings(ln.Addr(), *f.anonymous, *f.insecureTokens, tlsConf != nil) {
-		fmt.Fprintf(io.stderr, "serve: WARNING: %s\n", line)
-	}
-	info := serveInfo{accounts: served, anonymous: *f.anonymous, tls: tlsConf != nil, devKey: len(keys) == 0 && !f.multi()}
+	info := serveInfo{accounts: served, anonymous: *f.anonymous, tls: c.tls != nil, devKey: len(c.keys) == 0 && !f.multi()}
 	if adminSrv != nil {
 		fmt.Fprintf(io.stderr, "serve: admin listening on %s (/metrics, /healthz, /readyz, POST /backup)\n", adminLn.Addr())
 		go func() { _ = adminSrv.Serve(adminLn) }()
 		defer adminSrv.Close()
 	}
+	serveFn := func(ctx context.Context) error { return serve(ctx, io.stderr, srv, ln, info, *f.shutdown) }
 	if *f.replicateTo == "" {
-		return serve(ctx, io.stderr, srv, ln, info, *f.shutdown)
+		return serveFn(ctx)
 	}
 	state := *f.replicateState
 	if state == "" {
-		state = filepath.Clean(where) + ".replicate.json"
+		state = filepath.Clean(c.where) + ".replicate.json"
 	}
-	return serveReplicating(ctx, io, served[0].DB, *f.replicateTo, state, f.replicateTables, *f.shutdown,
-		func(ctx context.Context) error { return serve(ctx, io.stderr, srv, ln, info, *f.shutdown) })
+	return serveReplicating(ctx, io, served[0].DB, *f.replicateTo, state, f.replicateTables, *f.shutdown, serveFn)
+}
+
+// serveConfig is serve's flags, checked, and what they name: the store,
+// the logger, the keys, TLS, bearer settings and the accounts.
+type serveConfig struct {
+	f        *serveFlags
+	where    string // the store (--dir, --store or $TABLESTORE_STORE); empty with --in-memory
+	logger   *slog.Logger
+	warn     func(string)
+	keys     []string  // the account keys given; none: the development key
+	tls      *tlsFiles // nil: http
+	bearer   *server.Bearer
+	accounts []server.Account // without their stores
+}
+
+// serveConfigFrom reads the environment into fs, checks the flags and
+// loads what they name. Errors: a usage error for flags that do not go
+// together, or the error of a file they name.
+func serveConfigFrom(fs *flag.FlagSet, f *serveFlags, io *stdio) (*serveConfig, error) {
+	if err := flagsFromEnv(fs, os.LookupEnv); err != nil {
+		return nil, err
+	}
+	if *f.console && *f.adminAddr == "" {
+		*f.adminAddr = defaultConsoleAddr // the console lives on the admin listener
+	}
+	c := &serveConfig{f: f, warn: func(msg string) { fmt.Fprintf(io.stderr, "serve: WARNING: %s\n", msg) }}
+	var err error
+	if c.where, err = f.storeWhere(fs); err != nil {
+		return nil, err
+	}
+	if err := f.checkLimits(); err != nil {
+		return nil, err
+	}
+	if c.logger, err = f.newLogger(io.stderr); err != nil {
+		return nil, err
+	}
+	if err := f.checkCombinations(); err != nil {
+		return nil, err
+	}
+	keys, tlsKey, err := f.keys(c.warn)
+	if err != nil {
+		return nil, err
+	}
+	c.keys = keys
+	if (*f.cert == "") != (tlsKey == "") {
+		return nil, usagef("give --cert and --key together to serve https")
+	}
+	if *f.cert != "" {
+		c.tls = &tlsFiles{cert: *f.cert, key: tlsKey}
+	}
+	if c.bearer, err = f.bearer(c.tls != nil, c.warn); err != nil {
+		return nil, err
+	}
+	if c.accounts, err = f.accountList(keys); err != nil {
+		return nil, err
+	}
+	if err := accountBearers(c.accounts, c.bearer, c.tls != nil, *f.insecureTokens); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// storeWhere is the store serve opens: --dir, --store or
+// $TABLESTORE_STORE; empty with --in-memory.
+func (f *serveFlags) storeWhere(fs *flag.FlagSet) (string, error) {
+	where := *f.dir
+	if isSet(fs, "store") {
+		if where != "" {
+			return "", usagef("give --dir or --store, not both")
+		}
+		where = *f.store
+	}
+	if !*f.inMemory && where == "" {
+		where = *f.store // $TABLESTORE_STORE
+	}
+	if *f.inMemory == (where != "") {
+		return "", usagef("give --dir DIR or --in-memory")
+	}
+	if *f.inMemory && *f.create {
+		return "", usagef("--create is for --dir, not --in-memory")
+	}
+	return where, nil
+}
+
+// checkLimits checks the admission flags.
+func (f *serveFlags) checkLimits() error {
+	switch {
+	case *f.maxRequests <= 0:
+		return usagef("--max-requests must be positive")
+	case *f.maxUploads < 0:
+		return usagef("--max-uploads must be positive")
+	case f.minRate <= 0:
+		return usagef("--min-body-rate must be positive")
+	case *f.grace <= 0:
+		return usagef("--body-grace must be positive")
+	}
+	return nil
+}
+
+// newLogger is the logger of --log-level and --log-format, writing to w;
+// nil with --log-level none.
+func (f *serveFlags) newLogger(w io.Writer) (*slog.Logger, error) {
+	if *f.level == "none" {
+		return nil, nil
+	}
+	lv, ok := logLevels[*f.level]
+	if !ok {
+		return nil, usagef("unknown --log-level %q: want debug, info, warn, error or none", *f.level)
+	}
+	switch *f.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv})), nil
+	}
+	return nil, usagef("unknown --log-format %q: want text or json", *f.logFormat)
+}
+
+// checkCombinations checks the flags that need others or exclude them.
+func (f *serveFlags) checkCombinations() error {
+	switch {
+	case *f.adminAddr == "" && (*f.pprof || *f.backupDir != "" || len(f.adminHosts) > 0):
+		return usagef("--pprof, --backup-dir and --admin-host need --admin-addr")
+	case *f.replicateTo == "" && (len(f.replicateTables) > 0 || *f.replicateState != ""):
+		return usagef("--replicate-table and --replicate-state need --replicate-to")
+	case *f.replicateTo != "" && (*f.inMemory || f.multi()):
+		return usagef("--replicate-to needs one store in --dir (not --in-memory or --accounts)")
+	case *f.backupDir != "" && *f.inMemory:
+		return usagef("--backup-dir needs a store on disk, not --in-memory")
+	}
+	return nil
+}
+
+// openStores opens each account's store (with --accounts, a
+// subdirectory of the store directory each). On error it returns the
+// accounts whose stores it opened, for the caller to close.
+func (c *serveConfig) openStores(io *stdio) ([]server.Account, error) {
+	var served []server.Account
+	for _, a := range c.accounts {
+		db, err := c.openStore(io, a.Name)
+		if err != nil {
+			return served, err
+		}
+		a.DB = db
+		served = append(served, a)
+	}
+	return served, nil
+}
+
+// openStore opens the store of account.
+func (c *serveConfig) openStore(io *stdio, account string) (*tablestore.DB, error) {
+	if *c.f.inMemory {
+		return tablestore.OpenInMemory(nil)
+	}
+	dir := c.where
+	if c.f.multi() { // each account's store is a subdirectory
+		if isRemote(c.where) {
+			return nil, usagef("--accounts needs a store directory")
+		}
+		dir = filepath.Join(c.where, account)
+	}
+	if *c.f.create {
+		return openOrCreateStore(dir, nil, io.stderr, "serve")
+	}
+	return openStoreOr(dir, nil, "add --create to make a new store there")
+}
+
+// handler makes the accounts' handler and sets the Go memory limit.
+func (c *serveConfig) handler(io *stdio, served []server.Account, endpoints []string, metrics *server.Metrics) (http.Handler, error) {
+	f := c.f
+	opts := &server.Options{Anonymous: *f.anonymous, Logger: c.logger, Metrics: metrics, Bearer: c.bearer, PublicEndpoints: endpoints,
+		MaxConcurrentRequests: *f.maxRequests, MaxConcurrentUploads: *f.maxUploads, MemoryBudget: int64(f.budget),
+		MinBodyRate: int(f.minRate), BodyGracePeriod: *f.grace}
+	limit, err := memoryLimit(*f.memLimit, opts, len(served))
+	if err != nil {
+		return nil, err
+	}
+	h, err := server.NewAccounts(served, opts)
+	if err != nil {
+		return nil, usagef("%s", errorText(err))
+	}
+	if limit > 0 {
+		debug.SetMemoryLimit(limit)
+		fmt.Fprintf(io.stderr, "serve: Go memory limit %s\n", formatBytes(limit))
+	}
+	return h, nil
+}
+
+// admin makes the admin server, with the console if asked for, and
+// listens for it; both nil without --admin-addr. The caller closes the
+// listener.
+func (c *serveConfig) admin(io *stdio, h http.Handler, served []server.Account, metrics *server.Metrics) (*http.Server, net.Listener, error) {
+	f := c.f
+	if *f.adminAddr == "" {
+		return nil, nil, nil
+	}
+	stores := map[string]*tablestore.DB{}
+	for _, a := range served {
+		stores[a.Name] = a.DB
+	}
+	ah, err := server.NewAdminHandler(server.AdminOptions{Metrics: metrics, Stores: stores,
+		Pprof: *f.pprof, BackupDir: *f.backupDir, PerAccountDirs: f.multi(), Logger: c.logger, Hosts: f.adminHosts})
+	if err != nil {
+		return nil, nil, err
+	}
+	var webConsole *console.Console
+	if *f.console {
+		if ah, webConsole, err = mountConsole(io.stderr, ah, h, served, metrics, *f.anonymous, c.where, f.adminHosts, c.logger); err != nil {
+			return nil, nil, err
+		}
+	}
+	srv := server.NewHTTPServer(*f.adminAddr, ah)
+	srv.WriteTimeout = 0 // a profile or a backup may take long
+	ln, err := net.Listen("tcp", *f.adminAddr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if webConsole != nil {
+		printConsole(io.stderr, webConsole, ln.Addr(), len(served) > 1 || !*f.anonymous)
+	}
+	if !loopbackAddr(ln.Addr()) {
+		c.warn("the admin listener " + ln.Addr().String() + " is reachable beyond this machine and has no authentication: keep it on a private network")
+	}
+	return srv, ln, nil
+}
+
+// listener makes the server of h, https with TLS, and wraps ln so that
+// net/http's own refusals get Azure's error body (inside TLS when there
+// is TLS).
+func (c *serveConfig) listener(h http.Handler, ln net.Listener) (*http.Server, net.Listener, error) {
+	addr := *c.f.addr
+	srv := server.NewHTTPServer(addr, h)
+	if c.tls != nil {
+		var err error
+		if srv, err = server.NewHTTPSServer(addr, h, c.tls.cert, c.tls.key); err != nil {
+			return nil, nil, usagef("%s", errorText(err))
+		}
+	}
+	if c.logger != nil {
+		srv.ErrorLog = slog.NewLogLogger(c.logger.Handler(), slog.LevelWarn)
+	}
+	if c.tls != nil {
+		return srv, server.NewTLSListener(ln, srv.TLSConfig), nil
+	}
+	return srv, server.NewListener(ln), nil
 }
 
 // serveReplicating runs serveFn while a replicator mirrors src into the

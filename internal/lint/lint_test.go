@@ -373,6 +373,34 @@ func houseRules(codes map[string]bool) []houseRule {
 			},
 		},
 		{
+			// A handler returns its error; the dispatch (ServeHTTP, serve)
+			// hands it to answer, the one writer of error responses.
+			name:    "server handlers return errors: only ServeHTTP and serve call answer, and no fail",
+			applies: func(p string) bool { return p == module+"/server" },
+			check: func(f sourceFile, report func(token.Pos, string)) {
+				for _, d := range f.file.Decls {
+					fd, ok := d.(*ast.FuncDecl)
+					if !ok || fd.Body == nil {
+						continue
+					}
+					if fd.Name.Name == "fail" && fd.Recv != nil {
+						report(fd.Pos(), "method fail")
+					}
+					if fd.Name.Name == "ServeHTTP" || fd.Name.Name == "serve" {
+						continue
+					}
+					ast.Inspect(fd.Body, func(n ast.Node) bool {
+						if call, ok := n.(*ast.CallExpr); ok {
+							if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "answer" {
+								report(call.Pos(), fd.Name.Name+" calls answer")
+							}
+						}
+						return true
+					})
+				}
+			},
+		},
+		{
 			name:    "error codes are edm's constants, not string literals",
 			applies: func(p string) bool { return libraryOrHarness(p) && p != module+"/edm" },
 			check: func(f sourceFile, report func(token.Pos, string)) {
@@ -459,14 +487,123 @@ func f() error {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const serverSrc = `package server
+
+func (q *request) getTable() {
+	if q.missing() {
+		q.answer(errNotFound)
+		return
+	}
+}
+
+func (q *request) fail(err error) {}
+`
+	sf, err := parser.ParseFile(fset, "server.go", serverSrc, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rules := houseRules(map[string]bool{"TableNotFound": true})
-	got := houseViolations([]sourceFile{{path: "x.go", pkg: module + "/x", file: f, fset: fset}}, rules)
+	got := houseViolations([]sourceFile{
+		{path: "x.go", pkg: module + "/x", file: f, fset: fset},
+		{path: "server.go", pkg: module + "/server", file: sf, fset: fset},
+	}, rules)
 	for _, r := range rules {
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, r.name+":") }) {
 			t.Errorf("rule %q caught nothing in %v", r.name, got)
 		}
 	}
-	if n := len(got); n != 5 {
-		t.Errorf("got %d breaches, want 5 (os.Exit, log.Fatalf, linkname, eface, the code): %v", n, got)
+	if n := len(got); n != 7 {
+		t.Errorf("got %d breaches, want 7 (os.Exit, log.Fatalf, linkname, eface, the code, answer in a handler, fail): %v", n, got)
+	}
+}
+
+// sleepDirs are the directories whose tests wait on events, not on
+// time.Sleep: a sleep there says why with a "// sleep: reason" comment at
+// the end of its line (a random moment to kill a child at, a
+// client's back-off, the polling interval of a condition with no event).
+var sleepDirs = []string{".", "server"}
+
+// unexplainedSleeps reports the lines of the time.Sleep calls of f
+// without a "// sleep:" comment on their line.
+func unexplainedSleeps(fset *token.FileSet, f *ast.File) []int {
+	reasons := map[int]bool{}
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if strings.HasPrefix(c.Text, "// sleep:") {
+				reasons[fset.Position(c.Pos()).Line] = true
+			}
+		}
+	}
+	var lines []int
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "Sleep" {
+			return true
+		}
+		if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "time" {
+			return true
+		}
+		line := fset.Position(call.Pos()).Line
+		if !reasons[line] {
+			lines = append(lines, line)
+		}
+		return true
+	})
+	return lines
+}
+
+// TestNoSleepInTests holds sleepDirs' tests to waiting on events.
+func TestNoSleepInTests(t *testing.T) {
+	root := repoRoot(t)
+	fset := token.NewFileSet()
+	files := 0
+	for _, dir := range sleepDirs {
+		paths, err := filepath.Glob(filepath.Join(root, dir, "*_test.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range paths {
+			f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files++
+			rel, _ := filepath.Rel(root, path)
+			for _, line := range unexplainedSleeps(fset, f) {
+				t.Errorf("%s:%d: time.Sleep in a test without a \"// sleep: reason\" comment: wait on an event", rel, line)
+			}
+		}
+	}
+	if files < 50 {
+		t.Fatalf("parsed %d test files; the repository has more", files)
+	}
+}
+
+// TestNoSleepInTestsCatches checks the rule reports a bare sleep and
+// passes one with a reason.
+func TestNoSleepInTestsCatches(t *testing.T) {
+	const src = `package x
+
+import "time"
+
+func f() {
+	time.Sleep(time.Second)
+	// sleep: a comment above does not count
+	time.Sleep(time.Second)
+	time.Sleep(time.Second) // sleep: a random moment
+	time.Sleep(time.Millisecond) // a comment that gives no reason
+}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "x_test.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := unexplainedSleeps(fset, f); !slices.Equal(got, []int{6, 8, 10}) {
+		t.Errorf("unexplained sleeps at lines %v; want [6 8 10]", got)
 	}
 }

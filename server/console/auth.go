@@ -34,7 +34,7 @@ type session struct {
 	csrf string
 
 	mu       sync.Mutex
-	acct     *Account // the signed-in account; nil without sign-in
+	acct     *account // the signed-in account; nil without sign-in
 	seen     time.Time
 	failures int
 	// streams and imports are the session's live change streams and
@@ -43,7 +43,7 @@ type session struct {
 }
 
 // account returns the signed-in account, or nil.
-func (s *session) account() *Account {
+func (s *session) account() *account {
 	if s == nil {
 		return nil
 	}
@@ -198,7 +198,7 @@ func (c *Console) signInPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) renderSignIn(w http.ResponseWriter, r *http.Request, status int, account, msg string) {
-	if len(c.o.Accounts) == 0 {
+	if len(c.accounts) == 0 {
 		http.Redirect(w, r, c.o.Prefix+"/tables", http.StatusSeeOther)
 		return
 	}
@@ -210,14 +210,14 @@ func (c *Console) renderSignIn(w http.ResponseWriter, r *http.Request, status in
 // account.
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	s := sessionFrom(r.Context())
-	if len(c.o.Accounts) == 0 {
+	if len(c.accounts) == 0 {
 		http.Redirect(w, r, c.o.Prefix+"/tables", http.StatusSeeOther)
 		return
 	}
 	name, key := r.PostFormValue("account"), r.PostFormValue("key")
-	var found *Account
-	for i := range c.o.Accounts {
-		a := &c.o.Accounts[i]
+	var found *account
+	for i := range c.accounts {
+		a := &c.accounts[i]
 		if a.Name != name {
 			continue
 		}

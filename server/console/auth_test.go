@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server"
 )
 
 func TestNewOptions(t *testing.T) {
@@ -22,17 +23,17 @@ func TestNewOptions(t *testing.T) {
 		{Prefix: "console"},
 		{Prefix: "/console/"},
 		{Prefix: "/con'sole"},
-		{Accounts: []Account{{Name: "", Keys: []string{"k"}}}},
-		{Accounts: []Account{{Name: "a"}}},
-		{Accounts: []Account{{Name: "a", Keys: []string{""}}}},
-		{Accounts: []Account{{Name: "a", Keys: []string{"k"}}, {Name: "a", Keys: []string{"j"}}}},
+		{Accounts: []server.Account{{Name: "", Keys: []string{"k"}}}},
+		{Accounts: []server.Account{{Name: "a"}}},
+		{Accounts: []server.Account{{Name: "a", Keys: []string{""}}}},
+		{Accounts: []server.Account{{Name: "a", Keys: []string{"k"}}, {Name: "a", Keys: []string{"j"}}}},
 	} {
 		_, err := New(db, o)
 		require.ErrorIs(t, err, ErrBadOptions, "%+v", o)
 	}
 	_, err = New(nil, nil)
 	require.ErrorIs(t, err, ErrBadOptions)
-	_, err = New(nil, &Options{Accounts: []Account{{Name: "a", Keys: []string{"k"}}}})
+	_, err = New(nil, &Options{Accounts: []server.Account{{Name: "a", Keys: []string{"k"}}}})
 	require.ErrorIs(t, err, ErrBadOptions, "an account without a store, and none given to New")
 
 	c, err := New(db, nil)
@@ -226,7 +227,7 @@ func TestSignIn(t *testing.T) {
 	defer other.Close()
 	_, err = other.CreateTable(ctx, "OtherAccounts")
 	require.NoError(t, err)
-	h := newHarness(t, &Options{StoreName: "/srv/secret-store-path", Accounts: []Account{
+	h := newHarness(t, &Options{StoreName: "/srv/secret-store-path", Accounts: []server.Account{
 		{Name: "alpha", Keys: []string{"key-a1", "key-a2"}},
 		{Name: "beta", Keys: []string{"key-b"}, DB: other},
 	}})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server"
 )
 
 // sseEvent is one server-sent event.
@@ -282,7 +283,7 @@ func TestChangesAccounts(t *testing.T) {
 	other, err := tablestore.OpenInMemory(nil)
 	require.NoError(t, err)
 	defer other.Close()
-	h := newHarness(t, &Options{Accounts: []Account{
+	h := newHarness(t, &Options{Accounts: []server.Account{
 		{Name: "alpha", Keys: []string{"key-a"}},
 		{Name: "beta", Keys: []string{"key-b"}, DB: other},
 	}})

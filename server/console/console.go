@@ -57,7 +57,7 @@
 // refused, 429 for the session's bound, 503 with Retry-After for the
 // console's), and at most 4 imports per session and 16 in all, an import
 // ending after 2 minutes without a chunk. With Options.Memory or
-// Account.Memory, each stream reserves 128 KiB of the session's budget
+// Options.AccountMemory, each stream reserves 128 KiB of the session's budget
 // while it is open, and each import what its chunk needs while it is taken
 // (about twice the chunk and its unfinished record, plus the transaction's
 // work) and its unfinished record between chunks; when the budget has no
@@ -80,24 +80,19 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server"
 	"github.com/tablestore/tablestore/server/webguard"
 )
 
 // ErrBadOptions is matched by New's error when Options break their rules.
 var ErrBadOptions = errors.New("console: bad options")
 
-// Account is a storage account a console session may sign in as: its name,
-// its keys (as the REST server's accounts have them, base64) and its store.
-type Account struct {
-	Name string
-	// Keys are the account's keys; signing in takes any one of them.
-	Keys []string
-	// DB is the account's store. Nil means the store given to New.
-	DB *tablestore.DB
-	// Memory is the account's memory budget, which the change streams and
-	// imports of sessions signed in as it reserve what they hold from.
-	// Nil means Options.Memory when DB is nil, else none.
-	Memory Memory
+// account is a storage account a console session may sign in as (one of
+// Options.Accounts) and its memory budget: the change streams and
+// imports of sessions signed in as it reserve what they hold from it.
+type account struct {
+	server.Account
+	Memory Memory // nil: none
 }
 
 // Memory is a memory budget the console reserves the buffers of its change
@@ -122,9 +117,18 @@ type Options struct {
 	Token string
 
 	// Accounts, when set, makes every session sign in as one of them with
-	// one of its keys, and act on that account's store only. Default nil:
-	// no sign-in; the token alone gives access to the store given to New.
-	Accounts []Account
+	// one of its keys (as the REST server's accounts have them, base64),
+	// and act on that account's store only; an account's nil DB means the
+	// store given to New, and its Bearer is not used. Default nil: no
+	// sign-in; the token alone gives access to the store given to New.
+	Accounts []server.Account
+
+	// AccountMemory, when set, gives the memory budget of an account of
+	// Accounts, such as the REST server's budget for it
+	// (server.AccountMemory of the handler serving the accounts). An
+	// account it gives none (nil) has Options.Memory when its DB is nil,
+	// else none. Default nil: as if it gave none.
+	AccountMemory func(account string) Memory
 
 	// Metrics serves Prometheus metrics in the text exposition format,
 	// such as the REST server's metrics handler. The Health page charts
@@ -135,7 +139,7 @@ type Options struct {
 	Metrics http.Handler
 
 	// Memory is the memory budget of the store given to New (see
-	// Account.Memory for the accounts'). Default nil: the console's
+	// AccountMemory for the accounts'). Default nil: the console's
 	// streams and imports are bounded in number only.
 	Memory Memory
 
@@ -177,6 +181,7 @@ type Options struct {
 type Console struct {
 	db       *tablestore.DB
 	o        Options
+	accounts []account // Options.Accounts, checked, with their budgets
 	token    string
 	sessions *sessionStore
 	mux      *http.ServeMux
@@ -225,9 +230,13 @@ func New(db *tablestore.DB, opts *Options) (*Console, error) {
 		return nil, bad("the prefix %q must start with '/', not end with one, and hold no ?, #, %%, quotes, <, > or spaces", o.Prefix)
 	}
 	seen := map[string]bool{}
-	o.Accounts = append([]Account(nil), o.Accounts...)
+	accounts := make([]account, len(o.Accounts))
 	for i := range o.Accounts {
-		a := &o.Accounts[i]
+		a := &accounts[i]
+		a.Account = o.Accounts[i]
+		if o.AccountMemory != nil {
+			a.Memory = o.AccountMemory(a.Name)
+		}
 		if a.Name == "" {
 			return nil, bad("account %d has no name", i)
 		}
@@ -253,7 +262,7 @@ func New(db *tablestore.DB, opts *Options) (*Console, error) {
 			return nil, bad("account %q has no store", a.Name)
 		}
 	}
-	if db == nil && len(o.Accounts) == 0 {
+	if db == nil && len(accounts) == 0 {
 		return nil, bad("no store")
 	}
 	if o.SessionTTL <= 0 {
@@ -269,7 +278,7 @@ func New(db *tablestore.DB, opts *Options) (*Console, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Console{db: db, o: o, token: o.Token, pages: pages,
+	c := &Console{db: db, o: o, accounts: accounts, token: o.Token, pages: pages,
 		sessions:   newSessionStore(o.SessionTTL, o.MaxSessions, o.Clock),
 		streamLife: streamLife, streamTick: streamKeepAlive, streamMax: streamMax, stopped: make(chan struct{}),
 		maxStreams: maxStreams, streamsPerSession: maxStreamsPerSession,
@@ -340,7 +349,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if len(c.o.Accounts) > 0 && s.account() == nil && r.URL.Path != "/signin" {
+	if len(c.accounts) > 0 && s.account() == nil && r.URL.Path != "/signin" {
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			http.Redirect(w, r, c.o.Prefix+"/signin?then="+urlQueryEscape(localTarget(r.URL.RequestURI())), http.StatusSeeOther)
 			return

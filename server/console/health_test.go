@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server"
 )
 
 // promText is the server's metrics as Prometheus writes them: two
@@ -100,7 +101,7 @@ func TestHealthMetrics(t *testing.T) {
 
 	// A signed-in session sees its account's series only.
 	ha := newHarness(t, &Options{Metrics: metricsHandler(promText, http.StatusOK),
-		Accounts: []Account{{Name: "alpha", Keys: []string{"k"}}}})
+		Accounts: []server.Account{{Name: "alpha", Keys: []string{"k"}}}})
 	ha.get("/?token=" + testToken)
 	ha.get("/signin")
 	ha.post("/signin", map[string][]string{"account": {"alpha"}, "key": {"k"}})

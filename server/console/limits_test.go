@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server"
 )
 
 // testMemory is a Memory of a fixed size that never waits; released
@@ -139,9 +140,14 @@ func TestStreamLimits(t *testing.T) {
 func TestStreamMemoryOfAccount(t *testing.T) {
 	ctx := context.Background()
 	memA, memB := newTestMemory(t, 1<<30), newTestMemory(t, 1<<30)
-	h := newHarness(t, &Options{Memory: memA, Accounts: []Account{
+	h := newHarness(t, &Options{Memory: memA, Accounts: []server.Account{
 		{Name: "alpha", Keys: []string{"key-a"}},
-		{Name: "beta", Keys: []string{"key-b"}, Memory: memB},
+		{Name: "beta", Keys: []string{"key-b"}},
+	}, AccountMemory: func(account string) Memory {
+		if account == "beta" {
+			return memB
+		}
+		return nil
 	}})
 	tb := h.table("Feed")
 	require.NoError(t, tb.EnableChangeFeed(ctx, tablestore.ChangeFeedOptions{}))

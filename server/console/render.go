@@ -178,7 +178,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, pag
 		}
 		// The store is named only to those who may use it: a session
 		// signed in, or any session when there is no sign-in.
-		if a != nil || len(c.o.Accounts) == 0 {
+		if a != nil || len(c.accounts) == 0 {
 			d.StoreName = c.o.StoreName
 		}
 	}
