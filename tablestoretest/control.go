@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // ControlPrefix is the path under which ControlHandler serves.
@@ -58,7 +60,7 @@ func ControlHandler(k *Kit) http.Handler {
 	mux.HandleFunc("GET "+p+"/requests", c.requests)
 	mux.HandleFunc("DELETE "+p+"/requests", c.clearRequests)
 	mux.HandleFunc(p+"/", func(w http.ResponseWriter, r *http.Request) {
-		writeControlError(w, http.StatusNotFound, "ResourceNotFound", fmt.Sprintf("no test control %s %s", r.Method, r.URL.Path))
+		writeControlError(w, http.StatusNotFound, string(edm.CodeResourceNotFound), fmt.Sprintf("no test control %s %s", r.Method, r.URL.Path))
 	})
 	return mux
 }
@@ -102,7 +104,7 @@ func writeControlError(w http.ResponseWriter, status int, code, msg string) {
 }
 
 func badInput(w http.ResponseWriter, msg string) {
-	writeControlError(w, http.StatusBadRequest, "InvalidInput", msg)
+	writeControlError(w, http.StatusBadRequest, string(edm.CodeInvalidInput), msg)
 }
 
 // decodeBody reads a JSON object into v, refusing unknown fields; an
@@ -127,7 +129,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 
 func (c *control) reset(w http.ResponseWriter, r *http.Request) {
 	if err := c.k.ResetState(); err != nil {
-		writeControlError(w, http.StatusInternalServerError, "InternalError", err.Error())
+		writeControlError(w, http.StatusInternalServerError, string(edm.CodeInternalError), err.Error())
 		return
 	}
 	writeControlJSON(w, http.StatusOK, map[string]any{})
@@ -152,7 +154,7 @@ func (c *control) saveSnapshot(w http.ResponseWriter, r *http.Request) {
 	}
 	snap, err := c.k.TakeSnapshot()
 	if err != nil {
-		writeControlError(w, http.StatusInternalServerError, "InternalError", err.Error())
+		writeControlError(w, http.StatusInternalServerError, string(edm.CodeInternalError), err.Error())
 		return
 	}
 	c.mu.Lock()
@@ -166,7 +168,7 @@ func (c *control) snapshot(w http.ResponseWriter, name string) *Snapshot {
 	snap := c.snaps[name]
 	c.mu.Unlock()
 	if snap == nil {
-		writeControlError(w, http.StatusNotFound, "ResourceNotFound", fmt.Sprintf("name: no snapshot named %q", name))
+		writeControlError(w, http.StatusNotFound, string(edm.CodeResourceNotFound), fmt.Sprintf("name: no snapshot named %q", name))
 	}
 	return snap
 }
@@ -178,7 +180,7 @@ func (c *control) restoreSnapshot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := c.k.RestoreSnapshot(snap); err != nil {
-		writeControlError(w, http.StatusInternalServerError, "InternalError", err.Error())
+		writeControlError(w, http.StatusInternalServerError, string(edm.CodeInternalError), err.Error())
 		return
 	}
 	writeControlJSON(w, http.StatusOK, map[string]any{"name": name})
@@ -284,7 +286,7 @@ func (c *control) deleteFault(w http.ResponseWriter, r *http.Request) {
 	delete(c.faults, id)
 	c.mu.Unlock()
 	if !ok {
-		writeControlError(w, http.StatusNotFound, "ResourceNotFound", fmt.Sprintf("id: no fault %d", id))
+		writeControlError(w, http.StatusNotFound, string(edm.CodeResourceNotFound), fmt.Sprintf("id: no fault %d", id))
 		return
 	}
 	f.remove()
