@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/server"
 	"github.com/tablestore/tablestore/server/webguard"
 	"github.com/tablestore/tablestore/tablestoretest"
@@ -125,12 +127,12 @@ func (t *testkitFlags) mount(ah http.Handler, hosts []string) http.Handler {
 func guardControls(h http.Handler, hosts []string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !webguard.HostAllowed(r.Host, hosts) {
-			http.Error(w, "the admin listener answers only to IP addresses, localhost and its configured host names", http.StatusMisdirectedRequest)
+			refuseControl(w, http.StatusMisdirectedRequest, "the admin listener answers only to IP addresses, localhost and its configured host names")
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			if why := webguard.CrossSite(r); why != "" {
-				http.Error(w, "refused: "+why, http.StatusForbidden)
+				refuseControl(w, http.StatusForbidden, "refused: "+why)
 				return
 			}
 		}
@@ -171,4 +173,16 @@ func seedStore(dir string, load func(string, io.Reader) error) error {
 		return usagef("--seed: %s holds no table files", dir)
 	}
 	return nil
+}
+
+// refuseControl answers a refused control request with Azure's JSON
+// error body (AuthorizationFailure).
+func refuseControl(w http.ResponseWriter, status int, msg string) {
+	code := string(edm.CodeAuthorizationFailure)
+	body, _ := json.Marshal(map[string]any{"odata.error": map[string]any{
+		"code": code, "message": map[string]string{"lang": "en-US", "value": msg}}})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("x-ms-error-code", code)
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }

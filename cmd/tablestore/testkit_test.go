@@ -94,6 +94,7 @@ func TestTestkitServe(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	require.Equal(t, "AuthorizationFailure", resp.Header.Get("x-ms-error-code"))
 	req, _ = http.NewRequest("POST", admin+"/reset", nil)
 	req.Host = "evil.example"
 	resp, err = http.DefaultClient.Do(req)
