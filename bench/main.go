@@ -66,6 +66,9 @@ type config struct {
 	indexBuild bool
 	// settle compacts every main store after the bulk load.
 	settle bool
+	// testkitStart makes the run only measure the start of serve
+	// --testkit beside Azurite's.
+	testkitStart bool
 	// cliBin is a prebuilt tablestore command for -cli-import and the
 	// import targets ("" builds ../cmd/tablestore).
 	cliBin string
@@ -94,6 +97,7 @@ func parseFlags(args []string) (config, error) {
 	indexBuild := fs.Bool("index-build", false, "only measure secondary indexes on -scale's entities: a build beside a writer, an indexed equality against a scan and a range, the cost of one and two indexes on writes (writes indexbuild.json)")
 	gets := fs.Int("gets", 0, "point gets per round (0: the scale's)")
 	cliBin := fs.String("tablestore-bin", "", "the tablestore command -cli-import and the import targets run (default: built from ../cmd/tablestore)")
+	testkitStart := fs.Bool("testkit-start", false, "only measure how long `tablestore serve --testkit` and Azurite take from process start to the first successful request (-rounds starts each, at least 5)")
 	settle := fs.Bool("settle", true, "compact every side's main store after the bulk load, so the reads see the same LSM shape on every side (false: read the stores as their loads left them)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
@@ -105,7 +109,7 @@ func parseFlags(args []string) (config, error) {
 	c := config{scale: sc, outDir: *out, dataDir: *data, keep: *keep, targets: *targets,
 		cacheSize: *cacheMiB << 20, blockSize: *blockKiB << 10, cpuProfile: *cpuProfile, rounds: *rounds,
 		jsonl: *jsonl, n: *n, cliImport: *cliImport, interleavedImport: *interleavedImport, getDiag: *getDiag, settle: *settle, cliBin: *cliBin,
-		ttlSweep: *ttlSweep, sweepRate: *sweepRate, indexBuild: *indexBuild}
+		ttlSweep: *ttlSweep, sweepRate: *sweepRate, indexBuild: *indexBuild, testkitStart: *testkitStart}
 	if *gets > 0 {
 		c.scale.Gets = *gets
 	}
@@ -228,6 +232,9 @@ func run(args []string) error {
 	}
 	if c.cliImport {
 		return runCLIImport(ctx, c, dataDir)
+	}
+	if c.testkitStart {
+		return runTestkitStart(ctx, c, dataDir)
 	}
 	if c.getDiag {
 		return runGetDiag(ctx, c, dataDir, args)

@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,4 +72,26 @@ func TestPythonEmptyKeys(t *testing.T) {
 	srv := tablestoretest.NewTLSServerWithOptions(t, nil)
 	runPython(t, py, "TABLES_CONNECTION_STRING="+srv.ConnectionString(), "TABLES_CA_FILE="+srv.TLS().CAFile,
 		"TABLES_SCENARIOS=empty_keys")
+}
+
+// TestPythonTestkit drives the test kit's HTTP controls
+// (tablestoretest.ControlHandler, as `tablestore serve --testkit` mounts
+// them) from Python: snapshot and restore, two injected ServerBusy
+// answers the SDK retries, a SAS that expires when the clock moves on,
+// Timestamps that follow the clock, and a reset.
+func TestPythonTestkit(t *testing.T) {
+	py := pythonWithTables(t)
+	kit, err := tablestoretest.NewKit(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kit.Close() })
+	rest := httptest.NewServer(kit.Handler())
+	t.Cleanup(rest.Close)
+	ctl := httptest.NewServer(tablestoretest.ControlHandler(kit))
+	t.Cleanup(ctl.Close)
+	cs := "DefaultEndpointsProtocol=http;AccountName=" + kit.Account() + ";AccountKey=" + kit.Key() +
+		";TableEndpoint=" + rest.URL + "/" + kit.Account() + ";"
+	runPython(t, py, "TABLES_CONNECTION_STRING="+cs, "TABLES_TESTKIT_URL="+ctl.URL+tablestoretest.ControlPrefix,
+		"TABLES_SCENARIOS=testkit")
 }

@@ -157,3 +157,11 @@ func (s *Server) Golden(t testing.TB, table, path string) {
 	t.Helper()
 	golden(t, s.DB(), table, path)
 }
+
+// LoadTable writes JSON lines, in the form Server.Load takes, into
+// table of db (created if needed), replacing entities that exist. The
+// error names the line. `tablestore serve --seed` loads its files with
+// it.
+func LoadTable(ctx context.Context, db *tablestore.DB, table string, r io.Reader) error {
+	return load(ctx, db, table, r)
+}

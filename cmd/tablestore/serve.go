@@ -68,6 +68,7 @@ type serveFlags struct {
 	// Replication of the served store.
 	replicateTo, replicateState *string
 	replicateTables             stringList
+	kit                         testkitFlags // --testkit, --seed
 }
 
 func serveCommand() *command {
@@ -175,6 +176,7 @@ tablestore serve --dir data --replicate-to "$MIRROR_CONN" --replicate-table Orde
 			f.replicateTo = fs.String("replicate-to", "", "also mirror the store's tables into this store (a connection string or a directory), live, as replicate does")
 			fs.Var(&f.replicateTables, "replicate-table", "with --replicate-to: a table to mirror, repeatable (default: every table as serve starts)")
 			f.replicateState = fs.String("replicate-state", "", "with --replicate-to: the file that keeps the positions (default DIR.replicate.json)")
+			f.kit.register(fs)
 			f.console = fs.Bool("console", false, "also serve the web console under /console/ on the admin listener (--admin-addr, "+defaultConsoleAddr+" when not given)")
 			return func(ctx context.Context, args []string) error {
 				if err := wantArgs(args, 0, 0, "no arguments"); err != nil {
@@ -218,6 +220,7 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	if *f.adminAddr != "" {
 		metrics = server.NewMetrics()
 	}
+	defer f.kit.close()
 	h, err := c.handler(io, served, endpoints, metrics)
 	if err != nil {
 		return err
@@ -326,6 +329,9 @@ func (f *serveFlags) storeWhere(fs *flag.FlagSet) (string, error) {
 	if !*f.inMemory && where == "" {
 		where = *f.store // $TABLESTORE_STORE
 	}
+	if err := f.kit.check(f, where); err != nil {
+		return "", err
+	}
 	if *f.inMemory == (where != "") {
 		return "", usagef("give --dir DIR or --in-memory")
 	}
@@ -432,6 +438,9 @@ func (c *serveConfig) handler(io *stdio, served []server.Account, endpoints []st
 	if err != nil {
 		return nil, usagef("%s", errorText(err))
 	}
+	if h, err = f.kit.handler(h, served, opts); err != nil {
+		return nil, err
+	}
 	if limit > 0 {
 		debug.SetMemoryLimit(limit)
 		fmt.Fprintf(io.stderr, "serve: Go memory limit %s\n", formatBytes(limit))
@@ -462,6 +471,7 @@ func (c *serveConfig) admin(io *stdio, h http.Handler, served []server.Account, 
 			return nil, nil, err
 		}
 	}
+	ah = f.kit.mount(ah, f.adminHosts)
 	srv := server.NewHTTPServer(*f.adminAddr, ah)
 	srv.WriteTimeout = 0 // a profile or a backup may take long
 	ln, err := net.Listen("tcp", *f.adminAddr)

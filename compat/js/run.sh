@@ -6,7 +6,9 @@
 #   compat/js/run.sh azurite      Azurite, for comparison
 #
 # TABLESTORE_BIN names a prebuilt tablestore binary to use instead of
-# building ./cmd/tablestore. Extra arguments go to `node --test` (for example --test-name-pattern=edm).
+# building ./cmd/tablestore. With tablestore, test-tls/ runs against a
+# second server over https and test-testkit/ against a third started with
+# --testkit (TABLES_TESTKIT_URL names its controls). Extra arguments go to `node --test` (for example --test-name-pattern=edm).
 # Needs `npm ci` in compat/js first. Exits non-zero when any scenario fails
 # or the server does not come up within 60 seconds.
 set -euo pipefail
@@ -28,6 +30,10 @@ fi
 work=$(mktemp -d)
 pid=
 stop() {
+  if [ -n "${kit_pid:-}" ] && kill -0 "$kit_pid" 2>/dev/null; then
+    kill -TERM "$kit_pid" 2>/dev/null || true
+    wait "$kit_pid" 2>/dev/null || true
+  fi
   if [ -n "${tls_pid:-}" ] && kill -0 "$tls_pid" 2>/dev/null; then
     kill -TERM "$tls_pid" 2>/dev/null || true
     wait "$tls_pid" 2>/dev/null || true
@@ -124,6 +130,26 @@ if [ "$target" = tablestore ]; then
   done
 fi
 
+# The test kit pass (tablestore only): serve --testkit, its controls on
+# a loopback admin listener.
+kit_pid=
+kit_port=
+if [ "$target" = tablestore ]; then
+  kit_port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+  kit_admin=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+  "$bin" serve --testkit --addr "127.0.0.1:$kit_port" --admin-addr "127.0.0.1:$kit_admin" >"$work/server-kit.log" 2>&1 &
+  kit_pid=$!
+  for _ in $(seq 600); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$kit_admin") 2>/dev/null; then break; fi
+    if ! kill -0 "$kit_pid" 2>/dev/null; then
+      echo "compat/js: the testkit server exited:" >&2
+      cat "$work/server-kit.log" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+fi
+
 export TABLES_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;TableEndpoint=http://127.0.0.1:$port/devstoreaccount1;"
 echo "compat/js: @azure/data-tables scenarios against $target on 127.0.0.1:$port"
 status=0
@@ -135,6 +161,15 @@ if [ -n "$tls_port" ]; then
     node --test --test-concurrency=1 --test-reporter=spec "$@" test-tls/*.test.js || status=$?
   if [ "$status" -ne 0 ] && [ -s "$work/server-tls.log" ]; then
     tail -n 20 "$work/server-tls.log" >&2
+  fi
+fi
+if [ -n "$kit_port" ]; then
+  echo "compat/js: the test kit scenarios against tablestore serve --testkit on 127.0.0.1:$kit_port"
+  TABLES_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;TableEndpoint=http://127.0.0.1:$kit_port/devstoreaccount1;" \
+    TABLES_TESTKIT_URL="http://127.0.0.1:$kit_admin/testkit" \
+    node --test --test-concurrency=1 --test-reporter=spec "$@" test-testkit/*.test.js || status=$?
+  if [ "$status" -ne 0 ] && [ -s "$work/server-kit.log" ]; then
+    tail -n 20 "$work/server-kit.log" >&2
   fi
 fi
 if [ "$status" -ne 0 ] && [ -s "$work/server.log" ]; then

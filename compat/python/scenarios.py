@@ -5,16 +5,22 @@ Run by compat's TestPython* Go tests, which start the server and set:
   TABLES_CA_FILE            the CA to trust, given as connection_verify
   TABLES_SCENARIOS          comma-separated scenario names to run
   TABLES_TOKEN_*            bearer tokens for the token scenarios
+  TABLES_TESTKIT_URL        the test controls (http://HOST:PORT/testkit)
 Prints one line per scenario and a closing "N passed, N failed".
 """
+import datetime
+import json
 import os
 import sys
 import time
 import traceback
+import urllib.error
+import urllib.request
 
-from azure.core.credentials import AccessToken
+from azure.core.credentials import AccessToken, AzureNamedKeyCredential, AzureSasCredential
 from azure.core.exceptions import HttpResponseError
-from azure.data.tables import TableServiceClient, TableClient, UpdateMode
+from azure.data.tables import (TableServiceClient, TableClient, TableSasPermissions, UpdateMode,
+                               generate_table_sas)
 
 CS = os.environ["TABLES_CONNECTION_STRING"]
 CA = os.environ.get("TABLES_CA_FILE") or True
@@ -145,7 +151,73 @@ def bearer_tokens():
         svc.delete_table(name)
 
 
-SCENARIOS = {"tls_basics": tls_basics, "bearer_tokens": bearer_tokens, "empty_keys": empty_keys}
+def control(method, path, body=None):
+    """Calls the test controls; returns (status, decoded JSON or None)."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(os.environ["TABLES_TESTKIT_URL"] + path, data=data, method=method)
+    req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            raw = r.read()
+            return r.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def testkit():
+    svc = TableServiceClient.from_connection_string(CS, **KW)
+    tc = svc.create_table("pykit")
+    tc.create_entity({"PartitionKey": "p", "RowKey": "1", "n": 1})
+
+    # Snapshot, change, restore.
+    assert control("PUT", "/snapshots/one")[0] == 201
+    tc.delete_entity("p", "1")
+    tc.create_entity({"PartitionKey": "p", "RowKey": "2", "n": 2})
+    assert control("POST", "/snapshots/one/restore")[0] == 200
+    rows = sorted(e["RowKey"] for e in tc.list_entities())
+    assert rows == ["1"], rows
+    st, body = control("POST", "/snapshots/nosuch/restore")
+    assert st == 404 and "nosuch" in body["odata.error"]["message"]["value"], (st, body)
+
+    # ServerBusy twice, retried by the SDK after the 20 ms asked for.
+    control("DELETE", "/requests")
+    st, body = control("POST", "/faults", {"operation": "QueryEntity", "code": "ServerBusy",
+                                          "times": 2, "retry_after": "20ms"})
+    assert st == 201 and body["id"] > 0, (st, body)
+    retrying = TableClient.from_connection_string(CS, "pykit", connection_verify=CA, retry_total=3)
+    started = time.monotonic()
+    assert retrying.get_entity("p", "1")["n"] == 1
+    assert time.monotonic() - started < 3, "the SDK waited longer than the fault's retry-after"
+    ops = [(r["operation"], r["status"]) for r in control("GET", "/requests")[1]["requests"]]
+    assert ops == [("QueryEntity", 503), ("QueryEntity", 503), ("QueryEntity", 200)], ops
+    st, body = control("POST", "/faults", {"operation": "QueryEntity", "code": "Busy"})
+    assert st == 400 and "Fault.Code" in body["odata.error"]["message"]["value"], (st, body)
+    assert control("DELETE", "/faults")[0] == 204
+
+    # Time: a SAS valid for an hour of the server's clock stops working
+    # once the clock moves two hours on, and Timestamps follow the clock.
+    f = fields(CS)
+    now = datetime.datetime.fromisoformat(control("GET", "/clock")[1]["now"].replace("Z", "+00:00"))
+    sas = generate_table_sas(AzureNamedKeyCredential(f["AccountName"], f["AccountKey"]), "pykit",
+                             permission=TableSasPermissions(read=True), expiry=now + datetime.timedelta(hours=1))
+    sas_client = TableClient(endpoint=f["TableEndpoint"], table_name="pykit", credential=AzureSasCredential(sas), **KW)
+    assert sas_client.get_entity("p", "1")["n"] == 1
+    st, body = control("POST", "/clock", {"advance": "2h"})
+    assert st == 200, (st, body)
+    code = status_code(lambda: sas_client.get_entity("p", "1"))
+    assert code[0] == 403, code
+    tc.upsert_entity({"PartitionKey": "p", "RowKey": "3"})
+    stamp = tc.get_entity("p", "3").metadata["timestamp"]
+    assert stamp - now > datetime.timedelta(minutes=110), (stamp, now)
+    st, body = control("POST", "/clock", {"advance": "two hours"})
+    assert st == 400 and "advance" in body["odata.error"]["message"]["value"], (st, body)
+
+    # Reset: nothing left.
+    assert control("POST", "/reset")[0] == 200
+    assert [t.name for t in svc.list_tables()] == []
+
+
+SCENARIOS = {"tls_basics": tls_basics, "bearer_tokens": bearer_tokens, "empty_keys": empty_keys, "testkit": testkit}
 
 
 def main():
