@@ -369,17 +369,8 @@ func (c *Console) hostAllowed(hostport string) bool {
 // crossSite returns why an unsafe request is refused as cross-site, or
 // "" when it may go on.
 func (c *Console) crossSite(w http.ResponseWriter, r *http.Request, s *session) string {
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
-		return "refused: the request comes from another site (Sec-Fetch-Site: " + site + ")"
-	}
-	if origin := r.Header.Get("Origin"); origin != "" {
-		scheme := "http"
-		if r.TLS != nil {
-			scheme = "https"
-		}
-		if origin != scheme+"://"+r.Host {
-			return "refused: the request comes from another origin (" + origin + ")"
-		}
+	if why := webguard.CrossSite(r); why != "" {
+		return "refused: " + why
 	}
 	got := r.Header.Get("X-CSRF-Token")
 	if got == "" {
