@@ -11,7 +11,6 @@ import (
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 // The change feed.
@@ -504,7 +503,7 @@ func changeOf(table uint64, r driver.ChangeRecord) (Change, error) {
 		c.ETag = etagFor(ts)
 	}
 	if r.Record != nil {
-		e, err := decodeEntity(r.PartitionKey, r.RowKey, codec.Record(r.Record), nil)
+		e, err := decodeEntity(r.PartitionKey, r.RowKey, driver.Record(r.Record), nil)
 		if err != nil {
 			return Change{}, err
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/tablestore/tablestore/driver"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -15,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/limits"
 )
 
@@ -86,7 +86,7 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	require.NoError(t, checkEntityLimits("pk", "rk", props))
 
 	ts := time.Date(2024, 2, 29, 12, 0, 0, 123456700, time.UTC)
-	rec := codec.Record(codec.Encode(nil, edm.TicksFromTime(ts), props))
+	rec := driver.Record(mustEncode(nil, edm.TicksFromTime(ts), props))
 	require.NoError(t, rec.Check())
 
 	e, err := decodeEntity("pk", "rk", rec, nil)
@@ -109,7 +109,7 @@ func TestPropertiesRoundTrip(t *testing.T) {
 func TestDecodeEntitySelect(t *testing.T) {
 	props, err := encodeProperties(map[string]any{"A": "a", "B": int32(2), "C": true})
 	require.NoError(t, err)
-	rec := codec.Record(codec.Encode(nil, 5, props))
+	rec := driver.Record(mustEncode(nil, 5, props))
 
 	e, err := decodeEntity("pk", "rk", rec, []string{"C", "Missing", "A", "PartitionKey"})
 	require.NoError(t, err)
@@ -127,7 +127,7 @@ func TestDecodeEntitySelect(t *testing.T) {
 func TestDecodeEntityCorrupt(t *testing.T) {
 	props, err := encodeProperties(map[string]any{"A": "abc"})
 	require.NoError(t, err)
-	good := codec.Encode(nil, 5, props)
+	good := mustEncode(nil, 5, props)
 	for _, rec := range [][]byte{nil, good[:4], good[:len(good)-1], append([]byte{0x7f}, good[1:]...)} {
 		_, err := decodeEntity("pk", "rk", rec, nil)
 		require.ErrorIs(t, err, ErrCorrupt)
@@ -138,14 +138,14 @@ func TestDecodeEntityCorrupt(t *testing.T) {
 
 // encodeRecord encodes props with a fixed timestamp, as the engine stores
 // them.
-func encodeRecord(t *testing.T, props []codec.Property) codec.Record {
+func encodeRecord(t *testing.T, props []driver.Property) driver.Record {
 	t.Helper()
-	rec := codec.Record(codec.Encode(nil, edm.TicksFromTime(time.Date(2023, 5, 6, 7, 8, 9, 0, time.UTC)), props))
+	rec := driver.Record(mustEncode(nil, edm.TicksFromTime(time.Date(2023, 5, 6, 7, 8, 9, 0, time.UTC)), props))
 	require.NoError(t, rec.Check())
 	return rec
 }
 
-func benchRecord(b *testing.B) codec.Record {
+func benchRecord(b *testing.B) driver.Record {
 	m := map[string]any{}
 	for i := range 10 {
 		name := "Property" + string(rune('A'+i))
@@ -164,7 +164,7 @@ func benchRecord(b *testing.B) codec.Record {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return codec.Record(codec.Encode(nil, 1, props))
+	return driver.Record(mustEncode(nil, 1, props))
 }
 
 func BenchmarkDecodeEntity10(b *testing.B) {
@@ -199,8 +199,8 @@ func FuzzDecodeEntity(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(codec.Encode(nil, 5, props))
-	f.Add(codec.Encode(nil, -5, nil))
+	f.Add(mustEncode(nil, 5, props))
+	f.Add(mustEncode(nil, -5, nil))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		all, err := decodeEntity("pk", "rk", data, nil)
 		if err != nil {
@@ -455,4 +455,14 @@ func TestETagProperty(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"ETag": "data"}, me.Properties)
 	require.Equal(t, ETag("ignored"), me.ETag)
+}
+
+// mustEncode is driver.Encode for properties a test made valid; it panics
+// on an error.
+func mustEncode(dst []byte, timestamp int64, props []driver.Property) []byte {
+	out, err := driver.Encode(dst, timestamp, props)
+	if err != nil {
+		panic(err)
+	}
+	return out
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 type Address struct {
@@ -306,10 +305,12 @@ func TestUnmarshalEntityStrings(t *testing.T) {
 // encodedAction is an action's properties as stored bytes.
 func encodedAction(a driver.Action) []byte {
 	if a.Record == nil {
-		return codec.Encode(nil, 42, a.Properties)
+		return mustEncode(nil, 42, a.Properties)
 	}
 	rec := append([]byte(nil), a.Record...)
-	codec.SetTimestamp(rec, 42)
+	if err := driver.Record(rec).SetTimestamp(42); err != nil {
+		panic(err)
+	}
 	return rec
 }
 

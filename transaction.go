@@ -9,7 +9,6 @@ import (
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/structmap"
 )
 
@@ -264,7 +263,7 @@ func recordData(rec []byte) int {
 		return 0
 	}
 	n := 0
-	it := codec.Record(rec).Iter()
+	it := driver.Record(rec).Iter()
 	for it.Next() {
 		n += len(it.Name())
 		if v := it.Value(); v.Type == filter.TypeString || v.Type == filter.TypeBinary {

@@ -1,12 +1,12 @@
 package limits
 
 import (
+	"github.com/tablestore/tablestore/driver"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 func TestUTF16Len(t *testing.T) {
@@ -42,7 +42,7 @@ func TestUTF16Len(t *testing.T) {
 
 func TestEntitySize(t *testing.T) {
 	// Worked by hand from Azure's formula.
-	props := []codec.Property{
+	props := []driver.Property{
 		{Name: "Bin", Value: filter.Value{Type: filter.TypeBinary, Bytes: make([]byte, 10)}}, // 8+6+4+10 = 28
 		{Name: "Bool", Value: filter.Value{Type: filter.TypeBoolean, Int: 1}},                // 8+8+1 = 17
 		{Name: "D", Value: filter.Value{Type: filter.TypeDouble}},                            // 8+2+8 = 18

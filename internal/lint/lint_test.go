@@ -233,9 +233,9 @@ func TestLayering(t *testing.T) {
 func TestLayeringRulesCatch(t *testing.T) {
 	bad := []pkg{
 		{ImportPath: module + "/edm", Imports: []string{module + "/filter"}},
-		{ImportPath: module + "/filter", Imports: []string{"strings", module + "/internal/codec"}},
+		{ImportPath: module + "/filter", Imports: []string{"strings", module + "/internal/engine"}},
 		{ImportPath: module + "/internal/plan", Deps: []string{"fmt", module}},
-		{ImportPath: module + "/driver", Imports: []string{module + "/internal/codec"}},
+		{ImportPath: module + "/driver", Imports: []string{module + "/internal/engine"}},
 		{ImportPath: module + "/azure", XTestImports: []string{module + "/internal/modeltest"}},
 		{ImportPath: module + "/server", Imports: []string{module + "/internal/wire"}},
 		{ImportPath: module + "/replicate", TestImports: []string{module + "/internal/engine"}},
