@@ -34,10 +34,6 @@ import (
 // to tables with a feed are ordered by one store-wide lock held while
 // Pebble applies the batch (not while it syncs). See docs/changes.md.
 
-// ImageMode says what a change holds besides the keys, ETag and
-// Timestamp.
-type ImageMode = driver.ImageMode
-
 // The image modes.
 const (
 	// ImagesKeysOnly records the keys, ETag and Timestamp only.
@@ -228,10 +224,6 @@ func (c Cursor) Seq() uint64 {
 	return c.seq
 }
 
-// ChangeOp is what a change did. The entity writes' values are those
-// of ActionType.
-type ChangeOp = driver.ChangeOp
-
 // The change operations.
 const (
 	ChangeInsert        = ChangeOp(ActionInsert)
@@ -284,9 +276,6 @@ func ParseChangeOp(s string) (ChangeOp, bool) {
 	}
 	return 0, false
 }
-
-// CommitKind says what kind of commit made a change.
-type CommitKind = driver.CommitKind
 
 // The commit kinds.
 const (

@@ -71,10 +71,6 @@ const ETagAny ETag = "*"
 // W/"datetime'2006-01-02T15%3A04%3A05.0000000Z'".
 func etagFor(ts time.Time) ETag { return ETag(driver.FormatETag(ts)) }
 
-// GUID is an Edm.Guid value: 16 bytes in the order the canonical text
-// form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx shows them.
-type GUID = edm.GUID
-
 // ParseGUID parses the canonical text form (either case). Errors:
 // InvalidInput.
 func ParseGUID(s string) (GUID, error) {

@@ -3,6 +3,7 @@ package tablestore
 import (
 	"fmt"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/entityenc"
 	"github.com/tablestore/tablestore/internal/limits"
 )
@@ -239,7 +239,7 @@ func checkEntityLimits(pk, rk string, props []driver.Property) error {
 }
 
 // encodeValue converts one property value as a write does.
-func encodeValue(name string, v any) (filter.Value, error) {
+func encodeValue(name string, v any) (edm.Value, error) {
 	val, _, err := entityenc.EncodeValue(name, v)
 	return val, coded(err)
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/limits"
 )
 
@@ -100,10 +99,10 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	// Int32 and Int64 stay distinct types in the record itself.
 	v, ok := rec.Lookup("I32")
 	require.True(t, ok)
-	require.Equal(t, filter.TypeInt32, v.Type)
+	require.Equal(t, edm.TypeInt32, v.Type)
 	v, ok = rec.Lookup("I64")
 	require.True(t, ok)
-	require.Equal(t, filter.TypeInt64, v.Type)
+	require.Equal(t, edm.TypeInt64, v.Type)
 }
 
 func TestDecodeEntitySelect(t *testing.T) {
@@ -275,7 +274,7 @@ func TestEncodePropertiesConversions(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, props, 2, "nil values are dropped")
 	require.Equal(t, "NilB", props[0].Name)
-	require.Equal(t, filter.TypeBinary, props[0].Value.Type)
+	require.Equal(t, edm.TypeBinary, props[0].Value.Type)
 	require.Equal(t, "Zoned", props[1].Name)
 	want := edm.TicksFromTime(time.Date(2020, 1, 1, 0, 0, 0, 100, time.UTC))
 	require.Equal(t, want, props[1].Value.Int, "converted to UTC and truncated to 100 ns")

@@ -3,13 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/tablestore/tablestore/edm"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
-	"github.com/tablestore/tablestore/filter"
 )
 
 func changeTestTable(t *testing.T, opts Options, images driver.ImageMode) (*Engine, *table) {
@@ -29,7 +29,7 @@ func changeTestTable(t *testing.T, opts Options, images driver.ImageMode) (*Engi
 
 func upsertN(pk, rk string, n int64) driver.Action {
 	return driver.Action{Type: driver.ActionUpsertReplace, PartitionKey: pk, RowKey: rk,
-		Properties: []driver.Property{{Name: "N", Value: filter.Value{Type: filter.TypeInt64, Int: n}}}}
+		Properties: []driver.Property{{Name: "N", Value: edm.Value{Type: edm.TypeInt64, Int: n}}}}
 }
 
 // readAll reads table tb's feed after pos to its end.

@@ -9,12 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/filter"
 )
 
 func TestMergeProperties(t *testing.T) {
 	p := func(name string, n int64) driver.Property {
-		return driver.Property{Name: name, Value: filter.Value{Type: filter.TypeInt64, Int: n}}
+		return driver.Property{Name: name, Value: edm.Value{Type: edm.TypeInt64, Int: n}}
 	}
 	tests := []struct {
 		name      string
@@ -55,7 +54,7 @@ func TestCommitReportsFirstFailureInActionOrder(t *testing.T) {
 	t.Cleanup(func() { _ = db.Close() })
 	tbl := db.Table("T")
 	n := func(v int64) []driver.Property {
-		return []driver.Property{{Name: "N", Value: filter.Value{Type: filter.TypeInt64, Int: v}}}
+		return []driver.Property{{Name: "N", Value: edm.Value{Type: edm.TypeInt64, Int: v}}}
 	}
 	rec := func(v int64) []byte { return mustEncode(nil, 0, n(v)) }
 	_, err := tbl.Commit(ctx, []driver.Action{
@@ -107,9 +106,9 @@ func TestCommitReportsFirstFailureInActionOrder(t *testing.T) {
 	// properties.
 	_, err = tbl.Commit(ctx, []driver.Action{
 		{Type: driver.ActionUpsertMerge, PartitionKey: "p", RowKey: "c",
-			Record: mustEncode(nil, 0, []driver.Property{{Name: "M", Value: filter.Value{Type: filter.TypeBoolean, Int: 1}}})},
+			Record: mustEncode(nil, 0, []driver.Property{{Name: "M", Value: edm.Value{Type: edm.TypeBoolean, Int: 1}}})},
 		{Type: driver.ActionUpdateMerge, PartitionKey: "p", RowKey: "a", IfMatch: "*",
-			Properties: []driver.Property{{Name: "M", Value: filter.Value{Type: filter.TypeBoolean}}}},
+			Properties: []driver.Property{{Name: "M", Value: edm.Value{Type: edm.TypeBoolean}}}},
 		{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "b", Record: rec(2)},
 	})
 	require.NoError(t, err)
@@ -143,7 +142,7 @@ func TestCommitRefusesInvalidProperties(t *testing.T) {
 	db := openFaultTest(t, nil)
 	t.Cleanup(func() { _ = db.Close() })
 	tbl := db.Table("T")
-	bad := []driver.Property{{Name: "B", Value: filter.Value{Type: filter.TypeGuid, Bytes: []byte{1}}}}
+	bad := []driver.Property{{Name: "B", Value: edm.Value{Type: edm.TypeGuid, Bytes: []byte{1}}}}
 	_, err := tbl.Commit(ctx, []driver.Action{{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "a", Properties: bad}})
 	require.ErrorContains(t, err, `the properties of ("p", "a") to write`)
 	_, err = tbl.(driver.BulkCommitter).CommitBulk(ctx, []driver.Action{{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "b", Properties: bad}}, driver.BulkCommitOptions{})
@@ -154,7 +153,7 @@ func TestCommitRefusesInvalidProperties(t *testing.T) {
 		require.ErrorAs(t, err, &de, rk)
 		require.Equal(t, edm.CodeResourceNotFound, de.Code)
 	}
-	good := []driver.Property{{Name: "N", Value: filter.Value{Type: filter.TypeInt64, Int: 1}}}
+	good := []driver.Property{{Name: "N", Value: edm.Value{Type: edm.TypeInt64, Int: 1}}}
 	_, err = tbl.Commit(ctx, []driver.Action{{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "a", Properties: good}})
 	require.NoError(t, err)
 }

@@ -3,13 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/tablestore/tablestore/edm"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
-	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/plan"
 )
 
@@ -27,7 +27,7 @@ func TestSegmentsByVolume(t *testing.T) {
 	require.NoError(t, db.CreateTable(ctx, "seg"))
 	tb := db.Table("seg")
 	const n = 20_000
-	pad := driver.Property{Name: "S", Value: filter.Value{Type: filter.TypeString, Bytes: []byte(strings.Repeat("x", 200))}}
+	pad := driver.Property{Name: "S", Value: edm.Value{Type: edm.TypeString, Bytes: []byte(strings.Repeat("x", 200))}}
 	for i := 0; i < n; i += 100 {
 		actions := make([]driver.Action, 100)
 		for j := range actions {

@@ -11,7 +11,6 @@ import (
 	"unsafe"
 
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/filter"
 )
 
 // Azure's limits on keys, names, values and entities.
@@ -59,15 +58,15 @@ func EntitySize(pk, rk string, props []driver.Property) int {
 		p := &props[i]
 		n += NameSize(UTF16Len(p.Name))
 		switch p.Value.Type {
-		case filter.TypeString:
+		case edm.TypeString:
 			n += 4 + 2*UTF16LenBytes(p.Value.Bytes)
-		case filter.TypeBinary:
+		case edm.TypeBinary:
 			n += 4 + len(p.Value.Bytes)
-		case filter.TypeInt32:
+		case edm.TypeInt32:
 			n += 4
-		case filter.TypeBoolean:
+		case edm.TypeBoolean:
 			n++
-		case filter.TypeGuid:
+		case edm.TypeGuid:
 			n += 16
 		default: // Int64, Double, DateTime
 			n += 8
