@@ -71,16 +71,6 @@ const ETagAny ETag = "*"
 // W/"datetime'2006-01-02T15%3A04%3A05.0000000Z'".
 func etagFor(ts time.Time) ETag { return ETag(driver.FormatETag(ts)) }
 
-// ParseGUID parses the canonical text form (either case). Errors:
-// InvalidInput.
-func ParseGUID(s string) (GUID, error) {
-	g, ok := edm.ParseGUID(s)
-	if !ok {
-		return GUID{}, newError(CodeInvalidInput, "malformed guid %q", s)
-	}
-	return g, nil
-}
-
 // UpdateMode says how an update or upsert treats the stored entity.
 type UpdateMode uint8
 
