@@ -70,14 +70,6 @@ func (t *Table) Stats(ctx context.Context) (*TableStats, error) {
 	return &TableStats{Entities: st.Entities, Bytes: st.Bytes, Unflushed: st.Unflushed}, nil
 }
 
-// CheckReport is what a check found: the damaged files (empty when none)
-// and how many files and entities it read.
-type CheckReport = driver.CheckReport
-
-// DamagedFile is one damaged file of a CheckReport, with the tables it
-// holds data of.
-type DamagedFile = driver.DamagedFile
-
 // Health returns nil while the store accepts writes, else the first fault
 // it met (an *Error matching ErrCorrupt for damaged data, found by any
 // read, write, check or background compaction); from then on every write

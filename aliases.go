@@ -1,14 +1,46 @@
 package tablestore
 
-import "github.com/tablestore/tablestore/driver"
+import (
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
+)
 
 // Re-exports. A type the root shares with the driver SPI is declared
 // once, in driver (the engine fills it in), and named here with an
 // alias so users need not import driver for it: one type, two names,
-// the same values. Aliases that come with constants of their own (Code,
-// GUID, ChangeOp, ImageMode, CommitKind) and the check's CheckReport and
-// DamagedFile sit beside those constants and functions instead.
+// the same values. Every public alias of the package is in this file (a
+// lint rule holds it); the constants and functions that come with Code,
+// GUID, ChangeOp, ImageMode and CommitKind sit beside their uses.
 
 // EngineMetrics are the store engine's operational figures, returned by
 // DB.EngineMetrics; the fields are documented on driver.Metrics.
 type EngineMetrics = driver.Metrics
+
+// CheckReport is what a check found: the damaged files (empty when none)
+// and how many files and entities it read.
+type CheckReport = driver.CheckReport
+
+// DamagedFile is one damaged file of a CheckReport, with the tables it
+// holds data of.
+type DamagedFile = driver.DamagedFile
+
+// GUID is an Edm.Guid value: 16 bytes in the order the canonical text
+// form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx shows them.
+type GUID = edm.GUID
+
+// ImageMode says what a change holds besides the keys, ETag and
+// Timestamp.
+type ImageMode = driver.ImageMode
+
+// ChangeOp is what a change did. The entity writes' values are those
+// of ActionType.
+type ChangeOp = driver.ChangeOp
+
+// CommitKind says what kind of commit made a change.
+type CommitKind = driver.CommitKind
+
+// Code is one of Azure Table Storage's error codes, such as
+// "EntityAlreadyExists" (package edm holds every code). The codes are
+// Azure's own, so code that handles Azure errors by code handles ours the
+// same way.
+type Code = edm.Code

@@ -11,7 +11,6 @@ import (
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 // The change feed.
@@ -34,10 +33,6 @@ import (
 // Timestamp and, with ImagesNew, a copy of the new entity), and commits
 // to tables with a feed are ordered by one store-wide lock held while
 // Pebble applies the batch (not while it syncs). See docs/changes.md.
-
-// ImageMode says what a change holds besides the keys, ETag and
-// Timestamp.
-type ImageMode = driver.ImageMode
 
 // The image modes.
 const (
@@ -229,10 +224,6 @@ func (c Cursor) Seq() uint64 {
 	return c.seq
 }
 
-// ChangeOp is what a change did. The entity writes' values are those
-// of ActionType.
-type ChangeOp = driver.ChangeOp
-
 // The change operations.
 const (
 	ChangeInsert        = ChangeOp(ActionInsert)
@@ -285,9 +276,6 @@ func ParseChangeOp(s string) (ChangeOp, bool) {
 	}
 	return 0, false
 }
-
-// CommitKind says what kind of commit made a change.
-type CommitKind = driver.CommitKind
 
 // The commit kinds.
 const (
@@ -506,7 +494,7 @@ func changeOf(table uint64, r driver.ChangeRecord) (Change, error) {
 		c.ETag = etagFor(ts)
 	}
 	if r.Record != nil {
-		e, err := decodeEntity(r.PartitionKey, r.RowKey, codec.Record(r.Record), nil)
+		e, err := decodeEntity(r.PartitionKey, r.RowKey, driver.Record(r.Record), nil)
 		if err != nil {
 			return Change{}, err
 		}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
@@ -70,21 +69,7 @@ const ETagAny ETag = "*"
 
 // etagFor returns the ETag of an entity written at ts:
 // W/"datetime'2006-01-02T15%3A04%3A05.0000000Z'".
-func etagFor(ts time.Time) ETag { return ETag(codec.FormatETag(ts)) }
-
-// GUID is an Edm.Guid value: 16 bytes in the order the canonical text
-// form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx shows them.
-type GUID = edm.GUID
-
-// ParseGUID parses the canonical text form (either case). Errors:
-// InvalidInput.
-func ParseGUID(s string) (GUID, error) {
-	g, ok := edm.ParseGUID(s)
-	if !ok {
-		return GUID{}, newError(CodeInvalidInput, "malformed guid %q", s)
-	}
-	return g, nil
-}
+func etagFor(ts time.Time) ETag { return ETag(driver.FormatETag(ts)) }
 
 // UpdateMode says how an update or upsert treats the stored entity.
 type UpdateMode uint8
@@ -112,7 +97,7 @@ func (m UpdateMode) String() string {
 // ignored). PartitionKey, RowKey, Timestamp and ETag are always set, and
 // Properties is never nil. A corrupt record gives an error matching
 // ErrCorrupt (no Azure code describes corruption) naming the entity.
-func decodeEntity(pk, rk string, rec codec.Record, sel []string) (*Entity, error) {
+func decodeEntity(pk, rk string, rec driver.Record, sel []string) (*Entity, error) {
 	return decodeRow(driver.Row{PartitionKey: pk, RowKey: rk, Record: rec}, sel, false)
 }
 

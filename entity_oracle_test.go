@@ -2,6 +2,8 @@ package tablestore
 
 import (
 	"fmt"
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -10,15 +12,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/entityenc"
 	"github.com/tablestore/tablestore/internal/limits"
 )
 
 // This file keeps the encoder the write path used before it encoded
-// straight into records: validation and conversion to []codec.Property,
-// then codec.Encode. The tests use it as the oracle the record encoder
+// straight into records: validation and conversion to []driver.Property,
+// then driver.Encode. The tests use it as the oracle the record encoder
 // must match byte for byte and error for error.
 
 // encodeProperties validates user properties and converts them to codec
@@ -38,7 +38,7 @@ import (
 //
 // time.Time values are converted to UTC and truncated to 100 ns. Bytes of
 // Binary values alias the caller's slices until the result is encoded.
-func encodeProperties(props map[string]any) ([]codec.Property, error) {
+func encodeProperties(props map[string]any) ([]driver.Property, error) {
 	out, _, err := encodePropertiesSized(props)
 	return out, err
 }
@@ -48,8 +48,8 @@ func encodeProperties(props map[string]any) ([]codec.Property, error) {
 // without the keys). It converts in map order, then sorts; only when a
 // property is invalid does it redo the checks in name order, so the error
 // reported does not depend on map order.
-func encodePropertiesSized(props map[string]any) ([]codec.Property, int, error) {
-	unsorted := make([]codec.Property, 0, len(props))
+func encodePropertiesSized(props map[string]any) ([]driver.Property, int, error) {
+	unsorted := make([]driver.Property, 0, len(props))
 	size := 0
 	for name, v := range props {
 		if v == nil {
@@ -63,15 +63,15 @@ func encodePropertiesSized(props map[string]any) ([]codec.Property, int, error) 
 			return nil, 0, firstInvalidProperty(props)
 		}
 		size += 8 + 2*limits.UTF16Len(name) + valSize
-		unsorted = append(unsorted, codec.Property{Name: name, Value: val})
+		unsorted = append(unsorted, driver.Property{Name: name, Value: val})
 	}
 	return sortProperties(unsorted), size, nil
 }
 
 // sortProperties returns a new slice holding props sorted by name.
-func sortProperties(props []codec.Property) []codec.Property {
+func sortProperties(props []driver.Property) []driver.Property {
 	out := slices.Clone(props)
-	slices.SortFunc(out, func(a, b codec.Property) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b driver.Property) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -114,7 +114,7 @@ func oracleRecord(e *Entity) ([]byte, int, error) {
 	if err := coded(entityenc.CheckLimits(len(props), size)); err != nil {
 		return nil, 0, err
 	}
-	return codec.Encode(nil, 0, props), size, nil
+	return mustEncode(nil, 0, props), size, nil
 }
 
 // requireSameAsOracle checks that prepareAction encodes e to the oracle's
@@ -234,12 +234,12 @@ func FuzzRecordEncodingMatchesOracle(f *testing.F) {
 
 // checkEntityLimits checks a complete entity as the write path does: the
 // limits of its property count and its size by Azure's formula.
-func checkEntityLimits(pk, rk string, props []codec.Property) error {
+func checkEntityLimits(pk, rk string, props []driver.Property) error {
 	return coded(entityenc.CheckLimits(len(props), limits.EntitySize(pk, rk, props)))
 }
 
 // encodeValue converts one property value as a write does.
-func encodeValue(name string, v any) (filter.Value, error) {
+func encodeValue(name string, v any) (edm.Value, error) {
 	val, _, err := entityenc.EncodeValue(name, v)
 	return val, coded(err)
 }

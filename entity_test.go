@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/tablestore/tablestore/driver"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -14,8 +15,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/limits"
 )
 
@@ -86,7 +85,7 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	require.NoError(t, checkEntityLimits("pk", "rk", props))
 
 	ts := time.Date(2024, 2, 29, 12, 0, 0, 123456700, time.UTC)
-	rec := codec.Record(codec.Encode(nil, edm.TicksFromTime(ts), props))
+	rec := driver.Record(mustEncode(nil, edm.TicksFromTime(ts), props))
 	require.NoError(t, rec.Check())
 
 	e, err := decodeEntity("pk", "rk", rec, nil)
@@ -100,16 +99,16 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	// Int32 and Int64 stay distinct types in the record itself.
 	v, ok := rec.Lookup("I32")
 	require.True(t, ok)
-	require.Equal(t, filter.TypeInt32, v.Type)
+	require.Equal(t, edm.TypeInt32, v.Type)
 	v, ok = rec.Lookup("I64")
 	require.True(t, ok)
-	require.Equal(t, filter.TypeInt64, v.Type)
+	require.Equal(t, edm.TypeInt64, v.Type)
 }
 
 func TestDecodeEntitySelect(t *testing.T) {
 	props, err := encodeProperties(map[string]any{"A": "a", "B": int32(2), "C": true})
 	require.NoError(t, err)
-	rec := codec.Record(codec.Encode(nil, 5, props))
+	rec := driver.Record(mustEncode(nil, 5, props))
 
 	e, err := decodeEntity("pk", "rk", rec, []string{"C", "Missing", "A", "PartitionKey"})
 	require.NoError(t, err)
@@ -127,7 +126,7 @@ func TestDecodeEntitySelect(t *testing.T) {
 func TestDecodeEntityCorrupt(t *testing.T) {
 	props, err := encodeProperties(map[string]any{"A": "abc"})
 	require.NoError(t, err)
-	good := codec.Encode(nil, 5, props)
+	good := mustEncode(nil, 5, props)
 	for _, rec := range [][]byte{nil, good[:4], good[:len(good)-1], append([]byte{0x7f}, good[1:]...)} {
 		_, err := decodeEntity("pk", "rk", rec, nil)
 		require.ErrorIs(t, err, ErrCorrupt)
@@ -138,14 +137,14 @@ func TestDecodeEntityCorrupt(t *testing.T) {
 
 // encodeRecord encodes props with a fixed timestamp, as the engine stores
 // them.
-func encodeRecord(t *testing.T, props []codec.Property) codec.Record {
+func encodeRecord(t *testing.T, props []driver.Property) driver.Record {
 	t.Helper()
-	rec := codec.Record(codec.Encode(nil, edm.TicksFromTime(time.Date(2023, 5, 6, 7, 8, 9, 0, time.UTC)), props))
+	rec := driver.Record(mustEncode(nil, edm.TicksFromTime(time.Date(2023, 5, 6, 7, 8, 9, 0, time.UTC)), props))
 	require.NoError(t, rec.Check())
 	return rec
 }
 
-func benchRecord(b *testing.B) codec.Record {
+func benchRecord(b *testing.B) driver.Record {
 	m := map[string]any{}
 	for i := range 10 {
 		name := "Property" + string(rune('A'+i))
@@ -164,7 +163,7 @@ func benchRecord(b *testing.B) codec.Record {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return codec.Record(codec.Encode(nil, 1, props))
+	return driver.Record(mustEncode(nil, 1, props))
 }
 
 func BenchmarkDecodeEntity10(b *testing.B) {
@@ -199,8 +198,8 @@ func FuzzDecodeEntity(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(codec.Encode(nil, 5, props))
-	f.Add(codec.Encode(nil, -5, nil))
+	f.Add(mustEncode(nil, 5, props))
+	f.Add(mustEncode(nil, -5, nil))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		all, err := decodeEntity("pk", "rk", data, nil)
 		if err != nil {
@@ -275,7 +274,7 @@ func TestEncodePropertiesConversions(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, props, 2, "nil values are dropped")
 	require.Equal(t, "NilB", props[0].Name)
-	require.Equal(t, filter.TypeBinary, props[0].Value.Type)
+	require.Equal(t, edm.TypeBinary, props[0].Value.Type)
 	require.Equal(t, "Zoned", props[1].Name)
 	want := edm.TicksFromTime(time.Date(2020, 1, 1, 0, 0, 0, 100, time.UTC))
 	require.Equal(t, want, props[1].Value.Int, "converted to UTC and truncated to 100 ns")
@@ -455,4 +454,14 @@ func TestETagProperty(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"ETag": "data"}, me.Properties)
 	require.Equal(t, ETag("ignored"), me.ETag)
+}
+
+// mustEncode is driver.Encode for properties a test made valid; it panics
+// on an error.
+func mustEncode(dst []byte, timestamp int64, props []driver.Property) []byte {
+	out, err := driver.Encode(dst, timestamp, props)
+	if err != nil {
+		panic(err)
+	}
+	return out
 }

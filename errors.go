@@ -11,12 +11,6 @@ import (
 	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
-// Code is one of Azure Table Storage's error codes, such as
-// "EntityAlreadyExists" (package edm holds every code). The codes are
-// Azure's own, so code that handles Azure errors by code handles ours the
-// same way.
-type Code = edm.Code
-
 // The error codes this library returns.
 const (
 	CodeTableAlreadyExists                      = edm.CodeTableAlreadyExists

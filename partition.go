@@ -2,6 +2,7 @@ package tablestore
 
 import (
 	"context"
+	"github.com/tablestore/tablestore/edm"
 	"iter"
 
 	"github.com/tablestore/tablestore/driver"
@@ -126,7 +127,7 @@ func (p *Partition) restrict(f filter.Node, text string) (filter.Node, string, e
 		return nil, "", coded(err)
 	}
 	eq := &filter.CompareNode{Property: "PartitionKey", Op: filter.OpEQ,
-		Value: filter.Value{Type: filter.TypeString, Bytes: []byte(p.pk)}}
+		Value: edm.Value{Type: edm.TypeString, Bytes: []byte(p.pk)}}
 	cond := filter.Format(eq)
 	if f == nil {
 		return eq, cond, nil

@@ -22,18 +22,18 @@ import (
 // of the stored encoding.
 type entityProps struct{ e *Entity }
 
-func (p entityProps) Lookup(name string) (filter.Value, bool) {
+func (p entityProps) Lookup(name string) (edm.Value, bool) {
 	switch name {
 	case entityenc.NamePartitionKey:
-		return filter.Value{Type: filter.TypeString, Bytes: []byte(p.e.PartitionKey)}, true
+		return edm.Value{Type: edm.TypeString, Bytes: []byte(p.e.PartitionKey)}, true
 	case entityenc.NameRowKey:
-		return filter.Value{Type: filter.TypeString, Bytes: []byte(p.e.RowKey)}, true
+		return edm.Value{Type: edm.TypeString, Bytes: []byte(p.e.RowKey)}, true
 	case entityenc.NameTimestamp:
-		return filter.Value{Type: filter.TypeDateTime, Int: edm.TicksFromTime(p.e.Timestamp)}, true
+		return edm.Value{Type: edm.TypeDateTime, Int: edm.TicksFromTime(p.e.Timestamp)}, true
 	}
 	v, ok := p.e.Properties[name]
 	if !ok {
-		return filter.Value{}, false
+		return edm.Value{}, false
 	}
 	fv, err := encodeValue(name, v)
 	if err != nil {
@@ -98,7 +98,7 @@ func (g *modelGen) entity() *Entity {
 
 // keyLiteral is a string near the keys (a key, a prefix, a successor) or,
 // rarely, a value of another type.
-func (g *modelGen) keyLiteral(pk bool) filter.Value {
+func (g *modelGen) keyLiteral(pk bool) edm.Value {
 	if g.r.IntN(8) == 0 {
 		v, _ := encodeValue("", g.value())
 		return v
@@ -115,7 +115,7 @@ func (g *modelGen) keyLiteral(pk bool) filter.Value {
 	case 1:
 		s += " "
 	}
-	return filter.Value{Type: filter.TypeString, Bytes: []byte(s)}
+	return edm.Value{Type: edm.TypeString, Bytes: []byte(s)}
 }
 
 // filter returns a random filter, anchored on keys more often than a

@@ -7,7 +7,6 @@ import (
 	"unsafe"
 
 	"github.com/tablestore/tablestore/driver"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/entityenc"
 	"github.com/tablestore/tablestore/internal/structmap"
 )
@@ -395,7 +394,7 @@ func encodeStruct(buf []byte, typ ActionType, r structmap.Ref, ifMatch ETag) (dr
 	if typ == ActionDelete {
 		return a, buf, size, true
 	}
-	out, n, count, ok := r.AppendFields(codec.AppendHeader(buf, 0))
+	out, n, count, ok := r.AppendFields(driver.AppendHeader(buf, 0))
 	size += n
 	if !ok || entityenc.CheckLimits(count, size) != nil {
 		return a, buf, 0, false

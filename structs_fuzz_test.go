@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/tablestore/tablestore/driver"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/structmap"
 )
 
@@ -28,10 +27,10 @@ func FuzzTypedDecode(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(codec.Encode(nil, 5, p), false)
-		f.Add(codec.Encode(nil, 5, p), true)
+		f.Add(mustEncode(nil, 5, p), false)
+		f.Add(mustEncode(nil, 5, p), true)
 	}
-	f.Add(codec.Encode(nil, -5, nil), false)
+	f.Add(mustEncode(nil, -5, nil), false)
 	f.Fuzz(func(t *testing.T, data []byte, project bool) {
 		var sel []string
 		if project {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tablestore/tablestore/edm"
 	"math"
 	"reflect"
 	"strings"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 type Address struct {
@@ -269,7 +269,7 @@ func TestUnmarshalEntityStrings(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(noMetadata), &e))
 	var r row
 	require.NoError(t, UnmarshalEntity(&e, &r))
-	g, _ := ParseGUID("c9da6455-213d-42c9-9a79-3e9149a57833")
+	g, _ := edm.ParseGUID("c9da6455-213d-42c9-9a79-3e9149a57833")
 	require.Equal(t, int64(9007199254740993), r.Big)
 	require.Equal(t, -5, r.Int)
 	require.Equal(t, uint32(4000000000), r.U32)
@@ -306,10 +306,12 @@ func TestUnmarshalEntityStrings(t *testing.T) {
 // encodedAction is an action's properties as stored bytes.
 func encodedAction(a driver.Action) []byte {
 	if a.Record == nil {
-		return codec.Encode(nil, 42, a.Properties)
+		return mustEncode(nil, 42, a.Properties)
 	}
 	rec := append([]byte(nil), a.Record...)
-	codec.SetTimestamp(rec, 42)
+	if err := driver.Record(rec).SetTimestamp(42); err != nil {
+		panic(err)
+	}
 	return rec
 }
 

@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/tablestore/tablestore/driver"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/entityenc"
 	"github.com/tablestore/tablestore/internal/limits"
 	"github.com/tablestore/tablestore/internal/structmap"
@@ -191,7 +190,7 @@ func prepareAction(buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *e
 		return a, buf, keySize, err
 	}
 	start := len(buf)
-	out, count, size, err := entityenc.AppendProperties(codec.AppendHeader(buf, 0), e.Properties, names)
+	out, count, size, err := entityenc.AppendProperties(driver.AppendHeader(buf, 0), e.Properties, names)
 	if err != nil {
 		return a, out[:start], 0, coded(err)
 	}

@@ -4,12 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/tablestore/tablestore/edm"
 	"slices"
 	"strings"
 
 	"github.com/tablestore/tablestore/driver"
-	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/structmap"
 )
 
@@ -264,10 +263,10 @@ func recordData(rec []byte) int {
 		return 0
 	}
 	n := 0
-	it := codec.Record(rec).Iter()
+	it := driver.Record(rec).Iter()
 	for it.Next() {
 		n += len(it.Name())
-		if v := it.Value(); v.Type == filter.TypeString || v.Type == filter.TypeBinary {
+		if v := it.Value(); v.Type == edm.TypeString || v.Type == edm.TypeBinary {
 			n += len(v.Bytes)
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/filter"
 )
 
 // The JSON this driver sends and reads is Azure's minimal-metadata entity
@@ -40,15 +39,15 @@ func entityJSON(pk, rk string, props []driver.Property) ([]byte, error) {
 		v := p.Value
 		var val any
 		switch v.Type {
-		case filter.TypeString:
+		case edm.TypeString:
 			val = string(v.Bytes)
-		case filter.TypeInt32:
+		case edm.TypeInt32:
 			val = int32(v.Int)
-		case filter.TypeBoolean:
+		case edm.TypeBoolean:
 			val = v.Int != 0
-		case filter.TypeInt64:
+		case edm.TypeInt64:
 			val = strconv.FormatInt(v.Int, 10)
-		case filter.TypeDouble:
+		case edm.TypeDouble:
 			switch f := v.Float; {
 			case math.IsNaN(f):
 				val = "NaN"
@@ -59,20 +58,20 @@ func entityJSON(pk, rk string, props []driver.Property) ([]byte, error) {
 			default:
 				val = f
 			}
-		case filter.TypeDateTime:
+		case edm.TypeDateTime:
 			val = edm.FormatDateTimeJSON(edm.TimeFromTicks(v.Int))
-		case filter.TypeGuid:
+		case edm.TypeGuid:
 			var g ts.GUID
 			copy(g[:], v.Bytes)
 			val = g.String()
-		case filter.TypeBinary:
+		case edm.TypeBinary:
 			val = base64.StdEncoding.EncodeToString(v.Bytes)
 		default:
 			return nil, fmt.Errorf("tablestore: azure: property %q has invalid type %d", p.Name, v.Type)
 		}
 		m[p.Name] = val
 		switch v.Type {
-		case filter.TypeInt64, filter.TypeDouble, filter.TypeDateTime, filter.TypeGuid, filter.TypeBinary:
+		case edm.TypeInt64, edm.TypeDouble, edm.TypeDateTime, edm.TypeGuid, edm.TypeBinary:
 			m[p.Name+"@odata.type"] = v.Type.String()
 		}
 	}
@@ -113,30 +112,30 @@ func decodeEntity(raw []byte, etag string) (driver.Row, error) {
 
 // filterValue converts a property value of the root package's JSON
 // decoder to its record form.
-func filterValue(v any) (filter.Value, bool) {
+func filterValue(v any) (edm.Value, bool) {
 	switch v := v.(type) {
 	case string:
-		return filter.Value{Type: filter.TypeString, Bytes: []byte(v)}, true
+		return edm.Value{Type: edm.TypeString, Bytes: []byte(v)}, true
 	case int32:
-		return filter.Value{Type: filter.TypeInt32, Int: int64(v)}, true
+		return edm.Value{Type: edm.TypeInt32, Int: int64(v)}, true
 	case int64:
-		return filter.Value{Type: filter.TypeInt64, Int: v}, true
+		return edm.Value{Type: edm.TypeInt64, Int: v}, true
 	case float64:
-		return filter.Value{Type: filter.TypeDouble, Float: v}, true
+		return edm.Value{Type: edm.TypeDouble, Float: v}, true
 	case bool:
 		b := int64(0)
 		if v {
 			b = 1
 		}
-		return filter.Value{Type: filter.TypeBoolean, Int: b}, true
+		return edm.Value{Type: edm.TypeBoolean, Int: b}, true
 	case time.Time:
-		return filter.Value{Type: filter.TypeDateTime, Int: edm.TicksFromTime(v)}, true
+		return edm.Value{Type: edm.TypeDateTime, Int: edm.TicksFromTime(v)}, true
 	case ts.GUID:
-		return filter.Value{Type: filter.TypeGuid, Bytes: v[:]}, true
+		return edm.Value{Type: edm.TypeGuid, Bytes: v[:]}, true
 	case []byte:
-		return filter.Value{Type: filter.TypeBinary, Bytes: v}, true
+		return edm.Value{Type: edm.TypeBinary, Bytes: v}, true
 	}
-	return filter.Value{}, false
+	return edm.Value{}, false
 }
 
 // timeOfETag reads the time in an ETag of Azure's form

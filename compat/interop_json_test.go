@@ -2,6 +2,7 @@ package compat
 
 import (
 	"encoding/json"
+	"github.com/tablestore/tablestore/edm"
 	"math"
 	"slices"
 	"testing"
@@ -18,9 +19,9 @@ import (
 // "Interoperability with aztables" states the same findings.
 
 var testGUID = func() tablestore.GUID {
-	g, err := tablestore.ParseGUID("c9da6455-213d-42c9-9a79-3e9149a57833")
-	if err != nil {
-		panic(err)
+	g, ok := edm.ParseGUID("c9da6455-213d-42c9-9a79-3e9149a57833")
+	if !ok {
+		panic("malformed guid")
 	}
 	return g
 }()

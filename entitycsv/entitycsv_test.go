@@ -16,7 +16,7 @@ import (
 
 // every is one value of each EDM type, with the texts that matter.
 func every() map[string]any {
-	g, _ := tablestore.ParseGUID("0f8fad5b-d9cb-469f-a165-70867728950e")
+	g, _ := edm.ParseGUID("0f8fad5b-d9cb-469f-a165-70867728950e")
 	return map[string]any{
 		"S":    "a, \"b\"\nc\r\nd",
 		"Sp":   " padded ",

@@ -46,30 +46,30 @@ func Build(format string, args ...any) (string, error) {
 			continue
 		}
 		if i+1 >= len(format) {
-			return "", newError(CodeInvalidInput, format, i, "a lone % ends the format; write %% for a percent sign")
+			return "", newError(edm.CodeInvalidInput, format, i, "a lone % ends the format; write %% for a percent sign")
 		}
 		switch verb := format[i+1]; verb {
 		case '%':
 			b.WriteByte('%')
 		case 's', 'v':
 			if next >= len(args) {
-				return "", newError(CodeInvalidInput, format, i, "placeholder "+strconv.Itoa(next+1)+" has no argument")
+				return "", newError(edm.CodeInvalidInput, format, i, "placeholder "+strconv.Itoa(next+1)+" has no argument")
 			}
 			lit, err := Literal(args[next])
 			if err != nil {
 				e := err.(*Error)
-				return "", newError(CodeInvalidInput, format, i, "argument "+strconv.Itoa(next+1)+": "+e.Msg)
+				return "", newError(edm.CodeInvalidInput, format, i, "argument "+strconv.Itoa(next+1)+": "+e.Msg)
 			}
 			spans = append(spans, span{start: b.Len(), end: b.Len() + len(lit), arg: next, pos: i})
 			b.WriteString(lit)
 			next++
 		default:
-			return "", newError(CodeInvalidInput, format, i, "unknown verb %"+string(rune(verb))+"; placeholders are %s and %v")
+			return "", newError(edm.CodeInvalidInput, format, i, "unknown verb %"+string(rune(verb))+"; placeholders are %s and %v")
 		}
 		i++
 	}
 	if next != len(args) {
-		return "", newError(CodeInvalidInput, format, len(format),
+		return "", newError(edm.CodeInvalidInput, format, len(format),
 			strconv.Itoa(len(args))+" arguments for "+strconv.Itoa(next)+" placeholders")
 	}
 	out := b.String()
@@ -80,7 +80,7 @@ func Build(format string, args ...any) (string, error) {
 		pos, tok, lit := s.Scan()
 		if tok == TokIllegal {
 			e := s.Err()
-			return "", newError(CodeInvalidInput, out, e.Pos, "the built filter does not scan: "+e.Msg)
+			return "", newError(edm.CodeInvalidInput, out, e.Pos, "the built filter does not scan: "+e.Msg)
 		}
 		if tok == TokEOF {
 			break
@@ -105,7 +105,7 @@ func Build(format string, args ...any) (string, error) {
 }
 
 func placeholderError(format string, pos, arg int) *Error {
-	return newError(CodeInvalidInput, format, pos, "the literal of argument "+strconv.Itoa(arg+1)+
+	return newError(edm.CodeInvalidInput, format, pos, "the literal of argument "+strconv.Itoa(arg+1)+
 		" would not stand alone as one token: a placeholder must not sit inside quotes or touch a word or number")
 }
 
@@ -128,14 +128,14 @@ func placeholderError(format string, pos, arg int) *Error {
 // is not valid UTF-8, a NaN or infinite double (Azure's filters have no
 // literal for them), a time outside years 1 to 9999 UTC.
 func Literal(v any) (string, error) {
-	fail := func(msg string) (string, error) { return "", newError(CodeInvalidInput, "", 0, msg) }
+	fail := func(msg string) (string, error) { return "", newError(edm.CodeInvalidInput, "", 0, msg) }
 	if t, ok := v.(time.Time); ok {
 		t = t.UTC()
 		if y := t.Year(); y < 1 || y > 9999 {
 			return fail("the time " + t.Format(time.RFC3339Nano) + " is outside years 1 to 9999")
 		}
 		ticks := edm.TicksFromTime(t)
-		return FormatLiteral(Value{Type: TypeDateTime, Int: ticks}), nil
+		return FormatLiteral(edm.Value{Type: edm.TypeDateTime, Int: ticks}), nil
 	}
 	if v == nil {
 		return fail("nil has no literal (Azure filters have no null)")
@@ -147,32 +147,32 @@ func Literal(v any) (string, error) {
 		if !utf8.ValidString(s) {
 			return fail("the string is not valid UTF-8")
 		}
-		return FormatLiteral(Value{Type: TypeString, Bytes: []byte(s)}), nil
+		return FormatLiteral(edm.Value{Type: edm.TypeString, Bytes: []byte(s)}), nil
 	case reflect.Int32:
-		return FormatLiteral(Value{Type: TypeInt32, Int: rv.Int()}), nil
+		return FormatLiteral(edm.Value{Type: edm.TypeInt32, Int: rv.Int()}), nil
 	case reflect.Int64:
-		return FormatLiteral(Value{Type: TypeInt64, Int: rv.Int()}), nil
+		return FormatLiteral(edm.Value{Type: edm.TypeInt64, Int: rv.Int()}), nil
 	case reflect.Float64:
 		f := rv.Float()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return fail("the double " + strconv.FormatFloat(f, 'g', -1, 64) + " has no filter literal")
 		}
-		return FormatLiteral(Value{Type: TypeDouble, Float: f}), nil
+		return FormatLiteral(edm.Value{Type: edm.TypeDouble, Float: f}), nil
 	case reflect.Bool:
 		b := int64(0)
 		if rv.Bool() {
 			b = 1
 		}
-		return FormatLiteral(Value{Type: TypeBoolean, Int: b}), nil
+		return FormatLiteral(edm.Value{Type: edm.TypeBoolean, Int: b}), nil
 	case reflect.Array:
 		if rv.Len() == 16 && rv.Type().Elem().Kind() == reflect.Uint8 {
 			g := make([]byte, 16)
 			reflect.Copy(reflect.ValueOf(g), rv)
-			return FormatLiteral(Value{Type: TypeGuid, Bytes: g}), nil
+			return FormatLiteral(edm.Value{Type: edm.TypeGuid, Bytes: g}), nil
 		}
 	case reflect.Slice:
 		if rv.Type().Elem().Kind() == reflect.Uint8 {
-			return FormatLiteral(Value{Type: TypeBinary, Bytes: rv.Bytes()}), nil
+			return FormatLiteral(edm.Value{Type: edm.TypeBinary, Bytes: rv.Bytes()}), nil
 		}
 	}
 	hint := ""

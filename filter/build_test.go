@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"github.com/tablestore/tablestore/edm"
 	"math"
 	"strings"
 	"testing"
@@ -108,7 +109,7 @@ func TestBuildErrors(t *testing.T) {
 			continue
 		}
 		e, ok := err.(*Error)
-		if !ok || e.Code != CodeInvalidInput || !strings.Contains(e.Msg, tc.msg) {
+		if !ok || e.Code != edm.CodeInvalidInput || !strings.Contains(e.Msg, tc.msg) {
 			t.Errorf("Build(%q, %v): error %v, want InvalidInput containing %q", tc.format, tc.args, err, tc.msg)
 		}
 	}
@@ -125,13 +126,13 @@ func FuzzBuild(f *testing.F) {
 		var guid testGUID
 		copy(guid[:], bin)
 		when := time.Unix(unix, int64(uint64(i64)%1e9)).In(time.FixedZone("z", int(i32%50000)))
-		want := map[any]Value{
-			s:    {Type: TypeString, Bytes: []byte(s)},
-			i32:  {Type: TypeInt32, Int: int64(i32)},
-			i64:  {Type: TypeInt64, Int: i64},
-			d:    {Type: TypeDouble, Float: d},
-			b:    {Type: TypeBoolean, Int: map[bool]int64{true: 1}[b]},
-			guid: {Type: TypeGuid, Bytes: guid[:]},
+		want := map[any]edm.Value{
+			s:    {Type: edm.TypeString, Bytes: []byte(s)},
+			i32:  {Type: edm.TypeInt32, Int: int64(i32)},
+			i64:  {Type: edm.TypeInt64, Int: i64},
+			d:    {Type: edm.TypeDouble, Float: d},
+			b:    {Type: edm.TypeBoolean, Int: map[bool]int64{true: 1}[b]},
+			guid: {Type: edm.TypeGuid, Bytes: guid[:]},
 		}
 		args := []any{s, i32, i64, d, b, guid, bin, when}
 		for _, arg := range args {
@@ -160,19 +161,19 @@ func FuzzBuild(f *testing.F) {
 			}
 			switch x := arg.(type) {
 			case []byte:
-				if v.Type != TypeBinary || string(v.Bytes) != string(x) {
+				if v.Type != edm.TypeBinary || string(v.Bytes) != string(x) {
 					t.Fatalf("%x read back as %v", x, v)
 				}
 			case time.Time:
 				year1 := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
-				ticks := (x.Unix()-year1)*TicksPerSecond + int64(x.Nanosecond()/100)
-				if v.Type != TypeDateTime || v.Int != ticks {
+				ticks := (x.Unix()-year1)*edm.TicksPerSecond + int64(x.Nanosecond()/100)
+				if v.Type != edm.TypeDateTime || v.Int != ticks {
 					t.Fatalf("%v read back as %v, want %d ticks", x, v, ticks)
 				}
 			default:
 				w := want[arg]
 				if v.Type != w.Type || v.Int != w.Int || string(v.Bytes) != string(w.Bytes) ||
-					(w.Type == TypeDouble && math.Float64bits(v.Float) != math.Float64bits(w.Float) && v.Float != 0) {
+					(w.Type == edm.TypeDouble && math.Float64bits(v.Float) != math.Float64bits(w.Float) && v.Float != 0) {
 					t.Fatalf("%#v read back as %v, want %v", arg, v, w)
 				}
 			}

@@ -107,15 +107,15 @@ func checkError(code edm.Code, pos int, msg string) error {
 // deeper than any the parser would produce.
 func (c *checker) check(x Expr, depth int) (Node, error) {
 	if isNilExpr(x) {
-		return nil, checkError(CodeInvalidInput, 0, "missing expression")
+		return nil, checkError(edm.CodeInvalidInput, 0, "missing expression")
 	}
 	if depth > hardMaxDepth {
-		return nil, checkError(CodeInvalidInput, posOf(x), "nesting deeper than the limit of "+strconv.Itoa(hardMaxDepth))
+		return nil, checkError(edm.CodeInvalidInput, posOf(x), "nesting deeper than the limit of "+strconv.Itoa(hardMaxDepth))
 	}
 	switch x := x.(type) {
 	case *BinaryExpr:
 		if isNilExpr(x.X) || isNilExpr(x.Y) {
-			return nil, checkError(CodeInvalidInput, x.OpPos, "missing operand of "+x.Op.String())
+			return nil, checkError(edm.CodeInvalidInput, x.OpPos, "missing operand of "+x.Op.String())
 		}
 		l, err := c.check(x.X, depth+1)
 		if err != nil {
@@ -131,13 +131,13 @@ func (c *checker) check(x Expr, depth int) (Node, error) {
 		case TokOr:
 			return &OrNode{X: l, Y: r}, nil
 		}
-		return nil, checkError(CodeInvalidInput, x.OpPos, "expected and or or, found "+x.Op.String())
+		return nil, checkError(edm.CodeInvalidInput, x.OpPos, "expected and or or, found "+x.Op.String())
 	case *UnaryExpr:
 		if x.Op != TokNot {
-			return nil, checkError(CodeInvalidInput, x.OpPos, "expected not, found "+x.Op.String())
+			return nil, checkError(edm.CodeInvalidInput, x.OpPos, "expected not, found "+x.Op.String())
 		}
 		if isNilExpr(x.X) {
-			return nil, checkError(CodeInvalidInput, x.OpPos, "missing operand of not")
+			return nil, checkError(edm.CodeInvalidInput, x.OpPos, "missing operand of not")
 		}
 		n, err := c.check(x.X, depth+1)
 		if err != nil {
@@ -146,17 +146,17 @@ func (c *checker) check(x Expr, depth int) (Node, error) {
 		return &NotNode{X: n}, nil
 	case *ParenExpr:
 		if isNilExpr(x.X) {
-			return nil, checkError(CodeInvalidInput, x.Lparen, "empty parentheses")
+			return nil, checkError(edm.CodeInvalidInput, x.Lparen, "empty parentheses")
 		}
 		return c.check(x.X, depth+1)
 	case *Ident:
-		return &CompareNode{Property: x.Name, Op: OpEQ, Value: Value{Type: TypeBoolean, Int: 1}}, nil
+		return &CompareNode{Property: x.Name, Op: OpEQ, Value: edm.Value{Type: edm.TypeBoolean, Int: 1}}, nil
 	case *BasicLit:
-		return nil, checkError(CodeNotImplemented, x.ValuePos, "a constant alone is not a condition")
+		return nil, checkError(edm.CodeNotImplemented, x.ValuePos, "a constant alone is not a condition")
 	case *ComparisonExpr:
 		return c.checkComparison(x)
 	}
-	return nil, checkError(CodeInvalidInput, 0, "unknown expression")
+	return nil, checkError(edm.CodeInvalidInput, 0, "unknown expression")
 }
 
 // isNilExpr reports whether x is nil or a nil pointer, which only a
@@ -203,10 +203,10 @@ func posOf(x Expr) int {
 
 func (c *checker) checkComparison(x *ComparisonExpr) (Node, error) {
 	if x.Op < OpEQ || x.Op > OpLE {
-		return nil, checkError(CodeInvalidInput, x.OpPos, "unknown comparison operator")
+		return nil, checkError(edm.CodeInvalidInput, x.OpPos, "unknown comparison operator")
 	}
 	if isNilExpr(x.X) || isNilExpr(x.Y) {
-		return nil, checkError(CodeInvalidInput, x.OpPos, "missing operand of "+x.Op.String())
+		return nil, checkError(edm.CodeInvalidInput, x.OpPos, "missing operand of "+x.Op.String())
 	}
 	xi, xIdent := x.X.(*Ident)
 	yi, yIdent := x.Y.(*Ident)
@@ -219,19 +219,19 @@ func (c *checker) checkComparison(x *ComparisonExpr) (Node, error) {
 	)
 	switch {
 	case xIdent && yIdent:
-		return nil, checkError(CodeNotImplemented, x.Pos(), "comparing two properties is not supported")
+		return nil, checkError(edm.CodeNotImplemented, x.Pos(), "comparing two properties is not supported")
 	case xLit && yLit:
-		return nil, checkError(CodeNotImplemented, x.Pos(), "comparing two constants is not supported")
+		return nil, checkError(edm.CodeNotImplemented, x.Pos(), "comparing two constants is not supported")
 	case xIdent && yLit:
 		name, lit = xi.Name, yl
 	case xLit && yIdent:
 		name, lit, op = yi.Name, xl, op.Flip()
 	default:
-		return nil, checkError(CodeInvalidInput, x.Pos(), "comparison operands must be a property name and a literal")
+		return nil, checkError(edm.CodeInvalidInput, x.Pos(), "comparison operands must be a property name and a literal")
 	}
 	v, msg := parseLiteral(lit.Kind, lit.Value)
 	if msg != "" {
-		return nil, checkError(CodeInvalidInput, lit.ValuePos, msg)
+		return nil, checkError(edm.CodeInvalidInput, lit.ValuePos, msg)
 	}
 	return &CompareNode{Property: name, Op: op, Value: v}, nil
 }

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"fmt"
+	"github.com/tablestore/tablestore/edm"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,8 +66,8 @@ func TestDataDriven(t *testing.T) {
 	}
 }
 
-func formatValueForTest(v Value) string {
-	if v.Type == TypeDouble {
+func formatValueForTest(v edm.Value) string {
+	if v.Type == edm.TypeDouble {
 		return formatDouble(v.Float)
 	}
 	return FormatLiteral(v)

@@ -17,7 +17,7 @@
 //
 //	f, err := filter.Compile("Age ge 30 and City eq 'Lisbon' and Active", nil)
 //	if err != nil {
-//		return err // an *Error: CodeInvalidInput or CodeNotImplemented
+//		return err // an *Error: edm.CodeInvalidInput or edm.CodeNotImplemented
 //	}
 //	if f.Match(entity) { ... }
 //
@@ -163,10 +163,10 @@
 //	  Age gt and X
 //	         ^
 //
-// CodeInvalidInput (Azure: 400 InvalidInput): syntax errors, malformed or
+// edm.CodeInvalidInput (Azure: 400 InvalidInput): syntax errors, malformed or
 // out-of-range literals, null, exceeded limits.
 //
-// CodeNotImplemented (Azure: 501 NotImplemented): comparing two properties
+// edm.CodeNotImplemented (Azure: 501 NotImplemented): comparing two properties
 // (`a eq b`) or two constants (`1 eq 2`), a constant alone as a condition
 // (`true`), function calls (`startswith(Name,'a')`), arithmetic (`add`,
 // `sub`, `mul`, `div`, `mod`, `+`, `-`, `*`) and property paths (`A/B`).

@@ -7,24 +7,10 @@ import (
 	"unicode/utf8"
 )
 
-// The error codes of *Error. They are Azure Table Storage's codes for the
-// same failures, so a server can return them unchanged.
-const (
-	// CodeInvalidInput marks a filter that is malformed: a syntax error, a
-	// malformed or out-of-range literal, a null literal, or a filter that
-	// exceeds its Limits. Azure answers 400 InvalidInput.
-	CodeInvalidInput = edm.CodeInvalidInput
-	// CodeNotImplemented marks a well-formed filter that uses a feature
-	// Azure Table Storage does not implement: comparing two properties or
-	// two constants, function calls, arithmetic. Azure answers 501
-	// NotImplemented.
-	CodeNotImplemented = edm.CodeNotImplemented
-)
-
 // Error describes why a filter was rejected. Every error returned by Parse,
 // Check and Compile is an *Error.
 type Error struct {
-	Code edm.Code // CodeInvalidInput or CodeNotImplemented
+	Code edm.Code // edm.CodeInvalidInput or edm.CodeNotImplemented
 	Pos  int      // 0-based byte offset into Src where the problem starts
 	Msg  string   // lowercase description, without position
 	Src  string   // the filter text; "" when the tree was built by hand
@@ -44,7 +30,7 @@ const excerptWidth = 40
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("filter: ")
-	if e.Code == CodeNotImplemented {
+	if e.Code == edm.CodeNotImplemented {
 		b.WriteString("not implemented")
 	} else {
 		b.WriteString("syntax error")

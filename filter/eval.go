@@ -2,6 +2,7 @@ package filter
 
 import (
 	"bytes"
+	"github.com/tablestore/tablestore/edm"
 	"math"
 )
 
@@ -57,13 +58,13 @@ func Eval(n Node, p Properties) bool {
 //     mismatch: eq, gt and ge are false; ne, lt and le are true.
 //   - Doubles are totally ordered: NaN equals NaN and sorts below every
 //     other value, -0 equals +0.
-func Compare(prop Value, op Op, lit Value) bool {
+func Compare(prop edm.Value, op Op, lit edm.Value) bool {
 	return compare(&prop, op, &lit)
 }
 
 // compare is Compare on pointers, which spares the evaluator copying two
 // Values per comparison.
-func compare(prop *Value, op Op, lit *Value) bool {
+func compare(prop *edm.Value, op Op, lit *edm.Value) bool {
 	c, ok := order(prop, lit)
 	if !ok {
 		return op == OpNE || op == OpLT || op == OpLE
@@ -87,33 +88,33 @@ func compare(prop *Value, op Op, lit *Value) bool {
 
 // order returns the sign of prop - lit, and false when the two are not
 // comparable.
-func order(prop, lit *Value) (int, bool) {
+func order(prop, lit *edm.Value) (int, bool) {
 	switch prop.Type {
-	case TypeString, TypeBinary, TypeGuid:
+	case edm.TypeString, edm.TypeBinary, edm.TypeGuid:
 		if lit.Type != prop.Type {
 			return 0, false
 		}
 		return bytes.Compare(prop.Bytes, lit.Bytes), true
-	case TypeInt32, TypeDateTime:
+	case edm.TypeInt32, edm.TypeDateTime:
 		if lit.Type != prop.Type {
 			return 0, false
 		}
 		return cmpInt(prop.Int, lit.Int), true
-	case TypeBoolean:
-		if lit.Type != TypeBoolean {
+	case edm.TypeBoolean:
+		if lit.Type != edm.TypeBoolean {
 			return 0, false
 		}
 		return cmpInt(b2i(prop.Int), b2i(lit.Int)), true
-	case TypeInt64:
-		if lit.Type != TypeInt64 && lit.Type != TypeInt32 {
+	case edm.TypeInt64:
+		if lit.Type != edm.TypeInt64 && lit.Type != edm.TypeInt32 {
 			return 0, false
 		}
 		return cmpInt(prop.Int, lit.Int), true
-	case TypeDouble:
+	case edm.TypeDouble:
 		switch lit.Type {
-		case TypeDouble:
+		case edm.TypeDouble:
 			return cmpFloat(prop.Float, lit.Float), true
-		case TypeInt32, TypeInt64:
+		case edm.TypeInt32, edm.TypeInt64:
 			return cmpFloatInt(prop.Float, lit.Int), true
 		}
 	}

@@ -7,30 +7,30 @@ import (
 	"testing"
 )
 
-func sampleValues() []Value {
-	str := func(s string) Value { return Value{Type: TypeString, Bytes: []byte(s)} }
-	bin := func(b ...byte) Value { return Value{Type: TypeBinary, Bytes: b} }
-	guid := func(first, last byte) Value {
+func sampleValues() []edm.Value {
+	str := func(s string) edm.Value { return edm.Value{Type: edm.TypeString, Bytes: []byte(s)} }
+	bin := func(b ...byte) edm.Value { return edm.Value{Type: edm.TypeBinary, Bytes: b} }
+	guid := func(first, last byte) edm.Value {
 		b := make([]byte, 16)
 		b[0], b[15] = first, last
-		return Value{Type: TypeGuid, Bytes: b}
+		return edm.Value{Type: edm.TypeGuid, Bytes: b}
 	}
-	vals := []Value{
+	vals := []edm.Value{
 		str(""), str("a"), str("ab"), str("B"), str("é"), str("3"),
 		bin(), bin(0), bin(0, 1), bin(1), bin(0xff),
 		guid(0, 0), guid(0, 1), guid(0xa4, 0), guid(0xff, 0xff),
-		{Type: TypeBoolean, Int: 0}, {Type: TypeBoolean, Int: 1},
-		{Type: TypeDateTime, Int: 0}, {Type: TypeDateTime, Int: 1}, {Type: TypeDateTime, Int: edm.MaxTicks},
+		{Type: edm.TypeBoolean, Int: 0}, {Type: edm.TypeBoolean, Int: 1},
+		{Type: edm.TypeDateTime, Int: 0}, {Type: edm.TypeDateTime, Int: 1}, {Type: edm.TypeDateTime, Int: edm.MaxTicks},
 	}
 	for _, n := range []int64{math.MinInt32, -3, -1, 0, 1, 3, math.MaxInt32} {
-		vals = append(vals, Value{Type: TypeInt32, Int: n})
+		vals = append(vals, edm.Value{Type: edm.TypeInt32, Int: n})
 	}
 	for _, n := range []int64{math.MinInt64, math.MinInt64 + 1, math.MinInt32 - 1, -3, 0, 3, 1 << 53, 1<<53 + 1, math.MaxInt64} {
-		vals = append(vals, Value{Type: TypeInt64, Int: n})
+		vals = append(vals, edm.Value{Type: edm.TypeInt64, Int: n})
 	}
 	for _, f := range []float64{math.Inf(-1), -math.MaxFloat64, -9.223372036854775808e18, -3.5, -3, -1e-300,
 		math.Copysign(0, -1), 0, 0.5, 3, 3.5, 1 << 53, 1<<53 + 2, 9.223372036854775808e18, math.MaxFloat64, math.Inf(1), math.NaN()} {
-		vals = append(vals, Value{Type: TypeDouble, Float: f})
+		vals = append(vals, edm.Value{Type: edm.TypeDouble, Float: f})
 	}
 	return vals
 }
@@ -84,19 +84,19 @@ func TestCompareRules(t *testing.T) {
 
 // TestCompareBooleanNormalises checks that any non-zero Int is true.
 func TestCompareBooleanNormalises(t *testing.T) {
-	odd := Value{Type: TypeBoolean, Int: 7}
-	if !Compare(odd, OpEQ, Value{Type: TypeBoolean, Int: 1}) {
+	odd := edm.Value{Type: edm.TypeBoolean, Int: 7}
+	if !Compare(odd, OpEQ, edm.Value{Type: edm.TypeBoolean, Int: 1}) {
 		t.Error("Boolean with Int 7 must equal true")
 	}
 }
 
 func TestCompareInvalidType(t *testing.T) {
-	zero := Value{}
-	lit := Value{Type: TypeInt32, Int: 1}
+	zero := edm.Value{}
+	lit := edm.Value{Type: edm.TypeInt32, Int: 1}
 	if Compare(zero, OpEQ, lit) || !Compare(zero, OpNE, lit) || Compare(zero, OpGT, lit) || !Compare(zero, OpLE, lit) {
 		t.Error("a property of invalid type must behave as a type mismatch")
 	}
-	if Compare(Value{Type: TypeInt32, Int: 1}, 0, lit) || Compare(Value{Type: TypeInt32, Int: 1}, 99, lit) {
+	if Compare(edm.Value{Type: edm.TypeInt32, Int: 1}, 0, lit) || Compare(edm.Value{Type: edm.TypeInt32, Int: 1}, 99, lit) {
 		t.Error("an invalid operator must not match")
 	}
 }
@@ -115,7 +115,7 @@ func TestOpMethods(t *testing.T) {
 		t.Error("invalid operators must be recognisable")
 	}
 	// Flip keeps the meaning when the operands swap sides.
-	a, b := Value{Type: TypeInt32, Int: 1}, Value{Type: TypeInt32, Int: 2}
+	a, b := edm.Value{Type: edm.TypeInt32, Int: 1}, edm.Value{Type: edm.TypeInt32, Int: 2}
 	for op := OpEQ; op <= OpLE; op++ {
 		if Compare(a, op, b) != Compare(b, op.Flip(), a) {
 			t.Errorf("%s: 1 %s 2 differs from 2 %s 1", op, op, op.Flip())
@@ -124,13 +124,13 @@ func TestOpMethods(t *testing.T) {
 }
 
 func TestNewFilterNames(t *testing.T) {
-	root := &OrNode{X: &CompareNode{Property: "Z", Op: OpEQ, Value: Value{Type: TypeInt32, Int: 1}},
-		Y: &NotNode{X: &CompareNode{Property: "A", Op: OpLT, Value: Value{Type: TypeInt32, Int: 2}}}}
+	root := &OrNode{X: &CompareNode{Property: "Z", Op: OpEQ, Value: edm.Value{Type: edm.TypeInt32, Int: 1}},
+		Y: &NotNode{X: &CompareNode{Property: "A", Op: OpLT, Value: edm.Value{Type: edm.TypeInt32, Int: 2}}}}
 	f := NewFilter(root)
 	if len(f.Names) != 2 || f.Names[0] != "A" || f.Names[1] != "Z" {
 		t.Errorf("Names = %v, want [A Z]", f.Names)
 	}
-	if !f.Match(entity{{"Z", Value{Type: TypeInt32, Int: 1}}}) || f.Match(entity{{"A", Value{Type: TypeInt32, Int: 1}}}) {
+	if !f.Match(entity{{"Z", edm.Value{Type: edm.TypeInt32, Int: 1}}}) || f.Match(entity{{"A", edm.Value{Type: edm.TypeInt32, Int: 1}}}) {
 		t.Error("NewFilter's program evaluates wrongly")
 	}
 }
@@ -184,16 +184,16 @@ func TestMatchAgreesWithEval(t *testing.T) {
 
 // benchEntity is a 10-property entity, as a decoded row would be.
 var benchEntity = entity{
-	{"PartitionKey", Value{Type: TypeString, Bytes: []byte("customers")}},
-	{"RowKey", Value{Type: TypeString, Bytes: []byte("000123")}},
-	{"Timestamp", Value{Type: TypeDateTime, Int: 638_000_000_000_000_000}},
-	{"Name", Value{Type: TypeString, Bytes: []byte("Ana")}},
-	{"Email", Value{Type: TypeString, Bytes: []byte("ana@example.com")}},
-	{"Age", Value{Type: TypeInt32, Int: 34}},
-	{"Score", Value{Type: TypeDouble, Float: 81.5}},
-	{"Visits", Value{Type: TypeInt64, Int: 1200}},
-	{"City", Value{Type: TypeString, Bytes: []byte("Lisbon")}},
-	{"Active", Value{Type: TypeBoolean, Int: 1}},
+	{"PartitionKey", edm.Value{Type: edm.TypeString, Bytes: []byte("customers")}},
+	{"RowKey", edm.Value{Type: edm.TypeString, Bytes: []byte("000123")}},
+	{"Timestamp", edm.Value{Type: edm.TypeDateTime, Int: 638_000_000_000_000_000}},
+	{"Name", edm.Value{Type: edm.TypeString, Bytes: []byte("Ana")}},
+	{"Email", edm.Value{Type: edm.TypeString, Bytes: []byte("ana@example.com")}},
+	{"Age", edm.Value{Type: edm.TypeInt32, Int: 34}},
+	{"Score", edm.Value{Type: edm.TypeDouble, Float: 81.5}},
+	{"Visits", edm.Value{Type: edm.TypeInt64, Int: 1200}},
+	{"City", edm.Value{Type: edm.TypeString, Bytes: []byte("Lisbon")}},
+	{"Active", edm.Value{Type: edm.TypeBoolean, Int: 1}},
 }
 
 func TestBenchFilterMatches(t *testing.T) {

@@ -81,7 +81,7 @@ func FuzzParse(f *testing.F) {
 		x, err := Parse(src, nil)
 		if err != nil {
 			e, ok := err.(*Error)
-			if !ok || (e.Code != CodeInvalidInput && e.Code != CodeNotImplemented) || e.Pos < 0 || e.Pos > len(src) || e.Src != src {
+			if !ok || (e.Code != edm.CodeInvalidInput && e.Code != edm.CodeNotImplemented) || e.Pos < 0 || e.Pos > len(src) || e.Src != src {
 				t.Fatalf("%q: bad error %#v", src, err)
 			}
 			_ = e.Error()
@@ -127,29 +127,29 @@ func entityFromBytes(data []byte, names []string) entity {
 	var e entity
 	for len(data) >= 11 && len(e) < 20 {
 		name := names[int(data[0])%len(names)]
-		typ := Type(data[1] % 9)
+		typ := edm.Type(data[1] % 9)
 		raw := data[2:11]
 		data = data[11:]
 		n := int64(binary.LittleEndian.Uint64(raw))
-		v := Value{Type: typ}
+		v := edm.Value{Type: typ}
 		switch typ {
-		case TypeString, TypeBinary:
+		case edm.TypeString, edm.TypeBinary:
 			v.Bytes = append([]byte(nil), raw[:raw[8]%9]...)
-		case TypeGuid:
+		case edm.TypeGuid:
 			v.Bytes = append(append([]byte(nil), raw...), raw[:7]...)
-		case TypeInt32:
+		case edm.TypeInt32:
 			v.Int = int64(int32(n))
-		case TypeInt64:
+		case edm.TypeInt64:
 			v.Int = n
-		case TypeDouble:
+		case edm.TypeDouble:
 			if raw[8]%2 == 0 {
 				v.Float = math.Float64frombits(uint64(n))
 			} else {
 				v.Float = float64(int32(n)) / 4
 			}
-		case TypeBoolean:
+		case edm.TypeBoolean:
 			v.Int = n & 1
-		case TypeDateTime:
+		case edm.TypeDateTime:
 			v.Int = int64(uint64(n) % (edm.MaxTicks + 1))
 		}
 		e = append(e, prop{name, v})

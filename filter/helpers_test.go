@@ -2,6 +2,7 @@ package filter
 
 import (
 	"fmt"
+	"github.com/tablestore/tablestore/edm"
 	"math"
 	"strings"
 )
@@ -9,40 +10,40 @@ import (
 // prop is one named property of a test entity.
 type prop struct {
 	name  string
-	value Value
+	value edm.Value
 }
 
 // entity is a slice-backed Properties, the shape a decoded row has.
 type entity []prop
 
-func (e entity) Lookup(name string) (Value, bool) {
+func (e entity) Lookup(name string) (edm.Value, bool) {
 	for i := range e {
 		if e[i].name == name {
 			return e[i].value, true
 		}
 	}
-	return Value{}, false
+	return edm.Value{}, false
 }
 
 // parseValue reads a property value written as a filter literal, plus the
 // Double specials NaN, INF and -INF that have no literal form.
-func parseValue(text string) (Value, error) {
+func parseValue(text string) (edm.Value, error) {
 	switch text {
 	case "NaN":
-		return Value{Type: TypeDouble, Float: math.NaN()}, nil
+		return edm.Value{Type: edm.TypeDouble, Float: math.NaN()}, nil
 	case "INF":
-		return Value{Type: TypeDouble, Float: math.Inf(1)}, nil
+		return edm.Value{Type: edm.TypeDouble, Float: math.Inf(1)}, nil
 	case "-INF":
-		return Value{Type: TypeDouble, Float: math.Inf(-1)}, nil
+		return edm.Value{Type: edm.TypeDouble, Float: math.Inf(-1)}, nil
 	}
 	var s Scanner
 	s.Init(text)
 	_, tok, lit := s.Scan()
 	if tok == TokIllegal {
-		return Value{}, s.Err()
+		return edm.Value{}, s.Err()
 	}
 	if _, next, _ := s.Scan(); next != TokEOF {
-		return Value{}, fmt.Errorf("trailing text after %q", lit)
+		return edm.Value{}, fmt.Errorf("trailing text after %q", lit)
 	}
 	return ParseLiteral(tok, lit)
 }
@@ -117,7 +118,7 @@ func equalNode(a, b Node) bool {
 	return false
 }
 
-func equalValue(a, b Value) bool {
+func equalValue(a, b edm.Value) bool {
 	return a.Type == b.Type && a.Int == b.Int &&
 		math.Float64bits(a.Float) == math.Float64bits(b.Float) &&
 		string(a.Bytes) == string(b.Bytes)

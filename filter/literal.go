@@ -11,46 +11,43 @@ import (
 
 // This file converts literal text to Values and back.
 
-// TicksPerSecond is the number of DateTime ticks (100 ns units) in a second.
-const TicksPerSecond = edm.TicksPerSecond
-
 // ParseLiteral converts the raw text of a literal token, as the Scanner
 // returns it (quotes, prefix, sign and suffix included), to a Value. The
 // Value's Bytes never alias raw. A malformed or out-of-range literal gives
 // an *Error with CodeInvalidInput and Pos 0 (relative to raw); a null
 // literal is rejected the same way.
-func ParseLiteral(kind Token, raw string) (Value, error) {
+func ParseLiteral(kind Token, raw string) (edm.Value, error) {
 	v, msg := parseLiteral(kind, raw)
 	if msg != "" {
-		return Value{}, newError(CodeInvalidInput, raw, 0, msg)
+		return edm.Value{}, newError(edm.CodeInvalidInput, raw, 0, msg)
 	}
 	return v, nil
 }
 
 // parseLiteral does the work of ParseLiteral and returns the error message
 // instead of an error.
-func parseLiteral(kind Token, raw string) (Value, string) {
+func parseLiteral(kind Token, raw string) (edm.Value, string) {
 	switch kind {
 	case TokString:
 		body, ok := unquote(raw)
 		if !ok {
-			return Value{}, "malformed string literal"
+			return edm.Value{}, "malformed string literal"
 		}
-		return Value{Type: TypeString, Bytes: []byte(body)}, ""
+		return edm.Value{Type: edm.TypeString, Bytes: []byte(body)}, ""
 	case TokBoolean:
 		switch raw {
 		case "true":
-			return Value{Type: TypeBoolean, Int: 1}, ""
+			return edm.Value{Type: edm.TypeBoolean, Int: 1}, ""
 		case "false":
-			return Value{Type: TypeBoolean, Int: 0}, ""
+			return edm.Value{Type: edm.TypeBoolean, Int: 0}, ""
 		}
-		return Value{}, "malformed Edm.Boolean literal '" + raw + "'"
+		return edm.Value{}, "malformed Edm.Boolean literal '" + raw + "'"
 	case TokInt32:
 		n, err := strconv.ParseInt(raw, 10, 32)
 		if err != nil {
-			return Value{}, "unrecognized 'Edm.Int32' literal '" + raw + "'"
+			return edm.Value{}, "unrecognized 'Edm.Int32' literal '" + raw + "'"
 		}
-		return Value{Type: TypeInt32, Int: n}, ""
+		return edm.Value{Type: edm.TypeInt32, Int: n}, ""
 	case TokInt64:
 		digits, ok := strings.CutSuffix(raw, "L")
 		if !ok {
@@ -58,31 +55,31 @@ func parseLiteral(kind Token, raw string) (Value, string) {
 		}
 		n, err := strconv.ParseInt(digits, 10, 64)
 		if !ok || err != nil {
-			return Value{}, "unrecognized 'Edm.Int64' literal '" + raw + "'"
+			return edm.Value{}, "unrecognized 'Edm.Int64' literal '" + raw + "'"
 		}
-		return Value{Type: TypeInt64, Int: n}, ""
+		return edm.Value{Type: edm.TypeInt64, Int: n}, ""
 	case TokDouble:
 		return parseDouble(raw)
 	case TokDateTime:
 		body, ok := typedBody(raw, "datetime")
 		if !ok {
-			return Value{}, "malformed Edm.DateTime literal"
+			return edm.Value{}, "malformed Edm.DateTime literal"
 		}
-		ticks, msg := ParseDateTime(body)
+		ticks, msg := parseDateTime(body)
 		if msg != "" {
-			return Value{}, "unrecognized 'Edm.DateTime' literal '" + body + "': " + msg
+			return edm.Value{}, "unrecognized 'Edm.DateTime' literal '" + body + "': " + msg
 		}
-		return Value{Type: TypeDateTime, Int: ticks}, ""
+		return edm.Value{Type: edm.TypeDateTime, Int: ticks}, ""
 	case TokGuid:
 		body, ok := typedBody(raw, "guid")
 		if !ok {
-			return Value{}, "malformed Edm.Guid literal"
+			return edm.Value{}, "malformed Edm.Guid literal"
 		}
 		b, ok := parseGuid(body)
 		if !ok {
-			return Value{}, "unrecognized 'Edm.Guid' literal '" + body + "': want 8-4-4-4-12 hex digits"
+			return edm.Value{}, "unrecognized 'Edm.Guid' literal '" + body + "': want 8-4-4-4-12 hex digits"
 		}
-		return Value{Type: TypeGuid, Bytes: b}, ""
+		return edm.Value{Type: edm.TypeGuid, Bytes: b}, ""
 	case TokBinary:
 		body, ok := typedBody(raw, "X")
 		if !ok {
@@ -92,20 +89,20 @@ func parseLiteral(kind Token, raw string) (Value, string) {
 			body, ok = typedBody(raw, "binary")
 		}
 		if !ok {
-			return Value{}, "malformed Edm.Binary literal"
+			return edm.Value{}, "malformed Edm.Binary literal"
 		}
 		if len(body)%2 != 0 {
-			return Value{}, "unrecognized 'Edm.Binary' literal '" + body + "': odd number of hex digits"
+			return edm.Value{}, "unrecognized 'Edm.Binary' literal '" + body + "': odd number of hex digits"
 		}
 		b, err := hex.DecodeString(body)
 		if err != nil {
-			return Value{}, "unrecognized 'Edm.Binary' literal '" + body + "': not hex"
+			return edm.Value{}, "unrecognized 'Edm.Binary' literal '" + body + "': not hex"
 		}
-		return Value{Type: TypeBinary, Bytes: b}, ""
+		return edm.Value{Type: edm.TypeBinary, Bytes: b}, ""
 	case TokNull:
-		return Value{}, "null literals are not allowed"
+		return edm.Value{}, "null literals are not allowed"
 	}
-	return Value{}, "expected literal, found " + kind.String()
+	return edm.Value{}, "expected literal, found " + kind.String()
 }
 
 // unquote returns the content of a quoted literal, with each doubled
@@ -145,7 +142,7 @@ func typedBody(raw, prefix string) (string, bool) {
 	return body, true
 }
 
-func parseDouble(raw string) (Value, string) {
+func parseDouble(raw string) (edm.Value, string) {
 	digits := raw
 	if n := len(digits); n > 0 && (digits[n-1] == 'D' || digits[n-1] == 'd') {
 		digits = digits[:n-1]
@@ -157,9 +154,9 @@ func parseDouble(raw string) (Value, string) {
 	}
 	f, err := strconv.ParseFloat(digits, 64)
 	if !ok || err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return Value{}, "unrecognized 'Edm.Double' literal '" + raw + "'"
+		return edm.Value{}, "unrecognized 'Edm.Double' literal '" + raw + "'"
 	}
-	return Value{Type: TypeDouble, Float: f}, ""
+	return edm.Value{Type: edm.TypeDouble, Float: f}, ""
 }
 
 // parseGuid parses the canonical 8-4-4-4-12 hex form, either case, into 16
@@ -172,7 +169,7 @@ func parseGuid(s string) ([]byte, bool) {
 	return g[:], true
 }
 
-// ParseDateTime parses the content of a datetime'…' literal and returns
+// parseDateTime parses the content of a datetime'…' literal and returns
 // ticks (100 ns units since 0001-01-01T00:00:00Z). The accepted form is
 //
 //	YYYY-MM-DDThh:mm[:ss[.f{1,7}]][Z|±hh:mm]
@@ -181,7 +178,7 @@ func parseGuid(s string) ([]byte, bool) {
 // result must lie in 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59.9999999Z.
 // On failure it returns a lowercase reason. It is edm.ParseDateTime in
 // edm.LiteralSyntax.
-func ParseDateTime(s string) (ticks int64, msg string) {
+func parseDateTime(s string) (ticks int64, msg string) {
 	ticks, err := edm.ParseDateTime(s, edm.LiteralSyntax)
 	if err != nil {
 		return 0, err.(*edm.DateTimeError).Reason
@@ -189,36 +186,31 @@ func ParseDateTime(s string) (ticks int64, msg string) {
 	return ticks, ""
 }
 
-// FormatDateTime formats ticks as Azure writes DateTime values:
-// YYYY-MM-DDThh:mm:ss[.fffffff]Z with trailing fraction zeros trimmed.
-// Ticks outside the DateTime range are clamped to it.
-func FormatDateTime(ticks int64) string { return edm.FormatDateTime(ticks) }
-
 // FormatLiteral returns the canonical filter literal for v, which parses
 // back to an equal Value: 'text' (quotes doubled), 5, 5L, 2.5, true, datetime'…Z',
 // guid'…' (lowercase), X'0a0b' (lowercase hex). Doubles that have no
 // literal form (NaN, ±Inf) are written as NaN, INF and -INF, which do not
 // parse.
-func FormatLiteral(v Value) string {
+func FormatLiteral(v edm.Value) string {
 	switch v.Type {
-	case TypeString:
+	case edm.TypeString:
 		return "'" + strings.ReplaceAll(string(v.Bytes), "'", "''") + "'"
-	case TypeInt32:
+	case edm.TypeInt32:
 		return strconv.FormatInt(v.Int, 10)
-	case TypeInt64:
+	case edm.TypeInt64:
 		return strconv.FormatInt(v.Int, 10) + "L"
-	case TypeDouble:
+	case edm.TypeDouble:
 		return formatDouble(v.Float)
-	case TypeBoolean:
+	case edm.TypeBoolean:
 		if v.Int != 0 {
 			return "true"
 		}
 		return "false"
-	case TypeDateTime:
-		return "datetime'" + FormatDateTime(v.Int) + "'"
-	case TypeGuid:
+	case edm.TypeDateTime:
+		return "datetime'" + edm.FormatDateTime(v.Int) + "'"
+	case edm.TypeGuid:
 		return "guid'" + formatGuid(v.Bytes) + "'"
-	case TypeBinary:
+	case edm.TypeBinary:
 		return "X'" + hex.EncodeToString(v.Bytes) + "'"
 	}
 	return "invalid"

@@ -25,15 +25,15 @@ func TestParseDateTimeTicks(t *testing.T) {
 		{"9999-12-31T23:59:59.9999999Z", edm.MaxTicks},
 	}
 	for _, tc := range tests {
-		got, msg := ParseDateTime(tc.text)
+		got, msg := parseDateTime(tc.text)
 		if msg != "" || got != tc.ticks {
-			t.Errorf("ParseDateTime(%q) = %d, %q; want %d", tc.text, got, msg, tc.ticks)
+			t.Errorf("parseDateTime(%q) = %d, %q; want %d", tc.text, got, msg, tc.ticks)
 		}
 	}
 	// Against the time package for a real timestamp.
 	ts := time.Date(2013, 8, 2, 17, 37, 43, 900434800, time.UTC)
-	want := ts.Unix()*TicksPerSecond + edm.UnixEpochTicks + int64(ts.Nanosecond()/100)
-	if got, _ := ParseDateTime("2013-08-02T17:37:43.9004348Z"); got != want {
+	want := ts.Unix()*edm.TicksPerSecond + edm.UnixEpochTicks + int64(ts.Nanosecond()/100)
+	if got, _ := parseDateTime("2013-08-02T17:37:43.9004348Z"); got != want {
 		t.Errorf("got %d, want %d", got, want)
 	}
 	for _, bad := range []string{
@@ -42,8 +42,8 @@ func TestParseDateTimeTicks(t *testing.T) {
 		"2013-08-02T17:37:43+01:60", "0000-01-01T00:00:00Z", "2013-00-01T00:00:00Z", "2013-08-32T00:00:00Z",
 		"1900-02-29T00:00:00Z", "+2013-08-02T17:37:43Z", "2013-08-02T17:37:43.12345678Z", "２０13-08-02T17:37:43Z",
 	} {
-		if ticks, msg := ParseDateTime(bad); msg == "" {
-			t.Errorf("ParseDateTime(%q) = %d, want an error", bad, ticks)
+		if ticks, msg := parseDateTime(bad); msg == "" {
+			t.Errorf("parseDateTime(%q) = %d, want an error", bad, ticks)
 		}
 	}
 }
@@ -58,16 +58,16 @@ func TestFormatDateTime(t *testing.T) {
 		635_110_618_639_004_348 - 8: "2013-08-02T17:37:43.900434Z",
 	}
 	for ticks, want := range tests {
-		if got := FormatDateTime(ticks); got != want {
+		if got := edm.FormatDateTime(ticks); got != want {
 			t.Errorf("FormatDateTime(%d) = %q, want %q", ticks, got, want)
 		}
 	}
 	r := rand.New(rand.NewSource(3))
 	for i := 0; i < 10000; i++ {
 		ticks := r.Int63n(edm.MaxTicks + 1)
-		got, msg := ParseDateTime(FormatDateTime(ticks))
+		got, msg := parseDateTime(edm.FormatDateTime(ticks))
 		if msg != "" || got != ticks {
-			t.Fatalf("ticks %d formatted as %q parse back as %d (%s)", ticks, FormatDateTime(ticks), got, msg)
+			t.Fatalf("ticks %d formatted as %q parse back as %d (%s)", ticks, edm.FormatDateTime(ticks), got, msg)
 		}
 	}
 }
@@ -81,27 +81,27 @@ func TestLiteralRoundTrip(t *testing.T) {
 		r.Read(b)
 		return b
 	}
-	var values []Value
+	var values []edm.Value
 	for i := 0; i < 2000; i++ {
 		values = append(values,
-			Value{Type: TypeString, Bytes: []byte(string(randBytes(r.Intn(8))) + "'")},
-			Value{Type: TypeInt32, Int: int64(int32(r.Uint32()))},
-			Value{Type: TypeInt64, Int: int64(r.Uint64())},
-			Value{Type: TypeDouble, Float: math.Float64frombits(r.Uint64())},
-			Value{Type: TypeDouble, Float: r.NormFloat64() * 1e6},
-			Value{Type: TypeBoolean, Int: int64(r.Intn(2))},
-			Value{Type: TypeDateTime, Int: r.Int63n(edm.MaxTicks + 1)},
-			Value{Type: TypeGuid, Bytes: randBytes(16)},
-			Value{Type: TypeBinary, Bytes: randBytes(r.Intn(10))},
+			edm.Value{Type: edm.TypeString, Bytes: []byte(string(randBytes(r.Intn(8))) + "'")},
+			edm.Value{Type: edm.TypeInt32, Int: int64(int32(r.Uint32()))},
+			edm.Value{Type: edm.TypeInt64, Int: int64(r.Uint64())},
+			edm.Value{Type: edm.TypeDouble, Float: math.Float64frombits(r.Uint64())},
+			edm.Value{Type: edm.TypeDouble, Float: r.NormFloat64() * 1e6},
+			edm.Value{Type: edm.TypeBoolean, Int: int64(r.Intn(2))},
+			edm.Value{Type: edm.TypeDateTime, Int: r.Int63n(edm.MaxTicks + 1)},
+			edm.Value{Type: edm.TypeGuid, Bytes: randBytes(16)},
+			edm.Value{Type: edm.TypeBinary, Bytes: randBytes(r.Intn(10))},
 		)
 	}
 	values = append(values,
-		Value{Type: TypeInt32, Int: math.MinInt32}, Value{Type: TypeInt64, Int: math.MinInt64},
-		Value{Type: TypeDouble, Float: math.MaxFloat64}, Value{Type: TypeDouble, Float: -math.SmallestNonzeroFloat64},
-		Value{Type: TypeDouble, Float: math.Copysign(0, -1)}, Value{Type: TypeString, Bytes: []byte{}},
+		edm.Value{Type: edm.TypeInt32, Int: math.MinInt32}, edm.Value{Type: edm.TypeInt64, Int: math.MinInt64},
+		edm.Value{Type: edm.TypeDouble, Float: math.MaxFloat64}, edm.Value{Type: edm.TypeDouble, Float: -math.SmallestNonzeroFloat64},
+		edm.Value{Type: edm.TypeDouble, Float: math.Copysign(0, -1)}, edm.Value{Type: edm.TypeString, Bytes: []byte{}},
 	)
 	for _, v := range values {
-		if v.Type == TypeDouble && (math.IsNaN(v.Float) || math.IsInf(v.Float, 0)) {
+		if v.Type == edm.TypeDouble && (math.IsNaN(v.Float) || math.IsInf(v.Float, 0)) {
 			continue
 		}
 		text := FormatLiteral(v)
@@ -125,17 +125,17 @@ func TestParseLiteralValues(t *testing.T) {
 	tests := []struct {
 		kind Token
 		raw  string
-		want Value
+		want edm.Value
 	}{
-		{TokString, "'O''Connor'", Value{Type: TypeString, Bytes: []byte("O'Connor")}},
-		{TokString, "''''", Value{Type: TypeString, Bytes: []byte("'")}},
-		{TokInt32, "-2147483648", Value{Type: TypeInt32, Int: math.MinInt32}},
-		{TokInt64, "5l", Value{Type: TypeInt64, Int: 5}},
-		{TokDouble, "3D", Value{Type: TypeDouble, Float: 3}},
-		{TokDouble, "1.5E-3d", Value{Type: TypeDouble, Float: 0.0015}},
-		{TokBoolean, "false", Value{Type: TypeBoolean, Int: 0}},
-		{TokGuid, "guid'00112233-4455-6677-8899-AABBCCDDEEFF'", Value{Type: TypeGuid, Bytes: []byte{0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}}},
-		{TokBinary, "binary'00fF'", Value{Type: TypeBinary, Bytes: []byte{0x00, 0xff}}},
+		{TokString, "'O''Connor'", edm.Value{Type: edm.TypeString, Bytes: []byte("O'Connor")}},
+		{TokString, "''''", edm.Value{Type: edm.TypeString, Bytes: []byte("'")}},
+		{TokInt32, "-2147483648", edm.Value{Type: edm.TypeInt32, Int: math.MinInt32}},
+		{TokInt64, "5l", edm.Value{Type: edm.TypeInt64, Int: 5}},
+		{TokDouble, "3D", edm.Value{Type: edm.TypeDouble, Float: 3}},
+		{TokDouble, "1.5E-3d", edm.Value{Type: edm.TypeDouble, Float: 0.0015}},
+		{TokBoolean, "false", edm.Value{Type: edm.TypeBoolean, Int: 0}},
+		{TokGuid, "guid'00112233-4455-6677-8899-AABBCCDDEEFF'", edm.Value{Type: edm.TypeGuid, Bytes: []byte{0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}}},
+		{TokBinary, "binary'00fF'", edm.Value{Type: edm.TypeBinary, Bytes: []byte{0x00, 0xff}}},
 	}
 	for _, tc := range tests {
 		got, err := ParseLiteral(tc.kind, tc.raw)
@@ -160,7 +160,7 @@ func TestParseLiteralValues(t *testing.T) {
 	} {
 		if _, err := ParseLiteral(bad.kind, bad.raw); err == nil {
 			t.Errorf("ParseLiteral(%s, %q) succeeded", bad.kind, bad.raw)
-		} else if err.(*Error).Code != CodeInvalidInput {
+		} else if err.(*Error).Code != edm.CodeInvalidInput {
 			t.Errorf("ParseLiteral(%s, %q): code %s", bad.kind, bad.raw, err.(*Error).Code)
 		}
 	}

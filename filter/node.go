@@ -1,5 +1,7 @@
 package filter
 
+import "github.com/tablestore/tablestore/edm"
+
 import "strconv"
 
 // This file holds the checked form of a filter: the tree that Check
@@ -39,7 +41,7 @@ type NotNode struct{ X Node }
 type CompareNode struct {
 	Property string
 	Op       Op
-	Value    Value
+	Value    edm.Value
 }
 
 func (*AndNode) node()     {}

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"github.com/tablestore/tablestore/edm"
 	"math"
 	"math/big"
 	"strings"
@@ -40,11 +41,11 @@ Guid         .   .   .   .   .   .   o   .
 Binary       .   .   .   .   .   .   .   o
 `
 
-var oracleTypes = []Type{TypeString, TypeInt32, TypeInt64, TypeDouble, TypeBoolean, TypeDateTime, TypeGuid, TypeBinary}
+var oracleTypes = []edm.Type{edm.TypeString, edm.TypeInt32, edm.TypeInt64, edm.TypeDouble, edm.TypeBoolean, edm.TypeDateTime, edm.TypeGuid, edm.TypeBinary}
 
 // oracleRules is ruleGrid read into a map.
-var oracleRules = func() map[[2]Type]pairRule {
-	rules := map[[2]Type]pairRule{}
+var oracleRules = func() map[[2]edm.Type]pairRule {
+	rules := map[[2]edm.Type]pairRule{}
 	lines := strings.Split(strings.TrimSpace(ruleGrid), "\n")[1:]
 	if len(lines) != len(oracleTypes) {
 		panic("rule grid has the wrong number of rows")
@@ -55,7 +56,7 @@ var oracleRules = func() map[[2]Type]pairRule {
 			panic("rule grid row " + line + " has the wrong number of cells")
 		}
 		for j, cell := range cells {
-			rules[[2]Type{oracleTypes[i], oracleTypes[j]}] = pairRule(cell[0])
+			rules[[2]edm.Type{oracleTypes[i], oracleTypes[j]}] = pairRule(cell[0])
 		}
 	}
 	return rules
@@ -84,8 +85,8 @@ var truthTable = map[Op][4]bool{
 }
 
 // oracleRelation places prop against lit.
-func oracleRelation(prop, lit Value) relation {
-	switch oracleRules[[2]Type{prop.Type, lit.Type}] {
+func oracleRelation(prop, lit edm.Value) relation {
+	switch oracleRules[[2]edm.Type{prop.Type, lit.Type}] {
 	case ruleOrdered:
 		return sameTypeRelation(prop, lit)
 	case ruleNumeric:
@@ -98,15 +99,15 @@ func oracleRelation(prop, lit Value) relation {
 // binaries by their bytes as Go strings (ordinal; a prefix first),
 // Booleans false before true (any non-zero Int is true), DateTime ticks
 // and Int32/Int64 as integers, Doubles numerically.
-func sameTypeRelation(a, b Value) relation {
+func sameTypeRelation(a, b edm.Value) relation {
 	switch a.Type {
-	case TypeString, TypeGuid, TypeBinary:
+	case edm.TypeString, edm.TypeGuid, edm.TypeBinary:
 		x, y := string(a.Bytes), string(b.Bytes)
 		return fromLess(x < y, x == y)
-	case TypeBoolean:
+	case edm.TypeBoolean:
 		x, y := a.Int != 0, b.Int != 0
 		return fromLess(!x && y, x == y)
-	case TypeDouble:
+	case edm.TypeDouble:
 		return numericRelation(a, b)
 	}
 	return fromLess(a.Int < b.Int, a.Int == b.Int)
@@ -116,9 +117,9 @@ func sameTypeRelation(a, b Value) relation {
 // the one value that has none: the documented choice (filter/doc.go) is
 // that NaN equals NaN and stands below every other number, as .NET's
 // Double.CompareTo orders it.
-func numericRelation(a, b Value) relation {
-	aNaN := a.Type == TypeDouble && math.IsNaN(a.Float)
-	bNaN := b.Type == TypeDouble && math.IsNaN(b.Float)
+func numericRelation(a, b edm.Value) relation {
+	aNaN := a.Type == edm.TypeDouble && math.IsNaN(a.Float)
+	bNaN := b.Type == edm.TypeDouble && math.IsNaN(b.Float)
 	if aNaN || bNaN {
 		return fromLess(aNaN && !bNaN, aNaN && bNaN)
 	}
@@ -131,8 +132,8 @@ func numericRelation(a, b Value) relation {
 	return fromLess(c < 0, c == 0)
 }
 
-func infSign(v Value) int {
-	if v.Type == TypeDouble && math.IsInf(v.Float, 0) {
+func infSign(v edm.Value) int {
+	if v.Type == edm.TypeDouble && math.IsInf(v.Float, 0) {
 		if v.Float > 0 {
 			return 1
 		}
@@ -141,8 +142,8 @@ func infSign(v Value) int {
 	return 0
 }
 
-func exactRat(v Value) *big.Rat {
-	if v.Type == TypeDouble {
+func exactRat(v edm.Value) *big.Rat {
+	if v.Type == edm.TypeDouble {
 		return new(big.Rat).SetFloat64(v.Float) // exact for finite doubles; -0 is 0
 	}
 	return new(big.Rat).SetInt64(v.Int)
@@ -159,7 +160,7 @@ func fromLess(less, equal bool) relation {
 }
 
 // oracleCompare is the answer to `prop op lit`.
-func oracleCompare(prop Value, op Op, lit Value) bool {
+func oracleCompare(prop edm.Value, op Op, lit edm.Value) bool {
 	return truthTable[op][oracleRelation(prop, lit)]
 }
 

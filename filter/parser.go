@@ -24,7 +24,7 @@ func Parse(src string, lim *Limits) (x Expr, err error) {
 		l = *lim
 	}
 	if l.MaxLength > 0 && len(src) > l.MaxLength {
-		return nil, newError(CodeInvalidInput, src, l.MaxLength,
+		return nil, newError(edm.CodeInvalidInput, src, l.MaxLength,
 			"filter is "+strconv.Itoa(len(src))+" bytes, more than the limit of "+strconv.Itoa(l.MaxLength))
 	}
 	p := parser{src: src, lim: l}
@@ -48,7 +48,7 @@ func Parse(src string, lim *Limits) (x Expr, err error) {
 	x = p.parseOr()
 	if p.tok != TokEOF {
 		if p.tok == TokRParen {
-			p.fail(CodeInvalidInput, p.pos, "unmatched ')'")
+			p.fail(edm.CodeInvalidInput, p.pos, "unmatched ')'")
 		}
 		p.failExpected("'and', 'or' or end of filter")
 	}
@@ -86,7 +86,7 @@ func (p *parser) fail(code edm.Code, pos int, msg string) {
 // failExpected reports that the current token is not what the grammar
 // allows here.
 func (p *parser) failExpected(what string) {
-	p.fail(CodeInvalidInput, p.pos, "expected "+what+", found "+p.describe())
+	p.fail(edm.CodeInvalidInput, p.pos, "expected "+what+", found "+p.describe())
 }
 
 // describe names the current token for error messages.
@@ -106,16 +106,16 @@ func (p *parser) describe() string {
 // not implement.
 func (p *parser) failArithmetic() {
 	if p.tok == TokSlash {
-		p.fail(CodeNotImplemented, p.pos, "property paths ('/') are not supported")
+		p.fail(edm.CodeNotImplemented, p.pos, "property paths ('/') are not supported")
 	}
-	p.fail(CodeNotImplemented, p.pos, "arithmetic operator '"+p.tok.String()+"' is not supported")
+	p.fail(edm.CodeNotImplemented, p.pos, "arithmetic operator '"+p.tok.String()+"' is not supported")
 }
 
 // enter records one more level of nesting at pos.
 func (p *parser) enter(pos int) {
 	p.depth++
 	if p.depth > p.lim.MaxDepth {
-		p.fail(CodeInvalidInput, pos, "nesting deeper than the limit of "+strconv.Itoa(p.lim.MaxDepth))
+		p.fail(edm.CodeInvalidInput, pos, "nesting deeper than the limit of "+strconv.Itoa(p.lim.MaxDepth))
 	}
 }
 
@@ -123,7 +123,7 @@ func (p *parser) enter(pos int) {
 func (p *parser) count(pos int) {
 	p.comparisons++
 	if p.lim.MaxComparisons > 0 && p.comparisons > p.lim.MaxComparisons {
-		p.fail(CodeInvalidInput, pos, "more than "+strconv.Itoa(p.lim.MaxComparisons)+" comparisons")
+		p.fail(edm.CodeInvalidInput, pos, "more than "+strconv.Itoa(p.lim.MaxComparisons)+" comparisons")
 	}
 }
 
@@ -210,12 +210,12 @@ func (p *parser) parseOperand() Expr {
 	case tok == TokIdent:
 		p.next()
 		if p.tok == TokLParen {
-			p.fail(CodeNotImplemented, pos, "function "+lit+" is not supported")
+			p.fail(edm.CodeNotImplemented, pos, "function "+lit+" is not supported")
 		}
 		return &Ident{NamePos: pos, Name: lit}
 	case tok.IsLiteral():
 		if _, msg := parseLiteral(tok, lit); msg != "" {
-			p.fail(CodeInvalidInput, pos, msg)
+			p.fail(edm.CodeInvalidInput, pos, msg)
 		}
 		p.next()
 		return &BasicLit{ValuePos: pos, Kind: tok, Value: lit}

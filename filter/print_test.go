@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"github.com/tablestore/tablestore/edm"
 	"math/rand"
 	"testing"
 )
@@ -9,7 +10,7 @@ import (
 func roundTripInputs() []string {
 	srcs := append([]string(nil), validFilters...)
 	for _, tc := range invalidFilters {
-		if tc.code == CodeNotImplemented || tc.code == "" {
+		if tc.code == edm.CodeNotImplemented || tc.code == "" {
 			srcs = append(srcs, tc.src)
 		}
 	}
@@ -205,9 +206,9 @@ func TestFormatExamples(t *testing.T) {
 			t.Errorf("Format(%q) = %q, want %q", tc.src, got, tc.want)
 		}
 	}
-	n := &OrNode{X: &CompareNode{Property: "A", Op: OpLT, Value: Value{Type: TypeInt32, Int: 1}},
-		Y: &AndNode{X: &CompareNode{Property: "B", Op: OpNE, Value: Value{Type: TypeInt64, Int: 2}},
-			Y: &NotNode{X: &CompareNode{Property: "C", Op: OpGE, Value: Value{Type: TypeString, Bytes: []byte("x")}}}}}
+	n := &OrNode{X: &CompareNode{Property: "A", Op: OpLT, Value: edm.Value{Type: edm.TypeInt32, Int: 1}},
+		Y: &AndNode{X: &CompareNode{Property: "B", Op: OpNE, Value: edm.Value{Type: edm.TypeInt64, Int: 2}},
+			Y: &NotNode{X: &CompareNode{Property: "C", Op: OpGE, Value: edm.Value{Type: edm.TypeString, Bytes: []byte("x")}}}}}
 	if got, want := n.String(), "A lt 1 or B ne 2L and not (C ge 'x')"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}

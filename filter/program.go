@@ -1,5 +1,7 @@
 package filter
 
+import "github.com/tablestore/tablestore/edm"
+
 // This file compiles a checked tree into a flat program for Match: one
 // step per comparison, in the order they appear, each saying where to go
 // when it holds and when it does not (jumping code). and, or and not cost
@@ -16,7 +18,7 @@ const (
 type step struct {
 	property string
 	op       Op
-	value    Value
+	value    edm.Value
 	onTrue   int32 // next step, accept or reject
 	onFalse  int32
 }

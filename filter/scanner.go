@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"github.com/tablestore/tablestore/edm"
 	"unicode"
 	"unicode/utf8"
 )
@@ -109,7 +110,7 @@ func (s *Scanner) Scan() (pos int, tok Token, lit string) {
 // illegal records an error at pos and returns TokIllegal.
 func (s *Scanner) illegal(pos int, msg string) (int, Token, string) {
 	if s.err == nil {
-		s.err = newError(CodeInvalidInput, s.src, pos, msg)
+		s.err = newError(edm.CodeInvalidInput, s.src, pos, msg)
 	}
 	end := s.off
 	if end < pos {

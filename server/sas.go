@@ -352,7 +352,7 @@ func (g *sasGrant) inRange(pk, rk string) bool {
 // rangeNode is the grant's key range as a filter condition; nil when the
 // grant has none.
 func (g *sasGrant) rangeNode() filter.Node {
-	str := func(s string) filter.Value { return filter.Value{Type: filter.TypeString, Bytes: []byte(s)} }
+	str := func(s string) edm.Value { return edm.Value{Type: edm.TypeString, Bytes: []byte(s)} }
 	cmp := func(p string, op filter.Op, v string) filter.Node {
 		return &filter.CompareNode{Property: p, Op: op, Value: str(v)}
 	}

@@ -105,7 +105,7 @@ func filterAPIError(err error) error {
 	if !errors.As(err, &fe) {
 		return err
 	}
-	if fe.Code == filter.CodeNotImplemented {
+	if fe.Code == edm.CodeNotImplemented {
 		return apiError(http.StatusNotImplemented, edm.CodeNotImplemented, fe.Error())
 	}
 	return apiError(http.StatusBadRequest, edm.CodeInvalidInput, fe.Error())
@@ -128,11 +128,11 @@ func parseTop(q *request) (top int, given bool, err error) {
 // tableName is one table name as filter.Properties, for Query Tables.
 type tableName string
 
-func (t tableName) Lookup(name string) (filter.Value, bool) {
+func (t tableName) Lookup(name string) (edm.Value, bool) {
 	if name != "TableName" {
-		return filter.Value{}, false
+		return edm.Value{}, false
 	}
-	return filter.Value{Type: filter.TypeString, Bytes: []byte(t)}, true
+	return edm.Value{Type: edm.TypeString, Bytes: []byte(t)}, true
 }
 
 // listTables serves Query Tables: $filter on TableName, $top and

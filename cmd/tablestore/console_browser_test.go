@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/tablestore/tablestore/edm"
 	"math"
 	"net"
 	"net/http"
@@ -330,7 +331,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.timing("entity")
 	e, err := db.Table("People").Get(bg, "a", "000", nil)
 	require.NoError(t, err)
-	g, _ := tablestore.ParseGUID("0f8fad5b-d9cb-469f-a165-70867728950e")
+	g, _ := edm.ParseGUID("0f8fad5b-d9cb-469f-a165-70867728950e")
 	require.Equal(t, map[string]any{"Name": "Ada Lovelace", "Age": int32(36), "Big": int64(9007199254740993), "Score": 0.1,
 		"Active": false, "Born": time.Date(1815, 12, 10, 0, 0, 0, 100, time.UTC), "Id": g, "Raw": []byte("hello")}, e.Properties)
 	b.screenshot("entity")

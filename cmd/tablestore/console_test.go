@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/tablestore/tablestore/edm"
 	"io"
 	"math"
 	"net/http"
@@ -338,7 +339,7 @@ func TestConsoleCSVMatchesTheCommand(t *testing.T) {
 	require.NoError(t, err)
 	tb, err := db.CreateTable(ctx, "Typed")
 	require.NoError(t, err)
-	g, _ := tablestore.ParseGUID("0f8fad5b-d9cb-469f-a165-70867728950e")
+	g, _ := edm.ParseGUID("0f8fad5b-d9cb-469f-a165-70867728950e")
 	want := map[string]any{"S": "a, \"b\"\nc", "E": "", "I": int32(-5), "L": int64(math.MaxInt64), "D": math.Inf(-1),
 		"B": true, "T": time.Date(2026, 1, 2, 3, 4, 5, 100, time.UTC), "G": g, "X": []byte{0, 255}}
 	require.NoError(t, tb.Insert(ctx, &tablestore.Entity{PartitionKey: "p,1", RowKey: " r ", Properties: want}))

@@ -10,7 +10,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 )
 
@@ -109,7 +108,7 @@ func (db *Engine) commitBulk(ctx context.Context, tableID uint64, actions []driv
 		return driver.BulkCommitResult{}, err
 	}
 	applied := make([]bool, len(actions))
-	var merged [][]codec.Property // by action, for merges into a stored entity
+	var merged [][]driver.Property // by action, for merges into a stored entity
 	var floor int64
 	for i := range actions {
 		a := &actions[i]
@@ -132,7 +131,7 @@ func (db *Engine) commitBulk(ctx context.Context, tableID uint64, actions []driv
 		}
 		if props != nil {
 			if merged == nil {
-				merged = make([][]codec.Property, len(actions))
+				merged = make([][]driver.Property, len(actions))
 			}
 			merged[i] = props
 		}
@@ -147,7 +146,7 @@ func (db *Engine) commitBulk(ctx context.Context, tableID uint64, actions []driv
 	if err != nil {
 		return driver.BulkCommitResult{}, err
 	}
-	value := func(i int) ([]byte, []codec.Property) {
+	value := func(i int) ([]byte, []driver.Property) {
 		if merged != nil && merged[i] != nil {
 			return nil, merged[i]
 		}
@@ -158,7 +157,7 @@ func (db *Engine) commitBulk(ctx context.Context, tableID uint64, actions []driv
 		if rec != nil {
 			return len(rec)
 		}
-		return codec.EncodedLen(props)
+		return driver.EncodedLen(props)
 	}
 	size := batchHeaderLen
 	for i := range actions {
@@ -184,10 +183,13 @@ func (db *Engine) commitBulk(ctx context.Context, tableID uint64, actions []driv
 		i := int(i32)
 		op := b.SetDeferred(len(keyOf[i]), valueLen(i))
 		copy(op.Key, keyOf[i])
+		a := &actions[i]
 		if rec, props := value(i); rec != nil {
-			codec.SetTimestamp(append(op.Value[:0], rec...), ts)
-		} else {
-			codec.Encode(op.Value[:0], ts, props)
+			if err := driver.Record(append(op.Value[:0], rec...)).SetTimestamp(ts); err != nil {
+				return driver.BulkCommitResult{}, fmt.Errorf("tablestore: the record of (%q, %q) to write: %w", a.PartitionKey, a.RowKey, err)
+			}
+		} else if _, err := driver.Encode(op.Value[:0], ts, props); err != nil {
+			return driver.BulkCommitResult{}, fmt.Errorf("tablestore: the properties of (%q, %q) to write: %w", a.PartitionKey, a.RowKey, err)
 		}
 		_ = op.Finish()
 	}

@@ -3,19 +3,18 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/tablestore/tablestore/edm"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
-	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 // bulkActions returns n insert actions over parts partitions, interleaved
 // or in key order, each with a 200-byte record.
 func bulkActions(n, parts int, interleave bool) []driver.Action {
-	rec := codec.Encode(nil, 0, []codec.Property{{Name: "S", Value: filter.Value{Type: filter.TypeString, Bytes: make([]byte, 200)}}})
+	rec := mustEncode(nil, 0, []driver.Property{{Name: "S", Value: edm.Value{Type: edm.TypeString, Bytes: make([]byte, 200)}}})
 	acts := make([]driver.Action, n)
 	per := n / parts
 	for j := range acts {

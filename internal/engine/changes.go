@@ -41,7 +41,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 )
 
@@ -341,7 +340,7 @@ func decodeChange(seq uint64, v []byte) (driver.ChangeRecord, error) {
 		return r, nil
 	}
 	if len(v) > 0 {
-		if _, err := codec.Record(v).Timestamp(); err != nil {
+		if _, err := driver.Record(v).Timestamp(); err != nil {
 			return bad("bad image")
 		}
 		r.Record = driver.Record(v)
@@ -357,7 +356,7 @@ func decodeChange(seq uint64, v []byte) (driver.ChangeRecord, error) {
 // gets an expiry record just before its action's record.
 // REQUIRES: db.catMu held in read mode (the feed cannot be switched
 // meanwhile).
-func (db *Engine) changeRecords(id uint64, kind driver.CommitKind, ts int64, actions []driver.Action, applied []bool, gone []goneEntity, value func(int) ([]byte, []codec.Property)) *changeBatch {
+func (db *Engine) changeRecords(id uint64, kind driver.CommitKind, ts int64, actions []driver.Action, applied []bool, gone []goneEntity, value func(int) ([]byte, []driver.Property)) *changeBatch {
 	s := db.changes.feed(id)
 	if s == nil {
 		return nil
@@ -387,7 +386,7 @@ func (db *Engine) changeRecords(id uint64, kind driver.CommitKind, ts int64, act
 			if rec, props := value(i); rec != nil {
 				size += len(rec)
 			} else {
-				size += codec.EncodedLen(props)
+				size += driver.EncodedLen(props)
 			}
 		}
 	}
@@ -409,9 +408,9 @@ func (db *Engine) changeRecords(id uint64, kind driver.CommitKind, ts int64, act
 			if rec, props := value(i); rec != nil {
 				n := len(slab)
 				slab = append(slab, rec...)
-				codec.SetTimestamp(slab[n:], ts)
+				_ = driver.Record(slab[n:]).SetTimestamp(ts) // succeeded on the same record in the commit
 			} else {
-				slab = codec.Encode(slab, ts, props)
+				slab, _ = driver.Encode(slab, ts, props) // succeeded on the same properties in the commit
 			}
 		}
 		cb.values = append(cb.values, slab[start:len(slab):len(slab)])

@@ -3,14 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/tablestore/tablestore/edm"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
-	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 func changeTestTable(t *testing.T, opts Options, images driver.ImageMode) (*Engine, *table) {
@@ -30,7 +29,7 @@ func changeTestTable(t *testing.T, opts Options, images driver.ImageMode) (*Engi
 
 func upsertN(pk, rk string, n int64) driver.Action {
 	return driver.Action{Type: driver.ActionUpsertReplace, PartitionKey: pk, RowKey: rk,
-		Properties: []codec.Property{{Name: "N", Value: filter.Value{Type: filter.TypeInt64, Int: n}}}}
+		Properties: []driver.Property{{Name: "N", Value: edm.Value{Type: edm.TypeInt64, Int: n}}}}
 }
 
 // readAll reads table tb's feed after pos to its end.
@@ -132,7 +131,7 @@ func TestChangeOrderUnderConcurrency(t *testing.T) {
 					require.Equal(t, all[i-1].Seq+1, r.Seq, "a commit's records are consecutive")
 					require.Equal(t, all[i-1].Timestamp, r.Timestamp)
 				}
-				ts, err := codec.Record(r.Record).Timestamp()
+				ts, err := driver.Record(r.Record).Timestamp()
 				require.NoError(t, err)
 				require.Equal(t, r.Timestamp, ts)
 			}

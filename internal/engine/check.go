@@ -14,7 +14,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/atomicfs"
 	"github.com/tablestore/tablestore/driver"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 )
 
@@ -267,7 +266,7 @@ func (c *checker) scanTable(id uint64, name string) error {
 		if err == nil {
 			var val []byte
 			if val, err = it.ValueAndErr(); err == nil {
-				_, err = codec.Record(val).Properties()
+				_, err = driver.Record(val).Properties()
 			}
 		}
 		if err != nil {

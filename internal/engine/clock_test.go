@@ -20,7 +20,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 // testClock returns a clock resuming from ceiling with the given persist.
@@ -201,7 +200,7 @@ func clockTestOptions(noSync bool) Options {
 func upsertOne(t testing.TB, db *Engine, rk string) int64 {
 	t.Helper()
 	res, err := db.Table("T").Commit(context.Background(), []driver.Action{{
-		Type: driver.ActionUpsertReplace, PartitionKey: "p", RowKey: rk, Record: codec.Encode(nil, 0, nil)}})
+		Type: driver.ActionUpsertReplace, PartitionKey: "p", RowKey: rk, Record: mustEncode(nil, 0, nil)}})
 	require.NoError(t, err)
 	return edm.TicksFromTime(res.Timestamp)
 }
@@ -293,7 +292,7 @@ func TestClockCrashChild(t *testing.T) {
 	deadline := time.Now().Add(time.Minute)
 	for i := 0; time.Now().Before(deadline); i++ {
 		res, err := db.Table("T").Commit(context.Background(), []driver.Action{{
-			Type: driver.ActionUpsertReplace, PartitionKey: "p", RowKey: strconv.Itoa(i % 10), Record: codec.Encode(nil, 0, nil)}})
+			Type: driver.ActionUpsertReplace, PartitionKey: "p", RowKey: strconv.Itoa(i % 10), Record: mustEncode(nil, 0, nil)}})
 		if err != nil {
 			fmt.Printf("fail %v\n", err)
 			os.Exit(3)

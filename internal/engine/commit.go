@@ -11,7 +11,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 	"github.com/tablestore/tablestore/internal/limits"
 )
@@ -67,7 +66,7 @@ func (p partition) commit(ctx context.Context, actions []driver.Action) (driver.
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
-	var merged [][]codec.Property // by action, for merges into a stored entity
+	var merged [][]driver.Property // by action, for merges into a stored entity
 	// The first failing action, whose error waits for the index checks of
 	// the actions before it.
 	failed, failErr := len(actions), error(nil)
@@ -87,7 +86,7 @@ func (p partition) commit(ctx context.Context, actions []driver.Action) (driver.
 		}
 		if props != nil {
 			if merged == nil {
-				merged = make([][]codec.Property, len(actions))
+				merged = make([][]driver.Property, len(actions))
 			}
 			merged[i] = props
 		}
@@ -95,7 +94,7 @@ func (p partition) commit(ctx context.Context, actions []driver.Action) (driver.
 	}
 	// The value each action stores: a merge's result, else its record or
 	// properties.
-	value := func(i int) ([]byte, []codec.Property) {
+	value := func(i int) ([]byte, []driver.Property) {
 		if merged != nil && merged[i] != nil {
 			return nil, merged[i]
 		}
@@ -123,7 +122,7 @@ func (p partition) commit(ctx context.Context, actions []driver.Action) (driver.
 		if rec != nil {
 			return len(rec)
 		}
-		return codec.EncodedLen(props)
+		return driver.EncodedLen(props)
 	}
 	size := batchHeaderLen
 	for i := range actions {
@@ -151,8 +150,8 @@ func (p partition) commit(ctx context.Context, actions []driver.Action) (driver.
 			if err := driver.Record(append(op.Value[:0], rec...)).SetTimestamp(ts); err != nil {
 				return driver.CommitResult{}, fmt.Errorf("tablestore: the record of (%q, %q) to write: %w", p.pk, rk, err)
 			}
-		} else {
-			codec.Encode(op.Value[:0], ts, props)
+		} else if _, err := driver.Encode(op.Value[:0], ts, props); err != nil {
+			return driver.CommitResult{}, fmt.Errorf("tablestore: the properties of (%q, %q) to write: %w", p.pk, rk, err)
 		}
 		_ = op.Finish()
 	}
@@ -166,7 +165,7 @@ func (p partition) commit(ctx context.Context, actions []driver.Action) (driver.
 		return driver.CommitResult{}, db.storageErr(fmt.Sprintf("commit to partition %q of table #%d", p.pk, p.tableID), err)
 	}
 	when := edm.TimeFromTicks(ts)
-	return driver.CommitResult{Timestamp: when, ETag: codec.FormatETag(when)}, nil
+	return driver.CommitResult{Timestamp: when, ETag: driver.FormatETag(when)}, nil
 }
 
 // Sizes of a Pebble batch's encoding, to allocate a batch once: its
@@ -264,7 +263,7 @@ func (p partition) readStored(actions []driver.Action, all bool) ([]storedEntity
 // otherwise: the action's own value, or nothing for a delete), and the
 // stored entity's Timestamp in ticks (0 if absent).
 // REQUIRES: the partition lock is held.
-func (p partition) resolveAction(a *driver.Action, st storedEntity) ([]codec.Property, int64, error) {
+func (p partition) resolveAction(a *driver.Action, st storedEntity) ([]driver.Property, int64, error) {
 	if a.Type == driver.ActionUpsertReplace {
 		// Needs nothing of the stored entity: the clock alone keeps its
 		// Timestamp increasing.
@@ -275,7 +274,7 @@ func (p partition) resolveAction(a *driver.Action, st storedEntity) ([]codec.Pro
 	}
 	found := st.found
 	var stamp int64
-	rec := codec.Record(st.val)
+	rec := driver.Record(st.val)
 	if found {
 		var err error
 		if stamp, err = rec.Timestamp(); err != nil {
@@ -296,7 +295,7 @@ func (p partition) resolveAction(a *driver.Action, st storedEntity) ([]codec.Pro
 		if !found {
 			return nil, 0, errorf(edm.CodeResourceNotFound, "entity (%q, %q) does not exist", p.pk, a.RowKey)
 		}
-		if a.IfMatch != "*" && a.IfMatch != codec.FormatETagTicks(stamp) {
+		if a.IfMatch != "*" && a.IfMatch != driver.FormatETagTicks(stamp) {
 			return nil, 0, errorf(edm.CodeUpdateConditionNotSatisfied, "etag %s does not match entity (%q, %q)", a.IfMatch, p.pk, a.RowKey)
 		}
 		if a.Type != driver.ActionUpdateMerge {
@@ -311,7 +310,7 @@ func (p partition) resolveAction(a *driver.Action, st storedEntity) ([]codec.Pro
 	}
 	upd := a.Properties
 	if a.Record != nil {
-		if upd, err = codec.Record(a.Record).Properties(); err != nil {
+		if upd, err = driver.Record(a.Record).Properties(); err != nil {
 			return nil, 0, fmt.Errorf("engine: the record of (%q, %q) to merge does not decode: %w", p.pk, a.RowKey, err)
 		}
 	}
@@ -326,8 +325,8 @@ func (p partition) resolveAction(a *driver.Action, st storedEntity) ([]codec.Pro
 // old has the name, replaced. Both inputs must be sorted by name with
 // unique names; so is the result. The result is a new, non-nil slice;
 // values are shared with the inputs.
-func mergeProperties(old, upd []codec.Property) []codec.Property {
-	out := make([]codec.Property, 0, len(old)+len(upd))
+func mergeProperties(old, upd []driver.Property) []driver.Property {
+	out := make([]driver.Property, 0, len(old)+len(upd))
 	i, j := 0, 0
 	for i < len(old) && j < len(upd) {
 		switch c := strings.Compare(old[i].Name, upd[j].Name); {

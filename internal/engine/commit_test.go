@@ -9,26 +9,24 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 func TestMergeProperties(t *testing.T) {
-	p := func(name string, n int64) codec.Property {
-		return codec.Property{Name: name, Value: filter.Value{Type: filter.TypeInt64, Int: n}}
+	p := func(name string, n int64) driver.Property {
+		return driver.Property{Name: name, Value: edm.Value{Type: edm.TypeInt64, Int: n}}
 	}
 	tests := []struct {
 		name      string
-		old, upd  []codec.Property
+		old, upd  []driver.Property
 		wantNames string
 		wantSum   int64
 	}{
 		{"both empty", nil, nil, "", 0},
-		{"only old", []codec.Property{p("A", 1), p("C", 3)}, nil, "A C", 4},
-		{"only upd", nil, []codec.Property{p("B", 2)}, "B", 2},
-		{"interleaved", []codec.Property{p("A", 1), p("C", 3)}, []codec.Property{p("B", 20), p("D", 40)}, "A B C D", 64},
-		{"replace", []codec.Property{p("A", 1), p("B", 2), p("C", 3)}, []codec.Property{p("B", 200)}, "A B C", 204},
-		{"replace all", []codec.Property{p("A", 1)}, []codec.Property{p("A", 100), p("Z", 5)}, "A Z", 105},
+		{"only old", []driver.Property{p("A", 1), p("C", 3)}, nil, "A C", 4},
+		{"only upd", nil, []driver.Property{p("B", 2)}, "B", 2},
+		{"interleaved", []driver.Property{p("A", 1), p("C", 3)}, []driver.Property{p("B", 20), p("D", 40)}, "A B C D", 64},
+		{"replace", []driver.Property{p("A", 1), p("B", 2), p("C", 3)}, []driver.Property{p("B", 200)}, "A B C", 204},
+		{"replace all", []driver.Property{p("A", 1)}, []driver.Property{p("A", 100), p("Z", 5)}, "A Z", 105},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,10 +53,10 @@ func TestCommitReportsFirstFailureInActionOrder(t *testing.T) {
 	db := openFaultTest(t, nil)
 	t.Cleanup(func() { _ = db.Close() })
 	tbl := db.Table("T")
-	n := func(v int64) []codec.Property {
-		return []codec.Property{{Name: "N", Value: filter.Value{Type: filter.TypeInt64, Int: v}}}
+	n := func(v int64) []driver.Property {
+		return []driver.Property{{Name: "N", Value: edm.Value{Type: edm.TypeInt64, Int: v}}}
 	}
-	rec := func(v int64) []byte { return codec.Encode(nil, 0, n(v)) }
+	rec := func(v int64) []byte { return mustEncode(nil, 0, n(v)) }
 	_, err := tbl.Commit(ctx, []driver.Action{
 		{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "a", Properties: n(1)},
 		{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "c", Record: rec(3)},
@@ -108,9 +106,9 @@ func TestCommitReportsFirstFailureInActionOrder(t *testing.T) {
 	// properties.
 	_, err = tbl.Commit(ctx, []driver.Action{
 		{Type: driver.ActionUpsertMerge, PartitionKey: "p", RowKey: "c",
-			Record: codec.Encode(nil, 0, []codec.Property{{Name: "M", Value: filter.Value{Type: filter.TypeBoolean, Int: 1}}})},
+			Record: mustEncode(nil, 0, []driver.Property{{Name: "M", Value: edm.Value{Type: edm.TypeBoolean, Int: 1}}})},
 		{Type: driver.ActionUpdateMerge, PartitionKey: "p", RowKey: "a", IfMatch: "*",
-			Properties: []codec.Property{{Name: "M", Value: filter.Value{Type: filter.TypeBoolean}}}},
+			Properties: []driver.Property{{Name: "M", Value: edm.Value{Type: edm.TypeBoolean}}}},
 		{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "b", Record: rec(2)},
 	})
 	require.NoError(t, err)
@@ -125,4 +123,37 @@ func TestCommitReportsFirstFailureInActionOrder(t *testing.T) {
 		}
 		require.Equal(t, want, strings.Join(got, " "), rk)
 	}
+}
+
+// mustEncode is driver.Encode for properties a test made valid; it panics
+// on an error.
+func mustEncode(dst []byte, timestamp int64, props []driver.Property) []byte {
+	out, err := driver.Encode(dst, timestamp, props)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// Properties the record format refuses fail the commit with an error that
+// names them; nothing is written and the engine keeps serving.
+func TestCommitRefusesInvalidProperties(t *testing.T) {
+	ctx := context.Background()
+	db := openFaultTest(t, nil)
+	t.Cleanup(func() { _ = db.Close() })
+	tbl := db.Table("T")
+	bad := []driver.Property{{Name: "B", Value: edm.Value{Type: edm.TypeGuid, Bytes: []byte{1}}}}
+	_, err := tbl.Commit(ctx, []driver.Action{{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "a", Properties: bad}})
+	require.ErrorContains(t, err, `the properties of ("p", "a") to write`)
+	_, err = tbl.(driver.BulkCommitter).CommitBulk(ctx, []driver.Action{{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "b", Properties: bad}}, driver.BulkCommitOptions{})
+	require.ErrorContains(t, err, `the properties of ("p", "b") to write`)
+	for _, rk := range []string{"a", "b"} {
+		_, err = tbl.Get(ctx, "p", rk, nil)
+		var de *driver.Error
+		require.ErrorAs(t, err, &de, rk)
+		require.Equal(t, edm.CodeResourceNotFound, de.Code)
+	}
+	good := []driver.Property{{Name: "N", Value: edm.Value{Type: edm.TypeInt64, Int: 1}}}
+	_, err = tbl.Commit(ctx, []driver.Action{{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "a", Properties: good}})
+	require.NoError(t, err)
 }

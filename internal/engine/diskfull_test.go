@@ -15,8 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 // QuotaFS is a vfs.FS whose writes fail with ENOSPC once the files of its
@@ -134,9 +132,9 @@ var filler = func() []byte {
 
 func fillerRow(i int) driver.Action {
 	return driver.Action{Type: driver.ActionInsert, PartitionKey: fmt.Sprintf("p%02d", i%16), RowKey: fmt.Sprintf("r%08d", i),
-		Properties: []codec.Property{
-			{Name: "N", Value: filter.Value{Type: filter.TypeInt64, Int: int64(i)}},
-			{Name: "S", Value: filter.Value{Type: filter.TypeBinary, Bytes: filler}},
+		Properties: []driver.Property{
+			{Name: "N", Value: edm.Value{Type: edm.TypeInt64, Int: int64(i)}},
+			{Name: "S", Value: edm.Value{Type: edm.TypeBinary, Bytes: filler}},
 		}}
 }
 

@@ -3,10 +3,10 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"github.com/tablestore/tablestore/driver"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 )
 
@@ -93,7 +93,7 @@ func (c *checker) checkIndex(snap *pebble.Snapshot, ix *index, pending []pending
 			_ = it.Close()
 			return nil, err
 		}
-		tuple, _ = recordTuple(tuple[:0], ix, codec.Record(val))
+		tuple, _ = recordTuple(tuple[:0], ix, driver.Record(val))
 		v, closer, err := snap.Get(ix.entryKey(tuple, string(pk), string(rk)))
 		switch {
 		case errors.Is(err, pebble.ErrNotFound):

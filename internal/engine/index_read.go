@@ -9,7 +9,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 	"github.com/tablestore/tablestore/internal/plan"
 )
@@ -143,7 +142,7 @@ func (r *indexReader) visit(pk, rk []byte, tuples ...[]byte) error {
 	if err != nil {
 		return err
 	}
-	r.tuple, _ = recordTuple(r.tuple[:0], r.ix, codec.Record(val))
+	r.tuple, _ = recordTuple(r.tuple[:0], r.ix, driver.Record(val))
 	for _, want := range tuples {
 		if bytes.Equal(r.tuple, want) {
 			return r.examine(pk, rk, "", "", val)

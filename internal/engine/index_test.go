@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tablestore/tablestore/edm"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 	"github.com/tablestore/tablestore/internal/plan"
 )
@@ -28,7 +28,7 @@ func fillIndexTable(t *testing.T, db *Engine, n int) {
 	t.Helper()
 	tbl := db.Table("T")
 	for i := range n {
-		props := []codec.Property{{Name: "N", Value: filter.Value{Type: filter.TypeInt32, Int: int64(i % 7)}}}
+		props := []driver.Property{{Name: "N", Value: edm.Value{Type: edm.TypeInt32, Int: int64(i % 7)}}}
 		_, err := tbl.Commit(context.Background(), []driver.Action{{Type: driver.ActionInsert,
 			PartitionKey: fmt.Sprintf("p%d", i%10), RowKey: fmt.Sprintf("r%04d", i), Properties: props}})
 		require.NoError(t, err)
@@ -78,7 +78,7 @@ func TestIndexCancelledBuild(t *testing.T) {
 		if steps++; steps == 4 {
 			// A write during the build, then the cancellation.
 			_, err := db.Table("T").Commit(context.Background(), []driver.Action{{Type: driver.ActionUpsertReplace,
-				PartitionKey: "p0", RowKey: "new", Properties: []codec.Property{{Name: "N", Value: filter.Value{Type: filter.TypeInt32, Int: 1}}}}})
+				PartitionKey: "p0", RowKey: "new", Properties: []driver.Property{{Name: "N", Value: edm.Value{Type: edm.TypeInt32, Int: 1}}}}})
 			require.NoError(t, err)
 			cancel()
 		}
@@ -178,15 +178,15 @@ func TestIndexCheckFindsDamage(t *testing.T) {
 		damage     func(db *Engine, ix *index)
 	}{
 		{"missing", "missing entry for entity (\"p3\", \"r0003\")", func(db *Engine, ix *index) {
-			tuple, _ := propsTuple(nil, ix, []codec.Property{{Name: "N", Value: filter.Value{Type: filter.TypeInt32, Int: 3}}})
+			tuple, _ := propsTuple(nil, ix, []driver.Property{{Name: "N", Value: edm.Value{Type: edm.TypeInt32, Int: 3}}})
 			require.NoError(t, db.pdb.Delete(ix.entryKey(tuple, "p3", "r0003"), pebble.Sync))
 		}},
 		{"stray", "stale entry (N = 5) for entity (\"p9\", \"zz\")", func(db *Engine, ix *index) {
-			tuple, _ := propsTuple(nil, ix, []codec.Property{{Name: "N", Value: filter.Value{Type: filter.TypeInt32, Int: 5}}})
+			tuple, _ := propsTuple(nil, ix, []driver.Property{{Name: "N", Value: edm.Value{Type: edm.TypeInt32, Int: 5}}})
 			require.NoError(t, db.pdb.Set(ix.entryKey(tuple, "p9", "zz"), nil, pebble.Sync))
 		}},
 		{"stale", "stale entry (N = 6L) for entity (\"p1\", \"r0001\")", func(db *Engine, ix *index) {
-			tuple, _ := propsTuple(nil, ix, []codec.Property{{Name: "N", Value: filter.Value{Type: filter.TypeInt64, Int: 6}}})
+			tuple, _ := propsTuple(nil, ix, []driver.Property{{Name: "N", Value: edm.Value{Type: edm.TypeInt64, Int: 6}}})
 			require.NoError(t, db.pdb.Set(ix.entryKey(tuple, "p1", "r0001"), nil, pebble.Sync))
 		}},
 	} {
@@ -267,7 +267,7 @@ func TestIndexFilterLiteralBeyondKeys(t *testing.T) {
 	tbl := db.Table("T").(*table)
 	require.NoError(t, tbl.CreateIndex(ctx, driver.IndexSpec{Name: "ByN", Properties: []string{"N"}}))
 	pk := func(op filter.Op, s string) filter.Node {
-		return &filter.CompareNode{Property: "PartitionKey", Op: op, Value: filter.Value{Type: filter.TypeString, Bytes: []byte(s)}}
+		return &filter.CompareNode{Property: "PartitionKey", Op: op, Value: edm.Value{Type: edm.TypeString, Bytes: []byte(s)}}
 	}
 	for _, tc := range []struct {
 		f    filter.Node
@@ -276,7 +276,7 @@ func TestIndexFilterLiteralBeyondKeys(t *testing.T) {
 		{pk(filter.OpGE, "p5"), 10},
 		{pk(filter.OpLT, "\xff\xff"), 20},
 		{pk(filter.OpGE, "\xff"), 0},
-		{&filter.AndNode{X: pk(filter.OpEQ, "\xff\x00\x00\x00\x01"), Y: &filter.CompareNode{Property: "RowKey", Op: filter.OpEQ, Value: filter.Value{Type: filter.TypeString, Bytes: []byte("x")}}}, 0},
+		{&filter.AndNode{X: pk(filter.OpEQ, "\xff\x00\x00\x00\x01"), Y: &filter.CompareNode{Property: "RowKey", Op: filter.OpEQ, Value: edm.Value{Type: edm.TypeString, Bytes: []byte("x")}}}, 0},
 	} {
 		p := plan.New(tc.f)
 		q := &driver.QueryRequest{Filter: tc.f, Ranges: p.Ranges, Residual: p.Residual, Top: 1000}

@@ -12,14 +12,13 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 )
 
 // recordTuple appends to dst the value tuple of ix for a stored record,
 // and reports whether every property is present (only such tuples are
 // subject to uniqueness).
-func recordTuple(dst []byte, ix *index, rec codec.Record) ([]byte, bool) {
+func recordTuple(dst []byte, ix *index, rec driver.Record) ([]byte, bool) {
 	complete := true
 	for _, name := range ix.spec.Properties {
 		v, ok := rec.Lookup(name)
@@ -34,10 +33,10 @@ func recordTuple(dst []byte, ix *index, rec codec.Record) ([]byte, bool) {
 }
 
 // propsTuple is recordTuple for properties sorted by name.
-func propsTuple(dst []byte, ix *index, props []codec.Property) ([]byte, bool) {
+func propsTuple(dst []byte, ix *index, props []driver.Property) ([]byte, bool) {
 	complete := true
 	for _, name := range ix.spec.Properties {
-		i, ok := slices.BinarySearchFunc(props, name, func(p codec.Property, n string) int { return strings.Compare(p.Name, n) })
+		i, ok := slices.BinarySearchFunc(props, name, func(p driver.Property, n string) int { return strings.Compare(p.Name, n) })
 		if !ok {
 			dst = keys.AppendAbsent(dst)
 			complete = false
@@ -165,7 +164,7 @@ func (w *indexWrite) apply(b *pebble.Batch) {
 // committed or abandoned.
 // REQUIRES: the partition lock and db.catMu (read mode) are held.
 func (p partition) prepareIndexWrites(ixs []*index, actions []driver.Action, reads []storedEntity,
-	value func(int) ([]byte, []codec.Property), ttl *ttlSettings, now int64) (*indexWrite, error) {
+	value func(int) ([]byte, []driver.Property), ttl *ttlSettings, now int64) (*indexWrite, error) {
 	w := &indexWrite{p: p, ixs: ixs, ttl: ttl, now: now}
 	n := len(actions) * len(ixs)
 	oldT := make([][]byte, n)
@@ -185,11 +184,11 @@ func (p partition) prepareIndexWrites(ixs []*index, actions []driver.Action, rea
 			j := i*len(ixs) + k
 			var oldComplete bool
 			if st.found {
-				oldT[j], oldComplete = recordTuple(nil, ix, codec.Record(st.val))
+				oldT[j], oldComplete = recordTuple(nil, ix, driver.Record(st.val))
 			}
 			if a.Type != driver.ActionDelete {
 				if rec, props := value(i); rec != nil {
-					newT[j], complete[j] = recordTuple(nil, ix, codec.Record(rec))
+					newT[j], complete[j] = recordTuple(nil, ix, driver.Record(rec))
 				} else {
 					newT[j], complete[j] = propsTuple(nil, ix, props)
 				}
@@ -357,7 +356,7 @@ func (db *Engine) entityHolds(r getter, ix *index, pk, rk, tuple []byte) (bool, 
 		return false, db.storageErr(fmt.Sprintf("read of (%q, %q) for index %s", pk, rk, ix.spec.Name), err)
 	}
 	defer closer.Close()
-	t, _ := recordTuple(make([]byte, 0, len(tuple)), ix, codec.Record(val))
+	t, _ := recordTuple(make([]byte, 0, len(tuple)), ix, driver.Record(val))
 	return bytes.Equal(t, tuple), nil
 }
 

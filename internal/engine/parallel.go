@@ -12,7 +12,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 	"golang.org/x/sync/errgroup"
 )
@@ -352,7 +351,7 @@ func clip(spans []span, lo, hi []byte) []span {
 // examined its scan limit, or PageTimeLimit runs out. Per entity it does
 // what scan does, so a worker's time per entity is the serial one.
 func (r *pageReader) readChunk(ctx context.Context, it *pebble.Iterator, spans []span, c *chunk) error {
-	var view codec.View
+	var view driver.RowView
 	opts := &r.db.opts
 	residual := r.q.Residual
 	pending := -1 // index of a match whose next entity is not yet seen
@@ -389,7 +388,7 @@ func (r *pageReader) readChunk(ctx context.Context, it *pebble.Iterator, spans [
 			if r.ttl != nil && r.ttl.expired(val, r.now) {
 				continue
 			}
-			view = codec.View{PartitionKey: pk, RowKey: rk, Record: codec.Record(val)}
+			view = driver.RowView{PartitionKey: pk, RowKey: rk, Record: driver.Record(val)}
 			if !filter.Eval(residual, &view) {
 				continue
 			}
@@ -451,7 +450,7 @@ func (r *pageReader) mergeChunks(ctx context.Context, base *pebble.Iterator, spa
 				return c, r.stopAt(base, spans, c, need+1, nil)
 			}
 			pk, rk := r.keyStrings(c.bytes(m.pk), c.bytes(m.rk))
-			if err := r.emitMatch(pk, rk, codec.Record(c.bytes(m.val))); err != nil {
+			if err := r.emitMatch(pk, rk, driver.Record(c.bytes(m.val))); err != nil {
 				return c, err
 			}
 			prev, after = m.at, c.bytes(m.after)

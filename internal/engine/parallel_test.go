@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"github.com/tablestore/tablestore/edm"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 	"github.com/tablestore/tablestore/internal/plan"
 )
@@ -48,9 +48,9 @@ func TestParallelSplits(t *testing.T) {
 					sum := sha256.Sum256([]byte{byte(k), byte(k >> 8), byte(k >> 16)})
 					actions = append(actions, driver.Action{Type: driver.ActionUpsertReplace,
 						PartitionKey: fmt.Sprintf("p%03d", k/100), RowKey: fmt.Sprintf("r%05d", k),
-						Properties: []codec.Property{
-							{Name: "B", Value: filter.Value{Type: filter.TypeInt32, Int: int64(k * 7919 % 100)}},
-							{Name: "S", Value: filter.Value{Type: filter.TypeString, Bytes: []byte(strings.Repeat(fmt.Sprintf("%x", sum), 4)[:200])}},
+						Properties: []driver.Property{
+							{Name: "B", Value: edm.Value{Type: edm.TypeInt32, Int: int64(k * 7919 % 100)}},
+							{Name: "S", Value: edm.Value{Type: edm.TypeString, Bytes: []byte(strings.Repeat(fmt.Sprintf("%x", sum), 4)[:200])}},
 						}})
 				}
 				_, err := tb.Commit(ctx, actions)
@@ -178,7 +178,7 @@ func loadHashed(t *testing.T, db *Engine, n int) driver.Table {
 			sum := sha256.Sum256([]byte{byte(k), byte(k >> 8)})
 			actions = append(actions, driver.Action{Type: driver.ActionUpsertReplace,
 				PartitionKey: "p", RowKey: fmt.Sprintf("r%05d", k),
-				Properties: []codec.Property{{Name: "S", Value: filter.Value{Type: filter.TypeString,
+				Properties: []driver.Property{{Name: "S", Value: edm.Value{Type: edm.TypeString,
 					Bytes: []byte(strings.Repeat(fmt.Sprintf("%x", sum), 4))}}}})
 		}
 		_, err := tb.Commit(ctx, actions)
@@ -318,7 +318,7 @@ func BenchmarkSmallScan(b *testing.B) {
 			for k := i; k < min(i+100, n); k++ {
 				actions = append(actions, driver.Action{Type: driver.ActionUpsertReplace,
 					PartitionKey: fmt.Sprintf("p%03d", k/100), RowKey: fmt.Sprintf("r%05d", k),
-					Properties: []codec.Property{{Name: "B", Value: filter.Value{Type: filter.TypeInt32, Int: int64(k % 100)}}}})
+					Properties: []driver.Property{{Name: "B", Value: edm.Value{Type: edm.TypeInt32, Int: int64(k % 100)}}}})
 			}
 			_, err := tb.Commit(ctx, actions)
 			require.NoError(b, err)

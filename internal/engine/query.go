@@ -11,7 +11,6 @@ import (
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 )
 
@@ -209,7 +208,7 @@ func (r *pageReader) emitMatch(pkStr, rkStr string, rec driver.Record) error {
 	etag := ""
 	if ticks, err := rec.Timestamp(); err == nil {
 		if ticks != r.lastTicks || r.lastETag == "" {
-			r.lastTicks, r.lastETag = ticks, codec.FormatETagTicks(ticks)
+			r.lastTicks, r.lastETag = ticks, driver.FormatETagTicks(ticks)
 		}
 		etag = r.lastETag
 	}

@@ -3,14 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/tablestore/tablestore/edm"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
-	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/plan"
 )
 
@@ -28,13 +27,13 @@ func TestSegmentsByVolume(t *testing.T) {
 	require.NoError(t, db.CreateTable(ctx, "seg"))
 	tb := db.Table("seg")
 	const n = 20_000
-	pad := codec.Property{Name: "S", Value: filter.Value{Type: filter.TypeString, Bytes: []byte(strings.Repeat("x", 200))}}
+	pad := driver.Property{Name: "S", Value: edm.Value{Type: edm.TypeString, Bytes: []byte(strings.Repeat("x", 200))}}
 	for i := 0; i < n; i += 100 {
 		actions := make([]driver.Action, 100)
 		for j := range actions {
 			k := i + j
 			actions[j] = driver.Action{Type: driver.ActionUpsertReplace, PartitionKey: fmt.Sprintf("p%03d", k/100),
-				RowKey: fmt.Sprintf("r%05d", k), Properties: []codec.Property{pad}}
+				RowKey: fmt.Sprintf("r%05d", k), Properties: []driver.Property{pad}}
 		}
 		_, err := tb.Commit(ctx, actions)
 		require.NoError(t, err)

@@ -10,7 +10,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 )
 
@@ -107,13 +106,13 @@ func (t *table) Get(ctx context.Context, pk, rk string, _ []string) (_ driver.Ro
 	}
 	// The copy of the record and the ETag's text share one allocation.
 	n := len(val)
-	out := make([]byte, n, n+codec.ETagLen)
+	out := make([]byte, n, n+driver.ETagLen)
 	copy(out, val)
 	closer.Close()
-	rec := codec.Record(out[:n:n])
+	rec := driver.Record(out[:n:n])
 	etag := ""
 	if ticks, err := rec.Timestamp(); err == nil {
-		out = codec.AppendETagTicks(out, ticks)
+		out = driver.AppendETagTicks(out, ticks)
 		etag = unsafe.String(&out[n], len(out)-n)
 	}
 	return driver.Row{PartitionKey: pk, RowKey: rk, Record: rec, ETag: etag}, nil

@@ -12,7 +12,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 )
 
@@ -76,7 +75,7 @@ func (db *Engine) ttlFor(id uint64) *ttlSettings {
 
 // expiry returns rec's expiry in ticks under s, and false when it never
 // expires.
-func (s *ttlSettings) expiry(rec codec.Record) (int64, bool) {
+func (s *ttlSettings) expiry(rec driver.Record) (int64, bool) {
 	if s.property != "" {
 		if v, ok := rec.Lookup(s.property); ok && v.Type == edm.TypeDateTime {
 			return v.Int, true
@@ -92,7 +91,7 @@ func (s *ttlSettings) expiry(rec codec.Record) (int64, bool) {
 
 // propsExpiry is expiry for an entity about to be written with Timestamp
 // ts and properties props.
-func (s *ttlSettings) propsExpiry(props []codec.Property, ts int64) (int64, bool) {
+func (s *ttlSettings) propsExpiry(props []driver.Property, ts int64) (int64, bool) {
 	if s.property != "" {
 		for i := range props {
 			if props[i].Name == s.property && props[i].Value.Type == edm.TypeDateTime {
@@ -108,7 +107,7 @@ func (s *ttlSettings) propsExpiry(props []codec.Property, ts int64) (int64, bool
 
 // expired reports whether the stored record rec has expired at now.
 func (s *ttlSettings) expired(rec []byte, now int64) bool {
-	e, ok := s.expiry(codec.Record(rec))
+	e, ok := s.expiry(driver.Record(rec))
 	return ok && e <= now
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/keys"
 )
 
@@ -65,7 +64,7 @@ func splitExpiryKey(k []byte) (ticks int64, pk, rk []byte, err error) {
 // says which actions are in the batch.
 // REQUIRES: the actions' partition locks and db.catMu (read mode) are held.
 func (db *Engine) writeExpiries(b *pebble.Batch, s *ttlSettings, id uint64, actions []driver.Action, applied []bool,
-	reads []storedEntity, value func(int) ([]byte, []codec.Property), ts int64) {
+	reads []storedEntity, value func(int) ([]byte, []driver.Property), ts int64) {
 	var k []byte
 	for i := range actions {
 		if applied != nil && !applied[i] {
@@ -73,7 +72,7 @@ func (db *Engine) writeExpiries(b *pebble.Batch, s *ttlSettings, id uint64, acti
 		}
 		a := &actions[i]
 		if reads != nil && reads[i].found {
-			if e, ok := s.expiry(codec.Record(reads[i].val)); ok {
+			if e, ok := s.expiry(driver.Record(reads[i].val)); ok {
 				k = expiryKey(k[:0], id, e, a.PartitionKey, a.RowKey)
 				_ = b.Delete(k, nil)
 			}
@@ -85,7 +84,7 @@ func (db *Engine) writeExpiries(b *pebble.Batch, s *ttlSettings, id uint64, acti
 		var e int64
 		var ok bool
 		if rec != nil {
-			e, ok = s.recordExpiry(codec.Record(rec), ts)
+			e, ok = s.recordExpiry(driver.Record(rec), ts)
 		} else {
 			e, ok = s.propsExpiry(props, ts)
 		}
@@ -98,7 +97,7 @@ func (db *Engine) writeExpiries(b *pebble.Batch, s *ttlSettings, id uint64, acti
 
 // recordExpiry is expiry for a record about to be stored with Timestamp
 // ts.
-func (s *ttlSettings) recordExpiry(rec codec.Record, ts int64) (int64, bool) {
+func (s *ttlSettings) recordExpiry(rec driver.Record, ts int64) (int64, bool) {
 	if s.property != "" {
 		if v, ok := rec.Lookup(s.property); ok && v.Type == edm.TypeDateTime {
 			return v.Int, true
@@ -129,7 +128,7 @@ type goneEntity struct {
 // goneOf returns st's Timestamp and expiry under s. A record whose
 // Timestamp cannot be read has an expiry record with Timestamp 0.
 func goneOf(s *ttlSettings, st storedEntity) goneEntity {
-	rec := codec.Record(st.val)
+	rec := driver.Record(st.val)
 	e, ok := s.expiry(rec)
 	ts, _ := rec.Timestamp()
 	return goneEntity{ts: ts, expiry: e, ok: ok}
@@ -207,7 +206,7 @@ func (db *Engine) rebuildExpiryIndex(ctx context.Context, b *pebble.Batch, id ui
 		if err != nil {
 			return db.storageErr(fmt.Sprintf("scan table #%d for its expiry index", id), err)
 		}
-		if e, ok := s.expiry(codec.Record(val)); ok {
+		if e, ok := s.expiry(driver.Record(val)); ok {
 			k = expiryKey(k[:0], id, e, string(pk), string(rk))
 			_ = b.Set(k, nil, nil)
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 // Bounds of the sweeper's rate, in entities per second (see
@@ -258,7 +257,7 @@ func (p partition) sweep(s *ttlSettings, entries []expiryEntry, now int64) error
 		_ = b.Delete(e.key, nil)
 	}
 	if len(dels) > 0 {
-		none := func(int) ([]byte, []codec.Property) { return nil, nil }
+		none := func(int) ([]byte, []driver.Property) { return nil, nil }
 		if ixs := db.tableIndexes(p.tableID); len(ixs) > 0 {
 			iw, err := p.prepareIndexWrites(ixs, dels, delReads, none, nil, 0)
 			defer iw.unlock()

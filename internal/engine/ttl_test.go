@@ -11,8 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 type ttlClock struct{ ns atomic.Int64 }
@@ -25,7 +23,7 @@ func ttlOpts(c *ttlClock, rate int) Options {
 }
 
 func ttlRec(v int32) []byte {
-	return codec.Encode(nil, 0, []codec.Property{{Name: "V", Value: filter.Value{Type: filter.TypeInt32, Int: int64(v)}}})
+	return mustEncode(nil, 0, []driver.Property{{Name: "V", Value: edm.Value{Type: edm.TypeInt32, Int: int64(v)}}})
 }
 
 // countExpiryEntries counts table name's expiry index entries, expired

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/limits"
 )
 
@@ -93,7 +92,7 @@ func TestCheckEntityLimits(t *testing.T) {
 	many := func(n int) []driver.Property {
 		props := make([]driver.Property, n)
 		for i := range props {
-			props[i] = driver.Property{Name: fmt.Sprintf("P%03d", i), Value: filter.Value{Type: filter.TypeInt32}}
+			props[i] = driver.Property{Name: fmt.Sprintf("P%03d", i), Value: edm.Value{Type: edm.TypeInt32}}
 		}
 		return props
 	}
@@ -104,7 +103,7 @@ func TestCheckEntityLimits(t *testing.T) {
 	// 16 binary values of 64 KiB: 4 + 2*4 + 16*(8+2*3+4+65536) = 1048876 > 1 MiB.
 	big := make([]driver.Property, 16)
 	for i := range big {
-		big[i] = driver.Property{Name: fmt.Sprintf("B%02d", i), Value: filter.Value{Type: filter.TypeBinary, Bytes: make([]byte, 65536)}}
+		big[i] = driver.Property{Name: fmt.Sprintf("B%02d", i), Value: edm.Value{Type: edm.TypeBinary, Bytes: make([]byte, 65536)}}
 	}
 	require.Equal(t, 1048876, limits.EntitySize("pk", "rk", big))
 	err = checkEntityLimits("pk", "rk", big)

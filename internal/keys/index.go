@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/tablestore/tablestore/edm"
 	"math"
 
 	"github.com/tablestore/tablestore/filter"
@@ -67,7 +68,7 @@ const IndexPrefixLen = 8 + 1 + 4
 // Tags of encoded values.
 const (
 	TagAbsent = 0x08
-	tagBase   = 0x10 // + filter.Type
+	tagBase   = 0x10 // + edm.Type
 )
 
 // escape bytes of String and Binary values.
@@ -167,23 +168,23 @@ func SplitIndexSuffix(suffix []byte, n int, partitioned bool) (tuple, pk, rk []b
 // Equal values (as package filter compares values of one type) encode
 // equally: -0 as +0, every NaN alike, every nonzero Boolean as true.
 // v must be a valid value: a known Type, a Guid of 16 bytes.
-func AppendValue(dst []byte, v filter.Value) []byte {
+func AppendValue(dst []byte, v edm.Value) []byte {
 	dst = append(dst, tagBase+byte(v.Type))
 	switch v.Type {
-	case filter.TypeString, filter.TypeBinary:
+	case edm.TypeString, edm.TypeBinary:
 		return appendEscaped(dst, v.Bytes)
-	case filter.TypeInt32:
+	case edm.TypeInt32:
 		return binary.BigEndian.AppendUint32(dst, uint32(int32(v.Int))^1<<31)
-	case filter.TypeInt64, filter.TypeDateTime:
+	case edm.TypeInt64, edm.TypeDateTime:
 		return binary.BigEndian.AppendUint64(dst, uint64(v.Int)^1<<63)
-	case filter.TypeDouble:
+	case edm.TypeDouble:
 		return binary.BigEndian.AppendUint64(dst, doubleBits(v.Float))
-	case filter.TypeBoolean:
+	case edm.TypeBoolean:
 		if v.Int != 0 {
 			return append(dst, 1)
 		}
 		return append(dst, 0)
-	case filter.TypeGuid:
+	case edm.TypeGuid:
 		return append(dst, v.Bytes...)
 	}
 	return dst
@@ -204,10 +205,10 @@ func ValueEnd(enc []byte) []byte {
 
 // TypeStart returns the first encoding of type t's values; TypeEnd the
 // first encoding after them.
-func TypeStart(t filter.Type) []byte { return []byte{tagBase + byte(t)} }
+func TypeStart(t edm.Type) []byte { return []byte{tagBase + byte(t)} }
 
 // TypeEnd: see TypeStart.
-func TypeEnd(t filter.Type) []byte { return []byte{tagBase + byte(t) + 1} }
+func TypeEnd(t edm.Type) []byte { return []byte{tagBase + byte(t) + 1} }
 
 // doubleBits maps a double to 8 bytes whose order is package filter's
 // total order of doubles: NaN first, -0 equal to +0.
@@ -241,12 +242,12 @@ func appendEscaped(dst, b []byte) []byte {
 
 // fixedValueLen gives the payload length of the fixed-width types.
 var fixedValueLen = [...]int{
-	filter.TypeInt32:    4,
-	filter.TypeInt64:    8,
-	filter.TypeDouble:   8,
-	filter.TypeBoolean:  1,
-	filter.TypeDateTime: 8,
-	filter.TypeGuid:     16,
+	edm.TypeInt32:    4,
+	edm.TypeInt64:    8,
+	edm.TypeDouble:   8,
+	edm.TypeBoolean:  1,
+	edm.TypeDateTime: 8,
+	edm.TypeGuid:     16,
 }
 
 // ValueLen returns the length of the encoded value at the start of b.
@@ -257,11 +258,11 @@ func ValueLen(b []byte) (int, bool) {
 	if b[0] == TagAbsent {
 		return 1, true
 	}
-	t := filter.Type(b[0] - tagBase)
-	if b[0] < tagBase || t < filter.TypeString || t > filter.TypeBinary {
+	t := edm.Type(b[0] - tagBase)
+	if b[0] < tagBase || t < edm.TypeString || t > edm.TypeBinary {
 		return 0, false
 	}
-	if t == filter.TypeString || t == filter.TypeBinary {
+	if t == edm.TypeString || t == edm.TypeBinary {
 		for i := 1; i+1 < len(b); i++ {
 			if b[i] != escByte {
 				continue
@@ -278,7 +279,7 @@ func ValueLen(b []byte) (int, bool) {
 		return 0, false
 	}
 	n := 1 + fixedValueLen[t]
-	if len(b) < n || (t == filter.TypeBoolean && b[1] > 1) {
+	if len(b) < n || (t == edm.TypeBoolean && b[1] > 1) {
 		return 0, false
 	}
 	return n, true
@@ -300,18 +301,18 @@ func TupleLen(b []byte, n int) (int, bool) {
 // DecodeValue decodes the encoded value at the start of b and returns it
 // with its length; absent reports the absent tag. The value's Bytes are
 // new memory.
-func DecodeValue(b []byte) (v filter.Value, absent bool, n int, err error) {
+func DecodeValue(b []byte) (v edm.Value, absent bool, n int, err error) {
 	n, ok := ValueLen(b)
 	if !ok {
-		return filter.Value{}, false, 0, ErrMalformedIndex
+		return edm.Value{}, false, 0, ErrMalformedIndex
 	}
 	if b[0] == TagAbsent {
-		return filter.Value{}, true, 1, nil
+		return edm.Value{}, true, 1, nil
 	}
-	v.Type = filter.Type(b[0] - tagBase)
+	v.Type = edm.Type(b[0] - tagBase)
 	p := b[1:n]
 	switch v.Type {
-	case filter.TypeString, filter.TypeBinary:
+	case edm.TypeString, edm.TypeBinary:
 		out := make([]byte, 0, len(p)-2)
 		for i := 0; i < len(p)-2; i++ {
 			out = append(out, p[i])
@@ -320,11 +321,11 @@ func DecodeValue(b []byte) (v filter.Value, absent bool, n int, err error) {
 			}
 		}
 		v.Bytes = out
-	case filter.TypeInt32:
+	case edm.TypeInt32:
 		v.Int = int64(int32(binary.BigEndian.Uint32(p) ^ 1<<31))
-	case filter.TypeInt64, filter.TypeDateTime:
+	case edm.TypeInt64, edm.TypeDateTime:
 		v.Int = int64(binary.BigEndian.Uint64(p) ^ 1<<63)
-	case filter.TypeDouble:
+	case edm.TypeDouble:
 		u := binary.BigEndian.Uint64(p)
 		switch {
 		case u == 0:
@@ -334,9 +335,9 @@ func DecodeValue(b []byte) (v filter.Value, absent bool, n int, err error) {
 		default:
 			v.Float = math.Float64frombits(^u)
 		}
-	case filter.TypeBoolean:
+	case edm.TypeBoolean:
 		v.Int = int64(p[0])
-	case filter.TypeGuid:
+	case edm.TypeGuid:
 		v.Bytes = bytes.Clone(p)
 	}
 	return v, false, n, nil

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/edm"
 )
 
 func TestEntityKeyOrderMatchesKeyOrder(t *testing.T) {
@@ -80,7 +80,7 @@ func TestEmptyKeys(t *testing.T) {
 	}
 	_, ee := EntitySpan(3)
 	require.Equal(t, -1, bytes.Compare(Entity(nil, 3, "", ""), ee))
-	tuple := AppendValue(nil, filter.Value{Type: filter.TypeString, Bytes: []byte("")})
+	tuple := AppendValue(nil, edm.Value{Type: edm.TypeString, Bytes: []byte("")})
 	for _, partitioned := range []bool{false, true} {
 		for _, c := range []struct{ pk, rk string }{{"", ""}, {"", "r"}, {"p", ""}} {
 			suffix := AppendIndexSuffix(nil, partitioned, tuple, c.pk, c.rk)

@@ -6,12 +6,11 @@ package limits
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/tablestore/tablestore/driver"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 // Azure's limits on keys, names, values and entities.
@@ -53,21 +52,21 @@ func NameSize(units int) int { return 8 + 2*units }
 // (String 4 + 2 per code unit, Binary 4 + length, DateTime 8, Guid 16,
 // Double 8, Int32 4, Int64 8, Boolean 1). Transactions sum it against their
 // 4 MiB limit.
-func EntitySize(pk, rk string, props []codec.Property) int {
+func EntitySize(pk, rk string, props []driver.Property) int {
 	n := KeysSize(UTF16Len(pk), UTF16Len(rk))
 	for i := range props {
 		p := &props[i]
 		n += NameSize(UTF16Len(p.Name))
 		switch p.Value.Type {
-		case filter.TypeString:
+		case edm.TypeString:
 			n += 4 + 2*UTF16LenBytes(p.Value.Bytes)
-		case filter.TypeBinary:
+		case edm.TypeBinary:
 			n += 4 + len(p.Value.Bytes)
-		case filter.TypeInt32:
+		case edm.TypeInt32:
 			n += 4
-		case filter.TypeBoolean:
+		case edm.TypeBoolean:
 			n++
-		case filter.TypeGuid:
+		case edm.TypeGuid:
 			n += 16
 		default: // Int64, Double, DateTime
 			n += 8

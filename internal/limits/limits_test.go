@@ -1,12 +1,12 @@
 package limits
 
 import (
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tablestore/tablestore/filter"
-	"github.com/tablestore/tablestore/internal/codec"
 )
 
 func TestUTF16Len(t *testing.T) {
@@ -42,16 +42,16 @@ func TestUTF16Len(t *testing.T) {
 
 func TestEntitySize(t *testing.T) {
 	// Worked by hand from Azure's formula.
-	props := []codec.Property{
-		{Name: "Bin", Value: filter.Value{Type: filter.TypeBinary, Bytes: make([]byte, 10)}}, // 8+6+4+10 = 28
-		{Name: "Bool", Value: filter.Value{Type: filter.TypeBoolean, Int: 1}},                // 8+8+1 = 17
-		{Name: "D", Value: filter.Value{Type: filter.TypeDouble}},                            // 8+2+8 = 18
-		{Name: "Dt", Value: filter.Value{Type: filter.TypeDateTime}},                         // 8+4+8 = 20
-		{Name: "G", Value: filter.Value{Type: filter.TypeGuid, Bytes: make([]byte, 16)}},     // 8+2+16 = 26
-		{Name: "I", Value: filter.Value{Type: filter.TypeInt32}},                             // 8+2+4 = 14
-		{Name: "L", Value: filter.Value{Type: filter.TypeInt64}},                             // 8+2+8 = 18
-		{Name: "S", Value: filter.Value{Type: filter.TypeString, Bytes: []byte("h😀")}},       // 8+2+4+6 = 20
-		{Name: "é", Value: filter.Value{Type: filter.TypeString, Bytes: []byte{}}},           // 8+2+4 = 14
+	props := []driver.Property{
+		{Name: "Bin", Value: edm.Value{Type: edm.TypeBinary, Bytes: make([]byte, 10)}}, // 8+6+4+10 = 28
+		{Name: "Bool", Value: edm.Value{Type: edm.TypeBoolean, Int: 1}},                // 8+8+1 = 17
+		{Name: "D", Value: edm.Value{Type: edm.TypeDouble}},                            // 8+2+8 = 18
+		{Name: "Dt", Value: edm.Value{Type: edm.TypeDateTime}},                         // 8+4+8 = 20
+		{Name: "G", Value: edm.Value{Type: edm.TypeGuid, Bytes: make([]byte, 16)}},     // 8+2+16 = 26
+		{Name: "I", Value: edm.Value{Type: edm.TypeInt32}},                             // 8+2+4 = 14
+		{Name: "L", Value: edm.Value{Type: edm.TypeInt64}},                             // 8+2+8 = 18
+		{Name: "S", Value: edm.Value{Type: edm.TypeString, Bytes: []byte("h😀")}},       // 8+2+4+6 = 20
+		{Name: "é", Value: edm.Value{Type: edm.TypeString, Bytes: []byte{}}},           // 8+2+4 = 14
 	}
 	// 4 + 2*(2+4) = 16 for the keys "pk" and "rk😀" (the emoji is two units).
 	require.Equal(t, 16+28+17+18+20+26+14+18+20+14, EntitySize("pk", "rk😀", props))

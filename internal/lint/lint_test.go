@@ -239,9 +239,9 @@ func TestLayering(t *testing.T) {
 func TestLayeringRulesCatch(t *testing.T) {
 	bad := []pkg{
 		{ImportPath: module + "/edm", Imports: []string{module + "/filter"}},
-		{ImportPath: module + "/filter", Imports: []string{"strings", module + "/internal/codec"}},
+		{ImportPath: module + "/filter", Imports: []string{"strings", module + "/internal/engine"}},
 		{ImportPath: module + "/internal/plan", Deps: []string{"fmt", module}},
-		{ImportPath: module + "/driver", Imports: []string{module + "/internal/codec"}},
+		{ImportPath: module + "/driver", Imports: []string{module + "/internal/engine"}},
 		{ImportPath: module + "/azure", XTestImports: []string{module + "/internal/modeltest"}},
 		{ImportPath: module + "/server", Imports: []string{module + "/internal/wire"}},
 		{ImportPath: module + "/replicate", TestImports: []string{module + "/internal/engine"}},
@@ -401,6 +401,41 @@ func houseRules(codes map[string]bool) []houseRule {
 			},
 		},
 		{
+			name:    "a public alias of another package's type is declared in the package's aliases.go",
+			applies: func(p string) bool { return !isInternal(p) },
+			check: func(f sourceFile, report func(token.Pos, string)) {
+				if filepath.Base(f.path) == "aliases.go" {
+					return
+				}
+				for _, ts := range foreignAliases(f.file) {
+					report(ts.Pos(), "type "+ts.Name.Name)
+				}
+			},
+		},
+		{
+			name:    "package filter re-exports nothing of another package",
+			applies: func(p string) bool { return p == module+"/filter" },
+			check: func(f sourceFile, report func(token.Pos, string)) {
+				for _, ts := range foreignAliases(f.file) {
+					report(ts.Pos(), "type "+ts.Name.Name)
+				}
+				for _, d := range f.file.Decls {
+					gd, ok := d.(*ast.GenDecl)
+					if !ok || gd.Tok != token.CONST && gd.Tok != token.VAR {
+						continue
+					}
+					for _, spec := range gd.Specs {
+						vs := spec.(*ast.ValueSpec)
+						for i, name := range vs.Names {
+							if i < len(vs.Values) && name.IsExported() && isQualified(vs.Values[i]) {
+								report(name.Pos(), name.Name)
+							}
+						}
+					}
+				}
+			},
+		},
+		{
 			name:    "error codes are edm's constants, not string literals",
 			applies: func(p string) bool { return libraryOrHarness(p) && p != module+"/edm" },
 			check: func(f sourceFile, report func(token.Pos, string)) {
@@ -415,6 +450,34 @@ func houseRules(codes map[string]bool) []houseRule {
 			},
 		},
 	}
+}
+
+// foreignAliases returns f's exported aliases of another package's types.
+func foreignAliases(f *ast.File) []*ast.TypeSpec {
+	var out []*ast.TypeSpec
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.TYPE {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			ts := spec.(*ast.TypeSpec)
+			if ts.Assign.IsValid() && ts.Name.IsExported() && isQualified(ts.Type) {
+				out = append(out, ts)
+			}
+		}
+	}
+	return out
+}
+
+// isQualified reports whether e is a qualified identifier, pkg.Name.
+func isQualified(e ast.Expr) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	_, ok = sel.X.(*ast.Ident)
+	return ok
 }
 
 // houseViolations applies rules to files.
@@ -481,6 +544,8 @@ func f() error {
 	log.Fatalf("no")
 	return code("TableNotFound")
 }
+
+type File = os.File
 `
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "x.go", src, parser.ParseComments)
@@ -502,18 +567,23 @@ func (q *request) fail(err error) {}
 	if err != nil {
 		t.Fatal(err)
 	}
+	ff, err := parser.ParseFile(fset, "filter/aliases.go", "package filter\n\nimport \"os\"\n\nconst ModeDir = os.ModeDir\n", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rules := houseRules(map[string]bool{"TableNotFound": true})
 	got := houseViolations([]sourceFile{
 		{path: "x.go", pkg: module + "/x", file: f, fset: fset},
 		{path: "server.go", pkg: module + "/server", file: sf, fset: fset},
+		{path: "filter/aliases.go", pkg: module + "/filter", file: ff, fset: fset},
 	}, rules)
 	for _, r := range rules {
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, r.name+":") }) {
 			t.Errorf("rule %q caught nothing in %v", r.name, got)
 		}
 	}
-	if n := len(got); n != 7 {
-		t.Errorf("got %d breaches, want 7 (os.Exit, log.Fatalf, linkname, eface, the code, answer in a handler, fail): %v", n, got)
+	if n := len(got); n != 9 {
+		t.Errorf("got %d breaches, want 9 (os.Exit, log.Fatalf, linkname, eface, the code, answer in a handler, fail, the alias, filter's constant): %v", n, got)
 	}
 }
 

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/tablestore/tablestore/edm"
 	"slices"
 
 	"github.com/tablestore/tablestore/filter"
@@ -123,7 +124,7 @@ func compareSet(n *filter.CompareNode) (boxSet, bool) {
 	default:
 		return fullSet, false
 	}
-	if n.Value.Type != filter.TypeString {
+	if n.Value.Type != edm.TypeString {
 		switch n.Op {
 		case filter.OpNE, filter.OpLT, filter.OpLE:
 			return fullSet, true

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"bytes"
+	"github.com/tablestore/tablestore/edm"
 	"slices"
 	"strings"
 
@@ -514,7 +515,7 @@ func typeOfTag(tag byte) string {
 	if tag == keys.TagAbsent {
 		return "absent"
 	}
-	return filter.Type(tag - keys.TypeStart(0)[0]).String()
+	return edm.Type(tag - keys.TypeStart(0)[0]).String()
 }
 
 // boundText prints one bound of a span: the literal and the operator

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"bytes"
+	"github.com/tablestore/tablestore/edm"
 
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/keys"
@@ -72,14 +73,14 @@ func (s valueSet) intersect(t valueSet) valueSet {
 // compareValues returns the encoded values v of a property for which
 // `v op lit` holds under filter.Compare's rules; an absent property never
 // satisfies a comparison, so its encoding is never in the set.
-func compareValues(op filter.Op, lit filter.Value) valueSet {
+func compareValues(op filter.Op, lit edm.Value) valueSet {
 	var out valueSet
 	add := func(lo, hi []byte) {
 		if bytes.Compare(lo, hi) < 0 {
 			out = append(out, valueSpan{lo, hi})
 		}
 	}
-	for t := filter.TypeString; t <= filter.TypeBinary; t++ {
+	for t := edm.TypeString; t <= edm.TypeBinary; t++ {
 		start, end := keys.TypeStart(t), keys.TypeEnd(t)
 		x, cut, rel := literalIn(t, lit)
 		switch rel {
@@ -131,22 +132,22 @@ const (
 // literalIn returns lit as a value of type t (exact), or the first
 // encoding of a value greater than lit (between), or incomparable, per
 // filter.Compare's pairings of property and literal types.
-func literalIn(t filter.Type, lit filter.Value) (filter.Value, []byte, int) {
+func literalIn(t edm.Type, lit edm.Value) (edm.Value, []byte, int) {
 	switch {
 	case t == lit.Type:
 		return lit, nil, exact
-	case t == filter.TypeInt64 && lit.Type == filter.TypeInt32:
-		return filter.Value{Type: filter.TypeInt64, Int: lit.Int}, nil, exact
-	case t == filter.TypeDouble && (lit.Type == filter.TypeInt32 || lit.Type == filter.TypeInt64):
-		d := filter.Value{Type: filter.TypeDouble, Float: float64(lit.Int)}
+	case t == edm.TypeInt64 && lit.Type == edm.TypeInt32:
+		return edm.Value{Type: edm.TypeInt64, Int: lit.Int}, nil, exact
+	case t == edm.TypeDouble && (lit.Type == edm.TypeInt32 || lit.Type == edm.TypeInt64):
+		d := edm.Value{Type: edm.TypeDouble, Float: float64(lit.Int)}
 		if filter.Compare(d, filter.OpEQ, lit) {
 			return d, nil, exact
 		}
 		enc := keys.AppendValue(nil, d)
 		if filter.Compare(d, filter.OpGT, lit) {
-			return filter.Value{}, enc, between // d is the least double above lit
+			return edm.Value{}, enc, between // d is the least double above lit
 		}
-		return filter.Value{}, keys.ValueEnd(enc), between // d is the greatest below
+		return edm.Value{}, keys.ValueEnd(enc), between // d is the greatest below
 	}
-	return filter.Value{}, nil, incomparable
+	return edm.Value{}, nil, incomparable
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"bytes"
+	"github.com/tablestore/tablestore/edm"
 	"math"
 	"testing"
 
@@ -12,27 +13,27 @@ import (
 // indexTestValues are values of every type near each other's
 // boundaries: numbers of all three numeric types around the same points,
 // doubles no integer equals, strings and binaries with 0x00 and prefixes.
-func indexTestValues() []filter.Value {
-	var vs []filter.Value
+func indexTestValues() []edm.Value {
+	var vs []edm.Value
 	for _, n := range []int64{math.MinInt32, -5, -1, 0, 1, 5, math.MaxInt32} {
-		vs = append(vs, filter.Value{Type: filter.TypeInt32, Int: n})
+		vs = append(vs, edm.Value{Type: edm.TypeInt32, Int: n})
 	}
 	for _, n := range []int64{math.MinInt64, -5, 0, 5, 1 << 53, 1<<53 + 1, math.MaxInt64} {
-		vs = append(vs, filter.Value{Type: filter.TypeInt64, Int: n})
+		vs = append(vs, edm.Value{Type: edm.TypeInt64, Int: n})
 	}
 	for _, f := range []float64{math.Inf(-1), -5.5, -5, math.Copysign(0, -1), 0, 4.999, 5, 5.5, 1 << 53, 1<<53 + 2, 1 << 63, math.Inf(1), math.NaN()} {
-		vs = append(vs, filter.Value{Type: filter.TypeDouble, Float: f})
+		vs = append(vs, edm.Value{Type: edm.TypeDouble, Float: f})
 	}
 	for _, s := range []string{"", "a", "a\x00", "a\x00b", "ab", "b", "\xff"} {
-		vs = append(vs, filter.Value{Type: filter.TypeString, Bytes: []byte(s)})
-		vs = append(vs, filter.Value{Type: filter.TypeBinary, Bytes: []byte(s)})
+		vs = append(vs, edm.Value{Type: edm.TypeString, Bytes: []byte(s)})
+		vs = append(vs, edm.Value{Type: edm.TypeBinary, Bytes: []byte(s)})
 	}
-	vs = append(vs, filter.Value{Type: filter.TypeBoolean, Int: 0}, filter.Value{Type: filter.TypeBoolean, Int: 1})
+	vs = append(vs, edm.Value{Type: edm.TypeBoolean, Int: 0}, edm.Value{Type: edm.TypeBoolean, Int: 1})
 	for _, t := range []int64{0, 1, 1 << 60} {
-		vs = append(vs, filter.Value{Type: filter.TypeDateTime, Int: t})
+		vs = append(vs, edm.Value{Type: edm.TypeDateTime, Int: t})
 	}
-	vs = append(vs, filter.Value{Type: filter.TypeGuid, Bytes: make([]byte, 16)},
-		filter.Value{Type: filter.TypeGuid, Bytes: bytes.Repeat([]byte{1}, 16)})
+	vs = append(vs, edm.Value{Type: edm.TypeGuid, Bytes: make([]byte, 16)},
+		edm.Value{Type: edm.TypeGuid, Bytes: bytes.Repeat([]byte{1}, 16)})
 	return vs
 }
 
@@ -77,7 +78,7 @@ func TestValueEncodingOrder(t *testing.T) {
 			t.Fatalf("%v: ValueLen %d %v, encoding %x", a, n, ok, ea)
 		}
 		d, _, _, err := keys.DecodeValue(ea)
-		if err != nil || !filter.Compare(d, filter.OpEQ, a) && !(a.Type == filter.TypeDouble && math.IsNaN(a.Float)) {
+		if err != nil || !filter.Compare(d, filter.OpEQ, a) && !(a.Type == edm.TypeDouble && math.IsNaN(a.Float)) {
 			t.Fatalf("%v: decodes to %v, %v", a, d, err)
 		}
 		for _, b := range vs {

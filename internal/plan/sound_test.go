@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"github.com/tablestore/tablestore/edm"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -13,20 +14,20 @@ import (
 // props is an entity for filter.Eval: its keys and one typed property.
 type props struct {
 	pk, rk string
-	n      filter.Value
+	n      edm.Value
 	hasN   bool
 }
 
-func (p props) Lookup(name string) (filter.Value, bool) {
+func (p props) Lookup(name string) (edm.Value, bool) {
 	switch name {
 	case partitionKeyName:
-		return filter.Value{Type: filter.TypeString, Bytes: []byte(p.pk)}, true
+		return edm.Value{Type: edm.TypeString, Bytes: []byte(p.pk)}, true
 	case rowKeyName:
-		return filter.Value{Type: filter.TypeString, Bytes: []byte(p.rk)}, true
+		return edm.Value{Type: edm.TypeString, Bytes: []byte(p.rk)}, true
 	case "N":
 		return p.n, p.hasN
 	}
-	return filter.Value{}, false
+	return edm.Value{}, false
 }
 
 // keyAlphabet yields short keys with shared prefixes, spaces and empty
@@ -39,16 +40,16 @@ func randomKeyString(r *rand.Rand) string {
 
 // randomLiteral is mostly a string, sometimes another type, sometimes a
 // string with a control character.
-func randomLiteral(r *rand.Rand) filter.Value {
+func randomLiteral(r *rand.Rand) edm.Value {
 	switch r.IntN(10) {
 	case 0:
-		return filter.Value{Type: filter.TypeInt32, Int: int64(r.IntN(3))}
+		return edm.Value{Type: edm.TypeInt32, Int: int64(r.IntN(3))}
 	case 1:
-		return filter.Value{Type: filter.TypeBoolean, Int: int64(r.IntN(2))}
+		return edm.Value{Type: edm.TypeBoolean, Int: int64(r.IntN(2))}
 	case 2:
-		return filter.Value{Type: filter.TypeString, Bytes: []byte(randomKeyString(r) + "\x01" + randomKeyString(r))}
+		return edm.Value{Type: edm.TypeString, Bytes: []byte(randomKeyString(r) + "\x01" + randomKeyString(r))}
 	}
-	return filter.Value{Type: filter.TypeString, Bytes: []byte(randomKeyString(r))}
+	return edm.Value{Type: edm.TypeString, Bytes: []byte(randomKeyString(r))}
 }
 
 func randomNode(r *rand.Rand, depth int) filter.Node {
@@ -61,7 +62,7 @@ func randomNode(r *rand.Rand, depth int) filter.Node {
 			c.Property = rowKeyName
 		default:
 			c.Property = "N"
-			c.Value = filter.Value{Type: filter.TypeInt32, Int: int64(r.IntN(3))}
+			c.Value = edm.Value{Type: edm.TypeInt32, Int: int64(r.IntN(3))}
 		}
 		return c
 	}
@@ -84,7 +85,7 @@ func keyUniverse(r *rand.Rand) []props {
 				for _, rk2 := range []string{"", "b", " "} {
 					e := props{pk: pk + pk2, rk: rk + rk2}
 					if r.IntN(2) == 0 {
-						e.n, e.hasN = filter.Value{Type: filter.TypeInt32, Int: int64(r.IntN(3))}, true
+						e.n, e.hasN = edm.Value{Type: edm.TypeInt32, Int: int64(r.IntN(3))}, true
 					}
 					entities = append(entities, e)
 				}
@@ -159,7 +160,7 @@ func TestMaxRanges(t *testing.T) {
 		var or filter.Node
 		for i := range n {
 			c := &filter.CompareNode{Property: rowKeyName, Op: filter.OpEQ,
-				Value: filter.Value{Type: filter.TypeString, Bytes: fmt.Appendf(nil, "%04d", i)}}
+				Value: edm.Value{Type: edm.TypeString, Bytes: fmt.Appendf(nil, "%04d", i)}}
 			if or == nil {
 				or = c
 			} else {
@@ -167,7 +168,7 @@ func TestMaxRanges(t *testing.T) {
 			}
 		}
 		pk := &filter.CompareNode{Property: partitionKeyName, Op: filter.OpEQ,
-			Value: filter.Value{Type: filter.TypeString, Bytes: []byte("p")}}
+			Value: edm.Value{Type: edm.TypeString, Bytes: []byte("p")}}
 		return &filter.AndNode{X: pk, Y: or}
 	}
 	p := New(build(MaxRanges))

@@ -8,7 +8,6 @@ import (
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/arena"
-	"github.com/tablestore/tablestore/internal/codec"
 	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
@@ -104,7 +103,7 @@ func (d *Decoder) start(p *Plan, base unsafe.Pointer, row *Row) (driver.RecordIt
 		case systemETag:
 			etag := row.ETag
 			if etag == "" {
-				etag = codec.FormatETag(ts)
+				etag = driver.FormatETag(ts)
 			}
 			*(*string)(f.at(base)) = etag
 		}

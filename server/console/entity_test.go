@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"fmt"
+	"github.com/tablestore/tablestore/edm"
 	"html"
 	"math"
 	"net/http"
@@ -21,7 +22,7 @@ import (
 // break and one with a trailing space, extreme numbers, a DateTime at 100
 // ns precision.
 func typedEntity() *tablestore.Entity {
-	g, _ := tablestore.ParseGUID("01234567-89ab-cdef-0123-456789abcdef")
+	g, _ := edm.ParseGUID("01234567-89ab-cdef-0123-456789abcdef")
 	return &tablestore.Entity{PartitionKey: "p 1", RowKey: "r'1", Properties: map[string]any{
 		"S":      "héllo, \"world\"",
 		"CR":     "a\r\nb\x01",
@@ -156,7 +157,7 @@ func TestEntityInsertTyped(t *testing.T) {
 	require.Equal(t, "/tables/Typed/entity?pk=a&rk=1&saved=1", loc)
 	e, err := tb.Get(ctx, "a", "1", nil)
 	require.NoError(t, err)
-	g, _ := tablestore.ParseGUID("a1a2a3a4-b1b2-c1c2-d1d2-d3d4d5d6d7d8")
+	g, _ := edm.ParseGUID("a1a2a3a4-b1b2-c1c2-d1d2-d3d4d5d6d7d8")
 	require.Equal(t, "Ada\nLovelace", e.Properties["Name"])
 	require.Equal(t, int32(36), e.Properties["Age"])
 	require.Equal(t, int64(math.MinInt64), e.Properties["Big"])

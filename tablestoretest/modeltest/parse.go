@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/tablestore/tablestore/edm"
 	"io"
 	"os"
 	"slices"
@@ -512,9 +513,9 @@ func (p *parser) value() any {
 		}
 		return v
 	case "guid":
-		v, err := ts.ParseGUID(arg)
-		if err != nil {
-			bad(err)
+		v, ok := edm.ParseGUID(arg)
+		if !ok {
+			bad(fmt.Errorf("malformed guid %q", arg))
 		}
 		return v
 	case "binary":

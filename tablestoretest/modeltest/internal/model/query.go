@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"github.com/tablestore/tablestore/edm"
 	"slices"
 	"time"
 
@@ -52,21 +53,21 @@ func (m *Model) Query(tableName string, q ts.Query) ([]*ts.Entity, error) {
 // properties.
 type properties struct{ e *ts.Entity }
 
-func (p properties) Lookup(name string) (filter.Value, bool) {
+func (p properties) Lookup(name string) (edm.Value, bool) {
 	switch name {
 	case "PartitionKey":
-		return filter.Value{Type: filter.TypeString, Bytes: []byte(p.e.PartitionKey)}, true
+		return edm.Value{Type: edm.TypeString, Bytes: []byte(p.e.PartitionKey)}, true
 	case "RowKey":
-		return filter.Value{Type: filter.TypeString, Bytes: []byte(p.e.RowKey)}, true
+		return edm.Value{Type: edm.TypeString, Bytes: []byte(p.e.RowKey)}, true
 	case "Timestamp":
 		if p.e.Timestamp.IsZero() {
-			return filter.Value{}, false
+			return edm.Value{}, false
 		}
 		return ToValue(p.e.Timestamp)
 	}
 	v, ok := p.e.Properties[name]
 	if !ok {
-		return filter.Value{}, false
+		return edm.Value{}, false
 	}
 	return ToValue(v)
 }
@@ -75,32 +76,32 @@ func (p properties) Lookup(name string) (filter.Value, bool) {
 // 0001-01-01T00:00:00Z).
 const ticksAtUnixEpoch = 621355968000000000
 
-// ToValue converts a stored property value to a filter.Value.
-func ToValue(v any) (filter.Value, bool) {
+// ToValue converts a stored property value to a edm.Value.
+func ToValue(v any) (edm.Value, bool) {
 	switch v := v.(type) {
 	case string:
-		return filter.Value{Type: filter.TypeString, Bytes: []byte(v)}, true
+		return edm.Value{Type: edm.TypeString, Bytes: []byte(v)}, true
 	case int32:
-		return filter.Value{Type: filter.TypeInt32, Int: int64(v)}, true
+		return edm.Value{Type: edm.TypeInt32, Int: int64(v)}, true
 	case int64:
-		return filter.Value{Type: filter.TypeInt64, Int: v}, true
+		return edm.Value{Type: edm.TypeInt64, Int: v}, true
 	case float64:
-		return filter.Value{Type: filter.TypeDouble, Float: v}, true
+		return edm.Value{Type: edm.TypeDouble, Float: v}, true
 	case bool:
 		b := int64(0)
 		if v {
 			b = 1
 		}
-		return filter.Value{Type: filter.TypeBoolean, Int: b}, true
+		return edm.Value{Type: edm.TypeBoolean, Int: b}, true
 	case time.Time:
 		// Unix seconds fit int64 over Azure's whole range, where
 		// UnixNano would overflow.
 		ticks := v.Unix()*10_000_000 + int64(v.Nanosecond()/100) + ticksAtUnixEpoch
-		return filter.Value{Type: filter.TypeDateTime, Int: ticks}, true
+		return edm.Value{Type: edm.TypeDateTime, Int: ticks}, true
 	case ts.GUID:
-		return filter.Value{Type: filter.TypeGuid, Bytes: v[:]}, true
+		return edm.Value{Type: edm.TypeGuid, Bytes: v[:]}, true
 	case []byte:
-		return filter.Value{Type: filter.TypeBinary, Bytes: v}, true
+		return edm.Value{Type: edm.TypeBinary, Bytes: v}, true
 	}
-	return filter.Value{}, false
+	return edm.Value{}, false
 }

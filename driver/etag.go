@@ -1,4 +1,4 @@
-package codec
+package driver
 
 import (
 	"strings"
@@ -7,16 +7,16 @@ import (
 	"github.com/tablestore/tablestore/edm"
 )
 
-// FormatETag returns the ETag of an entity written at ts, in Azure's form
-// W/"datetime'2006-01-02T15%3A04%3A05.0000000Z'". It is formatted by hand
-// because every read of an entity computes it.
-func FormatETag(ts time.Time) string {
-	var b [ETagLen]byte
-	return string(AppendETag(b[:0], ts))
-}
-
 // ETagLen is the length of every ETag FormatETag returns.
 const ETagLen = 46
+
+// FormatETag returns the ETag of an entity whose Timestamp is ts, in
+// Azure's form W/"datetime'2006-01-02T15%3A04%3A05.0000000Z'": the ETag a
+// driver reports with every entity and commit.
+func FormatETag(ts time.Time) string {
+	var b [ETagLen]byte
+	return string(AppendETagTicks(b[:0], edm.TicksFromTime(ts)))
+}
 
 // FormatETagTicks is FormatETag(edm.TimeFromTicks(ticks)).
 func FormatETagTicks(ticks int64) string {
@@ -24,15 +24,10 @@ func FormatETagTicks(ticks int64) string {
 	return string(AppendETagTicks(b[:0], ticks))
 }
 
-// AppendETag appends FormatETag(ts) to dst.
-func AppendETag(dst []byte, ts time.Time) []byte {
-	return AppendETagTicks(dst, edm.TicksFromTime(ts))
-}
-
-// AppendETagTicks appends the ETag of an entity written at ticks to dst:
-// AppendETag(dst, edm.TimeFromTicks(ticks)) with the DateTime text of
-// package edm, without the calendar work of package time. Ticks outside years 0001 to 9999 are formatted as their
-// time.Time is.
+// AppendETagTicks appends FormatETagTicks(ticks) to dst. It formats by hand,
+// without the calendar work of package time, because every read of an
+// entity computes an ETag. Ticks outside years 0001 to 9999 are formatted
+// as their time.Time is.
 func AppendETagTicks(dst []byte, ticks int64) []byte {
 	if ticks < 0 || ticks > edm.MaxTicks {
 		ts := edm.TimeFromTicks(ticks)

@@ -1,4 +1,4 @@
-package codec
+package driver
 
 import (
 	"math/rand/v2"
@@ -18,9 +18,9 @@ func TestAppendETag(t *testing.T) {
 		{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), `W/"datetime'0001-01-01T00%3A00%3A00.0000000Z'"`},
 		{time.Date(9999, 12, 31, 23, 59, 59, 999_999_900, time.FixedZone("x", 3600)), `W/"datetime'9999-12-31T22%3A59%3A59.9999999Z'"`},
 	} {
-		got := string(AppendETag([]byte("prefix"), c.ts))
+		got := string(AppendETagTicks([]byte("prefix"), edm.TicksFromTime(c.ts)))
 		if got != "prefix"+c.want {
-			t.Errorf("AppendETag(%v) = %s, want prefix%s", c.ts, got, c.want)
+			t.Errorf("AppendETagTicks(%v) = %s, want prefix%s", c.ts, got, c.want)
 		}
 		if s := FormatETag(c.ts); s != c.want || len(s) != ETagLen {
 			t.Errorf("FormatETag(%v) = %s (%d bytes), want %s (%d)", c.ts, s, len(s), c.want, ETagLen)
@@ -67,6 +67,6 @@ func BenchmarkAppendETag(b *testing.B) {
 	ts := time.Date(2024, 1, 2, 3, 4, 5, 600_000_700, time.UTC)
 	var buf [ETagLen]byte
 	for b.Loop() {
-		AppendETag(buf[:0], ts)
+		AppendETagTicks(buf[:0], edm.TicksFromTime(ts))
 	}
 }
