@@ -21,11 +21,12 @@ var _ driver.BulkCommitter = (*table)(nil)
 // and writes the applied ones in one Pebble batch, with one new
 // Timestamp greater than every replaced entity's, and one sync.
 func (t *table) CommitBulk(ctx context.Context, actions []driver.Action, opts driver.BulkCommitOptions) (res driver.BulkCommitResult, err error) {
-	err = t.db.boundedWrite(ctx, func(ctx context.Context) (err error) {
-		res, err = t.commitBulk(ctx, actions, opts)
-		return err
+	if !t.db.opts.NoSync {
+		actions = cloneActions(actions)
+	}
+	return boundedWrite(t.db, ctx, func(ctx context.Context) (driver.BulkCommitResult, error) {
+		return t.commitBulk(ctx, actions, opts)
 	})
-	return res, err
 }
 
 func (t *table) commitBulk(ctx context.Context, actions []driver.Action, opts driver.BulkCommitOptions) (_ driver.BulkCommitResult, err error) {

@@ -81,7 +81,8 @@ func (db *Engine) loadCatalog() error {
 
 // CreateTable implements driver.Conn. The catalog change is always synced.
 func (db *Engine) CreateTable(ctx context.Context, name string) error {
-	return db.boundedWrite(ctx, func(ctx context.Context) error { return db.createTable(ctx, name) })
+	_, err := boundedWrite(db, ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, db.createTable(ctx, name) })
+	return err
 }
 
 func (db *Engine) createTable(ctx context.Context, name string) (err error) {
@@ -118,7 +119,8 @@ func (db *Engine) createTable(ctx context.Context, name string) (err error) {
 // compactions. The name can be created again at once, as a new empty table
 // with a new ID.
 func (db *Engine) DeleteTable(ctx context.Context, name string) error {
-	return db.boundedWrite(ctx, func(ctx context.Context) error { return db.deleteTable(ctx, name) })
+	_, err := boundedWrite(db, ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, db.deleteTable(ctx, name) })
+	return err
 }
 
 func (db *Engine) deleteTable(ctx context.Context, name string) (err error) {

@@ -19,9 +19,11 @@ import (
 // actions on the partition of the first action's PartitionKey (the caller
 // guarantees they all share it).
 func (t *table) Commit(ctx context.Context, actions []driver.Action) (res driver.CommitResult, err error) {
-	err = t.db.boundedWrite(ctx, func(ctx context.Context) (err error) {
-		res, err = t.commit(ctx, actions)
-		return err
+	if !t.db.opts.NoSync {
+		actions = cloneActions(actions)
+	}
+	res, err = boundedWrite(t.db, ctx, func(ctx context.Context) (driver.CommitResult, error) {
+		return t.commit(ctx, actions)
 	})
 	if err != nil {
 		return driver.CommitResult{}, err

@@ -51,11 +51,9 @@ var _ driver.RangeDeleter = (*table)(nil)
 
 // DeleteRange implements driver.RangeDeleter: one atomic range deletion.
 func (t *table) DeleteRange(ctx context.Context, pk, fromRowKey, toRowKey string) (res driver.DeleteRangeResult, err error) {
-	err = t.db.boundedWrite(ctx, func(ctx context.Context) (err error) {
-		res, err = t.deleteRange(ctx, pk, fromRowKey, toRowKey)
-		return err
+	return boundedWrite(t.db, ctx, func(ctx context.Context) (driver.DeleteRangeResult, error) {
+		return t.deleteRange(ctx, pk, fromRowKey, toRowKey)
 	})
-	return res, err
 }
 
 func (t *table) deleteRange(ctx context.Context, pk, fromRowKey, toRowKey string) (_ driver.DeleteRangeResult, err error) {

@@ -282,28 +282,38 @@ func handOverOf(ctx context.Context) *handOver {
 var errAbandoned = errors.New("tablestore: write abandoned before it was applied")
 
 // boundedWrite runs the write fn on its own goroutine and waits for it
-// as waitBounded does. fn must hand its batches to Pebble through
-// commitChanges or commitBatch, which refuse to start once the caller
-// has given up: a write given up before its hand-over is not applied, and
-// its error says why (the full disk, ctx, the write timeout); one given
-// up after may still be applied, and its error says so.
+// as waitBounded does, returning fn's result only when fn finished (the
+// zero R when the caller gave up). fn must hand its batches to Pebble
+// through commitChanges or commitBatch, which refuse to start once the
+// caller has given up: a write given up before its hand-over is not
+// applied, and its error says why (the full disk, ctx, the write
+// timeout); one given up after may still be applied, and its error says
+// so. fn must own what it reads: a write given up on outlives its
+// caller's call (see cloneActions).
 //
 // With NoSync, fn runs on the caller's goroutine: a goroutine per write
 // would more than double an unsynced write's cost, and such a write
 // waits for nothing but the memtable, which the gate keeps from stalling
 // on a full disk. Only the rare write that rotates the memtable just as
 // the WAL meets a full disk then waits for space.
-func (db *Engine) boundedWrite(ctx context.Context, fn func(ctx context.Context) error) error {
+func boundedWrite[R any](db *Engine, ctx context.Context, fn func(ctx context.Context) (R, error)) (R, error) {
+	var zero R
 	if err := ctx.Err(); err != nil {
-		return err
+		return zero, err
 	}
 	if db.opts.NoSync {
 		return fn(ctx)
 	}
 	h := &handOver{}
+	var res R // set before done is sent; read only after it is received
 	done := make(chan error, 1)
-	go func() { done <- fn(context.WithValue(ctx, handOverKey{}, h)) }()
-	return db.waitBounded(ctx, done, func() error {
+	go func() {
+		r, err := fn(context.WithValue(ctx, handOverKey{}, h))
+		res = r
+		done <- err
+	}()
+	finished := true
+	err := db.waitBounded(ctx, done, func() error {
 		cause := ctx.Err()
 		if cause == nil {
 			cause = db.timeoutError()
@@ -312,15 +322,45 @@ func (db *Engine) boundedWrite(ctx context.Context, fn func(ctx context.Context)
 			cause = fmt.Errorf("%w (%w)", noSpaceError(), cause)
 		}
 		if h.state.CompareAndSwap(handPending, handAbandoned) {
+			finished = false
 			return cause
 		}
 		select {
 		case err := <-done: // finished just now
 			return err
 		default:
+			finished = false
 			return errMaybeApplied(cause)
 		}
 	})
+	if !finished {
+		return zero, err
+	}
+	return res, err
+}
+
+// cloneActions copies actions and every byte they alias, for a write that
+// may outlive its caller's call (boundedWrite): the driver's contract lets
+// the caller reuse that memory once Commit returns.
+func cloneActions(actions []driver.Action) []driver.Action {
+	out := make([]driver.Action, len(actions))
+	for i, a := range actions {
+		if a.Record != nil {
+			a.Record = append([]byte(nil), a.Record...)
+		}
+		if a.Properties != nil {
+			props := make([]driver.Property, len(a.Properties))
+			for j, p := range a.Properties {
+				if p.Value.Bytes != nil {
+					p.Value.Bytes = append([]byte(nil), p.Value.Bytes...)
+				}
+				props[j] = p
+			}
+			a.Properties = props
+		}
+		out[i] = a
+	}
+	return out
 }
 
 // isNoSpace reports whether err is a full disk's.
