@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/internal/engine"
 	"github.com/tablestore/tablestore/server"
 )
 
@@ -109,5 +112,55 @@ func BenchmarkRestore10k(b *testing.B) {
 	}
 	if n != 10_000 {
 		b.Fatalf("restored %d entities", n)
+	}
+}
+
+// BenchmarkPebbleOpenMemFS is the floor under a new server: pebble.Open
+// of an empty store on a fresh MemFS with Pebble's default options (and
+// the newest format, as the engine uses), then Close.
+func BenchmarkPebbleOpenMemFS(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		opts func() *pebble.Options
+	}{
+		{"defaults", func() *pebble.Options {
+			return &pebble.Options{FS: vfs.NewMem(), FormatMajorVersion: pebble.FormatNewest}
+		}},
+		{"nowal", func() *pebble.Options {
+			return &pebble.Options{FS: vfs.NewMem(), FormatMajorVersion: pebble.FormatNewest, DisableWAL: true}
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				pdb, err := pebble.Open("db", bc.opts())
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if err := pdb.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// BenchmarkEngineOpenMemFS is the kit's store alone: the engine opened
+// on a fresh MemFS with the kit's options, without the DB or handler.
+func BenchmarkEngineOpenMemFS(b *testing.B) {
+	w := &world{clock: new(Clock)}
+	b.ReportAllocs()
+	for b.Loop() {
+		e, err := engine.OpenFS(liveDir, vfs.NewMem(), w.engineOptions())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := e.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
 	}
 }
