@@ -35,7 +35,8 @@ type Options struct {
 	// Cache, if set, is a block cache shared with other stores (Pebble
 	// keeps the blocks of each apart), used instead of one of CacheSize
 	// bytes: it saves a new store the cost of making its own. The caller
-	// keeps its reference for as long as any store may use it.
+	// keeps its reference for as long as any store may use it. Each
+	// store's block cache metrics are then the shared cache's.
 	Cache           *pebble.Cache
 	MemTableSize    uint64           // Pebble memtable bytes
 	BloomBitsPerKey int              // bloom filter bits per key; <= 0 disables
