@@ -627,3 +627,66 @@ func TestKitWithoutTest(t *testing.T) {
 		t.Fatal("a closed kit answered")
 	}
 }
+
+// TestRestoreOpensAhead checks that a snapshot restored a second time
+// gets its next copy opened ahead, that the next Restore of it takes that
+// copy with the snapshot's contents, that restoring another snapshot
+// drops it, and that Cleanup leaves no store open.
+func TestRestoreOpensAhead(t *testing.T) {
+	ctx := context.Background()
+	var ahead *state
+	t.Run("restores", func(t *testing.T) {
+		d := NewDB(t)
+		w := d.w
+		d.Load("tbl", strings.NewReader(fixture))
+		one := d.Snapshot()
+		if err := d.DB().Table("tbl").Delete(ctx, "p", "2", tablestore.ETagAny); err != nil {
+			t.Fatal(err)
+		}
+		two := d.Snapshot()
+		d.Restore(one)
+		if w.restoreSpare != nil {
+			t.Fatal("a copy opened ahead after the first Restore of a snapshot")
+		}
+		for range 3 {
+			d.Restore(one)
+			p := w.restoreSpare
+			if p == nil || p.snap != one {
+				t.Fatalf("no copy of the snapshot opened ahead: %+v", p)
+			}
+			r := <-p.done
+			p.done <- r
+			if err := d.DB().Table("tbl").Delete(ctx, "p", "2", tablestore.ETagAny); err != nil {
+				t.Fatalf("the restored store lacks the snapshot's entity: %v", err)
+			}
+			d.Restore(one)
+			if w.cur.Load() != r.st {
+				t.Fatal("Restore did not take the copy opened ahead")
+			}
+			if _, err := d.DB().Table("tbl").Get(ctx, "p", "2", nil); err != nil {
+				t.Fatalf("the copy opened ahead lacks the snapshot's entity: %v", err)
+			}
+		}
+		d.Restore(two)
+		if w.restoreSpare != nil {
+			t.Fatal("a copy of the other snapshot kept")
+		}
+		if _, err := d.DB().Table("tbl").Get(ctx, "p", "2", nil); !errors.Is(err, tablestore.ErrResourceNotFound) {
+			t.Fatalf("restored the wrong snapshot: %v", err)
+		}
+		d.Restore(two)
+		p := w.restoreSpare
+		if p == nil {
+			t.Fatal("no copy opened ahead")
+		}
+		r := <-p.done
+		p.done <- r
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		ahead = r.st
+	})
+	if _, err := ahead.db.ListTables(ctx, nil); !errors.Is(err, tablestore.ErrClosed) {
+		t.Fatalf("the copy opened ahead is open after Cleanup: %v", err)
+	}
+}

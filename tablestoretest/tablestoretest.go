@@ -115,7 +115,9 @@ func (s *Server) Snapshot() *Snapshot {
 // Restore replaces the server's state with snap's: requests that start
 // afterwards see exactly the snapshot (requests in flight finish on the
 // state they began on). Faults, the Clock and the request log are kept.
-// It fails the test on error.
+// From the second Restore of one snapshot on, the next copy of it is
+// opened in the background, so restoring it again costs a swap once that
+// copy is open. It fails the test on error.
 func (s *Server) Restore(snap *Snapshot) {
 	s.t.Helper()
 	if err := s.RestoreSnapshot(snap); err != nil {

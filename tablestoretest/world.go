@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/driver"
@@ -33,6 +34,11 @@ type world struct {
 	// spare is an empty store opened ahead of the next Reset, once a
 	// first Reset has shown the test uses them; nil until then.
 	spare chan spareResult
+	// restored is the snapshot the last Restore used; once a snapshot is
+	// restored a second time, restoreSpare is a copy of it opened ahead
+	// of the next Restore of it (nil when none).
+	restored     *Snapshot
+	restoreSpare *pendingStore
 	// closing counts stores replaced and being closed.
 	closing sync.WaitGroup
 	cpSeq   int
@@ -51,14 +57,43 @@ type spareResult struct {
 	err error
 }
 
+// pendingStore is a copy of snap being opened in the background; its
+// channel holds the result once the open ends.
+type pendingStore struct {
+	snap *Snapshot
+	done chan spareResult
+}
+
+// openAhead opens a copy of snap in the background.
+func (w *world) openAhead(snap *Snapshot) *pendingStore {
+	p := &pendingStore{snap: snap, done: make(chan spareResult, 1)}
+	go func() {
+		st, err := w.openSnapshot(snap)
+		p.done <- spareResult{st, err}
+	}()
+	return p
+}
+
+// discard closes p's store once its open ends.
+func (p *pendingStore) discard() {
+	if r := <-p.done; r.st != nil {
+		_ = r.st.db.Close()
+	}
+}
+
 // liveDir is the store's directory in its MemFS.
 const liveDir = "db"
+
+// blockCache is the block cache all the process's test stores share:
+// making a cache of its own was a tenth of a new store's cost. It holds
+// no goroutine and at most its size in memory.
+var blockCache = sync.OnceValue(func() *pebble.Cache { return pebble.NewCache(4 << 20) })
 
 // engineOptions are the stores' settings: small, as test stores are.
 func (w *world) engineOptions() engine.Options {
 	return engine.Options{
 		NoSync:        true,
-		CacheSize:     4 << 20,
+		Cache:         blockCache(),
 		MemTableSize:  1 << 20,
 		Clock:         w.clock.Now,
 		PageScanLimit: 100_000,
@@ -132,6 +167,10 @@ func (w *world) close() error {
 			_ = r.st.db.Close()
 		}
 		w.spare = nil
+	}
+	if w.restoreSpare != nil {
+		w.restoreSpare.discard()
+		w.restoreSpare = nil
 	}
 	w.closing.Wait()
 	return err
@@ -210,24 +249,62 @@ func readMemFile(fs vfs.FS, path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// restore opens a store on a fresh MemFS holding the snapshot's files
-// and makes it current.
+// restore makes a copy of snap current. The first two Restores of a
+// snapshot open their copy; from the second on, the next copy is opened
+// in the background, so a test restoring one snapshot again and again
+// waits at most for the rest of that open.
 func (w *world) restore(snap *Snapshot) error {
 	if snap == nil {
 		return fmt.Errorf("nil snapshot")
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var st *state
+	if p := w.restoreSpare; p != nil {
+		w.restoreSpare = nil
+		if p.snap == snap {
+			if r := <-p.done; r.err == nil {
+				st = r.st
+			}
+		} else {
+			w.closing.Add(1)
+			go func() {
+				defer w.closing.Done()
+				p.discard()
+			}()
+		}
+	}
+	if st == nil {
+		var err error
+		if st, err = w.openSnapshot(snap); err != nil {
+			return err
+		}
+	}
+	w.swap(st)
+	if w.restored == snap {
+		w.restoreSpare = w.openAhead(snap)
+	}
+	w.restored = snap
+	return nil
+}
+
+// openSnapshot opens a store on a fresh MemFS holding snap's files.
+func (w *world) openSnapshot(snap *Snapshot) (*state, error) {
 	fs := vfs.NewMem()
 	if err := fs.MkdirAll(liveDir, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	for _, f := range snap.files {
 		file, err := fs.Create(fs.PathJoin(liveDir, f.name), vfs.WriteCategoryUnspecified)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		// A copy: with Pebble's invariants on (race builds), MemFS
-		// scrambles the buffers written to it.
-		_, err = file.Write(bytes.Clone(f.data))
+		// MemFS copies what it is given, so the snapshot is never shared.
+		data := f.data
+		if memFSScrambles {
+			data = bytes.Clone(data)
+		}
+		_, err = file.Write(data)
 		if err == nil {
 			err = file.Sync()
 		}
@@ -235,17 +312,10 @@ func (w *world) restore(snap *Snapshot) error {
 			err = cerr
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	st, err := w.open(fs)
-	if err != nil {
-		return err
-	}
-	w.swap(st)
-	return nil
+	return w.open(fs)
 }
 
 // reset makes an empty store current: the spare opened in the
@@ -276,13 +346,17 @@ func (w *world) reset() error {
 	return nil
 }
 
-// waitSpare waits until the spare store is open (for benchmarks).
+// waitSpare waits until the stores opened ahead are open (for
+// benchmarks).
 func (w *world) waitSpare() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.spare == nil {
-		return
+	if w.spare != nil {
+		r := <-w.spare
+		w.spare <- r
 	}
-	r := <-w.spare
-	w.spare <- r
+	if p := w.restoreSpare; p != nil {
+		r := <-p.done
+		p.done <- r
+	}
 }

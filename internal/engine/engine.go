@@ -30,8 +30,14 @@ import (
 // Options configure an Engine. Every field is used as given: package
 // tablestore fills in its defaults.
 type Options struct {
-	NoSync          bool             // commits do not wait for the WAL to sync
-	CacheSize       int64            // block cache bytes
+	NoSync    bool  // commits do not wait for the WAL to sync
+	CacheSize int64 // block cache bytes, for a cache of the store's own
+	// Cache, if set, is a block cache shared with other stores (Pebble
+	// keeps the blocks of each apart), used instead of one of CacheSize
+	// bytes: it saves a new store the cost of making its own. The caller
+	// keeps its reference for as long as any store may use it. Each
+	// store's block cache metrics are then the shared cache's.
+	Cache           *pebble.Cache
 	MemTableSize    uint64           // Pebble memtable bytes
 	BloomBitsPerKey int              // bloom filter bits per key; <= 0 disables
 	BlockSize       int              // sstable data block bytes; <= 0 is Pebble's default
@@ -167,8 +173,11 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 			return nil, missingStore(fs, dir)
 		}
 	}
-	cache := pebble.NewCache(o.CacheSize)
-	defer cache.Unref()
+	cache := o.Cache
+	if cache == nil {
+		cache = pebble.NewCache(o.CacheSize)
+		defer cache.Unref() // Pebble holds its own reference
+	}
 	popts := &pebble.Options{
 		Cache:              cache,
 		FS:                 fs,

@@ -32,3 +32,27 @@ func TestBlockSize(t *testing.T) {
 	require.Greater(t, small, uint64(100), "default block size")
 	require.Less(t, large*6, small, "32 KiB blocks: %d, default: %d", large, small)
 }
+
+// TestSharedCache checks that stores given one Cache use it and leave the
+// caller's reference alone: it outlives a store's Close, serves the next
+// store, and holds the blocks both read.
+func TestSharedCache(t *testing.T) {
+	c := pebble.NewCache(1 << 20)
+	defer c.Unref()
+	opts := Options{Cache: c, MemTableSize: 1 << 20, Clock: time.Now,
+		PageScanLimit: 1000, PageTimeLimit: time.Hour, Parallelism: 1}
+	for range 2 {
+		db, err := OpenInMemory(opts)
+		require.NoError(t, err)
+		loadHashed(t, db, 200)
+		require.NoError(t, db.Flush())
+		before := c.Metrics().Size
+		it, err := db.pdb.NewIter(nil)
+		require.NoError(t, err)
+		for it.First(); it.Valid(); it.Next() {
+		}
+		require.NoError(t, it.Close())
+		require.Greater(t, c.Metrics().Size, before, "the store's blocks are in the shared cache")
+		require.NoError(t, db.Close())
+	}
+}
