@@ -82,10 +82,10 @@ func TestEmptyKeys(t *testing.T) {
 	} {
 		require.Equal(t, want, all(Query{Filter: filter}), filter)
 	}
-	plan, err := tb.Explain(Query{Filter: "PartitionKey eq '' and RowKey eq ''"})
+	plan, err := explainText(tb, Query{Filter: "PartitionKey eq '' and RowKey eq ''"})
 	require.NoError(t, err)
 	require.Contains(t, plan, "plan: point")
-	plan, err = tb.Explain(Query{Filter: "PartitionKey eq ''"})
+	plan, err = explainText(tb, Query{Filter: "PartitionKey eq ''"})
 	require.NoError(t, err)
 	require.Contains(t, plan, "plan: partition scan")
 

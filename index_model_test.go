@@ -410,7 +410,7 @@ func runIndexModel(t *testing.T, seed uint64, budget bool) {
 				from := min(pages*q.Top, len(want))
 				chunk := want[from:min(from+q.Top, len(want))]
 				if msg := imDiff(chunk, page.Entities); msg != "" {
-					p, _ := tbl.Explain(q)
+					p, _ := explainText(tbl, q)
 					fail(step, "query %+v: page %d: %s\n%s", q, pages, msg, p)
 				}
 			}
@@ -424,7 +424,7 @@ func runIndexModel(t *testing.T, seed uint64, budget bool) {
 			q.Continuation = page.Continuation
 		}
 		if msg := imDiff(want, got); msg != "" {
-			p, _ := tbl.Explain(q)
+			p, _ := explainText(tbl, q)
 			fail(step, "query %+v: %s\n%s", q, msg, p)
 		}
 	}

@@ -115,11 +115,6 @@ func (p *Partition) Plan(ctx context.Context, q Query) (*QueryPlan, error) {
 	return p.t.plan(ctx, q, p)
 }
 
-// Explain describes how q would run on the partition; see Table.Explain.
-func (p *Partition) Explain(q Query) (string, error) {
-	return explain(p.Plan(context.Background(), q))
-}
-
 // restrict returns f and-ed with `PartitionKey eq <key>`, as a node and
 // as text, after checking the key.
 func (p *Partition) restrict(f filter.Node, text string) (filter.Node, string, error) {

@@ -150,7 +150,7 @@ func TestPartitionQuery(t *testing.T) {
 			require.Equal(t, keysOf(got), keysOf(paged))
 		})
 	}
-	text, err := p.Explain(Query{Filter: "N gt 3"})
+	text, err := explainText(p, Query{Filter: "N gt 3"})
 	require.NoError(t, err)
 	require.Equal(t, "plan: partition scan\nranges:\n  PartitionKey = 'b'\nresidual: N gt 3\n", text)
 	// A token from elsewhere in the table only moves within the partition.

@@ -717,18 +717,6 @@ func (t *Table) plan(ctx context.Context, q Query, part *Partition) (*QueryPlan,
 	return qp, nil
 }
 
-// Explain describes how q would run: it is the String of Plan's result,
-// planned with context.Background(): the plan kind, the key ranges and
-// the residual filter. Errors are Plan's.
-func (t *Table) Explain(q Query) (string, error) { return explain(t.Plan(context.Background(), q)) }
-
-func explain(p *QueryPlan, err error) (string, error) {
-	if err != nil {
-		return "", err
-	}
-	return p.String(), nil
-}
-
 // PlanSampleSize is how many entities Plan reads, from the start of the
 // plan's key ranges and without the filter, to find the property names
 // and types that its Warnings are based on.

@@ -96,7 +96,7 @@ func TestQueryPaging(t *testing.T) {
 			if tok, ok := resumeArg(t, d); ok {
 				q.Continuation = tok
 			}
-			s, err := tbl.Explain(q)
+			s, err := explainText(tbl, q)
 			if err != nil {
 				return "error: " + err.Error() + "\n"
 			}
@@ -201,7 +201,7 @@ func TestQueryTop(t *testing.T) {
 	for _, top := range []int{-1, 1001, -1000} {
 		_, err := tbl.QueryPage(ctx, Query{Top: top})
 		requireCode(t, err, CodeInvalidInput)
-		_, err = tbl.Explain(Query{Top: top})
+		_, err = explainText(tbl, Query{Top: top})
 		requireCode(t, err, CodeInvalidInput)
 	}
 	for top, want := range map[int]int{0: 5, 1: 1, 4: 4, 1000: 5} {
@@ -676,7 +676,7 @@ func TestSegments(t *testing.T) {
 	plan, err := tb.Plan(ctx, Query{Segment: segs[1], Filter: "PartitionKey eq 'c'"})
 	require.NoError(t, err)
 	require.Equal(t, PlanPartitionScan, plan.Kind)
-	text, err := tb.Explain(Query{Segment: segs[0]})
+	text, err := explainText(tb, Query{Segment: segs[0]})
 	require.NoError(t, err)
 	require.Equal(t, "plan: table scan\nranges:\n  (PartitionKey, RowKey) < ('b', 'r25')\nresidual: none\n", text)
 	for _, n := range []int{0, -1, MaxSegments + 1} {
@@ -703,7 +703,7 @@ func TestSegments(t *testing.T) {
 	requireCode(t, err, CodeNotImplemented)
 }
 
-// TestPlanWarnings: Plan and Explain warn of a literal of a type the
+// TestPlanWarnings: Plan (and its String) warns of a literal of a type the
 // property never has in the sampled entities and of a name seen only in
 // another case; the query still runs and returns nothing; a filter that
 // can match, an empty table and a partition without such entities warn of
@@ -728,7 +728,7 @@ func TestPlanWarnings(t *testing.T) {
 	p, err = tb.Plan(ctx, q)
 	require.NoError(t, err)
 	require.Equal(t, []string{"Amount is compared (gt) with a literal of type Edm.String but was seen only as Edm.Int32: such a comparison matches nothing"}, p.Warnings)
-	text, err := tb.Explain(q)
+	text, err := explainText(tb, q)
 	require.NoError(t, err)
 	require.True(t, strings.HasSuffix(text, "residual: Amount gt '5'\nwarning: "+p.Warnings[0]+"\n"), text)
 	n := 0
@@ -775,4 +775,15 @@ func TestFilterWarnings(t *testing.T) {
 	require.Empty(t, w)
 	_, err = FilterWarnings("Amount eq", es)
 	requireCode(t, err, CodeInvalidInput)
+}
+
+// explainText is the String of p's plan for q, or Plan's error.
+func explainText(p interface {
+	Plan(context.Context, Query) (*QueryPlan, error)
+}, q Query) (string, error) {
+	qp, err := p.Plan(context.Background(), q)
+	if err != nil {
+		return "", err
+	}
+	return qp.String(), nil
 }

@@ -43,7 +43,7 @@ func TestReverseQuery(t *testing.T) {
 				}
 				require.Equal(t, forward, keysOf(paged), "top %d", top)
 			}
-			text, err := tb.Explain(Query{Filter: tc.filter, Reverse: true})
+			text, err := explainText(tb, Query{Filter: tc.filter, Reverse: true})
 			require.NoError(t, err)
 			require.Equal(t, tc.plan, text)
 		})
@@ -81,7 +81,7 @@ func TestOptionalDriverFeatures(t *testing.T) {
 	tb := db.Table("t")
 	_, err = tb.QueryPage(ctx, Query{Reverse: true})
 	requireCode(t, err, CodeNotImplemented)
-	_, err = tb.Explain(Query{Reverse: true})
+	_, err = explainText(tb, Query{Reverse: true})
 	requireCode(t, err, CodeNotImplemented)
 	requireCode(t, tb.Partition("p").DeleteAll(ctx), CodeNotImplemented)
 	requireCode(t, tb.Partition("p").DeleteRange(ctx, "a", "b"), CodeNotImplemented)
