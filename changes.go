@@ -255,23 +255,12 @@ const (
 	ChangeExpire = driver.ChangeExpire
 )
 
-// ChangeOpName returns the operation's name: "insert", "updateMerge",
-// "updateReplace", "upsertMerge", "upsertReplace", "delete",
-// "deleteRange", "dropTable", "expire".
-func ChangeOpName(op ChangeOp) string {
-	if int(op) < len(changeOpNames) && changeOpNames[op] != "" {
-		return changeOpNames[op]
-	}
-	return "unknown"
-}
-
-var changeOpNames = [...]string{"", "insert", "updateMerge", "updateReplace", "upsertMerge", "upsertReplace", "delete", "deleteRange", "dropTable", "expire"}
-
-// ParseChangeOp is the inverse of ChangeOpName.
+// ParseChangeOp is the inverse of ChangeOp's String: it reports false
+// for a name no operation has ("unknown" included).
 func ParseChangeOp(s string) (ChangeOp, bool) {
-	for i, n := range changeOpNames {
-		if n != "" && n == s {
-			return ChangeOp(i), true
+	for op := ChangeOp(1); op <= ChangeExpire; op++ {
+		if n := op.String(); n != "unknown" && n == s {
+			return op, true
 		}
 	}
 	return 0, false

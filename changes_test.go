@@ -34,7 +34,7 @@ func (s feedState) applyChange(t *testing.T, c Change) {
 	key := c.PartitionKey + "\x00" + c.RowKey
 	switch c.Op {
 	case ChangeInsert, ChangeUpdateMerge, ChangeUpdateReplace, ChangeUpsertMerge, ChangeUpsertReplace:
-		require.NotNil(t, c.Entity, "change %d (%s) has no image", c.Seq, ChangeOpName(c.Op))
+		require.NotNil(t, c.Entity, "change %d (%s) has no image", c.Seq, c.Op.String())
 		require.Equal(t, c.ETag, c.Entity.ETag)
 		s[key] = feedEntity{props: c.Entity.Properties, etag: c.ETag}
 	case ChangeDelete, ChangeExpire:
@@ -626,4 +626,18 @@ func TestChangesStartPrunedUnderReader(t *testing.T) {
 	err = firstErr(tb.Changes(ctx, ChangesQuery{}))
 	require.ErrorIs(t, err, ErrCursorExpired)
 	require.Zero(t, fails)
+}
+
+// TestParseChangeOp: ParseChangeOp inverts ChangeOp's String for every
+// operation and refuses other names, "unknown" included.
+func TestParseChangeOp(t *testing.T) {
+	for op := ChangeOp(1); op <= ChangeExpire; op++ {
+		got, ok := ParseChangeOp(op.String())
+		require.True(t, ok, op.String())
+		require.Equal(t, op, got)
+	}
+	for _, s := range []string{"", "unknown", "Insert", "drop"} {
+		_, ok := ParseChangeOp(s)
+		require.False(t, ok, s)
+	}
 }

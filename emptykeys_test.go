@@ -127,7 +127,7 @@ func TestEmptyKeysFeedAndTTL(t *testing.T) {
 	var seen []string
 	for c, err := range tb.Changes(ctx, ChangesQuery{}) {
 		require.NoError(t, err)
-		seen = append(seen, ChangeOpName(c.Op)+" "+c.PartitionKey+"/"+c.RowKey)
+		seen = append(seen, c.Op.String()+" "+c.PartitionKey+"/"+c.RowKey)
 		if c.Op == ChangeInsert && c.RowKey == "" {
 			require.Equal(t, int32(1), c.Entity.Properties["V"])
 		}

@@ -80,7 +80,7 @@ type ChangeError struct {
 
 func (e *ChangeError) Error() string {
 	c := e.Change
-	return fmt.Sprintf("replicate: table %s: change %s (%s of (%q, %q)): %v", e.Table, c.Cursor, tablestore.ChangeOpName(c.Op), c.PartitionKey, c.RowKey, e.Err)
+	return fmt.Sprintf("replicate: table %s: change %s (%s of (%q, %q)): %v", e.Table, c.Cursor, c.Op.String(), c.PartitionKey, c.RowKey, e.Err)
 }
 
 // Unwrap returns the target's error.

@@ -141,7 +141,7 @@ func TestRun(t *testing.T) {
 				for c, err := range src.Table(n).Changes(ctx, ts.ChangesQuery{}) {
 					require.NoError(t, err)
 					if c.PartitionKey+"/"+c.RowKey == k || (c.Op == ts.ChangeDeleteRange && k[:2] == c.PartitionKey) {
-						t.Logf("  %s %s %s %s %s", c.Cursor, ts.ChangeOpName(c.Op), c.PartitionKey, c.RowKey, c.ToRowKey)
+						t.Logf("  %s %s %s %s %s", c.Cursor, c.Op.String(), c.PartitionKey, c.RowKey, c.ToRowKey)
 					}
 				}
 				p, _, _ := pos.Load(n)
@@ -216,7 +216,7 @@ func TestRunExpiry(t *testing.T) {
 	var ops []string
 	for c, err := range tb.Changes(ctx, ts.ChangesQuery{From: before}) {
 		require.NoError(t, err)
-		ops = append(ops, ts.ChangeOpName(c.Op)+" "+c.RowKey)
+		ops = append(ops, c.Op.String()+" "+c.RowKey)
 	}
 	require.ElementsMatch(t, []string{"upsertReplace keep", "expire a", "insert a", "expire b", "expire c"}, ops)
 	require.Equal(t, []string{"upsertReplace keep", "expire a", "insert a"}, ops[:3])
