@@ -343,12 +343,21 @@ func (t *Table) UpsertStruct(ctx context.Context, v any, mode UpdateMode) error 
 	return t.writeStruct(ctx, typ, v, "")
 }
 
+// DeleteStruct is Delete for the entity whose keys are the PartitionKey
+// and RowKey fields of the struct v (a struct or a pointer to one), as
+// Batch.DeleteStruct reads them; its other fields are not read and v is
+// not changed. Errors are those of Delete, and MarshalEntity's for a v
+// that is not such a struct.
+func (t *Table) DeleteStruct(ctx context.Context, v any, ifMatch ETag) error {
+	return t.writeStruct(ctx, ActionDelete, v, ifMatch)
+}
+
 func (t *Table) writeStruct(ctx context.Context, typ ActionType, v any, ifMatch ETag) error {
 	s := getScratch()
 	defer putScratch(s)
 	a, buf, _, r, err := prepareStruct(s.buf[:0], typ, v, ifMatch)
 	res, err := t.commitOne(ctx, s, a, buf, err)
-	if err == nil && r.Plan != nil {
+	if err == nil && r.Plan != nil && typ != ActionDelete {
 		r.SetVersion(res.Timestamp, res.ETag)
 	}
 	return err

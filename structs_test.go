@@ -664,3 +664,39 @@ func sameFields(a, b reflect.Value) bool {
 	}
 	return false
 }
+
+// TestDeleteStruct: DeleteStruct deletes the entity named by the struct's
+// key fields under If-Match, as Delete does, whether v is a pointer or a
+// value, and leaves v as it was; a v that is not a struct fails as
+// MarshalEntity does (InvalidValueType).
+func TestDeleteStruct(t *testing.T) {
+	db, err := OpenInMemory(&Options{NoSync: true})
+	require.NoError(t, err)
+	defer db.Close()
+	tbl, err := db.CreateTable(ctx, "TypedDelete")
+	require.NoError(t, err)
+	c := sampleCustomer()
+	require.NoError(t, tbl.InsertStruct(ctx, &c))
+	stale := c.ETag
+	require.NoError(t, tbl.UpdateStruct(ctx, &c, Merge, c.ETag))
+
+	err = tbl.DeleteStruct(ctx, &c, stale)
+	requireCode(t, err, CodeUpdateConditionNotSatisfied)
+	mustGet(t, tbl, c.PartitionKey, c.RowKey)
+
+	before := c
+	require.NoError(t, tbl.DeleteStruct(ctx, &c, c.ETag))
+	requireSame(t, before, c)
+	_, err = tbl.Get(ctx, c.PartitionKey, c.RowKey, nil)
+	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, tbl.DeleteStruct(ctx, &c, ETagAny), CodeResourceNotFound)
+
+	byValue := sampleCustomer()
+	byValue.RowKey = "by-value"
+	require.NoError(t, tbl.InsertStruct(ctx, byValue))
+	require.NoError(t, tbl.DeleteStruct(ctx, byValue, ETagAny))
+	_, err = tbl.Get(ctx, byValue.PartitionKey, byValue.RowKey, nil)
+	requireCode(t, err, CodeResourceNotFound)
+
+	requireCode(t, tbl.DeleteStruct(ctx, 7, ETagAny), CodeInvalidValueType)
+}
