@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // TestCheckpointWhileWriting takes checkpoints while writers commit
@@ -237,7 +239,7 @@ func TestServicePropertiesPersist(t *testing.T) {
 	if err := db.SetServiceProperties(ctx, []byte("<doc/>")); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SetServiceProperties(ctx, make([]byte, MaxServicePropertiesSize+1)); ErrorCode(err) != CodeInvalidInput {
+	if err := db.SetServiceProperties(ctx, make([]byte, MaxServicePropertiesSize+1)); ErrorCode(err) != edm.CodeInvalidInput {
 		t.Fatalf("oversized: %v", err)
 	}
 	// Service properties are not a table.

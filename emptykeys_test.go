@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // emptyKeyPairs are the keys TestEmptyKeys writes, in key order.
@@ -32,7 +34,7 @@ func TestEmptyKeys(t *testing.T) {
 	for i, k := range emptyKeyPairs {
 		require.NoError(t, tb.Insert(ctx, ent(k[0], k[1], map[string]any{"V": int32(1), "W": int32(i)})))
 	}
-	requireCode(t, tb.Insert(ctx, ent("", "", nil)), CodeEntityAlreadyExists)
+	requireCode(t, tb.Insert(ctx, ent("", "", nil)), edm.CodeEntityAlreadyExists)
 	got, err := tb.Get(ctx, "", "", nil)
 	require.NoError(t, err)
 	require.Equal(t, int32(0), got.Properties["W"])
@@ -136,7 +138,7 @@ func TestEmptyKeysFeedAndTTL(t *testing.T) {
 
 	clk.add(2 * time.Hour)
 	_, err = tb.Get(ctx, "", "", nil)
-	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, err, edm.CodeResourceNotFound)
 	require.Eventually(t, func() bool { return ttlEngine(db).Swept() == 1 }, 10*time.Second, time.Millisecond)
 	n, err := tb.ExpiredCount(ctx)
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package tablestore
 import (
 	"bytes"
 
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/wire"
 )
 
@@ -98,7 +99,7 @@ func wireOptions(opts *JSONOptions) (wire.Options, error) {
 		return wire.Options{}, nil
 	}
 	if int(opts.Metadata) >= len(levels) {
-		return wire.Options{}, newError(CodeInvalidInput, "unknown JSON metadata level %d", uint8(opts.Metadata))
+		return wire.Options{}, newError(edm.CodeInvalidInput, "unknown JSON metadata level %d", uint8(opts.Metadata))
 	}
 	return wire.Options{Level: levels[opts.Metadata], Select: opts.Select, Type: opts.Type, ID: opts.ID, EditLink: opts.EditLink,
 		LinkBase: opts.LinkBase, LinkTable: opts.LinkTable}, nil

@@ -200,9 +200,9 @@ func TestQueryTop(t *testing.T) {
 	tbl := newQueryTestTable(t, nil, 5)
 	for _, top := range []int{-1, 1001, -1000} {
 		_, err := tbl.QueryPage(ctx, Query{Top: top})
-		requireCode(t, err, CodeInvalidInput)
+		requireCode(t, err, edm.CodeInvalidInput)
 		_, err = explainText(tbl, Query{Top: top})
-		requireCode(t, err, CodeInvalidInput)
+		requireCode(t, err, edm.CodeInvalidInput)
 	}
 	for top, want := range map[int]int{0: 5, 1: 1, 4: 4, 1000: 5} {
 		page, err := tbl.QueryPage(ctx, Query{Top: top})
@@ -219,20 +219,20 @@ func TestQueryBadInput(t *testing.T) {
 		code Code
 		msg  string
 	}{
-		"syntax error":         {Query{Filter: "N gt and S eq 'x'"}, CodeInvalidInput, "at position 5"},
-		"comparing properties": {Query{Filter: "N eq S"}, CodeNotImplemented, "N eq S\n  ^"},
-		"bad select":           {Query{Select: []string{"1x"}}, CodeInvalidInput, "1x"},
-		"bad token":            {Query{Continuation: "not a token"}, CodeInvalidInput, "continuation"},
-		"forged token":         {Query{Continuation: encodeContinuation(planKey("p\x00", "r"), false, "")}, CodeInvalidInput, "continuation token"},
+		"syntax error":         {Query{Filter: "N gt and S eq 'x'"}, edm.CodeInvalidInput, "at position 5"},
+		"comparing properties": {Query{Filter: "N eq S"}, edm.CodeNotImplemented, "N eq S\n  ^"},
+		"bad select":           {Query{Select: []string{"1x"}}, edm.CodeInvalidInput, "1x"},
+		"bad token":            {Query{Continuation: "not a token"}, edm.CodeInvalidInput, "continuation"},
+		"forged token":         {Query{Continuation: encodeContinuation(planKey("p\x00", "r"), false, "")}, edm.CodeInvalidInput, "continuation token"},
 	} {
 		_, err := tbl.QueryPage(ctx, tc.q)
 		requireCode(t, err, tc.code)
 		require.Contains(t, err.Error(), tc.msg, name)
 	}
 	_, err := tbl.db.Table("Missing").QueryPage(ctx, Query{})
-	requireCode(t, err, CodeTableNotFound)
+	requireCode(t, err, edm.CodeTableNotFound)
 	for _, err := range tbl.db.Table("Missing").Query(ctx, Query{}) {
-		requireCode(t, err, CodeTableNotFound)
+		requireCode(t, err, edm.CodeTableNotFound)
 	}
 }
 
@@ -410,7 +410,7 @@ func TestFilterErrorKeepsPosition(t *testing.T) {
 	require.ErrorAs(t, err, &fe)
 	require.Equal(t, 7, fe.Pos)
 	require.ErrorIs(t, err, ErrInvalidInput)
-	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
 	_, err = tbl.QueryPage(ctx, Query{Filter: "Age gt Size"})
 	require.ErrorAs(t, err, &fe)
 	require.ErrorIs(t, err, ErrNotImplemented)
@@ -681,14 +681,14 @@ func TestSegments(t *testing.T) {
 	require.Equal(t, "plan: table scan\nranges:\n  (PartitionKey, RowKey) < ('b', 'r25')\nresidual: none\n", text)
 	for _, n := range []int{0, -1, MaxSegments + 1} {
 		_, err := tb.Segments(ctx, n)
-		requireCode(t, err, CodeInvalidInput)
+		requireCode(t, err, edm.CodeInvalidInput)
 	}
 	other, err := tb.db.CreateTable(ctx, "other")
 	require.NoError(t, err)
 	_, err = other.QueryPage(ctx, Query{Segment: segs[0]})
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 	_, err = tb.db.Table("missing").Segments(ctx, 2)
-	requireCode(t, err, CodeTableNotFound)
+	requireCode(t, err, edm.CodeTableNotFound)
 	empty, err := other.Segments(ctx, 3)
 	require.NoError(t, err)
 	for _, s := range empty {
@@ -700,7 +700,7 @@ func TestSegments(t *testing.T) {
 	db, err := OpenDriver(failingConn{&driver.Error{Code: edm.CodeInternalError, Message: "unused"}}, nil)
 	require.NoError(t, err)
 	_, err = db.Table("t").Segments(ctx, 2)
-	requireCode(t, err, CodeNotImplemented)
+	requireCode(t, err, edm.CodeNotImplemented)
 }
 
 // TestPlanWarnings: Plan (and its String) warns of a literal of a type the
@@ -774,7 +774,7 @@ func TestFilterWarnings(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, w)
 	_, err = FilterWarnings("Amount eq", es)
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 }
 
 // explainText is the String of p's plan for q, or Plan's error.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/replicate"
 )
 
@@ -161,7 +162,7 @@ func TestRun(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, tb.EnableChangeFeed(ctx, ts.ChangeFeedOptions{}))
 	err = replicate.Run(ctx, src, dst, replicate.Options{Tables: []string{"KeysOnly"}})
-	require.Equal(t, ts.CodeInvalidInput, ts.ErrorCode(err), "%v", err)
+	require.Equal(t, edm.CodeInvalidInput, ts.ErrorCode(err), "%v", err)
 
 	tb, err = src.CreateTable(ctx, "Refused")
 	require.NoError(t, err)
@@ -173,7 +174,7 @@ func TestRun(t *testing.T) {
 	require.True(t, errors.As(err, &re), "%v", err)
 	require.Equal(t, "r", re.Change.RowKey)
 	require.Contains(t, err.Error(), "insert of")
-	require.Equal(t, ts.CodeTableNotFound, ts.ErrorCode(err))
+	require.Equal(t, edm.CodeTableNotFound, ts.ErrorCode(err))
 }
 
 // TestRunExpiry replicates a table with TTL settings: an entity

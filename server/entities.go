@@ -29,7 +29,7 @@ func decodeEntity(r *http.Request, body []byte) (*tablestore.RawEntity, error) {
 		return nil, err
 	}
 	if string(bytes.TrimSpace(body)) == "null" {
-		return nil, &tablestore.Error{Code: tablestore.CodeInvalidInput, Message: "the body must be a JSON object"}
+		return nil, &tablestore.Error{Code: edm.CodeInvalidInput, Message: "the body must be a JSON object"}
 	}
 	e := new(tablestore.RawEntity)
 	if err := e.UnmarshalJSON(body); err != nil {
@@ -415,7 +415,7 @@ func checkMembers(b []byte) error {
 		return nil
 	}
 	if info, ok := scanObject(b); ok && info.members > maxMembers {
-		return &tablestore.Error{Code: tablestore.CodeTooManyProperties,
+		return &tablestore.Error{Code: edm.CodeTooManyProperties,
 			Message: "the entity has " + itoa(info.members) + " members; an entity has at most 255 properties"}
 	}
 	return nil

@@ -258,7 +258,7 @@ func (q *request) getTable() error {
 	if err != nil {
 		return err
 	}
-	name, err := q.lookupTable(q.res.table, tablestore.CodeResourceNotFound)
+	name, err := q.lookupTable(q.res.table, edm.CodeResourceNotFound)
 	if err != nil {
 		return err
 	}

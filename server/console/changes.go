@@ -192,7 +192,7 @@ func (c *Console) changesStream(w http.ResponseWriter, r *http.Request) {
 	q.PartitionKey = r.URL.Query().Get("pk")
 	st, err := t.ChangeFeed(r.Context())
 	if err == nil && !st.Enabled {
-		err = &tablestore.Error{Code: tablestore.CodeResourceNotFound, Message: "the change feed of " + name + " is off"}
+		err = &tablestore.Error{Code: edm.CodeResourceNotFound, Message: "the change feed of " + name + " is off"}
 	}
 	if err != nil {
 		fail(err)
