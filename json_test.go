@@ -620,3 +620,13 @@ func TestUnmarshalJSONBigIntegers(t *testing.T) {
 		require.Equal(t, want, e.Properties["N"], raw)
 	}
 }
+
+// TestScanJSONObject: the root's scan reports the wire scan's member
+// count and keys, and refuses a body that is not an object.
+func TestScanJSONObject(t *testing.T) {
+	m, ok := ScanJSONObject([]byte(`{"PartitionKey":"p","Age":30,"Age@odata.type":"Edm.Int32"}`))
+	require.True(t, ok)
+	require.Equal(t, JSONObjectMembers{Count: 3, PartitionKey: true}, m)
+	_, ok = ScanJSONObject([]byte(`"PartitionKey"`))
+	require.False(t, ok)
+}
