@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/engine"
 	"github.com/tablestore/tablestore/internal/entityenc"
 )
@@ -27,7 +28,7 @@ func (db *DB) Checkpoint(ctx context.Context, dir string) error {
 	}
 	cp, ok := db.conn.(driver.Checkpointer)
 	if !ok {
-		return newError(CodeNotImplemented, "this store's driver cannot write a checkpoint")
+		return newError(edm.CodeNotImplemented, "this store's driver cannot write a checkpoint")
 	}
 	return mapError(cp.Checkpoint(ctx, dir), false)
 }
@@ -61,7 +62,7 @@ func (t *Table) Stats(ctx context.Context) (*TableStats, error) {
 	}
 	sr, ok := t.db.conn.(driver.StatsReader)
 	if !ok {
-		return nil, newError(CodeNotImplemented, "this store's driver cannot estimate table sizes")
+		return nil, newError(edm.CodeNotImplemented, "this store's driver cannot estimate table sizes")
 	}
 	st, err := sr.TableStats(ctx, t.name)
 	if err != nil {
@@ -98,7 +99,7 @@ func (db *DB) Check(ctx context.Context) (*CheckReport, error) {
 	}
 	c, ok := db.conn.(driver.Checker)
 	if !ok {
-		return nil, newError(CodeNotImplemented, "the driver cannot check its data")
+		return nil, newError(edm.CodeNotImplemented, "the driver cannot check its data")
 	}
 	rep, err := c.Check(ctx)
 	if err != nil {
@@ -178,20 +179,20 @@ func (t *Table) SetAccessPolicies(ctx context.Context, policies []AccessPolicy) 
 		return err
 	}
 	if len(policies) > MaxAccessPolicies {
-		return newError(CodeInvalidInput, "a table holds at most %d access policies, got %d", MaxAccessPolicies, len(policies))
+		return newError(edm.CodeInvalidInput, "a table holds at most %d access policies, got %d", MaxAccessPolicies, len(policies))
 	}
 	seen := make(map[string]bool, len(policies))
 	ps := make([]driver.AccessPolicy, len(policies))
 	for i, p := range policies {
 		switch {
 		case p.ID == "":
-			return newError(CodeInvalidInput, "access policy %d has no ID", i)
+			return newError(edm.CodeInvalidInput, "access policy %d has no ID", i)
 		case utf8.RuneCountInString(p.ID) > 64:
-			return newError(CodeInvalidInput, "access policy ID %s is longer than 64 characters", entityenc.QuoteShort(p.ID))
+			return newError(edm.CodeInvalidInput, "access policy ID %s is longer than 64 characters", entityenc.QuoteShort(p.ID))
 		case seen[p.ID]:
-			return newError(CodeInvalidInput, "access policy ID %s appears twice", entityenc.QuoteShort(p.ID))
+			return newError(edm.CodeInvalidInput, "access policy ID %s appears twice", entityenc.QuoteShort(p.ID))
 		case !validPolicyPermission(p.Permission):
-			return newError(CodeInvalidInput, "access policy %s has permission %s; use letters of \"raud\" in that order", entityenc.QuoteShort(p.ID), entityenc.QuoteShort(p.Permission))
+			return newError(edm.CodeInvalidInput, "access policy %s has permission %s; use letters of \"raud\" in that order", entityenc.QuoteShort(p.ID), entityenc.QuoteShort(p.Permission))
 		}
 		seen[p.ID] = true
 		ps[i] = driver.AccessPolicy{ID: p.ID, Start: policyTime(p.Start), Expiry: policyTime(p.Expiry), Permission: p.Permission}
@@ -206,7 +207,7 @@ func (t *Table) SetAccessPolicies(ctx context.Context, policies []AccessPolicy) 
 func (t *Table) policyTable() (driver.PolicyTable, error) {
 	pt, ok := t.drv.(driver.PolicyTable)
 	if !ok {
-		return nil, newError(CodeNotImplemented, "the store's driver keeps no access policies")
+		return nil, newError(edm.CodeNotImplemented, "the store's driver keeps no access policies")
 	}
 	return pt, nil
 }
@@ -232,4 +233,65 @@ func validPolicyPermission(s string) bool {
 		j++
 	}
 	return true
+}
+
+// EngineMetrics returns the engine's current figures (see
+// driver.Metrics; Health gives the store's fault). It reads no
+// entities; on the embedded engine it costs about as much as listing the
+// store's data files. It may be called concurrently with anything.
+// Errors: NotImplemented for a driver that keeps no such figures (a
+// remote store), ErrClosed, ctx's error.
+func (db *DB) EngineMetrics(ctx context.Context) (*EngineMetrics, error) {
+	if err := db.checkContext(ctx); err != nil {
+		return nil, err
+	}
+	mr, ok := db.conn.(driver.MetricsReader)
+	if !ok {
+		return nil, newError(edm.CodeNotImplemented, "this store's driver keeps no engine metrics")
+	}
+	m, err := mr.Metrics(ctx)
+	if err != nil {
+		return nil, mapError(err, false)
+	}
+	return &m, nil
+}
+
+// MaxServicePropertiesSize bounds the document SetServiceProperties keeps.
+const MaxServicePropertiesSize = 64 << 10
+
+// ServiceProperties returns the service properties document last stored
+// by SetServiceProperties, or nil when there is none. The library does
+// not interpret it: the REST server keeps Azure's Table Service
+// Properties XML (CORS rules, logging and metrics settings) here, so they
+// survive restarts and travel with backups. Errors: NotImplemented for a
+// driver that cannot keep one, ErrClosed, ctx's error.
+func (db *DB) ServiceProperties(ctx context.Context) ([]byte, error) {
+	if err := db.checkContext(ctx); err != nil {
+		return nil, err
+	}
+	ps, ok := db.conn.(driver.ServicePropertiesStore)
+	if !ok {
+		return nil, newError(edm.CodeNotImplemented, "this store's driver cannot keep service properties")
+	}
+	doc, err := ps.ServiceProperties(ctx)
+	return doc, mapError(err, false)
+}
+
+// SetServiceProperties durably replaces the stored service properties
+// document (nil removes it). The document is opaque to the library.
+// Errors: InvalidInput for a document over MaxServicePropertiesSize,
+// NotImplemented as for ServiceProperties, ErrClosed, ctx's error, and
+// the store's faults (see Health).
+func (db *DB) SetServiceProperties(ctx context.Context, doc []byte) error {
+	if err := db.checkContext(ctx); err != nil {
+		return err
+	}
+	if len(doc) > MaxServicePropertiesSize {
+		return newError(edm.CodeInvalidInput, "the service properties document is larger than 64 KiB")
+	}
+	ps, ok := db.conn.(driver.ServicePropertiesStore)
+	if !ok {
+		return newError(edm.CodeNotImplemented, "this store's driver cannot keep service properties")
+	}
+	return mapError(ps.SetServiceProperties(ctx, doc), false)
 }

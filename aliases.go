@@ -9,8 +9,9 @@ import (
 // once, in driver (the engine fills it in), and named here with an
 // alias so users need not import driver for it: one type, two names,
 // the same values. Every public alias of the package is in this file (a
-// lint rule holds it); the constants and functions that come with Code,
-// GUID, ChangeOp, ImageMode and CommitKind sit beside their uses.
+// lint rule holds it); the constants and functions that come with
+// GUID, ChangeOp, ImageMode and CommitKind sit beside their uses, and
+// the error codes are edm's own constants (edm.Code*).
 
 // EngineMetrics are the store engine's operational figures, returned by
 // DB.EngineMetrics; the fields are documented on driver.Metrics.
@@ -40,7 +41,8 @@ type ChangeOp = driver.ChangeOp
 type CommitKind = driver.CommitKind
 
 // Code is one of Azure Table Storage's error codes, such as
-// "EntityAlreadyExists" (package edm holds every code). The codes are
-// Azure's own, so code that handles Azure errors by code handles ours the
-// same way.
+// "EntityAlreadyExists", spelled edm.CodeEntityAlreadyExists: package
+// edm holds every code, and Error.Code and ErrorCode use this name. The
+// codes are Azure's own, so code that handles Azure errors by code
+// handles ours the same way.
 type Code = edm.Code

@@ -3,6 +3,7 @@ package tablestore
 import (
 	"context"
 
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/structmap"
 )
 
@@ -120,7 +121,7 @@ func (p *Partition) ownAction(a *TransactionAction) error {
 		return nil
 	}
 	if pk != p.pk {
-		return newError(CodeCommandsInBatchActOnDifferentPartitions,
+		return newError(edm.CodeCommandsInBatchActOnDifferentPartitions,
 			"partition key %q differs from the partition's %q", pk, p.pk)
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // TestBatchStructActions checks the batch builder's struct actions: each
@@ -47,17 +49,17 @@ func TestBatchStructActions(t *testing.T) {
 	var be *BatchError
 	require.ErrorAs(t, err, &be)
 	require.Equal(t, 1, be.Index)
-	requireCode(t, err, CodeUpdateConditionNotSatisfied)
+	requireCode(t, err, edm.CodeUpdateConditionNotSatisfied)
 	_, err = tbl.Get(ctx, "p", "c", nil)
-	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, err, edm.CodeResourceNotFound)
 
 	// DeleteStruct reads the keys; an unknown mode fails at its action.
 	require.NoError(t, tbl.NewBatch().DeleteStruct(b, ETagAny).DeleteStruct(byValue, ETagAny).Submit(ctx))
 	_, err = tbl.Get(ctx, "p", "b", nil)
-	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, err, edm.CodeResourceNotFound)
 	err = tbl.NewBatch().UpsertStruct(a, UpdateMode(9)).Submit(ctx)
 	require.ErrorAs(t, err, &be)
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 
 	// In a partition's batch, an empty PartitionKey becomes the
 	// partition's: in the caller's struct when passed by pointer.
@@ -73,12 +75,12 @@ func TestBatchStructActions(t *testing.T) {
 	err = p.NewBatch().UpsertStruct(c("q", "3"), Merge).UpsertStruct(c("other", "4"), Merge).Submit(ctx)
 	require.ErrorAs(t, err, &be)
 	require.Equal(t, 1, be.Index)
-	requireCode(t, err, CodeCommandsInBatchActOnDifferentPartitions)
+	requireCode(t, err, edm.CodeCommandsInBatchActOnDifferentPartitions)
 	_, err = tbl.Get(ctx, "q", "3", nil)
-	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, err, edm.CodeResourceNotFound)
 
 	// A value that is no struct fails as SubmitTransaction fails it.
 	err = tbl.NewBatch().InsertStruct(7).Submit(ctx)
 	require.ErrorAs(t, err, &be)
-	requireCode(t, err, CodeInvalidValueType)
+	requireCode(t, err, edm.CodeInvalidValueType)
 }

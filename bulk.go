@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
@@ -183,19 +184,19 @@ func (t *Table) NewBulkWriter(opts *BulkOptions) (*BulkWriter, error) {
 	case o.Action == 0:
 		o.Action = ActionInsert
 	case o.Action != ActionInsert && o.Action != ActionUpsertReplace && o.Action != ActionUpsertMerge:
-		return nil, newError(CodeInvalidInput, "a bulk writer takes ActionInsert, ActionUpsertReplace or ActionUpsertMerge, not %s", o.Action)
+		return nil, newError(edm.CodeInvalidInput, "a bulk writer takes ActionInsert, ActionUpsertReplace or ActionUpsertMerge, not %s", o.Action)
 	}
 	switch {
 	case o.BatchEntities <= 0:
 		o.BatchEntities = defaultBulkEntities
 	case o.BatchEntities > maxBulkEntities:
-		return nil, newError(CodeInvalidInput, "BatchEntities %d is over %d", o.BatchEntities, maxBulkEntities)
+		return nil, newError(edm.CodeInvalidInput, "BatchEntities %d is over %d", o.BatchEntities, maxBulkEntities)
 	}
 	switch {
 	case o.BatchBytes <= 0:
 		o.BatchBytes = defaultBulkBytes
 	case o.BatchBytes > maxBulkBytes:
-		return nil, newError(CodeInvalidInput, "BatchBytes %d is over %d", o.BatchBytes, maxBulkBytes)
+		return nil, newError(edm.CodeInvalidInput, "BatchBytes %d is over %d", o.BatchBytes, maxBulkBytes)
 	}
 	w := &BulkWriter{t: t, opts: o,
 		fill:  &bulkBatch{keys: map[bulkKey]struct{}{}},
@@ -453,10 +454,10 @@ func asError(err error) *Error {
 // it.
 func entityCode(code Code) bool {
 	switch code {
-	case CodeEntityAlreadyExists, CodeResourceNotFound, CodeUpdateConditionNotSatisfied,
-		CodeTooManyProperties, CodeEntityTooLarge, CodePropertiesNeedValue, CodeOutOfRangeInput,
-		CodeKeyValueTooLarge, CodePropertyNameInvalid, CodePropertyNameTooLong, CodeInvalidValueType,
-		CodePropertyValueTooLarge, CodeInvalidInput, CodeDuplicatePropertiesSpecified:
+	case edm.CodeEntityAlreadyExists, edm.CodeResourceNotFound, edm.CodeUpdateConditionNotSatisfied,
+		edm.CodeTooManyProperties, edm.CodeEntityTooLarge, edm.CodePropertiesNeedValue, edm.CodeOutOfRangeInput,
+		edm.CodeKeyValueTooLarge, edm.CodePropertyNameInvalid, edm.CodePropertyNameTooLong, edm.CodeInvalidValueType,
+		edm.CodePropertyValueTooLarge, edm.CodeInvalidInput, edm.CodeDuplicatePropertiesSpecified:
 		return true
 	}
 	return false

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // noBulkConn hides the engine's bulk commits, so a BulkWriter commits
@@ -171,10 +172,10 @@ func TestBulkWriterValidation(t *testing.T) {
 				e    *Entity
 				code Code
 			}{
-				{&Entity{PartitionKey: "a/b", RowKey: "r"}, CodeOutOfRangeInput},
-				{&Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"1x": int32(1)}}, CodePropertyNameInvalid},
-				{&Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"X": struct{}{}}}, CodeInvalidValueType},
-				{nil, CodeInvalidInput},
+				{&Entity{PartitionKey: "a/b", RowKey: "r"}, edm.CodeOutOfRangeInput},
+				{&Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"1x": int32(1)}}, edm.CodePropertyNameInvalid},
+				{&Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"X": struct{}{}}}, edm.CodeInvalidValueType},
+				{nil, edm.CodeInvalidInput},
 			}
 			for k, b := range bad {
 				err := w.Add(ctx, b.e)
@@ -247,11 +248,11 @@ func TestBulkWriterRepeatedEntity(t *testing.T) {
 func TestBulkWriterErrors(t *testing.T) {
 	db := openTestDB(t, nil)
 	_, err := db.Table("Nothere").NewBulkWriter(&BulkOptions{Action: ActionDelete})
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 	_, err = db.Table("Nothere").NewBulkWriter(&BulkOptions{BatchEntities: maxBulkEntities + 1})
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 	_, err = db.Table("Nothere").NewBulkWriter(&BulkOptions{BatchBytes: maxBulkBytes + 1})
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 
 	// A missing table fails the commit and stops the writer.
 	w, err := db.Table("Nothere").NewBulkWriter(&BulkOptions{BatchEntities: 2})
@@ -260,7 +261,7 @@ func TestBulkWriterErrors(t *testing.T) {
 	require.NoError(t, w.Add(ctx, bulkEntity(1, 1)))
 	require.NoError(t, w.Add(ctx, bulkEntity(2, 1)), "the commit of the first two runs in the background")
 	err = w.Flush(ctx)
-	requireCode(t, err, CodeTableNotFound)
+	requireCode(t, err, edm.CodeTableNotFound)
 	require.Equal(t, err, w.Add(ctx, bulkEntity(3, 1)))
 	require.Equal(t, err, w.Flush(ctx))
 	require.Equal(t, int64(0), w.Stats().Written)
@@ -300,7 +301,7 @@ func TestBulkWriterMergeLimits(t *testing.T) {
 			require.Len(t, cs.all, 1)
 			require.Equal(t, 2, cs.all[0].Written)
 			require.Len(t, cs.all[0].Refused, 1)
-			require.Equal(t, CodeTooManyProperties, ErrorCode(cs.all[0].Refused[0]))
+			require.Equal(t, edm.CodeTooManyProperties, ErrorCode(cs.all[0].Refused[0]))
 		})
 	}
 }

@@ -80,13 +80,13 @@ func (t *Table) EnableChangeFeed(ctx context.Context, opts ChangeFeedOptions) er
 		return err
 	}
 	if opts.Retention < 0 {
-		return newError(CodeInvalidInput, "change feed retention %v is negative", opts.Retention)
+		return newError(edm.CodeInvalidInput, "change feed retention %v is negative", opts.Retention)
 	}
 	if opts.Retention == 0 {
 		opts.Retention = DefaultChangeRetention
 	}
 	if opts.Images != ImagesKeysOnly && opts.Images != ImagesNew {
-		return newError(CodeInvalidInput, "unknown change feed image mode %d", opts.Images)
+		return newError(edm.CodeInvalidInput, "unknown change feed image mode %d", opts.Images)
 	}
 	cf, err := t.feeder()
 	if err != nil {
@@ -138,7 +138,7 @@ func (t *Table) ChangeFeed(ctx context.Context) (*ChangeFeedStatus, error) {
 func (t *Table) feeder() (driver.ChangeFeeder, error) {
 	cf, ok := t.drv.(driver.ChangeFeeder)
 	if !ok {
-		return nil, newError(CodeNotImplemented, "this store's driver has no change feed")
+		return nil, newError(edm.CodeNotImplemented, "this store's driver has no change feed")
 	}
 	return cf, nil
 }
@@ -195,7 +195,7 @@ func ParseCursor(s string) (Cursor, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return CursorAt(t), nil
 	}
-	return Cursor{}, newError(CodeInvalidInput, "%q is not a change cursor (a cursor a change gave, \"beginning\", \"now\" or an RFC 3339 time)", s)
+	return Cursor{}, newError(edm.CodeInvalidInput, "%q is not a change cursor (a cursor a change gave, \"beginning\", \"now\" or an RFC 3339 time)", s)
 }
 
 // String returns the cursor's text, for ParseCursor: "TABLE.SEQ" for a
@@ -255,23 +255,12 @@ const (
 	ChangeExpire = driver.ChangeExpire
 )
 
-// ChangeOpName returns the operation's name: "insert", "updateMerge",
-// "updateReplace", "upsertMerge", "upsertReplace", "delete",
-// "deleteRange", "dropTable", "expire".
-func ChangeOpName(op ChangeOp) string {
-	if int(op) < len(changeOpNames) && changeOpNames[op] != "" {
-		return changeOpNames[op]
-	}
-	return "unknown"
-}
-
-var changeOpNames = [...]string{"", "insert", "updateMerge", "updateReplace", "upsertMerge", "upsertReplace", "delete", "deleteRange", "dropTable", "expire"}
-
-// ParseChangeOp is the inverse of ChangeOpName.
+// ParseChangeOp is the inverse of ChangeOp's String: it reports false
+// for a name no operation has ("unknown" included).
 func ParseChangeOp(s string) (ChangeOp, bool) {
-	for i, n := range changeOpNames {
-		if n != "" && n == s {
-			return ChangeOp(i), true
+	for op := ChangeOp(1); op <= ChangeExpire; op++ {
+		if n := op.String(); n != "unknown" && n == s {
+			return op, true
 		}
 	}
 	return 0, false
@@ -454,7 +443,7 @@ func changesStart(ctx context.Context, name string, cf driver.ChangeFeeder, q Ch
 		return req, err
 	}
 	if !st.Enabled {
-		return req, newError(CodeResourceNotFound, "table %q has no change feed", name)
+		return req, newError(edm.CodeResourceNotFound, "table %q has no change feed", name)
 	}
 	req.Table, req.After = st.Table, st.Oldest
 	switch q.From.kind {
@@ -508,9 +497,9 @@ func mapChangesError(err error) error {
 	var code Code
 	switch {
 	case errors.Is(err, driver.ErrCursorExpired):
-		code = CodeOutOfRangeInput
+		code = edm.CodeOutOfRangeInput
 	case errors.Is(err, driver.ErrCursorStale):
-		code = CodeInvalidInput
+		code = edm.CodeInvalidInput
 	default:
 		return mapError(err, false)
 	}

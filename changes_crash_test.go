@@ -145,7 +145,7 @@ func TestChangesCrash(t *testing.T) {
 			}
 			prev = c.Seq
 			if c.Op != ts.ChangeInsert || c.Entity == nil {
-				fail("change %d: op %s, image %v", c.Seq, ts.ChangeOpName(c.Op), c.Entity != nil)
+				fail("change %d: op %s, image %v", c.Seq, c.Op.String(), c.Entity != nil)
 			}
 			w := int64(c.PartitionKey[1] - '0')
 			n := c.Entity.Properties["N"].(int64)

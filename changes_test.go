@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/engine"
 )
 
@@ -34,7 +35,7 @@ func (s feedState) applyChange(t *testing.T, c Change) {
 	key := c.PartitionKey + "\x00" + c.RowKey
 	switch c.Op {
 	case ChangeInsert, ChangeUpdateMerge, ChangeUpdateReplace, ChangeUpsertMerge, ChangeUpsertReplace:
-		require.NotNil(t, c.Entity, "change %d (%s) has no image", c.Seq, ChangeOpName(c.Op))
+		require.NotNil(t, c.Entity, "change %d (%s) has no image", c.Seq, c.Op.String())
 		require.Equal(t, c.ETag, c.Entity.ETag)
 		s[key] = feedEntity{props: c.Entity.Properties, etag: c.ETag}
 	case ChangeDelete, ChangeExpire:
@@ -311,7 +312,7 @@ func TestChangesRecordsEachAction(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, st.Enabled)
 	require.NoError(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "before"}))
-	requireCode(t, firstErr(tb.Changes(ctx, ChangesQuery{})), CodeResourceNotFound)
+	requireCode(t, firstErr(tb.Changes(ctx, ChangesQuery{})), edm.CodeResourceNotFound)
 
 	require.NoError(t, tb.EnableChangeFeed(ctx, ChangeFeedOptions{Images: ImagesKeysOnly}))
 	st, err = tb.ChangeFeed(ctx)
@@ -364,7 +365,7 @@ func TestChangesRecordsEachAction(t *testing.T) {
 	require.Len(t, readChanges(t, tb, ChangesQuery{From: CursorAt(cs[1].Timestamp)}), 4)
 
 	// A failed write records nothing.
-	requireCode(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "1"}), CodeEntityAlreadyExists)
+	requireCode(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "1"}), edm.CodeEntityAlreadyExists)
 	require.Len(t, readChanges(t, tb, ChangesQuery{}), 5)
 
 	// Drop: a final change; the old cursor fails clearly on the new table.
@@ -379,7 +380,7 @@ func TestChangesRecordsEachAction(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, tb.EnableChangeFeed(ctx, ChangeFeedOptions{}))
 	err = firstErr(tb.Changes(ctx, ChangesQuery{From: last}))
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 	require.ErrorIs(t, err, ErrCursorStale)
 
 	// Disable deletes the records; cursors then fail.
@@ -388,18 +389,18 @@ func TestChangesRecordsEachAction(t *testing.T) {
 	require.Len(t, cs, 1)
 	require.NoError(t, tb.DisableChangeFeed(ctx))
 	require.NoError(t, tb.DisableChangeFeed(ctx))
-	requireCode(t, firstErr(tb.Changes(ctx, ChangesQuery{From: cs[0].Cursor})), CodeResourceNotFound)
+	requireCode(t, firstErr(tb.Changes(ctx, ChangesQuery{From: cs[0].Cursor})), edm.CodeResourceNotFound)
 	require.NoError(t, tb.EnableChangeFeed(ctx, ChangeFeedOptions{}))
 	err = firstErr(tb.Changes(ctx, ChangesQuery{From: cs[0].Cursor}))
-	requireCode(t, err, CodeOutOfRangeInput)
+	requireCode(t, err, edm.CodeOutOfRangeInput)
 	require.ErrorIs(t, err, ErrCursorExpired)
 
 	// Bad input.
-	requireCode(t, tb.EnableChangeFeed(ctx, ChangeFeedOptions{Retention: -1}), CodeInvalidInput)
-	requireCode(t, tb.EnableChangeFeed(ctx, ChangeFeedOptions{Images: 9}), CodeInvalidInput)
+	requireCode(t, tb.EnableChangeFeed(ctx, ChangeFeedOptions{Retention: -1}), edm.CodeInvalidInput)
+	requireCode(t, tb.EnableChangeFeed(ctx, ChangeFeedOptions{Images: 9}), edm.CodeInvalidInput)
 	for _, s := range []string{"x", "1.", ".1", "0.5", "1.2.3", "+1.2", "1.-2", "-1.2", "18446744073709551616.1"} {
 		_, err := ParseCursor(s)
-		requireCode(t, err, CodeInvalidInput)
+		requireCode(t, err, edm.CodeInvalidInput)
 	}
 }
 
@@ -433,9 +434,9 @@ func TestChangesRetention(t *testing.T) {
 	require.Len(t, readChanges(t, tb, ChangesQuery{From: first[0].Cursor}), 1)
 	old := Cursor{kind: cursorAt, table: first[0].Cursor.table, seq: first[0].Seq - 1}
 	err = firstErr(tb.Changes(ctx, ChangesQuery{From: old}))
-	requireCode(t, err, CodeOutOfRangeInput)
+	requireCode(t, err, edm.CodeOutOfRangeInput)
 	require.ErrorIs(t, err, ErrCursorExpired)
-	requireCode(t, firstErr(tb.Changes(ctx, ChangesQuery{From: CursorAt(time.Now().Add(-time.Hour))})), CodeOutOfRangeInput)
+	requireCode(t, firstErr(tb.Changes(ctx, ChangesQuery{From: CursorAt(time.Now().Add(-time.Hour))})), edm.CodeOutOfRangeInput)
 }
 
 func TestChangesFollow(t *testing.T) {
@@ -626,4 +627,18 @@ func TestChangesStartPrunedUnderReader(t *testing.T) {
 	err = firstErr(tb.Changes(ctx, ChangesQuery{}))
 	require.ErrorIs(t, err, ErrCursorExpired)
 	require.Zero(t, fails)
+}
+
+// TestParseChangeOp: ParseChangeOp inverts ChangeOp's String for every
+// operation and refuses other names, "unknown" included.
+func TestParseChangeOp(t *testing.T) {
+	for op := ChangeOp(1); op <= ChangeExpire; op++ {
+		got, ok := ParseChangeOp(op.String())
+		require.True(t, ok, op.String())
+		require.Equal(t, op, got)
+	}
+	for _, s := range []string{"", "unknown", "Insert", "drop"} {
+		_, ok := ParseChangeOp(s)
+		require.False(t, ok, s)
+	}
 }

@@ -238,7 +238,7 @@ func replayTTLFeedCrash(t *testing.T, tb *ts.Table, fail func(string, ...any)) (
 				inWrites++
 			}
 		default:
-			fail("change %d: op %s", c.Seq, ts.ChangeOpName(c.Op))
+			fail("change %d: op %s", c.Seq, c.Op.String())
 		}
 	}
 	if open != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/engine"
 )
 
@@ -169,7 +170,7 @@ func runDamage(t *testing.T, pristine string, lay damageLayout, kind string, see
 	db, err := Open(dir, nil)
 	if err != nil {
 		require.ErrorIs(t, err, ErrCorrupt, "open")
-		require.Equal(t, CodeInternalError, ErrorCode(err))
+		require.Equal(t, edm.CodeInternalError, ErrorCode(err))
 		rep, err := CheckDir(ctx, dir, nil)
 		require.NoError(t, err)
 		requireNamed(t, rep, files)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/engine"
 	"github.com/tablestore/tablestore/internal/entityenc"
 )
@@ -68,7 +69,7 @@ func OpenInMemory(opts *Options) (*DB, error) {
 // engine. A nil conn is InvalidInput.
 func OpenDriver(conn driver.Conn, opts *Options) (*DB, error) {
 	if conn == nil {
-		return nil, newError(CodeInvalidInput, "driver connection is nil")
+		return nil, newError(edm.CodeInvalidInput, "driver connection is nil")
 	}
 	return &DB{opts: opts.withDefaults(), conn: conn}, nil
 }
@@ -157,7 +158,7 @@ func (db *DB) ListTables(ctx context.Context, opts *ListTablesOptions) (*TablePa
 		return nil, coded(err)
 	}
 	if o.Continuation != "" && entityenc.ValidateTableName(o.Continuation) != nil {
-		return nil, newError(CodeInvalidInput, "malformed table continuation %q", o.Continuation)
+		return nil, newError(edm.CodeInvalidInput, "malformed table continuation %q", o.Continuation)
 	}
 	res, err := db.conn.ListTables(ctx, driver.ListTablesRequest{Prefix: strings.ToLower(o.Prefix), After: o.Continuation, Top: top})
 	if err != nil {

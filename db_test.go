@@ -47,7 +47,7 @@ type failingTable failingConn
 // ErrClosed and ErrCorrupt.
 func TestOpenDriverMapsErrors(t *testing.T) {
 	_, err := OpenDriver(nil, nil)
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 
 	db, err := OpenDriver(failingConn{&driver.Error{Code: edm.CodeEntityAlreadyExists, Index: 3, Message: "entity exists"}}, nil)
 	require.NoError(t, err)
@@ -55,7 +55,7 @@ func TestOpenDriverMapsErrors(t *testing.T) {
 	e := &Entity{PartitionKey: "p", RowKey: "r"}
 	err = tbl.Insert(ctx, e)
 	require.ErrorIs(t, err, ErrEntityAlreadyExists)
-	require.Equal(t, &Error{Code: CodeEntityAlreadyExists, Message: "entity exists"}, err)
+	require.Equal(t, &Error{Code: edm.CodeEntityAlreadyExists, Message: "entity exists"}, err)
 
 	err = tbl.NewBatch().Insert(e).Submit(ctx)
 	var be *BatchError
@@ -169,9 +169,9 @@ func TestCreateTableIfNotExists(t *testing.T) {
 	require.False(t, ok)
 
 	_, err = db.TableExists(ctx, "no spaces")
-	requireCode(t, err, CodeInvalidResourceName)
+	requireCode(t, err, edm.CodeInvalidResourceName)
 	_, err = db.CreateTableIfNotExists(ctx, "1bad")
-	requireCode(t, err, CodeInvalidResourceName)
+	requireCode(t, err, edm.CodeInvalidResourceName)
 
 	require.NoError(t, db.Close())
 	_, err = db.TableExists(ctx, "Orders")
@@ -218,7 +218,7 @@ func TestDeleteLargeTable(t *testing.T) {
 	again, err := db.CreateTable(ctx, "Big")
 	require.NoError(t, err)
 	_, err = again.Get(ctx, "p00000", "r00000000", nil)
-	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, err, edm.CodeResourceNotFound)
 	_, err = db.Table("Neighbour").Get(ctx, "p", "r", nil)
 	require.NoError(t, err, "the drop must not touch other tables")
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // TestDiskFullTmpfs fills a real, small file system: set
@@ -65,7 +67,7 @@ func TestDiskFullTmpfs(t *testing.T) {
 		}
 	}
 	require.ErrorIs(t, err, ErrNoSpace, "after %d inserts", i)
-	require.Equal(t, CodeServerBusy, ErrorCode(err))
+	require.Equal(t, edm.CodeServerBusy, ErrorCode(err))
 	require.ErrorIs(t, db.Health(), ErrNoSpace)
 	t.Logf("full after %d acknowledged inserts: %v", len(acked), err)
 	refusedAt := i

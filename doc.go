@@ -56,8 +56,9 @@
 //     format, with odata.type annotations, as Azure's SDKs read it;
 //     AppendEntityJSON writes it at any of Azure's three metadata levels
 //     (JSONOptions), as the REST server does.
-//   - Errors. Every failure is an *Error with Azure's Code (ErrorCode reads
-//     it); match with errors.Is against the Err sentinels. A transaction
+//   - Errors. Every failure is an *Error with Azure's code, one of the
+//     edm.Code* constants (ErrorCode reads it); match with errors.Is
+//     against the Err sentinels. A transaction
 //     fails with a *BatchError naming the failing action's index. Bad input
 //     is rejected before anything is read or written.
 //   - Options. A nil *Options, or a zero field, means the default given in

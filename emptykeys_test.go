@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // emptyKeyPairs are the keys TestEmptyKeys writes, in key order.
@@ -32,7 +34,7 @@ func TestEmptyKeys(t *testing.T) {
 	for i, k := range emptyKeyPairs {
 		require.NoError(t, tb.Insert(ctx, ent(k[0], k[1], map[string]any{"V": int32(1), "W": int32(i)})))
 	}
-	requireCode(t, tb.Insert(ctx, ent("", "", nil)), CodeEntityAlreadyExists)
+	requireCode(t, tb.Insert(ctx, ent("", "", nil)), edm.CodeEntityAlreadyExists)
 	got, err := tb.Get(ctx, "", "", nil)
 	require.NoError(t, err)
 	require.Equal(t, int32(0), got.Properties["W"])
@@ -82,10 +84,10 @@ func TestEmptyKeys(t *testing.T) {
 	} {
 		require.Equal(t, want, all(Query{Filter: filter}), filter)
 	}
-	plan, err := tb.Explain(Query{Filter: "PartitionKey eq '' and RowKey eq ''"})
+	plan, err := explainText(tb, Query{Filter: "PartitionKey eq '' and RowKey eq ''"})
 	require.NoError(t, err)
 	require.Contains(t, plan, "plan: point")
-	plan, err = tb.Explain(Query{Filter: "PartitionKey eq ''"})
+	plan, err = explainText(tb, Query{Filter: "PartitionKey eq ''"})
 	require.NoError(t, err)
 	require.Contains(t, plan, "plan: partition scan")
 
@@ -127,7 +129,7 @@ func TestEmptyKeysFeedAndTTL(t *testing.T) {
 	var seen []string
 	for c, err := range tb.Changes(ctx, ChangesQuery{}) {
 		require.NoError(t, err)
-		seen = append(seen, ChangeOpName(c.Op)+" "+c.PartitionKey+"/"+c.RowKey)
+		seen = append(seen, c.Op.String()+" "+c.PartitionKey+"/"+c.RowKey)
 		if c.Op == ChangeInsert && c.RowKey == "" {
 			require.Equal(t, int32(1), c.Entity.Properties["V"])
 		}
@@ -136,7 +138,7 @@ func TestEmptyKeysFeedAndTTL(t *testing.T) {
 
 	clk.add(2 * time.Hour)
 	_, err = tb.Get(ctx, "", "", nil)
-	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, err, edm.CodeResourceNotFound)
 	require.Eventually(t, func() bool { return ttlEngine(db).Swept() == 1 }, 10*time.Second, time.Millisecond)
 	n, err := tb.ExpiredCount(ctx)
 	require.NoError(t, err)

@@ -87,7 +87,7 @@ func firstInvalidProperty(props map[string]any) error {
 	slices.Sort(names)
 	for _, name := range names {
 		if entityenc.IsSystemName(name) {
-			return newError(CodeInvalidInput, "the property name %q is reserved for the entity's own field", name)
+			return newError(edm.CodeInvalidInput, "the property name %q is reserved for the entity's own field", name)
 		}
 		if err := entityenc.ValidatePropertyName(name); err != nil {
 			return coded(err)
@@ -96,7 +96,7 @@ func firstInvalidProperty(props map[string]any) error {
 			return coded(err)
 		}
 	}
-	return newError(CodeInvalidInput, "invalid properties") // unreachable: the caller found one
+	return newError(edm.CodeInvalidInput, "invalid properties") // unreachable: the caller found one
 }
 
 // oracleRecord is the old prepareAction's result for an insert of e,

@@ -131,7 +131,7 @@ func TestDecodeEntityCorrupt(t *testing.T) {
 		_, err := decodeEntity("pk", "rk", rec, nil)
 		require.ErrorIs(t, err, ErrCorrupt)
 		require.ErrorContains(t, err, `corrupt data during decode of entity ("pk", "rk"): tablestore: `)
-		require.Equal(t, CodeInternalError, ErrorCode(err))
+		require.Equal(t, edm.CodeInternalError, ErrorCode(err))
 	}
 }
 
@@ -255,12 +255,12 @@ func TestEncodePropertiesErrorIsDeterministic(t *testing.T) {
 	props := map[string]any{"B": float32(1), "A": int32(1), "C9": make([]byte, 70000), "0bad": int32(1), "Z": complex(1, 0)}
 	for i := 0; i < 50; i++ {
 		_, err := encodeProperties(props)
-		requireCode(t, err, CodePropertyNameInvalid) // "0bad" sorts first
+		requireCode(t, err, edm.CodePropertyNameInvalid) // "0bad" sorts first
 	}
 	delete(props, "0bad")
 	for i := 0; i < 50; i++ {
 		_, err := encodeProperties(props)
-		requireCode(t, err, CodeInvalidValueType) // then "B"
+		requireCode(t, err, edm.CodeInvalidValueType) // then "B"
 	}
 }
 
@@ -290,27 +290,27 @@ func TestEncodePropertiesErrors(t *testing.T) {
 		props map[string]any
 		code  Code
 	}{
-		{"reserved PartitionKey", map[string]any{"PartitionKey": "x"}, CodeInvalidInput},
-		{"reserved RowKey", map[string]any{"RowKey": "x"}, CodeInvalidInput},
-		{"reserved Timestamp", map[string]any{"Timestamp": time.Now()}, CodeInvalidInput},
-		{"bad name", map[string]any{"1a": "x"}, CodePropertyNameInvalid},
-		{"dash name", map[string]any{"a-b": int32(1)}, CodePropertyNameInvalid},
-		{"long name", map[string]any{strings.Repeat("a", 256): int32(1)}, CodePropertyNameTooLong},
-		{"uint64 over int64", map[string]any{"A": uint64(1 << 63)}, CodeOutOfRangeInput},
-		{"uint over int64", map[string]any{"A": ^uint(0)}, CodeOutOfRangeInput},
-		{"int pointer", map[string]any{"A": new(int)}, CodeInvalidValueType},
-		{"float32", map[string]any{"A": float32(1)}, CodeInvalidValueType},
-		{"pointer", map[string]any{"A": new(string)}, CodeInvalidValueType},
-		{"map", map[string]any{"A": map[string]any{}}, CodeInvalidValueType},
-		{"etag value", map[string]any{"A": ETag("x")}, CodeInvalidValueType},
-		{"bad utf8", map[string]any{"A": "\xff"}, CodeInvalidInput},
-		{"string too long", map[string]any{"A": strings.Repeat("x", 32769)}, CodePropertyValueTooLarge},
-		{"string too long pairs", map[string]any{"A": strings.Repeat("😀", 16385)}, CodePropertyValueTooLarge},
-		{"binary too long", map[string]any{"A": make([]byte, 65537)}, CodePropertyValueTooLarge},
-		{"before 1601", map[string]any{"A": time.Date(1600, 12, 31, 23, 59, 59, 999999999, time.UTC)}, CodeOutOfRangeInput},
-		{"zero time", map[string]any{"A": time.Time{}}, CodeOutOfRangeInput},
-		{"after 9999", map[string]any{"A": time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, CodeOutOfRangeInput},
-		{"zone pushes past 9999", map[string]any{"A": time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("w", -3600))}, CodeOutOfRangeInput},
+		{"reserved PartitionKey", map[string]any{"PartitionKey": "x"}, edm.CodeInvalidInput},
+		{"reserved RowKey", map[string]any{"RowKey": "x"}, edm.CodeInvalidInput},
+		{"reserved Timestamp", map[string]any{"Timestamp": time.Now()}, edm.CodeInvalidInput},
+		{"bad name", map[string]any{"1a": "x"}, edm.CodePropertyNameInvalid},
+		{"dash name", map[string]any{"a-b": int32(1)}, edm.CodePropertyNameInvalid},
+		{"long name", map[string]any{strings.Repeat("a", 256): int32(1)}, edm.CodePropertyNameTooLong},
+		{"uint64 over int64", map[string]any{"A": uint64(1 << 63)}, edm.CodeOutOfRangeInput},
+		{"uint over int64", map[string]any{"A": ^uint(0)}, edm.CodeOutOfRangeInput},
+		{"int pointer", map[string]any{"A": new(int)}, edm.CodeInvalidValueType},
+		{"float32", map[string]any{"A": float32(1)}, edm.CodeInvalidValueType},
+		{"pointer", map[string]any{"A": new(string)}, edm.CodeInvalidValueType},
+		{"map", map[string]any{"A": map[string]any{}}, edm.CodeInvalidValueType},
+		{"etag value", map[string]any{"A": ETag("x")}, edm.CodeInvalidValueType},
+		{"bad utf8", map[string]any{"A": "\xff"}, edm.CodeInvalidInput},
+		{"string too long", map[string]any{"A": strings.Repeat("x", 32769)}, edm.CodePropertyValueTooLarge},
+		{"string too long pairs", map[string]any{"A": strings.Repeat("😀", 16385)}, edm.CodePropertyValueTooLarge},
+		{"binary too long", map[string]any{"A": make([]byte, 65537)}, edm.CodePropertyValueTooLarge},
+		{"before 1601", map[string]any{"A": time.Date(1600, 12, 31, 23, 59, 59, 999999999, time.UTC)}, edm.CodeOutOfRangeInput},
+		{"zero time", map[string]any{"A": time.Time{}}, edm.CodeOutOfRangeInput},
+		{"after 9999", map[string]any{"A": time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, edm.CodeOutOfRangeInput},
+		{"zone pushes past 9999", map[string]any{"A": time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("w", -3600))}, edm.CodeOutOfRangeInput},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -390,10 +390,10 @@ func TestIntegerRule(t *testing.T) {
 
 	for _, v := range []any{uint64(1 << 63), ^uint(0), ^uint64(0)} {
 		err := tbl.Upsert(ctx, &Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"Big": v}}, Merge)
-		requireCode(t, err, CodeOutOfRangeInput)
+		requireCode(t, err, edm.CodeOutOfRangeInput)
 		require.ErrorContains(t, err, "stored as an Int32 when it fits, else as an Int64")
 		_, err = (&Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"Big": v}}).MarshalJSON()
-		requireCode(t, err, CodeOutOfRangeInput)
+		requireCode(t, err, edm.CodeOutOfRangeInput)
 	}
 	got, err = tbl.Get(ctx, "p", "r", nil)
 	require.NoError(t, err)

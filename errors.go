@@ -1,3 +1,12 @@
+// Errors have one idiom. Match a failure with errors.Is against the Err
+// sentinels below (one per code, ErrClosed, ErrNoSpace and the others
+// beside them). Every failure is an *Error carrying Azure's error code,
+// spelled edm.Code* (package edm defines the codes; Code here is its
+// alias); a failed transaction is a *BatchError carrying the failing
+// action's index and that action's *Error. ErrorCode(err) is the shortcut
+// that reads the code without errors.As, kept because callers compare
+// codes often (tests and the servers' status mapping).
+
 package tablestore
 
 import (
@@ -11,73 +20,37 @@ import (
 	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
-// The error codes this library returns.
-const (
-	CodeTableAlreadyExists                      = edm.CodeTableAlreadyExists
-	CodeTableNotFound                           = edm.CodeTableNotFound
-	CodeResourceNotFound                        = edm.CodeResourceNotFound
-	CodeEntityAlreadyExists                     = edm.CodeEntityAlreadyExists
-	CodeUpdateConditionNotSatisfied             = edm.CodeUpdateConditionNotSatisfied
-	CodePropertiesNeedValue                     = edm.CodePropertiesNeedValue
-	CodeInvalidInput                            = edm.CodeInvalidInput
-	CodeOutOfRangeInput                         = edm.CodeOutOfRangeInput
-	CodeInvalidResourceName                     = edm.CodeInvalidResourceName
-	CodePropertyValueTooLarge                   = edm.CodePropertyValueTooLarge
-	CodeEntityTooLarge                          = edm.CodeEntityTooLarge
-	CodeTooManyProperties                       = edm.CodeTooManyProperties
-	CodeKeyValueTooLarge                        = edm.CodeKeyValueTooLarge
-	CodePropertyNameInvalid                     = edm.CodePropertyNameInvalid
-	CodePropertyNameTooLong                     = edm.CodePropertyNameTooLong
-	CodeDuplicatePropertiesSpecified            = edm.CodeDuplicatePropertiesSpecified
-	CodeInvalidValueType                        = edm.CodeInvalidValueType
-	CodeInvalidDuplicateRow                     = edm.CodeInvalidDuplicateRow
-	CodeCommandsInBatchActOnDifferentPartitions = edm.CodeCommandsInBatchActOnDifferentPartitions
-	CodeNotImplemented                          = edm.CodeNotImplemented
-	CodeRequestBodyTooLarge                     = edm.CodeRequestBodyTooLarge
-	// CodeTableBeingDeleted comes only from a remote service: Azure
-	// refuses to create a table for about 40 s after a table of that
-	// name was deleted.
-	CodeTableBeingDeleted = edm.CodeTableBeingDeleted
-	// The codes of errors about the store rather than the request; see
-	// codeOf.
-	CodeInternalError     = edm.CodeInternalError
-	CodeServerBusy        = edm.CodeServerBusy
-	CodeOperationTimedOut = edm.CodeOperationTimedOut
-	// CodeStoreClosed is not Azure's: see ErrClosed.
-	CodeStoreClosed = edm.CodeStoreClosed
-)
-
 // Sentinel errors, one per code, for errors.Is. Every *Error and
 // *BatchError matches the sentinel of its code:
 //
 //	if errors.Is(err, tablestore.ErrEntityAlreadyExists) { ... }
 var (
-	ErrTableAlreadyExists                      = newSentinel(CodeTableAlreadyExists, "table already exists")
-	ErrTableNotFound                           = newSentinel(CodeTableNotFound, "table not found")
-	ErrResourceNotFound                        = newSentinel(CodeResourceNotFound, "resource not found")
-	ErrEntityAlreadyExists                     = newSentinel(CodeEntityAlreadyExists, "entity already exists")
-	ErrUpdateConditionNotSatisfied             = newSentinel(CodeUpdateConditionNotSatisfied, "update condition not satisfied")
-	ErrPropertiesNeedValue                     = newSentinel(CodePropertiesNeedValue, "properties need value")
-	ErrInvalidInput                            = newSentinel(CodeInvalidInput, "invalid input")
-	ErrOutOfRangeInput                         = newSentinel(CodeOutOfRangeInput, "out of range input")
-	ErrInvalidResourceName                     = newSentinel(CodeInvalidResourceName, "invalid resource name")
-	ErrPropertyValueTooLarge                   = newSentinel(CodePropertyValueTooLarge, "property value too large")
-	ErrEntityTooLarge                          = newSentinel(CodeEntityTooLarge, "entity too large")
-	ErrTooManyProperties                       = newSentinel(CodeTooManyProperties, "too many properties")
-	ErrKeyValueTooLarge                        = newSentinel(CodeKeyValueTooLarge, "key value too large")
-	ErrPropertyNameInvalid                     = newSentinel(CodePropertyNameInvalid, "property name invalid")
-	ErrPropertyNameTooLong                     = newSentinel(CodePropertyNameTooLong, "property name too long")
-	ErrDuplicatePropertiesSpecified            = newSentinel(CodeDuplicatePropertiesSpecified, "duplicate properties specified")
-	ErrInvalidValueType                        = newSentinel(CodeInvalidValueType, "invalid value type")
-	ErrInvalidDuplicateRow                     = newSentinel(CodeInvalidDuplicateRow, "invalid duplicate row")
-	ErrCommandsInBatchActOnDifferentPartitions = newSentinel(CodeCommandsInBatchActOnDifferentPartitions, "commands in batch act on different partitions")
-	ErrNotImplemented                          = newSentinel(CodeNotImplemented, "not implemented")
-	ErrRequestBodyTooLarge                     = newSentinel(CodeRequestBodyTooLarge, "request body too large")
-	ErrTableBeingDeleted                       = newSentinel(CodeTableBeingDeleted, "table being deleted")
-	ErrInternalError                           = newSentinel(CodeInternalError, "internal error")
-	ErrServerBusy                              = newSentinel(CodeServerBusy, "server busy")
-	ErrOperationTimedOut                       = newSentinel(CodeOperationTimedOut, "operation timed out")
-	ErrStoreClosed                             = newSentinel(CodeStoreClosed, "store closed")
+	ErrTableAlreadyExists                      = newSentinel(edm.CodeTableAlreadyExists, "table already exists")
+	ErrTableNotFound                           = newSentinel(edm.CodeTableNotFound, "table not found")
+	ErrResourceNotFound                        = newSentinel(edm.CodeResourceNotFound, "resource not found")
+	ErrEntityAlreadyExists                     = newSentinel(edm.CodeEntityAlreadyExists, "entity already exists")
+	ErrUpdateConditionNotSatisfied             = newSentinel(edm.CodeUpdateConditionNotSatisfied, "update condition not satisfied")
+	ErrPropertiesNeedValue                     = newSentinel(edm.CodePropertiesNeedValue, "properties need value")
+	ErrInvalidInput                            = newSentinel(edm.CodeInvalidInput, "invalid input")
+	ErrOutOfRangeInput                         = newSentinel(edm.CodeOutOfRangeInput, "out of range input")
+	ErrInvalidResourceName                     = newSentinel(edm.CodeInvalidResourceName, "invalid resource name")
+	ErrPropertyValueTooLarge                   = newSentinel(edm.CodePropertyValueTooLarge, "property value too large")
+	ErrEntityTooLarge                          = newSentinel(edm.CodeEntityTooLarge, "entity too large")
+	ErrTooManyProperties                       = newSentinel(edm.CodeTooManyProperties, "too many properties")
+	ErrKeyValueTooLarge                        = newSentinel(edm.CodeKeyValueTooLarge, "key value too large")
+	ErrPropertyNameInvalid                     = newSentinel(edm.CodePropertyNameInvalid, "property name invalid")
+	ErrPropertyNameTooLong                     = newSentinel(edm.CodePropertyNameTooLong, "property name too long")
+	ErrDuplicatePropertiesSpecified            = newSentinel(edm.CodeDuplicatePropertiesSpecified, "duplicate properties specified")
+	ErrInvalidValueType                        = newSentinel(edm.CodeInvalidValueType, "invalid value type")
+	ErrInvalidDuplicateRow                     = newSentinel(edm.CodeInvalidDuplicateRow, "invalid duplicate row")
+	ErrCommandsInBatchActOnDifferentPartitions = newSentinel(edm.CodeCommandsInBatchActOnDifferentPartitions, "commands in batch act on different partitions")
+	ErrNotImplemented                          = newSentinel(edm.CodeNotImplemented, "not implemented")
+	ErrRequestBodyTooLarge                     = newSentinel(edm.CodeRequestBodyTooLarge, "request body too large")
+	ErrTableBeingDeleted                       = newSentinel(edm.CodeTableBeingDeleted, "table being deleted")
+	ErrInternalError                           = newSentinel(edm.CodeInternalError, "internal error")
+	ErrServerBusy                              = newSentinel(edm.CodeServerBusy, "server busy")
+	ErrOperationTimedOut                       = newSentinel(edm.CodeOperationTimedOut, "operation timed out")
+	ErrStoreClosed                             = newSentinel(edm.CodeStoreClosed, "store closed")
 )
 
 // ErrClosed is matched by the error of every operation on a closed DB (an
@@ -118,15 +91,15 @@ var ErrNotStore = driver.ErrNotStore
 func codeOf(err error) Code {
 	switch {
 	case errors.Is(err, ErrClosed):
-		return CodeStoreClosed
+		return edm.CodeStoreClosed
 	case errors.Is(err, ErrNoSpace):
-		return CodeServerBusy
+		return edm.CodeServerBusy
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return CodeOperationTimedOut
+		return edm.CodeOperationTimedOut
 	case errors.Is(err, ErrNotStore):
-		return CodeInvalidInput
+		return edm.CodeInvalidInput
 	}
-	return CodeInternalError
+	return edm.CodeInternalError
 }
 
 type sentinel struct {

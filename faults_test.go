@@ -11,6 +11,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 func TestQueryIteratorFollowsTableIdentity(t *testing.T) {
@@ -37,7 +39,7 @@ func TestQueryIteratorFollowsTableIdentity(t *testing.T) {
 				}
 			}
 			require.Equal(t, 10, n, "rows before the next page")
-			requireCode(t, last, CodeTableNotFound)
+			requireCode(t, last, edm.CodeTableNotFound)
 		})
 	}
 }
@@ -54,7 +56,7 @@ func TestContinuationOfAnotherTable(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, page.Continuation)
 	_, err = b.QueryPage(ctx, Query{Top: 5, Continuation: page.Continuation})
-	requireCode(t, err, CodeTableNotFound)
+	requireCode(t, err, edm.CodeTableNotFound)
 	// The same token resumes its own table.
 	next, err := a.QueryPage(ctx, Query{Top: 5, Continuation: page.Continuation})
 	require.NoError(t, err)
@@ -76,7 +78,7 @@ func TestStoreErrorsAreTyped(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	err = tb.Insert(cctx, &Entity{PartitionKey: "p", RowKey: "r"})
-	requireCode(t, err, CodeOperationTimedOut)
+	requireCode(t, err, edm.CodeOperationTimedOut)
 	require.ErrorIs(t, err, context.Canceled)
 	_, err = tb.QueryPage(cctx, Query{})
 	require.ErrorIs(t, err, context.Canceled)
@@ -95,10 +97,10 @@ func TestStoreErrorsAreTyped(t *testing.T) {
 			return err
 		}(),
 	} {
-		requireCode(t, err, CodeStoreClosed)
+		requireCode(t, err, edm.CodeStoreClosed)
 		require.ErrorIs(t, err, ErrClosed, what)
 		require.ErrorIs(t, err, ErrStoreClosed, what)
-		require.NotEqual(t, CodeServerBusy, ErrorCode(err), what) // clients retry ServerBusy; a closed store is not worth retrying
+		require.NotEqual(t, edm.CodeServerBusy, ErrorCode(err), what) // clients retry ServerBusy; a closed store is not worth retrying
 		var e *Error
 		require.True(t, errors.As(err, &e), what)
 	}
@@ -109,7 +111,7 @@ func TestListTablesRejectsGarbageContinuation(t *testing.T) {
 	db := openTestDB(t, nil)
 	for _, tok := range []string{"!!", "a", "ab c", "x\x00y"} {
 		_, err := db.ListTables(ctx, &ListTablesOptions{Continuation: tok})
-		requireCode(t, err, CodeInvalidInput)
+		requireCode(t, err, edm.CodeInvalidInput)
 	}
 }
 
@@ -119,7 +121,7 @@ func TestOpenRefusesForeignDirectory(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello"), 0o644))
 	_, err := Open(dir, nil)
 	require.ErrorIs(t, err, ErrNotStore)
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 	ls, _ := os.ReadDir(dir)
 	require.Len(t, ls, 1, "open wrote into a foreign directory")
 
@@ -127,10 +129,10 @@ func TestOpenRefusesForeignDirectory(t *testing.T) {
 	file := filepath.Join(dir, "notes.txt")
 	_, err = Open(file, nil)
 	require.ErrorIs(t, err, ErrNotStore)
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 	require.Contains(t, err.Error(), "is not a directory")
 	_, err = Open(file, &Options{MustExist: true})
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 	b, _ := os.ReadFile(file)
 	require.Equal(t, "hello", string(b))
 

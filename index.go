@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/entityenc"
 	"github.com/tablestore/tablestore/internal/plan"
@@ -178,7 +179,7 @@ func (t *Table) Indexes(ctx context.Context) ([]IndexInfo, error) {
 func (t *Table) indexer() (driver.Indexer, error) {
 	d, ok := t.drv.(driver.Indexer)
 	if !ok {
-		return nil, newError(CodeNotImplemented, "this store has no secondary indexes")
+		return nil, newError(edm.CodeNotImplemented, "this store has no secondary indexes")
 	}
 	return d, nil
 }
@@ -186,21 +187,21 @@ func (t *Table) indexer() (driver.Indexer, error) {
 // validateIndexSpec checks a spec against IndexSpec's rules.
 func validateIndexSpec(spec IndexSpec) error {
 	if !validIndexName(spec.Name) {
-		return newError(CodeInvalidInput, "the index name %s is invalid: 1 to %d ASCII letters, digits and '_', starting with a letter",
+		return newError(edm.CodeInvalidInput, "the index name %s is invalid: 1 to %d ASCII letters, digits and '_', starting with a letter",
 			entityenc.QuoteShort(spec.Name), maxIndexNameLen)
 	}
 	if n := len(spec.Properties); n == 0 || n > MaxIndexProperties {
-		return newError(CodeInvalidInput, "index %s has %d properties; an index has 1 to %d", spec.Name, n, MaxIndexProperties)
+		return newError(edm.CodeInvalidInput, "index %s has %d properties; an index has 1 to %d", spec.Name, n, MaxIndexProperties)
 	}
 	for i, p := range spec.Properties {
 		if entityenc.IsSystemName(p) {
-			return newError(CodeInvalidInput, "index %s cannot index %s: only user properties are indexed", spec.Name, p)
+			return newError(edm.CodeInvalidInput, "index %s cannot index %s: only user properties are indexed", spec.Name, p)
 		}
 		if err := entityenc.ValidatePropertyName(p); err != nil {
 			return coded(err)
 		}
 		if slices.Contains(spec.Properties[:i], p) {
-			return newError(CodeInvalidInput, "index %s names property %s twice", spec.Name, p)
+			return newError(edm.CodeInvalidInput, "index %s names property %s twice", spec.Name, p)
 		}
 	}
 	return nil
@@ -262,9 +263,9 @@ func (t *Table) prepareIndex(ctx context.Context, q Query, pq *preparedQuery) (h
 	}
 	switch {
 	case q.Reverse:
-		return true, newError(CodeInvalidInput, "a query through an index cannot be read in reverse")
+		return true, newError(edm.CodeInvalidInput, "a query through an index cannot be read in reverse")
 	case q.Segment != nil:
-		return true, newError(CodeInvalidInput, "a query through an index cannot be restricted to a segment")
+		return true, newError(edm.CodeInvalidInput, "a query through an index cannot be restricted to a segment")
 	}
 	d, err := t.indexer()
 	if err != nil {
@@ -276,11 +277,11 @@ func (t *Table) prepareIndex(ctx context.Context, q Query, pq *preparedQuery) (h
 	}
 	i := slices.IndexFunc(sts, func(st driver.IndexStatus) bool { return strings.EqualFold(st.Name, q.Index) })
 	if i < 0 {
-		return true, newError(CodeResourceNotFound, "table %q has no index named %q", t.name, q.Index)
+		return true, newError(edm.CodeResourceNotFound, "table %q has no index named %q", t.name, q.Index)
 	}
 	st := sts[i]
 	if st.State != driver.IndexReady {
-		return true, newError(CodeInvalidInput, "index %s is still building", st.Name)
+		return true, newError(edm.CodeInvalidInput, "index %s is still building", st.Name)
 	}
 	scan := plan.IndexOrder(pq.req.Filter, pq.plan, planIndexOf(st))
 	pq.index = &indexQuery{req: driver.IndexQueryRequest{Query: &pq.req, Scan: &scan.IndexScan, Index: st.ID}, scan: scan}
@@ -301,7 +302,7 @@ func (pq *preparedQuery) resumeIndex(tok string) error {
 		return err
 	}
 	if index != pq.index.req.Index {
-		return newError(CodeInvalidInput, "the continuation token is from another index, or from an index since dropped")
+		return newError(edm.CodeInvalidInput, "the continuation token is from another index, or from an index since dropped")
 	}
 	pq.req.Table = table
 	pq.index.req.Next = pos
@@ -377,7 +378,7 @@ func encodeIndexContinuation(table, index string, pos []byte) string {
 // InvalidInput; it never panics, whatever the input.
 func decodeIndexContinuation(tok string) (table, index string, pos []byte, err error) {
 	bad := func(why string) (string, string, []byte, error) {
-		return "", "", nil, newError(CodeInvalidInput, "malformed index continuation token: %s", why)
+		return "", "", nil, newError(edm.CodeInvalidInput, "malformed index continuation token: %s", why)
 	}
 	if len(tok) > 2*maxIndexPositionBytes {
 		return bad("too long")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/engine"
 	"github.com/tablestore/tablestore/internal/keys"
@@ -100,12 +101,12 @@ func (m *imTable) apply(rows map[imKey]imRow, a TransactionAction) *imErr {
 	switch a.Type {
 	case ActionInsert:
 		if exists {
-			return &imErr{code: CodeEntityAlreadyExists}
+			return &imErr{code: edm.CodeEntityAlreadyExists}
 		}
 		next = maps.Clone(a.Entity.Properties)
 	case ActionUpdateMerge, ActionUpdateReplace, ActionDelete:
 		if !exists {
-			return &imErr{code: CodeResourceNotFound}
+			return &imErr{code: edm.CodeResourceNotFound}
 		}
 	}
 	switch a.Type {
@@ -126,7 +127,7 @@ func (m *imTable) apply(rows map[imKey]imRow, a TransactionAction) *imErr {
 		next = imRow{}
 	}
 	if name := m.uniqueClash(rows, k.pk, k.rk, old, next); name != "" {
-		return &imErr{code: CodeEntityAlreadyExists, uniq: name}
+		return &imErr{code: edm.CodeEntityAlreadyExists, uniq: name}
 	}
 	rows[k] = next
 	return nil
@@ -159,7 +160,7 @@ func (m *imTable) createIndex(spec IndexSpec) *imErr {
 				scope = k.pk + "\x00" + scope
 			}
 			if seen[scope] {
-				return &imErr{code: CodeEntityAlreadyExists, uniq: spec.Name}
+				return &imErr{code: edm.CodeEntityAlreadyExists, uniq: spec.Name}
 			}
 			seen[scope] = true
 		}
@@ -410,7 +411,7 @@ func runIndexModel(t *testing.T, seed uint64, budget bool) {
 				from := min(pages*q.Top, len(want))
 				chunk := want[from:min(from+q.Top, len(want))]
 				if msg := imDiff(chunk, page.Entities); msg != "" {
-					p, _ := tbl.Explain(q)
+					p, _ := explainText(tbl, q)
 					fail(step, "query %+v: page %d: %s\n%s", q, pages, msg, p)
 				}
 			}
@@ -424,7 +425,7 @@ func runIndexModel(t *testing.T, seed uint64, budget bool) {
 			q.Continuation = page.Continuation
 		}
 		if msg := imDiff(want, got); msg != "" {
-			p, _ := tbl.Explain(q)
+			p, _ := explainText(tbl, q)
 			fail(step, "query %+v: %s\n%s", q, msg, p)
 		}
 	}

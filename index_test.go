@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/engine"
 )
 
@@ -77,7 +78,7 @@ func TestIndexBasics(t *testing.T) {
 	want, _ := collect(t, tbl, q)
 	require.NotEmpty(t, want)
 	require.Equal(t, keysOf(want), keysOf(got))
-	requireCode(t, tbl.DropIndex(ctx, "ByColor"), CodeResourceNotFound)
+	requireCode(t, tbl.DropIndex(ctx, "ByColor"), edm.CodeResourceNotFound)
 	infos, err = tbl.Indexes(ctx)
 	require.NoError(t, err)
 	require.Empty(t, infos)
@@ -92,30 +93,30 @@ func TestIndexSpecRules(t *testing.T) {
 		spec IndexSpec
 		code Code
 	}{
-		{IndexSpec{Name: "", Properties: []string{"A"}}, CodeInvalidInput},
-		{IndexSpec{Name: "1a", Properties: []string{"A"}}, CodeInvalidInput},
-		{IndexSpec{Name: "a-b", Properties: []string{"A"}}, CodeInvalidInput},
-		{IndexSpec{Name: strings.Repeat("a", 64), Properties: []string{"A"}}, CodeInvalidInput},
-		{IndexSpec{Name: "a"}, CodeInvalidInput},
-		{IndexSpec{Name: "a", Properties: []string{"A", "B", "C", "D", "E"}}, CodeInvalidInput},
-		{IndexSpec{Name: "a", Properties: []string{"A", "A"}}, CodeInvalidInput},
-		{IndexSpec{Name: "a", Properties: []string{"PartitionKey"}}, CodeInvalidInput},
-		{IndexSpec{Name: "a", Properties: []string{"Timestamp"}}, CodeInvalidInput},
-		{IndexSpec{Name: "a", Properties: []string{"a-b"}}, CodePropertyNameInvalid},
-		{IndexSpec{Name: "a", Properties: []string{strings.Repeat("p", 256)}}, CodePropertyNameTooLong},
+		{IndexSpec{Name: "", Properties: []string{"A"}}, edm.CodeInvalidInput},
+		{IndexSpec{Name: "1a", Properties: []string{"A"}}, edm.CodeInvalidInput},
+		{IndexSpec{Name: "a-b", Properties: []string{"A"}}, edm.CodeInvalidInput},
+		{IndexSpec{Name: strings.Repeat("a", 64), Properties: []string{"A"}}, edm.CodeInvalidInput},
+		{IndexSpec{Name: "a"}, edm.CodeInvalidInput},
+		{IndexSpec{Name: "a", Properties: []string{"A", "B", "C", "D", "E"}}, edm.CodeInvalidInput},
+		{IndexSpec{Name: "a", Properties: []string{"A", "A"}}, edm.CodeInvalidInput},
+		{IndexSpec{Name: "a", Properties: []string{"PartitionKey"}}, edm.CodeInvalidInput},
+		{IndexSpec{Name: "a", Properties: []string{"Timestamp"}}, edm.CodeInvalidInput},
+		{IndexSpec{Name: "a", Properties: []string{"a-b"}}, edm.CodePropertyNameInvalid},
+		{IndexSpec{Name: "a", Properties: []string{strings.Repeat("p", 256)}}, edm.CodePropertyNameTooLong},
 	} {
 		requireCode(t, tbl.CreateIndex(ctx, tc.spec), tc.code)
 	}
 	require.NoError(t, tbl.CreateIndex(ctx, IndexSpec{Name: "A_1", Properties: []string{"A", "B", "C", "D"}}))
-	requireCode(t, tbl.CreateIndex(ctx, IndexSpec{Name: "a_1", Properties: []string{"B"}}), CodeInvalidInput)
-	requireCode(t, db.Table("Missing").CreateIndex(ctx, IndexSpec{Name: "a", Properties: []string{"A"}}), CodeTableNotFound)
+	requireCode(t, tbl.CreateIndex(ctx, IndexSpec{Name: "a_1", Properties: []string{"B"}}), edm.CodeInvalidInput)
+	requireCode(t, db.Table("Missing").CreateIndex(ctx, IndexSpec{Name: "a", Properties: []string{"A"}}), edm.CodeTableNotFound)
 	_, err = db.Table("Missing").Indexes(ctx)
-	requireCode(t, err, CodeTableNotFound)
-	requireCode(t, db.Table("Missing").DropIndex(ctx, "a"), CodeTableNotFound)
+	requireCode(t, err, edm.CodeTableNotFound)
+	requireCode(t, db.Table("Missing").DropIndex(ctx, "a"), edm.CodeTableNotFound)
 	_, err = tbl.QueryPage(ctx, Query{Index: "nope"})
-	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, err, edm.CodeResourceNotFound)
 	_, err = tbl.QueryPage(ctx, Query{Index: "A_1", Reverse: true})
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 }
 
 func TestIndexUnique(t *testing.T) {
@@ -128,7 +129,7 @@ func TestIndexUnique(t *testing.T) {
 	}
 	require.NoError(t, ins("a", "1", map[string]any{"Email": "x@y"}))
 	err = ins("b", "2", map[string]any{"Email": "x@y"})
-	requireCode(t, err, CodeEntityAlreadyExists)
+	requireCode(t, err, edm.CodeEntityAlreadyExists)
 	require.Contains(t, err.Error(), `unique index "ByEmail"`)
 	require.Contains(t, err.Error(), `("a", "1")`)
 	// Types differ: another value. Absent: exempt.
@@ -140,7 +141,7 @@ func TestIndexUnique(t *testing.T) {
 	e, err := tbl.Get(ctx, "b", "2", nil)
 	require.NoError(t, err)
 	e.Properties["Email"] = "x@y"
-	requireCode(t, tbl.Update(ctx, e, Merge, ETagAny), CodeEntityAlreadyExists)
+	requireCode(t, tbl.Update(ctx, e, Merge, ETagAny), edm.CodeEntityAlreadyExists)
 	e.Properties["Email"] = int32(5)
 	e.Properties["Other"] = true
 	require.NoError(t, tbl.Update(ctx, e, Merge, ETagAny))
@@ -158,7 +159,7 @@ func TestIndexUnique(t *testing.T) {
 	var be *BatchError
 	require.True(t, errors.As(err, &be), "%v", err)
 	require.Equal(t, 1, be.Index)
-	requireCode(t, err, CodeEntityAlreadyExists)
+	requireCode(t, err, edm.CodeEntityAlreadyExists)
 	// The first failing action wins: a missing entity at 0 before a
 	// clash at 1, a clash at 0 before a missing entity at 1.
 	err = tbl.SubmitTransaction(ctx, []TransactionAction{
@@ -167,14 +168,14 @@ func TestIndexUnique(t *testing.T) {
 	})
 	require.True(t, errors.As(err, &be))
 	require.Equal(t, 0, be.Index)
-	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, err, edm.CodeResourceNotFound)
 	err = tbl.SubmitTransaction(ctx, []TransactionAction{
 		{Type: ActionInsert, Entity: &Entity{PartitionKey: "a", RowKey: "12", Properties: map[string]any{"Email": "tmp"}}},
 		{Type: ActionDelete, Entity: &Entity{PartitionKey: "a", RowKey: "zz"}, IfMatch: ETagAny},
 	})
 	require.True(t, errors.As(err, &be))
 	require.Equal(t, 0, be.Index)
-	requireCode(t, err, CodeEntityAlreadyExists)
+	requireCode(t, err, edm.CodeEntityAlreadyExists)
 	// Deleting the holder frees the value; a range deletion too.
 	require.NoError(t, tbl.Delete(ctx, "a", "9", ETagAny))
 	require.NoError(t, ins("c", "1", map[string]any{"Email": "x@y"}))
@@ -186,7 +187,7 @@ func TestIndexUnique(t *testing.T) {
 	require.NoError(t, ins("e", "1", map[string]any{"Tag": "same"}))
 	require.NoError(t, ins("f", "1", map[string]any{"Tag": "same"}))
 	err = tbl.CreateIndex(ctx, IndexSpec{Name: "ByTag", Properties: []string{"Tag"}, Unique: true})
-	requireCode(t, err, CodeEntityAlreadyExists)
+	requireCode(t, err, edm.CodeEntityAlreadyExists)
 	require.Contains(t, err.Error(), `"ByTag"`)
 	infos, err := tbl.Indexes(ctx)
 	require.NoError(t, err)
@@ -194,7 +195,7 @@ func TestIndexUnique(t *testing.T) {
 	// Partitioned unique: unique within each partition.
 	require.NoError(t, tbl.CreateIndex(ctx, IndexSpec{Name: "LocalTag", Properties: []string{"Tag"}, Unique: true, Partitioned: true}))
 	require.NoError(t, ins("e", "2", map[string]any{"Tag": "other"}))
-	requireCode(t, ins("e", "3", map[string]any{"Tag": "same"}), CodeEntityAlreadyExists)
+	requireCode(t, ins("e", "3", map[string]any{"Tag": "same"}), edm.CodeEntityAlreadyExists)
 	checkClean(t, db)
 }
 
@@ -267,17 +268,17 @@ func TestIndexOrderRead(t *testing.T) {
 	page, err := tbl.QueryPage(ctx, Query{Top: 1})
 	require.NoError(t, err)
 	_, err = tbl.QueryPage(ctx, Query{Index: "ByTeamScore", Continuation: page.Continuation})
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 	page, err = tbl.QueryPage(ctx, q)
 	require.NoError(t, err)
 	require.NotEmpty(t, page.Continuation)
 	_, err = tbl.QueryPage(ctx, Query{Continuation: page.Continuation})
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 	// A dropped index fails a query in index order.
 	require.NoError(t, tbl.DropIndex(ctx, "ByTeamScore"))
 	q.Continuation = page.Continuation
 	_, err = tbl.QueryPage(ctx, q)
-	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, err, edm.CodeResourceNotFound)
 }
 
 // TestIndexTokensCrossover checks that key-order reads through an index
@@ -502,7 +503,7 @@ func TestIndexUniqueBuildRace(t *testing.T) {
 		infos, err := tbl.Indexes(ctx)
 		require.NoError(t, err)
 		if buildErr != nil {
-			requireCode(t, buildErr, CodeEntityAlreadyExists)
+			requireCode(t, buildErr, edm.CodeEntityAlreadyExists)
 			require.Empty(t, infos)
 		} else {
 			require.Len(t, infos, 1)
@@ -528,15 +529,15 @@ func TestIndexesNotImplemented(t *testing.T) {
 	db, err := OpenDriver(failingConn{nil}, nil)
 	require.NoError(t, err)
 	tb := db.Table("items")
-	requireCode(t, tb.CreateIndex(ctx, IndexSpec{Name: "a", Properties: []string{"A"}}), CodeNotImplemented)
-	requireCode(t, tb.DropIndex(ctx, "a"), CodeNotImplemented)
+	requireCode(t, tb.CreateIndex(ctx, IndexSpec{Name: "a", Properties: []string{"A"}}), edm.CodeNotImplemented)
+	requireCode(t, tb.DropIndex(ctx, "a"), edm.CodeNotImplemented)
 	_, err = tb.Indexes(ctx)
-	requireCode(t, err, CodeNotImplemented)
+	requireCode(t, err, edm.CodeNotImplemented)
 	p, err := tb.Plan(ctx, Query{Filter: "A eq 1"})
 	require.NoError(t, err)
 	require.Equal(t, "", p.Index)
 	_, err = tb.QueryPage(ctx, Query{Index: "a"})
-	requireCode(t, err, CodeNotImplemented)
+	requireCode(t, err, edm.CodeNotImplemented)
 }
 
 func TestIndexSizes(t *testing.T) {

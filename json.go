@@ -3,6 +3,7 @@ package tablestore
 import (
 	"bytes"
 
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/wire"
 )
 
@@ -10,6 +11,23 @@ import (
 // (aztables, @azure/data-tables) send and read it, at the metadata level
 // a client asks for. The format lives in internal/wire; these are its
 // entries.
+
+// JSONObjectMembers is what ScanJSONObject finds at the top level of a
+// JSON object.
+type JSONObjectMembers struct {
+	Count                int  // how many members it has
+	PartitionKey, RowKey bool // it has the members PartitionKey and RowKey
+}
+
+// ScanJSONObject reads the top level of the JSON object b without
+// decoding it, as the entity decoder's own scan does: its member count
+// and whether the keys are present, for a server to bound or complete a
+// body before decoding it. ok is false when b is not a well-formed object
+// as far as the scan reads it (the decoder then says why).
+func ScanJSONObject(b []byte) (m JSONObjectMembers, ok bool) {
+	t, ok := wire.TopMembers(b)
+	return JSONObjectMembers{Count: t.Members, PartitionKey: t.PartitionKey, RowKey: t.RowKey}, ok
+}
 
 // JSONMetadata is a JSON metadata level, as Azure's clients ask for one
 // with Accept or $format (odata=minimalmetadata, nometadata,
@@ -98,7 +116,7 @@ func wireOptions(opts *JSONOptions) (wire.Options, error) {
 		return wire.Options{}, nil
 	}
 	if int(opts.Metadata) >= len(levels) {
-		return wire.Options{}, newError(CodeInvalidInput, "unknown JSON metadata level %d", uint8(opts.Metadata))
+		return wire.Options{}, newError(edm.CodeInvalidInput, "unknown JSON metadata level %d", uint8(opts.Metadata))
 	}
 	return wire.Options{Level: levels[opts.Metadata], Select: opts.Select, Type: opts.Type, ID: opts.ID, EditLink: opts.EditLink,
 		LinkBase: opts.LinkBase, LinkTable: opts.LinkTable}, nil

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tablestore/tablestore/edm"
 	"math"
 	"slices"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
@@ -119,53 +119,53 @@ func TestUnmarshalJSONErrors(t *testing.T) {
 		body string
 		code Code
 	}{
-		{"not json", `{`, CodeInvalidInput},
-		{"garbage", `nope`, CodeInvalidInput},
-		{"array", `[]`, CodeInvalidInput},
-		{"string", `"x"`, CodeInvalidInput},
-		{"trailing data", `{` + keys + `}{}`, CodeInvalidInput},
-		{"trailing comma", `{` + keys + `,}`, CodeInvalidInput},
-		{"missing pk", `{"RowKey":"r"}`, CodePropertiesNeedValue},
-		{"missing rk", `{"PartitionKey":"p"}`, CodePropertiesNeedValue},
-		{"numeric pk", `{"PartitionKey":1,"RowKey":"r"}`, CodeInvalidInput},
-		{"bool rk", `{"PartitionKey":"p","RowKey":true}`, CodeInvalidInput},
-		{"null pk", `{"PartitionKey":null,"RowKey":"r"}`, CodePropertiesNeedValue},
-		{"null rk", `{"PartitionKey":"","RowKey":null}`, CodePropertiesNeedValue},
-		{"typed pk", `{"PartitionKey@odata.type":"Edm.Int32","PartitionKey":"1","RowKey":"r"}`, CodeInvalidInput},
-		{"duplicate property", `{` + keys + `,"A":1,"A":2}`, CodeDuplicatePropertiesSpecified},
-		{"duplicate escaped", `{` + keys + `,"A":1,"\u0041":2}`, CodeDuplicatePropertiesSpecified},
-		{"duplicate key", `{` + keys + `,"PartitionKey":"q"}`, CodeDuplicatePropertiesSpecified},
-		{"duplicate null", `{` + keys + `,"A":null,"A":null}`, CodeDuplicatePropertiesSpecified},
-		{"duplicate annotation", `{` + keys + `,"A@odata.type":"Edm.Int64","A@odata.type":"Edm.Int64","A":"1"}`, CodeDuplicatePropertiesSpecified},
-		{"nested object", `{` + keys + `,"A":{"b":1}}`, CodeInvalidInput},
-		{"nested array", `{` + keys + `,"A":[1]}`, CodeInvalidInput},
-		{"annotation without property", `{` + keys + `,"A@odata.type":"Edm.Int64"}`, CodeInvalidInput},
-		{"annotation not a string", `{` + keys + `,"A@odata.type":5,"A":1}`, CodeInvalidInput},
-		{"unknown edm type", `{` + keys + `,"A@odata.type":"Edm.Decimal","A":"1"}`, CodeInvalidInput},
-		{"int64 overflow", `{` + keys + `,"A@odata.type":"Edm.Int64","A":"9223372036854775808"}`, CodeInvalidInput},
-		{"int64 fraction", `{` + keys + `,"A@odata.type":"Edm.Int64","A":"1.5"}`, CodeInvalidInput},
-		{"int64 bool", `{` + keys + `,"A@odata.type":"Edm.Int64","A":true}`, CodeInvalidInput},
-		{"int32 overflow", `{` + keys + `,"A@odata.type":"Edm.Int32","A":2147483648}`, CodeInvalidInput},
-		{"int32 fraction", `{` + keys + `,"A@odata.type":"Edm.Int32","A":1.5}`, CodeInvalidInput},
-		{"double word", `{` + keys + `,"A@odata.type":"Edm.Double","A":"nan"}`, CodeInvalidInput},
-		{"double hex", `{` + keys + `,"A@odata.type":"Edm.Double","A":"0x10"}`, CodeInvalidInput},
-		{"double overflow", `{` + keys + `,"A":1e400}`, CodeInvalidInput},
-		{"double overflow typed", `{` + keys + `,"A@odata.type":"Edm.Double","A":"1e400"}`, CodeInvalidInput},
-		{"bool word", `{` + keys + `,"A@odata.type":"Edm.Boolean","A":"yes"}`, CodeInvalidInput},
-		{"bool number", `{` + keys + `,"A@odata.type":"Edm.Boolean","A":1}`, CodeInvalidInput},
-		{"string number", `{` + keys + `,"A@odata.type":"Edm.String","A":1}`, CodeInvalidInput},
-		{"guid short", `{` + keys + `,"A@odata.type":"Edm.Guid","A":"c9da6455"}`, CodeInvalidInput},
-		{"guid number", `{` + keys + `,"A@odata.type":"Edm.Guid","A":1}`, CodeInvalidInput},
-		{"binary bad", `{` + keys + `,"A@odata.type":"Edm.Binary","A":"!!"}`, CodeInvalidInput},
-		{"datetime bad", `{` + keys + `,"A@odata.type":"Edm.DateTime","A":"yesterday"}`, CodeInvalidInput},
-		{"datetime month 13", `{` + keys + `,"A@odata.type":"Edm.DateTime","A":"2020-13-01T00:00:00Z"}`, CodeInvalidInput},
-		{"datetime feb 30", `{` + keys + `,"A@odata.type":"Edm.DateTime","A":"2020-02-30T00:00:00Z"}`, CodeInvalidInput},
-		{"datetime no time", `{` + keys + `,"A@odata.type":"Edm.DateTime","A":"2020-02-03"}`, CodeInvalidInput},
-		{"datetime year 0", `{` + keys + `,"A@odata.type":"Edm.DateTime","A":"0000-12-31T00:00:00Z"}`, CodeOutOfRangeInput},
-		{"datetime past 9999", `{` + keys + `,"A@odata.type":"Edm.DateTime","A":"9999-12-31T23:00:00-01:00"}`, CodeOutOfRangeInput},
-		{"bad name", `{` + keys + `,"1A":1}`, CodePropertyNameInvalid},
-		{"dash name", `{` + keys + `,"a-b":1}`, CodePropertyNameInvalid},
-		{"long name", `{` + keys + `,"` + strings.Repeat("a", 256) + `":1}`, CodePropertyNameTooLong},
+		{"not json", `{`, edm.CodeInvalidInput},
+		{"garbage", `nope`, edm.CodeInvalidInput},
+		{"array", `[]`, edm.CodeInvalidInput},
+		{"string", `"x"`, edm.CodeInvalidInput},
+		{"trailing data", `{` + keys + `}{}`, edm.CodeInvalidInput},
+		{"trailing comma", `{` + keys + `,}`, edm.CodeInvalidInput},
+		{"missing pk", `{"RowKey":"r"}`, edm.CodePropertiesNeedValue},
+		{"missing rk", `{"PartitionKey":"p"}`, edm.CodePropertiesNeedValue},
+		{"numeric pk", `{"PartitionKey":1,"RowKey":"r"}`, edm.CodeInvalidInput},
+		{"bool rk", `{"PartitionKey":"p","RowKey":true}`, edm.CodeInvalidInput},
+		{"null pk", `{"PartitionKey":null,"RowKey":"r"}`, edm.CodePropertiesNeedValue},
+		{"null rk", `{"PartitionKey":"","RowKey":null}`, edm.CodePropertiesNeedValue},
+		{"typed pk", `{"PartitionKey@odata.type":"Edm.Int32","PartitionKey":"1","RowKey":"r"}`, edm.CodeInvalidInput},
+		{"duplicate property", `{` + keys + `,"A":1,"A":2}`, edm.CodeDuplicatePropertiesSpecified},
+		{"duplicate escaped", `{` + keys + `,"A":1,"\u0041":2}`, edm.CodeDuplicatePropertiesSpecified},
+		{"duplicate key", `{` + keys + `,"PartitionKey":"q"}`, edm.CodeDuplicatePropertiesSpecified},
+		{"duplicate null", `{` + keys + `,"A":null,"A":null}`, edm.CodeDuplicatePropertiesSpecified},
+		{"duplicate annotation", `{` + keys + `,"A@odata.type":"Edm.Int64","A@odata.type":"Edm.Int64","A":"1"}`, edm.CodeDuplicatePropertiesSpecified},
+		{"nested object", `{` + keys + `,"A":{"b":1}}`, edm.CodeInvalidInput},
+		{"nested array", `{` + keys + `,"A":[1]}`, edm.CodeInvalidInput},
+		{"annotation without property", `{` + keys + `,"A@odata.type":"Edm.Int64"}`, edm.CodeInvalidInput},
+		{"annotation not a string", `{` + keys + `,"A@odata.type":5,"A":1}`, edm.CodeInvalidInput},
+		{"unknown edm type", `{` + keys + `,"A@odata.type":"Edm.Decimal","A":"1"}`, edm.CodeInvalidInput},
+		{"int64 overflow", `{` + keys + `,"A@odata.type":"Edm.Int64","A":"9223372036854775808"}`, edm.CodeInvalidInput},
+		{"int64 fraction", `{` + keys + `,"A@odata.type":"Edm.Int64","A":"1.5"}`, edm.CodeInvalidInput},
+		{"int64 bool", `{` + keys + `,"A@odata.type":"Edm.Int64","A":true}`, edm.CodeInvalidInput},
+		{"int32 overflow", `{` + keys + `,"A@odata.type":"Edm.Int32","A":2147483648}`, edm.CodeInvalidInput},
+		{"int32 fraction", `{` + keys + `,"A@odata.type":"Edm.Int32","A":1.5}`, edm.CodeInvalidInput},
+		{"double word", `{` + keys + `,"A@odata.type":"Edm.Double","A":"nan"}`, edm.CodeInvalidInput},
+		{"double hex", `{` + keys + `,"A@odata.type":"Edm.Double","A":"0x10"}`, edm.CodeInvalidInput},
+		{"double overflow", `{` + keys + `,"A":1e400}`, edm.CodeInvalidInput},
+		{"double overflow typed", `{` + keys + `,"A@odata.type":"Edm.Double","A":"1e400"}`, edm.CodeInvalidInput},
+		{"bool word", `{` + keys + `,"A@odata.type":"Edm.Boolean","A":"yes"}`, edm.CodeInvalidInput},
+		{"bool number", `{` + keys + `,"A@odata.type":"Edm.Boolean","A":1}`, edm.CodeInvalidInput},
+		{"string number", `{` + keys + `,"A@odata.type":"Edm.String","A":1}`, edm.CodeInvalidInput},
+		{"guid short", `{` + keys + `,"A@odata.type":"Edm.Guid","A":"c9da6455"}`, edm.CodeInvalidInput},
+		{"guid number", `{` + keys + `,"A@odata.type":"Edm.Guid","A":1}`, edm.CodeInvalidInput},
+		{"binary bad", `{` + keys + `,"A@odata.type":"Edm.Binary","A":"!!"}`, edm.CodeInvalidInput},
+		{"datetime bad", `{` + keys + `,"A@odata.type":"Edm.DateTime","A":"yesterday"}`, edm.CodeInvalidInput},
+		{"datetime month 13", `{` + keys + `,"A@odata.type":"Edm.DateTime","A":"2020-13-01T00:00:00Z"}`, edm.CodeInvalidInput},
+		{"datetime feb 30", `{` + keys + `,"A@odata.type":"Edm.DateTime","A":"2020-02-30T00:00:00Z"}`, edm.CodeInvalidInput},
+		{"datetime no time", `{` + keys + `,"A@odata.type":"Edm.DateTime","A":"2020-02-03"}`, edm.CodeInvalidInput},
+		{"datetime year 0", `{` + keys + `,"A@odata.type":"Edm.DateTime","A":"0000-12-31T00:00:00Z"}`, edm.CodeOutOfRangeInput},
+		{"datetime past 9999", `{` + keys + `,"A@odata.type":"Edm.DateTime","A":"9999-12-31T23:00:00-01:00"}`, edm.CodeOutOfRangeInput},
+		{"bad name", `{` + keys + `,"1A":1}`, edm.CodePropertyNameInvalid},
+		{"dash name", `{` + keys + `,"a-b":1}`, edm.CodePropertyNameInvalid},
+		{"long name", `{` + keys + `,"` + strings.Repeat("a", 256) + `":1}`, edm.CodePropertyNameTooLong},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -245,14 +245,14 @@ func TestMarshalJSONErrors(t *testing.T) {
 		e    Entity
 		code Code
 	}{
-		{"float32 value", Entity{Properties: map[string]any{"A": float32(1)}}, CodeInvalidValueType},
-		{"uint64 over int64", Entity{Properties: map[string]any{"A": uint64(1 << 63)}}, CodeOutOfRangeInput},
-		{"reserved name", Entity{Properties: map[string]any{"RowKey": "x"}}, CodeInvalidInput},
-		{"bad name", Entity{Properties: map[string]any{"a b": "x"}}, CodePropertyNameInvalid},
-		{"bad utf8 value", Entity{Properties: map[string]any{"A": "\xff"}}, CodeInvalidInput},
-		{"bad utf8 key", Entity{PartitionKey: "\xff"}, CodeInvalidInput},
-		{"year 10000", Entity{Properties: map[string]any{"A": time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}, CodeOutOfRangeInput},
-		{"timestamp year 0", Entity{Timestamp: time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)}, CodeOutOfRangeInput},
+		{"float32 value", Entity{Properties: map[string]any{"A": float32(1)}}, edm.CodeInvalidValueType},
+		{"uint64 over int64", Entity{Properties: map[string]any{"A": uint64(1 << 63)}}, edm.CodeOutOfRangeInput},
+		{"reserved name", Entity{Properties: map[string]any{"RowKey": "x"}}, edm.CodeInvalidInput},
+		{"bad name", Entity{Properties: map[string]any{"a b": "x"}}, edm.CodePropertyNameInvalid},
+		{"bad utf8 value", Entity{Properties: map[string]any{"A": "\xff"}}, edm.CodeInvalidInput},
+		{"bad utf8 key", Entity{PartitionKey: "\xff"}, edm.CodeInvalidInput},
+		{"year 10000", Entity{Properties: map[string]any{"A": time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}, edm.CodeOutOfRangeInput},
+		{"timestamp year 0", Entity{Timestamp: time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)}, edm.CodeOutOfRangeInput},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -420,7 +420,7 @@ func TestUnmarshalJSONRefusesInvalidUTF8(t *testing.T) {
 	} {
 		e := Entity{PartitionKey: "untouched"}
 		err := e.UnmarshalJSON([]byte(body))
-		requireCode(t, err, CodeInvalidInput)
+		requireCode(t, err, edm.CodeInvalidInput)
 		require.Equal(t, "untouched", e.PartitionKey, "%q", body)
 	}
 	// Before, both bodies decoded to the key "a\uFFFDb"; now neither does,
@@ -541,9 +541,9 @@ func TestAppendEntityJSONLevels(t *testing.T) {
 	require.Equal(t, m, out, "nil options are MarshalJSON's minimal metadata")
 
 	_, err = AppendEntityJSON(nil, entities[0], &JSONOptions{Select: []string{"a-b"}})
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 	_, err = AppendEntityJSON(nil, entities[0], &JSONOptions{Metadata: FullMetadata + 1})
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 
 	// The one difference from the former writer: no metadata writes
 	// strings as every level does, so \b, \f, U+2028 and U+2029 are no
@@ -564,7 +564,7 @@ func TestAppendJSONString(t *testing.T) {
 	bad := AppendJSONString(nil, "a\xffb")
 	require.Equal(t, "\"a\xffb\"", string(bad))
 	var e Entity
-	requireCode(t, e.UnmarshalJSON([]byte(`{"PartitionKey":`+string(bad)+`,"RowKey":"r"}`)), CodeInvalidInput)
+	requireCode(t, e.UnmarshalJSON([]byte(`{"PartitionKey":`+string(bad)+`,"RowKey":"r"}`)), edm.CodeInvalidInput)
 }
 
 // TestMarshalJSONValue checks that an Entity value, a pointer, and
@@ -619,4 +619,14 @@ func TestUnmarshalJSONBigIntegers(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","N":`+raw+`}`), &e), raw)
 		require.Equal(t, want, e.Properties["N"], raw)
 	}
+}
+
+// TestScanJSONObject: the root's scan reports the wire scan's member
+// count and keys, and refuses a body that is not an object.
+func TestScanJSONObject(t *testing.T) {
+	m, ok := ScanJSONObject([]byte(`{"PartitionKey":"p","Age":30,"Age@odata.type":"Edm.Int32"}`))
+	require.True(t, ok)
+	require.Equal(t, JSONObjectMembers{Count: 3, PartitionKey: true}, m)
+	_, ok = ScanJSONObject([]byte(`"PartitionKey"`))
+	require.False(t, ok)
 }

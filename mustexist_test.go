@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // TestOpenMustExist checks that MustExist refuses every directory Open
@@ -25,7 +26,7 @@ func TestOpenMustExist(t *testing.T) {
 		db, err := ts.Open(dir, must)
 		require.Nil(t, db)
 		require.ErrorIs(t, err, ts.ErrResourceNotFound)
-		require.Equal(t, ts.CodeResourceNotFound, ts.ErrorCode(err))
+		require.Equal(t, edm.CodeResourceNotFound, ts.ErrorCode(err))
 		require.ErrorContains(t, err, `no store in "`+dir+`": `+why)
 		after, _ := os.ReadDir(dir)
 		require.Equal(t, len(before), len(after), "nothing is created in %s", dir)

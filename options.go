@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/engine"
 )
@@ -136,13 +137,13 @@ const (
 func (o *Options) validate() error {
 	switch {
 	case o.MemTableSize >= maxMemTableSize:
-		return newError(CodeInvalidInput, "MemTableSize %d is not under %d", o.MemTableSize, maxMemTableSize)
+		return newError(edm.CodeInvalidInput, "MemTableSize %d is not under %d", o.MemTableSize, maxMemTableSize)
 	case o.BlockSize > maxBlockSize:
-		return newError(CodeInvalidInput, "BlockSize %d is over 1 GiB", o.BlockSize)
+		return newError(edm.CodeInvalidInput, "BlockSize %d is over 1 GiB", o.BlockSize)
 	case o.Parallelism > maxParallelism:
-		return newError(CodeInvalidInput, "Parallelism %d is over %d", o.Parallelism, maxParallelism)
+		return newError(edm.CodeInvalidInput, "Parallelism %d is over %d", o.Parallelism, maxParallelism)
 	case o.SweepRate > engine.MaxSweepRate:
-		return newError(CodeInvalidInput, "SweepRate %d is over %d", o.SweepRate, engine.MaxSweepRate)
+		return newError(edm.CodeInvalidInput, "SweepRate %d is over %d", o.SweepRate, engine.MaxSweepRate)
 	}
 	return nil
 }

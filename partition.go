@@ -2,10 +2,10 @@ package tablestore
 
 import (
 	"context"
-	"github.com/tablestore/tablestore/edm"
 	"iter"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/entityenc"
 )
@@ -81,7 +81,7 @@ func (p *Partition) own(e *Entity) error {
 		e.PartitionKey = p.pk
 	}
 	if e.PartitionKey != p.pk {
-		return newError(CodeInvalidInput, "partition key %q differs from the partition's %q", e.PartitionKey, p.pk)
+		return newError(edm.CodeInvalidInput, "partition key %q differs from the partition's %q", e.PartitionKey, p.pk)
 	}
 	return nil
 }
@@ -113,11 +113,6 @@ func (p *Partition) Query(ctx context.Context, q Query) iter.Seq2[*Entity, error
 // Plan returns how q would run on the partition; see Table.Plan.
 func (p *Partition) Plan(ctx context.Context, q Query) (*QueryPlan, error) {
 	return p.t.plan(ctx, q, p)
-}
-
-// Explain describes how q would run on the partition; see Table.Explain.
-func (p *Partition) Explain(q Query) (string, error) {
-	return explain(p.Plan(context.Background(), q))
 }
 
 // restrict returns f and-ed with `PartitionKey eq <key>`, as a node and
@@ -182,14 +177,14 @@ func (p *Partition) DeleteRange(ctx context.Context, fromRowKey, toRowKey string
 	if fromRowKey != "" && toRowKey != "" {
 		switch {
 		case fromRowKey > toRowKey:
-			return newError(CodeInvalidInput, "range start %q is after its end %q", fromRowKey, toRowKey)
+			return newError(edm.CodeInvalidInput, "range start %q is after its end %q", fromRowKey, toRowKey)
 		case fromRowKey == toRowKey:
 			return mapError(p.t.drv.Exists(ctx), false)
 		}
 	}
 	d, ok := p.t.drv.(driver.RangeDeleter)
 	if !ok {
-		return newError(CodeNotImplemented, "this store cannot delete a range of a partition")
+		return newError(edm.CodeNotImplemented, "this store cannot delete a range of a partition")
 	}
 	_, err := d.DeleteRange(ctx, p.pk, fromRowKey, toRowKey)
 	return mapError(err, false)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // partitionTable returns a table with partitions "a", "b" and "c" of n
@@ -49,28 +51,28 @@ func TestPartitionWrites(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int32(1), got.Properties["X"])
 
-	requireCode(t, p.Insert(ctx, &Entity{RowKey: "r1"}), CodeEntityAlreadyExists)
+	requireCode(t, p.Insert(ctx, &Entity{RowKey: "r1"}), edm.CodeEntityAlreadyExists)
 	require.NoError(t, p.Update(ctx, &Entity{RowKey: "r1", Properties: map[string]any{"Y": int32(2)}}, Merge, e.ETag))
 	require.NoError(t, p.Upsert(ctx, &Entity{RowKey: "r2"}, Replace))
-	requireCode(t, p.Delete(ctx, "r1", e.ETag), CodeUpdateConditionNotSatisfied)
+	requireCode(t, p.Delete(ctx, "r1", e.ETag), edm.CodeUpdateConditionNotSatisfied)
 	require.NoError(t, p.Delete(ctx, "r1", ETagAny))
-	requireCode(t, p.Delete(ctx, "r1", ETagAny), CodeResourceNotFound)
+	requireCode(t, p.Delete(ctx, "r1", ETagAny), edm.CodeResourceNotFound)
 
 	// Another partition's entity is rejected before anything is written.
 	other := &Entity{PartitionKey: "a", RowKey: "r9"}
-	requireCode(t, p.Insert(ctx, other), CodeInvalidInput)
-	requireCode(t, p.Upsert(ctx, other, Merge), CodeInvalidInput)
-	requireCode(t, p.Update(ctx, other, Merge, ETagAny), CodeInvalidInput)
+	requireCode(t, p.Insert(ctx, other), edm.CodeInvalidInput)
+	requireCode(t, p.Upsert(ctx, other, Merge), edm.CodeInvalidInput)
+	requireCode(t, p.Update(ctx, other, Merge, ETagAny), edm.CodeInvalidInput)
 	_, err = tb.Get(ctx, "a", "r9", nil)
-	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, err, edm.CodeResourceNotFound)
 
 	// An invalid partition key fails every operation with the key codes.
 	bad := tb.Partition("a/b")
-	requireCode(t, bad.Insert(ctx, &Entity{RowKey: "r"}), CodeOutOfRangeInput)
+	requireCode(t, bad.Insert(ctx, &Entity{RowKey: "r"}), edm.CodeOutOfRangeInput)
 	_, err = bad.Get(ctx, "r", nil)
-	requireCode(t, err, CodeOutOfRangeInput)
+	requireCode(t, err, edm.CodeOutOfRangeInput)
 	_, err = bad.QueryPage(ctx, Query{})
-	requireCode(t, err, CodeOutOfRangeInput)
+	requireCode(t, err, edm.CodeOutOfRangeInput)
 
 	// The empty partition key is a partition like any other.
 	empty := tb.Partition("")
@@ -96,9 +98,9 @@ func TestPartitionBatch(t *testing.T) {
 	var be *BatchError
 	require.True(t, errors.As(err, &be), "%v", err)
 	require.Equal(t, 1, be.Index)
-	requireCode(t, err, CodeCommandsInBatchActOnDifferentPartitions)
+	requireCode(t, err, edm.CodeCommandsInBatchActOnDifferentPartitions)
 	err = p.NewBatch().Delete("c", "r1", ETagAny).Submit(ctx)
-	requireCode(t, err, CodeCommandsInBatchActOnDifferentPartitions)
+	requireCode(t, err, edm.CodeCommandsInBatchActOnDifferentPartitions)
 
 	var all []*Entity
 	for e, err := range tb.Query(ctx, Query{}) {
@@ -150,7 +152,7 @@ func TestPartitionQuery(t *testing.T) {
 			require.Equal(t, keysOf(got), keysOf(paged))
 		})
 	}
-	text, err := p.Explain(Query{Filter: "N gt 3"})
+	text, err := explainText(p, Query{Filter: "N gt 3"})
 	require.NoError(t, err)
 	require.Equal(t, "plan: partition scan\nranges:\n  PartitionKey = 'b'\nresidual: N gt 3\n", text)
 	// A token from elsewhere in the table only moves within the partition.
@@ -161,7 +163,7 @@ func TestPartitionQuery(t *testing.T) {
 	require.Empty(t, page.Entities)
 	// Filter errors are the user's filter's.
 	_, err = p.QueryPage(ctx, Query{Filter: "N eq"})
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 }
 
 func TestPartitionDeleteRange(t *testing.T) {
@@ -198,14 +200,14 @@ func TestPartitionDeleteRange(t *testing.T) {
 	}
 	tb := partitionTable(t, 1)
 	p := tb.Partition("b")
-	requireCode(t, p.DeleteRange(ctx, "r2", "r1"), CodeInvalidInput)
-	requireCode(t, p.DeleteRange(ctx, "a/b", ""), CodeOutOfRangeInput)
-	requireCode(t, p.DeleteRange(ctx, "", "a#b"), CodeOutOfRangeInput)
-	requireCode(t, tb.Partition("a?b").DeleteAll(ctx), CodeOutOfRangeInput)
+	requireCode(t, p.DeleteRange(ctx, "r2", "r1"), edm.CodeInvalidInput)
+	requireCode(t, p.DeleteRange(ctx, "a/b", ""), edm.CodeOutOfRangeInput)
+	requireCode(t, p.DeleteRange(ctx, "", "a#b"), edm.CodeOutOfRangeInput)
+	requireCode(t, tb.Partition("a?b").DeleteAll(ctx), edm.CodeOutOfRangeInput)
 	_, err := p.Get(ctx, "r00", nil)
 	require.NoError(t, err, "rejected deletions change nothing")
-	requireCode(t, tb.db.Table("missing").Partition("b").DeleteAll(ctx), CodeTableNotFound)
-	requireCode(t, tb.db.Table("missing").Partition("b").DeleteRange(ctx, "x", "x"), CodeTableNotFound)
+	requireCode(t, tb.db.Table("missing").Partition("b").DeleteAll(ctx), edm.CodeTableNotFound)
+	requireCode(t, tb.db.Table("missing").Partition("b").DeleteRange(ctx, "x", "x"), edm.CodeTableNotFound)
 	require.NoError(t, tb.db.Close())
 	require.ErrorIs(t, p.DeleteAll(ctx), ErrClosed)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/entityenc"
 	"github.com/tablestore/tablestore/internal/plan"
@@ -194,7 +195,7 @@ func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*prepa
 		return nil, coded(err)
 	}
 	if q.Limit < 0 {
-		return nil, newError(CodeInvalidInput, "the query's limit is %d; it must be 0 (no limit) or more", q.Limit)
+		return nil, newError(edm.CodeInvalidInput, "the query's limit is %d; it must be 0 (no limit) or more", q.Limit)
 	}
 	if q.Select != nil {
 		if err := entityenc.ValidateSelect(q.Select); err != nil {
@@ -214,7 +215,7 @@ func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*prepa
 	p := plan.New(root)
 	if s := q.Segment; s != nil {
 		if s.table != strings.ToLower(t.name) {
-			return nil, newError(CodeInvalidInput, "the segment is of another table")
+			return nil, newError(edm.CodeInvalidInput, "the segment is of another table")
 		}
 		p = p.Within(s.r)
 	}
@@ -226,7 +227,7 @@ func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*prepa
 	}
 	if q.Reverse {
 		if _, ok := t.drv.(driver.ReverseQuerier); !ok {
-			return nil, newError(CodeNotImplemented, "this store cannot read a query in reverse")
+			return nil, newError(edm.CodeNotImplemented, "this store cannot read a query in reverse")
 		}
 	}
 	if handled, err := t.prepareIndex(ctx, q, pq); err != nil {
@@ -240,7 +241,7 @@ func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*prepa
 			return nil, err
 		}
 		if reverse != q.Reverse {
-			return nil, newError(CodeInvalidInput, "the continuation token is from a query in the other direction")
+			return nil, newError(edm.CodeInvalidInput, "the continuation token is from a query in the other direction")
 		}
 		pq.resume(from, table)
 	}
@@ -294,7 +295,7 @@ func (pq *preparedQuery) resume(k plan.Key, table string) {
 func filterError(err error) error {
 	var fe *filter.Error
 	if !errors.As(err, &fe) {
-		return newError(CodeInvalidInput, "invalid filter: %v", err)
+		return newError(edm.CodeInvalidInput, "invalid filter: %v", err)
 	}
 	e := newError(fe.Code, "%s", strings.TrimPrefix(fe.Error(), "filter: "))
 	e.err = fe // errors.As finds the position
@@ -410,7 +411,7 @@ func encodeContinuation(k plan.Key, reverse bool, table string) string {
 // InvalidInput *Error; it never panics, whatever the input.
 func decodeContinuation(tok string) (k plan.Key, reverse bool, table string, err error) {
 	bad := func(why string) (plan.Key, bool, string, error) {
-		return plan.Key{}, false, "", newError(CodeInvalidInput, "malformed continuation token: %s", why)
+		return plan.Key{}, false, "", newError(edm.CodeInvalidInput, "malformed continuation token: %s", why)
 	}
 	if len(tok) > 2*(2*maxContinuationKeyBytes+maxTableIdentityBytes+24) {
 		return bad("too long")
@@ -507,7 +508,7 @@ func ContinuationFromNext(nextPartitionKey, nextRowKey string) (string, error) {
 	}
 	for _, s := range [2]string{nextPartitionKey, nextRowKey} {
 		if why := checkContinuationKey(s); why != "" {
-			return "", newError(CodeInvalidInput, "invalid continuation key %q: %s", s, why)
+			return "", newError(edm.CodeInvalidInput, "invalid continuation key %q: %s", s, why)
 		}
 	}
 	return encodeContinuation(plan.Key{PartitionKey: nextPartitionKey, RowKey: nextRowKey}, false, ""), nil
@@ -564,11 +565,11 @@ func (t *Table) Segments(ctx context.Context, n int) ([]*Segment, error) {
 		return nil, err
 	}
 	if n < 1 || n > MaxSegments {
-		return nil, newError(CodeInvalidInput, "segment count %d is out of range 1..%d", n, MaxSegments)
+		return nil, newError(edm.CodeInvalidInput, "segment count %d is out of range 1..%d", n, MaxSegments)
 	}
 	sg, ok := t.drv.(driver.Segmenter)
 	if !ok {
-		return nil, newError(CodeNotImplemented, "this store cannot split a table into segments")
+		return nil, newError(edm.CodeNotImplemented, "this store cannot split a table into segments")
 	}
 	splits, err := sg.Segments(ctx, n)
 	if err != nil {
@@ -717,14 +718,67 @@ func (t *Table) plan(ctx context.Context, q Query, part *Partition) (*QueryPlan,
 	return qp, nil
 }
 
-// Explain describes how q would run: it is the String of Plan's result,
-// planned with context.Background(): the plan kind, the key ranges and
-// the residual filter. Errors are Plan's.
-func (t *Table) Explain(q Query) (string, error) { return explain(t.Plan(context.Background(), q)) }
+// PlanSampleSize is how many entities Plan reads, from the start of the
+// plan's key ranges and without the filter, to find the property names
+// and types that its Warnings are based on.
+const PlanSampleSize = 100
 
-func explain(p *QueryPlan, err error) (string, error) {
-	if err != nil {
-		return "", err
+// sampleWarnings fills qp.Warnings: the comparisons of pq's filter that
+// can match none of the first PlanSampleSize entities of its key ranges,
+// by their property names and types, nor the properties of the table's
+// indexes (by name only).
+func (t *Table) sampleWarnings(ctx context.Context, pq *preparedQuery, qp *QueryPlan) error {
+	if pq.req.Filter == nil || len(pq.plan.Ranges) == 0 {
+		return nil
 	}
-	return p.String(), nil
+	var seen plan.Seen
+	req := driver.QueryRequest{Ranges: pq.plan.Ranges, Top: PlanSampleSize}
+	_, err := t.drv.QueryPage(ctx, &req, func(r driver.Row) error {
+		it := r.Record.Iter()
+		for it.Next() {
+			seen.Add(string(it.Name()), it.Value().Type)
+		}
+		return nil
+	})
+	if err != nil {
+		return mapError(err, false)
+	}
+	if d, err := t.indexer(); err == nil {
+		if sts, err := d.Indexes(ctx); err == nil {
+			for _, st := range sts {
+				for _, p := range st.Properties {
+					seen.AddName(p)
+				}
+			}
+		}
+	}
+	qp.Warnings = plan.Warnings(pq.req.Filter, &seen)
+	for _, w := range qp.Warnings {
+		qp.text += "warning: " + w + "\n"
+	}
+	return nil
+}
+
+// FilterWarnings lists the comparisons of filterText that can match none
+// of entities, by the names and types of their properties: a property
+// compared with a literal of a type it never has there (`Amount gt '5'`
+// where Amount is an Int32), or a name none of them has but some have in
+// another case (`status eq 'new'` beside Status). Such filters are valid
+// and match nothing, as on Azure; the warnings are advice. With no
+// entities there is nothing to warn of. Errors: InvalidInput (or
+// NotImplemented) for a filter Query would refuse.
+func FilterWarnings(filterText string, entities []*Entity) ([]string, error) {
+	f, err := filter.Compile(filterText, nil)
+	if err != nil {
+		return nil, filterError(err)
+	}
+	var seen plan.Seen
+	for _, e := range entities {
+		for name, v := range e.Properties {
+			if v, _, err := entityenc.EncodeValue(name, v); err == nil {
+				seen.Add(name, v.Type)
+			}
+		}
+	}
+	return plan.Warnings(f.Root, &seen), nil
 }

@@ -7,9 +7,9 @@ import (
 	"github.com/tablestore/tablestore"
 )
 
-// Explain shows how a query runs: here a RowKey range inside one
-// partition, with the non-key condition evaluated on each entity in it.
-func ExampleTable_Explain() {
+// A plan's String shows how a query runs: here a RowKey range inside
+// one partition, with the non-key condition evaluated on each entity in it.
+func ExampleQueryPlan_String() {
 	ctx := context.Background()
 	db, err := tablestore.OpenInMemory(nil)
 	if err != nil {
@@ -20,13 +20,13 @@ func ExampleTable_Explain() {
 	if err != nil {
 		panic(err)
 	}
-	text, err := people.Explain(tablestore.Query{
+	plan, err := people.Plan(ctx, tablestore.Query{
 		Filter: "PartitionKey eq 'Sales' and RowKey ge 'A' and RowKey lt 'B' and Age gt 30",
 	})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Print(text)
+	fmt.Print(plan.String())
 	// Output:
 	// plan: range
 	// ranges:

@@ -41,7 +41,7 @@ func (t *Table) AppendPageJSON(ctx context.Context, dst []byte, q Query, opts *J
 		return dst, nil, err
 	}
 	if keep != nil && pq.index != nil && pq.index.req.Scan.Order {
-		return dst, nil, newError(CodeInvalidInput, "a page read in index order cannot end before an entity")
+		return dst, nil, newError(edm.CodeInvalidInput, "a page read in index order cannot end before an entity")
 	}
 	start, n := len(dst), 0
 	var stop *plan.Key

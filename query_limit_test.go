@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // topRecordingTable records the Top of every query page it is asked for.
@@ -78,10 +79,10 @@ func TestQueryLimit(t *testing.T) {
 	}
 
 	for _, err := range tb.Query(ctx, Query{Limit: -1}) {
-		requireCode(t, err, CodeInvalidInput)
+		requireCode(t, err, edm.CodeInvalidInput)
 	}
 	for _, err := range QueryAs[limitRow](ctx, tb, Query{Limit: -1}) {
-		requireCode(t, err, CodeInvalidInput)
+		requireCode(t, err, edm.CodeInvalidInput)
 	}
 }
 

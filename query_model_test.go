@@ -268,7 +268,7 @@ func TestQueryModel(t *testing.T) {
 			}
 		}
 		if msg := diffEntities(want, got, q.Select); msg != "" {
-			p, _ := tbl.Explain(Query{Filter: text})
+			p, _ := explainText(tbl, Query{Filter: text})
 			t.Fatalf("seed %d (scan limit %d, top %d, select %v): filter %s\n%s\n%s", seed, scanLimit, q.Top, q.Select, text, msg, p)
 		}
 		p, err := tbl.Plan(ctx, Query{Filter: text})

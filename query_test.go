@@ -96,7 +96,7 @@ func TestQueryPaging(t *testing.T) {
 			if tok, ok := resumeArg(t, d); ok {
 				q.Continuation = tok
 			}
-			s, err := tbl.Explain(q)
+			s, err := explainText(tbl, q)
 			if err != nil {
 				return "error: " + err.Error() + "\n"
 			}
@@ -200,9 +200,9 @@ func TestQueryTop(t *testing.T) {
 	tbl := newQueryTestTable(t, nil, 5)
 	for _, top := range []int{-1, 1001, -1000} {
 		_, err := tbl.QueryPage(ctx, Query{Top: top})
-		requireCode(t, err, CodeInvalidInput)
-		_, err = tbl.Explain(Query{Top: top})
-		requireCode(t, err, CodeInvalidInput)
+		requireCode(t, err, edm.CodeInvalidInput)
+		_, err = explainText(tbl, Query{Top: top})
+		requireCode(t, err, edm.CodeInvalidInput)
 	}
 	for top, want := range map[int]int{0: 5, 1: 1, 4: 4, 1000: 5} {
 		page, err := tbl.QueryPage(ctx, Query{Top: top})
@@ -219,20 +219,20 @@ func TestQueryBadInput(t *testing.T) {
 		code Code
 		msg  string
 	}{
-		"syntax error":         {Query{Filter: "N gt and S eq 'x'"}, CodeInvalidInput, "at position 5"},
-		"comparing properties": {Query{Filter: "N eq S"}, CodeNotImplemented, "N eq S\n  ^"},
-		"bad select":           {Query{Select: []string{"1x"}}, CodeInvalidInput, "1x"},
-		"bad token":            {Query{Continuation: "not a token"}, CodeInvalidInput, "continuation"},
-		"forged token":         {Query{Continuation: encodeContinuation(planKey("p\x00", "r"), false, "")}, CodeInvalidInput, "continuation token"},
+		"syntax error":         {Query{Filter: "N gt and S eq 'x'"}, edm.CodeInvalidInput, "at position 5"},
+		"comparing properties": {Query{Filter: "N eq S"}, edm.CodeNotImplemented, "N eq S\n  ^"},
+		"bad select":           {Query{Select: []string{"1x"}}, edm.CodeInvalidInput, "1x"},
+		"bad token":            {Query{Continuation: "not a token"}, edm.CodeInvalidInput, "continuation"},
+		"forged token":         {Query{Continuation: encodeContinuation(planKey("p\x00", "r"), false, "")}, edm.CodeInvalidInput, "continuation token"},
 	} {
 		_, err := tbl.QueryPage(ctx, tc.q)
 		requireCode(t, err, tc.code)
 		require.Contains(t, err.Error(), tc.msg, name)
 	}
 	_, err := tbl.db.Table("Missing").QueryPage(ctx, Query{})
-	requireCode(t, err, CodeTableNotFound)
+	requireCode(t, err, edm.CodeTableNotFound)
 	for _, err := range tbl.db.Table("Missing").Query(ctx, Query{}) {
-		requireCode(t, err, CodeTableNotFound)
+		requireCode(t, err, edm.CodeTableNotFound)
 	}
 }
 
@@ -410,7 +410,7 @@ func TestFilterErrorKeepsPosition(t *testing.T) {
 	require.ErrorAs(t, err, &fe)
 	require.Equal(t, 7, fe.Pos)
 	require.ErrorIs(t, err, ErrInvalidInput)
-	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
 	_, err = tbl.QueryPage(ctx, Query{Filter: "Age gt Size"})
 	require.ErrorAs(t, err, &fe)
 	require.ErrorIs(t, err, ErrNotImplemented)
@@ -676,19 +676,19 @@ func TestSegments(t *testing.T) {
 	plan, err := tb.Plan(ctx, Query{Segment: segs[1], Filter: "PartitionKey eq 'c'"})
 	require.NoError(t, err)
 	require.Equal(t, PlanPartitionScan, plan.Kind)
-	text, err := tb.Explain(Query{Segment: segs[0]})
+	text, err := explainText(tb, Query{Segment: segs[0]})
 	require.NoError(t, err)
 	require.Equal(t, "plan: table scan\nranges:\n  (PartitionKey, RowKey) < ('b', 'r25')\nresidual: none\n", text)
 	for _, n := range []int{0, -1, MaxSegments + 1} {
 		_, err := tb.Segments(ctx, n)
-		requireCode(t, err, CodeInvalidInput)
+		requireCode(t, err, edm.CodeInvalidInput)
 	}
 	other, err := tb.db.CreateTable(ctx, "other")
 	require.NoError(t, err)
 	_, err = other.QueryPage(ctx, Query{Segment: segs[0]})
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 	_, err = tb.db.Table("missing").Segments(ctx, 2)
-	requireCode(t, err, CodeTableNotFound)
+	requireCode(t, err, edm.CodeTableNotFound)
 	empty, err := other.Segments(ctx, 3)
 	require.NoError(t, err)
 	for _, s := range empty {
@@ -700,5 +700,90 @@ func TestSegments(t *testing.T) {
 	db, err := OpenDriver(failingConn{&driver.Error{Code: edm.CodeInternalError, Message: "unused"}}, nil)
 	require.NoError(t, err)
 	_, err = db.Table("t").Segments(ctx, 2)
-	requireCode(t, err, CodeNotImplemented)
+	requireCode(t, err, edm.CodeNotImplemented)
+}
+
+// TestPlanWarnings: Plan (and its String) warns of a literal of a type the
+// property never has in the sampled entities and of a name seen only in
+// another case; the query still runs and returns nothing; a filter that
+// can match, an empty table and a partition without such entities warn of
+// nothing; index properties count as seen names.
+func TestPlanWarnings(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t, nil)
+	tb, err := db.CreateTable(ctx, "Orders")
+	require.NoError(t, err)
+
+	q := Query{Filter: "Amount gt '5'"}
+	p, err := tb.Plan(ctx, q)
+	require.NoError(t, err)
+	require.Empty(t, p.Warnings, "an empty table has nothing to warn of")
+
+	for i := range 3 {
+		require.NoError(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: fmt.Sprint(i),
+			Properties: map[string]any{"Amount": int32(i * 10), "Status": "new"}}))
+	}
+	require.NoError(t, tb.Insert(ctx, &Entity{PartitionKey: "q", RowKey: "0", Properties: map[string]any{"Other": true}}))
+
+	p, err = tb.Plan(ctx, q)
+	require.NoError(t, err)
+	require.Equal(t, []string{"Amount is compared (gt) with a literal of type Edm.String but was seen only as Edm.Int32: such a comparison matches nothing"}, p.Warnings)
+	text, err := explainText(tb, q)
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(text, "residual: Amount gt '5'\nwarning: "+p.Warnings[0]+"\n"), text)
+	n := 0
+	for _, err := range tb.Query(ctx, q) {
+		require.NoError(t, err)
+		n++
+	}
+	require.Zero(t, n, "the results stay Azure's")
+
+	p, err = tb.Plan(ctx, Query{Filter: "status eq 'new'"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"property status was never seen, but Status was: names are case-sensitive, so status eq ... matches nothing"}, p.Warnings)
+
+	p, err = tb.Plan(ctx, Query{Filter: "Amount gt 5 and Status eq 'new'"})
+	require.NoError(t, err)
+	require.Empty(t, p.Warnings)
+
+	// The sample is the plan's key ranges: partition q has no Amount.
+	p, err = tb.Plan(ctx, Query{Filter: "PartitionKey eq 'q' and Amount gt '5'"})
+	require.NoError(t, err)
+	require.Empty(t, p.Warnings)
+	p, err = tb.Partition("p").Plan(ctx, Query{Filter: "Amount gt '5'"})
+	require.NoError(t, err)
+	require.Len(t, p.Warnings, 1)
+
+	// A name an index covers is a known name.
+	require.NoError(t, tb.CreateIndex(ctx, IndexSpec{Name: "ByState", Properties: []string{"status"}}))
+	p, err = tb.Plan(ctx, Query{Filter: "status eq 'new'"})
+	require.NoError(t, err)
+	require.Empty(t, p.Warnings)
+}
+
+// TestFilterWarnings: the same warnings from entities a caller read.
+func TestFilterWarnings(t *testing.T) {
+	es := []*Entity{{Properties: map[string]any{"Amount": int32(1), "Status": "x"}}, {Properties: map[string]any{"Amount": 7}}}
+	w, err := FilterWarnings("Amount eq 1L or status eq 'x'", es)
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		"Amount is compared (eq) with a literal of type Edm.Int64 but was seen only as Edm.Int32: such a comparison matches nothing",
+		"property status was never seen, but Status was: names are case-sensitive, so status eq ... matches nothing",
+	}, w)
+	w, err = FilterWarnings("Amount eq 1", es)
+	require.NoError(t, err)
+	require.Empty(t, w)
+	_, err = FilterWarnings("Amount eq", es)
+	requireCode(t, err, edm.CodeInvalidInput)
+}
+
+// explainText is the String of p's plan for q, or Plan's error.
+func explainText(p interface {
+	Plan(context.Context, Query) (*QueryPlan, error)
+}, q Query) (string, error) {
+	qp, err := p.Plan(context.Background(), q)
+	if err != nil {
+		return "", err
+	}
+	return qp.String(), nil
 }

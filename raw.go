@@ -109,7 +109,7 @@ func prepareRaw(buf []byte, typ ActionType, e *RawEntity, ifMatch ETag) (driver.
 	case e.refused != nil:
 		return a, buf, 0, e.refused
 	case e.record == nil:
-		return a, buf, 0, newError(CodeInvalidInput, "the raw entity holds no entity")
+		return a, buf, 0, newError(edm.CodeInvalidInput, "the raw entity holds no entity")
 	}
 	size := keySize + e.size
 	if err := entityenc.CheckLimits(e.count, size); err != nil {
@@ -130,7 +130,7 @@ func (e *RawEntity) AppendJSON(dst []byte, opts *JSONOptions) ([]byte, error) {
 		return dst, err
 	}
 	if e.record == nil || e.refused != nil {
-		return dst, newError(CodeInvalidInput, "the raw entity holds no entity to write")
+		return dst, newError(edm.CodeInvalidInput, "the raw entity holds no entity to write")
 	}
 	// The record's header holds the Timestamp only while it is written:
 	// a write takes records whose header Timestamp is zero.

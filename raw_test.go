@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // rawBodies are JSON bodies whose decoding and writing as a RawEntity
@@ -116,7 +117,7 @@ func TestRawEntityMatchesEntity(t *testing.T) {
 	require.Equal(t, wm.Stats().Written, wr.Stats().Written)
 	var be *BulkError
 	require.True(t, errors.As(wr.AddRaw(ctx, nil), &be))
-	require.Equal(t, CodeInvalidInput, ErrorCode(be))
+	require.Equal(t, edm.CodeInvalidInput, ErrorCode(be))
 	for e, err := range maps.Query(ctx, Query{}) {
 		require.NoError(t, err)
 		got, err := raws.Get(ctx, e.PartitionKey, e.RowKey, nil)
@@ -125,13 +126,13 @@ func TestRawEntityMatchesEntity(t *testing.T) {
 	}
 
 	_, err = (&RawEntity{}).AppendJSON(nil, nil)
-	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
 
 	// A RawEntity holding nothing, and one with two entity fields.
 	err = raws.SubmitTransaction(ctx, []TransactionAction{{Type: ActionInsert, Raw: &RawEntity{PartitionKey: "p", RowKey: "x"}}})
-	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
 	err = raws.SubmitTransaction(ctx, []TransactionAction{{Type: ActionInsert, Raw: &r, Entity: &Entity{PartitionKey: "p", RowKey: "x"}}})
-	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
 }
 
 // TestAppendPageJSON checks the JSON pages against AppendEntityJSON of
@@ -212,23 +213,23 @@ func TestAppendPageJSON(t *testing.T) {
 	// Bad options and queries are refused with Azure's codes, dst untouched.
 	dst := []byte("x")
 	out, _, err := tbl.AppendPageJSON(ctx, dst, Query{}, &JSONOptions{Metadata: 9}, nil)
-	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
 	require.Equal(t, "x", string(out))
 	_, _, err = tbl.AppendPageJSON(ctx, nil, Query{Filter: "Name eq"}, nil, nil)
-	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
 	_, _, err = tbl.GetJSON(ctx, nil, "p0000000", "r0000001", &JSONOptions{Metadata: 9})
-	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
 
 	// GetJSON's refusals are Get's.
 	_, _, err = tbl.GetJSON(ctx, nil, "p0000000", "absent", nil)
-	require.Equal(t, CodeResourceNotFound, ErrorCode(err))
+	require.Equal(t, edm.CodeResourceNotFound, ErrorCode(err))
 	_, _, err = tbl.GetJSON(ctx, nil, "p0000000", "r0000001", &JSONOptions{Select: []string{"bad name"}})
-	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
 	// An index-order read cannot be cut by keep.
 	require.NoError(t, tbl.CreateIndex(ctx, IndexSpec{Name: "byname", Properties: []string{"Name"}}))
 	byName := Query{Index: "byname", Top: 5}
 	_, _, err = tbl.AppendPageJSON(ctx, nil, byName, nil, func([]byte, int) bool { return true })
-	require.Equal(t, CodeInvalidInput, ErrorCode(err))
+	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
 	b, page, err := tbl.AppendPageJSON(ctx, nil, byName, nil, nil)
 	require.NoError(t, err)
 	require.Equal(t, 5, bytes.Count(b, []byte(`"PartitionKey"`)))

@@ -43,7 +43,7 @@ func TestReverseQuery(t *testing.T) {
 				}
 				require.Equal(t, forward, keysOf(paged), "top %d", top)
 			}
-			text, err := tb.Explain(Query{Filter: tc.filter, Reverse: true})
+			text, err := explainText(tb, Query{Filter: tc.filter, Reverse: true})
 			require.NoError(t, err)
 			require.Equal(t, tc.plan, text)
 		})
@@ -59,11 +59,11 @@ func TestReverseQuery(t *testing.T) {
 	require.True(t, plan.Reverse)
 	require.Equal(t, []string{"(PartitionKey, RowKey) <= ('c', 'r04')"}, plan.Ranges)
 	_, err = tb.QueryPage(ctx, Query{Continuation: page.Continuation})
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 	fwd, err := tb.QueryPage(ctx, Query{Top: 1})
 	require.NoError(t, err)
 	_, err = tb.QueryPage(ctx, Query{Continuation: fwd.Continuation, Reverse: true})
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 	// Through a partition, by the iterator.
 	var got []string
 	for e, err := range tb.Partition("b").Query(ctx, Query{Filter: "N lt 3", Top: 1, Reverse: true}) {
@@ -80,9 +80,9 @@ func TestOptionalDriverFeatures(t *testing.T) {
 	require.NoError(t, err)
 	tb := db.Table("t")
 	_, err = tb.QueryPage(ctx, Query{Reverse: true})
-	requireCode(t, err, CodeNotImplemented)
-	_, err = tb.Explain(Query{Reverse: true})
-	requireCode(t, err, CodeNotImplemented)
-	requireCode(t, tb.Partition("p").DeleteAll(ctx), CodeNotImplemented)
-	requireCode(t, tb.Partition("p").DeleteRange(ctx, "a", "b"), CodeNotImplemented)
+	requireCode(t, err, edm.CodeNotImplemented)
+	_, err = explainText(tb, Query{Reverse: true})
+	requireCode(t, err, edm.CodeNotImplemented)
+	requireCode(t, tb.Partition("p").DeleteAll(ctx), edm.CodeNotImplemented)
+	requireCode(t, tb.Partition("p").DeleteRange(ctx, "a", "b"), edm.CodeNotImplemented)
 }

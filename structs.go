@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/entityenc"
 	"github.com/tablestore/tablestore/internal/structmap"
 )
@@ -66,12 +67,12 @@ func MarshalEntity(v any) (*Entity, error) {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Pointer {
 		if rv.IsNil() {
-			return nil, newError(CodeInvalidInput, "cannot marshal a nil %T into an entity", v)
+			return nil, newError(edm.CodeInvalidInput, "cannot marshal a nil %T into an entity", v)
 		}
 		rv = rv.Elem()
 	}
 	if rv.Kind() != reflect.Struct {
-		return nil, newError(CodeInvalidValueType, "cannot marshal %T into an entity: it is not a struct", v)
+		return nil, newError(edm.CodeInvalidValueType, "cannot marshal %T into an entity: it is not a struct", v)
 	}
 	k, props, err := structmap.Marshal(rv)
 	if err != nil {
@@ -104,11 +105,11 @@ func MarshalEntity(v any) (*Entity, error) {
 // or e is nil. On error, fields before the failing one may have been set.
 func UnmarshalEntity(e *Entity, v any) error {
 	if e == nil {
-		return newError(CodeInvalidInput, "cannot unmarshal a nil entity")
+		return newError(edm.CodeInvalidInput, "cannot unmarshal a nil entity")
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
-		return newError(CodeInvalidInput, "cannot unmarshal an entity into %T: need a non-nil pointer to a struct", v)
+		return newError(edm.CodeInvalidInput, "cannot unmarshal an entity into %T: need a non-nil pointer to a struct", v)
 	}
 	k := structmap.Keys{PartitionKey: e.PartitionKey, RowKey: e.RowKey, Timestamp: e.Timestamp, ETag: string(e.ETag)}
 	return coded(structmap.Unmarshal(k, e.Properties, rv.Elem()))
@@ -307,7 +308,7 @@ func structRow(r driver.Row) structmap.Row {
 func planOf[T any]() (*structmap.Plan, error) {
 	t := reflect.TypeFor[T]()
 	if t.Kind() != reflect.Struct {
-		return nil, newError(CodeInvalidInput, "cannot unmarshal an entity into %T: need a non-nil pointer to a struct", (*T)(nil))
+		return nil, newError(edm.CodeInvalidInput, "cannot unmarshal an entity into %T: need a non-nil pointer to a struct", (*T)(nil))
 	}
 	p, err := structmap.PlanFor(t)
 	return p, coded(err)
@@ -343,12 +344,21 @@ func (t *Table) UpsertStruct(ctx context.Context, v any, mode UpdateMode) error 
 	return t.writeStruct(ctx, typ, v, "")
 }
 
+// DeleteStruct is Delete for the entity whose keys are the PartitionKey
+// and RowKey fields of the struct v (a struct or a pointer to one), as
+// Batch.DeleteStruct reads them; its other fields are not read and v is
+// not changed. Errors are those of Delete, and MarshalEntity's for a v
+// that is not such a struct.
+func (t *Table) DeleteStruct(ctx context.Context, v any, ifMatch ETag) error {
+	return t.writeStruct(ctx, ActionDelete, v, ifMatch)
+}
+
 func (t *Table) writeStruct(ctx context.Context, typ ActionType, v any, ifMatch ETag) error {
 	s := getScratch()
 	defer putScratch(s)
 	a, buf, _, r, err := prepareStruct(s.buf[:0], typ, v, ifMatch)
 	res, err := t.commitOne(ctx, s, a, buf, err)
-	if err == nil && r.Plan != nil {
+	if err == nil && r.Plan != nil && typ != ActionDelete {
 		r.SetVersion(res.Timestamp, res.ETag)
 	}
 	return err

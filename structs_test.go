@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tablestore/tablestore/edm"
 	"math"
 	"reflect"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 )
 
 type Address struct {
@@ -187,18 +187,18 @@ func TestStructErrors(t *testing.T) {
 		code Code
 		msg  string
 	}{
-		{"uint", badUint{}, CodeInvalidValueType, "field N has type uint"},
-		{"uint64", &badUint64{}, CodeInvalidValueType, "field N has type uint64"},
-		{"map", badMap{}, CodeInvalidValueType, "field M"},
-		{"nested struct", badNested{}, CodeInvalidValueType, "field A has type tablestore.Address"},
-		{"int partition key", badPK{}, CodeInvalidValueType, "field PartitionKey maps to PartitionKey and must be a string"},
-		{"string timestamp", badTS{}, CodeInvalidValueType, "must be a time.Time"},
-		{"two etag fields", twoETags{}, CodeDuplicatePropertiesSpecified, "fields V and W of tablestore.twoETags are both of type ETag"},
-		{"bad tag", badTag{}, CodePropertyNameInvalid, "field N: the property name \"1abc\" is invalid"},
-		{"duplicate", dup{}, CodeDuplicatePropertiesSpecified, "fields A and B"},
-		{"embedded pointer", embeddedPtr{}, CodeInvalidValueType, "field Address has type *tablestore.Address"},
-		{"not a struct", 5, CodeInvalidValueType, "cannot marshal int into an entity: it is not a struct"},
-		{"nil pointer", (*Customer)(nil), CodeInvalidInput, "nil *tablestore.Customer"},
+		{"uint", badUint{}, edm.CodeInvalidValueType, "field N has type uint"},
+		{"uint64", &badUint64{}, edm.CodeInvalidValueType, "field N has type uint64"},
+		{"map", badMap{}, edm.CodeInvalidValueType, "field M"},
+		{"nested struct", badNested{}, edm.CodeInvalidValueType, "field A has type tablestore.Address"},
+		{"int partition key", badPK{}, edm.CodeInvalidValueType, "field PartitionKey maps to PartitionKey and must be a string"},
+		{"string timestamp", badTS{}, edm.CodeInvalidValueType, "must be a time.Time"},
+		{"two etag fields", twoETags{}, edm.CodeDuplicatePropertiesSpecified, "fields V and W of tablestore.twoETags are both of type ETag"},
+		{"bad tag", badTag{}, edm.CodePropertyNameInvalid, "field N: the property name \"1abc\" is invalid"},
+		{"duplicate", dup{}, edm.CodeDuplicatePropertiesSpecified, "fields A and B"},
+		{"embedded pointer", embeddedPtr{}, edm.CodeInvalidValueType, "field Address has type *tablestore.Address"},
+		{"not a struct", 5, edm.CodeInvalidValueType, "cannot marshal int into an entity: it is not a struct"},
+		{"nil pointer", (*Customer)(nil), edm.CodeInvalidInput, "nil *tablestore.Customer"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -284,14 +284,14 @@ func TestUnmarshalEntityStrings(t *testing.T) {
 		prop any
 		code Code
 	}{
-		"Big":     {"12.5", CodeInvalidInput},
-		"Int":     {"1e3", CodeInvalidInput},
-		"U32":     {"-1", CodeInvalidValueType}, // a valid Int64 that does not fit
-		"When":    {"yesterday", CodeInvalidInput},
-		"WhenPtr": {"2021-02-30T00:00:00Z", CodeInvalidInput},
-		"ID":      {"c9da6455213d42c99a793e9149a57833", CodeInvalidInput},
-		"Data":    {"not base64!", CodeInvalidInput},
-		"F":       {"inf", CodeInvalidInput},
+		"Big":     {"12.5", edm.CodeInvalidInput},
+		"Int":     {"1e3", edm.CodeInvalidInput},
+		"U32":     {"-1", edm.CodeInvalidValueType}, // a valid Int64 that does not fit
+		"When":    {"yesterday", edm.CodeInvalidInput},
+		"WhenPtr": {"2021-02-30T00:00:00Z", edm.CodeInvalidInput},
+		"ID":      {"c9da6455213d42c99a793e9149a57833", edm.CodeInvalidInput},
+		"Data":    {"not base64!", edm.CodeInvalidInput},
+		"F":       {"inf", edm.CodeInvalidInput},
 	} {
 		var r row
 		err := UnmarshalEntity(&Entity{Properties: map[string]any{name: tc.prop}}, &r)
@@ -300,7 +300,7 @@ func TestUnmarshalEntityStrings(t *testing.T) {
 	}
 	// Kinds whose JSON form is never a string still refuse strings.
 	var small struct{ N int32 }
-	requireCode(t, UnmarshalEntity(&Entity{Properties: map[string]any{"N": "5"}}, &small), CodeInvalidValueType)
+	requireCode(t, UnmarshalEntity(&Entity{Properties: map[string]any{"N": "5"}}, &small), edm.CodeInvalidValueType)
 }
 
 // encodedAction is an action's properties as stored bytes.
@@ -587,7 +587,7 @@ func TestTypedWriteSetsTimestampAndETag(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, e.ETag, c.ETag)
 	require.Equal(t, e.Timestamp, c.Timestamp)
-	require.Equal(t, CodeEntityAlreadyExists, errorCode(unwrapErr(tbl.InsertStruct(ctx, &c))))
+	require.Equal(t, edm.CodeEntityAlreadyExists, errorCode(unwrapErr(tbl.InsertStruct(ctx, &c))))
 	require.NoError(t, tbl.UpdateStruct(ctx, &c, Merge, c.ETag))
 	require.NoError(t, tbl.UpsertStruct(ctx, c, Replace))
 	got, err := GetAs[Customer](ctx, tbl, c.PartitionKey, c.RowKey, nil)
@@ -663,4 +663,40 @@ func sameFields(a, b reflect.Value) bool {
 		return a.Uint() == b.Uint()
 	}
 	return false
+}
+
+// TestDeleteStruct: DeleteStruct deletes the entity named by the struct's
+// key fields under If-Match, as Delete does, whether v is a pointer or a
+// value, and leaves v as it was; a v that is not a struct fails as
+// MarshalEntity does (InvalidValueType).
+func TestDeleteStruct(t *testing.T) {
+	db, err := OpenInMemory(&Options{NoSync: true})
+	require.NoError(t, err)
+	defer db.Close()
+	tbl, err := db.CreateTable(ctx, "TypedDelete")
+	require.NoError(t, err)
+	c := sampleCustomer()
+	require.NoError(t, tbl.InsertStruct(ctx, &c))
+	stale := c.ETag
+	require.NoError(t, tbl.UpdateStruct(ctx, &c, Merge, c.ETag))
+
+	err = tbl.DeleteStruct(ctx, &c, stale)
+	requireCode(t, err, edm.CodeUpdateConditionNotSatisfied)
+	mustGet(t, tbl, c.PartitionKey, c.RowKey)
+
+	before := c
+	require.NoError(t, tbl.DeleteStruct(ctx, &c, c.ETag))
+	requireSame(t, before, c)
+	_, err = tbl.Get(ctx, c.PartitionKey, c.RowKey, nil)
+	requireCode(t, err, edm.CodeResourceNotFound)
+	requireCode(t, tbl.DeleteStruct(ctx, &c, ETagAny), edm.CodeResourceNotFound)
+
+	byValue := sampleCustomer()
+	byValue.RowKey = "by-value"
+	require.NoError(t, tbl.InsertStruct(ctx, byValue))
+	require.NoError(t, tbl.DeleteStruct(ctx, byValue, ETagAny))
+	_, err = tbl.Get(ctx, byValue.PartitionKey, byValue.RowKey, nil)
+	requireCode(t, err, edm.CodeResourceNotFound)
+
+	requireCode(t, tbl.DeleteStruct(ctx, 7, ETagAny), edm.CodeInvalidValueType)
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/entityenc"
 	"github.com/tablestore/tablestore/internal/limits"
 	"github.com/tablestore/tablestore/internal/structmap"
@@ -139,7 +140,7 @@ func modeAction(mode UpdateMode, merge, replace ActionType) (ActionType, error) 
 	case Replace:
 		return replace, nil
 	}
-	return 0, newError(CodeInvalidInput, "unknown update mode %d", uint8(mode))
+	return 0, newError(edm.CodeInvalidInput, "unknown update mode %d", uint8(mode))
 }
 
 // write runs one single-entity write as a one-action transaction.
@@ -183,7 +184,7 @@ func (t *Table) commitOne(ctx context.Context, s *txnScratch, a driver.Action, b
 // entityenc.KeyUnits and entityenc.AppendProperties).
 func prepareAction(buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *entityenc.NameCache) (driver.Action, []byte, int, error) {
 	if e == nil {
-		return driver.Action{}, buf, 0, newError(CodeInvalidInput, "entity is nil")
+		return driver.Action{}, buf, 0, newError(edm.CodeInvalidInput, "entity is nil")
 	}
 	a, keySize, err := prepareKeys(typ, e.PartitionKey, e.RowKey, ifMatch)
 	if err != nil || typ == ActionDelete {
@@ -209,17 +210,17 @@ func prepareKeys(typ ActionType, pk, rk string, ifMatch ETag) (driver.Action, in
 	switch typ {
 	case ActionInsert, ActionUpsertMerge, ActionUpsertReplace:
 		if ifMatch != "" {
-			return a, 0, newError(CodeInvalidInput, "%s takes no if-match", typ)
+			return a, 0, newError(edm.CodeInvalidInput, "%s takes no if-match", typ)
 		}
 	case ActionUpdateMerge, ActionUpdateReplace, ActionDelete:
 		if ifMatch == "" {
-			return a, 0, newError(CodeInvalidInput, "%s requires an if-match etag (use ETagAny to match any)", typ)
+			return a, 0, newError(edm.CodeInvalidInput, "%s requires an if-match etag (use ETagAny to match any)", typ)
 		}
 		if err := entityenc.CheckIfMatch(string(ifMatch)); err != nil {
 			return a, 0, coded(err)
 		}
 	default:
-		return a, 0, newError(CodeInvalidInput, "unknown action type %d", uint8(typ))
+		return a, 0, newError(edm.CodeInvalidInput, "unknown action type %d", uint8(typ))
 	}
 	pkUnits, err := entityenc.KeyUnits("PartitionKey", a.PartitionKey)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 )
 
 var ctx = context.Background()
@@ -48,14 +49,14 @@ func TestTableNames(t *testing.T) {
 		{"abc", ""},
 		{"A1b2C3", ""},
 		{strings.Repeat("a", 63), ""},
-		{"ab", CodeOutOfRangeInput},
-		{strings.Repeat("a", 64), CodeOutOfRangeInput},
-		{"1abc", CodeInvalidResourceName},
-		{"ab-c", CodeInvalidResourceName},
-		{"ab_c", CodeInvalidResourceName},
-		{"abcé", CodeInvalidResourceName},
-		{"tables", CodeInvalidInput},
-		{"Tables", CodeInvalidInput},
+		{"ab", edm.CodeOutOfRangeInput},
+		{strings.Repeat("a", 64), edm.CodeOutOfRangeInput},
+		{"1abc", edm.CodeInvalidResourceName},
+		{"ab-c", edm.CodeInvalidResourceName},
+		{"ab_c", edm.CodeInvalidResourceName},
+		{"abcé", edm.CodeInvalidResourceName},
+		{"tables", edm.CodeInvalidInput},
+		{"Tables", edm.CodeInvalidInput},
 	} {
 		_, err := db.CreateTable(ctx, tc.name)
 		if tc.code == "" {
@@ -65,7 +66,7 @@ func TestTableNames(t *testing.T) {
 		}
 	}
 	_, err := db.CreateTable(ctx, "ABC")
-	requireCode(t, err, CodeTableAlreadyExists)
+	requireCode(t, err, edm.CodeTableAlreadyExists)
 	page, err := db.ListTables(ctx, &ListTablesOptions{Prefix: "A"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"A1b2C3", strings.Repeat("a", 63), "abc"}, page.Names)
@@ -98,9 +99,9 @@ func TestListTablesPaging(t *testing.T) {
 	}
 	require.Equal(t, want, got)
 	_, err := db.ListTables(ctx, &ListTablesOptions{Top: 1001})
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 	_, err = db.ListTables(ctx, &ListTablesOptions{Continuation: "no!"})
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 }
 
 func TestEntityLifecycle(t *testing.T) {
@@ -112,7 +113,7 @@ func TestEntityLifecycle(t *testing.T) {
 	e := &Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"Name": "Ana", "Age": int32(30)}}
 	require.NoError(t, tbl.Insert(ctx, e))
 	require.Regexp(t, regexp.MustCompile(`^W/"datetime'\d{4}-\d\d-\d\dT\d\d%3A\d\d%3A\d\d\.\d{7}Z'"$`), string(e.ETag))
-	requireCode(t, h.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "r"}), CodeEntityAlreadyExists)
+	requireCode(t, h.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "r"}), edm.CodeEntityAlreadyExists)
 
 	got, err := h.Get(ctx, "p", "r", nil)
 	require.NoError(t, err)
@@ -124,7 +125,7 @@ func TestEntityLifecycle(t *testing.T) {
 	m := &Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"City": "Porto"}}
 	require.NoError(t, h.Update(ctx, m, Merge, e.ETag))
 	require.NotEqual(t, e.ETag, m.ETag)
-	requireCode(t, h.Update(ctx, m, Merge, e.ETag), CodeUpdateConditionNotSatisfied)
+	requireCode(t, h.Update(ctx, m, Merge, e.ETag), edm.CodeUpdateConditionNotSatisfied)
 	got, err = h.Get(ctx, "p", "r", nil)
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"Name": "Ana", "Age": int32(30), "City": "Porto"}, got.Properties)
@@ -137,9 +138,9 @@ func TestEntityLifecycle(t *testing.T) {
 	require.Equal(t, map[string]any{"Only": true}, got.Properties)
 	require.Equal(t, r.ETag, got.ETag)
 
-	requireCode(t, h.Update(ctx, &Entity{PartitionKey: "p", RowKey: "nope"}, Merge, ETagAny), CodeResourceNotFound)
-	requireCode(t, h.Update(ctx, r, Merge, ""), CodeInvalidInput)
-	requireCode(t, h.Update(ctx, r, UpdateMode(9), ETagAny), CodeInvalidInput)
+	requireCode(t, h.Update(ctx, &Entity{PartitionKey: "p", RowKey: "nope"}, Merge, ETagAny), edm.CodeResourceNotFound)
+	requireCode(t, h.Update(ctx, r, Merge, ""), edm.CodeInvalidInput)
+	requireCode(t, h.Update(ctx, r, UpdateMode(9), ETagAny), edm.CodeInvalidInput)
 
 	// Upsert inserts, then merges or replaces.
 	u := &Entity{PartitionKey: "p", RowKey: "u", Properties: map[string]any{"A": int64(1)}}
@@ -154,20 +155,20 @@ func TestEntityLifecycle(t *testing.T) {
 	require.Equal(t, map[string]any{"C": "c"}, got.Properties)
 
 	// Delete needs an If-Match and honours it.
-	requireCode(t, h.Delete(ctx, "p", "u", ""), CodeInvalidInput)
-	requireCode(t, h.Delete(ctx, "p", "u", e.ETag), CodeUpdateConditionNotSatisfied)
+	requireCode(t, h.Delete(ctx, "p", "u", ""), edm.CodeInvalidInput)
+	requireCode(t, h.Delete(ctx, "p", "u", e.ETag), edm.CodeUpdateConditionNotSatisfied)
 	require.NoError(t, h.Delete(ctx, "p", "u", got.ETag))
-	requireCode(t, h.Delete(ctx, "p", "u", ETagAny), CodeResourceNotFound)
+	requireCode(t, h.Delete(ctx, "p", "u", ETagAny), edm.CodeResourceNotFound)
 	_, err = h.Get(ctx, "p", "u", nil)
-	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, err, edm.CodeResourceNotFound)
 
 	// A missing table.
 	missing := db.Table("nothere")
-	requireCode(t, missing.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "r"}), CodeTableNotFound)
+	requireCode(t, missing.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "r"}), edm.CodeTableNotFound)
 	_, err = missing.Get(ctx, "p", "r", nil)
-	requireCode(t, err, CodeTableNotFound)
-	requireCode(t, missing.Delete(ctx, "p", "r", ETagAny), CodeTableNotFound)
-	requireCode(t, db.DeleteTable(ctx, "nothere"), CodeResourceNotFound)
+	requireCode(t, err, edm.CodeTableNotFound)
+	requireCode(t, missing.Delete(ctx, "p", "r", ETagAny), edm.CodeTableNotFound)
+	requireCode(t, db.DeleteTable(ctx, "nothere"), edm.CodeResourceNotFound)
 }
 
 func TestTimestampsStrictlyIncreaseWithStalledClock(t *testing.T) {
@@ -201,15 +202,15 @@ func TestInvalidInputChangesNothing(t *testing.T) {
 		pk    string
 		code  Code
 	}{
-		{map[string]any{"X": float32(1)}, "p", CodeInvalidValueType},
-		{map[string]any{"1x": int32(1)}, "p", CodePropertyNameInvalid},
-		{map[string]any{strings.Repeat("n", 256): int32(1)}, "p", CodePropertyNameTooLong},
-		{map[string]any{"S": strings.Repeat("s", 40000)}, "p", CodePropertyValueTooLarge},
-		{map[string]any{"B": make([]byte, 65537)}, "p", CodePropertyValueTooLarge},
-		{map[string]any{"D": time.Date(1600, 12, 31, 0, 0, 0, 0, time.UTC)}, "p", CodeOutOfRangeInput},
-		{nil, "a/b", CodeOutOfRangeInput},
-		{nil, "a\tb", CodeOutOfRangeInput},
-		{nil, strings.Repeat("k", 1025), CodeKeyValueTooLarge},
+		{map[string]any{"X": float32(1)}, "p", edm.CodeInvalidValueType},
+		{map[string]any{"1x": int32(1)}, "p", edm.CodePropertyNameInvalid},
+		{map[string]any{strings.Repeat("n", 256): int32(1)}, "p", edm.CodePropertyNameTooLong},
+		{map[string]any{"S": strings.Repeat("s", 40000)}, "p", edm.CodePropertyValueTooLarge},
+		{map[string]any{"B": make([]byte, 65537)}, "p", edm.CodePropertyValueTooLarge},
+		{map[string]any{"D": time.Date(1600, 12, 31, 0, 0, 0, 0, time.UTC)}, "p", edm.CodeOutOfRangeInput},
+		{nil, "a/b", edm.CodeOutOfRangeInput},
+		{nil, "a\tb", edm.CodeOutOfRangeInput},
+		{nil, strings.Repeat("k", 1025), edm.CodeKeyValueTooLarge},
 	}
 	for _, b := range bad {
 		e := &Entity{PartitionKey: b.pk, RowKey: "r", Properties: b.props}
@@ -220,12 +221,12 @@ func TestInvalidInputChangesNothing(t *testing.T) {
 	for i := 0; i < 253; i++ {
 		many[fmt.Sprintf("P%d", i)] = int32(i)
 	}
-	requireCode(t, tbl.Upsert(ctx, &Entity{PartitionKey: "p", RowKey: "r", Properties: many}, Replace), CodeTooManyProperties)
+	requireCode(t, tbl.Upsert(ctx, &Entity{PartitionKey: "p", RowKey: "r", Properties: many}, Replace), edm.CodeTooManyProperties)
 	big := map[string]any{}
 	for i := 0; i < 20; i++ {
 		big[fmt.Sprintf("P%d", i)] = make([]byte, 60000)
 	}
-	requireCode(t, tbl.Upsert(ctx, &Entity{PartitionKey: "p", RowKey: "r", Properties: big}, Replace), CodeEntityTooLarge)
+	requireCode(t, tbl.Upsert(ctx, &Entity{PartitionKey: "p", RowKey: "r", Properties: big}, Replace), edm.CodeEntityTooLarge)
 
 	got, err := tbl.Get(ctx, "p", "r", nil)
 	require.NoError(t, err)
@@ -247,8 +248,8 @@ func TestMergeBeyondLimitsIsRefused(t *testing.T) {
 	for i := 0; i < 60; i++ {
 		more[fmt.Sprintf("B%d", i)] = int32(i)
 	}
-	requireCode(t, tbl.Update(ctx, &Entity{PartitionKey: "p", RowKey: "r", Properties: more}, Merge, ETagAny), CodeTooManyProperties)
-	requireCode(t, tbl.Upsert(ctx, &Entity{PartitionKey: "p", RowKey: "r", Properties: more}, Merge), CodeTooManyProperties)
+	requireCode(t, tbl.Update(ctx, &Entity{PartitionKey: "p", RowKey: "r", Properties: more}, Merge, ETagAny), edm.CodeTooManyProperties)
+	requireCode(t, tbl.Upsert(ctx, &Entity{PartitionKey: "p", RowKey: "r", Properties: more}, Merge), edm.CodeTooManyProperties)
 	got, err := tbl.Get(ctx, "p", "r", nil)
 	require.NoError(t, err)
 	require.Equal(t, e.ETag, got.ETag)
@@ -264,11 +265,11 @@ func TestDeleteTableIsImmediateAndNameReusable(t *testing.T) {
 	}
 	require.NoError(t, db.DeleteTable(ctx, "DAILY"))
 	_, err = tbl.Get(ctx, "p", "1", nil)
-	requireCode(t, err, CodeTableNotFound)
+	requireCode(t, err, edm.CodeTableNotFound)
 	again, err := db.CreateTable(ctx, "daily")
 	require.NoError(t, err)
 	_, err = again.Get(ctx, "p", "1", nil)
-	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, err, edm.CodeResourceNotFound)
 	require.NoError(t, tbl.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "1"}), "old handle addresses the new table")
 	page, err := db.ListTables(ctx, nil)
 	require.NoError(t, err)
@@ -302,12 +303,12 @@ func TestReopenKeepsData(t *testing.T) {
 	require.Equal(t, last, got.ETag)
 	require.Equal(t, int64(499), got.Properties["V"])
 	_, err = db.Table("Dropped").Get(ctx, "a", "b", nil)
-	requireCode(t, err, CodeTableNotFound)
+	requireCode(t, err, edm.CodeTableNotFound)
 	// A new table must not reuse the dropped table's ID.
 	n, err := db.CreateTable(ctx, "New")
 	require.NoError(t, err)
 	_, err = n.Get(ctx, "0", "0", nil)
-	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, err, edm.CodeResourceNotFound)
 }
 
 func TestContextCancelled(t *testing.T) {
@@ -318,7 +319,7 @@ func TestContextCancelled(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, tbl.Insert(cctx, &Entity{PartitionKey: "p", RowKey: "r"}), context.Canceled)
 	_, err = tbl.Get(ctx, "p", "r", nil)
-	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, err, edm.CodeResourceNotFound)
 }
 
 func TestTimestampsIncreaseAcrossReopenWithClockBackwards(t *testing.T) {

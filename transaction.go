@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/tablestore/tablestore/edm"
 	"slices"
 	"strings"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/structmap"
 )
 
@@ -126,7 +126,7 @@ func (r *actionRef) resolve(a *TransactionAction, last *structmap.Last) {
 	*r = actionRef{}
 	switch {
 	case (a.Entity != nil) && (a.Struct != nil || a.Raw != nil) || a.Struct != nil && a.Raw != nil:
-		r.err = newError(CodeInvalidInput, "action has more than one of an entity, a struct and a raw entity")
+		r.err = newError(edm.CodeInvalidInput, "action has more than one of an entity, a struct and a raw entity")
 	case a.Raw != nil:
 		r.raw, r.pk, r.rk = a.Raw, a.Raw.PartitionKey, a.Raw.RowKey
 	case a.Entity != nil:
@@ -146,7 +146,7 @@ func (r *actionRef) resolve(a *TransactionAction, last *structmap.Last) {
 			return
 		}
 	default:
-		r.err = newError(CodeInvalidInput, "action has no entity")
+		r.err = newError(edm.CodeInvalidInput, "action has no entity")
 		return
 	}
 	if r.e != nil {
@@ -159,9 +159,9 @@ func (r *actionRef) resolve(a *TransactionAction, last *structmap.Last) {
 func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.Action, error) {
 	switch {
 	case len(actions) == 0:
-		return nil, asBatchError(0, newError(CodeInvalidInput, "a transaction needs at least one action"))
+		return nil, asBatchError(0, newError(edm.CodeInvalidInput, "a transaction needs at least one action"))
 	case len(actions) > MaxTransactionActions:
-		return nil, asBatchError(MaxTransactionActions, newError(CodeInvalidInput,
+		return nil, asBatchError(MaxTransactionActions, newError(edm.CodeInvalidInput,
 			"the transaction has %d actions; the maximum is %d", len(actions), MaxTransactionActions))
 	}
 	n := len(actions)
@@ -203,12 +203,12 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 		}
 		if pk0 := s.refs[0].pk; r.pk != pk0 {
 			s.buf = buf
-			return nil, asBatchError(i, newError(CodeCommandsInBatchActOnDifferentPartitions,
+			return nil, asBatchError(i, newError(edm.CodeCommandsInBatchActOnDifferentPartitions,
 				"partition key %q differs from the transaction's %q", r.pk, pk0))
 		}
 		if i == repeat {
 			s.buf = buf
-			return nil, asBatchError(i, newError(CodeInvalidDuplicateRow,
+			return nil, asBatchError(i, newError(edm.CodeInvalidDuplicateRow,
 				"row key %q appears more than once in the transaction", r.rk))
 		}
 		switch {
@@ -230,7 +230,7 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 		}
 		if size > MaxTransactionBytes {
 			s.buf = buf
-			return nil, asBatchError(i, newError(CodeRequestBodyTooLarge,
+			return nil, asBatchError(i, newError(edm.CodeRequestBodyTooLarge,
 				"the transaction's data exceeds %d bytes", MaxTransactionBytes))
 		}
 	}

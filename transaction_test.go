@@ -11,6 +11,8 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // TestBatchDataDriven runs testdata/batch: entity group transactions, what
@@ -228,7 +230,7 @@ func TestTransactionErrorsUnwrap(t *testing.T) {
 	var be *BatchError
 	require.ErrorAs(t, err, &be)
 	require.Equal(t, 0, be.Index)
-	requireCode(t, err, CodeInvalidInput)
+	requireCode(t, err, edm.CodeInvalidInput)
 
 	require.NoError(t, tbl.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "a"}))
 	err = tbl.NewBatch().Upsert(&Entity{PartitionKey: "p", RowKey: "b"}, Merge).Insert(&Entity{PartitionKey: "p", RowKey: "a"}).Submit(ctx)
@@ -237,7 +239,7 @@ func TestTransactionErrorsUnwrap(t *testing.T) {
 	require.ErrorIs(t, err, ErrEntityAlreadyExists)
 	require.Contains(t, err.Error(), "tablestore: transaction action 1: EntityAlreadyExists")
 	_, err = tbl.Get(ctx, "p", "b", nil)
-	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, err, edm.CodeResourceNotFound)
 
 	b := tbl.NewBatch().Update(&Entity{PartitionKey: "p", RowKey: "a"}, UpdateMode(7), ETagAny)
 	require.Equal(t, 1, b.Len())
@@ -299,12 +301,12 @@ func TestTransactionDataLimit(t *testing.T) {
 		var be *BatchError
 		require.ErrorAs(t, err, &be, "structs=%v", structs)
 		require.Equal(t, 99, be.Index)
-		requireCode(t, err, CodeRequestBodyTooLarge)
+		requireCode(t, err, edm.CodeRequestBodyTooLarge)
 	}
 	// Three-byte characters: 4 MiB of UTF-8 (2.7 MiB as UTF-16) fits,
 	// three bytes more do not.
 	require.NoError(t, tbl.SubmitTransaction(ctx, build(MaxTransactionBytes, "語", false)))
-	requireCode(t, tbl.SubmitTransaction(ctx, build(MaxTransactionBytes+3, "語", false)), CodeRequestBodyTooLarge)
+	requireCode(t, tbl.SubmitTransaction(ctx, build(MaxTransactionBytes+3, "語", false)), edm.CodeRequestBodyTooLarge)
 }
 
 // TestTransactionStructsMatchMaps submits every struct write case as a
@@ -381,35 +383,35 @@ func TestTransactionStructForm(t *testing.T) {
 		{"both entity and struct", []TransactionAction{
 			{Type: ActionUpsertMerge, Struct: c("p", "a")},
 			{Type: ActionUpsertMerge, Entity: ent("p", "b"), Struct: c("p", "b")},
-		}, CodeInvalidInput, 1},
+		}, edm.CodeInvalidInput, 1},
 		{"neither", []TransactionAction{
 			{Type: ActionUpsertMerge, Struct: c("p", "a")},
 			{Type: ActionUpsertMerge},
-		}, CodeInvalidInput, 1},
+		}, edm.CodeInvalidInput, 1},
 		{"struct repeats an entity's row", []TransactionAction{
 			{Type: ActionUpsertMerge, Entity: ent("p", "b")},
 			{Type: ActionUpsertMerge, Struct: c("p", "a")},
 			{Type: ActionUpsertMerge, Struct: c("p", "b")},
-		}, CodeInvalidDuplicateRow, 2},
+		}, edm.CodeInvalidDuplicateRow, 2},
 		{"first repeat in action order", []TransactionAction{
 			{Type: ActionUpsertMerge, Entity: ent("p", "z")},
 			{Type: ActionUpsertMerge, Entity: ent("p", "a")},
 			{Type: ActionUpsertMerge, Struct: c("p", "z")},
 			{Type: ActionUpsertMerge, Entity: ent("p", "a")},
-		}, CodeInvalidDuplicateRow, 2},
+		}, edm.CodeInvalidDuplicateRow, 2},
 		{"repeat after a bad action", []TransactionAction{
 			{Type: ActionUpsertMerge, Entity: ent("p", "z")},
 			{Type: ActionUpsertMerge, Struct: 7},
 			{Type: ActionUpsertMerge, Struct: c("p", "z")},
-		}, CodeInvalidValueType, 1},
+		}, edm.CodeInvalidValueType, 1},
 		{"struct on another partition", []TransactionAction{
 			{Type: ActionUpsertMerge, Entity: ent("p", "a")},
 			{Type: ActionUpsertMerge, Struct: c("q", "b")},
-		}, CodeCommandsInBatchActOnDifferentPartitions, 1},
+		}, edm.CodeCommandsInBatchActOnDifferentPartitions, 1},
 		{"delete by struct needs if-match", []TransactionAction{
 			{Type: ActionUpsertMerge, Entity: ent("p", "a")},
 			{Type: ActionDelete, Struct: c("p", "b")},
-		}, CodeInvalidInput, 1},
+		}, edm.CodeInvalidInput, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -436,7 +438,7 @@ func TestTransactionStructForm(t *testing.T) {
 	require.Equal(t, got.ETag, byPointer.ETag)
 	require.NoError(t, tbl.SubmitTransaction(ctx, []TransactionAction{{Type: ActionDelete, Struct: c("p", "v"), IfMatch: ETagAny}}))
 	_, err = tbl.Get(ctx, "p", "v", nil)
-	requireCode(t, err, CodeResourceNotFound)
+	requireCode(t, err, edm.CodeResourceNotFound)
 }
 
 // TestActionTypeString checks the names against aztables' TransactionType

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
@@ -56,12 +57,12 @@ func (t *Table) SetTTL(ctx context.Context, s TTL) error {
 		return err
 	}
 	if s.Default < 0 || s.Default > MaxTTLDefault {
-		return newError(CodeInvalidInput, "the TTL default %s is not within 0 and %s", s.Default, MaxTTLDefault)
+		return newError(edm.CodeInvalidInput, "the TTL default %s is not within 0 and %s", s.Default, MaxTTLDefault)
 	}
 	if s.Property != "" {
 		switch s.Property {
 		case "PartitionKey", "RowKey", "Timestamp":
-			return newError(CodeInvalidInput, "the TTL property cannot be the system property %s", s.Property)
+			return newError(edm.CodeInvalidInput, "the TTL property cannot be the system property %s", s.Property)
 		}
 		if err := entityenc.ValidatePropertyName(s.Property); err != nil {
 			return coded(err)
@@ -106,7 +107,7 @@ func (t *Table) ExpiredCount(ctx context.Context) (int64, error) {
 	}
 	es, ok := t.drv.(driver.ExpiryStats)
 	if !ok {
-		return 0, newError(CodeNotImplemented, "the store's driver does not expire entities")
+		return 0, newError(edm.CodeNotImplemented, "the store's driver does not expire entities")
 	}
 	n, err := es.Expired(ctx)
 	if err != nil {
@@ -118,7 +119,7 @@ func (t *Table) ExpiredCount(ctx context.Context) (int64, error) {
 func (t *Table) ttlTable() (driver.TTLTable, error) {
 	tt, ok := t.drv.(driver.TTLTable)
 	if !ok {
-		return nil, newError(CodeNotImplemented, "the store's driver does not expire entities")
+		return nil, newError(edm.CodeNotImplemented, "the store's driver does not expire entities")
 	}
 	return tt, nil
 }

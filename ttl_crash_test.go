@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 const ttlCrashDirEnv = "TABLESTORE_TTL_CRASH_DIR"
@@ -89,7 +91,7 @@ func TestTTLCrash(t *testing.T) {
 		for range 50 {
 			i := rng.IntN(n/2)*2 + 1
 			_, err := tb.Get(ctx, fmt.Sprintf("p%d", i%20), fmt.Sprintf("r%05d", i), nil)
-			require.True(t, isCode(err, CodeResourceNotFound), "cycle %d: %v", cycle, err)
+			require.True(t, isCode(err, edm.CodeResourceNotFound), "cycle %d: %v", cycle, err)
 		}
 		left, err := tb.ExpiredCount(ctx)
 		require.NoError(t, err)

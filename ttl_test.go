@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/engine"
 )
 
@@ -43,10 +44,10 @@ func TestTTLSettingsValidateAndPersist(t *testing.T) {
 	s, err := tb.TTL(ctx)
 	require.NoError(t, err)
 	require.Equal(t, TTL{}, s)
-	require.True(t, isCode(tb.SetTTL(ctx, TTL{Default: -time.Second}), CodeInvalidInput))
-	require.True(t, isCode(tb.SetTTL(ctx, TTL{Property: "Bad-Name"}), CodePropertyNameInvalid))
-	require.True(t, isCode(tb.SetTTL(ctx, TTL{Property: "Timestamp"}), CodeInvalidInput))
-	require.True(t, isCode(db.Table("Nope").SetTTL(ctx, TTL{Default: time.Hour}), CodeTableNotFound))
+	require.True(t, isCode(tb.SetTTL(ctx, TTL{Default: -time.Second}), edm.CodeInvalidInput))
+	require.True(t, isCode(tb.SetTTL(ctx, TTL{Property: "Bad-Name"}), edm.CodePropertyNameInvalid))
+	require.True(t, isCode(tb.SetTTL(ctx, TTL{Property: "Timestamp"}), edm.CodeInvalidInput))
+	require.True(t, isCode(db.Table("Nope").SetTTL(ctx, TTL{Default: time.Hour}), edm.CodeTableNotFound))
 	require.NoError(t, tb.SetTTL(ctx, TTL{Default: 24 * time.Hour, Property: "ExpiresAt"}))
 	require.NoError(t, db.Close())
 
@@ -101,9 +102,9 @@ func TestTTLExpiredIsAbsent(t *testing.T) {
 	clk.add(11 * time.Minute)
 	require.Equal(t, []string{"default", "far"}, live())
 	_, err = tb.Get(ctx, "p", "own", nil)
-	require.True(t, isCode(err, CodeResourceNotFound), "%v", err)
-	require.True(t, isCode(tb.Update(ctx, ent("p", "own", nil), Merge, "*"), CodeResourceNotFound))
-	require.True(t, isCode(tb.Delete(ctx, "p", "own", "*"), CodeResourceNotFound))
+	require.True(t, isCode(err, edm.CodeResourceNotFound), "%v", err)
+	require.True(t, isCode(tb.Update(ctx, ent("p", "own", nil), Merge, "*"), edm.CodeResourceNotFound))
+	require.True(t, isCode(tb.Delete(ctx, "p", "own", "*"), edm.CodeResourceNotFound))
 
 	clk.add(time.Hour)
 	require.Equal(t, []string{"far"}, live())
@@ -111,7 +112,7 @@ func TestTTLExpiredIsAbsent(t *testing.T) {
 	clk.set(start)
 	require.Equal(t, []string{"far"}, live())
 	_, err = tb.Get(ctx, "p", "default", nil)
-	require.True(t, isCode(err, CodeResourceNotFound), "%v", err)
+	require.True(t, isCode(err, edm.CodeResourceNotFound), "%v", err)
 	// Insert over an expired entity succeeds; a transaction sees it absent.
 	require.NoError(t, tb.Insert(ctx, ent("p", "own", map[string]any{"V": int32(1)})))
 	err = tb.NewBatch().Insert(ent("p", "default", map[string]any{"V": int32(1)})).Submit(ctx)
@@ -371,7 +372,7 @@ func runTTLModel(t *testing.T, seed uint64) {
 		case op < 62:
 			err := tb.Delete(ctx, pk, rk, "*")
 			if !present {
-				require.True(t, isCode(err, CodeResourceNotFound), "seed %d step %d: %v", seed, step, err)
+				require.True(t, isCode(err, edm.CodeResourceNotFound), "seed %d step %d: %v", seed, step, err)
 			}
 			write(step, err, present, k, nil, false)
 		case op < 68:
@@ -398,7 +399,7 @@ func runTTLModel(t *testing.T, seed uint64) {
 				require.NoError(t, err, "seed %d step %d: %v", seed, step, k)
 				checkRow(step, k, e)
 			} else {
-				require.True(t, isCode(err, CodeResourceNotFound), "seed %d step %d: %v: %v", seed, step, k, err)
+				require.True(t, isCode(err, edm.CodeResourceNotFound), "seed %d step %d: %v: %v", seed, step, k, err)
 			}
 		default:
 			var q Query

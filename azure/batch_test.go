@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // crlf turns a readable response into the wire form.
@@ -89,22 +90,22 @@ func TestLibraryCode(t *testing.T) {
 		op     opKind
 		want   ts.Code
 	}{
-		{"EntityAlreadyExists", 409, opEntity, ts.CodeEntityAlreadyExists},
-		{"EntityNotFound", 404, opEntity, ts.CodeResourceNotFound},
-		{"TableNotFound", 404, opEntity, ts.CodeTableNotFound},
-		{"TableNotFound", 404, opDeleteTable, ts.CodeResourceNotFound},
-		{"TableBeingDeleted", 409, opCreateTable, ts.CodeTableBeingDeleted},
-		{"", 409, opCreateTable, ts.CodeTableAlreadyExists},
-		{"", 409, opEntity, ts.CodeEntityAlreadyExists},
-		{"", 404, opEntity, ts.CodeResourceNotFound},
-		{"", 412, opEntity, ts.CodeUpdateConditionNotSatisfied},
-		{"", 413, opEntity, ts.CodeRequestBodyTooLarge},
-		{"", 400, opEntity, ts.CodeInvalidInput},
-		{"", 501, opEntity, ts.CodeNotImplemented},
+		{"EntityAlreadyExists", 409, opEntity, edm.CodeEntityAlreadyExists},
+		{"EntityNotFound", 404, opEntity, edm.CodeResourceNotFound},
+		{"TableNotFound", 404, opEntity, edm.CodeTableNotFound},
+		{"TableNotFound", 404, opDeleteTable, edm.CodeResourceNotFound},
+		{"TableBeingDeleted", 409, opCreateTable, edm.CodeTableBeingDeleted},
+		{"", 409, opCreateTable, edm.CodeTableAlreadyExists},
+		{"", 409, opEntity, edm.CodeEntityAlreadyExists},
+		{"", 404, opEntity, edm.CodeResourceNotFound},
+		{"", 412, opEntity, edm.CodeUpdateConditionNotSatisfied},
+		{"", 413, opEntity, edm.CodeRequestBodyTooLarge},
+		{"", 400, opEntity, edm.CodeInvalidInput},
+		{"", 501, opEntity, edm.CodeNotImplemented},
 		{"", 500, opEntity, "InternalError"},
 		{"", 418, opEntity, "HTTP418"},
 		{"AuthenticationFailed", 403, opEntity, "AuthenticationFailed"},
-		{"InvalidOperation", 400, opEntity, ts.CodeInvalidInput},
+		{"InvalidOperation", 400, opEntity, edm.CodeInvalidInput},
 	} {
 		if got := libraryCode(c.azure, c.status, c.op); got != c.want {
 			t.Errorf("%q %d op %d: %s, want %s", c.azure, c.status, c.op, got, c.want)

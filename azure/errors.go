@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // azureCodes maps the error codes Azure's services send (the
@@ -20,20 +21,20 @@ import (
 // omitted; the entries are the codes that differ.
 var azureCodes = map[string]ts.Code{
 	// Listed by Azure, but Azure answers ResourceNotFound.
-	"EntityNotFound": ts.CodeResourceNotFound,
+	"EntityNotFound": edm.CodeResourceNotFound,
 	// Azurite's answer for a batch over 100 actions.
-	"InvalidOperation": ts.CodeInvalidInput,
+	"InvalidOperation": edm.CodeInvalidInput,
 }
 
 // statusCodes gives the code of a response that carries none, by HTTP
 // status; 404 and 409 depend on the operation (see libraryCode).
 var statusCodes = map[int]ts.Code{
-	http.StatusBadRequest:            ts.CodeInvalidInput,
-	http.StatusPreconditionFailed:    ts.CodeUpdateConditionNotSatisfied,
-	http.StatusRequestEntityTooLarge: ts.CodeRequestBodyTooLarge,
-	http.StatusNotImplemented:        ts.CodeNotImplemented,
-	http.StatusInternalServerError:   ts.CodeInternalError,
-	http.StatusServiceUnavailable:    ts.CodeServerBusy,
+	http.StatusBadRequest:            edm.CodeInvalidInput,
+	http.StatusPreconditionFailed:    edm.CodeUpdateConditionNotSatisfied,
+	http.StatusRequestEntityTooLarge: edm.CodeRequestBodyTooLarge,
+	http.StatusNotImplemented:        edm.CodeNotImplemented,
+	http.StatusInternalServerError:   edm.CodeInternalError,
+	http.StatusServiceUnavailable:    edm.CodeServerBusy,
 }
 
 // opKind names the operation an error came from, for the codes that
@@ -51,7 +52,7 @@ const (
 // AuthorizationPermissionMismatch, ...) are kept as Azure sent them.
 func libraryCode(azureCode string, status int, op opKind) ts.Code {
 	if op == opDeleteTable && status == http.StatusNotFound {
-		return ts.CodeResourceNotFound // Azure's answer; Azurite says TableNotFound
+		return edm.CodeResourceNotFound // Azure's answer; Azurite says TableNotFound
 	}
 	if c, ok := azureCodes[azureCode]; ok {
 		return c
@@ -61,11 +62,11 @@ func libraryCode(azureCode string, status int, op opKind) ts.Code {
 	}
 	switch {
 	case status == http.StatusNotFound && op == opEntity:
-		return ts.CodeResourceNotFound
+		return edm.CodeResourceNotFound
 	case status == http.StatusConflict && op == opCreateTable:
-		return ts.CodeTableAlreadyExists
+		return edm.CodeTableAlreadyExists
 	case status == http.StatusConflict:
-		return ts.CodeEntityAlreadyExists
+		return edm.CodeEntityAlreadyExists
 	}
 	if c, ok := statusCodes[status]; ok {
 		return c

@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 )
 
@@ -131,5 +132,5 @@ func isCosmos(s string) bool {
 }
 
 func invalidInput(format string, args ...any) error {
-	return &ts.Error{Code: ts.CodeInvalidInput, Message: "azure: " + fmt.Sprintf(format, args...)}
+	return &ts.Error{Code: edm.CodeInvalidInput, Message: "azure: " + fmt.Sprintf(format, args...)}
 }

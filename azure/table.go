@@ -12,8 +12,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 )
 
@@ -81,7 +81,7 @@ func (t *table) Commit(ctx context.Context, actions []driver.Action) (driver.Com
 		bodies[i] = b
 		size += len(b)
 		if t.c.cosmos && len(actions) > 1 && size > cosmosBatchBytes {
-			return driver.CommitResult{}, &driver.Error{Code: ts.CodeRequestBodyTooLarge, Index: i,
+			return driver.CommitResult{}, &driver.Error{Code: edm.CodeRequestBodyTooLarge, Index: i,
 				Message: "the transaction's entities exceed cosmos db for table's 2 MiB batch limit"}
 		}
 	}

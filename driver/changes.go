@@ -77,6 +77,18 @@ type ChangeFeedState struct {
 // those of ActionType.
 type ChangeOp uint8
 
+// String returns the operation's name: "insert", "updateMerge",
+// "updateReplace", "upsertMerge", "upsertReplace", "delete",
+// "deleteRange", "dropTable", "expire"; "unknown" for any other value.
+func (op ChangeOp) String() string {
+	if int(op) < len(changeOpNames) && changeOpNames[op] != "" {
+		return changeOpNames[op]
+	}
+	return "unknown"
+}
+
+var changeOpNames = [...]string{"", "insert", "updateMerge", "updateReplace", "upsertMerge", "upsertReplace", "delete", "deleteRange", "dropTable", "expire"}
+
 // The change operations beyond ActionType's.
 const (
 	// ChangeDeleteRange deleted the RowKeys [RowKey, ToRowKey) of one

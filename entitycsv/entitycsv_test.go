@@ -252,21 +252,21 @@ func TestBadCells(t *testing.T) {
 		code tablestore.Code
 		msg  string
 	}{
-		{edm.TypeInt32, "2147483648", tablestore.CodeInvalidInput, "an Edm.Int32 value must be an integer from -2147483648 to 2147483647"},
-		{edm.TypeInt32, "1.0", tablestore.CodeInvalidInput, "Edm.Int32"},
-		{edm.TypeInt64, "9223372036854775808", tablestore.CodeInvalidInput, "Edm.Int64"},
-		{edm.TypeInt64, " 1", tablestore.CodeInvalidInput, "Edm.Int64"},
-		{edm.TypeDouble, "1e999", tablestore.CodeInvalidInput, "Edm.Double"},
-		{edm.TypeDouble, "nan", tablestore.CodeInvalidInput, "Edm.Double"},
-		{edm.TypeDouble, ".5", tablestore.CodeInvalidInput, "Edm.Double"},
-		{edm.TypeBoolean, "1", tablestore.CodeInvalidInput, "Edm.Boolean value must be true or false"},
-		{edm.TypeDateTime, "2026-13-01T00:00:00Z", tablestore.CodeInvalidInput, "malformed datetime"},
-		{edm.TypeDateTime, "10000-01-01T00:00:00Z", tablestore.CodeInvalidInput, "malformed datetime"},
-		{edm.TypeDateTime, "0001-01-01T00:00:00+01:00", tablestore.CodeOutOfRangeInput, "outside years 1 to 9999"},
-		{edm.TypeGuid, "0f8fad5b-d9cb-469f-a165-70867728950", tablestore.CodeInvalidInput, "Edm.Guid"},
-		{edm.TypeBinary, "AA", tablestore.CodeInvalidInput, "base64"},
-		{edm.TypeString, "\xff", tablestore.CodeInvalidInput, "not valid UTF-8"},
-		{0, "x", tablestore.CodeInvalidInput, "unknown type"},
+		{edm.TypeInt32, "2147483648", edm.CodeInvalidInput, "an Edm.Int32 value must be an integer from -2147483648 to 2147483647"},
+		{edm.TypeInt32, "1.0", edm.CodeInvalidInput, "Edm.Int32"},
+		{edm.TypeInt64, "9223372036854775808", edm.CodeInvalidInput, "Edm.Int64"},
+		{edm.TypeInt64, " 1", edm.CodeInvalidInput, "Edm.Int64"},
+		{edm.TypeDouble, "1e999", edm.CodeInvalidInput, "Edm.Double"},
+		{edm.TypeDouble, "nan", edm.CodeInvalidInput, "Edm.Double"},
+		{edm.TypeDouble, ".5", edm.CodeInvalidInput, "Edm.Double"},
+		{edm.TypeBoolean, "1", edm.CodeInvalidInput, "Edm.Boolean value must be true or false"},
+		{edm.TypeDateTime, "2026-13-01T00:00:00Z", edm.CodeInvalidInput, "malformed datetime"},
+		{edm.TypeDateTime, "10000-01-01T00:00:00Z", edm.CodeInvalidInput, "malformed datetime"},
+		{edm.TypeDateTime, "0001-01-01T00:00:00+01:00", edm.CodeOutOfRangeInput, "outside years 1 to 9999"},
+		{edm.TypeGuid, "0f8fad5b-d9cb-469f-a165-70867728950", edm.CodeInvalidInput, "Edm.Guid"},
+		{edm.TypeBinary, "AA", edm.CodeInvalidInput, "base64"},
+		{edm.TypeString, "\xff", edm.CodeInvalidInput, "not valid UTF-8"},
+		{0, "x", edm.CodeInvalidInput, "unknown type"},
 	} {
 		_, err := ParseValue(c.typ, c.text)
 		require.Equal(t, c.code, tablestore.ErrorCode(err), "%s %q: %v", c.typ, c.text, err)
@@ -345,11 +345,11 @@ func TestEncoderErrors(t *testing.T) {
 		code  tablestore.Code
 		msg   string
 	}{
-		{map[string]any{"A": int64(1)}, tablestore.CodeInvalidInput, `entity ("p", "r"): property A has no column A:Edm.Int64`},
-		{map[string]any{"B": "x"}, tablestore.CodeInvalidInput, "has no column B:Edm.String"},
-		{map[string]any{"A": uint8(1)}, tablestore.CodeInvalidValueType, "uint8"},
-		{map[string]any{"T": time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, tablestore.CodeOutOfRangeInput, "outside years 1 to 9999"},
-		{map[string]any{"S": "\xff"}, tablestore.CodeInvalidInput, "UTF-8"},
+		{map[string]any{"A": int64(1)}, edm.CodeInvalidInput, `entity ("p", "r"): property A has no column A:Edm.Int64`},
+		{map[string]any{"B": "x"}, edm.CodeInvalidInput, "has no column B:Edm.String"},
+		{map[string]any{"A": uint8(1)}, edm.CodeInvalidValueType, "uint8"},
+		{map[string]any{"T": time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, edm.CodeOutOfRangeInput, "outside years 1 to 9999"},
+		{map[string]any{"S": "\xff"}, edm.CodeInvalidInput, "UTF-8"},
 	} {
 		b, err := enc.AppendEntity([]byte("kept"), &tablestore.Entity{PartitionKey: "p", RowKey: "r", Properties: c.props})
 		require.Equal(t, c.code, tablestore.ErrorCode(err), "%v: %v", c.props, err)

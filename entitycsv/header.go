@@ -133,7 +133,7 @@ const typeNames = "Edm.String, Edm.Int32, Edm.Int64, Edm.Double, Edm.Boolean, Ed
 
 // invalid returns an InvalidInput error.
 func invalid(format string, args ...any) error {
-	return &tablestore.Error{Code: tablestore.CodeInvalidInput, Message: fmt.Sprintf(format, args...)}
+	return &tablestore.Error{Code: edm.CodeInvalidInput, Message: fmt.Sprintf(format, args...)}
 }
 
 // quote quotes s for a message, cut to 64 bytes.

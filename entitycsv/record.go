@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // MaxRecordBytes bounds one record of input read by Reader.
@@ -181,7 +182,7 @@ func (r *Reader) SetHeader(h Header) { r.header = h }
 var errTooLong = errors.New("entitycsv: record too long")
 
 func tooLong() error {
-	return &tablestore.Error{Code: tablestore.CodeRequestBodyTooLarge,
+	return &tablestore.Error{Code: edm.CodeRequestBodyTooLarge,
 		Message: fmt.Sprintf("a record longer than %d MiB", MaxRecordBytes>>20)}
 }
 

@@ -52,7 +52,7 @@ func (h Header) Entity(rec Record) (*tablestore.Entity, error) {
 			continue
 		}
 		if _, dup := e.Properties[c.Name]; dup {
-			return nil, &tablestore.Error{Code: tablestore.CodeDuplicatePropertiesSpecified,
+			return nil, &tablestore.Error{Code: edm.CodeDuplicatePropertiesSpecified,
 				Message: fmt.Sprintf("the property %q has values in two columns", c.Name)}
 		}
 		v, err := ParseValue(c.Type, s)
@@ -64,9 +64,9 @@ func (h Header) Entity(rec Record) (*tablestore.Entity, error) {
 	}
 	switch {
 	case !pk:
-		return nil, &tablestore.Error{Code: tablestore.CodePropertiesNeedValue, Message: "the entity has no PartitionKey"}
+		return nil, &tablestore.Error{Code: edm.CodePropertiesNeedValue, Message: "the entity has no PartitionKey"}
 	case !rk:
-		return nil, &tablestore.Error{Code: tablestore.CodePropertiesNeedValue, Message: "the entity has no RowKey"}
+		return nil, &tablestore.Error{Code: edm.CodePropertiesNeedValue, Message: "the entity has no RowKey"}
 	}
 	return e, nil
 }
@@ -123,7 +123,7 @@ func FormatValue(v any) (string, error) {
 		return strconv.FormatBool(v), nil
 	case time.Time:
 		if y := v.UTC().Year(); y < 1 || y > 9999 {
-			return "", &tablestore.Error{Code: tablestore.CodeOutOfRangeInput,
+			return "", &tablestore.Error{Code: edm.CodeOutOfRangeInput,
 				Message: fmt.Sprintf("the time %s is outside years 1 to 9999", v.UTC().Format(time.RFC3339Nano))}
 		}
 		return edm.FormatDateTimeJSON(v), nil
@@ -132,5 +132,5 @@ func FormatValue(v any) (string, error) {
 	case []byte:
 		return base64.StdEncoding.EncodeToString(v), nil
 	}
-	return "", &tablestore.Error{Code: tablestore.CodeInvalidValueType, Message: fmt.Sprintf("a value of type %T has no EDM type", v)}
+	return "", &tablestore.Error{Code: edm.CodeInvalidValueType, Message: fmt.Sprintf("a value of type %T has no EDM type", v)}
 }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // Positions keeps a replicator's positions durably, one cursor per
@@ -80,7 +81,7 @@ type ChangeError struct {
 
 func (e *ChangeError) Error() string {
 	c := e.Change
-	return fmt.Sprintf("replicate: table %s: change %s (%s of (%q, %q)): %v", e.Table, c.Cursor, tablestore.ChangeOpName(c.Op), c.PartitionKey, c.RowKey, e.Err)
+	return fmt.Sprintf("replicate: table %s: change %s (%s of (%q, %q)): %v", e.Table, c.Cursor, c.Op.String(), c.PartitionKey, c.RowKey, e.Err)
 }
 
 // Unwrap returns the target's error.
@@ -98,7 +99,7 @@ func (e *ChangeError) Unwrap() error { return e.Err }
 // end (nil); without it, ctx's error.
 func Run(ctx context.Context, src, dst *tablestore.DB, opts Options) error {
 	err := runTables(ctx, src, dst, opts)
-	if opts.Follow && ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || tablestore.ErrorCode(err) == tablestore.CodeOperationTimedOut) {
+	if opts.Follow && ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || tablestore.ErrorCode(err) == edm.CodeOperationTimedOut) {
 		return nil
 	}
 	return err
@@ -175,7 +176,7 @@ func (r *tableReplicator) run(ctx context.Context, dst *tablestore.DB) error {
 			return err
 		}
 	case st.Options.Images != tablestore.ImagesNew:
-		return &tablestore.Error{Code: tablestore.CodeInvalidInput, Message: fmt.Sprintf("replicate table %s: its change feed keeps keys only; replication needs ImagesNew", r.name)}
+		return &tablestore.Error{Code: edm.CodeInvalidInput, Message: fmt.Sprintf("replicate table %s: its change feed keeps keys only; replication needs ImagesNew", r.name)}
 	}
 	from, ok, err := r.opts.Positions.Load(r.name)
 	if err != nil {
@@ -517,7 +518,7 @@ func retryable(err error) bool {
 		return false
 	}
 	switch tablestore.ErrorCode(err) {
-	case tablestore.CodeServerBusy, tablestore.CodeOperationTimedOut, tablestore.CodeInternalError:
+	case edm.CodeServerBusy, edm.CodeOperationTimedOut, edm.CodeInternalError:
 		return true
 	}
 	return strings.Contains(err.Error(), "connection reset") || strings.Contains(err.Error(), "connection refused")

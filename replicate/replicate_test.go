@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/replicate"
 )
 
@@ -141,7 +142,7 @@ func TestRun(t *testing.T) {
 				for c, err := range src.Table(n).Changes(ctx, ts.ChangesQuery{}) {
 					require.NoError(t, err)
 					if c.PartitionKey+"/"+c.RowKey == k || (c.Op == ts.ChangeDeleteRange && k[:2] == c.PartitionKey) {
-						t.Logf("  %s %s %s %s %s", c.Cursor, ts.ChangeOpName(c.Op), c.PartitionKey, c.RowKey, c.ToRowKey)
+						t.Logf("  %s %s %s %s %s", c.Cursor, c.Op.String(), c.PartitionKey, c.RowKey, c.ToRowKey)
 					}
 				}
 				p, _, _ := pos.Load(n)
@@ -161,7 +162,7 @@ func TestRun(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, tb.EnableChangeFeed(ctx, ts.ChangeFeedOptions{}))
 	err = replicate.Run(ctx, src, dst, replicate.Options{Tables: []string{"KeysOnly"}})
-	require.Equal(t, ts.CodeInvalidInput, ts.ErrorCode(err), "%v", err)
+	require.Equal(t, edm.CodeInvalidInput, ts.ErrorCode(err), "%v", err)
 
 	tb, err = src.CreateTable(ctx, "Refused")
 	require.NoError(t, err)
@@ -173,7 +174,7 @@ func TestRun(t *testing.T) {
 	require.True(t, errors.As(err, &re), "%v", err)
 	require.Equal(t, "r", re.Change.RowKey)
 	require.Contains(t, err.Error(), "insert of")
-	require.Equal(t, ts.CodeTableNotFound, ts.ErrorCode(err))
+	require.Equal(t, edm.CodeTableNotFound, ts.ErrorCode(err))
 }
 
 // TestRunExpiry replicates a table with TTL settings: an entity
@@ -216,7 +217,7 @@ func TestRunExpiry(t *testing.T) {
 	var ops []string
 	for c, err := range tb.Changes(ctx, ts.ChangesQuery{From: before}) {
 		require.NoError(t, err)
-		ops = append(ops, ts.ChangeOpName(c.Op)+" "+c.RowKey)
+		ops = append(ops, c.Op.String()+" "+c.RowKey)
 	}
 	require.ElementsMatch(t, []string{"upsertReplace keep", "expire a", "insert a", "expire b", "expire c"}, ops)
 	require.Equal(t, []string{"upsertReplace keep", "expire a", "insert a"}, ops[:3])

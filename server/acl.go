@@ -88,7 +88,7 @@ func (q *request) setACL() error {
 	if err := q.h.db.Table(q.res.table).SetAccessPolicies(q.r.Context(), pols); err != nil {
 		// The library checks the policies (count, IDs, permissions);
 		// Azure reports those problems as a bad XML document.
-		if tablestore.ErrorCode(err) == tablestore.CodeInvalidInput {
+		if tablestore.ErrorCode(err) == edm.CodeInvalidInput {
 			err = apiError(http.StatusBadRequest, edm.CodeInvalidXMLDocument, "XML specified is not syntactically valid: "+err.(*tablestore.Error).Message+".")
 		}
 		return err

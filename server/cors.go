@@ -349,7 +349,7 @@ func (h *handler) setServiceProperties(ctx context.Context, body []byte) error {
 		return err
 	}
 	doc := bytes.Clone(body)
-	if err := h.db.SetServiceProperties(ctx, doc); err != nil && tablestore.ErrorCode(err) != tablestore.CodeNotImplemented {
+	if err := h.db.SetServiceProperties(ctx, doc); err != nil && tablestore.ErrorCode(err) != edm.CodeNotImplemented {
 		return err
 	}
 	h.propsMu.Lock()

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"encoding/json"
 	"mime"
 	"net/http"
 	"strconv"
@@ -29,7 +28,7 @@ func decodeEntity(r *http.Request, body []byte) (*tablestore.RawEntity, error) {
 		return nil, err
 	}
 	if string(bytes.TrimSpace(body)) == "null" {
-		return nil, &tablestore.Error{Code: tablestore.CodeInvalidInput, Message: "the body must be a JSON object"}
+		return nil, &tablestore.Error{Code: edm.CodeInvalidInput, Message: "the body must be a JSON object"}
 	}
 	e := new(tablestore.RawEntity)
 	if err := e.UnmarshalJSON(body); err != nil {
@@ -326,8 +325,8 @@ func (q *request) needMemory(n int64) bool {
 // that is not a JSON object is returned unchanged for the decoder to
 // reject. The body is copied only when a key is added.
 func withKeys(body []byte, pk, rk string) []byte {
-	top, ok := scanObject(body)
-	hasPK, hasRK := top.pk, top.rk
+	top, ok := tablestore.ScanJSONObject(body)
+	hasPK, hasRK := top.PartitionKey, top.RowKey
 	if !ok || hasPK && hasRK {
 		return body
 	}
@@ -350,57 +349,11 @@ func withKeys(body []byte, pk, rk string) []byte {
 	return append(out, rest...)
 }
 
-// objectInfo is what scanObject finds at the top level of a JSON object.
-type objectInfo struct {
-	pk, rk  bool // it has the members PartitionKey and RowKey
-	members int  // how many members it has
-}
-
 // maxMembers bounds the members of an entity's JSON object: 255
 // properties with their type annotations, and room for odata.* members.
 // More is TooManyProperties before the body is decoded, so a body of
 // tiny members cannot make the decoder build a map far larger than it.
 const maxMembers = 2*255 + 16
-
-// scanObject reads the top level of the JSON object b; ok is false when b
-// is not a well-formed object as far as this scan reads it (the decoder
-// then says why).
-func scanObject(b []byte) (info objectInfo, ok bool) {
-	s := jsonScanner{b: b}
-	if s.space(); !s.byte('{') {
-		return info, false
-	}
-	if s.space(); s.byte('}') {
-		return info, true
-	}
-	for {
-		s.space()
-		key, ok := s.str()
-		if !ok {
-			return info, false
-		}
-		info.members++
-		switch string(key) {
-		case "PartitionKey":
-			info.pk = true
-		case "RowKey":
-			info.rk = true
-		}
-		if s.space(); !s.byte(':') {
-			return info, false
-		}
-		if s.space(); !s.value(0) {
-			return info, false
-		}
-		s.space()
-		if s.byte('}') {
-			return info, true
-		}
-		if !s.byte(',') {
-			return info, false
-		}
-	}
-}
 
 // minObjectBytes is the least JSON text an object of n members takes:
 // braces, and per member an empty key, a colon and a one-digit value,
@@ -414,111 +367,11 @@ func checkMembers(b []byte) error {
 	if len(b) < minObjectBytes(maxMembers+1) {
 		return nil
 	}
-	if info, ok := scanObject(b); ok && info.members > maxMembers {
-		return &tablestore.Error{Code: tablestore.CodeTooManyProperties,
-			Message: "the entity has " + itoa(info.members) + " members; an entity has at most 255 properties"}
+	if info, ok := tablestore.ScanJSONObject(b); ok && info.Count > maxMembers {
+		return &tablestore.Error{Code: edm.CodeTooManyProperties,
+			Message: "the entity has " + itoa(info.Count) + " members; an entity has at most 255 properties"}
 	}
 	return nil
-}
-
-// jsonScanner skips over JSON text without decoding it.
-type jsonScanner struct {
-	b []byte
-	i int
-}
-
-func (s *jsonScanner) space() {
-	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
-		s.i++
-	}
-}
-
-func (s *jsonScanner) byte(c byte) bool {
-	if s.i < len(s.b) && s.b[s.i] == c {
-		s.i++
-		return true
-	}
-	return false
-}
-
-// str reads a string. Its value aliases b unless it has escapes, when it
-// is decoded into a copy.
-func (s *jsonScanner) str() ([]byte, bool) {
-	start := s.i
-	if !s.byte('"') {
-		return nil, false
-	}
-	escaped := false
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case '\\':
-			escaped = true
-			s.i += 2
-			continue
-		case '"':
-			s.i++
-			raw := s.b[start:s.i]
-			if !escaped {
-				return raw[1 : len(raw)-1], true
-			}
-			var v string
-			if json.Unmarshal(raw, &v) != nil {
-				return nil, false
-			}
-			return []byte(v), true
-		}
-		s.i++
-	}
-	return nil, false
-}
-
-// value skips one value: a string, an object or array (depth-bounded),
-// or a literal.
-func (s *jsonScanner) value(depth int) bool {
-	if s.i >= len(s.b) || depth > 64 {
-		return false
-	}
-	switch c := s.b[s.i]; c {
-	case '"':
-		_, ok := s.str()
-		return ok
-	case '{', '[':
-		end := byte('}')
-		if c == '[' {
-			end = ']'
-		}
-		s.i++
-		for first := true; ; first = false {
-			if s.space(); s.byte(end) {
-				return true
-			}
-			if !first && !s.byte(',') {
-				return false
-			}
-			s.space()
-			if c == '{' {
-				if _, ok := s.str(); !ok {
-					return false
-				}
-				if s.space(); !s.byte(':') {
-					return false
-				}
-				s.space()
-			}
-			if !s.value(depth + 1) {
-				return false
-			}
-		}
-	}
-	start := s.i
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			return s.i > start
-		}
-		s.i++
-	}
-	return s.i > start
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

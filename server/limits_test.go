@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // postBatch sends a $batch body through h and returns the status and the
@@ -52,7 +53,7 @@ func TestBatchBodyLimit(t *testing.T) {
 		if status != http.StatusRequestEntityTooLarge || !strings.Contains(out, `"code":"RequestBodyTooLarge"`) {
 			t.Errorf("4 MiB + 1 (chunked %v): %d %.300s", chunked, status, out)
 		}
-		if _, err := db.Table("things").Get(ctx, fmt.Sprint("over", chunked), "000", nil); tablestore.ErrorCode(err) != tablestore.CodeResourceNotFound {
+		if _, err := db.Table("things").Get(ctx, fmt.Sprint("over", chunked), "000", nil); tablestore.ErrorCode(err) != edm.CodeResourceNotFound {
 			t.Errorf("an oversized batch was stored: %v", err)
 		}
 	}
@@ -106,7 +107,7 @@ func TestBatchOperationLimit(t *testing.T) {
 			t.Fatalf("101 operations: %d %.600s", status, out)
 		}
 	}
-	if _, err := db.Table("things").Get(context.Background(), "ops101", "000", nil); tablestore.ErrorCode(err) != tablestore.CodeResourceNotFound {
+	if _, err := db.Table("things").Get(context.Background(), "ops101", "000", nil); tablestore.ErrorCode(err) != edm.CodeResourceNotFound {
 		t.Fatalf("a 101-operation batch was applied: %v", err)
 	}
 }
@@ -157,7 +158,7 @@ func TestEntityLimitsInBatch(t *testing.T) {
 		if status != http.StatusAccepted || !strings.Contains(out, `"code":"`+tc.overCode+`"`) || !strings.Contains(out, `"value":"1:`) {
 			t.Errorf("%s over the limit: %d %.300s", tc.name, status, out)
 		}
-		if _, err := db.Table("things").Get(context.Background(), pk, "first", nil); tablestore.ErrorCode(err) != tablestore.CodeResourceNotFound {
+		if _, err := db.Table("things").Get(context.Background(), pk, "first", nil); tablestore.ErrorCode(err) != edm.CodeResourceNotFound {
 			t.Errorf("%s: half a batch was applied: %v", tc.name, err)
 		}
 		r := signedRequest("POST", "/devstoreaccount1/things", tc.over)
@@ -240,9 +241,9 @@ func TestCheckMembersBound(t *testing.T) {
 		code tablestore.Code // "" for no error
 	}{
 		{"maxMembers, shortest", minimal(maxMembers), ""},
-		{"one more, shortest", minimal(maxMembers + 1), tablestore.CodeTooManyProperties},
-		{"one more, spaced", bytes.ReplaceAll(minimal(maxMembers+1), []byte(","), []byte(", ")), tablestore.CodeTooManyProperties},
-		{"many real properties", []byte(`{"PartitionKey":"p","RowKey":"r"` + strings.Repeat(`,"p":1`, 600) + `}`), tablestore.CodeTooManyProperties},
+		{"one more, shortest", minimal(maxMembers + 1), edm.CodeTooManyProperties},
+		{"one more, spaced", bytes.ReplaceAll(minimal(maxMembers+1), []byte(","), []byte(", ")), edm.CodeTooManyProperties},
+		{"many real properties", []byte(`{"PartitionKey":"p","RowKey":"r"` + strings.Repeat(`,"p":1`, 600) + `}`), edm.CodeTooManyProperties},
 		{"a typical entity", []byte(`{"PartitionKey":"p","RowKey":"r","Name":"n","Count":3}`), ""},
 	} {
 		err := checkMembers(tc.body)

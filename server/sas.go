@@ -139,7 +139,7 @@ func (h *handler) checkServiceSAS(r *http.Request, res resource, sig string) (*s
 	}
 	if si := v.Get("si"); si != "" {
 		pols, err := h.db.Table(tn).AccessPolicies(r.Context())
-		if err != nil && tablestore.ErrorCode(err) != tablestore.CodeTableNotFound {
+		if err != nil && tablestore.ErrorCode(err) != edm.CodeTableNotFound {
 			return nil, err
 		}
 		var found *tablestore.AccessPolicy

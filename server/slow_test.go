@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // slowResult is how a slow client's request ended.
@@ -198,7 +199,7 @@ func TestSlowBodies(t *testing.T) {
 					t.Errorf("slow writer %d: %+v; want 408 OperationTimedOut", i, res)
 				}
 			}
-			if _, err := s.db.Table("things").Get(ctx, "slow", "x", nil); tablestore.ErrorCode(err) != tablestore.CodeResourceNotFound {
+			if _, err := s.db.Table("things").Get(ctx, "slow", "x", nil); tablestore.ErrorCode(err) != edm.CodeResourceNotFound {
 				t.Errorf("a slow body was stored: %v", err)
 			}
 			waitIdle(t, s.h)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // badJSONTexts are JSON entity bodies for PartitionKey "u", RowKey "r",
@@ -104,7 +105,7 @@ func TestInvalidUTF8NoMerging(t *testing.T) {
 			t.Errorf("%q: %d %s", body, rec.Code, rec.Body)
 		}
 	}
-	if _, err := db.Table("things").Get(context.Background(), "u", "k\uFFFD", nil); tablestore.ErrorCode(err) != tablestore.CodeResourceNotFound {
+	if _, err := db.Table("things").Get(context.Background(), "u", "k\uFFFD", nil); tablestore.ErrorCode(err) != edm.CodeResourceNotFound {
 		t.Fatalf("a repaired key was stored: %v", err)
 	}
 }

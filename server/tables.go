@@ -258,7 +258,7 @@ func (q *request) getTable() error {
 	if err != nil {
 		return err
 	}
-	name, err := q.lookupTable(q.res.table, tablestore.CodeResourceNotFound)
+	name, err := q.lookupTable(q.res.table, edm.CodeResourceNotFound)
 	if err != nil {
 		return err
 	}
@@ -272,7 +272,7 @@ func (q *request) createTable() error {
 		return err
 	}
 	badBody := apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: the body must be a JSON object with TableName.")
-	if info, ok := scanObject(q.body); !ok || info.members > maxMembers {
+	if info, ok := tablestore.ScanJSONObject(q.body); !ok || info.Count > maxMembers {
 		return badBody
 	}
 	var in map[string]json.RawMessage

@@ -149,7 +149,7 @@ func writeChanges(ctx context.Context, io *stdio, tb *tablestore.Table, q tables
 			return err
 		}
 		l := changeLine{
-			Cursor: c.Cursor.String(), Seq: c.Seq, Op: tablestore.ChangeOpName(c.Op),
+			Cursor: c.Cursor.String(), Seq: c.Seq, Op: c.Op.String(),
 			PartitionKey: c.PartitionKey, RowKey: c.RowKey, ToRowKey: c.ToRowKey,
 			Timestamp: c.Timestamp.UTC().Format(time.RFC3339Nano), ETag: string(c.ETag),
 			Commit: c.Commit, Index: c.Index, Count: c.Count, Kind: commitKinds[c.Kind],

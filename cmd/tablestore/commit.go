@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // committer writes records to a table in entity group transactions:
@@ -72,7 +73,7 @@ func (c *committer) commit(g []*record) error {
 		}
 		i := be.Index
 		switch be.Err.Code {
-		case tablestore.CodeInvalidDuplicateRow, tablestore.CodeRequestBodyTooLarge:
+		case edm.CodeInvalidDuplicateRow, edm.CodeRequestBodyTooLarge:
 			if i == 0 {
 				// One entity alone cannot cross either limit; be safe.
 				return err
@@ -82,7 +83,7 @@ func (c *committer) commit(g []*record) error {
 				return err
 			}
 			g = g[i:]
-		case tablestore.CodeTableNotFound, tablestore.CodeCommandsInBatchActOnDifferentPartitions:
+		case edm.CodeTableNotFound, edm.CodeCommandsInBatchActOnDifferentPartitions:
 			return err
 		default:
 			if !recordCode(be.Err.Code) {
@@ -104,13 +105,13 @@ func (c *committer) commit(g []*record) error {
 // action is that action's record's fault, not the store's or the run's.
 func recordCode(code tablestore.Code) bool {
 	switch code {
-	case tablestore.CodeEntityAlreadyExists, tablestore.CodePropertiesNeedValue,
-		tablestore.CodeOutOfRangeInput, tablestore.CodeKeyValueTooLarge,
-		tablestore.CodePropertyNameInvalid, tablestore.CodePropertyNameTooLong,
-		tablestore.CodeInvalidValueType, tablestore.CodePropertyValueTooLarge,
-		tablestore.CodeTooManyProperties, tablestore.CodeEntityTooLarge,
-		tablestore.CodeInvalidInput, tablestore.CodeDuplicatePropertiesSpecified,
-		tablestore.CodeUpdateConditionNotSatisfied, tablestore.CodeResourceNotFound:
+	case edm.CodeEntityAlreadyExists, edm.CodePropertiesNeedValue,
+		edm.CodeOutOfRangeInput, edm.CodeKeyValueTooLarge,
+		edm.CodePropertyNameInvalid, edm.CodePropertyNameTooLong,
+		edm.CodeInvalidValueType, edm.CodePropertyValueTooLarge,
+		edm.CodeTooManyProperties, edm.CodeEntityTooLarge,
+		edm.CodeInvalidInput, edm.CodeDuplicatePropertiesSpecified,
+		edm.CodeUpdateConditionNotSatisfied, edm.CodeResourceNotFound:
 		return true
 	}
 	return false

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/entitycsv"
 )
 
@@ -386,7 +387,7 @@ func (im *importer) openSource(in io.ReadCloser) (source, error) {
 // *tablestore.Error without its code, as the header is not an entity.
 func csvErrorText(err error) string {
 	var te *tablestore.Error
-	if errors.As(err, &te) && te.Code == tablestore.CodeInvalidInput {
+	if errors.As(err, &te) && te.Code == edm.CodeInvalidInput {
 		return te.Message
 	}
 	return errorText(err)

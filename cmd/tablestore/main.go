@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // Exit codes.
@@ -194,7 +195,7 @@ func flagHint(fs *flag.FlagSet, err error) string {
 // tableHint names the table nearest to a positional argument when err
 // is TableNotFound, from the store of the command's --store.
 func tableHint(ctx context.Context, fs *flag.FlagSet, pos []string, err error) string {
-	if tablestore.ErrorCode(err) != tablestore.CodeTableNotFound {
+	if tablestore.ErrorCode(err) != edm.CodeTableNotFound {
 		return ""
 	}
 	f := fs.Lookup("store")

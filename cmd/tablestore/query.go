@@ -381,7 +381,7 @@ func explainCommand() *command {
 		summary: "show how a query runs",
 		help: `explain prints the plan of a query: its kind (point, range, partition
 scan, table scan or empty), the key ranges it reads and the residual
-filter evaluated on each entity, exactly as Table.Explain describes it.
+filter evaluated on each entity, exactly as Table.Plan's String describes it.
 It reads no match, only a sample: the first 100 entities of the plan's
 key ranges, whose property names and types (with those of the table's
 indexes) decide the warnings it writes on standard error: a comparison

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/azure"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // replicateLongEnv set to 1 runs TestReplicateGoal at the goal's size:
@@ -228,7 +229,7 @@ func runReplicateGoal(t *testing.T, n, m, kills int) {
 		for {
 			err := op()
 			switch c := ts.ErrorCode(err); {
-			case err == nil, c == ts.CodeResourceNotFound, c == ts.CodeEntityAlreadyExists, c == ts.CodeUpdateConditionNotSatisfied:
+			case err == nil, c == edm.CodeResourceNotFound, c == edm.CodeEntityAlreadyExists, c == edm.CodeUpdateConditionNotSatisfied:
 				return // done, or refused by the store: either way answered
 			}
 			if time.Now().After(deadline) {

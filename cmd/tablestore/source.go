@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/entitycsv"
 )
 
@@ -113,7 +114,7 @@ func (s *jsonSource) next() (*record, error) {
 		rec := &record{line: s.line, lines: s.line, end: s.offset}
 		if tooLong {
 			rec.raw = []byte("(a line over 16 MiB)")
-			rec.err = &tablestore.Error{Code: tablestore.CodeRequestBodyTooLarge, Message: errRecordTooLong.Error()}
+			rec.err = &tablestore.Error{Code: edm.CodeRequestBodyTooLarge, Message: errRecordTooLong.Error()}
 			return rec, nil
 		}
 		text := trimLineEnd(s.buf)

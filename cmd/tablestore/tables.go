@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 func tablesCommand() *command {
@@ -68,7 +69,7 @@ tablestore tables delete --store data People`,
 				case "create":
 					for _, name := range names {
 						if _, err := db.CreateTable(ctx, name); err != nil {
-							if *ifMissing && tablestore.ErrorCode(err) == tablestore.CodeTableAlreadyExists {
+							if *ifMissing && tablestore.ErrorCode(err) == edm.CodeTableAlreadyExists {
 								continue
 							}
 							return err
@@ -77,7 +78,7 @@ tablestore tables delete --store data People`,
 				default:
 					for _, name := range names {
 						if err := db.DeleteTable(ctx, name); err != nil {
-							if *ifMissing && tablestore.ErrorCode(err) == tablestore.CodeResourceNotFound {
+							if *ifMissing && tablestore.ErrorCode(err) == edm.CodeResourceNotFound {
 								continue
 							}
 							return err
@@ -93,7 +94,7 @@ tablestore tables delete --store data People`,
 // ensureTable creates the table if it does not exist.
 func ensureTable(ctx context.Context, db *tablestore.DB, name string) (*tablestore.Table, error) {
 	t, err := db.CreateTable(ctx, name)
-	if tablestore.ErrorCode(err) == tablestore.CodeTableAlreadyExists {
+	if tablestore.ErrorCode(err) == edm.CodeTableAlreadyExists {
 		return db.Table(name), nil
 	}
 	return t, err

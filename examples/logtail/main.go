@@ -106,9 +106,9 @@ func main() {
 		return
 	}
 	demo.NoErr(err, "query the ten newest claims in reverse")
-	plan, err := p.Explain(rev)
-	demo.NoErr(err, "explain the reverse query")
-	demo.Say("%s", strings.ReplaceAll(strings.TrimSpace(plan), "\n", "; "))
+	plan, err := p.Plan(ctx, rev)
+	demo.NoErr(err, "plan the reverse query")
+	demo.Say("%s", strings.ReplaceAll(strings.TrimSpace(plan.String()), "\n", "; "))
 	demo.Check(len(page.Entities) == 10 && page.Continuation != "", "the page holds %d claims, want 10 and a continuation", len(page.Entities))
 	for i, e := range page.Entities {
 		want := last.Add(-time.Duration(i) * 90 * time.Minute)

@@ -121,10 +121,10 @@ func main() {
 		demo.Say("Age ge 25: %s/%s Age=%v", e.PartitionKey, e.RowKey, e.Properties["Age"])
 	}
 	demo.Check(len(older) == 2, "Age ge 25 matched %d entities, want 2 (Carol 25, Ann 31)", len(older))
-	text, err := customers.Explain(tablestore.Query{Filter: "PartitionKey eq 'Brown' and Age gt 23"})
-	demo.NoErr(err, "explain")
-	demo.Say("Explain(PartitionKey eq 'Brown' and Age gt 23) says:")
-	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+	plan, err := customers.Plan(ctx, tablestore.Query{Filter: "PartitionKey eq 'Brown' and Age gt 23"})
+	demo.NoErr(err, "plan")
+	demo.Say("Plan(PartitionKey eq 'Brown' and Age gt 23) says:")
+	for _, line := range strings.Split(strings.TrimSpace(plan.String()), "\n") {
 		demo.Say("  | %s", line)
 	}
 

@@ -192,7 +192,7 @@ func (c *Console) changesStream(w http.ResponseWriter, r *http.Request) {
 	q.PartitionKey = r.URL.Query().Get("pk")
 	st, err := t.ChangeFeed(r.Context())
 	if err == nil && !st.Enabled {
-		err = &tablestore.Error{Code: tablestore.CodeResourceNotFound, Message: "the change feed of " + name + " is off"}
+		err = &tablestore.Error{Code: edm.CodeResourceNotFound, Message: "the change feed of " + name + " is off"}
 	}
 	if err != nil {
 		fail(err)
@@ -301,7 +301,7 @@ func (c *Console) changesStream(w http.ResponseWriter, r *http.Request) {
 
 // newChangeEvent converts a change for a stream; base is the table's path.
 func newChangeEvent(ch tablestore.Change, base string) changeEvent {
-	ev := changeEvent{Seq: ch.Seq, Cursor: ch.Cursor.String(), Op: tablestore.ChangeOpName(ch.Op),
+	ev := changeEvent{Seq: ch.Seq, Cursor: ch.Cursor.String(), Op: ch.Op.String(),
 		PartitionKey: ch.PartitionKey, RowKey: ch.RowKey, ToRowKey: ch.ToRowKey, ETag: string(ch.ETag),
 		Timestamp: edm.FormatDateTimeJSON(ch.Timestamp), Commit: ch.Commit, Index: ch.Index, Count: ch.Count}
 	switch ch.Op {

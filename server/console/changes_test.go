@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/server"
 )
 
@@ -130,7 +131,7 @@ func TestChangesStream(t *testing.T) {
 	require.Equal(t, "text/event-stream", s.ctype)
 	n := note(t, s.expect("failure"))
 	require.Contains(t, n.Message, "off")
-	require.Equal(t, tablestore.CodeResourceNotFound, n.Code)
+	require.Equal(t, edm.CodeResourceNotFound, n.Code)
 	s.ended()
 
 	require.NoError(t, tb.Insert(ctx, &tablestore.Entity{PartitionKey: "p", RowKey: "before-feed"}))
@@ -201,11 +202,11 @@ func TestChangesStream(t *testing.T) {
 
 	// Bad cursors fail with the library's codes.
 	s = h.stream("/tables/Feed/changes/stream?from=nonsense", "")
-	require.Equal(t, tablestore.CodeInvalidInput, note(t, s.expect("failure")).Code)
+	require.Equal(t, edm.CodeInvalidInput, note(t, s.expect("failure")).Code)
 	s.ended()
 	s = h.stream("/tables/Feed/changes/stream?from=999999.1", "")
 	s.expect("ready")
-	require.Equal(t, tablestore.CodeInvalidInput, note(t, s.expect("failure")).Code, "a cursor of another table is stale")
+	require.Equal(t, edm.CodeInvalidInput, note(t, s.expect("failure")).Code, "a cursor of another table is stale")
 	s.ended()
 
 	// A stream carries streamMax changes at most, then pauses with the
@@ -302,7 +303,7 @@ func TestChangesAccounts(t *testing.T) {
 	// and nothing of alpha's feed is sent.
 	s := h.stream("/tables/Secret/changes/stream?from=beginning", "")
 	n := note(t, s.expect("failure"))
-	require.Equal(t, tablestore.CodeTableNotFound, n.Code)
+	require.Equal(t, edm.CodeTableNotFound, n.Code)
 	s.ended()
 	status, _, _ = h.get("/tables/Secret/changes")
 	require.Equal(t, http.StatusNotFound, status)

@@ -452,7 +452,7 @@ func (c *Console) deleteEntity(w http.ResponseWriter, r *http.Request) {
 	pk, rk, etag := r.PostFormValue("pk"), r.PostFormValue("rk"), r.PostFormValue("etag")
 	d := &pageData{Title: "Delete entity", Table: name, Tab: "query"}
 	if etag == "" {
-		c.fail(w, r, d, &tablestore.Error{Code: tablestore.CodeInvalidInput,
+		c.fail(w, r, d, &tablestore.Error{Code: edm.CodeInvalidInput,
 			Message: "the form carries no ETag: open the entity again"})
 		return
 	}
@@ -491,10 +491,10 @@ func (c *Console) deleteEntities(w http.ResponseWriter, r *http.Request) {
 	backLink := link{"Back to the query", c.entityBase(name) + "/query" + encodeQuery(back)}
 	switch {
 	case len(picked) == 0:
-		c.fail(w, r, d, &tablestore.Error{Code: tablestore.CodeInvalidInput, Message: "no entity is selected"}, backLink)
+		c.fail(w, r, d, &tablestore.Error{Code: edm.CodeInvalidInput, Message: "no entity is selected"}, backLink)
 		return
 	case len(picked) > maxDeleteSelection:
-		c.fail(w, r, d, &tablestore.Error{Code: tablestore.CodeInvalidInput,
+		c.fail(w, r, d, &tablestore.Error{Code: edm.CodeInvalidInput,
 			Message: fmt.Sprintf("%d entities are selected; one delete takes at most %d", len(picked), maxDeleteSelection)}, backLink)
 		return
 	}
@@ -503,7 +503,7 @@ func (c *Console) deleteEntities(w http.ResponseWriter, r *http.Request) {
 	for _, p := range picked {
 		v, err := url.ParseQuery(p)
 		if err != nil || v.Get("etag") == "" || !v.Has("pk") || !v.Has("rk") {
-			c.fail(w, r, d, &tablestore.Error{Code: tablestore.CodeInvalidInput,
+			c.fail(w, r, d, &tablestore.Error{Code: edm.CodeInvalidInput,
 				Message: "a selection is not one of the grid's rows: reload the query"}, backLink)
 			return
 		}

@@ -3,7 +3,6 @@ package console
 import (
 	"context"
 	"fmt"
-	"github.com/tablestore/tablestore/edm"
 	"html"
 	"math"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // typedEntity has one property of each EDM type, with values that need
@@ -173,7 +173,7 @@ func TestEntityInsertTyped(t *testing.T) {
 	// Inserting the same keys again is a conflict, shown with the form.
 	status, body, _ = h.post("/tables/Typed/entity", form)
 	require.Equal(t, http.StatusConflict, status)
-	require.Contains(t, body, string(tablestore.CodeEntityAlreadyExists))
+	require.Contains(t, body, string(edm.CodeEntityAlreadyExists))
 	require.Contains(t, body, ">\nAda\r\nLovelace</textarea>", "the user's values stay in the form")
 	require.Contains(t, body, `<p class="alert" id="entity-error">entity (&#34;a&#34;, &#34;1&#34;) already exists <code class="code">EntityAlreadyExists</code>`)
 }
@@ -221,7 +221,7 @@ func TestEntityBadValues(t *testing.T) {
 		"p.0.name": {"1abc"}, "p.0.value": {"1"}, "p.0.type": {"Edm.String"}}
 	status, body, _ = h.post("/tables/Typed/entity", form)
 	require.Equal(t, http.StatusBadRequest, status)
-	require.Contains(t, body, string(tablestore.CodePropertyNameInvalid))
+	require.Contains(t, body, string(edm.CodePropertyNameInvalid))
 	status, _, _ = h.post("/tables/Typed/entity", url.Values{"op": {"insert"}, "pk": {"a/b"}, "rk": {"1"}})
 	require.Equal(t, http.StatusBadRequest, status)
 	status, _, _ = h.post("/tables/Typed/entity", url.Values{"op": {"frobnicate"}, "pk": {"a"}, "rk": {"1"}})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/entitycsv"
 )
 
@@ -34,7 +35,7 @@ func (c *Console) export(w http.ResponseWriter, r *http.Request) {
 	format := r.FormValue("format")
 	d := &pageData{Title: "Export", Table: name, Tab: "query"}
 	if format != "jsonl" && format != "csv" {
-		c.fail(w, r, d, &tablestore.Error{Code: tablestore.CodeInvalidInput,
+		c.fail(w, r, d, &tablestore.Error{Code: edm.CodeInvalidInput,
 			Message: fmt.Sprintf("unknown export format %q: want jsonl or csv", format)})
 		return
 	}
@@ -135,7 +136,7 @@ func csvColumns(r *http.Request, t *tablestore.Table, q tablestore.Query) (entit
 				}
 			}
 			if len(seen) > entitycsv.MaxColumns-2 {
-				return &tablestore.Error{Code: tablestore.CodeInvalidInput,
+				return &tablestore.Error{Code: edm.CodeInvalidInput,
 					Message: fmt.Sprintf("the entities have more than %d property names and types: export JSON lines instead", entitycsv.MaxColumns-2)}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // FuzzPrometheusText holds the metrics parser to returning samples or an
@@ -55,7 +56,7 @@ func FuzzParseDuration(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		d, err := parseDuration("x", s)
 		if err != nil {
-			if tablestore.ErrorCode(err) != tablestore.CodeInvalidInput {
+			if tablestore.ErrorCode(err) != edm.CodeInvalidInput {
 				t.Fatalf("%q: %v", s, err)
 			}
 			return

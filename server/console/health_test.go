@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/server"
 )
 
@@ -66,7 +67,7 @@ func TestHealthPage(t *testing.T) {
 	// A store that met a fault says so, with its code. (The library's
 	// tests cause real corruption; here the fault is handed in.)
 	h.c.healthOf = func(*tablestore.DB) error {
-		return &tablestore.Error{Code: tablestore.CodeInternalError, Message: "corrupt block in 000012.sst"}
+		return &tablestore.Error{Code: edm.CodeInternalError, Message: "corrupt block in 000012.sst"}
 	}
 	status, body, _ = h.get("/health")
 	require.Equal(t, http.StatusOK, status)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/entitycsv"
 )
 
@@ -425,8 +426,8 @@ func (j *importJob) submit(ctx context.Context, batch []pendingEntity) error {
 // store or table rather than of its entity.
 func storeFault(err error) bool {
 	switch tablestore.ErrorCode(err) {
-	case tablestore.CodeTableNotFound, tablestore.CodeInternalError, tablestore.CodeServerBusy,
-		tablestore.CodeOperationTimedOut, "":
+	case edm.CodeTableNotFound, edm.CodeInternalError, edm.CodeServerBusy,
+		edm.CodeOperationTimedOut, "":
 		return true
 	}
 	return false

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // runImport starts an import and sends data in chunks of size n, as the
@@ -135,7 +136,7 @@ func TestImportStopsAtABadRecord(t *testing.T) {
 	st = runImport(t, h, "People", "jsonl", "insert", "stop", strings.Join(lines, "\n"), 1<<20)
 	require.True(t, st.Stopped)
 	require.Equal(t, int64(2), st.Imported)
-	require.Equal(t, []importIssue{{Line: 3, Code: tablestore.CodeEntityAlreadyExists,
+	require.Equal(t, []importIssue{{Line: 3, Code: edm.CodeEntityAlreadyExists,
 		Message: st.Issues[0].Message}}, st.Issues)
 	require.Equal(t, 4, count(t, tb))
 

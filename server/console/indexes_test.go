@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 func TestIndexes(t *testing.T) {
@@ -75,7 +76,7 @@ func TestIndexes(t *testing.T) {
 	status, body, _ = h.post("/tables/People/entity", url.Values{"op": {"insert"}, "pk": {"z"}, "rk": {"1"},
 		"p.0.name": {"Name"}, "p.0.type": {"Edm.String"}, "p.0.value": {"person 007"}})
 	require.Equal(t, http.StatusConflict, status)
-	require.Contains(t, body, string(tablestore.CodeEntityAlreadyExists))
+	require.Contains(t, body, string(edm.CodeEntityAlreadyExists))
 
 	// Bad specs come back with the form filled in.
 	status, body, _ = h.post("/tables/People/indexes", url.Values{"name": {"ByName"}, "properties": {"Age"}})
@@ -94,7 +95,7 @@ func TestIndexes(t *testing.T) {
 	require.NoError(t, tb.Insert(ctx, &tablestore.Entity{PartitionKey: "c", RowKey: "2", Properties: map[string]any{"Dup": int32(1)}}))
 	status, body, _ = h.post("/tables/People/indexes", url.Values{"name": {"ByDup"}, "properties": {"Dup"}, "unique": {"1"}})
 	require.Equal(t, http.StatusConflict, status)
-	require.Contains(t, body, string(tablestore.CodeEntityAlreadyExists))
+	require.Contains(t, body, string(edm.CodeEntityAlreadyExists))
 	infos, err = tb.Indexes(ctx)
 	require.NoError(t, err)
 	require.Len(t, infos, 2, "the failed build left nothing")
@@ -108,7 +109,7 @@ func TestIndexes(t *testing.T) {
 	require.NotContains(t, body, `<td class="mono">ByName</td>`)
 	status, body, _ = h.post("/tables/People/indexes/ByName/drop", nil)
 	require.Equal(t, http.StatusNotFound, status)
-	require.Contains(t, body, string(tablestore.CodeResourceNotFound))
+	require.Contains(t, body, string(edm.CodeResourceNotFound))
 	status, _, _ = h.post("/tables/Nobody/indexes", url.Values{"name": {"X"}, "properties": {"A"}})
 	require.Equal(t, http.StatusNotFound, status)
 	require.False(t, strings.Contains(body, "ByName</td>"))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // fillPeople writes n entities in partitions "a" and "b" with an Int32 Age,
@@ -175,7 +176,7 @@ func TestQueryFilterErrorPosition(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Contains(t, body, "The filter is not valid</strong> at column 14:")
 	require.Contains(t, body, `<pre class="caret" id="error-caret">Age gt 3 and <mark>a</mark>nd Name eq &#39;x&#39;</pre>`)
-	require.Contains(t, body, string(tablestore.CodeInvalidInput))
+	require.Contains(t, body, string(edm.CodeInvalidInput))
 	require.NotContains(t, body, `id="grid"`)
 	// The filter stays in the editor to be fixed.
 	require.Contains(t, body, "\nAge gt 3 and and Name eq &#39;x&#39;</textarea>")
@@ -213,13 +214,13 @@ func TestPlanAPI(t *testing.T) {
 	require.Equal(t, 21, *a.Error.Pos)   // "or"
 	require.Equal(t, 18, a.Error.Column) // 17 characters before it
 	require.Equal(t, 18, a.Error.Offset) // 18 UTF-16 units before it
-	require.Equal(t, tablestore.CodeInvalidInput, a.Error.Code)
+	require.Equal(t, edm.CodeInvalidInput, a.Error.Code)
 	require.NotContains(t, a.Error.Message, "tablestore:")
 
 	// Features Azure lacks are NotImplemented, with a position.
 	a = ask(url.Values{"filter": {"Age add 1 eq 2"}})
 	require.False(t, a.OK)
-	require.Equal(t, tablestore.CodeNotImplemented, a.Error.Code)
+	require.Equal(t, edm.CodeNotImplemented, a.Error.Code)
 
 	// Other errors carry no position.
 	a = ask(url.Values{"select": {"Bad Name"}})

@@ -213,19 +213,19 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, d *pageData, err 
 // statusOf maps an error to an HTTP status by its code.
 func statusOf(err error) int {
 	switch tablestore.ErrorCode(err) {
-	case tablestore.CodeTableNotFound, tablestore.CodeResourceNotFound:
+	case edm.CodeTableNotFound, edm.CodeResourceNotFound:
 		return http.StatusNotFound
-	case tablestore.CodeEntityAlreadyExists, tablestore.CodeTableAlreadyExists, tablestore.CodeTableBeingDeleted:
+	case edm.CodeEntityAlreadyExists, edm.CodeTableAlreadyExists, edm.CodeTableBeingDeleted:
 		return http.StatusConflict
-	case tablestore.CodeUpdateConditionNotSatisfied:
+	case edm.CodeUpdateConditionNotSatisfied:
 		return http.StatusPreconditionFailed
-	case tablestore.CodeNotImplemented:
+	case edm.CodeNotImplemented:
 		return http.StatusNotImplemented
-	case tablestore.CodeServerBusy:
+	case edm.CodeServerBusy:
 		return http.StatusServiceUnavailable
-	case tablestore.CodeOperationTimedOut:
+	case edm.CodeOperationTimedOut:
 		return http.StatusGatewayTimeout
-	case tablestore.CodeInternalError, "":
+	case edm.CodeInternalError, "":
 		return http.StatusInternalServerError
 	}
 	return http.StatusBadRequest

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // expiredTimeout bounds the count of expired entities on a table's page:
@@ -127,7 +128,7 @@ func parseDuration(what, s string) (time.Duration, error) {
 	if s == "" || s == "0" {
 		return 0, nil
 	}
-	bad := &tablestore.Error{Code: tablestore.CodeInvalidInput,
+	bad := &tablestore.Error{Code: edm.CodeInvalidInput,
 		Message: fmt.Sprintf("%s %q is not a duration: write a number of days (7d) or hours, minutes, seconds (36h, 90m, 1h30m)", what, s)}
 	if n, ok := strings.CutSuffix(s, "d"); ok {
 		f, err := strconv.ParseFloat(n, 64)
@@ -171,7 +172,7 @@ func (c *Console) setTTL(w http.ResponseWriter, r *http.Request) {
 		}
 		s = tablestore.TTL{Default: d, Property: form.Property}
 		if s == (tablestore.TTL{}) {
-			fail(http.StatusBadRequest, "give a default time to live, an expiry property or both (or turn expiry off)", tablestore.CodeInvalidInput)
+			fail(http.StatusBadRequest, "give a default time to live, an expiry property or both (or turn expiry off)", edm.CodeInvalidInput)
 			return
 		}
 		if r.PostFormValue("confirm") != "1" {
@@ -213,7 +214,7 @@ func (c *Console) setChangeFeed(w http.ResponseWriter, r *http.Request) {
 	}
 	ret, err := parseDuration("the retention", form.Retention)
 	if err == nil && ret == 0 {
-		err = &tablestore.Error{Code: tablestore.CodeInvalidInput, Message: "the retention must be longer than zero"}
+		err = &tablestore.Error{Code: edm.CodeInvalidInput, Message: "the retention must be longer than zero"}
 	}
 	if err != nil {
 		fail(statusOf(err), errorText(err), tablestore.ErrorCode(err))
@@ -225,7 +226,7 @@ func (c *Console) setChangeFeed(w http.ResponseWriter, r *http.Request) {
 		images = tablestore.ImagesNew
 	case "keys", "":
 	default:
-		fail(http.StatusBadRequest, fmt.Sprintf("unknown image mode %q: keys or new", form.Images), tablestore.CodeInvalidInput)
+		fail(http.StatusBadRequest, fmt.Sprintf("unknown image mode %q: keys or new", form.Images), edm.CodeInvalidInput)
 		return
 	}
 	if r.PostFormValue("confirm") != "1" {

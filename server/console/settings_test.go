@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 func TestTTLSettings(t *testing.T) {
@@ -49,13 +50,13 @@ func TestTTLSettings(t *testing.T) {
 		code tablestore.Code
 		msg  string
 	}{
-		{url.Values{"default": {"soon"}}, tablestore.CodeInvalidInput, "is not a duration"},
-		{url.Values{"default": {"-5h"}}, tablestore.CodeInvalidInput, "is not a duration"},
-		{url.Values{"default": {"200000d"}}, tablestore.CodeInvalidInput, "is not a duration"},
-		{url.Values{"default": {"40000d"}}, tablestore.CodeInvalidInput, "not within"},
-		{url.Values{"property": {"Timestamp"}}, tablestore.CodeInvalidInput, "system property"},
-		{url.Values{"property": {"bad name"}}, tablestore.CodePropertyNameInvalid, ""},
-		{url.Values{"default": {""}}, tablestore.CodeInvalidInput, "give a default"},
+		{url.Values{"default": {"soon"}}, edm.CodeInvalidInput, "is not a duration"},
+		{url.Values{"default": {"-5h"}}, edm.CodeInvalidInput, "is not a duration"},
+		{url.Values{"default": {"200000d"}}, edm.CodeInvalidInput, "is not a duration"},
+		{url.Values{"default": {"40000d"}}, edm.CodeInvalidInput, "not within"},
+		{url.Values{"property": {"Timestamp"}}, edm.CodeInvalidInput, "system property"},
+		{url.Values{"property": {"bad name"}}, edm.CodePropertyNameInvalid, ""},
+		{url.Values{"default": {""}}, edm.CodeInvalidInput, "give a default"},
 	} {
 		c.form.Set("confirm", "1")
 		status, body, _ = h.post("/tables/Sessions/ttl", c.form)
@@ -258,7 +259,7 @@ func TestDurations(t *testing.T) {
 	}
 	for _, in := range []string{"d", "-1d", "x7d", "7 days", "-1h", "1e9d"} {
 		_, err := parseDuration("x", in)
-		require.Equal(t, tablestore.CodeInvalidInput, tablestore.ErrorCode(err), in)
+		require.Equal(t, edm.CodeInvalidInput, tablestore.ErrorCode(err), in)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // tablesPerPage is how many tables the Tables page lists at once.
@@ -251,5 +252,5 @@ func (c *Console) deleteTable(w http.ResponseWriter, r *http.Request) {
 
 // tableNotFound is the error of a table that does not exist.
 func tableNotFound(name string) error {
-	return &tablestore.Error{Code: tablestore.CodeTableNotFound, Message: fmt.Sprintf("table %s does not exist", name)}
+	return &tablestore.Error{Code: edm.CodeTableNotFound, Message: fmt.Sprintf("table %s does not exist", name)}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 func TestTablesCreateListDelete(t *testing.T) {
@@ -29,11 +30,11 @@ func TestTablesCreateListDelete(t *testing.T) {
 	// name kept in the form.
 	status, body, _ := h.post("/tables", url.Values{"name": {"1bad"}})
 	require.Equal(t, http.StatusBadRequest, status)
-	require.Contains(t, body, string(tablestore.CodeInvalidResourceName))
+	require.Contains(t, body, string(edm.CodeInvalidResourceName))
 	require.Contains(t, body, `value="1bad"`)
 	status, body, _ = h.post("/tables", url.Values{"name": {"people"}})
 	require.Equal(t, http.StatusConflict, status)
-	require.Contains(t, body, string(tablestore.CodeTableAlreadyExists))
+	require.Contains(t, body, string(edm.CodeTableAlreadyExists))
 	status, _, _ = h.post("/tables", url.Values{"name": {"ab"}})
 	require.Equal(t, http.StatusBadRequest, status)
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/tablestoretest/modeltest/internal/model"
 )
 
@@ -19,27 +20,27 @@ import (
 
 // sentinelOf maps a code to its sentinel, to check errors.Is.
 var sentinelOf = map[ts.Code]error{
-	ts.CodeTableAlreadyExists:                      ts.ErrTableAlreadyExists,
-	ts.CodeTableNotFound:                           ts.ErrTableNotFound,
-	ts.CodeResourceNotFound:                        ts.ErrResourceNotFound,
-	ts.CodeEntityAlreadyExists:                     ts.ErrEntityAlreadyExists,
-	ts.CodeUpdateConditionNotSatisfied:             ts.ErrUpdateConditionNotSatisfied,
-	ts.CodePropertiesNeedValue:                     ts.ErrPropertiesNeedValue,
-	ts.CodeInvalidInput:                            ts.ErrInvalidInput,
-	ts.CodeOutOfRangeInput:                         ts.ErrOutOfRangeInput,
-	ts.CodeInvalidResourceName:                     ts.ErrInvalidResourceName,
-	ts.CodePropertyValueTooLarge:                   ts.ErrPropertyValueTooLarge,
-	ts.CodeEntityTooLarge:                          ts.ErrEntityTooLarge,
-	ts.CodeTooManyProperties:                       ts.ErrTooManyProperties,
-	ts.CodeKeyValueTooLarge:                        ts.ErrKeyValueTooLarge,
-	ts.CodePropertyNameInvalid:                     ts.ErrPropertyNameInvalid,
-	ts.CodePropertyNameTooLong:                     ts.ErrPropertyNameTooLong,
-	ts.CodeDuplicatePropertiesSpecified:            ts.ErrDuplicatePropertiesSpecified,
-	ts.CodeInvalidValueType:                        ts.ErrInvalidValueType,
-	ts.CodeInvalidDuplicateRow:                     ts.ErrInvalidDuplicateRow,
-	ts.CodeCommandsInBatchActOnDifferentPartitions: ts.ErrCommandsInBatchActOnDifferentPartitions,
-	ts.CodeNotImplemented:                          ts.ErrNotImplemented,
-	ts.CodeRequestBodyTooLarge:                     ts.ErrRequestBodyTooLarge,
+	edm.CodeTableAlreadyExists:                      ts.ErrTableAlreadyExists,
+	edm.CodeTableNotFound:                           ts.ErrTableNotFound,
+	edm.CodeResourceNotFound:                        ts.ErrResourceNotFound,
+	edm.CodeEntityAlreadyExists:                     ts.ErrEntityAlreadyExists,
+	edm.CodeUpdateConditionNotSatisfied:             ts.ErrUpdateConditionNotSatisfied,
+	edm.CodePropertiesNeedValue:                     ts.ErrPropertiesNeedValue,
+	edm.CodeInvalidInput:                            ts.ErrInvalidInput,
+	edm.CodeOutOfRangeInput:                         ts.ErrOutOfRangeInput,
+	edm.CodeInvalidResourceName:                     ts.ErrInvalidResourceName,
+	edm.CodePropertyValueTooLarge:                   ts.ErrPropertyValueTooLarge,
+	edm.CodeEntityTooLarge:                          ts.ErrEntityTooLarge,
+	edm.CodeTooManyProperties:                       ts.ErrTooManyProperties,
+	edm.CodeKeyValueTooLarge:                        ts.ErrKeyValueTooLarge,
+	edm.CodePropertyNameInvalid:                     ts.ErrPropertyNameInvalid,
+	edm.CodePropertyNameTooLong:                     ts.ErrPropertyNameTooLong,
+	edm.CodeDuplicatePropertiesSpecified:            ts.ErrDuplicatePropertiesSpecified,
+	edm.CodeInvalidValueType:                        ts.ErrInvalidValueType,
+	edm.CodeInvalidDuplicateRow:                     ts.ErrInvalidDuplicateRow,
+	edm.CodeCommandsInBatchActOnDifferentPartitions: ts.ErrCommandsInBatchActOnDifferentPartitions,
+	edm.CodeNotImplemented:                          ts.ErrNotImplemented,
+	edm.CodeRequestBodyTooLarge:                     ts.ErrRequestBodyTooLarge,
 }
 
 // sameError checks the store's error against the model's: both nil, or

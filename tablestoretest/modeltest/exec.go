@@ -339,8 +339,8 @@ func (r *runner) query(op *Op) {
 		return
 	}
 	r.sameEntities(op.table, got, want)
-	if plan, err := r.table(op).Explain(q); err != nil || plan == "" {
-		r.failf("Explain of a query that ran: %q, %v", plan, err)
+	if plan, err := r.table(op).Plan(context.Background(), q); err != nil || plan.String() == "" {
+		r.failf("Plan of a query that ran: %v, %v", plan, err)
 	}
 	r.outcomes["query-rows"] += len(want)
 	if len(want) > 0 {

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // Generate returns the workload cfg describes: the creation of two
@@ -496,16 +497,16 @@ func (g *generator) invalidEntity(table string, pk *string) (*ts.Entity, ts.Code
 	switch g.rng.Intn(17) {
 	case 13:
 		e.RowKey = "r\xffx"
-		return e, ts.CodeOutOfRangeInput
+		return e, edm.CodeOutOfRangeInput
 	case 14:
 		e.Properties["S"] = "bad\xc3"
-		return e, ts.CodeInvalidInput
+		return e, edm.CodeInvalidInput
 	case 15:
 		e.Properties["N\xff"] = int32(1)
-		return e, ts.CodePropertyNameInvalid
+		return e, edm.CodePropertyNameInvalid
 	case 16:
 		e.Properties[g.pick([]string{"PartitionKey", "RowKey", "Timestamp"})] = "x"
-		return e, ts.CodeInvalidInput
+		return e, edm.CodeInvalidInput
 	case 0:
 		bad := "bad" + string("/\\#?\t\n\x00\x1f\x7f"[g.rng.Intn(9)]) + "key"
 		if pk == nil && g.rng.Intn(2) == 0 {
@@ -513,53 +514,53 @@ func (g *generator) invalidEntity(table string, pk *string) (*ts.Entity, ts.Code
 		} else {
 			e.RowKey = bad
 		}
-		return e, ts.CodeOutOfRangeInput
+		return e, edm.CodeOutOfRangeInput
 	case 1:
 		e.RowKey = "r\u0085"
-		return e, ts.CodeOutOfRangeInput
+		return e, edm.CodeOutOfRangeInput
 	case 2:
 		if pk == nil && g.rng.Intn(2) == 0 {
 			e.PartitionKey = "p\u009f"
 		} else {
 			e.RowKey = "\u007f"
 		}
-		return e, ts.CodeOutOfRangeInput
+		return e, edm.CodeOutOfRangeInput
 	case 3:
 		e.RowKey = strings.Repeat("k", 1025)
-		return e, ts.CodeKeyValueTooLarge
+		return e, edm.CodeKeyValueTooLarge
 	case 4:
 		e.Properties = map[string]any{}
 		for i := 0; i < 253; i++ {
 			e.Properties[fmt.Sprintf("P%d", i)] = int32(i)
 		}
-		return e, ts.CodeTooManyProperties
+		return e, edm.CodeTooManyProperties
 	case 5:
 		e.Properties[g.pick([]string{"1abc", "a-b", "has space", "x.y"})] = int32(1)
-		return e, ts.CodePropertyNameInvalid
+		return e, edm.CodePropertyNameInvalid
 	case 6:
 		e.Properties["N"+strings.Repeat("n", 255)] = int32(1)
-		return e, ts.CodePropertyNameTooLong
+		return e, edm.CodePropertyNameTooLong
 	case 7:
 		e.Properties["Bad"] = invalidValues[g.pick(invalidNames)]()
-		return e, ts.CodeInvalidValueType
+		return e, edm.CodeInvalidValueType
 	case 8:
 		e.Properties["Long"] = strings.Repeat("s", 40_000)
-		return e, ts.CodePropertyValueTooLarge
+		return e, edm.CodePropertyValueTooLarge
 	case 9:
 		e.Properties["Long"] = make([]byte, 70_000)
-		return e, ts.CodePropertyValueTooLarge
+		return e, edm.CodePropertyValueTooLarge
 	case 10:
 		e.Properties["Old"] = time.Date(1600, 12, 31, 23, 59, 59, 0, time.UTC)
-		return e, ts.CodeOutOfRangeInput
+		return e, edm.CodeOutOfRangeInput
 	case 11:
 		e.Properties = map[string]any{}
 		for i := 0; i < 20; i++ {
 			e.Properties[fmt.Sprintf("Chunk%d", i)] = make([]byte, 60_000)
 		}
-		return e, ts.CodeEntityTooLarge
+		return e, edm.CodeEntityTooLarge
 	default:
 		e.Properties["Old"] = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
-		return e, ts.CodeOutOfRangeInput
+		return e, edm.CodeOutOfRangeInput
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // Insert adds a new entity and returns its ETag.
@@ -17,7 +18,7 @@ func (m *Model) Insert(tableName string, e *ts.Entity) (ts.ETag, error) {
 	}
 	k := Key{e.PartitionKey, e.RowKey}
 	if _, ok := t.rows[k]; ok {
-		return "", fail(ts.CodeEntityAlreadyExists)
+		return "", fail(edm.CodeEntityAlreadyExists)
 	}
 	s := stored(e, m.newETag())
 	t.rows[k] = s
@@ -39,7 +40,7 @@ func (m *Model) Get(tableName, pk, rk string, sel []string) (*ts.Entity, error) 
 	}
 	s, ok := t.rows[Key{pk, rk}]
 	if !ok {
-		return nil, fail(ts.CodeResourceNotFound)
+		return nil, fail(edm.CodeResourceNotFound)
 	}
 	return project(s, sel), nil
 }
@@ -67,7 +68,7 @@ func project(s *ts.Entity, sel []string) *ts.Entity {
 // matches any) and returns the new ETag.
 func (m *Model) Update(tableName string, e *ts.Entity, mode ts.UpdateMode, ifMatch ts.ETag) (ts.ETag, error) {
 	if !wellFormedETag(ifMatch) || (mode != ts.Merge && mode != ts.Replace) {
-		return "", fail(ts.CodeInvalidInput)
+		return "", fail(edm.CodeInvalidInput)
 	}
 	t, err := m.table(tableName)
 	if err != nil {
@@ -79,10 +80,10 @@ func (m *Model) Update(tableName string, e *ts.Entity, mode ts.UpdateMode, ifMat
 	k := Key{e.PartitionKey, e.RowKey}
 	old, ok := t.rows[k]
 	if !ok {
-		return "", fail(ts.CodeResourceNotFound)
+		return "", fail(edm.CodeResourceNotFound)
 	}
 	if ifMatch != ts.ETagAny && ifMatch != old.ETag {
-		return "", fail(ts.CodeUpdateConditionNotSatisfied)
+		return "", fail(edm.CodeUpdateConditionNotSatisfied)
 	}
 	s := m.write(old, e, mode)
 	t.rows[k] = s
@@ -93,7 +94,7 @@ func (m *Model) Update(tableName string, e *ts.Entity, mode ts.UpdateMode, ifMat
 // the new ETag.
 func (m *Model) Upsert(tableName string, e *ts.Entity, mode ts.UpdateMode) (ts.ETag, error) {
 	if mode != ts.Merge && mode != ts.Replace {
-		return "", fail(ts.CodeInvalidInput)
+		return "", fail(edm.CodeInvalidInput)
 	}
 	t, err := m.table(tableName)
 	if err != nil {
@@ -125,7 +126,7 @@ func (m *Model) write(old, e *ts.Entity, mode ts.UpdateMode) *ts.Entity {
 // Delete removes an entity whose ETag matches ifMatch.
 func (m *Model) Delete(tableName, pk, rk string, ifMatch ts.ETag) error {
 	if !wellFormedETag(ifMatch) {
-		return fail(ts.CodeInvalidInput)
+		return fail(edm.CodeInvalidInput)
 	}
 	t, err := m.table(tableName)
 	if err != nil {
@@ -134,10 +135,10 @@ func (m *Model) Delete(tableName, pk, rk string, ifMatch ts.ETag) error {
 	k := Key{pk, rk}
 	old, ok := t.rows[k]
 	if !ok {
-		return fail(ts.CodeResourceNotFound)
+		return fail(edm.CodeResourceNotFound)
 	}
 	if ifMatch != ts.ETagAny && ifMatch != old.ETag {
-		return fail(ts.CodeUpdateConditionNotSatisfied)
+		return fail(edm.CodeUpdateConditionNotSatisfied)
 	}
 	delete(t.rows, k)
 	return nil

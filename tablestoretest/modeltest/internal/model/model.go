@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // Model is the reference store: a set of tables.
@@ -60,7 +61,7 @@ func (m *Model) CreateTable(name string) error {
 	}
 	lower := strings.ToLower(name)
 	if _, ok := m.tables[lower]; ok {
-		return fail(ts.CodeTableAlreadyExists)
+		return fail(edm.CodeTableAlreadyExists)
 	}
 	m.tables[lower] = &table{name: name, rows: map[Key]*ts.Entity{}}
 	return nil
@@ -70,7 +71,7 @@ func (m *Model) CreateTable(name string) error {
 func (m *Model) DeleteTable(name string) error {
 	lower := strings.ToLower(name)
 	if _, ok := m.tables[lower]; !ok {
-		return fail(ts.CodeResourceNotFound)
+		return fail(edm.CodeResourceNotFound)
 	}
 	delete(m.tables, lower)
 	return nil
@@ -94,7 +95,7 @@ func (m *Model) TableNames() []string {
 // listing: the test concatenates the engine's pages to compare.
 func (m *Model) ListTables(prefix string, top int) ([]string, error) {
 	if top < 0 || top > 1000 {
-		return nil, fail(ts.CodeInvalidInput)
+		return nil, fail(edm.CodeInvalidInput)
 	}
 	var names []string
 	for _, n := range m.TableNames() {
@@ -109,7 +110,7 @@ func (m *Model) ListTables(prefix string, top int) ([]string, error) {
 func (m *Model) table(name string) (*table, error) {
 	t, ok := m.tables[strings.ToLower(name)]
 	if !ok {
-		return nil, fail(ts.CodeTableNotFound)
+		return nil, fail(edm.CodeTableNotFound)
 	}
 	return t, nil
 }

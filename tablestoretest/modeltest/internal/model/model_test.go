@@ -6,6 +6,7 @@ import (
 	"time"
 
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // code returns the model error's code and index, or ("", -1) for nil.
@@ -30,15 +31,15 @@ func TestTableNames(t *testing.T) {
 		want ts.Code
 	}{
 		{"abc", ""},
-		{"ABC", ts.CodeTableAlreadyExists},
+		{"ABC", edm.CodeTableAlreadyExists},
 		{"Mixed1Case", ""},
-		{"mixed1case", ts.CodeTableAlreadyExists},
-		{"ab", ts.CodeOutOfRangeInput},
+		{"mixed1case", edm.CodeTableAlreadyExists},
+		{"ab", edm.CodeOutOfRangeInput},
 		{strings.Repeat("a", 63), ""},
-		{strings.Repeat("a", 64), ts.CodeOutOfRangeInput},
-		{"1abc", ts.CodeInvalidResourceName},
-		{"a-bc", ts.CodeInvalidResourceName},
-		{"tables", ts.CodeInvalidInput},
+		{strings.Repeat("a", 64), edm.CodeOutOfRangeInput},
+		{"1abc", edm.CodeInvalidResourceName},
+		{"a-bc", edm.CodeInvalidResourceName},
+		{"tables", edm.CodeInvalidInput},
 	} {
 		if got, _ := code(m.CreateTable(tc.name)); got != tc.want {
 			t.Errorf("CreateTable(%q) = %q, want %q", tc.name, got, tc.want)
@@ -51,10 +52,10 @@ func TestTableNames(t *testing.T) {
 	if got, _ := code(m.DeleteTable("MIXED1CASE")); got != "" {
 		t.Errorf("DeleteTable: %q", got)
 	}
-	if got, _ := code(m.DeleteTable("mixed1case")); got != ts.CodeResourceNotFound {
+	if got, _ := code(m.DeleteTable("mixed1case")); got != edm.CodeResourceNotFound {
 		t.Errorf("second DeleteTable: %q", got)
 	}
-	if _, err := m.Insert("mixed1case", &ts.Entity{PartitionKey: "p", RowKey: "r"}); errCode(err) != ts.CodeTableNotFound {
+	if _, err := m.Insert("mixed1case", &ts.Entity{PartitionKey: "p", RowKey: "r"}); errCode(err) != edm.CodeTableNotFound {
 		t.Errorf("Insert into deleted table: %v", err)
 	}
 }
@@ -76,22 +77,22 @@ func TestEntityRules(t *testing.T) {
 		want ts.Code
 	}{
 		{e("p", "r", map[string]any{"A": int32(1), "N": nil}), ""},
-		{e("p", "r", nil), ts.CodeEntityAlreadyExists},
+		{e("p", "r", nil), edm.CodeEntityAlreadyExists},
 		{e("", "r", nil), ""},
 		{e("p", "", nil), ""},
 		{e("", "", nil), ""},
-		{e("", "", nil), ts.CodeEntityAlreadyExists},
-		{e("a/b", "r", nil), ts.CodeOutOfRangeInput},
-		{e("p", "a\x7fb", nil), ts.CodeOutOfRangeInput},
-		{e("p", strings.Repeat("k", 1025), nil), ts.CodeKeyValueTooLarge},
+		{e("", "", nil), edm.CodeEntityAlreadyExists},
+		{e("a/b", "r", nil), edm.CodeOutOfRangeInput},
+		{e("p", "a\x7fb", nil), edm.CodeOutOfRangeInput},
+		{e("p", strings.Repeat("k", 1025), nil), edm.CodeKeyValueTooLarge},
 		{e("p", strings.Repeat("k", 1024), nil), ""},
-		{e("p", "r2", many), ts.CodeTooManyProperties},
-		{e("p", "r3", map[string]any{"1abc": int32(1)}), ts.CodePropertyNameInvalid},
-		{e("p", "r4", map[string]any{"A": float32(1)}), ts.CodeInvalidValueType},
-		{e("p", "r4", map[string]any{"A": uint64(1 << 63)}), ts.CodeOutOfRangeInput},
+		{e("p", "r2", many), edm.CodeTooManyProperties},
+		{e("p", "r3", map[string]any{"1abc": int32(1)}), edm.CodePropertyNameInvalid},
+		{e("p", "r4", map[string]any{"A": float32(1)}), edm.CodeInvalidValueType},
+		{e("p", "r4", map[string]any{"A": uint64(1 << 63)}), edm.CodeOutOfRangeInput},
 		{e("p", "r4", map[string]any{"A": 1, "B": 1 << 40, "C": uint8(3)}), ""},
-		{e("p", "r5", map[string]any{"A": strings.Repeat("s", 32769)}), ts.CodePropertyValueTooLarge},
-		{e("p", "r6", map[string]any{"A": time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC)}), ts.CodeOutOfRangeInput},
+		{e("p", "r5", map[string]any{"A": strings.Repeat("s", 32769)}), edm.CodePropertyValueTooLarge},
+		{e("p", "r6", map[string]any{"A": time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC)}), edm.CodeOutOfRangeInput},
 		{e("p", "r7", map[string]any{"A": strings.Repeat("s", 32768)}), ""},
 	} {
 		if _, err := m.Insert("t1x", tc.e); errCode(err) != tc.want {
@@ -116,7 +117,7 @@ func TestUpdateAndDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	v1, _ := m.Insert("tab", &ts.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"A": int32(1), "B": "b"}})
-	if _, err := m.Update("tab", &ts.Entity{PartitionKey: "p", RowKey: "r"}, ts.Merge, ""); err == nil || err.(*Error).Code != ts.CodeInvalidInput {
+	if _, err := m.Update("tab", &ts.Entity{PartitionKey: "p", RowKey: "r"}, ts.Merge, ""); err == nil || err.(*Error).Code != edm.CodeInvalidInput {
 		t.Fatalf("empty If-Match: %v", err)
 	}
 	v2, err := m.Update("tab", &ts.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"A": int32(2), "B": nil, "C": true}}, ts.Merge, v1)
@@ -127,7 +128,7 @@ func TestUpdateAndDelete(t *testing.T) {
 	if len(got.Properties) != 3 || got.Properties["A"] != int32(2) || got.Properties["B"] != "b" || got.Properties["C"] != true {
 		t.Fatalf("after merge: %v", got.Properties)
 	}
-	if c, _ := code(m.Delete("tab", "p", "r", v1)); c != ts.CodeUpdateConditionNotSatisfied {
+	if c, _ := code(m.Delete("tab", "p", "r", v1)); c != edm.CodeUpdateConditionNotSatisfied {
 		t.Fatalf("delete with stale ETag: %q", c)
 	}
 	if _, err := m.Update("tab", &ts.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"D": int64(4)}}, ts.Replace, ts.ETagAny); err != nil {
@@ -137,16 +138,16 @@ func TestUpdateAndDelete(t *testing.T) {
 	if len(got.Properties) != 1 || got.Properties["D"] != int64(4) {
 		t.Fatalf("after replace, select D,A: %v", got.Properties)
 	}
-	if c, _ := code(m.Delete("tab", "p", "r", v2)); c != ts.CodeUpdateConditionNotSatisfied {
+	if c, _ := code(m.Delete("tab", "p", "r", v2)); c != edm.CodeUpdateConditionNotSatisfied {
 		t.Fatalf("delete with replaced ETag: %q", c)
 	}
 	if err := m.Delete("tab", "p", "r", ts.ETagAny); err != nil {
 		t.Fatal(err)
 	}
-	if c, _ := code(m.Delete("tab", "p", "r", ts.ETagAny)); c != ts.CodeResourceNotFound {
+	if c, _ := code(m.Delete("tab", "p", "r", ts.ETagAny)); c != edm.CodeResourceNotFound {
 		t.Fatalf("second delete: %q", c)
 	}
-	if _, err := m.Update("tab", &ts.Entity{PartitionKey: "p", RowKey: "r"}, ts.Merge, ts.ETagAny); errCode(err) != ts.CodeResourceNotFound {
+	if _, err := m.Update("tab", &ts.Entity{PartitionKey: "p", RowKey: "r"}, ts.Merge, ts.ETagAny); errCode(err) != edm.CodeResourceNotFound {
 		t.Fatalf("update of missing: %v", err)
 	}
 }
@@ -171,17 +172,17 @@ func TestTransactionRules(t *testing.T) {
 		code    ts.Code
 		index   int
 	}{
-		{"missing table", "nope", []ts.TransactionAction{ins("p", "a")}, ts.CodeTableNotFound, 0},
-		{"empty", "tab", nil, ts.CodeInvalidInput, 0},
-		{"101 actions", "tab", hundredOne, ts.CodeInvalidInput, 0},
-		{"other partition", "tab", []ts.TransactionAction{ins("p", "a"), ins("p", "b"), ins("q", "c"), ins("r", "d")}, ts.CodeCommandsInBatchActOnDifferentPartitions, 2},
-		{"duplicate row", "tab", []ts.TransactionAction{ins("p", "a"), ins("p", "b"), ins("p", "c"), ins("p", "b")}, ts.CodeInvalidDuplicateRow, 3},
-		{"insert existing", "tab", []ts.TransactionAction{ins("p", "a"), ins("p", "exists")}, ts.CodeEntityAlreadyExists, 1},
-		{"update missing", "tab", []ts.TransactionAction{ins("p", "a"), act(ts.ActionUpdateMerge, "p", "b", "*")}, ts.CodeResourceNotFound, 1},
-		{"stale etag", "tab", []ts.TransactionAction{act(ts.ActionDelete, "p", "exists", `W/"m999"`)}, ts.CodeUpdateConditionNotSatisfied, 0},
-		{"if-match on insert", "tab", []ts.TransactionAction{ins("p", "a"), act(ts.ActionInsert, "p", "b", "*")}, ts.CodeInvalidInput, 1},
-		{"no if-match on delete", "tab", []ts.TransactionAction{ins("p", "a"), act(ts.ActionDelete, "p", "exists", "")}, ts.CodeInvalidInput, 1},
-		{"bad entity", "tab", []ts.TransactionAction{ins("p", "a"), {Type: ts.ActionUpsertReplace, Entity: &ts.Entity{PartitionKey: "p", RowKey: "b", Properties: map[string]any{"x-y": int32(1)}}}}, ts.CodePropertyNameInvalid, 1},
+		{"missing table", "nope", []ts.TransactionAction{ins("p", "a")}, edm.CodeTableNotFound, 0},
+		{"empty", "tab", nil, edm.CodeInvalidInput, 0},
+		{"101 actions", "tab", hundredOne, edm.CodeInvalidInput, 0},
+		{"other partition", "tab", []ts.TransactionAction{ins("p", "a"), ins("p", "b"), ins("q", "c"), ins("r", "d")}, edm.CodeCommandsInBatchActOnDifferentPartitions, 2},
+		{"duplicate row", "tab", []ts.TransactionAction{ins("p", "a"), ins("p", "b"), ins("p", "c"), ins("p", "b")}, edm.CodeInvalidDuplicateRow, 3},
+		{"insert existing", "tab", []ts.TransactionAction{ins("p", "a"), ins("p", "exists")}, edm.CodeEntityAlreadyExists, 1},
+		{"update missing", "tab", []ts.TransactionAction{ins("p", "a"), act(ts.ActionUpdateMerge, "p", "b", "*")}, edm.CodeResourceNotFound, 1},
+		{"stale etag", "tab", []ts.TransactionAction{act(ts.ActionDelete, "p", "exists", `W/"m999"`)}, edm.CodeUpdateConditionNotSatisfied, 0},
+		{"if-match on insert", "tab", []ts.TransactionAction{ins("p", "a"), act(ts.ActionInsert, "p", "b", "*")}, edm.CodeInvalidInput, 1},
+		{"no if-match on delete", "tab", []ts.TransactionAction{ins("p", "a"), act(ts.ActionDelete, "p", "exists", "")}, edm.CodeInvalidInput, 1},
+		{"bad entity", "tab", []ts.TransactionAction{ins("p", "a"), {Type: ts.ActionUpsertReplace, Entity: &ts.Entity{PartitionKey: "p", RowKey: "b", Properties: map[string]any{"x-y": int32(1)}}}}, edm.CodePropertyNameInvalid, 1},
 		{"100 actions", "tab", hundred, "", -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package model
 
 import (
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // QueryPartition is Query restricted to partition pk: the entities of pk
@@ -38,7 +39,7 @@ func (m *Model) DeleteRange(tableName, pk, from, to string) error {
 		}
 	}
 	if from != "" && to != "" && from > to {
-		return fail(ts.CodeInvalidInput)
+		return fail(edm.CodeInvalidInput)
 	}
 	t, err := m.table(tableName)
 	if err != nil {

@@ -2,11 +2,11 @@ package model
 
 import (
 	"errors"
-	"github.com/tablestore/tablestore/edm"
 	"slices"
 	"time"
 
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 )
 
@@ -21,7 +21,7 @@ func (m *Model) Query(tableName string, q ts.Query) ([]*ts.Entity, error) {
 	// Like every operation, a query rejects bad input before it looks for
 	// the table.
 	if q.Top < 0 || q.Top > 1000 {
-		return nil, fail(ts.CodeInvalidInput)
+		return nil, fail(edm.CodeInvalidInput)
 	}
 	f, err := filter.Compile(q.Filter, &filter.DefaultLimits)
 	if err != nil {
@@ -29,7 +29,7 @@ func (m *Model) Query(tableName string, q ts.Query) ([]*ts.Entity, error) {
 		if errors.As(err, &fe) {
 			return nil, fail(fe.Code)
 		}
-		return nil, fail(ts.CodeInvalidInput)
+		return nil, fail(edm.CodeInvalidInput)
 	}
 	t, err := m.table(tableName)
 	if err != nil {

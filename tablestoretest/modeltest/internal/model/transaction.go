@@ -2,6 +2,7 @@ package model
 
 import (
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // Transaction limits: actions, and data bytes (see dataSize).
@@ -35,22 +36,22 @@ const (
 func (m *Model) SubmitTransaction(tableName string, actions []ts.TransactionAction) ([]ts.ETag, error) {
 	t, err := m.table(tableName)
 	if err != nil {
-		return nil, failAt(ts.CodeTableNotFound, 0)
+		return nil, failAt(edm.CodeTableNotFound, 0)
 	}
 	if len(actions) == 0 || len(actions) > maxActions {
-		return nil, failAt(ts.CodeInvalidInput, 0)
+		return nil, failAt(edm.CodeInvalidInput, 0)
 	}
 	seen := map[string]bool{}
 	size := 0
 	for i, a := range actions {
 		if a.Entity == nil {
-			return nil, failAt(ts.CodeInvalidInput, i)
+			return nil, failAt(edm.CodeInvalidInput, i)
 		}
 		if a.Entity.PartitionKey != actions[0].Entity.PartitionKey {
-			return nil, failAt(ts.CodeCommandsInBatchActOnDifferentPartitions, i)
+			return nil, failAt(edm.CodeCommandsInBatchActOnDifferentPartitions, i)
 		}
 		if seen[a.Entity.RowKey] {
-			return nil, failAt(ts.CodeInvalidDuplicateRow, i)
+			return nil, failAt(edm.CodeInvalidDuplicateRow, i)
 		}
 		seen[a.Entity.RowKey] = true
 		if err := checkAction(a); err != nil {
@@ -58,7 +59,7 @@ func (m *Model) SubmitTransaction(tableName string, actions []ts.TransactionActi
 		}
 		size += dataSize(a.Entity, a.Type == ts.ActionDelete)
 		if size > maxPayload {
-			return nil, failAt(ts.CodeRequestBodyTooLarge, i)
+			return nil, failAt(edm.CodeRequestBodyTooLarge, i)
 		}
 	}
 	// Check every precondition before changing anything.
@@ -67,14 +68,14 @@ func (m *Model) SubmitTransaction(tableName string, actions []ts.TransactionActi
 		switch a.Type {
 		case ts.ActionInsert:
 			if exists {
-				return nil, failAt(ts.CodeEntityAlreadyExists, i)
+				return nil, failAt(edm.CodeEntityAlreadyExists, i)
 			}
 		case ts.ActionUpdateMerge, ts.ActionUpdateReplace, ts.ActionDelete:
 			if !exists {
-				return nil, failAt(ts.CodeResourceNotFound, i)
+				return nil, failAt(edm.CodeResourceNotFound, i)
 			}
 			if a.IfMatch != ts.ETagAny && a.IfMatch != old.ETag {
-				return nil, failAt(ts.CodeUpdateConditionNotSatisfied, i)
+				return nil, failAt(edm.CodeUpdateConditionNotSatisfied, i)
 			}
 		}
 	}
@@ -102,22 +103,22 @@ func checkAction(a ts.TransactionAction) error {
 	switch a.Type {
 	case ts.ActionInsert, ts.ActionUpsertMerge, ts.ActionUpsertReplace:
 		if a.IfMatch != "" {
-			return fail(ts.CodeInvalidInput)
+			return fail(edm.CodeInvalidInput)
 		}
 		return checkEntity(a.Entity)
 	case ts.ActionUpdateMerge, ts.ActionUpdateReplace:
 		if !wellFormedETag(a.IfMatch) {
-			return fail(ts.CodeInvalidInput)
+			return fail(edm.CodeInvalidInput)
 		}
 		return checkEntity(a.Entity)
 	case ts.ActionDelete:
 		if !wellFormedETag(a.IfMatch) {
-			return fail(ts.CodeInvalidInput)
+			return fail(edm.CodeInvalidInput)
 		}
 		if err := checkKey(a.Entity.PartitionKey); err != nil {
 			return err
 		}
 		return checkKey(a.Entity.RowKey)
 	}
-	return fail(ts.CodeInvalidInput)
+	return fail(edm.CodeInvalidInput)
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // Azure's limits, as the protocol digest states them.
@@ -33,14 +34,14 @@ func checkTableName(name string) error {
 		letter := (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z')
 		digit := r >= '0' && r <= '9'
 		if !letter && !(digit && i > 0) {
-			return fail(ts.CodeInvalidResourceName)
+			return fail(edm.CodeInvalidResourceName)
 		}
 	}
 	if len(name) < 3 || len(name) > 63 {
-		return fail(ts.CodeOutOfRangeInput)
+		return fail(edm.CodeOutOfRangeInput)
 	}
 	if name == "tables" {
-		return fail(ts.CodeInvalidInput)
+		return fail(edm.CodeInvalidInput)
 	}
 	return nil
 }
@@ -51,14 +52,14 @@ func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
 // checkKey checks one PartitionKey or RowKey value; "" is a valid key.
 func checkKey(v string) error {
 	if !utf8.ValidString(v) {
-		return fail(ts.CodeOutOfRangeInput)
+		return fail(edm.CodeOutOfRangeInput)
 	}
 	if utf16Len(v) > maxKeyUnits {
-		return fail(ts.CodeKeyValueTooLarge)
+		return fail(edm.CodeKeyValueTooLarge)
 	}
 	for _, r := range v {
 		if r == '/' || r == '\\' || r == '#' || r == '?' || r <= 0x1F || (r >= 0x7F && r <= 0x9F) {
-			return fail(ts.CodeOutOfRangeInput)
+			return fail(edm.CodeOutOfRangeInput)
 		}
 	}
 	return nil
@@ -67,15 +68,15 @@ func checkKey(v string) error {
 // checkPropertyName applies the C#-identifier rule and the length limit.
 func checkPropertyName(name string) error {
 	if len([]rune(name)) > maxNameLen {
-		return fail(ts.CodePropertyNameTooLong)
+		return fail(edm.CodePropertyNameTooLong)
 	}
 	if name == "" || !utf8.ValidString(name) {
-		return fail(ts.CodePropertyNameInvalid)
+		return fail(edm.CodePropertyNameInvalid)
 	}
 	for i, r := range name {
 		ok := r == '_' || unicode.IsLetter(r) || (i > 0 && unicode.IsDigit(r))
 		if !ok {
-			return fail(ts.CodePropertyNameInvalid)
+			return fail(edm.CodePropertyNameInvalid)
 		}
 	}
 	return nil
@@ -110,7 +111,7 @@ func valueSize(v any) (int, bool) {
 // the entity size. A nil value is "no value": it is not checked at all.
 func checkEntity(e *ts.Entity) error {
 	if e == nil {
-		return fail(ts.CodeInvalidInput)
+		return fail(edm.CodeInvalidInput)
 	}
 	if err := checkKey(e.PartitionKey); err != nil {
 		return err
@@ -125,7 +126,7 @@ func checkEntity(e *ts.Entity) error {
 		}
 	}
 	if n > maxUserProperties {
-		return fail(ts.CodeTooManyProperties)
+		return fail(edm.CodeTooManyProperties)
 	}
 	for name, v := range e.Properties {
 		if v == nil {
@@ -133,38 +134,38 @@ func checkEntity(e *ts.Entity) error {
 		}
 		switch name {
 		case "PartitionKey", "RowKey", "Timestamp":
-			return fail(ts.CodeInvalidInput) // the entity's own fields
+			return fail(edm.CodeInvalidInput) // the entity's own fields
 		}
 		if err := checkPropertyName(name); err != nil {
 			return err
 		}
 		if _, ok := valueSize(v); !ok {
-			return fail(ts.CodeInvalidValueType)
+			return fail(edm.CodeInvalidValueType)
 		}
 		switch v := v.(type) {
 		case string:
 			if !utf8.ValidString(v) {
-				return fail(ts.CodeInvalidInput)
+				return fail(edm.CodeInvalidInput)
 			}
 			if 2*utf16Len(v) > maxValueBytes {
-				return fail(ts.CodePropertyValueTooLarge)
+				return fail(edm.CodePropertyValueTooLarge)
 			}
 		case []byte:
 			if len(v) > maxValueBytes {
-				return fail(ts.CodePropertyValueTooLarge)
+				return fail(edm.CodePropertyValueTooLarge)
 			}
 		case time.Time:
 			if v.Before(minDateTime) || !v.Before(maxDateTime) {
-				return fail(ts.CodeOutOfRangeInput)
+				return fail(edm.CodeOutOfRangeInput)
 			}
 		case uint, uint64:
 			if _, ok := goInt(v); !ok {
-				return fail(ts.CodeOutOfRangeInput)
+				return fail(edm.CodeOutOfRangeInput)
 			}
 		}
 	}
 	if entitySize(e, false) > maxEntityBytes {
-		return fail(ts.CodeEntityTooLarge)
+		return fail(edm.CodeEntityTooLarge)
 	}
 	return nil
 }
