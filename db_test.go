@@ -180,18 +180,25 @@ func TestCreateTableIfNotExists(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed)
 }
 
-// TestDeleteLargeTable loads a table on disk, drops it and re-creates the
-// name at once. It logs how long the drop took; it asserts behaviour, not
-// time. TABLESTORE_DELETE_ENTITIES sets the size (default 20,000; the
-// one-million figure in the README comes from
-// TABLESTORE_DELETE_ENTITIES=1000000 go test -run DeleteLarge -v .).
-func TestDeleteLargeTable(t *testing.T) {
+// deleteEntities is the size of the large drop tests:
+// $TABLESTORE_DELETE_ENTITIES, default 20,000.
+func deleteEntities(t *testing.T) int {
 	n := 20_000
 	if s := os.Getenv("TABLESTORE_DELETE_ENTITIES"); s != "" {
 		var err error
 		n, err = strconv.Atoi(s)
 		require.NoError(t, err)
 	}
+	return n
+}
+
+// TestDeleteLargeTable loads a table on disk, drops it and re-creates the
+// name at once. It logs how long the drop took; it asserts behaviour, not
+// time. TABLESTORE_DELETE_ENTITIES sets the size (default 20,000; the
+// one-million figure in the README comes from
+// TABLESTORE_DELETE_ENTITIES=1000000 go test -run DeleteLarge -v .).
+func TestDeleteLargeTable(t *testing.T) {
+	n := deleteEntities(t)
 	db, err := Open(t.TempDir(), &Options{NoSync: true})
 	require.NoError(t, err)
 	defer db.Close()

@@ -3,8 +3,6 @@ package tablestore
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -289,12 +287,7 @@ func TestPartitionDeleteAtomic(t *testing.T) {
 // 20,000; TABLESTORE_DELETE_ENTITIES=1000000 go test -run
 // DeleteLargePartition -v . gives the README's figure).
 func TestDeleteLargePartition(t *testing.T) {
-	n := 20_000
-	if s := os.Getenv("TABLESTORE_DELETE_ENTITIES"); s != "" {
-		var err error
-		n, err = strconv.Atoi(s)
-		require.NoError(t, err)
-	}
+	n := deleteEntities(t)
 	db, err := Open(t.TempDir(), &Options{NoSync: true})
 	require.NoError(t, err)
 	defer db.Close()
