@@ -15,7 +15,7 @@ import (
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/server"
-	"github.com/tablestore/tablestore/server/console"
+	"github.com/tablestore/tablestore/console"
 )
 
 // consoleTokenEnv names the environment variable that fixes the console's

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/server"
-	"github.com/tablestore/tablestore/server/console"
+	"github.com/tablestore/tablestore/console"
 )
 
 // screenshotDir is where TestConsoleInBrowser writes its screenshots; by

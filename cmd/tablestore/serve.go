@@ -25,7 +25,7 @@ import (
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/replicate"
 	"github.com/tablestore/tablestore/server"
-	"github.com/tablestore/tablestore/server/console"
+	"github.com/tablestore/tablestore/console"
 )
 
 // logLevels are the --log-level values of serve.
