@@ -19,8 +19,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
-	"github.com/tablestore/tablestore/server"
 	"github.com/tablestore/tablestore/console"
+	"github.com/tablestore/tablestore/server"
 )
 
 // screenshotDir is where TestConsoleInBrowser writes its screenshots; by
