@@ -69,7 +69,7 @@ func TestReplicateCommand(t *testing.T) {
 	require.NoError(t, db.Close())
 	ok(t, "replicate", "--store", store, "--to", conn, "--once", "Orders")
 	require.Contains(t, ok(t, "export", "--store", conn, "Orders").stdout, "brief")
-	time.Sleep(time.Until(until))
+	time.Sleep(time.Until(until)) // sleep: the entity expires when the wall clock passes Until; the command has no clock to set
 	db, err = ts.Open(store, nil)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {

@@ -599,7 +599,7 @@ func (q *request) fail(err error) {}
 // time.Sleep: a sleep there says why with a "// sleep: reason" comment at
 // the end of its line (a random moment to kill a child at, a
 // client's back-off, the polling interval of a condition with no event).
-var sleepDirs = []string{".", "server"}
+var sleepDirs = []string{".", "server", "console", "cmd/tablestore"}
 
 // unexplainedSleeps reports the lines of the time.Sleep calls of f
 // without a "// sleep:" comment on their line.
