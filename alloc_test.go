@@ -127,7 +127,7 @@ func TestAllocsPerEntityTyped(t *testing.T) {
 		read  func() int
 	}{
 		{"page into structs", 2, func() int {
-			page, err := QueryPageAs[allocRow](ctx, tbl, Query{Top: 1000})
+			page, err := QueryStructPage[allocRow](ctx, tbl, Query{Top: 1000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +136,7 @@ func TestAllocsPerEntityTyped(t *testing.T) {
 		// The record's copy with its ETag; the result stays on the stack.
 		{"get into a struct, per entity", 1.5, func() int {
 			for i := 0; i < rows; i++ {
-				if _, err := GetAs[allocRow](ctx, tbl, "p0000000", "r0000007", nil); err != nil {
+				if _, err := GetStruct[allocRow](ctx, tbl, "p0000000", "r0000007", nil); err != nil {
 					t.Fatal(err)
 				}
 			}

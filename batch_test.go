@@ -29,7 +29,7 @@ func TestBatchStructActions(t *testing.T) {
 	require.False(t, a.Timestamp.IsZero())
 	require.Empty(t, byValue.ETag, "a struct passed by value is not changed")
 	for _, v := range []*Customer{a, b, &byValue} {
-		got, err := GetAs[Customer](ctx, tbl, v.PartitionKey, v.RowKey, nil)
+		got, err := GetStruct[Customer](ctx, tbl, v.PartitionKey, v.RowKey, nil)
 		require.NoError(t, err)
 		want, err := MarshalEntity(v)
 		require.NoError(t, err)
@@ -69,7 +69,7 @@ func TestBatchStructActions(t *testing.T) {
 	require.Equal(t, "q", byPtr.PartitionKey)
 	require.Empty(t, byVal.PartitionKey, "a struct passed by value is copied, not changed")
 	for _, rk := range []string{"1", "2"} {
-		_, err := GetAs[Customer](ctx, tbl, "q", rk, nil)
+		_, err := GetStruct[Customer](ctx, tbl, "q", rk, nil)
 		require.NoError(t, err)
 	}
 	err = p.NewBatch().UpsertStruct(c("q", "3"), Merge).UpsertStruct(c("other", "4"), Merge).Submit(ctx)

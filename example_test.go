@@ -258,8 +258,8 @@ type Employee struct {
 	ETag         tablestore.ETag
 }
 
-// GetAs reads an entity straight into a struct; InsertStruct writes one.
-func ExampleGetAs() {
+// GetStruct reads an entity straight into a struct; InsertStruct writes one.
+func ExampleGetStruct() {
 	ctx := context.Background()
 	db, err := tablestore.OpenInMemory(nil)
 	if err != nil {
@@ -276,7 +276,7 @@ func ExampleGetAs() {
 		panic(err)
 	}
 
-	ana, err := tablestore.GetAs[Employee](ctx, staff, "Sales", "0042", nil)
+	ana, err := tablestore.GetStruct[Employee](ctx, staff, "Sales", "0042", nil)
 	if err != nil {
 		panic(err)
 	}
@@ -292,8 +292,8 @@ func ExampleGetAs() {
 	// ana@example.com
 }
 
-// QueryAs yields every match as a struct, page after page.
-func ExampleQueryAs() {
+// QueryStructs yields every match as a struct, page after page.
+func ExampleQueryStructs() {
 	ctx := context.Background()
 	db, err := tablestore.OpenInMemory(nil)
 	if err != nil {
@@ -314,7 +314,7 @@ func ExampleQueryAs() {
 		}
 	}
 
-	for e, err := range tablestore.QueryAs[Employee](ctx, staff, tablestore.Query{Filter: "Age gt 30"}) {
+	for e, err := range tablestore.QueryStructs[Employee](ctx, staff, tablestore.Query{Filter: "Age gt 30"}) {
 		if err != nil {
 			panic(err)
 		}

@@ -234,8 +234,8 @@ func (r *runner) get(op *Op) {
 	if wantErr == nil {
 		r.sameEntity(op.table, got, want)
 	}
-	typed, typedErr := ts.GetAs[typedRow](r.ctx, r.table(op), op.pk, op.rk, opts)
-	r.sameTyped("GetAs", got, gotErr, typed, typedErr)
+	typed, typedErr := ts.GetStruct[typedRow](r.ctx, r.table(op), op.pk, op.rk, opts)
+	r.sameTyped("GetStruct", got, gotErr, typed, typedErr)
 }
 
 func (r *runner) delete(op *Op) {
