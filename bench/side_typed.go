@@ -64,7 +64,7 @@ func typedOf(rec *record) *typedRow {
 func typedActions(recs []record) []tablestore.TransactionAction {
 	actions := make([]tablestore.TransactionAction, len(recs))
 	for i := range recs {
-		actions[i] = tablestore.TransactionAction{Type: tablestore.ActionUpsertReplace, Struct: typedOf(&recs[i])}
+		actions[i] = tablestore.TransactionAction{Type: tablestore.ActionUpsertReplace, Entity: tablestore.StructEntity(typedOf(&recs[i]))}
 	}
 	return actions
 }
