@@ -9,10 +9,10 @@ import (
 )
 
 // TestBatchStructActions checks the batch builder's struct actions: each
-// adds the TransactionAction with Struct set, so a batch of them stores
-// what the same batch of MarshalEntity's entities stores, sets the
-// Timestamp and ETag fields of structs passed by pointer, and in a
-// partition's batch fills an empty PartitionKey.
+// adds the TransactionAction whose Entity is StructEntity(v), so a batch
+// of them stores what the same batch of MarshalEntity's entities stores,
+// sets the Timestamp and ETag fields of structs passed by pointer, and in
+// a partition's batch fills an empty PartitionKey.
 func TestBatchStructActions(t *testing.T) {
 	db := openTestDB(t, nil)
 	tbl, err := db.CreateTable(ctx, "BatchStructs")

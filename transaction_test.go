@@ -310,7 +310,7 @@ func TestTransactionDataLimit(t *testing.T) {
 }
 
 // TestTransactionStructsMatchMaps submits every struct write case as a
-// transaction action twice: as Struct, and as Entity set to MarshalEntity's
+// transaction action twice: as StructEntity(v), and as MarshalEntity's
 // result. Errors and stored entities must be the same.
 func TestTransactionStructsMatchMaps(t *testing.T) {
 	db := openTestDB(t, nil)
