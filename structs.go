@@ -115,8 +115,8 @@ func UnmarshalEntity(e *Entity, v any) error {
 	return coded(structmap.Unmarshal(k, e.Properties, rv.Elem()))
 }
 
-// GetStruct reads one entity straight into a new T, a struct type mapped by
-// the field rules of MarshalEntity, without building an Entity or a
+// GetStruct reads one entity straight into a new T, a struct type mapped
+// by the field rules of MarshalEntity, without building an Entity or a
 // property map. The result equals what Get followed by UnmarshalEntity
 // into a zero T gives, and so do the errors: a T that UnmarshalEntity
 // rejects whatever the entity (InvalidInput when T is not a struct, the
@@ -151,21 +151,21 @@ func decodeOne[T any](d *structmap.Decoder, p *structmap.Plan, r driver.Row) (T,
 	return *out, err
 }
 
-// StructPage is one page of a typed query: the entities as values of T, in
-// (PartitionKey, RowKey) order, and the continuation as in Page.
+// StructPage is one page of a typed query: the entities as values of T,
+// in (PartitionKey, RowKey) order, and the continuation as in Page.
 type StructPage[T any] struct {
 	Entities     []T
 	Continuation string
 	PageCost
 }
 
-// QueryStructPage is QueryPage reading each entity straight into a T, a struct
-// type mapped by the field rules of MarshalEntity, without building
-// entities or property maps. Each element equals what UnmarshalEntity
-// gives for the page's entity into a zero T. Errors: as GetStruct, a T that
-// UnmarshalEntity rejects fails first; then those of QueryPage; then
-// those of UnmarshalEntity for the first entity that fails, which ends
-// the page. Strings of one page share a few large copies.
+// QueryStructPage is QueryPage reading each entity straight into a T, a
+// struct type mapped by the field rules of MarshalEntity, without
+// building entities or property maps. Each element equals what
+// UnmarshalEntity gives for the page's entity into a zero T. Errors: as
+// GetStruct, a T that UnmarshalEntity rejects fails first; then those of
+// QueryPage; then those of UnmarshalEntity for the first entity that
+// fails, which ends the page. Strings of one page share a few large copies.
 func QueryStructPage[T any](ctx context.Context, t *Table, q Query) (*StructPage[T], error) {
 	p, err := planOf[T]()
 	if err != nil {
@@ -178,8 +178,9 @@ func QueryStructPage[T any](ctx context.Context, t *Table, q Query) (*StructPage
 	return readStructPage[T](ctx, t, p, pq)
 }
 
-// QueryStructs is Query reading into values of T, as QueryStructPage does; it
-// yields a pointer to each value, which stays valid and is not reused.
+// QueryStructs is Query reading into values of T, as QueryStructPage
+// does; it yields a pointer to each value, which stays valid and is not
+// reused.
 // Like Query it reads page after page (q.Top is the page size) and stops
 // after q.Limit entities when that is not 0. On an error it yields (nil,
 // err) and stops.
