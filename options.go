@@ -114,6 +114,11 @@ type Options struct {
 	// docs/architecture.md). Negative waits as long as the context allows.
 	// Default: 5 s.
 	WriteTimeout time.Duration
+
+	// Encryption, if set, encrypts every file of the store at rest (see
+	// Encryption); a store made with it opens only with its key.
+	// OpenDriver ignores it. Default: nil (files are plaintext).
+	Encryption *Encryption
 }
 
 const (
@@ -145,7 +150,7 @@ func (o *Options) validate() error {
 	case o.SweepRate > engine.MaxSweepRate:
 		return newError(edm.CodeInvalidInput, "SweepRate %d is over %d", o.SweepRate, engine.MaxSweepRate)
 	}
-	return nil
+	return o.Encryption.validate()
 }
 
 // withDefaults returns a copy of o with every zero field set to its default.
@@ -210,5 +215,6 @@ func (o *Options) engineOptions() engine.Options {
 		MustExist:       o.MustExist,
 		SweepRate:       o.SweepRate,
 		WriteTimeout:    o.WriteTimeout,
+		Keys:            o.Encryption.keys(),
 	}
 }
