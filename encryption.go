@@ -156,3 +156,35 @@ func (db *DB) Rekey(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// checkpointer is implemented by drivers that can write a checkpoint
+// under other encryption than the store's.
+type encryptedCheckpointer interface {
+	CheckpointTo(ctx context.Context, dir string, keys encfs.KeyProvider) error
+}
+
+// CheckpointEncrypted writes a consistent copy of the whole store into
+// directory dir, which must not exist yet, as Checkpoint does, but with
+// every file encrypted under enc (nil: in plain text), whatever the
+// store's own encryption; the copy opens with enc. It converts a store
+// to encryption at rest, or from it, or rewrites every file under new
+// data keys. Unlike Checkpoint it copies every file, and it needs room
+// for two copies while it runs (a temporary directory beside dir, removed
+// when it ends).
+//
+// Errors: InvalidInput for keys of the wrong size, NotImplemented when
+// the store's driver cannot checkpoint, ErrClosed, ctx's error, key and
+// I/O errors.
+func (db *DB) CheckpointEncrypted(ctx context.Context, dir string, enc *Encryption) error {
+	if err := db.checkContext(ctx); err != nil {
+		return err
+	}
+	if err := enc.validate(); err != nil {
+		return err
+	}
+	cp, ok := db.conn.(encryptedCheckpointer)
+	if !ok {
+		return newError(edm.CodeNotImplemented, "this store's driver cannot write a checkpoint")
+	}
+	return mapError(cp.CheckpointTo(ctx, dir, enc.keys()), false)
+}

@@ -373,3 +373,55 @@ func TestEncryptionRekey(t *testing.T) {
 		t.Fatalf("Rekey of an unencrypted store = %v; want InvalidInput", err)
 	}
 }
+
+// TestEncryptionConvert: CheckpointEncrypted turns an unencrypted store
+// into an encrypted copy (no plaintext on disk, opens with the key only)
+// and back.
+func TestEncryptionConvert(t *testing.T) {
+	ctx := context.Background()
+	plainDir := t.TempDir()
+	db, err := ts.Open(plainDir, &ts.Options{MemTableSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillMarkers(t, db)
+	key := encKey(5)
+	encDir := filepath.Join(t.TempDir(), "enc")
+	if err := db.CheckpointEncrypted(ctx, encDir, &ts.Encryption{Key: key}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CheckpointEncrypted(ctx, encDir, &ts.Encryption{Key: key}); err == nil {
+		t.Fatal("a checkpoint into an existing directory succeeded")
+	}
+	if err := db.CheckpointEncrypted(ctx, filepath.Join(t.TempDir(), "x"), &ts.Encryption{Key: key[:3]}); ts.ErrorCode(err) != edm.CodeInvalidInput {
+		t.Fatalf("a 3-byte key: %v; want InvalidInput", err)
+	}
+	db.Close()
+	scanForMarkers(t, encDir)
+	if entries, _ := os.ReadDir(filepath.Dir(encDir)); len(entries) != 1 {
+		t.Fatalf("the temporary checkpoint was left: %v", entries)
+	}
+	if _, err := ts.Open(encDir, nil); !errors.Is(err, ts.ErrEncryptionKey) {
+		t.Fatalf("open the converted store without its key: %v", err)
+	}
+	enc, err := ts.Open(encDir, encOptions(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countEntities(t, enc.Table(encMarkers[0])); n != 600 {
+		t.Fatalf("the encrypted copy holds %d entities, want 600", n)
+	}
+	backDir := filepath.Join(t.TempDir(), "plain")
+	if err := enc.CheckpointEncrypted(ctx, backDir, nil); err != nil {
+		t.Fatal(err)
+	}
+	enc.Close()
+	back, err := ts.Open(backDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	if n := countEntities(t, back.Table(encMarkers[0])); n != 600 {
+		t.Fatalf("the decrypted copy holds %d entities, want 600", n)
+	}
+}

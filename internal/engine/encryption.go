@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/atomicfs"
@@ -85,3 +87,91 @@ func (db *Engine) Rekey(ctx context.Context) (int, error) {
 
 // Encrypted reports whether the store's files are encrypted.
 func (db *Engine) Encrypted() bool { return db.enc != nil }
+
+// CheckpointTo writes a checkpoint of the store into dir, which must not
+// exist, with its files encrypted under keys, or in plain text when keys
+// is nil, whatever the store's own encryption: it checkpoints into a
+// temporary directory beside dir, then copies each file through the
+// target's FS, and removes the temporary directory. The copy opens with
+// keys. Errors: ErrClosed, ctx's error, key and I/O errors.
+func (db *Engine) CheckpointTo(ctx context.Context, dir string, keys encfs.KeyProvider) (err error) {
+	base := db.rawFS()
+	if db.enc != nil {
+		base = db.enc.Unwrap()
+	}
+	if _, err := base.Stat(dir); err == nil {
+		return fmt.Errorf("tablestore: checkpoint into %q: the directory exists", dir)
+	}
+	tmp := dir + ".checkpoint-tmp"
+	if err := base.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := db.Checkpoint(ctx, tmp); err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, base.RemoveAll(tmp)) }()
+	target, _, err := storeFS(base, "", keys)
+	if err != nil {
+		return err
+	}
+	var src vfs.FS = base
+	if db.enc != nil {
+		src = db.enc
+	}
+	if err := base.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	names, err := base.List(tmp)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if name == "LOCK" {
+			continue
+		}
+		if err := copyFile(src, target, src.PathJoin(tmp, name), target.PathJoin(dir, name)); err != nil {
+			return fmt.Errorf("tablestore: checkpoint into %q: %w", dir, err)
+		}
+	}
+	return syncDir(base, dir)
+}
+
+// copyFile copies from (read through fromFS) to to (written through
+// toFS), synced.
+func copyFile(fromFS, toFS vfs.FS, from, to string) error {
+	st, err := fromFS.Stat(from)
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		return fmt.Errorf("%s is a directory", from)
+	}
+	in, err := fromFS.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := toFS.Create(to, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 256<<10)
+	for {
+		n, rerr := in.Read(buf)
+		if n > 0 {
+			if _, err := out.Write(buf[:n]); err != nil {
+				return errors.Join(err, out.Close())
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			return errors.Join(rerr, out.Close())
+		}
+	}
+	return errors.Join(out.Sync(), out.Close())
+}
