@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -258,6 +259,52 @@ func TestPropertyEncryptionBadOptions(t *testing.T) {
 	} {
 		if _, err := ts.OpenInMemory(&ts.Options{PropertyEncryption: p}); ts.ErrorCode(err) != edm.CodeInvalidInput {
 			t.Errorf("%s: %v; want InvalidInput", name, err)
+		}
+	}
+}
+
+// TestPropertyEncryptionTableFeatures: bulk writes seal like other
+// writes; the features that would bypass the seal (reverse queries,
+// indexes, change feeds, TTL, partition deletes) answer NotImplemented
+// on a table with encrypted properties, and work on the others.
+func TestPropertyEncryptionTableFeatures(t *testing.T) {
+	ctx := context.Background()
+	db, err := ts.OpenInMemory(&ts.Options{PropertyEncryption: propEnc("k1", "k1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tb, _ := db.CreateTable(ctx, "Secrets")
+	w, err := tb.NewBulkWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := w.Add(ctx, &ts.Entity{PartitionKey: "p", RowKey: fmt.Sprint(i), Properties: map[string]any{"SSN": fmt.Sprint("s", i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := tb.Get(ctx, "p", "7", nil); err != nil || e.Properties["SSN"] != "s7" {
+		t.Fatalf("a bulk-written entity: %v, %v", e, err)
+	}
+	other, _ := db.CreateTable(ctx, "Other")
+	for name, f := range map[string]func(tb *ts.Table) error{
+		"reverse": func(tb *ts.Table) error { _, err := tb.QueryPage(ctx, ts.Query{Reverse: true}); return err },
+		"index": func(tb *ts.Table) error {
+			return tb.CreateIndex(ctx, ts.IndexSpec{Name: "ix", Properties: []string{"Plain"}})
+		},
+		"feed":      func(tb *ts.Table) error { return tb.EnableChangeFeed(ctx, ts.ChangeFeedOptions{}) },
+		"ttl":       func(tb *ts.Table) error { return tb.SetTTL(ctx, ts.TTL{Default: time.Hour}) },
+		"deleteAll": func(tb *ts.Table) error { return tb.Partition("p").DeleteAll(ctx) },
+	} {
+		if err := f(tb); ts.ErrorCode(err) != edm.CodeNotImplemented {
+			t.Errorf("%s on the encrypted table: %v; want NotImplemented", name, err)
+		}
+		if err := f(other); err != nil {
+			t.Errorf("%s on another table: %v", name, err)
 		}
 	}
 }
