@@ -3,6 +3,7 @@ package encfs
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/subtle"
 	"errors"
 	"io"
 
@@ -36,19 +37,30 @@ func (f *file) xorAt(dst, src []byte, off int64) {
 	}
 	var ctr [ivSize]byte
 	copy(ctr[:], f.iv[:])
-	// ctr += off/16, as a 128-bit big-endian integer.
-	add := uint64(off / aes.BlockSize)
-	for i := ivSize - 1; i >= 0 && add != 0; i-- {
-		sum := uint64(ctr[i]) + add&0xff
+	addCounter(&ctr, uint64(off/aes.BlockSize))
+	if skip := int(off % aes.BlockSize); skip > 0 {
+		// The head, up to the next block boundary, from one block of key
+		// stream, so the rest starts aligned.
+		var ks [aes.BlockSize]byte
+		f.block.Encrypt(ks[:], ctr[:])
+		n := min(aes.BlockSize-skip, len(src))
+		subtle.XORBytes(dst[:n], src[:n], ks[skip:skip+n])
+		if len(src) == n {
+			return
+		}
+		dst, src = dst[n:], src[n:]
+		addCounter(&ctr, 1)
+	}
+	cipher.NewCTR(f.block, ctr[:]).XORKeyStream(dst, src)
+}
+
+// addCounter adds n to ctr, a 128-bit big-endian integer.
+func addCounter(ctr *[ivSize]byte, n uint64) {
+	for i := ivSize - 1; i >= 0 && n != 0; i-- {
+		sum := uint64(ctr[i]) + n&0xff
 		ctr[i] = byte(sum)
-		add = add>>8 + sum>>8
+		n = n>>8 + sum>>8
 	}
-	s := cipher.NewCTR(f.block, ctr[:])
-	if skip := off % aes.BlockSize; skip > 0 {
-		var junk [aes.BlockSize]byte
-		s.XORKeyStream(junk[:skip], junk[:skip])
-	}
-	s.XORKeyStream(dst, src)
 }
 
 func (f *file) Read(p []byte) (int, error) {
