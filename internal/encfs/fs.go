@@ -175,6 +175,11 @@ func (fs *FS) Rewrap(name string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if st, err := f.Stat(); err == nil && st.Size() == 0 {
+		// Removed since the Stat above, and created again by the open
+		// (no header can be in the making: headerMu is held).
+		return false, errors.Join(f.Close(), fs.FS.Remove(name))
+	}
 	changed, err := fs.rewrap(f, name)
 	return changed, errors.Join(err, f.Close())
 }
