@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"strings"
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
@@ -86,7 +87,7 @@ func (e *Encryption) validate() error {
 		return nil
 	}
 	if _, err := encfs.NewStaticKeys(e.Key, e.PreviousKeys...); err != nil {
-		return newError(edm.CodeInvalidInput, "Encryption: %v", trimPrefix(err))
+		return newError(edm.CodeInvalidInput, "Encryption: %s", strings.TrimPrefix(err.Error(), "tablestore: "))
 	}
 	return nil
 }
@@ -115,15 +116,6 @@ func (b badKeys) WrapKey(string, []byte, []byte) ([]byte, error) {
 }
 func (b badKeys) UnwrapKey(string, []byte, []byte) ([]byte, error) {
 	return nil, b.err
-}
-
-func trimPrefix(err error) string {
-	const p = "tablestore: "
-	s := err.Error()
-	if len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
 }
 
 // rekeyer is implemented by drivers whose stores are encrypted at rest.
