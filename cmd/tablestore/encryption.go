@@ -5,10 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server"
 )
 
 // encryptionKeyEnv names the environment variable that holds the store's
@@ -26,11 +29,20 @@ const encryptionKeyFlag = "encryption-key-file"
 // Every local store a command opens uses it (see withEncryption).
 var storeEncryption atomic.Pointer[tablestore.Encryption]
 
-// declareEncryptionFlag declares --encryption-key-file on fs, for every
-// command that opens a store.
-func declareEncryptionFlag(fs *flag.FlagSet) *string {
-	return fs.String(encryptionKeyFlag, "",
-		"a file holding the store's 256-bit encryption key in base64 (default $"+encryptionKeyEnv+"); an encrypted store opens only with it, and a new store is encrypted with it")
+const oldEncryptionKeyFlag = "old-encryption-key-file"
+
+// keyFlags are the key files a command that opens a store takes.
+type keyFlags struct{ key, old *string }
+
+// declareEncryptionFlags declares --encryption-key-file and
+// --old-encryption-key-file on fs, for every command that opens a store.
+func declareEncryptionFlags(fs *flag.FlagSet) keyFlags {
+	return keyFlags{
+		key: fs.String(encryptionKeyFlag, "",
+			"a file holding the store's 256-bit encryption key in base64 (default $"+encryptionKeyEnv+"); an encrypted store opens only with it, and a new store is encrypted with it"),
+		old: fs.String(oldEncryptionKeyFlag, "",
+			"during a key rotation, a file holding the previous key in base64 (default $"+oldEncryptionKeyEnv+"): files still wrapped under it open; serve and rekey rewrap them under the new key"),
+	}
 }
 
 // loadKey reads a key from file, else from the environment variable env;
@@ -57,19 +69,52 @@ func loadKey(file, flagName, env string) ([]byte, error) {
 	return key, nil
 }
 
-// loadEncryption sets storeEncryption from the flag's value and the
+// loadEncryption sets storeEncryption from the flags' values and the
 // environment.
-func loadEncryption(file string) error {
-	key, err := loadKey(file, encryptionKeyFlag, encryptionKeyEnv)
+func loadEncryption(f keyFlags) error {
+	key, err := loadKey(*f.key, encryptionKeyFlag, encryptionKeyEnv)
 	if err != nil {
 		return err
 	}
-	if key == nil {
+	old, err := loadKey(*f.old, oldEncryptionKeyFlag, oldEncryptionKeyEnv)
+	if err != nil {
+		return err
+	}
+	switch {
+	case key == nil && old != nil:
+		return usagef("--%s needs the new key: give --%s FILE or set $%s", oldEncryptionKeyFlag, encryptionKeyFlag, encryptionKeyEnv)
+	case key == nil:
 		storeEncryption.Store(nil)
-	} else {
+	case old == nil:
 		storeEncryption.Store(&tablestore.Encryption{Key: key})
+	default:
+		storeEncryption.Store(&tablestore.Encryption{Key: key, PreviousKeys: [][]byte{old}})
 	}
 	return nil
+}
+
+// rekeyServed rewraps, in the background, the files of every served
+// store still under the previous key, when serve was given one: an
+// online rotation. It reports on w; wait waits for it to end.
+func rekeyServed(ctx context.Context, w io.Writer, served []server.Account) (wait func()) {
+	enc := storeEncryption.Load()
+	if enc == nil || len(enc.PreviousKeys) == 0 {
+		return func() {}
+	}
+	var wg sync.WaitGroup
+	for _, a := range served {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := a.DB.Rekey(ctx)
+			if err != nil {
+				fmt.Fprintf(w, "serve: rekey of account %s: %s\n", a.Name, errorText(err))
+				return
+			}
+			fmt.Fprintf(w, "serve: rekey of account %s: %d files rewrapped under key %s\n", a.Name, n, tablestore.EncryptionKeyID(enc.Key))
+		}()
+	}
+	return wg.Wait
 }
 
 // withEncryption returns opts with the command's encryption, unless opts
@@ -109,15 +154,14 @@ the key of --encryption-key-file (or $TABLESTORE_ENCRYPTION_KEY); the
 previous key comes from --old-encryption-key-file (or
 $TABLESTORE_OLD_ENCRYPTION_KEY). Each file's header is rewritten in place,
 a crash-safe half at a time; the file contents stay as they are. Afterwards
-the store opens with the new key alone. A server rekeys its open store
-online with DB.Rekey; this command opens the store itself, so it must not
-be open in another process. To rewrite the contents under new data keys
+the store opens with the new key alone. This command opens the store
+itself, so it must not be open in another process; serve given both keys
+rekeys the stores it serves online, while it serves them. To rewrite the contents under new data keys
 too, use tablestore encrypt --decrypt and encrypt, or see
 docs/encryption.md.`,
 		example: `tablestore rekey --store data --encryption-key-file new.key --old-encryption-key-file old.key`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
 			store := storeFlag(fs)
-			oldFile := fs.String("old-encryption-key-file", "", "a file holding the store's current (old) key in base64 (default $"+oldEncryptionKeyEnv+")")
 			return func(ctx context.Context, args []string) error {
 				if len(args) > 0 {
 					return usagef("rekey takes no arguments")
@@ -132,15 +176,7 @@ docs/encryption.md.`,
 				if enc == nil {
 					return usagef("rekey needs the new key: give --%s FILE or set $%s", encryptionKeyFlag, encryptionKeyEnv)
 				}
-				old, err := loadKey(*oldFile, "old-encryption-key-file", oldEncryptionKeyEnv)
-				if err != nil {
-					return err
-				}
-				opts := &tablestore.Options{Encryption: &tablestore.Encryption{Key: enc.Key}}
-				if old != nil {
-					opts.Encryption.PreviousKeys = [][]byte{old}
-				}
-				db, err := openStore(*store, opts)
+				db, err := openStore(*store, nil)
 				if err != nil {
 					return err
 				}

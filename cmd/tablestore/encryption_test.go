@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"io"
 	"io/fs"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -133,4 +136,56 @@ func TestEncryptionCommands(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
 	require.Contains(t, string(body), "SecretMarkerValue")
+}
+
+// TestServeRekeysOnline: serve given the new key and the old one serves
+// the store and rewraps its files meanwhile; afterwards the new key alone
+// opens it. --old-encryption-key-file without a new key is a usage error.
+func TestServeRekeysOnline(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	k1, _ := keyFile(t, dir, "k1", 1)
+	k2, key2 := keyFile(t, dir, "k2", 2)
+	ok(t, "tables", "--store", store, "--encryption-key-file", k1, "create", "Secrets")
+	ok(t, "put", "--store", store, "--encryption-key-file", k1, "Secrets", `{"PartitionKey":"p","RowKey":"1","Marker":"OnlineMarker"}`)
+
+	r := cli(t, "get", "--store", store, "--old-encryption-key-file", k1, "Secrets", "p", "1")
+	require.Equal(t, exitUsage, r.code, r.stderr)
+
+	// Both lines are awaited, in whichever order they come.
+	cmd := exec.Command(buildBinary(t), "serve", "--addr", "127.0.0.1:0", "--dir", store, "--anonymous", "--log-level", "none",
+		"--encryption-key-file", k2, "--old-encryption-key-file", k1)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	base, rekeyed := "", false
+	sc := bufio.NewScanner(stderr)
+	for (base == "" || !rekeyed) && sc.Scan() {
+		l := sc.Text()
+		if m := regexp.MustCompile(`^serve: listening on (\S+)$`).FindStringSubmatch(l); m != nil {
+			base = "http://" + m[1] + "/devstoreaccount1"
+		}
+		if strings.HasPrefix(l, "serve: rekey of account") {
+			require.Contains(t, l, "files rewrapped under key "+tablestore.EncryptionKeyID(key2))
+			rekeyed = true
+		}
+	}
+	require.True(t, base != "" && rekeyed, "the server exited before it listened and rekeyed")
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	req, err := http.NewRequest("GET", base+"/Secrets(PartitionKey='p',RowKey='1')", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "application/json;odata=nometadata")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Contains(t, string(body), "OnlineMarker")
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+
+	require.Contains(t, ok(t, "get", "--store", store, "--encryption-key-file", k2, "Secrets", "p", "1").stdout, "OnlineMarker")
+	r = cli(t, "get", "--store", store, "--encryption-key-file", k1, "Secrets", "p", "1")
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, tablestore.EncryptionKeyID(key2))
 }

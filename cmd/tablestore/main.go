@@ -117,9 +117,10 @@ func run(ctx context.Context, args []string, io *stdio) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.stderr)
 	runFn := cmd.flags(fs, io)
-	var keyFile *string
+	var keys *keyFlags
 	if cmd.name != "healthcheck" {
-		keyFile = declareEncryptionFlag(fs)
+		k := declareEncryptionFlags(fs)
+		keys = &k
 	}
 	fs.Usage = func() {} // printed below, once, where it belongs
 	pos, err := parseInterspersed(fs, args[1:])
@@ -135,8 +136,8 @@ func run(ctx context.Context, args []string, io *stdio) int {
 		fmt.Fprintf(io.stderr, "Run 'tablestore %s --help' for usage.\n", name)
 		return exitUsage
 	}
-	if keyFile != nil {
-		err = loadEncryption(*keyFile)
+	if keys != nil {
+		err = loadEncryption(*keys)
 		defer storeEncryption.Store(nil)
 	}
 	if err == nil {

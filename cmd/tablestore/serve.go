@@ -216,6 +216,7 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	if err != nil {
 		return err
 	}
+	defer rekeyServed(ctx, io.stderr, served)()
 	var metrics *server.Metrics
 	if *f.adminAddr != "" {
 		metrics = server.NewMetrics()

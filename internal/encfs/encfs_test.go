@@ -2,6 +2,7 @@ package encfs
 
 import (
 	"bytes"
+	"context"
 	"crypto/cipher"
 	"crypto/rand"
 	"errors"
@@ -273,11 +274,11 @@ func TestRewrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer open.Close()
-	n, err := both.RewrapDir("")
+	n, err := both.RewrapDir(context.Background(), "")
 	if err != nil || n != 1 {
 		t.Fatalf("RewrapDir = %d, %v; want 1", n, err)
 	}
-	if n, err := both.RewrapDir(""); err != nil || n != 0 {
+	if n, err := both.RewrapDir(context.Background(), ""); err != nil || n != 0 {
 		t.Fatalf("second RewrapDir = %d, %v; want 0", n, err)
 	}
 	buf := make([]byte, 6)

@@ -12,6 +12,7 @@
 package encfs
 
 import (
+	"context"
 	"errors"
 	"io"
 	iofs "io/fs"
@@ -221,14 +222,18 @@ func (fs *FS) rewrap(f vfs.File, name string) (bool, error) {
 }
 
 // RewrapDir rewraps (see Rewrap) every file in dir, skipping files
-// removed meanwhile, and returns how many it rewrote.
-func (fs *FS) RewrapDir(dir string) (int, error) {
+// removed meanwhile, and returns how many it rewrote. It stops early
+// with ctx's error.
+func (fs *FS) RewrapDir(ctx context.Context, dir string) (int, error) {
 	names, err := fs.FS.List(dir)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
 		if name == "LOCK" {
 			continue
 		}

@@ -82,7 +82,7 @@ func (db *Engine) Rekey(ctx context.Context) (int, error) {
 	if db.opts.readOnly {
 		return 0, errors.New("tablestore: rekey: the store is open read-only")
 	}
-	return db.enc.RewrapDir(db.dir)
+	return db.enc.RewrapDir(ctx, db.dir)
 }
 
 // Encrypted reports whether the store's files are encrypted.
