@@ -3,6 +3,9 @@ package tablestore_test
 import (
 	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -423,5 +426,129 @@ func TestEncryptionConvert(t *testing.T) {
 	defer back.Close()
 	if n := countEntities(t, back.Table(encMarkers[0])); n != 600 {
 		t.Fatalf("the decrypted copy holds %d entities, want 600", n)
+	}
+}
+
+// kmsProvider stands in for a KMS: it wraps with a key it holds under
+// its own IDs, counts its calls, and can be told to fail.
+type kmsProvider struct {
+	mu      sync.Mutex
+	current string
+	keys    map[string][]byte // the provider's keys by its IDs
+	down    error             // UnwrapKey's error when set
+	calls   int
+}
+
+func (k *kmsProvider) CurrentKeyID() string { return k.current }
+
+func (k *kmsProvider) inner(id string) (ts.KeyProvider, error) {
+	key, ok := k.keys[id]
+	if !ok {
+		return nil, fmt.Errorf("kms: no key %q", id)
+	}
+	return staticProvider(key), nil
+}
+
+func (k *kmsProvider) WrapKey(id string, dataKey, context []byte) ([]byte, error) {
+	k.mu.Lock()
+	k.calls++
+	k.mu.Unlock()
+	p, err := k.inner(id)
+	if err != nil {
+		return nil, err
+	}
+	return p.WrapKey(p.CurrentKeyID(), dataKey, context)
+}
+
+func (k *kmsProvider) UnwrapKey(id string, wrapped, context []byte) ([]byte, error) {
+	k.mu.Lock()
+	k.calls++
+	down := k.down
+	k.mu.Unlock()
+	if down != nil {
+		return nil, down
+	}
+	p, err := k.inner(id)
+	if err != nil {
+		return nil, err
+	}
+	return p.UnwrapKey(p.CurrentKeyID(), wrapped, context)
+}
+
+// staticProvider is a provider over one key.
+func staticProvider(key []byte) ts.KeyProvider {
+	return &gcmProvider{key: key}
+}
+
+// gcmProvider wraps with AES-GCM under key, its ID "inner".
+type gcmProvider struct{ key []byte }
+
+func (g *gcmProvider) CurrentKeyID() string { return "inner" }
+func (g *gcmProvider) aead() cipher.AEAD {
+	b, _ := aes.NewCipher(g.key)
+	a, _ := cipher.NewGCM(b)
+	return a
+}
+func (g *gcmProvider) WrapKey(_ string, dataKey, context []byte) ([]byte, error) {
+	a := g.aead()
+	nonce := make([]byte, a.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, err
+	}
+	return a.Seal(nonce, nonce, dataKey, context), nil
+}
+func (g *gcmProvider) UnwrapKey(_ string, wrapped, context []byte) ([]byte, error) {
+	a := g.aead()
+	k, err := a.Open(nil, wrapped[:a.NonceSize()], wrapped[a.NonceSize():], context)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ts.ErrCorrupt, err)
+	}
+	return k, nil
+}
+
+// TestEncryptionKeyProvider: a store on a key provider opens through it;
+// a provider that cannot unwrap gets an EncryptionKeyError naming its
+// key ID and carrying its error, and rotation works through it too.
+func TestEncryptionKeyProvider(t *testing.T) {
+	dir := t.TempDir()
+	kms := &kmsProvider{current: "arn:kms:key/one", keys: map[string][]byte{
+		"arn:kms:key/one": encKey(1), "arn:kms:key/two": encKey(2)}}
+	opts := &ts.Options{MemTableSize: 64 << 10, Encryption: &ts.Encryption{Provider: kms}}
+	db, err := ts.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillMarkers(t, db)
+	db.Close()
+	if kms.calls == 0 {
+		t.Fatal("the provider was never called")
+	}
+	scanForMarkers(t, dir)
+
+	kms.down = errors.New("kms: access denied")
+	_, err = ts.Open(dir, opts)
+	var ke *ts.EncryptionKeyError
+	if !errors.As(err, &ke) || ke.KeyID != "arn:kms:key/one" || !strings.Contains(err.Error(), "access denied") {
+		t.Fatalf("provider down: Open = %v; want an EncryptionKeyError naming arn:kms:key/one with the provider's error", err)
+	}
+	kms.down = nil
+
+	kms.current = "arn:kms:key/two"
+	db, err = ts.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.Rekey(context.Background()); err != nil || n == 0 {
+		t.Fatalf("Rekey through the provider = %d, %v", n, err)
+	}
+	db.Close()
+	delete(kms.keys, "arn:kms:key/one")
+	db, err = ts.Open(dir, opts)
+	if err != nil {
+		t.Fatalf("open after the rotation, the old key gone: %v", err)
+	}
+	defer db.Close()
+	if n := countEntities(t, db.Table(encMarkers[0])); n != 600 {
+		t.Fatalf("read %d entities, want 600", n)
 	}
 }
