@@ -53,16 +53,21 @@ func (fs *FS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, err
 	return fs.start(f, name, false)
 }
 
-// ReuseForWrite implements vfs.FS. The reused file gets a new data key,
-// so its old contents are never overwritten with the same key stream.
+// ReuseForWrite implements vfs.FS by not reusing: it creates newname
+// and removes oldname, as vfs.FS allows. A reused file would keep its
+// old contents past what is written anew, which would no longer decrypt
+// to anything (under a new data key) or would be overwritten with the
+// same key stream (under the old one); Pebble's log checks must not meet
+// either.
 func (fs *FS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
-	fs.headerMu.RLock()
-	defer fs.headerMu.RUnlock()
-	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
+	f, err := fs.Create(newname, category)
 	if err != nil {
 		return nil, err
 	}
-	return fs.start(f, newname, false)
+	if err := fs.FS.Remove(oldname); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		return nil, errors.Join(err, f.Close())
+	}
+	return f, nil
 }
 
 // start writes a new header at the start of f, whose position is 0.
