@@ -552,3 +552,39 @@ func TestEncryptionKeyProvider(t *testing.T) {
 		t.Fatalf("read %d entities, want 600", n)
 	}
 }
+
+// TestEncryptionTamperWAL: a flipped byte early in an encrypted WAL,
+// with intact records after it, makes Open fail with ErrCorrupt naming
+// the file, not a key error and not a silent loss.
+func TestEncryptionTamperWAL(t *testing.T) {
+	dir := t.TempDir()
+	key := encKey(4)
+	db, err := ts.Open(dir, &ts.Options{Encryption: &ts.Encryption{Key: key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillMarkers(t, db)
+	db.Close()
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	var wal string
+	for _, l := range logs {
+		if st, err := os.Stat(l); err == nil && st.Size() > 4096+8192 {
+			wal = l
+		}
+	}
+	if wal == "" {
+		t.Fatalf("no WAL with records among %v", logs)
+	}
+	data, err := os.ReadFile(wal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[4096+200] ^= 0x01
+	if err := os.WriteFile(wal, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ts.Open(dir, &ts.Options{Encryption: &ts.Encryption{Key: key}})
+	if !errors.Is(err, ts.ErrCorrupt) || errors.Is(err, ts.ErrEncryptionKey) || !strings.Contains(err.Error(), filepath.Base(wal)) {
+		t.Fatalf("Open = %v; want ErrCorrupt naming %s", err, filepath.Base(wal))
+	}
+}
