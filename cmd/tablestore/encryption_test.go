@@ -122,7 +122,11 @@ func TestEncryptionCommands(t *testing.T) {
 	require.Equal(t, exitUsage, r.code)
 	require.True(t, strings.Contains(r.stderr, "needs the key"), r.stderr)
 
-	// serve: refused without the key, serves with it.
+	// serve: refused without the key, serves with it; a key for an
+	// in-memory store is a usage error.
+	r = cli(t, "serve", "--in-memory", "--encryption-key-file", k2)
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Contains(t, r.stderr, "not --in-memory")
 	r = cli(t, "serve", "--dir", store, "--addr", "127.0.0.1:0", "--anonymous")
 	require.Equal(t, exitFail, r.code)
 	require.Contains(t, r.stderr, id2)

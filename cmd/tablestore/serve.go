@@ -339,6 +339,9 @@ func (f *serveFlags) storeWhere(fs *flag.FlagSet) (string, error) {
 	if *f.inMemory && *f.create {
 		return "", usagef("--create is for --dir, not --in-memory")
 	}
+	if *f.inMemory && storeEncryption.Load() != nil {
+		return "", usagef("an encryption key is for --dir, not --in-memory (nothing of it is written)")
+	}
 	return where, nil
 }
 
