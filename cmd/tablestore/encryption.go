@@ -45,11 +45,16 @@ func declareEncryptionFlags(fs *flag.FlagSet) keyFlags {
 	}
 }
 
-// loadKey reads a key from file, else from the environment variable env;
-// nil when neither is set. flagName names the flag in errors.
+// loadKey reads a key from file, else from the file the flag's
+// variable names ($TABLESTORE_ENCRYPTION_KEY_FILE for
+// --encryption-key-file), else from the environment variable env, which
+// holds the key itself; nil when none is set. flagName names the flag.
 func loadKey(file, flagName, env string) ([]byte, error) {
 	var text []byte
 	from := ""
+	if file == "" {
+		file = os.Getenv(envName(flagName)) // as serve reads its flags
+	}
 	switch {
 	case file != "":
 		b, err := os.ReadFile(file)

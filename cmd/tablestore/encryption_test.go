@@ -69,7 +69,10 @@ func TestEncryptionCommands(t *testing.T) {
 	require.Equal(t, exitFail, r.code)
 	require.Contains(t, r.stderr, id1)
 
-	// The key from the environment.
+	// The key file from the environment, then the key itself.
+	t.Setenv("TABLESTORE_ENCRYPTION_KEY_FILE", k1)
+	require.Contains(t, ok(t, "get", "--store", store, "Secrets", "p", "1").stdout, "SecretMarkerValue")
+	t.Setenv("TABLESTORE_ENCRYPTION_KEY_FILE", "")
 	t.Setenv(encryptionKeyEnv, base64.StdEncoding.EncodeToString(key1))
 	r = ok(t, "query", "--store", store, "Secrets")
 	require.Contains(t, r.stdout, "SecretMarkerValue")
