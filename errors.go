@@ -86,8 +86,8 @@ var ErrNotStore = driver.ErrNotStore
 // would see for it: StoreClosed for ErrClosed (not retryable), ServerBusy
 // for ErrNoSpace (503, retry later), OperationTimedOut for a context's
 // cancellation or deadline (as Azure's server-side timeout), InvalidInput
-// for ErrNotStore and ErrEncryptionKey, and InternalError for the rest: ErrCorrupt, I/O and
-// lock errors.
+// for ErrNotStore and ErrEncryptionKey, and InternalError for the rest:
+// ErrCorrupt, I/O and lock errors.
 func codeOf(err error) Code {
 	switch {
 	case errors.Is(err, ErrClosed):
