@@ -83,7 +83,13 @@ func ParseEncryptionKey(text []byte) ([]byte, error) {
 
 // validate reports keys of the wrong size as InvalidInput.
 func (e *Encryption) validate() error {
-	if e == nil || e.Provider != nil {
+	if e == nil {
+		return nil
+	}
+	if e.Provider != nil {
+		if id := e.Provider.CurrentKeyID(); len(id) == 0 || len(id) > 255 {
+			return newError(edm.CodeInvalidInput, "Encryption: the provider's key ID %q must be 1 to 255 bytes", id)
+		}
 		return nil
 	}
 	if _, err := encfs.NewStaticKeys(e.Key, e.PreviousKeys...); err != nil {

@@ -242,6 +242,9 @@ func TestEncryptionBadKey(t *testing.T) {
 	if ts.ErrorCode(err) != edm.CodeInvalidInput {
 		t.Errorf("a 2-byte previous key: Open = %v; want InvalidInput", err)
 	}
+	if _, err := ts.OpenInMemory(&ts.Options{Encryption: &ts.Encryption{Provider: &kmsProvider{}}}); ts.ErrorCode(err) != edm.CodeInvalidInput {
+		t.Errorf("a provider with an empty key ID: Open = %v; want InvalidInput", err)
+	}
 	good := "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE="
 	if k, err := ts.ParseEncryptionKey([]byte(" " + good + "\n")); err != nil || !bytes.Equal(k, encKey(1)) {
 		t.Errorf("ParseEncryptionKey(good) = %x, %v", k, err)
