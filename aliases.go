@@ -25,6 +25,12 @@ type CheckReport = driver.CheckReport
 // holds data of.
 type DamagedFile = driver.DamagedFile
 
+// EncryptionKeyError is the error, matching ErrEncryptionKey, that names
+// the key an encrypted store needs (KeyID), or says that a store given a
+// key is not encrypted (KeyID ""); the *Error that Open returns unwraps
+// to it.
+type EncryptionKeyError = driver.EncryptionKeyError
+
 // GUID is an Edm.Guid value: 16 bytes in the order the canonical text
 // form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx shows them.
 type GUID = edm.GUID

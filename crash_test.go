@@ -48,6 +48,8 @@ const (
 	modeBatchSync   = "batch-sync"   // synced transactions
 	modeBatchNoSync = "batch-nosync" // transactions with Options.NoSync
 	modeSingleSync  = "single-sync"  // synced single-entity inserts
+	// synced transactions on a store encrypted at rest
+	modeBatchSyncEncrypted = "batch-sync-encrypted"
 )
 
 // batchRows is the number of entities transaction b writes besides its
@@ -99,7 +101,11 @@ func batchActions(b int64) []ts.TransactionAction {
 }
 
 func crashOptions(mode string) *ts.Options {
-	return &ts.Options{NoSync: mode == modeBatchNoSync, MemTableSize: crashMemTable}
+	o := &ts.Options{NoSync: mode == modeBatchNoSync, MemTableSize: crashMemTable}
+	if mode == modeBatchSyncEncrypted {
+		o.Encryption = &ts.Encryption{Key: encKey(7)}
+	}
+	return o
 }
 
 // TestCrashChild is the child process; it does nothing in a normal run.
@@ -178,6 +184,7 @@ func TestCrash(t *testing.T) {
 		{modeBatchSync, cycles},
 		{modeBatchNoSync, max(cycles/2, 1)},
 		{modeSingleSync, max(cycles/2, 1)},
+		{modeBatchSyncEncrypted, max(cycles/2, 1)},
 	}
 	for i, set := range sets {
 		t.Run(set.mode, func(t *testing.T) {
@@ -229,6 +236,8 @@ func (c *crashRun) modeOffset() int64 {
 		return 1
 	case modeSingleSync:
 		return 2
+	case modeBatchSyncEncrypted:
+		return 3
 	}
 	return 0
 }

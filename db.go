@@ -65,13 +65,18 @@ func OpenInMemory(opts *Options) (*DB, error) {
 // OpenDriver returns a DB over an open driver connection, such as the
 // remote Azure driver's. The DB validates everything before it reaches
 // conn and maps conn's errors to this package's; Close closes conn. Of
-// opts only FilterLimits applies: the others configure the embedded
-// engine. A nil conn is InvalidInput.
+// opts only FilterLimits and PropertyEncryption apply: the others
+// configure the embedded engine. A nil conn is InvalidInput.
 func OpenDriver(conn driver.Conn, opts *Options) (*DB, error) {
 	if conn == nil {
 		return nil, newError(edm.CodeInvalidInput, "driver connection is nil")
 	}
-	return &DB{opts: opts.withDefaults(), conn: conn}, nil
+	o := opts.withDefaults()
+	var err error
+	if o.sealer, err = o.PropertyEncryption.build(); err != nil {
+		return nil, err
+	}
+	return &DB{opts: o, conn: conn}, nil
 }
 
 // Close releases the store. Synced commits are already durable; with
@@ -89,7 +94,7 @@ func (db *DB) Close() error {
 // It does not check that the table exists: operations on a missing table
 // fail with TableNotFound.
 func (db *DB) Table(name string) *Table {
-	return &Table{db: db, name: name, drv: db.conn.Table(name)}
+	return &Table{db: db, name: name, drv: db.opts.sealer.wrap(name, db.conn.Table(name))}
 }
 
 // checkContext returns ctx's error, or ErrClosed if db is closed. Calls

@@ -70,6 +70,10 @@
 //     DB.Check and CheckDir (a CheckReport of each DamagedFile),
 //     DB.EngineMetrics (the engine's figures, for monitoring), and a
 //     table's stored AccessPolicy list, which the REST server uses.
+//   - Encryption. Options.Encryption encrypts every file of a store at
+//     rest (DB.Rekey rotates its key online, DB.CheckpointEncrypted
+//     converts a store); Options.PropertyEncryption seals chosen
+//     properties before they reach any driver. See docs/encryption.md.
 //
 // Storage sits behind package driver: Open and OpenInMemory use the
 // embedded engine, OpenDriver any other driver. Validation, conversion,

@@ -86,8 +86,8 @@ var ErrNotStore = driver.ErrNotStore
 // would see for it: StoreClosed for ErrClosed (not retryable), ServerBusy
 // for ErrNoSpace (503, retry later), OperationTimedOut for a context's
 // cancellation or deadline (as Azure's server-side timeout), InvalidInput
-// for ErrNotStore, and InternalError for the rest: ErrCorrupt, I/O and
-// lock errors.
+// for ErrNotStore and ErrEncryptionKey, and InternalError for the rest:
+// ErrCorrupt, I/O and lock errors.
 func codeOf(err error) Code {
 	switch {
 	case errors.Is(err, ErrClosed):
@@ -96,7 +96,7 @@ func codeOf(err error) Code {
 		return edm.CodeServerBusy
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return edm.CodeOperationTimedOut
-	case errors.Is(err, ErrNotStore):
+	case errors.Is(err, ErrNotStore), errors.Is(err, ErrEncryptionKey):
 		return edm.CodeInvalidInput
 	}
 	return edm.CodeInternalError

@@ -1,7 +1,7 @@
 package tablestore_test
 
 // TestModel runs tablestoretest/modeltest's seeded workload against the
-// embedded engine in three configurations. A failure prints the seed, the
+// embedded engine in four configurations (one encrypted at rest). A failure prints the seed, the
 // index of the operation and the path of the saved operation log; replay
 // it with
 //
@@ -82,6 +82,7 @@ type modelConfig struct {
 	scanCap  int // Options.PageScanLimit
 	noSync   bool
 	bigValue bool
+	encrypt  bool // Options.Encryption on
 }
 
 func TestModel(t *testing.T) {
@@ -91,6 +92,7 @@ func TestModel(t *testing.T) {
 		{name: "InMemory", scanCap: 7},
 		{name: "OnDisk", onDisk: true, reopens: 2, memTable: 64 << 10, bigValue: true},
 		{name: "OnDiskNoSync", onDisk: true, noSync: true, reopens: 3, scanCap: 3},
+		{name: "OnDiskEncrypted", onDisk: true, reopens: 2, memTable: 64 << 10, scanCap: 5, encrypt: true},
 	}
 	for _, cfg := range configs {
 		t.Run(cfg.name, func(t *testing.T) {
@@ -100,6 +102,9 @@ func TestModel(t *testing.T) {
 			}
 			open := func(t *testing.T, clock func() time.Time) *ts.DB {
 				opts := &ts.Options{MemTableSize: cfg.memTable, PageScanLimit: cfg.scanCap, Clock: clock, NoSync: cfg.noSync}
+				if cfg.encrypt {
+					opts.Encryption = &ts.Encryption{Key: encKey(9)}
+				}
 				var db *ts.DB
 				var err error
 				if cfg.onDisk {

@@ -114,6 +114,19 @@ type Options struct {
 	// docs/architecture.md). Negative waits as long as the context allows.
 	// Default: 5 s.
 	WriteTimeout time.Duration
+
+	// Encryption, if set, encrypts every file of the store at rest (see
+	// Encryption); a store made with it opens only with its key.
+	// OpenDriver ignores it. Default: nil (files are plaintext).
+	Encryption *Encryption
+
+	// PropertyEncryption, if set, encrypts chosen properties of chosen
+	// tables before they reach the driver (see PropertyEncryption); it
+	// applies to OpenDriver's remote stores too. Default: nil.
+	PropertyEncryption *PropertyEncryption
+
+	// sealer is PropertyEncryption validated, set by validate.
+	sealer *propCrypt
 }
 
 const (
@@ -145,7 +158,12 @@ func (o *Options) validate() error {
 	case o.SweepRate > engine.MaxSweepRate:
 		return newError(edm.CodeInvalidInput, "SweepRate %d is over %d", o.SweepRate, engine.MaxSweepRate)
 	}
-	return nil
+	if err := o.Encryption.validate(); err != nil {
+		return err
+	}
+	var err error
+	o.sealer, err = o.PropertyEncryption.build()
+	return err
 }
 
 // withDefaults returns a copy of o with every zero field set to its default.
@@ -210,5 +228,6 @@ func (o *Options) engineOptions() engine.Options {
 		MustExist:       o.MustExist,
 		SweepRate:       o.SweepRate,
 		WriteTimeout:    o.WriteTimeout,
+		Keys:            o.Encryption.keys(),
 	}
 }

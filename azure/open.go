@@ -32,6 +32,11 @@ type Options struct {
 	// FilterLimits bound the size of $filter expressions, checked before
 	// a query is sent. Default: filter.DefaultLimits.
 	FilterLimits *filter.Limits
+
+	// PropertyEncryption encrypts chosen properties of chosen tables
+	// before they are sent, so the service stores only their ciphertext
+	// (see tablestore.PropertyEncryption). Default: nil.
+	PropertyEncryption *ts.PropertyEncryption
 }
 
 // developmentStorage is what "UseDevelopmentStorage=true" stands for:
@@ -109,7 +114,7 @@ func openDB(svc *aztables.ServiceClient, cosmos bool, opts *Options) (*ts.DB, er
 		o = *opts
 	}
 	c := &conn{svc: svc, cosmos: cosmos, createWait: o.CreateTableWait}
-	return ts.OpenDriver(c, &ts.Options{FilterLimits: o.FilterLimits})
+	return ts.OpenDriver(c, &ts.Options{FilterLimits: o.FilterLimits, PropertyEncryption: o.PropertyEncryption})
 }
 
 func clientOptions(opts *Options) *aztables.ClientOptions {

@@ -115,7 +115,7 @@ func backup(ctx context.Context, db *tablestore.DB, dest string) (tables int, by
 	if err := db.Checkpoint(ctx, dest); err != nil {
 		return 0, 0, err
 	}
-	cp, err := tablestore.Open(dest, nil)
+	cp, err := tablestore.Open(dest, withEncryption(nil))
 	if err != nil {
 		return 0, 0, fmt.Errorf("the backup in %s does not open: %w", dest, err)
 	}

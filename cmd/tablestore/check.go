@@ -37,7 +37,7 @@ tablestore check --store data --json`,
 				if isRemote(*store) {
 					return usagef("check works on a local store directory only")
 				}
-				rep, err := tablestore.CheckDir(ctx, *store, nil)
+				rep, err := tablestore.CheckDir(ctx, *store, withEncryption(nil))
 				if err != nil {
 					return err
 				}

@@ -64,7 +64,7 @@ func commands() []*command {
 		tablesCommand(), getCommand(), putCommand(), deleteCommand(),
 		queryCommand(), explainCommand(), indexCommand(), importCommand(), exportCommand(),
 		copyCommand(), backupCommand(), statsCommand(), changesCommand(), replicateCommand(), checkCommand(), serveCommand(), healthcheckCommand(),
-		consoleCommand(), ttlCommand(),
+		consoleCommand(), ttlCommand(), rekeyCommand(), encryptCommand(),
 	}
 }
 
@@ -117,6 +117,11 @@ func run(ctx context.Context, args []string, io *stdio) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.stderr)
 	runFn := cmd.flags(fs, io)
+	var keys *keyFlags
+	if cmd.name != "healthcheck" {
+		k := declareEncryptionFlags(fs)
+		keys = &k
+	}
 	fs.Usage = func() {} // printed below, once, where it belongs
 	pos, err := parseInterspersed(fs, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
@@ -131,7 +136,13 @@ func run(ctx context.Context, args []string, io *stdio) int {
 		fmt.Fprintf(io.stderr, "Run 'tablestore %s --help' for usage.\n", name)
 		return exitUsage
 	}
-	err = runFn(ctx, pos)
+	if keys != nil {
+		err = loadEncryption(*keys)
+		defer storeEncryption.Store(nil)
+	}
+	if err == nil {
+		err = runFn(ctx, pos)
+	}
 	var ue *usageError
 	switch {
 	case err == nil:
@@ -154,6 +165,9 @@ func reportFailure(w io.Writer, name string, err error) int {
 	if errors.Is(err, tablestore.ErrNoSpace) {
 		fmt.Fprintf(w, "tablestore %s: %s\nThe store's disk is full: free space on it and run the command again.\n", name, errorText(err))
 		return exitNoSpace
+	}
+	if errors.Is(err, tablestore.ErrEncryptionKey) {
+		err = keyAdvice(err)
 	}
 	fmt.Fprintf(w, "tablestore %s: %s\n", name, errorText(err))
 	return exitFail

@@ -216,6 +216,7 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	if err != nil {
 		return err
 	}
+	defer rekeyServed(ctx, io.stderr, served)()
 	var metrics *server.Metrics
 	if *f.adminAddr != "" {
 		metrics = server.NewMetrics()
@@ -337,6 +338,9 @@ func (f *serveFlags) storeWhere(fs *flag.FlagSet) (string, error) {
 	}
 	if *f.inMemory && *f.create {
 		return "", usagef("--create is for --dir, not --in-memory")
+	}
+	if *f.inMemory && storeEncryption.Load() != nil {
+		return "", usagef("an encryption key is for --dir, not --in-memory (nothing of it is written)")
 	}
 	return where, nil
 }

@@ -69,8 +69,14 @@ func openExisting(store string, opts *tablestore.Options) (*tablestore.DB, error
 	return openLocal(store, &o)
 }
 
-// openLocal opens the store in directory dir.
+// openLocal opens the store in directory dir, with the command's
+// encryption key if it has one.
 func openLocal(dir string, opts *tablestore.Options) (*tablestore.DB, error) {
+	return openDir(dir, withEncryption(opts))
+}
+
+// openDir opens the store in directory dir with opts as they are.
+func openDir(dir string, opts *tablestore.Options) (*tablestore.DB, error) {
 	db, err := tablestore.Open(dir, opts)
 	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) {
 		return nil, inUseError(dir)

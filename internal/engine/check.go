@@ -52,7 +52,11 @@ func CheckDir(ctx context.Context, dir string, opts Options) (driver.CheckReport
 }
 
 func checkDir(ctx context.Context, fs vfs.FS, dir string, opts Options) (driver.CheckReport, error) {
-	fs = readOnlyFS{fs}
+	fs, enc, err := storeFS(readOnlyFS{fs}, dir, opts.Keys)
+	if err != nil {
+		return driver.CheckReport{}, err
+	}
+	opts.encrypted = enc
 	fresh, err := inspectDir(fs, dir)
 	switch {
 	case err == nil && fresh:

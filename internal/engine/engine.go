@@ -25,6 +25,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/encfs"
 )
 
 // Options configure an Engine. Every field is used as given: package
@@ -66,7 +67,12 @@ type Options struct {
 	// diskfull.go.
 	WriteTimeout time.Duration
 
+	// Keys, if set, encrypt every file of the store (see encryption.go).
+	Keys encfs.KeyProvider
+
 	readOnly bool // for CheckDir: Pebble read-only, no store marker written
+	// encrypted is the FS CheckDir has wrapped already with Keys.
+	encrypted *encfs.FS
 }
 
 // Engine is an open store: a set of tables in one Pebble instance. It is
@@ -75,6 +81,7 @@ type Engine struct {
 	opts Options
 	fs   vfs.FS
 	dir  string
+	enc  *encfs.FS // nil for a store that is not encrypted
 	// clockFile holds the clock's ceiling; clockLegacy says that the
 	// old clock key is still to be deleted. Only writeClock uses them
 	// after Open.
@@ -160,6 +167,15 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 		}
 	}()
 	defer db.recoverStop("open", &err)
+	if o.encrypted == nil {
+		fs, db.enc, err = storeFS(fs, dir, o.Keys)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		fs, db.enc = o.encrypted, o.encrypted
+	}
+	db.fs = fs
 	if !o.readOnly {
 		fs = &spaceFS{FS: fs, db: db}
 		db.fs = fs
@@ -234,7 +250,10 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 
 // openError describes a failed pebble.Open.
 func openError(dir string, err error) error {
+	var ke *driver.EncryptionKeyError
 	switch {
+	case errors.As(err, &ke):
+		return ke
 	case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EWOULDBLOCK):
 		return fmt.Errorf("tablestore: open %q: the store is in use by another process, which holds its lock: %w", dir, err)
 	case strings.Contains(err.Error(), "lock held by current process"):

@@ -69,6 +69,9 @@ func inspectDir(fs vfs.FS, dir string) (fresh bool, err error) {
 	}
 	path := fs.PathJoin(dir, manifest)
 	if err := verifyLog(fs, path, false); err != nil {
+		if errors.Is(err, driver.ErrEncryptionKey) || errors.Is(err, driver.ErrCorrupt) {
+			return false, err
+		}
 		return false, &driver.CorruptError{File: path, Op: "open", Err: err}
 	}
 	// Pebble v2.1.7 also replays a WAL only up to a damaged record when
@@ -77,6 +80,9 @@ func inspectDir(fs vfs.FS, dir string) (fresh bool, err error) {
 		if strings.HasSuffix(name, ".log") {
 			path := fs.PathJoin(dir, name)
 			if err := verifyLog(fs, path, true); err != nil {
+				if errors.Is(err, driver.ErrEncryptionKey) || errors.Is(err, driver.ErrCorrupt) {
+					return false, err
+				}
 				return false, &driver.CorruptError{File: path, Op: "open", Err: err}
 			}
 		}

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server"
+)
+
+// encryptionKeyEnv names the environment variable that holds the store's
+// encryption key (base64) when --encryption-key-file is not given.
+const encryptionKeyEnv = "TABLESTORE_ENCRYPTION_KEY"
+
+// oldEncryptionKeyEnv holds rekey's previous key when
+// --old-encryption-key-file is not given.
+const oldEncryptionKeyEnv = "TABLESTORE_OLD_ENCRYPTION_KEY"
+
+const encryptionKeyFlag = "encryption-key-file"
+
+// storeEncryption is the encryption of the command being run, from
+// --encryption-key-file or $TABLESTORE_ENCRYPTION_KEY; nil for none.
+// Every local store a command opens uses it (see withEncryption).
+var storeEncryption atomic.Pointer[tablestore.Encryption]
+
+const oldEncryptionKeyFlag = "old-encryption-key-file"
+
+// keyFlags are the key files a command that opens a store takes.
+type keyFlags struct{ key, old *string }
+
+// declareEncryptionFlags declares --encryption-key-file and
+// --old-encryption-key-file on fs, for every command that opens a store.
+func declareEncryptionFlags(fs *flag.FlagSet) keyFlags {
+	return keyFlags{
+		key: fs.String(encryptionKeyFlag, "",
+			"a file holding the store's 256-bit encryption key in base64 (default $"+encryptionKeyEnv+"); an encrypted store opens only with it, and a new store is encrypted with it"),
+		old: fs.String(oldEncryptionKeyFlag, "",
+			"during a key rotation, a file holding the previous key in base64 (default $"+oldEncryptionKeyEnv+"): files still wrapped under it open; serve and rekey rewrap them under the new key"),
+	}
+}
+
+// loadKey reads a key from file, else from the file the flag's
+// variable names ($TABLESTORE_ENCRYPTION_KEY_FILE for
+// --encryption-key-file), else from the environment variable env, which
+// holds the key itself; nil when none is set. flagName names the flag.
+func loadKey(file, flagName, env string) ([]byte, error) {
+	var text []byte
+	from := ""
+	if file == "" {
+		file = os.Getenv(envName(flagName)) // as serve reads its flags
+	}
+	switch {
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", flagName, err)
+		}
+		text, from = b, "--"+flagName+" "+file
+	case os.Getenv(env) != "":
+		text, from = []byte(os.Getenv(env)), "$"+env
+	default:
+		return nil, nil
+	}
+	key, err := tablestore.ParseEncryptionKey(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s (make one with: head -c 32 /dev/urandom | base64)", from, errorText(err))
+	}
+	return key, nil
+}
+
+// loadEncryption sets storeEncryption from the flags' values and the
+// environment.
+func loadEncryption(f keyFlags) error {
+	key, err := loadKey(*f.key, encryptionKeyFlag, encryptionKeyEnv)
+	if err != nil {
+		return err
+	}
+	old, err := loadKey(*f.old, oldEncryptionKeyFlag, oldEncryptionKeyEnv)
+	if err != nil {
+		return err
+	}
+	switch {
+	case key == nil && old != nil:
+		return usagef("--%s needs the new key: give --%s FILE or set $%s", oldEncryptionKeyFlag, encryptionKeyFlag, encryptionKeyEnv)
+	case key == nil:
+		storeEncryption.Store(nil)
+	case old == nil:
+		storeEncryption.Store(&tablestore.Encryption{Key: key})
+	default:
+		storeEncryption.Store(&tablestore.Encryption{Key: key, PreviousKeys: [][]byte{old}})
+	}
+	return nil
+}
+
+// rekeyServed rewraps, in the background, the files of every served
+// store still under the previous key, when serve was given one: an
+// online rotation. It reports on w; wait waits for it to end.
+func rekeyServed(ctx context.Context, w io.Writer, served []server.Account) (wait func()) {
+	enc := storeEncryption.Load()
+	if enc == nil || len(enc.PreviousKeys) == 0 {
+		return func() {}
+	}
+	var wg sync.WaitGroup
+	for _, a := range served {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := a.DB.Rekey(ctx)
+			if err != nil {
+				fmt.Fprintf(w, "serve: rekey of account %s: %s\n", a.Name, errorText(err))
+				return
+			}
+			fmt.Fprintf(w, "serve: rekey of account %s: %d files rewrapped under key %s\n", a.Name, n, tablestore.EncryptionKeyID(enc.Key))
+		}()
+	}
+	return wg.Wait
+}
+
+// withEncryption returns opts with the command's encryption, unless opts
+// sets its own.
+func withEncryption(opts *tablestore.Options) *tablestore.Options {
+	enc := storeEncryption.Load()
+	if enc == nil || (opts != nil && opts.Encryption != nil) {
+		return opts
+	}
+	o := tablestore.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Encryption = enc
+	return &o
+}
+
+// keyAdvice adds to an encryption key error what to do about it.
+func keyAdvice(err error) error {
+	var ke *tablestore.EncryptionKeyError
+	if !errors.As(err, &ke) {
+		return err
+	}
+	if ke.KeyID == "" {
+		return fmt.Errorf("%s\n(the store is not encrypted: drop --%s and $%s, or convert it with tablestore encrypt)", errorText(err), encryptionKeyFlag, encryptionKeyEnv)
+	}
+	return fmt.Errorf("%s\n(give the key with ID %s by --%s FILE or $%s)", errorText(err), ke.KeyID, encryptionKeyFlag, encryptionKeyEnv)
+}
+
+func rekeyCommand() *command {
+	return &command{
+		name:    "rekey",
+		args:    "",
+		summary: "rewrap an encrypted store's files under a new key",
+		help: `rekey rewraps the data key of every file of an encrypted local store under
+the key of --encryption-key-file (or $TABLESTORE_ENCRYPTION_KEY); the
+previous key comes from --old-encryption-key-file (or
+$TABLESTORE_OLD_ENCRYPTION_KEY). Each file's header is rewritten in place,
+a crash-safe half at a time; the file contents stay as they are. Afterwards
+the store opens with the new key alone. This command opens the store
+itself, so it must not be open in another process; serve given both keys
+rekeys the stores it serves online, while it serves them. To rewrite the contents under new data keys
+too, use tablestore encrypt --decrypt and encrypt, or see
+docs/encryption.md.`,
+		example: `tablestore rekey --store data --encryption-key-file new.key --old-encryption-key-file old.key`,
+		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
+			store := storeFlag(fs)
+			return func(ctx context.Context, args []string) error {
+				if len(args) > 0 {
+					return usagef("rekey takes no arguments")
+				}
+				if *store == "" {
+					return usagef("no store: give --store DIR or set $%s", storeEnv)
+				}
+				if isRemote(*store) {
+					return usagef("rekey works on a local store directory only")
+				}
+				enc := storeEncryption.Load()
+				if enc == nil {
+					return usagef("rekey needs the new key: give --%s FILE or set $%s", encryptionKeyFlag, encryptionKeyEnv)
+				}
+				db, err := openStore(*store, nil)
+				if err != nil {
+					return err
+				}
+				n, err := db.Rekey(ctx)
+				if cerr := db.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(io.stdout, "rekey: %d files rewrapped under key %s\n", n, tablestore.EncryptionKeyID(enc.Key))
+				return nil
+			}
+		},
+	}
+}
+
+func encryptCommand() *command {
+	return &command{
+		name:    "encrypt",
+		args:    "",
+		summary: "copy a store into a new directory, encrypted (or decrypted)",
+		help: `encrypt writes a consistent copy of a local store into a new directory (--to)
+with every file encrypted under the key of --encryption-key-file (or
+$TABLESTORE_ENCRYPTION_KEY): this converts an unencrypted store. The source
+is opened without a key. With --decrypt it does the reverse: the source is
+opened with the key and the copy is in plain text. The copy needs as much
+space as the store (and a temporary checkpoint beside it while it runs);
+the source is not changed. Swap the directories once the copy is written.`,
+		example: `tablestore encrypt --store data --to data.enc --encryption-key-file store.key
+tablestore encrypt --decrypt --store data.enc --to data.plain --encryption-key-file store.key`,
+		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
+			store := storeFlag(fs)
+			to := fs.String("to", "", "the directory to write the copy into; it must not exist")
+			decrypt := fs.Bool("decrypt", false, "copy an encrypted store into plain text instead")
+			return func(ctx context.Context, args []string) error {
+				if len(args) > 0 {
+					return usagef("encrypt takes no arguments")
+				}
+				if *store == "" || *to == "" {
+					return usagef("give --store DIR and --to NEWDIR")
+				}
+				if isRemote(*store) {
+					return usagef("encrypt works on a local store directory only")
+				}
+				enc := storeEncryption.Load()
+				if enc == nil {
+					return usagef("encrypt needs the key: give --%s FILE or set $%s", encryptionKeyFlag, encryptionKeyEnv)
+				}
+				// The source opens without the key, or with it for --decrypt.
+				src := &tablestore.Options{MustExist: true, CacheSize: scanCacheSize}
+				target := enc
+				if *decrypt {
+					src.Encryption, target = enc, nil
+				}
+				db, err := openDir(*store, src)
+				if err != nil {
+					if !*decrypt && errors.Is(err, tablestore.ErrEncryptionKey) {
+						return fmt.Errorf("%s (the store is encrypted already: use rekey to change its key)", errorText(err))
+					}
+					return err
+				}
+				err = db.CheckpointEncrypted(ctx, *to, target)
+				if cerr := db.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return err
+				}
+				what := "encrypted under key " + tablestore.EncryptionKeyID(enc.Key)
+				if *decrypt {
+					what = "in plain text"
+				}
+				fmt.Fprintf(io.stdout, "encrypt: wrote %s, %s\n", *to, what)
+				return nil
+			}
+		},
+	}
+}

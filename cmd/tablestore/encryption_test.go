@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore"
+)
+
+func keyFile(t *testing.T, dir, name string, b byte) (path string, key []byte) {
+	t.Helper()
+	key = bytes.Repeat([]byte{b}, 32)
+	return writeFile(t, dir, name, base64.StdEncoding.EncodeToString(key)+"\n"), key
+}
+
+// noMarker fails if a file under dir holds marker.
+func noMarker(t *testing.T, dir, marker string) {
+	t.Helper()
+	n := 0
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.False(t, bytes.Contains(b, []byte(marker)), "%s holds %q", path, marker)
+		n++
+		return nil
+	}))
+	require.Greater(t, n, 3, "files scanned in %s", dir)
+}
+
+// TestEncryptionCommands: every command opens an encrypted store with
+// --encryption-key-file or $TABLESTORE_ENCRYPTION_KEY, fails without it
+// naming the key, and backups stay encrypted; rekey and encrypt convert.
+func TestEncryptionCommands(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	k1, key1 := keyFile(t, dir, "k1", 1)
+	k2, key2 := keyFile(t, dir, "k2", 2)
+	id1, id2 := tablestore.EncryptionKeyID(key1), tablestore.EncryptionKeyID(key2)
+
+	ok(t, "tables", "--store", store, "--encryption-key-file", k1, "create", "Secrets")
+	ok(t, "put", "--store", store, "--encryption-key-file", k1, "Secrets", `{"PartitionKey":"p","RowKey":"1","Marker":"SecretMarkerValue"}`)
+	r := ok(t, "get", "--store", store, "--encryption-key-file", k1, "Secrets", "p", "1")
+	require.Contains(t, r.stdout, "SecretMarkerValue")
+
+	// Without the key, or with another: the key's ID and what to do.
+	for _, args := range [][]string{{}, {"--encryption-key-file", k2}} {
+		r = cli(t, append([]string{"get", "--store", store, "Secrets", "p", "1"}, args...)...)
+		require.Equal(t, exitFail, r.code, "stderr: %s", r.stderr)
+		require.Contains(t, r.stderr, id1)
+		require.Contains(t, r.stderr, "--encryption-key-file")
+		require.NotContains(t, r.stderr, "corrupt")
+	}
+	r = cli(t, "check", "--store", store)
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, id1)
+
+	// The key file from the environment, then the key itself.
+	t.Setenv("TABLESTORE_ENCRYPTION_KEY_FILE", k1)
+	require.Contains(t, ok(t, "get", "--store", store, "Secrets", "p", "1").stdout, "SecretMarkerValue")
+	t.Setenv("TABLESTORE_ENCRYPTION_KEY_FILE", "")
+	t.Setenv(encryptionKeyEnv, base64.StdEncoding.EncodeToString(key1))
+	r = ok(t, "query", "--store", store, "Secrets")
+	require.Contains(t, r.stdout, "SecretMarkerValue")
+	require.Contains(t, ok(t, "check", "--store", store).stdout, ": 0 damaged")
+	ok(t, "stats", "--store", store, "--exact")
+	backup := filepath.Join(dir, "backup")
+	ok(t, "backup", "--store", store, backup)
+	t.Setenv(encryptionKeyEnv, "")
+	noMarker(t, store, "SecretMarkerValue")
+	noMarker(t, backup, "SecretMarkerValue")
+	require.Equal(t, exitFail, cli(t, "get", "--store", backup, "Secrets", "p", "1").code)
+	require.Contains(t, ok(t, "get", "--store", backup, "--encryption-key-file", k1, "Secrets", "p", "1").stdout, "SecretMarkerValue")
+
+	// Bad key files.
+	for name, content := range map[string]string{"short": base64.StdEncoding.EncodeToString(make([]byte, 16)), "junk": "not base64 at all!"} {
+		r = cli(t, "get", "--store", store, "--encryption-key-file", writeFile(t, dir, name, content), "Secrets", "p", "1")
+		require.Equal(t, exitFail, r.code)
+		require.Contains(t, r.stderr, "32 bytes of base64", name)
+	}
+	r = cli(t, "get", "--store", store, "--encryption-key-file", filepath.Join(dir, "missing"), "Secrets", "p", "1")
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, "--encryption-key-file")
+
+	// Rekey to k2: then k2 alone opens it, and k1 alone names k2.
+	r = ok(t, "rekey", "--store", store, "--encryption-key-file", k2, "--old-encryption-key-file", k1)
+	require.Contains(t, r.stdout, id2)
+	require.Contains(t, ok(t, "get", "--store", store, "--encryption-key-file", k2, "Secrets", "p", "1").stdout, "SecretMarkerValue")
+	r = cli(t, "get", "--store", store, "--encryption-key-file", k1, "Secrets", "p", "1")
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, id2)
+
+	// Convert a plain store, and back.
+	plain := filepath.Join(dir, "plain")
+	ok(t, "tables", "--store", plain, "create", "Tee")
+	ok(t, "put", "--store", plain, "Tee", `{"PartitionKey":"p","RowKey":"1","Marker":"PlainMarkerValue"}`)
+	r = cli(t, "get", "--store", plain, "--encryption-key-file", k1, "Tee", "p", "1")
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, "not encrypted")
+	enc := filepath.Join(dir, "converted")
+	ok(t, "encrypt", "--store", plain, "--to", enc, "--encryption-key-file", k1)
+	noMarker(t, enc, "PlainMarkerValue")
+	require.Contains(t, ok(t, "get", "--store", enc, "--encryption-key-file", k1, "Tee", "p", "1").stdout, "PlainMarkerValue")
+	back := filepath.Join(dir, "back")
+	ok(t, "encrypt", "--decrypt", "--store", enc, "--to", back, "--encryption-key-file", k1)
+	require.Contains(t, ok(t, "get", "--store", back, "Tee", "p", "1").stdout, "PlainMarkerValue")
+	r = cli(t, "encrypt", "--store", enc, "--to", filepath.Join(dir, "again"), "--encryption-key-file", k1)
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, "encrypted already")
+	r = cli(t, "encrypt", "--store", plain, "--to", filepath.Join(dir, "x"))
+	require.Equal(t, exitUsage, r.code)
+	require.True(t, strings.Contains(r.stderr, "needs the key"), r.stderr)
+
+	// serve: refused without the key, serves with it; a key for an
+	// in-memory store is a usage error.
+	r = cli(t, "serve", "--in-memory", "--encryption-key-file", k2)
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Contains(t, r.stderr, "not --in-memory")
+	r = cli(t, "serve", "--dir", store, "--addr", "127.0.0.1:0", "--anonymous")
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, id2)
+	_, base, _ := startServeBin(t, "--dir", store, "--anonymous", "--log-level", "none", "--encryption-key-file", k2)
+	req, err := http.NewRequest("GET", base+"/Secrets(PartitionKey='p',RowKey='1')", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "application/json;odata=nometadata")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	require.Contains(t, string(body), "SecretMarkerValue")
+}
+
+// TestServeRekeysOnline: serve given the new key and the old one serves
+// the store and rewraps its files meanwhile; afterwards the new key alone
+// opens it. --old-encryption-key-file without a new key is a usage error.
+func TestServeRekeysOnline(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	k1, _ := keyFile(t, dir, "k1", 1)
+	k2, key2 := keyFile(t, dir, "k2", 2)
+	ok(t, "tables", "--store", store, "--encryption-key-file", k1, "create", "Secrets")
+	ok(t, "put", "--store", store, "--encryption-key-file", k1, "Secrets", `{"PartitionKey":"p","RowKey":"1","Marker":"OnlineMarker"}`)
+
+	r := cli(t, "get", "--store", store, "--old-encryption-key-file", k1, "Secrets", "p", "1")
+	require.Equal(t, exitUsage, r.code, r.stderr)
+
+	// Both lines are awaited, in whichever order they come.
+	cmd := exec.Command(buildBinary(t), "serve", "--addr", "127.0.0.1:0", "--dir", store, "--anonymous", "--log-level", "none",
+		"--encryption-key-file", k2, "--old-encryption-key-file", k1)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	base, rekeyed := "", false
+	sc := bufio.NewScanner(stderr)
+	for (base == "" || !rekeyed) && sc.Scan() {
+		l := sc.Text()
+		if m := regexp.MustCompile(`^serve: listening on (\S+)$`).FindStringSubmatch(l); m != nil {
+			base = "http://" + m[1] + "/devstoreaccount1"
+		}
+		if strings.HasPrefix(l, "serve: rekey of account") {
+			require.Contains(t, l, "files rewrapped under key "+tablestore.EncryptionKeyID(key2))
+			rekeyed = true
+		}
+	}
+	require.True(t, base != "" && rekeyed, "the server exited before it listened and rekeyed")
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	req, err := http.NewRequest("GET", base+"/Secrets(PartitionKey='p',RowKey='1')", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "application/json;odata=nometadata")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Contains(t, string(body), "OnlineMarker")
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+
+	require.Contains(t, ok(t, "get", "--store", store, "--encryption-key-file", k2, "Secrets", "p", "1").stdout, "OnlineMarker")
+	r = cli(t, "get", "--store", store, "--encryption-key-file", k1, "Secrets", "p", "1")
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, tablestore.EncryptionKeyID(key2))
+}

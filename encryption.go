@@ -1,0 +1,188 @@
+package tablestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"strings"
+
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/encfs"
+)
+
+// EncryptionKeySize is the size of an encryption key: 32 bytes, for
+// AES-256.
+const EncryptionKeySize = encfs.KeySize
+
+// Encryption configures encryption at rest for the embedded engine
+// (Options.Encryption): every file the store writes (sstables, write-ahead
+// log, MANIFEST, OPTIONS, the clock file) is encrypted with AES-256 under
+// a data key of its own, which a key-encryption key wraps. A store is
+// encrypted from its creation on (see docs/encryption.md for converting
+// one), and opens only with a key that unwraps its files: without it,
+// Open fails with an EncryptionKeyError naming the key ID it needs, and
+// writes nothing.
+type Encryption struct {
+	// Key is the key-encryption key, EncryptionKeySize bytes: it wraps
+	// the data keys of the files written from now on. Its ID is
+	// EncryptionKeyID(Key).
+	Key []byte
+	// PreviousKeys are earlier keys that files written before a rotation
+	// may still be wrapped under; DB.Rekey rewraps those under Key.
+	PreviousKeys [][]byte
+	// Provider, instead of Key and PreviousKeys, wraps and unwraps the
+	// data keys, so a KMS or an HSM can hold the key-encryption keys.
+	Provider KeyProvider
+}
+
+// KeyProvider holds the key-encryption keys of an encrypted store, each
+// named by an ID (at most 255 bytes) that the files' headers record. It
+// is called once per file the store creates (WrapKey) and once per file
+// it opens (UnwrapKey), from many goroutines at once.
+type KeyProvider interface {
+	// CurrentKeyID names the key that wraps the data keys of new files.
+	CurrentKeyID() string
+	// WrapKey encrypts dataKey under the key keyID, bound to context, a
+	// public byte string that UnwrapKey is given back. The result is at
+	// most 1,024 bytes.
+	WrapKey(keyID string, dataKey, context []byte) ([]byte, error)
+	// UnwrapKey decrypts what WrapKey returned. It fails with an error
+	// matching ErrCorrupt when wrapped or context were altered, and with
+	// any other error when it cannot use the key keyID (the store then
+	// reports an EncryptionKeyError naming keyID).
+	UnwrapKey(keyID string, wrapped, context []byte) ([]byte, error)
+}
+
+// ErrEncryptionKey is matched by Open's error (an *Error with code
+// InvalidInput, unwrapping to an *EncryptionKeyError that names the key
+// ID) when the store needs a key that was not given, or when a key was
+// given for a store that is not encrypted.
+var ErrEncryptionKey = driver.ErrEncryptionKey
+
+// EncryptionKeyID returns the ID of a key given as Encryption.Key: a
+// fingerprint that names it without revealing it.
+func EncryptionKeyID(key []byte) string { return encfs.KeyID(key) }
+
+// ParseEncryptionKey decodes a key written as base64 (standard or URL
+// alphabet, padded or not; surrounding white space is ignored), as the
+// command's --encryption-key-file and $TABLESTORE_ENCRYPTION_KEY hold
+// it. Anything but 32 bytes of base64 is InvalidInput.
+func ParseEncryptionKey(text []byte) ([]byte, error) {
+	s := string(bytes.TrimSpace(text))
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if k, err := enc.DecodeString(s); err == nil {
+			if len(k) != EncryptionKeySize {
+				return nil, newError(edm.CodeInvalidInput, "an encryption key must be %d bytes of base64, not %d bytes", EncryptionKeySize, len(k))
+			}
+			return k, nil
+		}
+	}
+	return nil, newError(edm.CodeInvalidInput, "an encryption key must be %d bytes of base64; this is not base64", EncryptionKeySize)
+}
+
+// validate reports keys of the wrong size as InvalidInput.
+func (e *Encryption) validate() error {
+	if e == nil {
+		return nil
+	}
+	if e.Provider != nil {
+		if id := e.Provider.CurrentKeyID(); len(id) == 0 || len(id) > 255 {
+			return newError(edm.CodeInvalidInput, "Encryption: the provider's key ID %q must be 1 to 255 bytes", id)
+		}
+		return nil
+	}
+	if _, err := encfs.NewStaticKeys(e.Key, e.PreviousKeys...); err != nil {
+		return newError(edm.CodeInvalidInput, "Encryption: %s", strings.TrimPrefix(err.Error(), "tablestore: "))
+	}
+	return nil
+}
+
+// keys returns the provider the engine uses; nil when e is nil.
+func (e *Encryption) keys() encfs.KeyProvider {
+	switch {
+	case e == nil:
+		return nil
+	case e.Provider != nil:
+		return e.Provider
+	}
+	k, err := encfs.NewStaticKeys(e.Key, e.PreviousKeys...)
+	if err != nil {
+		return badKeys{err} // validate refused it first
+	}
+	return k
+}
+
+// badKeys fails every call: keys validate refused.
+type badKeys struct{ err error }
+
+func (b badKeys) CurrentKeyID() string { return "invalid" }
+func (b badKeys) WrapKey(string, []byte, []byte) ([]byte, error) {
+	return nil, b.err
+}
+func (b badKeys) UnwrapKey(string, []byte, []byte) ([]byte, error) {
+	return nil, b.err
+}
+
+// rekeyer is implemented by drivers whose stores are encrypted at rest.
+type rekeyer interface {
+	Rekey(ctx context.Context) (int, error)
+}
+
+// Rekey rewraps the data key of every file of the store under the
+// current key (Encryption.Key, or the provider's current key), while the
+// store stays open: reads and writes go on meanwhile, and files written
+// since Open are under the current key already. Afterwards the store
+// opens with the current key alone. It returns how many files it
+// rewrapped. Only the wrapping changes, not the files' data keys or
+// contents (docs/encryption.md says how to rewrite those).
+//
+// Errors: InvalidInput for a store that is not encrypted,
+// NotImplemented for a driver without encryption at rest, ErrClosed,
+// ctx's error, key and I/O errors.
+func (db *DB) Rekey(ctx context.Context) (int, error) {
+	if err := db.checkContext(ctx); err != nil {
+		return 0, err
+	}
+	r, ok := db.conn.(rekeyer)
+	if !ok {
+		return 0, newError(edm.CodeNotImplemented, "this store's driver has no encryption at rest")
+	}
+	n, err := r.Rekey(ctx)
+	if err != nil {
+		return n, mapError(err, false)
+	}
+	return n, nil
+}
+
+// checkpointer is implemented by drivers that can write a checkpoint
+// under other encryption than the store's.
+type encryptedCheckpointer interface {
+	CheckpointTo(ctx context.Context, dir string, keys encfs.KeyProvider) error
+}
+
+// CheckpointEncrypted writes a consistent copy of the whole store into
+// directory dir, which must not exist yet, as Checkpoint does, but with
+// every file encrypted under enc (nil: in plain text), whatever the
+// store's own encryption; the copy opens with enc. It converts a store
+// to encryption at rest, or from it, or rewrites every file under new
+// data keys. Unlike Checkpoint it copies every file, and it needs room
+// for two copies while it runs (a temporary directory beside dir, removed
+// when it ends).
+//
+// Errors: InvalidInput for keys of the wrong size, NotImplemented when
+// the store's driver cannot checkpoint, ErrClosed, ctx's error, key and
+// I/O errors.
+func (db *DB) CheckpointEncrypted(ctx context.Context, dir string, enc *Encryption) error {
+	if err := db.checkContext(ctx); err != nil {
+		return err
+	}
+	if err := enc.validate(); err != nil {
+		return err
+	}
+	cp, ok := db.conn.(encryptedCheckpointer)
+	if !ok {
+		return newError(edm.CodeNotImplemented, "this store's driver cannot write a checkpoint")
+	}
+	return mapError(cp.CheckpointTo(ctx, dir, enc.keys()), false)
+}

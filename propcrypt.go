@@ -1,0 +1,285 @@
+package tablestore
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/entityenc"
+)
+
+// PropertyEncryption encrypts chosen properties of chosen tables on the
+// client, before they reach the driver: with the remote driver (the azure
+// module) the service stores and returns only ciphertext; the embedded
+// engine offers the same. Each value is sealed with AES-256-GCM under a
+// random nonce, with the entity's PartitionKey and RowKey and the
+// property's name as associated data, so a value copied to another
+// entity or property fails to decrypt (ErrCorrupt) instead of reading as
+// data. It is stored as an Edm.Binary value: the key ID, the nonce, and
+// the sealed type and value. Keys are named by ID; every write seals
+// under CurrentKeyID, so rewriting an entity moves its values to the
+// current key, and values under older keys read as long as their key is
+// in Keys.
+//
+// A $filter that names an encrypted property of the table is refused
+// with InvalidInput naming it: the store holds only ciphertext, so it
+// could not answer it. On a table with encrypted properties the table
+// handle offers reads, writes, transactions, bulk writes and queries;
+// reverse queries, secondary indexes, change feeds, TTL and partition
+// deletes answer NotImplemented there. Names, keys, types of the other
+// properties, and the size of each value stay visible.
+type PropertyEncryption struct {
+	// Keys are the keys by ID: each EncryptionKeySize bytes, each ID 1 to
+	// 255 bytes.
+	Keys map[string][]byte
+	// CurrentKeyID is the ID, in Keys, of the key new values are sealed
+	// under.
+	CurrentKeyID string
+	// Tables maps a table name (matched case-insensitively) to the names
+	// of its encrypted properties (matched exactly, as Azure matches
+	// property names). PartitionKey, RowKey and Timestamp cannot be
+	// encrypted.
+	Tables map[string][]string
+	// AllowPlaintext reads a value of an encrypted property that is not
+	// sealed (written before its property was encrypted) as it is;
+	// without it, such a value is ErrCorrupt. Writes always seal.
+	AllowPlaintext bool
+}
+
+// propCrypt is a validated PropertyEncryption.
+type propCrypt struct {
+	current string
+	aeads   map[string]cipher.AEAD
+	tables  map[string][]string // by lowercase name, sorted
+	plain   bool
+}
+
+// build validates p and prepares its keys; nil for a nil p.
+func (p *PropertyEncryption) build() (*propCrypt, error) {
+	if p == nil {
+		return nil, nil
+	}
+	pc := &propCrypt{current: p.CurrentKeyID, aeads: map[string]cipher.AEAD{}, tables: map[string][]string{}, plain: p.AllowPlaintext}
+	for id, k := range p.Keys {
+		if len(id) == 0 || len(id) > 255 {
+			return nil, newError(edm.CodeInvalidInput, "PropertyEncryption: key ID %q must be 1 to 255 bytes", id)
+		}
+		if len(k) != EncryptionKeySize {
+			return nil, newError(edm.CodeInvalidInput, "PropertyEncryption: key %q must be %d bytes, not %d", id, EncryptionKeySize, len(k))
+		}
+		block, err := aes.NewCipher(k)
+		if err != nil {
+			return nil, err
+		}
+		if pc.aeads[id], err = cipher.NewGCM(block); err != nil {
+			return nil, err
+		}
+	}
+	if _, ok := pc.aeads[p.CurrentKeyID]; !ok {
+		return nil, newError(edm.CodeInvalidInput, "PropertyEncryption: CurrentKeyID %q is not in Keys", p.CurrentKeyID)
+	}
+	for table, names := range p.Tables {
+		for _, n := range names {
+			switch n {
+			case "PartitionKey", "RowKey", "Timestamp", "":
+				return nil, newError(edm.CodeInvalidInput, "PropertyEncryption: property %q of table %q cannot be encrypted", n, table)
+			}
+		}
+		key := strings.ToLower(table)
+		pc.tables[key] = append(pc.tables[key], names...)
+		slices.Sort(pc.tables[key])
+		pc.tables[key] = slices.Compact(pc.tables[key])
+	}
+	return pc, nil
+}
+
+// wrap returns drv, or for a table with encrypted properties a driver
+// table that seals and opens them.
+func (pc *propCrypt) wrap(name string, drv driver.Table) driver.Table {
+	if pc == nil {
+		return drv
+	}
+	props := pc.tables[strings.ToLower(name)]
+	if len(props) == 0 {
+		return drv
+	}
+	return &sealedTable{Table: drv, pc: pc, name: name, props: props}
+}
+
+// sealedTable seals the encrypted properties of every entity written and
+// opens them in every entity read.
+type sealedTable struct {
+	driver.Table
+	pc    *propCrypt
+	name  string
+	props []string // sorted
+}
+
+func (t *sealedTable) encrypted(name string) bool {
+	_, ok := slices.BinarySearch(t.props, name)
+	return ok
+}
+
+const sealVersion = 0xE1
+
+// aad is the associated data of a sealed value.
+func sealAAD(keyID, pk, rk, name string) []byte {
+	b := []byte("tablestore property v1\x00")
+	for _, s := range []string{keyID, pk, rk, name} {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(s)))
+		b = append(b, s...)
+	}
+	return b
+}
+
+// seal encrypts v, the value of property name of entity (pk, rk).
+func (pc *propCrypt) seal(pk, rk, name string, v edm.Value) (edm.Value, error) {
+	aead := pc.aeads[pc.current]
+	plain := make([]byte, 0, 17+len(v.Bytes))
+	plain = append(plain, byte(v.Type))
+	plain = binary.BigEndian.AppendUint64(plain, uint64(v.Int))
+	plain = binary.BigEndian.AppendUint64(plain, math.Float64bits(v.Float))
+	plain = append(plain, v.Bytes...)
+	out := make([]byte, 0, 2+len(pc.current)+aead.NonceSize()+len(plain)+aead.Overhead())
+	out = append(out, sealVersion, byte(len(pc.current)))
+	out = append(out, pc.current...)
+	nonce := out[len(out) : len(out)+aead.NonceSize()]
+	if _, err := rand.Read(nonce); err != nil {
+		return edm.Value{}, err
+	}
+	out = out[:len(out)+aead.NonceSize()]
+	out = aead.Seal(out, nonce, plain, sealAAD(pc.current, pk, rk, name))
+	return edm.Value{Type: edm.TypeBinary, Bytes: out}, nil
+}
+
+// open decrypts a sealed value; a value that is not sealed is returned
+// as it is when AllowPlaintext is set.
+func (pc *propCrypt) open(table, pk, rk, name string, v edm.Value) (edm.Value, error) {
+	where := fmt.Sprintf("property %q of entity (%s, %s) in table %s", name, entityenc.QuoteShort(pk), entityenc.QuoteShort(rk), table)
+	b := v.Bytes
+	if v.Type != edm.TypeBinary || len(b) < 2 || b[0] != sealVersion || len(b) < 2+int(b[1]) {
+		if pc.plain {
+			return v, nil
+		}
+		return edm.Value{}, &driver.CorruptError{Op: "decrypt of " + where, Err: fmt.Errorf("the value is not encrypted")}
+	}
+	keyID := string(b[2 : 2+int(b[1])])
+	aead, ok := pc.aeads[keyID]
+	if !ok {
+		return edm.Value{}, &driver.EncryptionKeyError{KeyID: keyID, File: where}
+	}
+	rest := b[2+int(b[1]):]
+	if len(rest) < aead.NonceSize() {
+		return edm.Value{}, &driver.CorruptError{Op: "decrypt of " + where, Err: fmt.Errorf("the sealed value is truncated")}
+	}
+	plain, err := aead.Open(nil, rest[:aead.NonceSize()], rest[aead.NonceSize():], sealAAD(keyID, pk, rk, name))
+	if err != nil || len(plain) < 17 {
+		return edm.Value{}, &driver.CorruptError{Op: "decrypt of " + where, Err: fmt.Errorf("the sealed value fails authentication (altered, or moved from another entity or property)")}
+	}
+	out := edm.Value{Type: edm.Type(plain[0]), Int: int64(binary.BigEndian.Uint64(plain[1:])), Float: math.Float64frombits(binary.BigEndian.Uint64(plain[9:]))}
+	if len(plain) > 17 {
+		out.Bytes = plain[17:]
+	}
+	return out, nil
+}
+
+// Commit seals the encrypted properties of each action.
+func (t *sealedTable) Commit(ctx context.Context, actions []driver.Action) (driver.CommitResult, error) {
+	out := make([]driver.Action, len(actions))
+	for i, a := range actions {
+		out[i] = a
+		if a.Type == driver.ActionDelete {
+			continue
+		}
+		props := a.Properties
+		if a.Record != nil {
+			var err error
+			if props, err = driver.Record(a.Record).Properties(); err != nil {
+				return driver.CommitResult{}, err
+			}
+		} else {
+			props = slices.Clone(props)
+		}
+		for j := range props {
+			if !t.encrypted(props[j].Name) {
+				continue
+			}
+			v, err := t.pc.seal(a.PartitionKey, a.RowKey, props[j].Name, props[j].Value)
+			if err != nil {
+				return driver.CommitResult{}, err
+			}
+			props[j].Value = v
+		}
+		out[i].Properties, out[i].Record = props, nil
+	}
+	return t.Table.Commit(ctx, out)
+}
+
+// openRow returns r with its encrypted properties opened.
+func (t *sealedTable) openRow(r driver.Row) (driver.Row, error) {
+	ts, err := r.Record.Timestamp()
+	if err != nil {
+		return r, err
+	}
+	props, err := r.Record.Properties()
+	if err != nil {
+		return r, err
+	}
+	changed := false
+	for j := range props {
+		if !t.encrypted(props[j].Name) {
+			continue
+		}
+		if props[j].Value, err = t.pc.open(t.name, r.PartitionKey, r.RowKey, props[j].Name, props[j].Value); err != nil {
+			return r, err
+		}
+		changed = true
+	}
+	if !changed {
+		return r, nil
+	}
+	rec, err := driver.Encode(nil, ts, props)
+	if err != nil {
+		return r, err
+	}
+	r.Record = rec
+	return r, nil
+}
+
+// Get opens the encrypted properties of the entity read.
+func (t *sealedTable) Get(ctx context.Context, pk, rk string, sel []string) (driver.Row, error) {
+	r, err := t.Table.Get(ctx, pk, rk, sel)
+	if err != nil {
+		return r, err
+	}
+	return t.openRow(r)
+}
+
+// QueryPage refuses a filter on an encrypted property, and opens the
+// encrypted properties of every entity emitted.
+func (t *sealedTable) QueryPage(ctx context.Context, q *driver.QueryRequest, emit func(driver.Row) error) (driver.PageResult, error) {
+	if q.Filter != nil {
+		for _, name := range filter.NewFilter(q.Filter).Names {
+			if t.encrypted(name) {
+				return driver.PageResult{}, &driver.Error{Code: edm.CodeInvalidInput,
+					Message: fmt.Sprintf("$filter names %q, an encrypted property of table %s: the store holds only its ciphertext, so a filter on it cannot be answered", name, t.name)}
+			}
+		}
+	}
+	return t.Table.QueryPage(ctx, q, func(r driver.Row) error {
+		r, err := t.openRow(r)
+		if err != nil {
+			return err
+		}
+		return emit(r)
+	})
+}
