@@ -126,6 +126,10 @@ type Engine struct {
 	// names maps table IDs to names, for describing damaged key spans
 	// without taking catMu.
 	names atomic.Pointer[map[uint64]string]
+	// views are the open snapshots (see view.go); backup is continuous
+	// backup's state (see backup.go).
+	views  views
+	backup *backupLog
 }
 
 var _ driver.Conn = (*Engine)(nil)
@@ -284,6 +288,7 @@ func (db *Engine) close() (err error) {
 	}
 	db.bg.Wait()
 	defer db.recoverStop("close", &err)
+	db.closeViews()
 	errs := []error{db.closeClock()}
 	errs = append(errs, db.clockFile.close())
 	if db.opts.NoSync {

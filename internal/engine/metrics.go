@@ -60,6 +60,11 @@ func (db *Engine) Metrics(ctx context.Context) (driver.Metrics, error) {
 	db.catMu.RLock()
 	m.Tables = len(db.tables)
 	db.catMu.RUnlock()
+	var oldest time.Time
+	if m.Snapshots, oldest = db.viewStats(); m.Snapshots > 0 {
+		m.OldestSnapshotAge = max(db.opts.Clock().Sub(oldest), 0)
+	}
+	m.SnapshotPinnedBytes = pm.Snapshots.PinnedSize
 	// Entities: live entries of every sstable outside the metadata table.
 	start := keys.TablePrefix(nil, keys.MetaTableID+1)
 	levels, err := db.pdb.SSTables(pebble.WithProperties())
