@@ -114,6 +114,12 @@ type Options struct {
 	// docs/architecture.md). Negative waits as long as the context allows.
 	// Default: 5 s.
 	WriteTimeout time.Duration
+
+	// ContinuousBackup, if set, keeps a continuous backup of the store
+	// in a directory, from which Restore recreates the store as it was
+	// at any instant of its window (see ContinuousBackup and
+	// docs/backup.md). OpenInMemory refuses it. Default: nil (off).
+	ContinuousBackup *ContinuousBackup
 }
 
 const (
@@ -145,7 +151,7 @@ func (o *Options) validate() error {
 	case o.SweepRate > engine.MaxSweepRate:
 		return newError(edm.CodeInvalidInput, "SweepRate %d is over %d", o.SweepRate, engine.MaxSweepRate)
 	}
-	return nil
+	return o.ContinuousBackup.validate()
 }
 
 // withDefaults returns a copy of o with every zero field set to its default.
@@ -210,5 +216,6 @@ func (o *Options) engineOptions() engine.Options {
 		MustExist:       o.MustExist,
 		SweepRate:       o.SweepRate,
 		WriteTimeout:    o.WriteTimeout,
+		Backup:          o.ContinuousBackup.engineOptions(),
 	}
 }

@@ -66,6 +66,9 @@ type Options struct {
 	// diskfull.go.
 	WriteTimeout time.Duration
 
+	// Backup, if set, keeps a continuous backup (see backup.go).
+	Backup *BackupOptions
+
 	readOnly bool // for CheckDir: Pebble read-only, no store marker written
 }
 
@@ -226,6 +229,9 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 	if err == nil && !o.readOnly {
 		err = db.checkStoreMarker(fresh)
 	}
+	if err == nil && o.Backup != nil && !o.readOnly {
+		err = db.startBackup()
+	}
 	if err != nil {
 		db.stopChanges()
 		_ = db.clockFile.close()
@@ -281,6 +287,7 @@ func (db *Engine) Close() error {
 func (db *Engine) close() (err error) {
 	db.stopChanges()
 	db.stopExpirySweeper()
+	db.stopBackupWorker()
 	db.closeMu.Lock()
 	defer db.closeMu.Unlock()
 	if db.stopped.Load() {
@@ -289,7 +296,7 @@ func (db *Engine) close() (err error) {
 	db.bg.Wait()
 	defer db.recoverStop("close", &err)
 	db.closeViews()
-	errs := []error{db.closeClock()}
+	errs := []error{db.stopBackup(), db.closeClock()}
 	errs = append(errs, db.clockFile.close())
 	if db.opts.NoSync {
 		errs = append(errs, db.pdb.LogData(nil, pebble.Sync))

@@ -138,7 +138,7 @@ func (db *Engine) SetServiceProperties(ctx context.Context, doc []byte) error {
 		return err
 	}
 	if len(doc) == 0 {
-		return db.storageErr("write the service properties", db.pdb.Delete(servicePropertiesKey(), db.writeOpts))
+		return db.storageErr("write the service properties", db.deleteKey(servicePropertiesKey(), db.writeOpts))
 	}
-	return db.storageErr("write the service properties", db.pdb.Set(servicePropertiesKey(), doc, db.writeOpts))
+	return db.storageErr("write the service properties", db.setKey(servicePropertiesKey(), doc, db.writeOpts))
 }

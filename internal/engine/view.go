@@ -84,8 +84,21 @@ func (db *Engine) Snapshot(ctx context.Context) (_ driver.Snapshot, err error) {
 	// point in the order of commits and of backup records.
 	db.changes.mu.Lock()
 	v.snap = db.pdb.NewSnapshot()
-	v.at = db.backupInstant()
+	var mark uint64
+	if db.backup != nil {
+		// A mark in the backup's log at the view's instant, so a
+		// restore to it is in the window as soon as it is written.
+		mark, v.at = db.backupMark()
+	} else {
+		v.at = db.opts.Clock()
+	}
 	db.changes.mu.Unlock()
+	if mark > 0 {
+		if err := db.backupWrite(mark, false); err != nil {
+			_ = v.snap.Close()
+			return nil, err
+		}
+	}
 	if v.tables, err = readCatalog(v.snap); err != nil {
 		_ = v.snap.Close()
 		return nil, db.storageErr("snapshot: read the catalog", err)
