@@ -3,8 +3,8 @@ package tablestore
 import (
 	"context"
 	"errors"
-	"iter"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"os"
 	"path/filepath"

@@ -78,9 +78,9 @@ const (
 	backupFlushBytes    = 1 << 20
 	// backupHeartbeat: an idle store marks the log this often, so the
 	// window's end follows the clock.
-	backupHeartbeat = time.Second
-	backupRecordHeader  = 24
-	baseFileName        = "BASE"
+	backupHeartbeat    = time.Second
+	backupRecordHeader = 24
+	baseFileName       = "BASE"
 )
 
 var backupCRC = crc32.MakeTable(crc32.Castagnoli)
@@ -104,9 +104,9 @@ type backupLog struct {
 	written  uint64 // records up to it are written
 	// appended is the wall time of the last append, for heartbeats.
 	appended time.Time
-	flushing bool   // a flush holds the file
-	rotate   bool   // start a new segment at the next flush
-	err      error  // the first write error; the log stops
+	flushing bool  // a flush holds the file
+	rotate   bool  // start a new segment at the next flush
+	err      error // the first write error; the log stops
 	f        *os.File
 	fsize    int64
 
