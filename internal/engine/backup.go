@@ -110,6 +110,7 @@ type backupLog struct {
 	f        *os.File
 	fsize    int64
 
+	kick     chan struct{} // the buffer is due for a write
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     sync.WaitGroup
@@ -151,7 +152,14 @@ func (db *Engine) appendRecord(repr []byte) uint64 {
 	l.buf = append(l.buf, repr...)
 	l.bufLast = l.seq
 	l.appended = time.Now()
+	full := len(l.buf) >= backupFlushBytes
 	l.mu.Unlock()
+	if full {
+		select {
+		case l.kick <- struct{}{}:
+		default:
+		}
+	}
 	return l.seq
 }
 
@@ -355,7 +363,7 @@ func (db *Engine) startBackup() error {
 	if err != nil {
 		return err
 	}
-	l := &backupLog{opts: o, stop: make(chan struct{})}
+	l := &backupLog{opts: o, stop: make(chan struct{}), kick: make(chan struct{}, 1)}
 	l.cond.L = &l.mu
 	l.seq, l.last = inv.lastSeq, inv.lastTime
 	l.durable, l.written, l.bufLast = l.seq, l.seq, l.seq
@@ -382,6 +390,12 @@ func (db *Engine) runBackup() {
 		select {
 		case <-l.stop:
 			return
+		case <-l.kick:
+			l.mu.Lock()
+			if !l.flushing && len(l.buf) > 0 {
+				l.flushLocked(db, false)
+			}
+			l.mu.Unlock()
 		case <-flush.C:
 			l.mu.Lock()
 			idle := time.Since(l.appended) >= backupHeartbeat
