@@ -3,6 +3,7 @@ package tablestore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -71,11 +72,44 @@ func (c *ContinuousBackup) engineOptions() *engine.BackupOptions {
 
 // BackupWindow describes a continuous backup directory: Restore accepts
 // any instant from Oldest to Newest.
-type BackupWindow = engine.BackupWindow
+type BackupWindow struct {
+	// Oldest is the oldest base's time, Newest the last whole record's.
+	Oldest, Newest time.Time
+	// Bases are the bases' times, oldest first.
+	Bases []time.Time
+	// Segments and Bytes are the log's files and their size.
+	Segments int
+	Bytes    int64
+	// FirstSeq and LastSeq number the commits the window spans: the
+	// oldest base holds every commit up to FirstSeq.
+	FirstSeq, LastSeq uint64
+	// Torn, when not "", says the last segment ends in a partial record
+	// (a crash during an append); the window ends before it.
+	Torn string
+	// Damaged, when not nil, is a damaged record at the end of the log;
+	// the window ends before it and a restore past it fails.
+	Damaged *DamagedBackupError
+}
 
-// DamagedBackupError reports a damaged record of a backup's log, with
-// its file and byte offset; Restore never replays past one.
-type DamagedBackupError = engine.DamagedBackupError
+// DamagedBackupError reports a damaged record of a backup's log (a
+// checksum mismatch, a bad length, a gap in the sequence), with its file
+// and byte offset; Restore never replays past one.
+type DamagedBackupError struct {
+	File   string
+	Offset int64
+	Reason string
+}
+
+func (e *DamagedBackupError) Error() string {
+	return fmt.Sprintf("tablestore: backup segment %s is damaged at byte %d: %s", e.File, e.Offset, e.Reason)
+}
+
+func damagedOf(e *engine.DamagedBackupError) *DamagedBackupError {
+	if e == nil {
+		return nil
+	}
+	return &DamagedBackupError{File: e.File, Offset: e.Offset, Reason: e.Reason}
+}
 
 // ErrOutsideWindow is matched by Restore's error (code OutOfRangeInput)
 // for a time outside the backup's window; the message names the window.
@@ -90,11 +124,19 @@ func ListBackups(dir string) (*BackupWindow, error) {
 	if err != nil {
 		return nil, causeError(edm.CodeInvalidInput, err)
 	}
-	return &w, nil
+	return &BackupWindow{Oldest: w.Oldest, Newest: w.Newest, Bases: w.Bases, Segments: w.Segments, Bytes: w.Bytes,
+		FirstSeq: w.FirstSeq, LastSeq: w.LastSeq, Torn: w.Torn, Damaged: damagedOf(w.Damaged)}, nil
 }
 
 // RestoreResult describes a finished Restore.
-type RestoreResult = engine.RestoreResult
+type RestoreResult struct {
+	Base    time.Time // the base it started from
+	Records int       // commits replayed after the base
+	// Time is the instant restored: the one asked for, or the newest.
+	Time time.Time
+	// Entities is the number of entities the check of the result read.
+	Entities int
+}
 
 // Restore writes into directory into, which must be missing or empty,
 // the store as it was at instant to (zero: the newest instant the
@@ -115,14 +157,14 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts *
 		return nil, err
 	}
 	res, err := engine.Restore(ctx, from, to, into, o.engineOptions())
-	var damaged *DamagedBackupError
+	var damaged *engine.DamagedBackupError
 	switch {
 	case err == nil:
-		return &res, nil
+		return &RestoreResult{Base: res.Base, Records: res.Records, Time: res.Time, Entities: res.Entities}, nil
 	case errors.Is(err, ErrOutsideWindow):
 		return nil, causeError(edm.CodeOutOfRangeInput, err)
 	case errors.As(err, &damaged):
-		return nil, causeError(edm.CodeInternalError, err)
+		return nil, causeError(edm.CodeInternalError, damagedOf(damaged))
 	}
 	return nil, mapError(err, false)
 }
