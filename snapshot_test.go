@@ -108,6 +108,8 @@ func TestSnapshotRefusesWrites(t *testing.T) {
 	_, err = snap.db.CreateTable(ctx, "Other")
 	requireCode(t, err, edm.CodeOperationNotAllowedOnCurrentTarget)
 	require.Error(t, st.Partition("p").DeleteAll(ctx), "range deletion through a snapshot")
+	_, err = st.QueryPage(ctx, Query{Index: "ByName"})
+	requireCode(t, err, edm.CodeNotImplemented)
 	// Nothing reached the store.
 	_, err = db.Table("Alpha").Get(ctx, "p", "r", nil)
 	requireCode(t, err, edm.CodeResourceNotFound)
