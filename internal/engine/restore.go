@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -122,26 +121,53 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 	if err := copyDir(filepath.Join(from, baseName(base.Lo)), into); err != nil {
 		return res, fmt.Errorf("tablestore: restore: copy the base: %w", err)
 	}
-	pdb, err := pebble.Open(into, &pebble.Options{FS: vfs.Default, FormatMajorVersion: pebble.FormatNewest, ErrorIfNotExists: true, Logger: quietLogger{}})
+	// No WAL while replaying: the result is flushed whole at the end,
+	// and a failed restore leaves nothing to recover.
+	pdb, err := pebble.Open(into, &pebble.Options{FS: vfs.Default, FormatMajorVersion: pebble.FormatNewest, ErrorIfNotExists: true,
+		Logger: quietLogger{}, DisableWAL: true, MemTableSize: 64 << 20})
 	if err != nil {
 		return res, fmt.Errorf("tablestore: restore: open the base: %w", err)
 	}
 	ceiling := base.Ceiling
+	// Records are applied in groups of about restoreGroupBytes: one
+	// Pebble commit per group.
+	group := pdb.NewBatch()
+	apply := func() error {
+		if group.Empty() {
+			return nil
+		}
+		err := pdb.Apply(group, pebble.NoSync)
+		_ = group.Close()
+		group = pdb.NewBatch()
+		return err
+	}
 	replayErr := replay(ctx, from, inv, base.Lo, limit, func(r backupRecord) error {
 		if len(r.batch) == 0 {
 			return nil // a mark
 		}
 		b := pdb.NewBatch()
-		if err := b.SetRepr(bytes.Clone(r.batch)); err != nil {
+		defer b.Close()
+		if err := b.SetRepr(r.batch); err != nil {
 			return err
 		}
-		err := pdb.Apply(b, pebble.NoSync)
-		_ = b.Close()
+		if err := group.Apply(b, nil); err != nil {
+			return err
+		}
 		ceiling = max(ceiling, int64(r.ceiling))
 		res.Records++
-		return err
+		if group.Len() >= restoreGroupBytes {
+			return apply()
+		}
+		return nil
 	})
-	err = errors.Join(replayErr, pdb.LogData(nil, pebble.Sync), pdb.Close())
+	if replayErr == nil {
+		replayErr = apply()
+	}
+	_ = group.Close()
+	if replayErr == nil {
+		replayErr = pdb.Flush()
+	}
+	err = errors.Join(replayErr, pdb.Close())
 	if err != nil {
 		return res, fmt.Errorf("tablestore: restore: %w", err)
 	}
@@ -165,6 +191,10 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 	res.Entities = rep.Entities
 	return res, nil
 }
+
+// restoreGroupBytes is the size of the groups of records a restore
+// applies at once.
+const restoreGroupBytes = 4 << 20
 
 // replay calls apply with every record after lo up to time limit, in
 // order, across segments, and fails on a gap or damage.
