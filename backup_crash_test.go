@@ -111,6 +111,11 @@ func TestPITRCrash(t *testing.T) {
 		}
 		next = tried + 1
 		into := filepath.Join(root, fmt.Sprintf("restored-%d", cycle))
+		if _, err := ts.ListBackups(dir + ".backup"); err != nil && len(acked) == 0 {
+			// Killed before its first open took the first base:
+			// nothing was acknowledged, so nothing is owed.
+			continue
+		}
 		_, err := ts.Restore(context.Background(), dir+".backup", time.Time{}, into, nil)
 		if err != nil {
 			t.Fatalf("cycle %d (seed %d): restore: %v", cycle, seed, err)
