@@ -2,6 +2,7 @@ package tablestore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"iter"
@@ -255,8 +256,13 @@ func TestRestoreStopsAtDamage(t *testing.T) {
 	require.Len(t, segs, 1)
 	data, err := os.ReadFile(segs[0])
 	require.NoError(t, err)
-	// Damage a byte three quarters in: a record well after mid.
-	pos := len(data) * 3 / 4
+	// Damage a byte three quarters into the records (the file runs on
+	// in zeros past them): a record well after mid.
+	end := len(data)
+	for end > 0 && data[end-1] == 0 {
+		end--
+	}
+	pos := end * 3 / 4
 	data[pos] ^= 0xff
 	require.NoError(t, os.WriteFile(segs[0], data, 0o644))
 
@@ -273,6 +279,21 @@ func TestRestoreStopsAtDamage(t *testing.T) {
 	_, err = Restore(ctx, bdir, mid, into, nil)
 	require.NoError(t, err)
 	requireRestored(t, into, midDump)
+
+	// A record's length zeroed would end the records early: it is
+	// damage too, not the end of the log.
+	data[pos] ^= 0xff
+	off := 0
+	for range 20 { // the start of the 21st record
+		n, k := binary.Uvarint(data[off:])
+		require.Positive(t, k)
+		off += k + 4 + int(n)
+	}
+	data[off] = 0
+	require.NoError(t, os.WriteFile(segs[0], data, 0o644))
+	_, err = Restore(ctx, bdir, time.Time{}, filepath.Join(t.TempDir(), "zeroed"), nil)
+	require.True(t, errors.As(err, &damaged), "error: %v", err)
+	require.Equal(t, int64(off), damaged.Offset)
 }
 
 func TestBackupRetention(t *testing.T) {
