@@ -35,34 +35,34 @@ var logLevels = map[string]slog.Level{
 
 // serveFlags are serve's flags, declared by declareServeFlags.
 type serveFlags struct {
-	store, dir      *string
-	inMemory        *bool
-	create          *bool
-	addr            *string
-	account         *string
-	accountKeys     stringList // --account-key
-	accountKeyFile  *string
-	keyFlag         stringList // --key: the TLS key with --cert, else an account key (old spelling)
-	anonymous       *bool
-	level           *string
-	shutdown        *time.Duration
-	cert            *string
-	logFormat       *string
-	adminAddr       *string
-	adminHosts      stringList
-	pprof           *bool
-	backupDir       *string
+	store, dir     *string
+	inMemory       *bool
+	create         *bool
+	addr           *string
+	account        *string
+	accountKeys    stringList // --account-key
+	accountKeyFile *string
+	keyFlag        stringList // --key: the TLS key with --cert, else an account key (old spelling)
+	anonymous      *bool
+	level          *string
+	shutdown       *time.Duration
+	cert           *string
+	logFormat      *string
+	adminAddr      *string
+	adminHosts     stringList
+	pprof          *bool
+	backupDir      *string
 	// continuous backup (see docs/backup.md)
 	contBackup          *string
 	contBackupEvery     *time.Duration
 	contBackupRetention *time.Duration
-	accounts        *string
-	jwks            *string
-	issuers         stringList
-	audiences       stringList
-	roles           *string
-	insecureTokens  *bool
-	publicEndpoints stringList
+	accounts            *string
+	jwks                *string
+	issuers             stringList
+	audiences           stringList
+	roles               *string
+	insecureTokens      *bool
+	publicEndpoints     stringList
 	// Admission and memory.
 	maxRequests, maxUploads *int
 	budget, minRate         byteSize
