@@ -235,13 +235,13 @@ func TestRestoreRefusesBadInput(t *testing.T) {
 
 func TestRestoreStopsAtDamage(t *testing.T) {
 	dir, bdir := t.TempDir(), filepath.Join(t.TempDir(), "backup")
-	db, err := Open(dir, &Options{ContinuousBackup: &ContinuousBackup{Dir: bdir}})
+	db, err := Open(dir, &Options{ContinuousBackup: &ContinuousBackup{Dir: bdir, SegmentBytes: 4 << 10}})
 	require.NoError(t, err)
 	tb, err := db.CreateTable(ctx, "Alpha")
 	require.NoError(t, err)
 	var mid time.Time
 	var midDump string
-	for i := range 40 {
+	for i := range 80 {
 		require.NoError(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: fmt.Sprintf("%03d", i), Properties: map[string]any{"v": strings.Repeat("x", 100)}}))
 		if i == 9 {
 			s, err := db.Snapshot(ctx)
@@ -253,26 +253,37 @@ func TestRestoreStopsAtDamage(t *testing.T) {
 	require.NoError(t, db.Close())
 	segs, err := filepath.Glob(filepath.Join(bdir, "seg-*.log"))
 	require.NoError(t, err)
-	require.Len(t, segs, 1)
-	data, err := os.ReadFile(segs[0])
-	require.NoError(t, err)
-	// Damage a byte three quarters into the records (the file runs on
-	// in zeros past them): a record well after mid.
-	end := len(data)
-	for end > 0 && data[end-1] == 0 {
-		end--
+	require.GreaterOrEqual(t, len(segs), 3)
+	// records returns a segment's bytes and where its records end (the
+	// file runs on in zeros past them).
+	records := func(path string) ([]byte, int) {
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		end := len(data)
+		for end > 0 && data[end-1] == 0 {
+			end--
+		}
+		return data, end
 	}
+
+	// Damage a byte three quarters into the records of the segment
+	// before the last: well after mid, which is in the first.
+	victim := segs[len(segs)-2]
+	data, end := records(victim)
 	pos := end * 3 / 4
 	data[pos] ^= 0xff
-	require.NoError(t, os.WriteFile(segs[0], data, 0o644))
+	require.NoError(t, os.WriteFile(victim, data, 0o644))
 
-	_, err = Restore(ctx, bdir, time.Time{}, filepath.Join(t.TempDir(), "all"), nil)
+	all := filepath.Join(t.TempDir(), "all")
+	_, err = Restore(ctx, bdir, time.Time{}, all, nil)
 	requireCode(t, err, edm.CodeInternalError)
 	var damaged *DamagedBackupError
 	require.True(t, errors.As(err, &damaged), "error: %v", err)
-	require.Equal(t, segs[0], damaged.File)
+	require.Equal(t, victim, damaged.File)
 	require.LessOrEqual(t, damaged.Offset, int64(pos))
 	require.Greater(t, damaged.Offset, int64(pos)-400)
+	_, serr := os.Stat(all)
+	require.True(t, os.IsNotExist(serr), "a failed restore leaves no partial store")
 
 	// Up to a time before the damage, the restore holds.
 	into := filepath.Join(t.TempDir(), "mid")
@@ -280,17 +291,25 @@ func TestRestoreStopsAtDamage(t *testing.T) {
 	require.NoError(t, err)
 	requireRestored(t, into, midDump)
 
-	// A record's length zeroed would end the records early: it is
-	// damage too, not the end of the log.
+	// In the last segment, a record's length zeroed would end the
+	// records early: it is damage too, not the end of the log, and
+	// backups list reports it.
 	data[pos] ^= 0xff
+	require.NoError(t, os.WriteFile(victim, data, 0o644))
+	last := segs[len(segs)-1]
+	data, _ = records(last)
 	off := 0
-	for range 20 { // the start of the 21st record
+	for range 2 { // the start of the third record
 		n, k := binary.Uvarint(data[off:])
 		require.Positive(t, k)
 		off += k + 4 + int(n)
 	}
 	data[off] = 0
-	require.NoError(t, os.WriteFile(segs[0], data, 0o644))
+	require.NoError(t, os.WriteFile(last, data, 0o644))
+	w, err := ListBackups(bdir)
+	require.NoError(t, err)
+	require.NotNil(t, w.Damaged)
+	require.Equal(t, int64(off), w.Damaged.Offset)
 	_, err = Restore(ctx, bdir, time.Time{}, filepath.Join(t.TempDir(), "zeroed"), nil)
 	require.True(t, errors.As(err, &damaged), "error: %v", err)
 	require.Equal(t, int64(off), damaged.Offset)

@@ -86,10 +86,25 @@ type RestoreResult struct {
 // Errors: ErrOutsideWindow (wrapped, naming the window), a
 // *DamagedBackupError for a damaged record or a gap in the records the
 // restore needs, an error for a non-empty into, and damage Check finds.
-func Restore(ctx context.Context, from string, to time.Time, into string, opts Options) (RestoreResult, error) {
+func Restore(ctx context.Context, from string, to time.Time, into string, opts Options) (_ RestoreResult, err error) {
 	if err := emptyTarget(into); err != nil {
 		return RestoreResult{}, err
 	}
+	_, statErr := os.Stat(into)
+	existed := statErr == nil
+	defer func() {
+		if err == nil {
+			return
+		}
+		// A failed restore leaves the target as it found it.
+		if !existed {
+			_ = os.RemoveAll(into)
+		} else if ents, rerr := os.ReadDir(into); rerr == nil {
+			for _, e := range ents {
+				_ = os.RemoveAll(filepath.Join(into, e.Name()))
+			}
+		}
+	}()
 	w, err := ListBackup(from)
 	if err != nil {
 		return RestoreResult{}, err
