@@ -55,6 +55,9 @@ func OpenInMemory(opts *Options) (*DB, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
+	if o.ContinuousBackup != nil {
+		return nil, newError(edm.CodeInvalidInput, "continuous backup needs a store on disk")
+	}
 	e, err := engine.OpenInMemory(o.engineOptions())
 	if err != nil {
 		return nil, mapError(err, false)

@@ -51,6 +51,8 @@ var (
 	ErrServerBusy                              = newSentinel(edm.CodeServerBusy, "server busy")
 	ErrOperationTimedOut                       = newSentinel(edm.CodeOperationTimedOut, "operation timed out")
 	ErrStoreClosed                             = newSentinel(edm.CodeStoreClosed, "store closed")
+	// ErrOperationNotAllowedOnCurrentTarget: a write to a Snapshot.
+	ErrOperationNotAllowedOnCurrentTarget = newSentinel(edm.CodeOperationNotAllowedOnCurrentTarget, "operation not allowed on current target")
 )
 
 // ErrClosed is matched by the error of every operation on a closed DB (an

@@ -127,6 +127,11 @@ type Options struct {
 
 	// sealer is PropertyEncryption validated, set by validate.
 	sealer *propCrypt
+	// ContinuousBackup, if set, keeps a continuous backup of the store
+	// in a directory, from which Restore recreates the store as it was
+	// at any instant of its window (see ContinuousBackup and
+	// docs/backup.md). OpenInMemory refuses it. Default: nil (off).
+	ContinuousBackup *ContinuousBackup
 }
 
 const (
@@ -162,8 +167,10 @@ func (o *Options) validate() error {
 		return err
 	}
 	var err error
-	o.sealer, err = o.PropertyEncryption.build()
-	return err
+	if o.sealer, err = o.PropertyEncryption.build(); err != nil {
+		return err
+	}
+	return o.ContinuousBackup.validate()
 }
 
 // withDefaults returns a copy of o with every zero field set to its default.
@@ -229,5 +236,6 @@ func (o *Options) engineOptions() engine.Options {
 		SweepRate:       o.SweepRate,
 		WriteTimeout:    o.WriteTimeout,
 		Keys:            o.Encryption.keys(),
+		Backup:          o.ContinuousBackup.engineOptions(),
 	}
 }

@@ -52,6 +52,14 @@ type Metrics struct {
 	// (as TableStats does, for the whole store): writes still in memory
 	// are missing, and versions not yet compacted away are counted.
 	Entities int64
+	// Snapshots is the number of open snapshots (DB.Snapshot) and
+	// OldestSnapshotAge how long ago the oldest was taken (0 when none).
+	// An open snapshot keeps the versions it shows from being compacted
+	// away; SnapshotPinnedBytes counts the bytes compactions have had to
+	// keep for snapshots since the open.
+	Snapshots           int
+	OldestSnapshotAge   time.Duration
+	SnapshotPinnedBytes uint64
 }
 
 // Histogram is a cumulative latency distribution.

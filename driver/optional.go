@@ -1,6 +1,9 @@
 package driver
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Optional interfaces: a Conn implements them when its store can do what
 // they describe. Package tablestore checks for them with a type assertion
@@ -138,4 +141,21 @@ type BulkCommitResult struct {
 	// TooManyProperties or EntityTooLarge for a merge whose result
 	// exceeds Azure's limits); with StopAtFailure at most one.
 	Failures []*Error
+}
+
+// Snapshotter is a Conn that can show the whole store as of one instant.
+type Snapshotter interface {
+	// Snapshot returns a read-only view of the store: every commit
+	// acknowledged before the call is in it, each transaction entirely
+	// or not at all, and nothing committed after the call returns. Its
+	// tables answer reads as a Conn's do and refuse every write; the
+	// caller closes it.
+	Snapshot(ctx context.Context) (Snapshot, error)
+}
+
+// Snapshot is a read-only Conn over one instant of a store.
+type Snapshot interface {
+	Conn
+	// Time is the instant shown, on the store's clock.
+	Time() time.Time
 }

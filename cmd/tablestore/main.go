@@ -63,7 +63,7 @@ func commands() []*command {
 	return []*command{
 		tablesCommand(), getCommand(), putCommand(), deleteCommand(),
 		queryCommand(), explainCommand(), indexCommand(), importCommand(), exportCommand(),
-		copyCommand(), backupCommand(), statsCommand(), changesCommand(), replicateCommand(), checkCommand(), serveCommand(), healthcheckCommand(),
+		copyCommand(), backupCommand(), backupsCommand(), restoreCommand(), statsCommand(), changesCommand(), replicateCommand(), checkCommand(), serveCommand(), healthcheckCommand(),
 		consoleCommand(), ttlCommand(), rekeyCommand(), encryptCommand(),
 	}
 }

@@ -35,30 +35,34 @@ var logLevels = map[string]slog.Level{
 
 // serveFlags are serve's flags, declared by declareServeFlags.
 type serveFlags struct {
-	store, dir      *string
-	inMemory        *bool
-	create          *bool
-	addr            *string
-	account         *string
-	accountKeys     stringList // --account-key
-	accountKeyFile  *string
-	keyFlag         stringList // --key: the TLS key with --cert, else an account key (old spelling)
-	anonymous       *bool
-	level           *string
-	shutdown        *time.Duration
-	cert            *string
-	logFormat       *string
-	adminAddr       *string
-	adminHosts      stringList
-	pprof           *bool
-	backupDir       *string
-	accounts        *string
-	jwks            *string
-	issuers         stringList
-	audiences       stringList
-	roles           *string
-	insecureTokens  *bool
-	publicEndpoints stringList
+	store, dir     *string
+	inMemory       *bool
+	create         *bool
+	addr           *string
+	account        *string
+	accountKeys    stringList // --account-key
+	accountKeyFile *string
+	keyFlag        stringList // --key: the TLS key with --cert, else an account key (old spelling)
+	anonymous      *bool
+	level          *string
+	shutdown       *time.Duration
+	cert           *string
+	logFormat      *string
+	adminAddr      *string
+	adminHosts     stringList
+	pprof          *bool
+	backupDir      *string
+	// continuous backup (see docs/backup.md)
+	contBackup          *string
+	contBackupEvery     *time.Duration
+	contBackupRetention *time.Duration
+	accounts            *string
+	jwks                *string
+	issuers             stringList
+	audiences           stringList
+	roles               *string
+	insecureTokens      *bool
+	publicEndpoints     stringList
 	// Admission and memory.
 	maxRequests, maxUploads *int
 	budget, minRate         byteSize
@@ -128,6 +132,13 @@ DIR.replicate.json): clients write through the server while it mirrors.
 A replication that fails stops the server; on SIGINT/SIGTERM the mirror
 applies the last commits once the requests in flight have finished.
 
+--continuous-backup DIR keeps a continuous backup of the store in DIR: a
+base checkpoint at start and every --continuous-backup-base-every, and
+every commit since, so restore can recreate the store as it was at any
+instant of the last --continuous-backup-retention (see docs/backup.md and
+tablestore help restore). A synced write is acknowledged once its backup
+record is synced too.
+
 --console also serves the web console under /console/ on the admin
 listener (--admin-addr, or ` + defaultConsoleAddr + ` when that is not given) and
 prints its URL with its access token. Its sessions sign in as a served
@@ -165,6 +176,9 @@ tablestore serve --dir data --replicate-to "$MIRROR_CONN" --replicate-table Orde
 			fs.Var(&f.publicEndpoints, "public-endpoint", "a service root clients reach the server by (https://host:port), repeatable: a token whose audience is an account's endpoint must name one (default: the listen address and the TLS certificate's DNS names)")
 			f.insecureTokens = fs.Bool("insecure-accept-any-bearer-token", false, "accept every bearer token unverified, as a contributor (local development only)")
 			f.backupDir = fs.String("backup-dir", "", "where the admin listener's POST /backup?name=NAME writes checkpoints (default: backups off)")
+			f.contBackup = fs.String("continuous-backup", "", "keep a continuous backup in this directory (each account's under DIR/ACCOUNT, with --accounts), restorable to any instant with restore (default: off)")
+			f.contBackupEvery = fs.Duration("continuous-backup-base-every", time.Hour, "with --continuous-backup: how often a new base checkpoint is taken")
+			f.contBackupRetention = fs.Duration("continuous-backup-retention", 24*time.Hour, "with --continuous-backup: how far back the restorable window reaches")
 			f.maxRequests = fs.Int("max-requests", server.DefaultMaxConcurrentRequests, "operations served at once (for each account)")
 			f.maxUploads = fs.Int("max-uploads", 0, "request bodies received at once (default twice --max-requests)")
 			f.budget = byteSize(0)
@@ -413,9 +427,23 @@ func (c *serveConfig) openStores(io *stdio) ([]server.Account, error) {
 // openStore opens the store of account.
 func (c *serveConfig) openStore(io *stdio, account string) (*tablestore.DB, error) {
 	if *c.f.inMemory {
+		if *c.f.contBackup != "" {
+			return nil, usagef("--continuous-backup needs a store directory, not --in-memory")
+		}
 		return tablestore.OpenInMemory(nil)
 	}
 	dir := c.where
+	var opts *tablestore.Options
+	if *c.f.contBackup != "" {
+		if isRemote(c.where) {
+			return nil, usagef("--continuous-backup needs a store directory")
+		}
+		cb := &tablestore.ContinuousBackup{Dir: *c.f.contBackup, BaseInterval: *c.f.contBackupEvery, Retention: *c.f.contBackupRetention}
+		if c.f.multi() {
+			cb.Dir = filepath.Join(cb.Dir, account)
+		}
+		opts = &tablestore.Options{ContinuousBackup: cb}
+	}
 	if c.f.multi() { // each account's store is a subdirectory
 		if isRemote(c.where) {
 			return nil, usagef("--accounts needs a store directory")
@@ -423,9 +451,9 @@ func (c *serveConfig) openStore(io *stdio, account string) (*tablestore.DB, erro
 		dir = filepath.Join(c.where, account)
 	}
 	if *c.f.create {
-		return openOrCreateStore(dir, nil, io.stderr, "serve")
+		return openOrCreateStore(dir, opts, io.stderr, "serve")
 	}
-	return openStoreOr(dir, nil, "add --create to make a new store there")
+	return openStoreOr(dir, opts, "add --create to make a new store there")
 }
 
 // handler makes the accounts' handler and sets the Go memory limit.

@@ -458,36 +458,7 @@ func (db *Engine) commitChanges(ctx context.Context, b *pebble.Batch, cb *change
 	if !handOverOf(ctx).begin() {
 		return errAbandoned
 	}
-	if cb == nil || len(cb.values) == 0 {
-		return b.Commit(opts)
-	}
-	c := &db.changes
-	var kb [changeKeyLen]byte
-	c.mu.Lock()
-	first := c.seq + 1
-	for i, v := range cb.values {
-		_ = b.Set(changeKey(kb[:0], cb.table, first+uint64(i)), v, nil)
-	}
-	last := first + uint64(len(cb.values)) - 1
-	c.seq = last
-	if !opts.Sync {
-		err := b.Commit(opts)
-		c.mu.Unlock()
-		if err == nil {
-			c.publish(last)
-		}
-		return err
-	}
-	err := db.pdb.ApplyNoSyncWait(b, opts)
-	c.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	if err := b.SyncWait(); err != nil {
-		return err
-	}
-	c.publish(last)
-	return nil
+	return db.applyBatch(b, cb, opts)
 }
 
 // feedInfo resolves the table and its feed settings (nil: off).
@@ -536,7 +507,7 @@ func (t *table) EnableChangeFeed(ctx context.Context, s driver.ChangeFeedSetting
 		c.publish(ns.Floor)
 	}
 	v, _ := json.Marshal(ns)
-	if err := db.pdb.Set(changeSettingsKey(info.id), v, pebble.Sync); err != nil {
+	if err := db.setKey(changeSettingsKey(info.id), v, pebble.Sync); err != nil {
 		return db.storageErr(op, err)
 	}
 	c.setFeed(info.id, ns)
@@ -589,7 +560,7 @@ func (db *Engine) deleteFeed(id uint64, opts *pebble.WriteOptions) error {
 	seq := db.changes.seq
 	db.changes.mu.Unlock()
 	_ = b.Set(changeSeqKey(), binary.BigEndian.AppendUint64(nil, seq), nil)
-	return b.Commit(opts)
+	return db.commitBatch(b, opts)
 }
 
 // dropChanges adds to b, a table's deletion, the feed's final record and

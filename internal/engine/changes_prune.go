@@ -125,7 +125,7 @@ func (db *Engine) pruneChanges() {
 		seq := c.seq
 		c.mu.Unlock()
 		_ = b.Set(changeSeqKey(), binary.BigEndian.AppendUint64(nil, seq), nil)
-		cerr := b.Commit(pebble.NoSync)
+		cerr := db.commitBatch(b, pebble.NoSync)
 		_ = b.Close()
 		c.setMu.Unlock()
 		if cerr != nil {

@@ -69,6 +69,8 @@ type Options struct {
 
 	// Keys, if set, encrypt every file of the store (see encryption.go).
 	Keys encfs.KeyProvider
+	// Backup, if set, keeps a continuous backup (see backup.go).
+	Backup *BackupOptions
 
 	readOnly bool // for CheckDir: Pebble read-only, no store marker written
 	// encrypted is the FS CheckDir has wrapped already with Keys.
@@ -133,6 +135,10 @@ type Engine struct {
 	// names maps table IDs to names, for describing damaged key spans
 	// without taking catMu.
 	names atomic.Pointer[map[uint64]string]
+	// views are the open snapshots (see view.go); backup is continuous
+	// backup's state (see backup.go).
+	views  views
+	backup *backupLog
 }
 
 var _ driver.Conn = (*Engine)(nil)
@@ -238,6 +244,9 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 	if err == nil && !o.readOnly {
 		err = db.checkStoreMarker(fresh)
 	}
+	if err == nil && o.Backup != nil && !o.readOnly {
+		err = db.startBackup()
+	}
 	if err != nil {
 		db.stopChanges()
 		_ = db.clockFile.close()
@@ -296,6 +305,7 @@ func (db *Engine) Close() error {
 func (db *Engine) close() (err error) {
 	db.stopChanges()
 	db.stopExpirySweeper()
+	db.stopBackupWorker()
 	db.closeMu.Lock()
 	defer db.closeMu.Unlock()
 	if db.stopped.Load() {
@@ -303,7 +313,8 @@ func (db *Engine) close() (err error) {
 	}
 	db.bg.Wait()
 	defer db.recoverStop("close", &err)
-	errs := []error{db.closeClock()}
+	db.closeViews()
+	errs := []error{db.stopBackup(), db.closeClock()}
 	errs = append(errs, db.clockFile.close())
 	if db.opts.NoSync {
 		errs = append(errs, db.pdb.LogData(nil, pebble.Sync))

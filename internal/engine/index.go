@@ -172,7 +172,7 @@ func (db *Engine) loadIndexes() error {
 		_ = closer.Close()
 	}
 	if !b.Empty() {
-		if err := b.Commit(pebble.Sync); err != nil {
+		if err := db.commitBatch(b, pebble.Sync); err != nil {
 			return db.storageErr("open: remove interrupted index builds", err)
 		}
 	}
@@ -270,7 +270,7 @@ func (t *table) declareIndex(spec driver.IndexSpec) (*index, error) {
 	defer b.Close()
 	_ = b.Set(indexCatalogKey(info.id, ix.id), ix.record(), nil)
 	_ = b.Set(nextIndexIDKey(), binary.BigEndian.AppendUint32(nil, ix.id+1), nil)
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := db.commitBatch(b, pebble.Sync); err != nil {
 		return nil, db.storageErr("declare index "+spec.Name, err)
 	}
 	db.ix.nextID++
@@ -288,7 +288,7 @@ func (db *Engine) markReady(ix *index) error {
 		return err
 	}
 	ix.ready = true
-	if err := db.pdb.Set(indexCatalogKey(ix.tableID, ix.id), ix.record(), pebble.Sync); err != nil {
+	if err := db.setKey(indexCatalogKey(ix.tableID, ix.id), ix.record(), pebble.Sync); err != nil {
 		ix.ready = false
 		return db.storageErr("mark index "+ix.spec.Name+" ready", err)
 	}
@@ -326,7 +326,7 @@ func (db *Engine) dropIndexLocked(ix *index) error {
 	defer b.Close()
 	_ = b.Delete(indexCatalogKey(ix.tableID, ix.id), nil)
 	_ = b.DeleteRange(start, end, nil)
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := db.commitBatch(b, pebble.Sync); err != nil {
 		return db.storageErr("drop index "+ix.spec.Name, err)
 	}
 	list := db.ix.byTable[ix.tableID]

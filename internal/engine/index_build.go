@@ -208,7 +208,7 @@ func (db *Engine) buildStep(ix *index, lo, hi []byte, pks []string) (int64, erro
 			}
 		}
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := db.commitBatch(b, pebble.NoSync); err != nil {
 		return 0, db.storageErr("build index "+ix.spec.Name, err)
 	}
 	return n, nil

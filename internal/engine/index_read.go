@@ -91,7 +91,7 @@ func (t *table) openIndexReader(ctx context.Context, q *driver.IndexQueryRequest
 	rq := *q.Query
 	rq.Residual = q.Scan.Residual
 	r := &indexReader{
-		pageReader: pageReader{ctx: ctx, db: db, q: &rq, id: info.id, emit: emit, start: db.opts.Clock().UnixNano()},
+		pageReader: pageReader{ctx: ctx, db: db, rd: db.pdb, live: true, q: &rq, id: info.id, emit: emit, start: db.opts.Clock().UnixNano()},
 		ix:         ix,
 	}
 	if r.ttl, r.now, err = db.ttlNowFor(info.id); err != nil {

@@ -248,7 +248,7 @@ func (db *Engine) sweepTable(ctx context.Context, tableID uint64) (err error) {
 			if !same {
 				return nil
 			}
-			return db.storageErr("remove pending index sweep", db.pdb.Delete(r.key, db.writeOpts))
+			return db.storageErr("remove pending index sweep", db.deleteKey(r.key, db.writeOpts))
 		}()
 		if err != nil {
 			return err
@@ -345,7 +345,7 @@ func (db *Engine) sweepIndex(ctx context.Context, ix *index, pending []pendingRa
 			if b.Empty() {
 				return nil
 			}
-			return db.storageErr("sweep index "+ix.spec.Name, b.Commit(db.writeOpts))
+			return db.storageErr("sweep index "+ix.spec.Name, db.commitBatch(b, db.writeOpts))
 		}()
 		if err != nil {
 			return err

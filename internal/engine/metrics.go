@@ -60,6 +60,11 @@ func (db *Engine) Metrics(ctx context.Context) (driver.Metrics, error) {
 	db.catMu.RLock()
 	m.Tables = len(db.tables)
 	db.catMu.RUnlock()
+	var oldest time.Time
+	if m.Snapshots, oldest = db.viewStats(); m.Snapshots > 0 {
+		m.OldestSnapshotAge = max(db.opts.Clock().Sub(oldest), 0)
+	}
+	m.SnapshotPinnedBytes = pm.Snapshots.PinnedSize
 	// Entities: live entries of every sstable outside the metadata table.
 	start := keys.TablePrefix(nil, keys.MetaTableID+1)
 	levels, err := db.pdb.SSTables(pebble.WithProperties())
@@ -133,7 +138,7 @@ func (db *Engine) SetServiceProperties(ctx context.Context, doc []byte) error {
 		return err
 	}
 	if len(doc) == 0 {
-		return db.storageErr("write the service properties", db.pdb.Delete(servicePropertiesKey(), db.writeOpts))
+		return db.storageErr("write the service properties", db.deleteKey(servicePropertiesKey(), db.writeOpts))
 	}
-	return db.storageErr("write the service properties", db.pdb.Set(servicePropertiesKey(), doc, db.writeOpts))
+	return db.storageErr("write the service properties", db.setKey(servicePropertiesKey(), doc, db.writeOpts))
 }

@@ -70,11 +70,11 @@ func (t *table) SetAccessPolicies(ctx context.Context, policies []driver.AccessP
 		return err
 	}
 	if len(policies) == 0 {
-		return t.db.storageErr(op, t.db.pdb.Delete(policyKey(info.id), pebble.Sync))
+		return t.db.storageErr(op, t.db.deleteKey(policyKey(info.id), pebble.Sync))
 	}
 	v, err := json.Marshal(policies)
 	if err != nil {
 		return err
 	}
-	return t.db.storageErr(op, t.db.pdb.Set(policyKey(info.id), v, pebble.Sync))
+	return t.db.storageErr(op, t.db.setKey(policyKey(info.id), v, pebble.Sync))
 }

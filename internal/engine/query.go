@@ -71,8 +71,8 @@ func (t *table) queryPage(ctx context.Context, q *driver.QueryRequest, emit func
 		ranges = slices.Clone(ranges)
 		slices.Reverse(ranges)
 	}
-	r := &pageReader{ctx: ctx, db: t.db, q: q, id: info.id, emit: emit, reverse: reverse, start: t.db.opts.Clock().UnixNano()}
-	if r.ttl, r.now, err = t.db.ttlNowFor(info.id); err != nil {
+	r := &pageReader{ctx: ctx, db: t.db, rd: t.reader(), live: t.view == nil, q: q, id: info.id, emit: emit, reverse: reverse, start: t.db.opts.Clock().UnixNano()}
+	if r.ttl, r.now, err = t.ttlNow(info.id); err != nil {
 		return driver.PageResult{}, err
 	}
 	switch {
@@ -102,6 +102,8 @@ func (r *pageReader) count() {
 type pageReader struct {
 	ctx      context.Context
 	db       *Engine
+	rd       pebble.Reader // the live store or a view's snapshot
+	live     bool          // rd is the live store
 	q        *driver.QueryRequest
 	id       uint64
 	emit     func(driver.Row) error
@@ -230,8 +232,8 @@ func allPoints(ranges []driver.KeyRange) bool {
 // readPoints serves a plan made only of points with Gets, which use the
 // bloom filters, instead of an iterator. ranges are in reading order.
 func (r *pageReader) readPoints(ranges []driver.KeyRange) error {
-	get := r.db.pdb.Get
-	if len(ranges) > 1 {
+	get := r.rd.Get
+	if len(ranges) > 1 && r.live {
 		snap := r.db.pdb.NewSnapshot()
 		defer snap.Close()
 		get = snap.Get
@@ -275,7 +277,7 @@ func (r *pageReader) readPoints(ranges []driver.KeyRange) error {
 // page did not end early, and this one most likely will not either.
 func (r *pageReader) scan(ranges []driver.KeyRange) error {
 	id := r.id
-	it, err := r.db.pdb.NewIter(nil)
+	it, err := r.rd.NewIter(nil)
 	if err != nil {
 		return err
 	}

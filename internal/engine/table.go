@@ -18,6 +18,7 @@ type table struct {
 	db    *Engine
 	name  string
 	cache atomic.Pointer[tableCache]
+	view  *View // nil: the live store (see view.go)
 }
 
 var _ driver.Table = (*table)(nil)
@@ -35,7 +36,12 @@ type tableCache struct {
 
 // resolve returns the table's catalog entry, from the handle's cache when
 // the catalog has not changed since. Errors: TableNotFound.
-func (t *table) resolve() (tableInfo, error) { return t.resolveWith(t.db.lookupTable) }
+func (t *table) resolve() (tableInfo, error) {
+	if t.view != nil {
+		return t.view.lookup(t.name)
+	}
+	return t.resolveWith(t.db.lookupTable)
+}
 
 // resolveLocked is resolve for a caller that holds db.catMu.
 func (t *table) resolveLocked() (tableInfo, error) { return t.resolveWith(t.db.lookupTableLocked) }
@@ -87,16 +93,16 @@ func (t *table) Get(ctx context.Context, pk, rk string, _ []string) (_ driver.Ro
 	kb := getKeyBuf.Get().(*getKey)
 	defer getKeyBuf.Put(kb)
 	key := keys.Entity(keyBuf(kb[:0], len(pk)+len(rk)), info.id, pk, rk)
-	val, closer, err := t.db.pdb.Get(key)
+	val, closer, err := t.reader().Get(key)
 	if err == pebble.ErrNotFound {
 		return driver.Row{}, errorf(edm.CodeResourceNotFound, "entity (%q, %q) does not exist", pk, rk)
 	}
 	if err != nil {
 		return driver.Row{}, t.db.storageErr(op(), err)
 	}
-	if s := t.db.ttlFor(info.id); s != nil {
+	if s := t.ttlFor(info.id); s != nil {
 		// Expired: absent (see ttl.go).
-		if now, err := t.db.expiryNow(); err != nil || s.expired(val, now) {
+		if now, err := t.expiryNow(); err != nil || s.expired(val, now) {
 			closer.Close()
 			if err != nil {
 				return driver.Row{}, err

@@ -311,7 +311,7 @@ func (t *table) SetTTL(ctx context.Context, s driver.TTL) (err error) {
 	if err := current(); err != nil {
 		return err
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := db.commitBatch(b, pebble.Sync); err != nil {
 		return db.storageErr(op, err)
 	}
 	db.setTTL(info.id, next)

@@ -1,0 +1,175 @@
+package tablestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/engine"
+)
+
+// ContinuousBackup configures continuous backup (Options.ContinuousBackup):
+// the store keeps, in Dir, periodic base checkpoints and a log of every
+// commit of every table since, so Restore can recreate the store as it
+// was at any instant from the oldest base kept to the last commit.
+//
+// A synced commit returns only once its log record is written and
+// synced too (that sync overlaps the store's own); an unsynced commit's
+// record is written within about 50 ms, as durable as the commit itself.
+// docs/backup.md gives the costs and the layout.
+type ContinuousBackup struct {
+	// Dir is the backup directory, created if missing; one store's only.
+	Dir string
+	// BaseInterval is how often a new base checkpoint is taken; one is
+	// also taken at every Open. Default: 1 hour.
+	BaseInterval time.Duration
+	// Retention is how far back the window reaches: older bases, but
+	// the newest of them, and the log they alone need are deleted when a
+	// base is taken. Default: 24 hours.
+	Retention time.Duration
+	// SegmentBytes is the size past which the log starts a new segment
+	// file. Default: 64 MiB.
+	SegmentBytes int64
+}
+
+const (
+	defaultBaseInterval = time.Hour
+	defaultRetention    = 24 * time.Hour
+	defaultSegmentBytes = 64 << 20
+)
+
+func (c *ContinuousBackup) validate() error {
+	switch {
+	case c == nil:
+		return nil
+	case c.Dir == "":
+		return newError(edm.CodeInvalidInput, "ContinuousBackup.Dir is empty")
+	case c.BaseInterval < 0, c.Retention < 0, c.SegmentBytes < 0:
+		return newError(edm.CodeInvalidInput, "ContinuousBackup's intervals and sizes must not be negative")
+	}
+	return nil
+}
+
+func (c *ContinuousBackup) engineOptions() *engine.BackupOptions {
+	if c == nil {
+		return nil
+	}
+	o := &engine.BackupOptions{Dir: c.Dir, BaseInterval: c.BaseInterval, Retention: c.Retention, SegmentBytes: c.SegmentBytes}
+	if o.BaseInterval == 0 {
+		o.BaseInterval = defaultBaseInterval
+	}
+	if o.Retention == 0 {
+		o.Retention = defaultRetention
+	}
+	if o.SegmentBytes == 0 {
+		o.SegmentBytes = defaultSegmentBytes
+	}
+	return o
+}
+
+// BackupWindow describes a continuous backup directory: Restore accepts
+// any instant from Oldest to Newest.
+type BackupWindow struct {
+	// Oldest is the oldest base's time, Newest the last whole record's.
+	Oldest, Newest time.Time
+	// Bases are the bases' times, oldest first.
+	Bases []time.Time
+	// Segments and Bytes are the log's files and their size.
+	Segments int
+	Bytes    int64
+	// FirstSeq and LastSeq number the commits the window spans: the
+	// oldest base holds every commit up to FirstSeq.
+	FirstSeq, LastSeq uint64
+	// Torn, when not "", says the last segment ends in a partial record
+	// (a crash during an append); the window ends before it.
+	Torn string
+	// Damaged, when not nil, is a damaged record at the end of the log;
+	// the window ends before it and a restore past it fails.
+	Damaged *DamagedBackupError
+}
+
+// DamagedBackupError reports a damaged record of a backup's log (a
+// checksum mismatch, a bad length, a gap in the sequence), with its file
+// and byte offset; Restore never replays past one.
+type DamagedBackupError struct {
+	File   string
+	Offset int64
+	Reason string
+}
+
+func (e *DamagedBackupError) Error() string {
+	return fmt.Sprintf("tablestore: backup segment %s is damaged at byte %d: %s", e.File, e.Offset, e.Reason)
+}
+
+func damagedOf(e *engine.DamagedBackupError) *DamagedBackupError {
+	if e == nil {
+		return nil
+	}
+	return &DamagedBackupError{File: e.File, Offset: e.Offset, Reason: e.Reason}
+}
+
+// ErrOutsideWindow is matched by Restore's error (code OutOfRangeInput)
+// for a time outside the backup's window; the message names the window.
+var ErrOutsideWindow = engine.ErrOutsideWindow
+
+// ListBackups describes the continuous backup in dir: its window, bases
+// and log. A log that ends in a partial record (a crash during an
+// append) is reported in Torn. Errors: InvalidInput for a directory
+// without a whole base.
+func ListBackups(dir string) (*BackupWindow, error) {
+	w, err := engine.ListBackup(dir)
+	if err != nil {
+		return nil, causeError(edm.CodeInvalidInput, err)
+	}
+	return &BackupWindow{Oldest: w.Oldest, Newest: w.Newest, Bases: w.Bases, Segments: w.Segments, Bytes: w.Bytes,
+		FirstSeq: w.FirstSeq, LastSeq: w.LastSeq, Torn: w.Torn, Damaged: damagedOf(w.Damaged)}, nil
+}
+
+// RestoreResult describes a finished Restore.
+type RestoreResult struct {
+	Base    time.Time // the base it started from
+	Records int       // commits replayed after the base
+	// Time is the instant restored: the one asked for, or the newest.
+	Time time.Time
+	// Entities is the number of entities the check of the result read.
+	Entities int
+}
+
+// Restore writes into directory into, which must be missing or empty,
+// the store as it was at instant to (zero: the newest instant the
+// backup holds), from the continuous backup in directory from: every
+// commit at or before to, each transaction entirely or not at all, no
+// later one; tables created later are absent and tables deleted later
+// present. The result is opened and checked (as DB.Check) before Restore
+// returns; opts (nil for the defaults) configure that open, their
+// ContinuousBackup ignored. The backup may be in use by a running store.
+//
+// Errors: OutOfRangeInput matching ErrOutsideWindow for a time outside
+// the window; InvalidInput for a non-empty into or a directory without a
+// backup; InternalError wrapping a *DamagedBackupError for damage in the
+// log the restore needs, and for damage the check finds.
+func Restore(ctx context.Context, from string, to time.Time, into string, opts *Options) (*RestoreResult, error) {
+	o := opts.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	res, err := engine.Restore(ctx, from, to, into, o.engineOptions())
+	var damaged *engine.DamagedBackupError
+	switch {
+	case err == nil:
+		return &RestoreResult{Base: res.Base, Records: res.Records, Time: res.Time, Entities: res.Entities}, nil
+	case errors.Is(err, ErrOutsideWindow):
+		return nil, causeError(edm.CodeOutOfRangeInput, err)
+	case errors.As(err, &damaged):
+		return nil, causeError(edm.CodeInternalError, damagedOf(damaged))
+	}
+	return nil, mapError(err, false)
+}
+
+// causeError is an *Error with code that unwraps to err.
+func causeError(code Code, err error) error {
+	return &Error{Code: code, Message: strings.TrimPrefix(err.Error(), "tablestore: "), err: err}
+}

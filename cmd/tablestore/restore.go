@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tablestore/tablestore"
+)
+
+func backupsCommand() *command {
+	return &command{
+		name:    "backups",
+		args:    "list DIR",
+		summary: "show the window a continuous backup can restore",
+		help: `backups list DIR describes the continuous backup in DIR (made by serve
+--continuous-backup, or Options.ContinuousBackup): the restorable window,
+from its oldest base to its last commit, its bases and its log. A log
+that ends in a partial record (a crash during an append) or a damaged
+one is reported with the file and byte offset; the window ends before
+it. See docs/backup.md.`,
+		example: `tablestore backups list /var/backups/data`,
+		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
+			return func(ctx context.Context, args []string) error {
+				if err := wantArgs(args, 2, 2, "list DIR"); err != nil {
+					return err
+				}
+				if args[0] != "list" {
+					return usagef("unknown backups command %q; want list", args[0])
+				}
+				w, err := tablestore.ListBackups(args[1])
+				if err != nil {
+					return err
+				}
+				out := io.stdout
+				fmt.Fprintf(out, "window: %s to %s\n", w.Oldest.Format(time.RFC3339Nano), w.Newest.Format(time.RFC3339Nano))
+				fmt.Fprintf(out, "bases: %d\n", len(w.Bases))
+				for _, b := range w.Bases {
+					fmt.Fprintf(out, "  %s\n", b.Format(time.RFC3339Nano))
+				}
+				fmt.Fprintf(out, "log: %d segment(s), %s, records %d to %d\n", w.Segments, size(w.Bytes), w.FirstSeq+1, w.LastSeq)
+				if w.Torn != "" {
+					fmt.Fprintf(out, "torn tail: %s\n", w.Torn)
+				}
+				if w.Damaged != nil {
+					fmt.Fprintf(out, "damaged: %s\n", w.Damaged)
+				}
+				return nil
+			}
+		},
+	}
+}
+
+func restoreCommand() *command {
+	return &command{
+		name:    "restore",
+		args:    "",
+		summary: "recreate a store as it was at an instant, from a continuous backup",
+		help: `restore writes into the new directory --into the store as it was at
+--to, from the continuous backup in --from: every commit at or before
+that instant, each transaction entirely or not at all, none after; tables
+created later are absent, tables dropped later present. --to is an
+RFC 3339 time with fractions (2026-11-28T21:04:05.123456789Z) or "now",
+the newest instant the backup holds. The result is checked (as check
+does) before restore reports success. --into must be missing or empty.
+
+--table NAME keeps only that table (its entities get new Timestamps),
+renamed to --as when given: restore the table a bad deploy rewrote
+beside the live one, then compare or copy back.
+
+A time outside the backup's window is refused with the window in the
+message; a damaged log is reported with its file and byte offset and
+never restored past. See tablestore backups list and docs/backup.md.`,
+		example: `tablestore restore --from /var/backups/data --to 2026-11-28T21:04:05.5Z --into data-restored
+tablestore restore --from /var/backups/data --to now --into data-latest
+tablestore restore --from /var/backups/data --to 2026-11-28T21:00:00Z --table Orders --as OrdersBefore --into orders-restored`,
+		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
+			from := fs.String("from", "", "the continuous backup directory")
+			to := fs.String("to", "", `the instant to restore: RFC 3339 with fractions, or "now"`)
+			into := fs.String("into", "", "the new store directory (missing or empty)")
+			table := fs.String("table", "", "restore only this table")
+			as := fs.String("as", "", "with --table: the table's name in the restored store")
+			return func(ctx context.Context, args []string) (err error) {
+				if err := wantArgs(args, 0, 0, "no arguments"); err != nil {
+					return err
+				}
+				if *from == "" || *to == "" || *into == "" {
+					return usagef("restore needs --from, --to and --into")
+				}
+				if *as != "" && *table == "" {
+					return usagef("--as needs --table")
+				}
+				var at time.Time
+				if *to != "now" {
+					if at, err = time.Parse(time.RFC3339Nano, *to); err != nil {
+						return usagef("--to %q is not an RFC 3339 time (such as 2026-11-28T21:04:05.5Z) nor \"now\"", *to)
+					}
+				}
+				if ents, err := os.ReadDir(*into); err == nil && len(ents) > 0 {
+					return fmt.Errorf("--into %s is not empty; restore writes a new store", *into)
+				}
+				prog := startProgress(io, "restore", 0, 0)
+				target := *into
+				if *table != "" {
+					// The whole store first, beside the result, then the
+					// one table.
+					target = strings.TrimSuffix(*into, string(filepath.Separator)) + ".restoring"
+					defer os.RemoveAll(target)
+				}
+				res, err := tablestore.Restore(ctx, *from, at, target, nil)
+				if err != nil {
+					prog.finish("restore: failed after " + prog.elapsed().Round(time.Millisecond).String())
+					return err
+				}
+				if *table != "" {
+					if err := restoreTable(ctx, target, *into, *table, *as, prog); err != nil {
+						prog.finish("restore: failed after " + prog.elapsed().Round(time.Millisecond).String())
+						return err
+					}
+				}
+				prog.finish(fmt.Sprintf("restore: %s as of %s (base %s, %d commits replayed, %d entities checked) in %s",
+					*into, res.Time.Format(time.RFC3339Nano), res.Base.Format(time.RFC3339Nano), res.Records, res.Entities,
+					prog.elapsed().Round(time.Millisecond)))
+				return nil
+			}
+		},
+	}
+}
+
+// restoreTable copies table name of the store in src into a new store
+// in dst, as table as ("" keeps the name).
+func restoreTable(ctx context.Context, src, dst, name, as string, prog *progress) (err error) {
+	from, err := tablestore.Open(src, &tablestore.Options{MustExist: true})
+	if err != nil {
+		return err
+	}
+	defer closeStore(from, &err)
+	ok, err := from.TableExists(ctx, name)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("table %s did not exist at that instant", name)
+	}
+	to, err := tablestore.Open(dst, nil)
+	if err != nil {
+		return err
+	}
+	defer closeStore(to, &err)
+	if as == "" {
+		as = name
+	}
+	return copyTable(ctx, from.Table(name), to, as, tablestore.ActionInsert, "", prog)
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore"
+)
+
+func TestRestoreCommands(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, bdir := filepath.Join(dir, "store"), filepath.Join(dir, "cb")
+	db, err := tablestore.Open(store, &tablestore.Options{ContinuousBackup: &tablestore.ContinuousBackup{Dir: bdir}})
+	require.NoError(t, err)
+	tb, err := db.CreateTable(ctx, "Orders")
+	require.NoError(t, err)
+	for i := range 20 {
+		require.NoError(t, tb.Insert(ctx, &tablestore.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("%02d", i), Properties: map[string]any{"n": int32(i)}}))
+	}
+	snap, err := db.Snapshot(ctx)
+	require.NoError(t, err)
+	at := snap.Time()
+	require.NoError(t, snap.Close())
+	// The bad deploy: a rewrite, then the table is dropped.
+	require.NoError(t, tb.Partition("p").DeleteRange(ctx, "05", ""))
+	require.NoError(t, db.DeleteTable(ctx, "Orders"))
+	require.NoError(t, db.Close())
+	expected := filepath.Join(dir, "expected")
+	require.NoError(t, os.MkdirAll(expected, 0o755))
+
+	r := ok(t, "backups", "list", bdir)
+	require.Contains(t, r.stdout, "window: ")
+	require.Contains(t, r.stdout, "bases: 1")
+
+	into := filepath.Join(dir, "r1")
+	r = ok(t, "restore", "--from", bdir, "--to", at.Format(time.RFC3339Nano), "--into", into)
+	require.Contains(t, r.stderr, "restore: "+into)
+	got := readEntities(t, into, "Orders")
+	require.Len(t, got, 20)
+
+	// "now": the table is gone.
+	now := filepath.Join(dir, "r2")
+	ok(t, "restore", "--from", bdir, "--to", "now", "--into", now)
+	require.Equal(t, exitFail, cli(t, "export", "--store", now, "Orders").code)
+
+	// One table under a new name.
+	one := filepath.Join(dir, "r3")
+	ok(t, "restore", "--from", bdir, "--to", at.Format(time.RFC3339Nano), "--table", "orders", "--as", "OrdersBefore", "--into", one)
+	require.Len(t, readEntities(t, one, "OrdersBefore"), 20)
+	_, err = os.Stat(one + ".restoring")
+	require.True(t, os.IsNotExist(err), "the whole store restored on the way is removed")
+
+	// Bad input.
+	r = cli(t, "restore", "--from", bdir, "--to", "yesterday", "--into", filepath.Join(dir, "x"))
+	require.Equal(t, exitUsage, r.code)
+	r = cli(t, "restore", "--from", bdir, "--to", at.Add(-time.Hour).Format(time.RFC3339Nano), "--into", filepath.Join(dir, "x"))
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, "outside the backup's window")
+	r = cli(t, "restore", "--from", bdir, "--to", "now", "--into", into)
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, "not empty")
+	r = cli(t, "backups", "list", expected)
+	require.Equal(t, exitFail, r.code)
+	r = cli(t, "serve", "--in-memory", "--anonymous", "--addr", "127.0.0.1:0", "--continuous-backup", bdir)
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Contains(t, r.stderr, "--continuous-backup needs a store directory")
+}
+
+// TestServeContinuousBackup serves a store with --continuous-backup,
+// writes through the REST API, kills the server with SIGKILL and
+// restores the newest instant: every acknowledged write is there.
+func TestServeContinuousBackup(t *testing.T) {
+	dir := t.TempDir()
+	store, bdir := filepath.Join(dir, "store"), filepath.Join(dir, "cb")
+	p := startServe(t, nil, "--dir", store, "--create", "--anonymous", "--addr", "127.0.0.1:0", "--continuous-backup", bdir)
+	post := func(path, body string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, "http://"+p.addr+"/devstoreaccount1/"+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json;odata=nometadata")
+		req.Header.Set("Prefer", "return-no-content")
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Less(t, resp.StatusCode, 300, "POST %s", path)
+	}
+	post("Tables", `{"TableName":"Orders"}`)
+	for i := range 10 {
+		post("Orders", fmt.Sprintf(`{"PartitionKey":"p","RowKey":"%02d","N":%d}`, i, i))
+	}
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	<-p.done
+	into := filepath.Join(dir, "restored")
+	ok(t, "restore", "--from", bdir, "--to", "now", "--into", into)
+	require.Len(t, readEntities(t, into, "Orders"), 10)
+}

@@ -1,0 +1,758 @@
+package engine
+
+// Continuous backup: base checkpoints plus a log of every commit since.
+//
+// Every write of the store reaches Pebble through applyBatch. With
+// backup on, applyBatch takes the commit order lock (changes.mu) for
+// every batch, not only those with feed records, and after Pebble has
+// applied the batch appends a record to the log's buffer: a sequence
+// number (one per batch, in commit order), the batch's time on the
+// store's clock (never decreasing), the clock's durable ceiling, and the
+// batch itself, whole, as Pebble encodes it: full images of every entity
+// written, every deletion and range deletion, catalog, index, expiry and
+// feed entries alike. A record is one commit, so a restore replays whole
+// commits only.
+//
+// Durability: a synced commit's record is written and fsynced before the
+// commit returns; the fsync is grouped (one caller writes and syncs the
+// buffer for every record appended so far, the others wait) and runs
+// while Pebble syncs its own log, so the two syncs overlap. An unsynced
+// commit's record is written by a background flush (every
+// backupFlushInterval, or once the buffer holds backupFlushBytes), so it
+// is as durable as the unsynced commit itself.
+//
+// Directory layout (DIR is the backup directory):
+//
+//	DIR/base-<lo>/        a Pebble checkpoint and its BASE file: the
+//	                      store with at least every record <= lo
+//	                      applied, at most those at or before its time
+//	DIR/seg-<first>.log   records first, first+1, ... in order
+//
+// A record is framed as
+//
+//	uvarint length | crc32c of body (4 bytes BE) | body
+//	body = seq (8 BE) | time (8 BE, Unix ns) | ceiling (8 BE, ticks) | batch
+//
+// Replaying batches is idempotent: each sets keys to full images or
+// deletes them, so a base taken while commits went on, holding every
+// commit up to some k >= lo, plus the records after lo in order, is the
+// store as of the last record replayed.
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// BackupOptions turn continuous backup on (see Options.Backup).
+type BackupOptions struct {
+	// Dir holds the bases and segments; created if missing. It must be
+	// used by this store only.
+	Dir string
+	// BaseInterval is how often a new base checkpoint is taken.
+	BaseInterval time.Duration
+	// Retention is how far back the restorable window reaches: bases
+	// older than it (but the newest of those) and the segments only
+	// they need are deleted.
+	Retention time.Duration
+	// SegmentBytes is the size past which a new segment file starts.
+	SegmentBytes int64
+}
+
+const (
+	backupFlushInterval = 50 * time.Millisecond
+	backupFlushBytes    = 1 << 20
+	// backupHeartbeat: an idle store marks the log this often, so the
+	// window's end follows the clock.
+	backupHeartbeat    = time.Second
+	backupZeroStep     = 4 << 20
+	backupRecordHeader = 24
+	baseFileName       = "BASE"
+)
+
+var backupCRC = crc32.MakeTable(crc32.Castagnoli)
+
+// backupLog is continuous backup's state; nil when it is off.
+type backupLog struct {
+	opts BackupOptions
+	// Under db.changes.mu: the last record's seq, and the time of the
+	// last record or instant handed out, in Unix nanoseconds.
+	seq  uint64
+	last int64
+
+	mu      sync.Mutex
+	cond    sync.Cond // on mu: a flush ended
+	buf     []byte    // framed records not yet written
+	spare   []byte
+	bufLast uint64 // seq of the last record in buf (or written)
+	// bufFirst is the seq of the first record in buf, 0 when empty.
+	bufFirst uint64
+	durable  uint64 // records up to it are written and synced
+	written  uint64 // records up to it are written
+	// appended is the wall time of the last append, for heartbeats.
+	appended time.Time
+	flushing bool  // a flush holds the file
+	rotate   bool  // start a new segment at the next flush
+	err      error // the first write error; the log stops
+	f        *os.File
+	fsize    int64 // the end of the records written
+	zeroEnd  int64 // the end of the file, zeros past fsize
+
+	kick     chan struct{} // the buffer is due for a write
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     sync.WaitGroup
+}
+
+// backupInstant returns the current instant on the store's clock, for a
+// view: with continuous backup on, it is no earlier than any record's
+// time so far, and every later record's time is after it.
+// REQUIRES: db.changes.mu held.
+func (db *Engine) backupInstant() time.Time {
+	now := db.opts.Clock()
+	if db.backup == nil {
+		return now
+	}
+	t := max(now.UnixNano(), db.backup.last)
+	db.backup.last = t
+	return time.Unix(0, t).UTC()
+}
+
+// appendRecord frames batch repr as the next record into the buffer and
+// returns its seq.
+// REQUIRES: db.changes.mu held.
+func (db *Engine) appendRecord(repr []byte) uint64 {
+	l := db.backup
+	l.seq++
+	l.last = max(db.opts.Clock().UnixNano(), l.last+1)
+	var head [backupRecordHeader]byte
+	binary.BigEndian.PutUint64(head[0:], l.seq)
+	binary.BigEndian.PutUint64(head[8:], uint64(l.last))
+	binary.BigEndian.PutUint64(head[16:], uint64(db.clock.durableCeiling()))
+	crc := crc32.Update(crc32.Checksum(head[:], backupCRC), backupCRC, repr)
+	l.mu.Lock()
+	if l.bufFirst == 0 {
+		l.bufFirst = l.seq
+	}
+	l.buf = binary.AppendUvarint(l.buf, uint64(backupRecordHeader+len(repr)))
+	l.buf = binary.BigEndian.AppendUint32(l.buf, crc)
+	l.buf = append(l.buf, head[:]...)
+	l.buf = append(l.buf, repr...)
+	l.bufLast = l.seq
+	l.appended = time.Now()
+	full := len(l.buf) >= backupFlushBytes
+	l.mu.Unlock()
+	if full {
+		select {
+		case l.kick <- struct{}{}:
+		default:
+		}
+	}
+	return l.seq
+}
+
+// backupMark appends a record without a batch: it extends the window to
+// now, and returns its time. Views, Close and an idle store's heartbeat
+// write one.
+// REQUIRES: db.changes.mu held.
+func (db *Engine) backupMark() (uint64, time.Time) {
+	seq := db.appendRecord(nil)
+	return seq, time.Unix(0, db.backup.last).UTC()
+}
+
+// applyBatch hands b to Pebble with the records of cb (none when nil)
+// under the sequence lock, and with continuous backup on appends b's
+// record; see the keyspace comment in changes.go.
+func (db *Engine) applyBatch(b *pebble.Batch, cb *changeBatch, opts *pebble.WriteOptions) error {
+	l := db.backup
+	feed := cb != nil && len(cb.values) > 0
+	if !feed && l == nil {
+		return b.Commit(opts)
+	}
+	c := &db.changes
+	var last, rec uint64
+	c.mu.Lock()
+	if feed {
+		var kb [changeKeyLen]byte
+		first := c.seq + 1
+		for i, v := range cb.values {
+			_ = b.Set(changeKey(kb[:0], cb.table, first+uint64(i)), v, nil)
+		}
+		last = first + uint64(len(cb.values)) - 1
+		c.seq = last
+	}
+	var err error
+	if opts.Sync {
+		err = db.pdb.ApplyNoSyncWait(b, opts)
+	} else {
+		err = b.Commit(opts)
+	}
+	if err == nil && l != nil {
+		rec = db.appendRecord(b.Repr())
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if opts.Sync {
+		var berr error
+		if l != nil {
+			// Pebble syncs its log meanwhile, on its own goroutine.
+			berr = db.backupSync(rec)
+		}
+		if err := b.SyncWait(); err != nil {
+			return err
+		}
+		if berr != nil {
+			return berr
+		}
+	}
+	if last > 0 {
+		c.publish(last)
+	}
+	return nil
+}
+
+// commitBatch commits a batch that writes no feed records.
+func (db *Engine) commitBatch(b *pebble.Batch, opts *pebble.WriteOptions) error {
+	return db.applyBatch(b, nil, opts)
+}
+
+// setKey and deleteKey write one key through commitBatch.
+func (db *Engine) setKey(key, value []byte, opts *pebble.WriteOptions) error {
+	b := db.pdb.NewBatch()
+	defer b.Close()
+	_ = b.Set(key, value, nil)
+	return db.commitBatch(b, opts)
+}
+
+func (db *Engine) deleteKey(key []byte, opts *pebble.WriteOptions) error {
+	b := db.pdb.NewBatch()
+	defer b.Close()
+	_ = b.Delete(key, nil)
+	return db.commitBatch(b, opts)
+}
+
+// backupSync returns once record seq is written and synced. A write
+// error faults the store: the commit is applied, but its backup is not,
+// and no later write can be acknowledged either.
+func (db *Engine) backupSync(seq uint64) error { return db.backupWrite(seq, true) }
+
+// backupWrite returns once record seq is written, and synced if sync.
+func (db *Engine) backupWrite(seq uint64, sync bool) error {
+	l := db.backup
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.err == nil && (l.written < seq || sync && l.durable < seq) {
+		if l.flushing {
+			l.cond.Wait()
+			continue
+		}
+		l.flushLocked(db, sync)
+	}
+	if l.err != nil {
+		return fmt.Errorf("tablestore: the write is applied, but continuous backup failed: %w", l.err)
+	}
+	return nil
+}
+
+// flushLocked writes the buffer to the current segment, synced when
+// sync, starting a new segment first when one is due.
+// REQUIRES: l.mu held and no flush in progress; l.mu is released
+// during the I/O.
+func (l *backupLog) flushLocked(db *Engine, sync bool) {
+	l.flushing = true
+	buf, first, upto := l.buf, l.bufFirst, l.bufLast
+	rotate := l.rotate || l.f == nil || l.fsize >= l.opts.SegmentBytes
+	l.buf, l.spare, l.bufFirst, l.rotate = l.spare[:0], nil, 0, false
+	l.mu.Unlock()
+	var err error
+	if rotate && len(buf) > 0 {
+		err = l.startSegment(first)
+	}
+	if err == nil && len(buf) > 0 {
+		err = l.write(buf)
+	}
+	if err == nil && sync && l.f != nil {
+		err = datasync(l.f)
+	}
+	l.mu.Lock()
+	if err != nil && l.err == nil {
+		l.err = err
+		db.setFault(fmt.Errorf("tablestore: continuous backup into %q: %w", l.opts.Dir, err))
+	}
+	if rotate && len(buf) == 0 {
+		l.rotate = true // still due, for the next record
+	}
+	l.spare = buf
+	if err == nil {
+		l.written = upto
+		if sync {
+			l.durable = upto
+		}
+	}
+	l.flushing = false
+	l.cond.Broadcast()
+}
+
+// write writes buf at the end of the segment's records. The file runs
+// ahead of them in zeros, written and synced backupZeroStep at a time,
+// so a record's sync rewrites blocks already allocated and needs no
+// metadata of the file's: a data sync (fdatasync) suffices, which costs
+// a fraction of a sync that grows the file.
+func (l *backupLog) write(buf []byte) error {
+	end := l.fsize + int64(len(buf))
+	if end > l.zeroEnd {
+		grow := (end/backupZeroStep+1)*backupZeroStep - l.zeroEnd
+		zeros := make([]byte, min(grow, backupZeroStep))
+		for off := l.zeroEnd; off < l.zeroEnd+grow; off += int64(len(zeros)) {
+			if _, err := l.f.WriteAt(zeros, off); err != nil {
+				return err
+			}
+		}
+		if err := l.f.Sync(); err != nil {
+			return err
+		}
+		l.zeroEnd += grow
+	}
+	_, err := l.f.WriteAt(buf, l.fsize)
+	l.fsize = end
+	return err
+}
+
+// startSegment syncs and closes the current segment and creates the
+// one whose first record is first.
+func (l *backupLog) startSegment(first uint64) error {
+	if l.f != nil {
+		err := errors.Join(l.f.Sync(), l.f.Close())
+		l.f = nil
+		if err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(filepath.Join(l.opts.Dir, segmentName(first)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	l.f, l.fsize, l.zeroEnd = f, 0, 0
+	return syncOSDir(l.opts.Dir)
+}
+
+func segmentName(first uint64) string { return fmt.Sprintf("seg-%020d.log", first) }
+func baseName(lo uint64) string       { return fmt.Sprintf("base-%020d", lo) }
+
+func syncOSDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}
+
+// baseInfo is a base's BASE file.
+type baseInfo struct {
+	// Lo is the seq every record at or below which the base holds.
+	Lo uint64 `json:"lo"`
+	// Time (Unix ns) is no earlier than any record the base may hold.
+	Time int64 `json:"time"`
+	// Ceiling is the clock's durable ceiling when it was taken.
+	Ceiling int64 `json:"ceiling"`
+}
+
+// startBackup opens continuous backup at Open: it resumes the record
+// sequence after the directory's last record, takes a base at once (the
+// store may hold commits a crash kept from the log), and starts the
+// background flusher and base taker.
+func (db *Engine) startBackup() error {
+	o := *db.opts.Backup
+	if db.dir == "" {
+		return errors.New("tablestore: continuous backup needs a store on disk")
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return fmt.Errorf("tablestore: continuous backup: %w", err)
+	}
+	inv, err := scanBackup(o.Dir, true)
+	if err != nil {
+		return err
+	}
+	l := &backupLog{opts: o, stop: make(chan struct{}), kick: make(chan struct{}, 1)}
+	l.cond.L = &l.mu
+	l.seq, l.last = inv.lastSeq, inv.lastTime
+	l.durable, l.written, l.bufLast = l.seq, l.seq, l.seq
+	l.rotate = true // never append to a segment a crash may have torn
+	db.backup = l
+	if err := db.takeBase(); err != nil {
+		db.backup = nil
+		return err
+	}
+	l.done.Add(1)
+	go db.runBackup()
+	return nil
+}
+
+// runBackup flushes unsynced records and takes bases until stopBackup.
+func (db *Engine) runBackup() {
+	l := db.backup
+	defer l.done.Done()
+	flush := time.NewTicker(backupFlushInterval)
+	defer flush.Stop()
+	base := time.NewTicker(l.opts.BaseInterval)
+	defer base.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-l.kick:
+			l.mu.Lock()
+			if !l.flushing && len(l.buf) > 0 {
+				l.flushLocked(db, false)
+			}
+			l.mu.Unlock()
+		case <-flush.C:
+			l.mu.Lock()
+			idle := time.Since(l.appended) >= backupHeartbeat
+			l.mu.Unlock()
+			if idle {
+				db.changes.mu.Lock()
+				db.backupMark()
+				db.changes.mu.Unlock()
+			}
+			l.mu.Lock()
+			if !l.flushing && len(l.buf) > 0 {
+				l.flushLocked(db, false)
+			}
+			l.mu.Unlock()
+		case <-base.C:
+			if release, err := db.enter(context.Background()); err == nil {
+				_ = db.takeBase() // a failure leaves the older bases
+				release()
+			}
+		}
+	}
+}
+
+// stopBackupWorker ends the background work; Close calls it first.
+func (db *Engine) stopBackupWorker() {
+	if l := db.backup; l != nil {
+		l.stopOnce.Do(func() { close(l.stop) })
+		l.done.Wait()
+	}
+}
+
+// stopBackup writes and syncs every record and closes the segment;
+// Close calls it once no operation is in flight.
+func (db *Engine) stopBackup() error {
+	l := db.backup
+	if l == nil {
+		return nil
+	}
+	db.stopBackupWorker()
+	db.changes.mu.Lock()
+	db.backupMark()
+	db.changes.mu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.flushing {
+		l.cond.Wait()
+	}
+	if len(l.buf) > 0 || l.durable < l.bufLast {
+		l.flushLocked(db, true)
+	}
+	err := l.err
+	if l.f != nil {
+		err = errors.Join(err, l.f.Close())
+		l.f = nil
+	}
+	return err
+}
+
+// takeBase writes a new base checkpoint and prunes what retention lets
+// go.
+func (db *Engine) takeBase() error {
+	l := db.backup
+	c := &db.changes
+	c.mu.Lock()
+	lo := l.seq
+	c.mu.Unlock()
+	tmp := filepath.Join(l.opts.Dir, fmt.Sprintf("tmp-base-%d", time.Now().UnixNano()))
+	if err := db.pdb.Checkpoint(tmp, pebble.WithFlushedWAL()); err != nil {
+		_ = os.RemoveAll(tmp)
+		return fmt.Errorf("tablestore: continuous backup: base checkpoint: %w", err)
+	}
+	c.mu.Lock()
+	info := baseInfo{Lo: lo, Time: db.backupInstant().UnixNano(), Ceiling: db.clock.durableCeiling()}
+	c.mu.Unlock()
+	err := createClockFile(db.fs, tmp, info.Ceiling)
+	if err == nil {
+		err = writeFileSynced(filepath.Join(tmp, baseFileName), mustJSON(info))
+	}
+	final := filepath.Join(l.opts.Dir, baseName(lo))
+	if err == nil {
+		if _, serr := os.Stat(final); serr == nil {
+			// A base at the same position already: nothing was
+			// committed since.
+			return os.RemoveAll(tmp)
+		}
+		err = os.Rename(tmp, final)
+	}
+	if err == nil {
+		err = syncOSDir(l.opts.Dir)
+	}
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return fmt.Errorf("tablestore: continuous backup: base: %w", err)
+	}
+	l.mu.Lock()
+	l.rotate = true
+	l.mu.Unlock()
+	return l.prune(db.opts.Clock())
+}
+
+// prune deletes the bases older than the retention but the newest of
+// those, and the segments whose records are all at or below the oldest
+// base kept.
+func (l *backupLog) prune(now time.Time) error {
+	inv, err := scanBackup(l.opts.Dir, false)
+	if err != nil {
+		return err
+	}
+	cutoff := now.Add(-l.opts.Retention).UnixNano()
+	keep := 0 // index of the oldest base kept
+	for i, b := range inv.bases {
+		if b.Time <= cutoff {
+			keep = i
+		}
+	}
+	var errs []error
+	for _, b := range inv.bases[:keep] {
+		errs = append(errs, os.RemoveAll(filepath.Join(l.opts.Dir, baseName(b.Lo))))
+	}
+	if len(inv.bases) > 0 {
+		lo := inv.bases[keep].Lo
+		for i, s := range inv.segments {
+			// Segment i holds records up to the next one's first.
+			if i+1 < len(inv.segments) && inv.segments[i+1].first <= lo+1 {
+				errs = append(errs, os.Remove(filepath.Join(l.opts.Dir, segmentName(s.first))))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func writeFileSynced(path string, data []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return errors.Join(err, f.Sync(), f.Close())
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// backupInventory is what a backup directory holds.
+type backupInventory struct {
+	bases    []baseInfo    // by Lo
+	segments []segmentInfo // by first
+	lastSeq  uint64        // of the last whole record (or newest base)
+	lastTime int64
+	// tornAt, when not "", says the last segment ends in a partial
+	// record there (a crash during its append); damaged is a damaged
+	// record in the last segment, after lastSeq.
+	tornAt  string
+	damaged *DamagedBackupError
+}
+
+type segmentInfo struct {
+	first uint64
+	size  int64
+}
+
+// scanBackup lists dir's bases and segments and reads the last
+// segment to its last whole record; clean removes a base a crash left
+// unfinished (only the store that writes dir may).
+func scanBackup(dir string, clean bool) (*backupInventory, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("tablestore: read the backup directory: %w", err)
+	}
+	inv := &backupInventory{}
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, "base-") && e.IsDir():
+			data, err := os.ReadFile(filepath.Join(dir, name, baseFileName))
+			if err != nil {
+				continue // not a whole base
+			}
+			var b baseInfo
+			if json.Unmarshal(data, &b) != nil {
+				return nil, fmt.Errorf("tablestore: backup base %s: malformed %s file", name, baseFileName)
+			}
+			inv.bases = append(inv.bases, b)
+			if b.Lo >= inv.lastSeq {
+				inv.lastSeq = b.Lo
+			}
+			inv.lastTime = max(inv.lastTime, b.Time)
+		case strings.HasPrefix(name, "seg-") && strings.HasSuffix(name, ".log"):
+			first, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(name, "seg-"), ".log"), 10, 64)
+			if err != nil {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil {
+				return nil, err
+			}
+			inv.segments = append(inv.segments, segmentInfo{first: first, size: fi.Size()})
+		case clean && strings.HasPrefix(name, "tmp-base-"):
+			_ = os.RemoveAll(filepath.Join(dir, name)) // a base a crash left unfinished
+		}
+	}
+	sort.Slice(inv.bases, func(i, j int) bool { return inv.bases[i].Lo < inv.bases[j].Lo })
+	sort.Slice(inv.segments, func(i, j int) bool { return inv.segments[i].first < inv.segments[j].first })
+	if n := len(inv.segments); n > 0 {
+		last := inv.segments[n-1]
+		err := readSegment(dir, last.first, func(r backupRecord) error {
+			inv.lastSeq, inv.lastTime = max(inv.lastSeq, r.seq), max(inv.lastTime, r.time)
+			return nil
+		})
+		var torn *tornError
+		var damaged *DamagedBackupError
+		switch {
+		case errors.As(err, &torn):
+			inv.tornAt = torn.Error()
+		case errors.As(err, &damaged):
+			inv.damaged = damaged
+		case err != nil:
+			return nil, err
+		}
+	}
+	return inv, nil
+}
+
+// backupRecord is one decoded record; batch aliases the reader's buffer.
+type backupRecord struct {
+	seq, ceiling uint64
+	time         int64
+	batch        []byte
+}
+
+// DamagedBackupError reports a record that fails its checksum or does
+// not decode, with its file and byte offset.
+type DamagedBackupError struct {
+	File   string
+	Offset int64
+	Reason string
+}
+
+func (e *DamagedBackupError) Error() string {
+	return fmt.Sprintf("tablestore: backup segment %s is damaged at byte %d: %s", e.File, e.Offset, e.Reason)
+}
+
+// tornError is a segment that ends in a partial record.
+type tornError struct{ DamagedBackupError }
+
+// readSegment calls fn with each record of segment first, in order. A
+// partial record at the end is a *tornError; a damaged one a
+// *DamagedBackupError; records must run on from first without gaps.
+func readSegment(dir string, first uint64, fn func(backupRecord) error) error {
+	path := filepath.Join(dir, segmentName(first))
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("tablestore: open backup segment: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	var off int64
+	var buf []byte
+	want := first
+	damaged := func(reason string) *DamagedBackupError {
+		return &DamagedBackupError{File: path, Offset: off, Reason: reason}
+	}
+	for {
+		n, err := binary.ReadUvarint(r)
+		if err == io.EOF {
+			return nil
+		}
+		if err == nil && n == 0 {
+			// The zeros past the last record, or damage: the zeros
+			// must run to the end.
+			if zerosToEnd(r) {
+				return nil
+			}
+			return damaged("a zero record length before the end of the records")
+		}
+		if err == io.ErrUnexpectedEOF {
+			return &tornError{*damaged("partial record at the end")}
+		}
+		if err != nil {
+			return damaged("bad record length")
+		}
+		if n < backupRecordHeader || n > 1<<30 {
+			return damaged(fmt.Sprintf("record length %d out of bounds", n))
+		}
+		if cap(buf) < int(n)+4 {
+			buf = make([]byte, n+4)
+		}
+		buf = buf[:n+4]
+		if _, err := io.ReadFull(r, buf); err != nil {
+			if err == io.ErrUnexpectedEOF || err == io.EOF {
+				return &tornError{*damaged("partial record at the end")}
+			}
+			return err
+		}
+		body := buf[4:]
+		if crc32.Checksum(body, backupCRC) != binary.BigEndian.Uint32(buf) {
+			if zerosToEnd(r) {
+				// The last record, partly written when the writer
+				// stopped: its tail is still the file's zeros.
+				return &tornError{*damaged("partial record at the end")}
+			}
+			return damaged("checksum mismatch")
+		}
+		rec := backupRecord{seq: binary.BigEndian.Uint64(body), time: int64(binary.BigEndian.Uint64(body[8:])), ceiling: binary.BigEndian.Uint64(body[16:]), batch: body[backupRecordHeader:]}
+		if rec.seq != want {
+			return damaged(fmt.Sprintf("record %d where %d was due", rec.seq, want))
+		}
+		want++
+		if err := fn(rec); err != nil {
+			return err
+		}
+		off += int64(uvarintLen(n)) + int64(n) + 4
+	}
+}
+
+// zerosToEnd reports whether r holds only zeros to its end.
+func zerosToEnd(r *bufio.Reader) bool {
+	for {
+		b, err := r.ReadByte()
+		if err == io.EOF {
+			return true
+		}
+		if err != nil || b != 0 {
+			return false
+		}
+	}
+}
+
+func uvarintLen(n uint64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], n)
+}

@@ -1,0 +1,310 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tablestore/tablestore/driver"
+)
+
+// BackupWindow describes what a continuous backup directory can
+// restore: any instant from Oldest (its oldest base) to Newest (its last
+// whole record, or newest base).
+type BackupWindow struct {
+	Oldest, Newest time.Time
+	Bases          []time.Time // each base's time, oldest first
+	Segments       int
+	Bytes          int64 // of the segments
+	// FirstSeq and LastSeq number the records the window spans.
+	FirstSeq, LastSeq uint64
+	// Torn, when not "", says the last segment ends in a partial record
+	// (a crash during an append, or damage at its end); the window ends
+	// at the last whole record before it.
+	Torn string
+	// Damaged, when not nil, is a damaged record of the last segment;
+	// the window ends before it, and a restore past it fails.
+	Damaged *DamagedBackupError
+}
+
+// ErrOutsideWindow is matched by a restore's error for a time the
+// backup cannot restore; the message names the window.
+var ErrOutsideWindow = errors.New("tablestore: the time is outside the backup's window")
+
+// ListBackup describes the continuous backup in dir. Errors: a
+// directory without a whole base.
+func ListBackup(dir string) (BackupWindow, error) {
+	inv, err := scanBackup(dir, false)
+	if err != nil {
+		return BackupWindow{}, err
+	}
+	if len(inv.bases) == 0 {
+		return BackupWindow{}, fmt.Errorf("tablestore: %q holds no backup base", dir)
+	}
+	w := BackupWindow{
+		Oldest:   time.Unix(0, inv.bases[0].Time).UTC(),
+		Newest:   time.Unix(0, inv.lastTime).UTC(),
+		Segments: len(inv.segments),
+		FirstSeq: inv.bases[0].Lo,
+		LastSeq:  inv.lastSeq,
+		Torn:     inv.tornAt,
+		Damaged:  inv.damaged,
+	}
+	for _, b := range inv.bases {
+		w.Bases = append(w.Bases, time.Unix(0, b.Time).UTC())
+	}
+	for _, s := range inv.segments {
+		w.Bytes += s.size
+	}
+	return w, nil
+}
+
+// RestoreResult describes a finished restore.
+type RestoreResult struct {
+	Base    time.Time // the base it started from
+	Records int       // commits replayed after the base
+	// Entities is the number of entities the check of the result read.
+	Entities int
+	// Time is the instant restored: the requested time, or the newest
+	// with To zero.
+	Time time.Time
+}
+
+// Restore writes into directory into (missing or empty) the store as
+// it was at instant to (zero: the newest the backup holds), from the
+// continuous backup in from: the newest base at or before to, then every
+// commit after it up to to, whole, in commit order. The result is
+// opened and checked (see Check) before Restore returns; opts configure
+// that open.
+//
+// Errors: ErrOutsideWindow (wrapped, naming the window), a
+// *DamagedBackupError for a damaged record or a gap in the records the
+// restore needs, an error for a non-empty into, and damage Check finds.
+func Restore(ctx context.Context, from string, to time.Time, into string, opts Options) (_ RestoreResult, err error) {
+	if err := emptyTarget(into); err != nil {
+		return RestoreResult{}, err
+	}
+	_, statErr := os.Stat(into)
+	existed := statErr == nil
+	defer func() {
+		if err == nil {
+			return
+		}
+		// A failed restore leaves the target as it found it.
+		if !existed {
+			_ = os.RemoveAll(into)
+		} else if ents, rerr := os.ReadDir(into); rerr == nil {
+			for _, e := range ents {
+				_ = os.RemoveAll(filepath.Join(into, e.Name()))
+			}
+		}
+	}()
+	w, err := ListBackup(from)
+	if err != nil {
+		return RestoreResult{}, err
+	}
+	if w.Damaged != nil && (to.IsZero() || to.After(w.Newest)) {
+		return RestoreResult{}, w.Damaged
+	}
+	if to.IsZero() {
+		to = w.Newest
+	}
+	if to.Before(w.Oldest) || to.After(w.Newest) {
+		return RestoreResult{}, fmt.Errorf("%w: %s is not in [%s, %s]", ErrOutsideWindow, to.UTC().Format(time.RFC3339Nano), w.Oldest.Format(time.RFC3339Nano), w.Newest.Format(time.RFC3339Nano))
+	}
+	inv, err := scanBackup(from, false)
+	if err != nil {
+		return RestoreResult{}, err
+	}
+	limit := to.UnixNano()
+	base := inv.bases[0]
+	for _, b := range inv.bases {
+		if b.Time <= limit {
+			base = b
+		}
+	}
+	res := RestoreResult{Base: time.Unix(0, base.Time).UTC(), Time: to.UTC()}
+	if err := os.MkdirAll(into, 0o755); err != nil {
+		return res, fmt.Errorf("tablestore: restore: %w", err)
+	}
+	if err := copyDir(filepath.Join(from, baseName(base.Lo)), into); err != nil {
+		return res, fmt.Errorf("tablestore: restore: copy the base: %w", err)
+	}
+	// No WAL while replaying: the result is flushed whole at the end,
+	// and a failed restore leaves nothing to recover.
+	pdb, err := pebble.Open(into, &pebble.Options{FS: vfs.Default, FormatMajorVersion: pebble.FormatNewest, ErrorIfNotExists: true,
+		Logger: quietLogger{}, DisableWAL: true, MemTableSize: 64 << 20})
+	if err != nil {
+		return res, fmt.Errorf("tablestore: restore: open the base: %w", err)
+	}
+	ceiling := base.Ceiling
+	// Records are applied in groups of about restoreGroupBytes: one
+	// Pebble commit per group.
+	group := pdb.NewBatch()
+	apply := func() error {
+		if group.Empty() {
+			return nil
+		}
+		err := pdb.Apply(group, pebble.NoSync)
+		_ = group.Close()
+		group = pdb.NewBatch()
+		return err
+	}
+	replayErr := replay(ctx, from, inv, base.Lo, limit, func(r backupRecord) error {
+		if len(r.batch) == 0 {
+			return nil // a mark
+		}
+		b := pdb.NewBatch()
+		defer b.Close()
+		if err := b.SetRepr(r.batch); err != nil {
+			return err
+		}
+		if err := group.Apply(b, nil); err != nil {
+			return err
+		}
+		ceiling = max(ceiling, int64(r.ceiling))
+		res.Records++
+		if group.Len() >= restoreGroupBytes {
+			return apply()
+		}
+		return nil
+	})
+	if replayErr == nil {
+		replayErr = apply()
+	}
+	_ = group.Close()
+	if replayErr == nil {
+		replayErr = pdb.Flush()
+	}
+	err = errors.Join(replayErr, pdb.Close())
+	if err != nil {
+		return res, fmt.Errorf("tablestore: restore: %w", err)
+	}
+	if err := createClockFile(vfs.Default, into, ceiling); err != nil {
+		return res, err
+	}
+	opts.Backup, opts.MustExist = nil, true
+	db, err := Open(into, opts)
+	if err != nil {
+		return res, fmt.Errorf("tablestore: restore: open the result: %w", err)
+	}
+	rep, err := db.Check(ctx)
+	err = errors.Join(err, db.Close())
+	if err != nil {
+		return res, fmt.Errorf("tablestore: restore: check the result: %w", err)
+	}
+	if len(rep.Damaged) > 0 {
+		d := rep.Damaged[0]
+		return res, fmt.Errorf("tablestore: restore: the result fails its check: %s %s: %w", d.Kind, d.Path, d.Err)
+	}
+	res.Entities = rep.Entities
+	return res, nil
+}
+
+// restoreGroupBytes is the size of the groups of records a restore
+// applies at once.
+const restoreGroupBytes = 4 << 20
+
+// replay calls apply with every record after lo up to time limit, in
+// order, across segments, and fails on a gap or damage.
+func replay(ctx context.Context, dir string, inv *backupInventory, lo uint64, limit int64, apply func(backupRecord) error) error {
+	errStop := errors.New("stop")
+	next := lo + 1
+	for i, s := range inv.segments {
+		if i+1 < len(inv.segments) && inv.segments[i+1].first <= next {
+			continue // every record of s is at or below lo
+		}
+		if s.first > next {
+			return &DamagedBackupError{File: filepath.Join(dir, segmentName(s.first)), Offset: 0, Reason: fmt.Sprintf("records %d to %d are missing", next, s.first-1)}
+		}
+		err := readSegment(dir, s.first, func(r backupRecord) error {
+			if r.seq < next {
+				return nil
+			}
+			if r.time > limit {
+				return errStop
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			next = r.seq + 1
+			return apply(r)
+		})
+		var torn *tornError
+		switch {
+		case errors.Is(err, errStop):
+			return nil
+		case errors.As(err, &torn):
+			// A crash tore the append; a later segment goes on from the
+			// last whole record, or the backup ends here.
+			if i+1 < len(inv.segments) && inv.segments[i+1].first != next {
+				return &torn.DamagedBackupError
+			}
+		case err != nil:
+			return err
+		}
+	}
+	return nil
+}
+
+// emptyTarget refuses a target that exists and is not an empty
+// directory.
+func emptyTarget(dir string) error {
+	ents, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("tablestore: restore into %q: %w", dir, err)
+	case len(ents) > 0:
+		return fmt.Errorf("%w: restore into %q: the directory is not empty", driver.ErrNotStore, dir)
+	}
+	return nil
+}
+
+// copyDir copies the files of base into dir, but its BASE file.
+func copyDir(base, dir string) error {
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.IsDir() || e.Name() == baseFileName {
+			continue
+		}
+		if err := copyOSFile(filepath.Join(base, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return syncOSDir(dir)
+}
+
+// copyOSFile copies src to dst, a new file, synced.
+func copyOSFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	return errors.Join(err, out.Sync(), out.Close())
+}
+
+// quietLogger drops Pebble's messages during a restore; a fatal
+// condition surfaces as the error of the call that met it (see
+// pebbleLogger).
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(string, ...any) {}
