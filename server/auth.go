@@ -32,6 +32,10 @@ const (
 	opUpdate
 	opUpsert
 	opDelete
+	// The extension endpoints' (ext.go); they read a table with opRead.
+	opCapabilities // the capability document: any valid credential
+	opAdmin        // a table's indexes, TTL, feed settings: account-level write
+	opKeyspace     // a range deletion: delete on the table
 )
 
 // authenticate checks the request's credentials: SharedKey or

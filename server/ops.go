@@ -229,6 +229,8 @@ func operationName(r *http.Request, res resource) string {
 			return "InsertEntity"
 		}
 		return "QueryEntities"
+	case kindExt:
+		return extOperationName(method, res.ext) // ext.go
 	case kindEntity:
 		switch strings.ToUpper(method) {
 		case http.MethodGet:
