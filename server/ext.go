@@ -243,7 +243,9 @@ func (q *request) decodeExtBody(v any) error {
 }
 
 // Capabilities is the capability document, GET /{account}/$tablestore:
-// what the extension endpoints of this server offer.
+// what the extension endpoints of this server offer. It holds no data
+// and needs no credential, so a client finds out what it talks to
+// before its credentials are checked.
 type Capabilities struct {
 	// Server is "tablestore".
 	Server string `json:"server"`
