@@ -127,7 +127,7 @@ func TestAllocsPerEntityTyped(t *testing.T) {
 		read  func() int
 	}{
 		{"page into structs", 2, func() int {
-			page, err := QueryPageAs[allocRow](ctx, tbl, Query{Top: 1000})
+			page, err := QueryStructPage[allocRow](ctx, tbl, Query{Top: 1000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +136,7 @@ func TestAllocsPerEntityTyped(t *testing.T) {
 		// The record's copy with its ETag; the result stays on the stack.
 		{"get into a struct, per entity", 1.5, func() int {
 			for i := 0; i < rows; i++ {
-				if _, err := GetAs[allocRow](ctx, tbl, "p0000000", "r0000007", nil); err != nil {
+				if _, err := GetStruct[allocRow](ctx, tbl, "p0000000", "r0000007", nil); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -169,8 +169,8 @@ func TestAllocsPerWrittenEntity(t *testing.T) {
 	for i := range batch {
 		e := allocEntity(1, i)
 		maps[i] = TransactionAction{Type: ActionUpsertReplace, Entity: e}
-		structs[i] = TransactionAction{Type: ActionUpsertReplace, Struct: &allocRow{PartitionKey: "p0000002", RowKey: e.RowKey,
-			Name: "n", Count: int32(i), Created: time.Unix(int64(i), 0).UTC()}}
+		structs[i] = TransactionAction{Type: ActionUpsertReplace, Entity: StructEntity(&allocRow{PartitionKey: "p0000002", RowKey: e.RowKey,
+			Name: "n", Count: int32(i), Created: time.Unix(int64(i), 0).UTC()})}
 	}
 	raws := make([]RawEntity, batch)
 	rawActions := make([]TransactionAction, batch)
@@ -182,7 +182,7 @@ func TestAllocsPerWrittenEntity(t *testing.T) {
 			t.Fatal(err)
 		}
 		bodies[i] = b
-		rawActions[i] = TransactionAction{Type: ActionUpsertReplace, Raw: &raws[i]}
+		rawActions[i] = TransactionAction{Type: ActionUpsertReplace, Entity: &raws[i]}
 	}
 	w, err := tbl.NewBulkWriter(&BulkOptions{Action: ActionUpsertReplace})
 	if err != nil {
@@ -199,6 +199,15 @@ func TestAllocsPerWrittenEntity(t *testing.T) {
 	}{
 		{"transaction of maps", 1, func() error { return tbl.SubmitTransaction(ctx, maps) }},
 		{"transaction of structs", 1, func() error { return tbl.SubmitTransaction(ctx, structs) }},
+		// Building the batch too: its struct actions' wrappers come in
+		// blocks, not one allocation each.
+		{"batch of structs, built and submitted", 0.5, func() error {
+			b := tbl.NewBatch()
+			for i := range structs {
+				b.UpsertStruct(structs[i].Entity.(*structEntity).v, Replace)
+			}
+			return b.Submit(ctx)
+		}},
 		// Decoding JSON bodies and writing them: the two key strings of
 		// each entity (its record goes into the RawEntity's reused buffer).
 		{"transaction of JSON bodies", 2.1, func() error {

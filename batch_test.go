@@ -9,10 +9,10 @@ import (
 )
 
 // TestBatchStructActions checks the batch builder's struct actions: each
-// adds the TransactionAction with Struct set, so a batch of them stores
-// what the same batch of MarshalEntity's entities stores, sets the
-// Timestamp and ETag fields of structs passed by pointer, and in a
-// partition's batch fills an empty PartitionKey.
+// adds the TransactionAction whose Entity is StructEntity(v), so a batch
+// of them stores what the same batch of MarshalEntity's entities stores,
+// sets the Timestamp and ETag fields of structs passed by pointer, and in
+// a partition's batch fills an empty PartitionKey.
 func TestBatchStructActions(t *testing.T) {
 	db := openTestDB(t, nil)
 	tbl, err := db.CreateTable(ctx, "BatchStructs")
@@ -29,7 +29,7 @@ func TestBatchStructActions(t *testing.T) {
 	require.False(t, a.Timestamp.IsZero())
 	require.Empty(t, byValue.ETag, "a struct passed by value is not changed")
 	for _, v := range []*Customer{a, b, &byValue} {
-		got, err := GetAs[Customer](ctx, tbl, v.PartitionKey, v.RowKey, nil)
+		got, err := GetStruct[Customer](ctx, tbl, v.PartitionKey, v.RowKey, nil)
 		require.NoError(t, err)
 		want, err := MarshalEntity(v)
 		require.NoError(t, err)
@@ -69,7 +69,7 @@ func TestBatchStructActions(t *testing.T) {
 	require.Equal(t, "q", byPtr.PartitionKey)
 	require.Empty(t, byVal.PartitionKey, "a struct passed by value is copied, not changed")
 	for _, rk := range []string{"1", "2"} {
-		_, err := GetAs[Customer](ctx, tbl, "q", rk, nil)
+		_, err := GetStruct[Customer](ctx, tbl, "q", rk, nil)
 		require.NoError(t, err)
 	}
 	err = p.NewBatch().UpsertStruct(c("q", "3"), Merge).UpsertStruct(c("other", "4"), Merge).Submit(ctx)

@@ -48,10 +48,12 @@
 //     batches that span partitions, with BulkStats and a *BulkError
 //     naming a refused entity.
 //   - Structs. MarshalEntity and UnmarshalEntity convert Go structs (tags
-//     `table:"Name,omitempty"`); GetAs, QueryAs and QueryPageAs (PageAs)
-//     read records straight into structs, InsertStruct, UpdateStruct,
-//     UpsertStruct, the Batch's struct actions and TransactionAction.Struct
-//     write them without a property map.
+//     `table:"Name,omitempty"`); "Struct" in a name means typed: the
+//     functions GetStruct, QueryStructs and QueryStructPage (StructPage)
+//     read records straight into structs, and Table's InsertStruct,
+//     UpdateStruct, UpsertStruct and DeleteStruct, the Batch's methods of
+//     the same names and a TransactionAction whose Entity is
+//     StructEntity(v) write them without a property map.
 //   - JSON. Entity's MarshalJSON and UnmarshalJSON speak Azure's wire
 //     format, with odata.type annotations, as Azure's SDKs read it;
 //     AppendEntityJSON writes it at any of Azure's three metadata levels

@@ -48,7 +48,7 @@ func TestEmptyKeys(t *testing.T) {
 		V                    int32
 	}
 	require.NoError(t, tb.UpsertStruct(ctx, row{V: 1}, Merge))
-	r, err := GetAs[row](ctx, tb, "", "", nil)
+	r, err := GetStruct[row](ctx, tb, "", "", nil)
 	require.NoError(t, err)
 	require.Equal(t, row{V: 1}, r)
 

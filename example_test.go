@@ -258,8 +258,8 @@ type Employee struct {
 	ETag         tablestore.ETag
 }
 
-// GetAs reads an entity straight into a struct; InsertStruct writes one.
-func ExampleGetAs() {
+// GetStruct reads an entity straight into a struct; InsertStruct writes one.
+func ExampleGetStruct() {
 	ctx := context.Background()
 	db, err := tablestore.OpenInMemory(nil)
 	if err != nil {
@@ -276,7 +276,7 @@ func ExampleGetAs() {
 		panic(err)
 	}
 
-	ana, err := tablestore.GetAs[Employee](ctx, staff, "Sales", "0042", nil)
+	ana, err := tablestore.GetStruct[Employee](ctx, staff, "Sales", "0042", nil)
 	if err != nil {
 		panic(err)
 	}
@@ -292,8 +292,8 @@ func ExampleGetAs() {
 	// ana@example.com
 }
 
-// QueryAs yields every match as a struct, page after page.
-func ExampleQueryAs() {
+// QueryStructs yields every match as a struct, page after page.
+func ExampleQueryStructs() {
 	ctx := context.Background()
 	db, err := tablestore.OpenInMemory(nil)
 	if err != nil {
@@ -314,7 +314,7 @@ func ExampleQueryAs() {
 		}
 	}
 
-	for e, err := range tablestore.QueryAs[Employee](ctx, staff, tablestore.Query{Filter: "Age gt 30"}) {
+	for e, err := range tablestore.QueryStructs[Employee](ctx, staff, tablestore.Query{Filter: "Age gt 30"}) {
 		if err != nil {
 			panic(err)
 		}
@@ -323,4 +323,46 @@ func ExampleQueryAs() {
 	// Output:
 	// Sales 0042 Ana 41
 	// Sales 0043 Cy 52
+}
+
+// A transaction action's entity takes any of its three forms: a map
+// entity, a struct (StructEntity) and a decoded JSON body (RawEntity).
+func ExampleStructEntity() {
+	ctx := context.Background()
+	db, err := tablestore.OpenInMemory(nil)
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	staff, err := db.CreateTable(ctx, "Staff")
+	if err != nil {
+		panic(err)
+	}
+	var raw tablestore.RawEntity
+	if err := raw.UnmarshalJSON([]byte(`{"PartitionKey":"Sales","RowKey":"0044","Name":"Di"}`)); err != nil {
+		panic(err)
+	}
+	ana := &Employee{PartitionKey: "Sales", RowKey: "0042", Name: "Ana", Age: 41}
+	err = staff.SubmitTransaction(ctx, []tablestore.TransactionAction{
+		{Type: tablestore.ActionInsert, Entity: &tablestore.Entity{PartitionKey: "Sales", RowKey: "0043",
+			Properties: map[string]any{"Name": "Cy"}}},
+		{Type: tablestore.ActionInsert, Entity: tablestore.StructEntity(ana)},
+		{Type: tablestore.ActionInsert, Entity: &raw},
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(ana.ETag == raw.ETag) // one transaction, one version
+
+	for e, err := range tablestore.QueryStructs[Employee](ctx, staff, tablestore.Query{}) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(e.RowKey, e.Name)
+	}
+	// Output:
+	// true
+	// 0042 Ana
+	// 0043 Cy
+	// 0044 Di
 }

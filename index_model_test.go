@@ -95,7 +95,8 @@ func (m *imTable) uniqueClash(rows map[imKey]imRow, pk, rk string, old, props im
 
 // apply applies one action to rows, or returns why it fails.
 func (m *imTable) apply(rows map[imKey]imRow, a TransactionAction) *imErr {
-	k := imKey{a.Entity.PartitionKey, a.Entity.RowKey}
+	e := a.Entity.(*Entity)
+	k := imKey{e.PartitionKey, e.RowKey}
 	old, exists := rows[k]
 	var next imRow
 	switch a.Type {
@@ -103,7 +104,7 @@ func (m *imTable) apply(rows map[imKey]imRow, a TransactionAction) *imErr {
 		if exists {
 			return &imErr{code: edm.CodeEntityAlreadyExists}
 		}
-		next = maps.Clone(a.Entity.Properties)
+		next = maps.Clone(e.Properties)
 	case ActionUpdateMerge, ActionUpdateReplace, ActionDelete:
 		if !exists {
 			return &imErr{code: edm.CodeResourceNotFound}
@@ -115,9 +116,9 @@ func (m *imTable) apply(rows map[imKey]imRow, a TransactionAction) *imErr {
 		if next == nil {
 			next = imRow{}
 		}
-		maps.Copy(next, a.Entity.Properties)
+		maps.Copy(next, e.Properties)
 	case ActionUpdateReplace, ActionUpsertReplace:
-		next = maps.Clone(a.Entity.Properties)
+		next = maps.Clone(e.Properties)
 	}
 	if a.Type == ActionDelete {
 		delete(rows, k)
@@ -483,7 +484,8 @@ func runIndexModel(t *testing.T, seed uint64, budget bool) {
 			sent := make([]TransactionAction, len(acts))
 			for i, a := range acts {
 				sent[i] = a
-				sent[i].Entity = &Entity{PartitionKey: a.Entity.PartitionKey, RowKey: a.Entity.RowKey, Properties: maps.Clone(a.Entity.Properties)}
+				e := a.Entity.(*Entity)
+				sent[i].Entity = &Entity{PartitionKey: e.PartitionKey, RowKey: e.RowKey, Properties: maps.Clone(e.Properties)}
 			}
 			checkWrite(step, fmt.Sprintf("transaction of %d", len(acts)), tbl.SubmitTransaction(ctx, sent), m.transact(acts))
 		case k < 76:

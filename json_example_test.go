@@ -31,7 +31,7 @@ func ExampleRawEntity() {
 		if err := raws[i].UnmarshalJSON([]byte(body)); err != nil {
 			panic(err)
 		}
-		actions[i] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Raw: &raws[i]}
+		actions[i] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Entity: &raws[i]}
 	}
 	if err := orders.SubmitTransaction(ctx, actions); err != nil {
 		panic(err)

@@ -26,12 +26,12 @@ type Query struct {
 	// RowKey, Timestamp and ETag are always returned.
 	Select []string
 	// Top is the page size, 1..1000, as Azure's $top: it bounds each page,
-	// not the results, so an iterator (Query, QueryAs) goes on past it,
+	// not the results, so an iterator (Query, QueryStructs) goes on past it,
 	// page after page; Limit bounds those. Zero means 1000; anything else
 	// is InvalidInput.
 	Top int
 	// Limit is the most entities the iterators (Table.Query,
-	// Partition.Query, QueryAs, in key or index order) yield in all: they
+	// Partition.Query, QueryStructs, in key or index order) yield in all: they
 	// stop after Limit entities, reading no page past the one that holds
 	// the last (its size trimmed to what is left). 0 means no limit; a
 	// negative Limit is InvalidInput. QueryPage and the other one-page

@@ -27,7 +27,7 @@ type limitRow struct {
 }
 
 // TestQueryLimit: Top sizes pages and the iterators go past it; Limit
-// stops Query, Partition.Query and QueryAs after that many entities in
+// stops Query, Partition.Query and QueryStructs after that many entities in
 // all, trimming the last page read; 0 is no limit, negative InvalidInput.
 func TestQueryLimit(t *testing.T) {
 	ctx := context.Background()
@@ -66,7 +66,7 @@ func TestQueryLimit(t *testing.T) {
 
 	tops = nil
 	var ns []int32
-	for r, err := range QueryAs[limitRow](ctx, tb, Query{Top: 3, Limit: 4}) {
+	for r, err := range QueryStructs[limitRow](ctx, tb, Query{Top: 3, Limit: 4}) {
 		require.NoError(t, err)
 		ns = append(ns, r.N)
 	}
@@ -81,13 +81,13 @@ func TestQueryLimit(t *testing.T) {
 	for _, err := range tb.Query(ctx, Query{Limit: -1}) {
 		requireCode(t, err, edm.CodeInvalidInput)
 	}
-	for _, err := range QueryAs[limitRow](ctx, tb, Query{Limit: -1}) {
+	for _, err := range QueryStructs[limitRow](ctx, tb, Query{Limit: -1}) {
 		requireCode(t, err, edm.CodeInvalidInput)
 	}
 }
 
 // TestQueryLimitIndexOrder: the limit holds for reads in an index's
-// order, over several pages, for Query and QueryAs.
+// order, over several pages, for Query and QueryStructs.
 func TestQueryLimitIndexOrder(t *testing.T) {
 	ctx := context.Background()
 	db := openTestDB(t, nil)
@@ -104,15 +104,15 @@ func TestQueryLimitIndexOrder(t *testing.T) {
 	}
 	require.Equal(t, []int32{0, 1, 2, 3, 4}, ns)
 	ns = nil
-	for r, err := range QueryAs[limitRow](ctx, tb, Query{Index: "ByN", Filter: "N ge 10", Top: 2, Limit: 3}) {
+	for r, err := range QueryStructs[limitRow](ctx, tb, Query{Index: "ByN", Filter: "N ge 10", Top: 2, Limit: 3}) {
 		require.NoError(t, err)
 		ns = append(ns, r.N)
 	}
 	require.Equal(t, []int32{10, 11, 12}, ns)
 	ns = nil
-	for r, err := range QueryAs[limitRow](ctx, tb, Query{Index: "ByN", Top: 3}) {
+	for r, err := range QueryStructs[limitRow](ctx, tb, Query{Index: "ByN", Top: 3}) {
 		require.NoError(t, err)
 		ns = append(ns, r.N)
 	}
-	require.Len(t, ns, 20, "QueryAs reads every page in index order")
+	require.Len(t, ns, 20, "QueryStructs reads every page in index order")
 }

@@ -460,7 +460,7 @@ func TestQueryPageCost(t *testing.T) {
 		})
 	}
 
-	page, err := QueryPageAs[struct{ N int32 }](ctx, tbl, Query{Filter: "PartitionKey eq 'p0'"})
+	page, err := QueryStructPage[struct{ N int32 }](ctx, tbl, Query{Filter: "PartitionKey eq 'p0'"})
 	require.NoError(t, err)
 	require.Equal(t, PageCost{Examined: 10}, page.PageCost)
 }

@@ -71,7 +71,7 @@ func TestRawEntityMatchesEntity(t *testing.T) {
 			errE = maps.SubmitTransaction(ctx, []TransactionAction{{Type: ActionUpsertReplace, Entity: &e}})
 		}
 		if errR == nil {
-			errR = raws.SubmitTransaction(ctx, []TransactionAction{{Type: ActionUpsertReplace, Raw: &r}})
+			errR = raws.SubmitTransaction(ctx, []TransactionAction{{Type: ActionUpsertReplace, Entity: &r}})
 		}
 		require.Equal(t, codedText(errE), codedText(errR), "%.80s", body)
 		if errE != nil {
@@ -128,10 +128,8 @@ func TestRawEntityMatchesEntity(t *testing.T) {
 	_, err = (&RawEntity{}).AppendJSON(nil, nil)
 	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
 
-	// A RawEntity holding nothing, and one with two entity fields.
-	err = raws.SubmitTransaction(ctx, []TransactionAction{{Type: ActionInsert, Raw: &RawEntity{PartitionKey: "p", RowKey: "x"}}})
-	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
-	err = raws.SubmitTransaction(ctx, []TransactionAction{{Type: ActionInsert, Raw: &r, Entity: &Entity{PartitionKey: "p", RowKey: "x"}}})
+	// A RawEntity holding nothing.
+	err = raws.SubmitTransaction(ctx, []TransactionAction{{Type: ActionInsert, Entity: &RawEntity{PartitionKey: "p", RowKey: "x"}}})
 	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
 }
 
@@ -296,7 +294,7 @@ func TestRawEntityReset(t *testing.T) {
 	require.NoError(t, err)
 	tb := db.Table("Resets")
 	insert := func(e *RawEntity) error {
-		return tb.SubmitTransaction(ctx, []TransactionAction{{Type: ActionInsert, Raw: e}})
+		return tb.SubmitTransaction(ctx, []TransactionAction{{Type: ActionInsert, Entity: e}})
 	}
 	zeroErr := insert(&RawEntity{})
 	require.Error(t, zeroErr)

@@ -92,11 +92,11 @@ func BenchmarkReadMaps(b *testing.B) {
 func BenchmarkReadTyped(b *testing.B) {
 	benchRead(b, readAPI{
 		get: func(tbl *Table, rk string) error {
-			_, err := GetAs[allocRow](ctx, tbl, "p0000000", rk, nil)
+			_, err := GetStruct[allocRow](ctx, tbl, "p0000000", rk, nil)
 			return err
 		},
 		page: func(tbl *Table, q Query) (int, error) {
-			page, err := QueryPageAs[allocRow](ctx, tbl, q)
+			page, err := QueryStructPage[allocRow](ctx, tbl, q)
 			if err != nil {
 				return 0, err
 			}
@@ -104,7 +104,7 @@ func BenchmarkReadTyped(b *testing.B) {
 		},
 		iter: func(tbl *Table, q Query) (int, error) {
 			n := 0
-			for _, err := range QueryAs[allocRow](ctx, tbl, q) {
+			for _, err := range QueryStructs[allocRow](ctx, tbl, q) {
 				if err != nil {
 					return n, err
 				}

@@ -13,7 +13,7 @@ import (
 )
 
 // Go structs: MarshalEntity and UnmarshalEntity convert between a struct
-// and an Entity; GetAs, QueryPageAs and QueryAs read records straight
+// and an Entity; GetStruct, QueryStructPage and QueryStructs read records straight
 // into structs, and InsertStruct, UpdateStruct, UpsertStruct (and the
 // Struct of a TransactionAction) write structs straight into records,
 // without a property map. The field rules are MarshalEntity's, and the
@@ -115,17 +115,17 @@ func UnmarshalEntity(e *Entity, v any) error {
 	return coded(structmap.Unmarshal(k, e.Properties, rv.Elem()))
 }
 
-// GetAs reads one entity straight into a new T, a struct type mapped by
-// the field rules of MarshalEntity, without building an Entity or a
+// GetStruct reads one entity straight into a new T, a struct type mapped
+// by the field rules of MarshalEntity, without building an Entity or a
 // property map. The result equals what Get followed by UnmarshalEntity
 // into a zero T gives, and so do the errors: a T that UnmarshalEntity
 // rejects whatever the entity (InvalidInput when T is not a struct, the
 // field-plan errors) fails first, before anything is read; then the
 // errors of Get; then InvalidValueType (or InvalidInput) naming the field
 // when a property does not fit it. The plan of T is cached, as
-// MarshalEntity's is; GetAs is safe for concurrent use.
+// MarshalEntity's is; GetStruct is safe for concurrent use.
 // Strings in the result share one copy of the stored record.
-func GetAs[T any](ctx context.Context, t *Table, partitionKey, rowKey string, opts *GetOptions) (T, error) {
+func GetStruct[T any](ctx context.Context, t *Table, partitionKey, rowKey string, opts *GetOptions) (T, error) {
 	var v T
 	p, err := planOf[T]()
 	if err != nil {
@@ -151,22 +151,22 @@ func decodeOne[T any](d *structmap.Decoder, p *structmap.Plan, r driver.Row) (T,
 	return *out, err
 }
 
-// PageAs is one page of a typed query: the entities as values of T, in
-// (PartitionKey, RowKey) order, and the continuation as in Page.
-type PageAs[T any] struct {
+// StructPage is one page of a typed query: the entities as values of T,
+// in (PartitionKey, RowKey) order, and the continuation as in Page.
+type StructPage[T any] struct {
 	Entities     []T
 	Continuation string
 	PageCost
 }
 
-// QueryPageAs is QueryPage reading each entity straight into a T, a struct
-// type mapped by the field rules of MarshalEntity, without building
-// entities or property maps. Each element equals what UnmarshalEntity
-// gives for the page's entity into a zero T. Errors: as GetAs, a T that
-// UnmarshalEntity rejects fails first; then those of QueryPage; then
-// those of UnmarshalEntity for the first entity that fails, which ends
-// the page. Strings of one page share a few large copies.
-func QueryPageAs[T any](ctx context.Context, t *Table, q Query) (*PageAs[T], error) {
+// QueryStructPage is QueryPage reading each entity straight into a T, a
+// struct type mapped by the field rules of MarshalEntity, without
+// building entities or property maps. Each element equals what
+// UnmarshalEntity gives for the page's entity into a zero T. Errors: as
+// GetStruct, a T that UnmarshalEntity rejects fails first; then those of
+// QueryPage; then those of UnmarshalEntity for the first entity that
+// fails, which ends the page. Strings of one page share a few large copies.
+func QueryStructPage[T any](ctx context.Context, t *Table, q Query) (*StructPage[T], error) {
 	p, err := planOf[T]()
 	if err != nil {
 		return nil, err
@@ -175,15 +175,16 @@ func QueryPageAs[T any](ctx context.Context, t *Table, q Query) (*PageAs[T], err
 	if err != nil {
 		return nil, err
 	}
-	return readPageAs[T](ctx, t, p, pq)
+	return readStructPage[T](ctx, t, p, pq)
 }
 
-// QueryAs is Query reading into values of T, as QueryPageAs does; it
-// yields a pointer to each value, which stays valid and is not reused.
+// QueryStructs is Query reading into values of T, as QueryStructPage
+// does; it yields a pointer to each value, which stays valid and is not
+// reused.
 // Like Query it reads page after page (q.Top is the page size) and stops
 // after q.Limit entities when that is not 0. On an error it yields (nil,
 // err) and stops.
-func QueryAs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, error] {
+func QueryStructs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		p, err := planOf[T]()
 		if err != nil {
@@ -238,9 +239,9 @@ func QueryAs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, error]
 	}
 }
 
-// readPageAs reads one page of a prepared query into values of T.
-func readPageAs[T any](ctx context.Context, t *Table, p *structmap.Plan, pq *preparedQuery) (*PageAs[T], error) {
-	page := &PageAs[T]{}
+// readStructPage reads one page of a prepared query into values of T.
+func readStructPage[T any](ctx context.Context, t *Table, p *structmap.Plan, pq *preparedQuery) (*StructPage[T], error) {
+	page := &StructPage[T]{}
 	if n := min(p.LastPage(), pq.req.Top); n > 0 {
 		page.Entities = make([]T, 0, n)
 	}

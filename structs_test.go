@@ -514,10 +514,10 @@ func checkTypedRead[T any](t *testing.T, tbl *Table, sel []string) {
 	for _, e := range page.Entities {
 		var want T
 		wantErr := UnmarshalEntity(e, &want)
-		got, gotErr := GetAs[T](ctx, tbl, e.PartitionKey, e.RowKey, &GetOptions{Select: sel})
-		require.Equal(t, errText(wantErr), errText(gotErr), "GetAs %s/%s", e.PartitionKey, e.RowKey)
+		got, gotErr := GetStruct[T](ctx, tbl, e.PartitionKey, e.RowKey, &GetOptions{Select: sel})
+		require.Equal(t, errText(wantErr), errText(gotErr), "GetStruct %s/%s", e.PartitionKey, e.RowKey)
 		if wantErr == nil {
-			requireSame(t, want, got, "GetAs ", e.PartitionKey, "/", e.RowKey)
+			requireSame(t, want, got, "GetStruct ", e.PartitionKey, "/", e.RowKey)
 		}
 	}
 	// Pages of one entity, so each entity's error shows.
@@ -526,7 +526,7 @@ func checkTypedRead[T any](t *testing.T, tbl *Table, sel []string) {
 	for i := 0; ; i++ {
 		mp, err := tbl.QueryPage(ctx, q)
 		require.NoError(t, err)
-		tp, terr := QueryPageAs[T](ctx, tbl, q)
+		tp, terr := QueryStructPage[T](ctx, tbl, q)
 		var want T
 		var wantErr error
 		if len(mp.Entities) == 1 {
@@ -561,7 +561,7 @@ func checkTypedRead[T any](t *testing.T, tbl *Table, sel []string) {
 	}
 	var gotVals []T
 	var gotErr error
-	for v, err := range QueryAs[T](ctx, tbl, Query{Select: sel, Top: 3}) {
+	for v, err := range QueryStructs[T](ctx, tbl, Query{Select: sel, Top: 3}) {
 		if err != nil {
 			gotErr = err
 			break
@@ -590,7 +590,7 @@ func TestTypedWriteSetsTimestampAndETag(t *testing.T) {
 	require.Equal(t, edm.CodeEntityAlreadyExists, errorCode(unwrapErr(tbl.InsertStruct(ctx, &c))))
 	require.NoError(t, tbl.UpdateStruct(ctx, &c, Merge, c.ETag))
 	require.NoError(t, tbl.UpsertStruct(ctx, c, Replace))
-	got, err := GetAs[Customer](ctx, tbl, c.PartitionKey, c.RowKey, nil)
+	got, err := GetStruct[Customer](ctx, tbl, c.PartitionKey, c.RowKey, nil)
 	require.NoError(t, err)
 	var want Customer
 	require.NoError(t, UnmarshalEntity(mustGet(t, tbl, c.PartitionKey, c.RowKey), &want))

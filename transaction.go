@@ -28,25 +28,45 @@ const (
 // TransactionAction is one action of an entity group transaction.
 type TransactionAction struct {
 	Type ActionType
-	// Entity is the entity to write; for ActionDelete only PartitionKey and
-	// RowKey are read. On success the engine sets its Timestamp and ETag.
-	Entity *Entity
-	// Struct, set instead of Entity, is the entity as a struct or a
-	// pointer to one, mapped by the field rules of MarshalEntity and
-	// encoded as InsertStruct encodes it, without a property map. The
-	// validation, errors and stored bytes are those of Entity set to
-	// MarshalEntity's result. When it is a pointer, the struct's Timestamp
-	// and ETag fields (where it has them) are set on success.
-	Struct any
-	// Raw, set instead of Entity or Struct, is the entity in its stored
-	// form (see RawEntity), written as it is. The validation, errors and
-	// stored bytes are those of Entity set to the entity it holds. On
-	// success its Timestamp and ETag are set.
-	Raw *RawEntity
+	// Entity is the entity to write: an *Entity, a *RawEntity or
+	// StructEntity(v). For ActionDelete only its PartitionKey and RowKey
+	// are read. On success the engine sets its Timestamp and ETag (a
+	// struct's fields of those names when v is a pointer and has them).
+	// A nil Entity, or a nil one of the three, fails with InvalidInput.
+	Entity ActionEntity
 	// IfMatch is required for updates and deletes (ETagAny allowed) and
 	// must be empty for the other actions.
 	IfMatch ETag
 }
+
+// ActionEntity is the entity of a TransactionAction, one of three forms
+// that validate, fail and store alike:
+//   - *Entity, whose property map is encoded;
+//   - *RawEntity, the entity in its stored form, written as it is;
+//   - StructEntity(v), a struct encoded field by field as InsertStruct
+//     encodes it, without a property map.
+//
+// No other type implements it.
+type ActionEntity interface{ actionEntity() }
+
+func (*Entity) actionEntity()    {}
+func (*RawEntity) actionEntity() {}
+
+// StructEntity returns the ActionEntity for v, a struct or a pointer to
+// one, mapped by the field rules of MarshalEntity: the action's
+// validation, errors and stored bytes are those of an *Entity holding
+// MarshalEntity's result. Any v is accepted here; the transaction fails
+// at the action of a v that is not such a struct, with InvalidInput for
+// nil or a nil pointer and otherwise MarshalEntity's error
+// (InvalidValueType for a value that is not a struct). Each call
+// allocates the small wrapper it returns; a Batch's struct methods share
+// blocks of them.
+func StructEntity(v any) ActionEntity { return &structEntity{v} }
+
+// structEntity is the ActionEntity of a struct.
+type structEntity struct{ v any }
+
+func (*structEntity) actionEntity() {}
 
 // Limits of one entity group transaction, as Azure's.
 const (
@@ -99,11 +119,11 @@ func (t *Table) SubmitTransaction(ctx context.Context, actions []TransactionActi
 		if len(res.ETags) == len(actions) && len(res.Timestamps) == len(actions) {
 			ts, etag = res.Timestamps[i], res.ETags[i]
 		}
-		switch {
-		case a.Entity != nil:
-			a.Entity.Timestamp, a.Entity.ETag = ts, ETag(etag)
-		case a.Raw != nil:
-			a.Raw.Timestamp, a.Raw.ETag = ts, ETag(etag)
+		switch e := a.Entity.(type) {
+		case *Entity:
+			e.Timestamp, e.ETag = ts, ETag(etag)
+		case *RawEntity:
+			e.Timestamp, e.ETag = ts, ETag(etag)
 		default:
 			s.refs[i].st.SetVersion(ts, etag)
 		}
@@ -124,33 +144,39 @@ type actionRef struct {
 // last is structmap.Resolve's.
 func (r *actionRef) resolve(a *TransactionAction, last *structmap.Last) {
 	*r = actionRef{}
-	switch {
-	case (a.Entity != nil) && (a.Struct != nil || a.Raw != nil) || a.Struct != nil && a.Raw != nil:
-		r.err = newError(edm.CodeInvalidInput, "action has more than one of an entity, a struct and a raw entity")
-	case a.Raw != nil:
-		r.raw, r.pk, r.rk = a.Raw, a.Raw.PartitionKey, a.Raw.RowKey
-	case a.Entity != nil:
-		r.e = a.Entity
-	case a.Struct != nil:
-		st, ok, err := structmap.Resolve(a.Struct, last)
-		switch {
-		case err != nil:
-			r.err = coded(err)
-			return
-		case ok:
-			r.st = st
-			r.pk, r.rk = st.Keys()
+	switch e := a.Entity.(type) {
+	case *Entity:
+		if e != nil {
+			r.e, r.pk, r.rk = e, e.PartitionKey, e.RowKey
 			return
 		}
-		if r.e, r.err = MarshalEntity(a.Struct); r.err != nil {
+	case *RawEntity:
+		if e != nil {
+			r.raw, r.pk, r.rk = e, e.PartitionKey, e.RowKey
 			return
 		}
-	default:
-		r.err = newError(edm.CodeInvalidInput, "action has no entity")
-		return
+	case *structEntity:
+		if e != nil && e.v != nil {
+			r.resolveStruct(e.v, last)
+			return
+		}
 	}
-	if r.e != nil {
-		r.pk, r.rk = r.e.PartitionKey, r.e.RowKey
+	r.err = newError(edm.CodeInvalidInput, "action has no entity")
+}
+
+// resolveStruct is resolve for the struct v.
+func (r *actionRef) resolveStruct(v any, last *structmap.Last) {
+	st, ok, err := structmap.Resolve(v, last)
+	switch {
+	case err != nil:
+		r.err = coded(err)
+	case ok:
+		r.st = st
+		r.pk, r.rk = st.Keys()
+	default:
+		if r.e, r.err = MarshalEntity(v); r.err == nil {
+			r.pk, r.rk = r.e.PartitionKey, r.e.RowKey
+		}
 	}
 }
 
@@ -195,7 +221,7 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 			// first.
 			if da, buf, _, encoded = encodeStruct(buf, a.Type, r.st, a.IfMatch); !encoded {
 				buf = buf[:start]
-				if r.e, err = MarshalEntity(a.Struct); err != nil {
+				if r.e, err = MarshalEntity(a.Entity.(*structEntity).v); err != nil {
 					s.buf = buf
 					return nil, asBatchError(i, err)
 				}

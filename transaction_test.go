@@ -56,7 +56,7 @@ func TestBatchDataDriven(t *testing.T) {
 				stamps := map[ETag]bool{}
 				for _, a := range actions {
 					if a.Type != ActionDelete {
-						stamps[a.Entity.ETag] = true
+						stamps[a.Entity.(*Entity).ETag] = true
 					}
 				}
 				return fmt.Sprintf("ok (%d distinct etags)", len(stamps))
@@ -84,7 +84,7 @@ func parseActionLine(t *testing.T, tbl *Table, line string) []TransactionAction 
 		var out []TransactionAction
 		for i := 0; i < n; i++ {
 			a := parseActionLine(t, tbl, rest)[0]
-			a.Entity.RowKey += fmt.Sprintf("%03d", i)
+			a.Entity.(*Entity).RowKey += fmt.Sprintf("%03d", i)
 			out = append(out, a)
 		}
 		return out
@@ -287,7 +287,7 @@ func TestTransactionDataLimit(t *testing.T) {
 			rk := fmt.Sprintf("%03d", i)
 			a, b, c := str(3*i), str(3*i+1), str(3*i+2)
 			if structs {
-				acts[i] = TransactionAction{Type: ActionUpsertReplace, Struct: &row{"p", rk, a, b, c}}
+				acts[i] = TransactionAction{Type: ActionUpsertReplace, Entity: StructEntity(&row{"p", rk, a, b, c})}
 			} else {
 				acts[i] = TransactionAction{Type: ActionUpsertReplace, Entity: &Entity{PartitionKey: "p", RowKey: rk,
 					Properties: map[string]any{"A": a, "B": b, "C": c}}}
@@ -310,7 +310,7 @@ func TestTransactionDataLimit(t *testing.T) {
 }
 
 // TestTransactionStructsMatchMaps submits every struct write case as a
-// transaction action twice: as Struct, and as Entity set to MarshalEntity's
+// transaction action twice: as StructEntity(v), and as MarshalEntity's
 // result. Errors and stored entities must be the same.
 func TestTransactionStructsMatchMaps(t *testing.T) {
 	db := openTestDB(t, nil)
@@ -331,7 +331,7 @@ func TestTransactionStructsMatchMaps(t *testing.T) {
 				}
 				gotErr := structs.SubmitTransaction(ctx, []TransactionAction{
 					{Type: ActionUpsertReplace, Entity: first()},
-					{Type: typ, Struct: v},
+					{Type: typ, Entity: StructEntity(v)},
 				})
 				var wantErr error
 				if marshalErr != nil {
@@ -380,37 +380,53 @@ func TestTransactionStructForm(t *testing.T) {
 		code    Code
 		index   int
 	}{
-		{"both entity and struct", []TransactionAction{
-			{Type: ActionUpsertMerge, Struct: c("p", "a")},
-			{Type: ActionUpsertMerge, Entity: ent("p", "b"), Struct: c("p", "b")},
-		}, edm.CodeInvalidInput, 1},
-		{"neither", []TransactionAction{
-			{Type: ActionUpsertMerge, Struct: c("p", "a")},
+		{"no entity", []TransactionAction{
+			{Type: ActionUpsertMerge, Entity: StructEntity(c("p", "a"))},
 			{Type: ActionUpsertMerge},
 		}, edm.CodeInvalidInput, 1},
+		{"nil *Entity", []TransactionAction{
+			{Type: ActionUpsertMerge, Entity: ent("p", "a")},
+			{Type: ActionUpsertMerge, Entity: (*Entity)(nil)},
+		}, edm.CodeInvalidInput, 1},
+		{"nil *RawEntity", []TransactionAction{
+			{Type: ActionUpsertMerge, Entity: ent("p", "a")},
+			{Type: ActionUpsertMerge, Entity: ent("p", "b")},
+			{Type: ActionUpsertMerge, Entity: (*RawEntity)(nil)},
+		}, edm.CodeInvalidInput, 2},
+		{"struct entity of nil", []TransactionAction{
+			{Type: ActionUpsertMerge, Entity: StructEntity(nil)},
+		}, edm.CodeInvalidInput, 0},
+		{"struct entity of a nil pointer", []TransactionAction{
+			{Type: ActionUpsertMerge, Entity: ent("p", "a")},
+			{Type: ActionUpsertMerge, Entity: StructEntity((*Customer)(nil))},
+		}, edm.CodeInvalidInput, 1},
+		{"struct entity of a map", []TransactionAction{
+			{Type: ActionUpsertMerge, Entity: ent("p", "a")},
+			{Type: ActionUpsertMerge, Entity: StructEntity(map[string]any{"PartitionKey": "p", "RowKey": "m"})},
+		}, edm.CodeInvalidValueType, 1},
 		{"struct repeats an entity's row", []TransactionAction{
 			{Type: ActionUpsertMerge, Entity: ent("p", "b")},
-			{Type: ActionUpsertMerge, Struct: c("p", "a")},
-			{Type: ActionUpsertMerge, Struct: c("p", "b")},
+			{Type: ActionUpsertMerge, Entity: StructEntity(c("p", "a"))},
+			{Type: ActionUpsertMerge, Entity: StructEntity(c("p", "b"))},
 		}, edm.CodeInvalidDuplicateRow, 2},
 		{"first repeat in action order", []TransactionAction{
 			{Type: ActionUpsertMerge, Entity: ent("p", "z")},
 			{Type: ActionUpsertMerge, Entity: ent("p", "a")},
-			{Type: ActionUpsertMerge, Struct: c("p", "z")},
+			{Type: ActionUpsertMerge, Entity: StructEntity(c("p", "z"))},
 			{Type: ActionUpsertMerge, Entity: ent("p", "a")},
 		}, edm.CodeInvalidDuplicateRow, 2},
 		{"repeat after a bad action", []TransactionAction{
 			{Type: ActionUpsertMerge, Entity: ent("p", "z")},
-			{Type: ActionUpsertMerge, Struct: 7},
-			{Type: ActionUpsertMerge, Struct: c("p", "z")},
+			{Type: ActionUpsertMerge, Entity: StructEntity(7)},
+			{Type: ActionUpsertMerge, Entity: StructEntity(c("p", "z"))},
 		}, edm.CodeInvalidValueType, 1},
 		{"struct on another partition", []TransactionAction{
 			{Type: ActionUpsertMerge, Entity: ent("p", "a")},
-			{Type: ActionUpsertMerge, Struct: c("q", "b")},
+			{Type: ActionUpsertMerge, Entity: StructEntity(c("q", "b"))},
 		}, edm.CodeCommandsInBatchActOnDifferentPartitions, 1},
 		{"delete by struct needs if-match", []TransactionAction{
 			{Type: ActionUpsertMerge, Entity: ent("p", "a")},
-			{Type: ActionDelete, Struct: c("p", "b")},
+			{Type: ActionDelete, Entity: StructEntity(c("p", "b"))},
 		}, edm.CodeInvalidInput, 1},
 	}
 	for _, tc := range tests {
@@ -429,14 +445,14 @@ func TestTransactionStructForm(t *testing.T) {
 	// A struct by value is written but, being a copy, gets no version.
 	byValue, byPointer := *c("p", "v"), c("p", "w")
 	require.NoError(t, tbl.SubmitTransaction(ctx, []TransactionAction{
-		{Type: ActionInsert, Struct: byValue},
-		{Type: ActionInsert, Struct: byPointer},
+		{Type: ActionInsert, Entity: StructEntity(byValue)},
+		{Type: ActionInsert, Entity: StructEntity(byPointer)},
 	}))
 	require.Empty(t, byValue.ETag)
 	got, err := tbl.Get(ctx, "p", "w", nil)
 	require.NoError(t, err)
 	require.Equal(t, got.ETag, byPointer.ETag)
-	require.NoError(t, tbl.SubmitTransaction(ctx, []TransactionAction{{Type: ActionDelete, Struct: c("p", "v"), IfMatch: ETagAny}}))
+	require.NoError(t, tbl.SubmitTransaction(ctx, []TransactionAction{{Type: ActionDelete, Entity: StructEntity(c("p", "v")), IfMatch: ETagAny}}))
 	_, err = tbl.Get(ctx, "p", "v", nil)
 	requireCode(t, err, edm.CodeResourceNotFound)
 }

@@ -76,12 +76,12 @@ func BenchmarkSubmitTransaction100Typed(b *testing.B) {
 	for i := range actions {
 		e := benchEntity(i)
 		p := e.Properties
-		actions[i] = TransactionAction{Type: ActionUpsertReplace, Struct: &allocRow{
+		actions[i] = TransactionAction{Type: ActionUpsertReplace, Entity: StructEntity(&allocRow{
 			PartitionKey: e.PartitionKey, RowKey: e.RowKey,
 			Name: p["Name"].(string), Email: p["Email"].(string), City: p["City"].(string), Note: p["Note"].(string),
 			Count: p["Count"].(int32), Bucket: p["Bucket"].(int32), Score: p["Score"].(int64),
 			Amount: p["Amount"].(float64), Active: p["Active"].(bool), Created: p["Created"].(time.Time),
-		}}
+		})}
 	}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -214,7 +214,7 @@ func libraryLoadRunIn(ctx context.Context, dir string, c serverConfig, ents [][]
 				if err := raws[i].UnmarshalJSON(body); err != nil {
 					return fmt.Errorf("batch %d, entity %d: %w", b, i, err)
 				}
-				actions[i] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Raw: &raws[i]}
+				actions[i] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Entity: &raws[i]}
 			}
 			if err := t.SubmitTransaction(ctx, actions); err != nil {
 				return fmt.Errorf("batch %d: %w", b, err)

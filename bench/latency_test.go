@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/tablestore/tablestore"
 )
 
 func TestPercentileNearestRank(t *testing.T) {
@@ -170,9 +172,9 @@ func TestWriterBatches(t *testing.T) {
 		if len(acts) != batchSize {
 			t.Fatalf("batch %d: %d actions", b, len(acts))
 		}
-		pk := acts[0].Entity.PartitionKey
+		pk := acts[0].Entity.(*tablestore.Entity).PartitionKey
 		for _, a := range acts {
-			e := a.Entity
+			e := a.Entity.(*tablestore.Entity)
 			if e.PartitionKey != pk {
 				t.Fatalf("batch %d spans partitions %s and %s", b, pk, e.PartitionKey)
 			}

@@ -10,7 +10,7 @@ import (
 )
 
 // typedStore is tablestore through its typed API: structs read with
-// GetAs, QueryAs and QueryPageAs and written with InsertStruct,
+// GetStruct, QueryStructs and QueryStructPage and written with InsertStruct,
 // UpdateStruct and transactions of struct actions, no property maps.
 type typedStore struct {
 	*tablestoreStore
@@ -64,7 +64,7 @@ func typedOf(rec *record) *typedRow {
 func typedActions(recs []record) []tablestore.TransactionAction {
 	actions := make([]tablestore.TransactionAction, len(recs))
 	for i := range recs {
-		actions[i] = tablestore.TransactionAction{Type: tablestore.ActionUpsertReplace, Struct: typedOf(&recs[i])}
+		actions[i] = tablestore.TransactionAction{Type: tablestore.ActionUpsertReplace, Entity: tablestore.StructEntity(typedOf(&recs[i]))}
 	}
 	return actions
 }
@@ -83,7 +83,7 @@ func (s *typedStore) insert(ctx context.Context, rec *record) error {
 }
 
 func (s *typedStore) get(ctx context.Context, pk, rk string) (int, error) {
-	r, err := tablestore.GetAs[typedRow](ctx, s.t, pk, rk, nil)
+	r, err := tablestore.GetStruct[typedRow](ctx, s.t, pk, rk, nil)
 	if errors.Is(err, tablestore.ErrResourceNotFound) {
 		return 0, errNotFound
 	}
@@ -96,7 +96,7 @@ func (s *typedStore) get(ctx context.Context, pk, rk string) (int, error) {
 // count runs q to the end across pages, checking each entity is whole.
 func (s *typedStore) count(ctx context.Context, q tablestore.Query) (int, error) {
 	n := 0
-	for r, err := range tablestore.QueryAs[typedRow](ctx, s.t, q) {
+	for r, err := range tablestore.QueryStructs[typedRow](ctx, s.t, q) {
 		if err != nil {
 			return n, err
 		}
@@ -122,7 +122,7 @@ func (s *typedStore) filterScan(ctx context.Context, bucket int32) (int, error) 
 }
 
 func (s *typedStore) page(ctx context.Context, token string, top int) (int, string, error) {
-	p, err := tablestore.QueryPageAs[typedRow](ctx, s.t, tablestore.Query{Top: top, Continuation: token})
+	p, err := tablestore.QueryStructPage[typedRow](ctx, s.t, tablestore.Query{Top: top, Continuation: token})
 	if err != nil {
 		return 0, "", err
 	}
@@ -130,7 +130,7 @@ func (s *typedStore) page(ctx context.Context, token string, top int) (int, stri
 }
 
 func (s *typedStore) readModifyWrite(ctx context.Context, pk, rk string) error {
-	r, err := tablestore.GetAs[typedRow](ctx, s.t, pk, rk, nil)
+	r, err := tablestore.GetStruct[typedRow](ctx, s.t, pk, rk, nil)
 	if err != nil {
 		return err
 	}
@@ -143,6 +143,6 @@ func (s *typedStore) readModifyWrite(ctx context.Context, pk, rk string) error {
 }
 
 func (s *typedStore) readCount(ctx context.Context, pk, rk string) (int32, error) {
-	r, err := tablestore.GetAs[typedRow](ctx, s.t, pk, rk, nil)
+	r, err := tablestore.GetStruct[typedRow](ctx, s.t, pk, rk, nil)
 	return r.Count, err
 }

@@ -14,46 +14,8 @@ import (
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/replicate"
+	"github.com/tablestore/tablestore/tablestoretest"
 )
-
-// replicaWrites runs random writes on tb (every write path) until stop.
-func replicaWrites(t *testing.T, tb *ts.Table, rng *rand.Rand, n int) {
-	ctx := context.Background()
-	for i := 0; i < n; i++ {
-		pk := fmt.Sprintf("p%d", rng.Intn(4))
-		rk := fmt.Sprintf("r%03d", rng.Intn(60))
-		e := &ts.Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{"N": int64(i), "S": fmt.Sprint(rng.Intn(1000))}}
-		switch rng.Intn(9) {
-		case 0:
-			_ = tb.Insert(ctx, e)
-		case 1:
-			_ = tb.Update(ctx, e, ts.Merge, ts.ETagAny)
-		case 2, 3:
-			_ = tb.Upsert(ctx, e, ts.Replace)
-		case 4:
-			_ = tb.Upsert(ctx, &ts.Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{"M": int32(i)}}, ts.Merge)
-		case 5:
-			_ = tb.Delete(ctx, pk, rk, ts.ETagAny)
-		case 6:
-			b := tb.NewBatch()
-			for j := range 1 + rng.Intn(20) {
-				b.Upsert(&ts.Entity{PartitionKey: pk, RowKey: fmt.Sprintf("t%03d", j), Properties: map[string]any{"N": int64(i)}}, ts.Replace)
-			}
-			require.NoError(t, b.Submit(ctx))
-		case 7:
-			if rng.Intn(5) == 0 {
-				require.NoError(t, tb.Partition(pk).DeleteRange(ctx, "r010", "r030"))
-			}
-		case 8:
-			w, err := tb.NewBulkWriter(&ts.BulkOptions{Action: ts.ActionUpsertReplace, BatchEntities: 7})
-			require.NoError(t, err)
-			for j := range rng.Intn(15) {
-				require.NoError(t, w.Add(ctx, &ts.Entity{PartitionKey: fmt.Sprintf("p%d", j%4), RowKey: fmt.Sprintf("b%03d", rng.Intn(40)+j*40), Properties: map[string]any{"N": int64(i)}}))
-			}
-			require.NoError(t, w.Flush(ctx))
-		}
-	}
-}
 
 // contents reads a table as "pk/rk" -> properties.
 func contents(t *testing.T, tb *ts.Table) map[string]map[string]any {
@@ -105,7 +67,7 @@ func TestRun(t *testing.T) {
 	for _, n := range names {
 		tb, err := src.CreateTable(ctx, n)
 		require.NoError(t, err)
-		replicaWrites(t, tb, rng, 300) // before replication: the copy
+		tablestoretest.RandomWrites(t, tb, rng.Uint64(), 300) // before replication: the copy
 	}
 	pos := &savedPositions{m: map[string]ts.Cursor{}}
 	var wg sync.WaitGroup
@@ -113,7 +75,7 @@ func TestRun(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			replicaWrites(t, src.Table(n), rand.New(rand.NewSource(seed+int64(i))), 1500)
+			tablestoretest.RandomWrites(t, src.Table(n), uint64(seed)+uint64(i)+1, 1500)
 		}()
 	}
 	writing := make(chan struct{})

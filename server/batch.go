@@ -467,7 +467,7 @@ func (s *subRequest) action(raw *tablestore.RawEntity) (tablestore.TransactionAc
 		if err != nil {
 			return a, 0, err
 		}
-		return tablestore.TransactionAction{Type: tablestore.ActionInsert, Raw: e}, opInsert, nil
+		return tablestore.TransactionAction{Type: tablestore.ActionInsert, Entity: e}, opInsert, nil
 	case s.res.kind != kindEntity:
 		return a, 0, errMethodNotAllowed
 	case s.method == http.MethodDelete:
@@ -479,7 +479,7 @@ func (s *subRequest) action(raw *tablestore.RawEntity) (tablestore.TransactionAc
 			return a, 0, err
 		}
 		e.PartitionKey, e.RowKey = s.res.pk, s.res.rk
-		a.Type, a.Raw, a.IfMatch = writeAction(s.method == http.MethodPut, ifMatch), e, ifMatch
+		a.Type, a.Entity, a.IfMatch = writeAction(s.method == http.MethodPut, ifMatch), e, ifMatch
 		if ifMatch != "" {
 			return a, opUpdate, nil
 		}
@@ -515,8 +515,8 @@ func (q *request) batch() error {
 			return failAt(i, err)
 		}
 		pk, rk := s.res.pk, s.res.rk
-		if a.Raw != nil {
-			pk, rk = a.Raw.PartitionKey, a.Raw.RowKey
+		if raw, ok := a.Entity.(*tablestore.RawEntity); ok {
+			pk, rk = raw.PartitionKey, raw.RowKey
 		}
 		if err := q.authorize(o, s.res.table, pk, rk); err != nil {
 			return failAt(i, err)
@@ -543,12 +543,13 @@ func (q *request) batch() error {
 	}
 	q.writeBatch(len(subs), func(b []byte, i int) []byte {
 		a, s := &actions[i], &subs[i]
+		raw, _ := a.Entity.(*tablestore.RawEntity) // every action but a delete
 		b = append(b, "HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n"...)
 		if a.Type == tablestore.ActionInsert {
 			b = append(b, "Preference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\nLocation: "...)
 			loc := len(b)
 			b = append(b, base...)
-			b = tablestore.AppendEntityPath(b, s.res.table, a.Raw.PartitionKey, a.Raw.RowKey)
+			b = tablestore.AppendEntityPath(b, s.res.table, raw.PartitionKey, raw.RowKey)
 			b = append(b, "\r\nDataServiceId: "...)
 			b = append(b, b[loc:len(b)-len("\r\nDataServiceId: ")]...)
 			b = append(b, "\r\n"...)
@@ -557,7 +558,7 @@ func (q *request) batch() error {
 		}
 		if a.Type != tablestore.ActionDelete {
 			b = append(b, "ETag: "...)
-			b = append(b, a.Raw.ETag...)
+			b = append(b, raw.ETag...)
 			b = append(b, "\r\n"...)
 		}
 		return append(b, "\r\n"...)

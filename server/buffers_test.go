@@ -64,7 +64,7 @@ func TestBatchScratchClear(t *testing.T) {
 	defer db.Close()
 	tb := db.Table("fzz")
 	insert := func(raw *tablestore.RawEntity) error {
-		return tb.SubmitTransaction(context.Background(), []tablestore.TransactionAction{{Type: tablestore.ActionInsert, Raw: raw}})
+		return tb.SubmitTransaction(context.Background(), []tablestore.TransactionAction{{Type: tablestore.ActionInsert, Entity: raw}})
 	}
 	zeroErr := insert(&tablestore.RawEntity{})
 	require.Error(t, zeroErr)
@@ -78,7 +78,7 @@ func TestBatchScratchClear(t *testing.T) {
 		for i := range subs {
 			_, _, err := subs[i].action(&sc.raws[i])
 			require.NoError(t, err)
-			sc.actions[i] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Raw: &sc.raws[i]}
+			sc.actions[i] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Entity: &sc.raws[i]}
 		}
 		sc.clear(keep)
 		for name, s := range map[string]any{"parts": sc.parts, "subs": sc.subs, "actions": sc.actions, "raws": sc.raws} {

@@ -57,7 +57,7 @@ func writeAction(replace bool, ifMatch tablestore.ETag) tablestore.ActionType {
 // unwrapped to the action's).
 func (q *request) writeRaw(typ tablestore.ActionType, e *tablestore.RawEntity, ifMatch tablestore.ETag) error {
 	err := q.h.db.Table(q.res.table).SubmitTransaction(q.r.Context(),
-		[]tablestore.TransactionAction{{Type: typ, Raw: e, IfMatch: ifMatch}})
+		[]tablestore.TransactionAction{{Type: typ, Entity: e, IfMatch: ifMatch}})
 	var be *tablestore.BatchError
 	if as(err, &be) {
 		return be.Err

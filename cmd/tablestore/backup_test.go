@@ -29,6 +29,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	tbl, err := db.CreateTable(ctx, "Events")
 	require.NoError(t, err)
 	var acked atomic.Int64
+	ahead := make(chan struct{}, 3) // a signal at 20, 40 and 60 acknowledged batches
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -49,15 +50,21 @@ func TestBackupWhileWriting(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			acked.Add(1)
+			if a := acked.Add(1); a%20 == 0 && a <= 60 {
+				ahead <- struct{}{}
+			}
 		}
 	}()
 	var backups []string
 	var before []int64
 	for i := range 3 {
-		// Let the writer get ahead (bounded).
-		for deadline := time.Now().Add(10 * time.Second); acked.Load() < int64(20*(i+1)) && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
+		// Let the writer get 20 batches further ahead.
+		select {
+		case <-ahead:
+		case <-time.After(30 * time.Second):
+			close(stop)
+			wg.Wait()
+			t.Fatalf("backup %d: the writer acknowledged %d batches in 30 s; want %d", i, acked.Load(), 20*(i+1))
 		}
 		before = append(before, acked.Load())
 		dest := filepath.Join(dir, fmt.Sprint("backup", i))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -84,12 +83,17 @@ func TestChangesCommand(t *testing.T) {
 	// --follow writes what there is, waits, and ends cleanly when
 	// interrupted.
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb bytes.Buffer
+	out, errb := newWatchedBuffer(), newWatchedBuffer()
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, []string{"changes", "--store", store, "--follow", "--from", all[1].Cursor, "People"}, &stdio{stdin: strings.NewReader(""), stdout: &out, stderr: &errb})
+		done <- run(ctx, []string{"changes", "--store", store, "--follow", "--from", all[1].Cursor, "People"}, &stdio{stdin: strings.NewReader(""), stdout: out, stderr: errb})
 	}()
-	time.Sleep(100 * time.Millisecond)
+	out.waitFor(t, 30*time.Second, "the changes after the cursor", func(s string) bool { return strings.Count(s, "\n") >= len(all[2:]) })
+	select {
+	case code := <-done:
+		t.Fatalf("--follow ended (%d) before it was interrupted: %s", code, errb.String())
+	default:
+	}
 	cancel()
 	require.Equal(t, exitOK, <-done, errb.String())
 	require.Equal(t, all[2:], lines(out.String()))

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/console"
 	"github.com/tablestore/tablestore/server"
-	"github.com/tablestore/tablestore/server/console"
 )
 
 // consoleTokenEnv names the environment variable that fixes the console's

@@ -19,8 +19,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/console"
 	"github.com/tablestore/tablestore/server"
-	"github.com/tablestore/tablestore/server/console"
 )
 
 // screenshotDir is where TestConsoleInBrowser writes its screenshots; by
@@ -80,19 +80,16 @@ func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
 // replaced the one the selector was matched in), as waitFor does.
 func (b *browser) text(sel string) string {
 	b.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var s string
+	var err error
+	waitForCondition(30*time.Second, 50*time.Millisecond, func() bool {
 		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		cancel()
-		if err == nil {
-			return s
-		}
-		if time.Now().After(deadline) {
-			require.NoError(b.t, err, sel)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		defer cancel()
+		s, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		return err == nil
+	})
+	require.NoError(b.t, err, sel)
+	return s
 }
 
 // waitFor waits until a JavaScript expression is true. It asks again
@@ -100,17 +97,15 @@ func (b *browser) text(sel string) string {
 // the next page is asked afresh.
 func (b *browser) waitFor(expr string) {
 	b.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
 	var last error
-	for time.Now().Before(deadline) {
+	if waitForCondition(20*time.Second, 50*time.Millisecond, func() bool {
 		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		defer cancel()
 		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("Boolean("+expr+")"))
-		cancel()
-		if err == nil && ok {
-			return
-		}
 		last = err
-		time.Sleep(50 * time.Millisecond)
+		return err == nil && ok
+	}) {
+		return
 	}
 	page, _ := runIn(b, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText.slice(0, 2000)`))
 	b.t.Fatalf("waiting for %s: timed out (last error: %v); the page:\n%s", expr, last, page)
@@ -205,7 +200,7 @@ func restTraffic(t *testing.T, ctx context.Context, db *tablestore.DB) *server.M
 				resp.Body.Close()
 			}
 			rate := 60 + 40*math.Sin(time.Since(start).Seconds()/3)
-			time.Sleep(time.Duration(float64(time.Second) / rate))
+			time.Sleep(time.Duration(float64(time.Second) / rate)) // sleep: paces the background traffic to its rate
 		}
 	}()
 	return metrics
@@ -477,7 +472,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Contains(t, b.text("#changes-off"), "is off")
 	b.setSelect("#feed-images", "new")
 	b.do(chromedp.Click(chromedp.CSS("#feed-save")))
-	time.Sleep(300 * time.Millisecond) // time for a navigation, had the form been sent
+	time.Sleep(300 * time.Millisecond) // sleep: a navigation that does not happen sends no event; this is the time one would take, had the form been sent
 	require.Equal(t, "/tables/People/changes", b.pathname(), "the unconfirmed form is not sent")
 	b.do(chromedp.Click(chromedp.CSS("#feed-confirm")), chromedp.Click(chromedp.CSS("#feed-save")))
 	b.waitFor(`document.querySelector("#changes-notice") !== null`)

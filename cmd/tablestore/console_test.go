@@ -23,8 +23,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/console"
 	"github.com/tablestore/tablestore/server"
-	"github.com/tablestore/tablestore/server/console"
 )
 
 // consoleClient is a browser-like client of a console: cookies, the CSRF

@@ -326,15 +326,14 @@ func TestInterruptResume(t *testing.T) {
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		require.NoError(t, cmd.Start())
-		// Wait (bounded) until some commits are recorded, then interrupt.
-		deadline := time.Now().Add(30 * time.Second)
+		// Wait (bounded) until some commits are recorded in the resume
+		// file, which announces itself with no event, then interrupt
+		// (also when none is recorded in time).
 		var st resumeState
-		for time.Now().Before(deadline) {
-			if b, err := os.ReadFile(in + resumeSuffix); err == nil && json.Unmarshal(b, &st) == nil && st.Committed > 0 {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		_ = waitForCondition(30*time.Second, 5*time.Millisecond, func() bool {
+			b, err := os.ReadFile(in + resumeSuffix)
+			return err == nil && json.Unmarshal(b, &st) == nil && st.Committed > 0
+		})
 		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 		err = cmd.Wait()
 		if err == nil {

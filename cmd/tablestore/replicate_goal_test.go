@@ -96,6 +96,36 @@ func (p *goalProc) waitLine(t *testing.T, re *regexp.Regexp, since time.Time, ti
 	}
 }
 
+// sawLine waits for a line matching re and reports whether one came
+// before the process ended.
+func (p *goalProc) sawLine(re *regexp.Regexp) bool {
+	seen := 0
+	for {
+		p.mu.Lock()
+		for ; seen < len(p.lines); seen++ {
+			if re.MatchString(p.lines[seen].text) {
+				p.mu.Unlock()
+				return true
+			}
+		}
+		more := p.more
+		p.mu.Unlock()
+		select {
+		case <-more:
+		case <-p.ended:
+			// Every line arrived before the end: look at the last ones.
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			for _, l := range p.lines[seen:] {
+				if re.MatchString(l.text) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+}
+
 func (p *goalProc) text() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -189,6 +219,8 @@ func runReplicateGoal(t *testing.T, n, m, kills int) {
 	var procsMu sync.Mutex
 	var procs []*goalProc
 	srcAddr := "127.0.0.1:0"
+	copyEnded := make(chan struct{}) // closed when a source server has finished a copy
+	var copiedOnce sync.Once
 	startSource := func() {
 		p := startGoalServe(t, bin, "--dir", srcDir, "--addr", srcAddr, "--anonymous", "--log-level", "warn",
 			"--replicate-to", targetConn, "--replicate-table", goalTable)
@@ -198,17 +230,22 @@ func runReplicateGoal(t *testing.T, n, m, kills int) {
 		procsMu.Lock()
 		procs = append(procs, p)
 		procsMu.Unlock()
-	}
-	// copyDone says a source server has finished a copy.
-	copyDone := func() bool {
-		procsMu.Lock()
-		defer procsMu.Unlock()
-		for _, p := range procs {
-			if l, _ := firstLine(p, copiedLine); l.text != "" {
-				return true
+		go func() {
+			if p.sawLine(copiedLine) {
+				copiedOnce.Do(func() { close(copyEnded) })
 			}
+		}()
+	}
+	// waitCopied waits for a source server to finish a copy, and reports
+	// an error when none does in time.
+	waitCopied := func() bool {
+		select {
+		case <-copyEnded:
+			return true
+		case <-time.After(10 * time.Minute):
+			t.Error("no source server finished its copy in 10 minutes")
+			return false
 		}
-		return false
 	}
 	e2eStart := time.Now()
 	startSource()
@@ -220,7 +257,13 @@ func runReplicateGoal(t *testing.T, n, m, kills int) {
 	// The changes, from 4 clients; ones the server cannot answer (down
 	// while killed) are tried again.
 	var made, inserted atomic.Int64
-	var writersDone atomic.Bool
+	writersDone := make(chan struct{})
+	// reached[c] is closed when the c-th change is made: the kills after
+	// the first wait for their share of the changes.
+	reached := map[int64]chan struct{}{}
+	for k := 1; k < kills; k++ {
+		reached[int64(m*k/kills)] = make(chan struct{})
+	}
 	var halfway atomic.Int64 // when the second half of the changes began
 	var retried atomic.Int64
 	clientTb := client.Table(goalTable)
@@ -237,7 +280,7 @@ func runReplicateGoal(t *testing.T, n, m, kills int) {
 				return
 			}
 			retried.Add(1)
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // sleep: the client's back-off while the server is down between a kill and its restart
 		}
 	}
 	change := func(r *rand.Rand) {
@@ -284,7 +327,9 @@ func runReplicateGoal(t *testing.T, n, m, kills int) {
 			}
 			do(func() error { return b.Submit(ctx) })
 		}
-		made.Add(1)
+		if c, ok := reached[made.Add(1)]; ok {
+			close(c)
+		}
 	}
 
 	// Kills: the first while the copy runs, the others spread over the
@@ -299,24 +344,30 @@ func runReplicateGoal(t *testing.T, n, m, kills int) {
 			if k == 0 {
 				// During the copy: a share of the time a copy takes at
 				// about 20,000 entities/s.
-				time.Sleep(time.Duration(float64(n)/20000*float64(time.Second)) * time.Duration(2+rng.Intn(5)) / 10)
+				time.Sleep(time.Duration(float64(n)/20000*float64(time.Second)) * time.Duration(2+rng.Intn(5)) / 10) // sleep: a random moment within the copy to kill at
 			} else {
 				// After a copy, while changes are made or applied.
-				for !copyDone() {
-					time.Sleep(10 * time.Millisecond)
+				if !waitCopied() {
+					return
 				}
-				for made.Load() < int64(m*k/kills) && !writersDone.Load() {
-					time.Sleep(10 * time.Millisecond)
+				select {
+				case <-reached[int64(m*k/kills)]:
+				case <-writersDone:
 				}
 				// Up to 1 s per 20,000 entities more, into the changes'
 				// application when the changes are all made.
-				time.Sleep(time.Duration(rng.Int63n(int64(time.Second) * int64(n) / 20000)))
+				time.Sleep(time.Duration(rng.Int63n(int64(time.Second) * int64(n) / 20000))) // sleep: a random moment to kill at
 			}
 			p := src.Load()
-			copied := copyDone()
+			copyFinished := false
+			select {
+			case <-copyEnded:
+				copyFinished = true
+			default:
+			}
 			require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
 			<-p.ended
-			killLog = append(killLog, fmt.Sprintf("kill %d after %s, %d changes made, copy finished: %v", k+1, time.Since(e2eStart).Round(time.Millisecond), made.Load(), copied))
+			killLog = append(killLog, fmt.Sprintf("kill %d after %s, %d changes made, copy finished: %v", k+1, time.Since(e2eStart).Round(time.Millisecond), made.Load(), copyFinished))
 			db, err := ts.Open(srcDir, nil)
 			require.NoError(t, err)
 			part := db.Table(goalTable).Partition(fmt.Sprintf("p%05d", rng.Intn(n/1000)))
@@ -341,8 +392,8 @@ func runReplicateGoal(t *testing.T, n, m, kills int) {
 			for i := range per {
 				if i == per/2 {
 					// The first half during the copy, the second after it.
-					for !copyDone() {
-						time.Sleep(10 * time.Millisecond)
+					if !waitCopied() {
+						return
 					}
 					if c == 0 {
 						halfway.Store(int64(time.Since(e2eStart)))
@@ -353,7 +404,7 @@ func runReplicateGoal(t *testing.T, n, m, kills int) {
 		}()
 	}
 	wg.Wait()
-	writersDone.Store(true)
+	close(writersDone)
 	t.Logf("%d changes made through the source server in %s (%d tried again), the second half from %s",
 		made.Load(), time.Since(e2eStart).Round(time.Millisecond), retried.Load(), time.Duration(halfway.Load()).Round(time.Millisecond))
 	<-killed

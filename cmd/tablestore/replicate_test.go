@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -15,45 +14,6 @@ import (
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/tablestoretest"
 )
-
-// replicaWrites runs random writes on tb (every write path) until stop.
-func replicaWrites(t *testing.T, tb *ts.Table, rng *rand.Rand, n int) {
-	ctx := context.Background()
-	for i := 0; i < n; i++ {
-		pk := fmt.Sprintf("p%d", rng.Intn(4))
-		rk := fmt.Sprintf("r%03d", rng.Intn(60))
-		e := &ts.Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{"N": int64(i), "S": fmt.Sprint(rng.Intn(1000))}}
-		switch rng.Intn(9) {
-		case 0:
-			_ = tb.Insert(ctx, e)
-		case 1:
-			_ = tb.Update(ctx, e, ts.Merge, ts.ETagAny)
-		case 2, 3:
-			_ = tb.Upsert(ctx, e, ts.Replace)
-		case 4:
-			_ = tb.Upsert(ctx, &ts.Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{"M": int32(i)}}, ts.Merge)
-		case 5:
-			_ = tb.Delete(ctx, pk, rk, ts.ETagAny)
-		case 6:
-			b := tb.NewBatch()
-			for j := range 1 + rng.Intn(20) {
-				b.Upsert(&ts.Entity{PartitionKey: pk, RowKey: fmt.Sprintf("t%03d", j), Properties: map[string]any{"N": int64(i)}}, ts.Replace)
-			}
-			require.NoError(t, b.Submit(ctx))
-		case 7:
-			if rng.Intn(5) == 0 {
-				require.NoError(t, tb.Partition(pk).DeleteRange(ctx, "r010", "r030"))
-			}
-		case 8:
-			w, err := tb.NewBulkWriter(&ts.BulkOptions{Action: ts.ActionUpsertReplace, BatchEntities: 7})
-			require.NoError(t, err)
-			for j := range rng.Intn(15) {
-				require.NoError(t, w.Add(ctx, &ts.Entity{PartitionKey: fmt.Sprintf("p%d", j%4), RowKey: fmt.Sprintf("b%03d", rng.Intn(40)+j*40), Properties: map[string]any{"N": int64(i)}}))
-			}
-			require.NoError(t, w.Flush(ctx))
-		}
-	}
-}
 
 func TestReplicateCommand(t *testing.T) {
 	dir := t.TempDir()
@@ -67,7 +27,7 @@ func TestReplicateCommand(t *testing.T) {
 		for _, name := range []string{"Orders", "Users"} {
 			tb, err := db.CreateTableIfNotExists(context.Background(), name)
 			require.NoError(t, err)
-			replicaWrites(t, tb, rng, n)
+			tablestoretest.RandomWrites(t, tb, rng.Uint64(), n)
 		}
 		require.NoError(t, db.Close())
 	}
@@ -109,7 +69,7 @@ func TestReplicateCommand(t *testing.T) {
 	require.NoError(t, db.Close())
 	ok(t, "replicate", "--store", store, "--to", conn, "--once", "Orders")
 	require.Contains(t, ok(t, "export", "--store", conn, "Orders").stdout, "brief")
-	time.Sleep(time.Until(until))
+	time.Sleep(time.Until(until)) // sleep: the entity expires when the wall clock passes Until; the command has no clock to set
 	db, err = ts.Open(store, nil)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {

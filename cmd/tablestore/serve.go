@@ -23,9 +23,9 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/console"
 	"github.com/tablestore/tablestore/replicate"
 	"github.com/tablestore/tablestore/server"
-	"github.com/tablestore/tablestore/server/console"
 )
 
 // logLevels are the --log-level values of serve.

@@ -28,7 +28,8 @@ type servedProcess struct {
 	cmd  *exec.Cmd
 	addr string // the data listener
 	mu   sync.Mutex
-	log  []string // stderr lines so far
+	log  []string      // stderr lines so far
+	more chan struct{} // closed and replaced when a line arrives
 	done chan struct{}
 }
 
@@ -42,7 +43,7 @@ func startServe(t *testing.T, env []string, args ...string) *servedProcess {
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	p := &servedProcess{cmd: cmd, done: make(chan struct{})}
+	p := &servedProcess{cmd: cmd, more: make(chan struct{}), done: make(chan struct{})}
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-p.done
@@ -56,6 +57,8 @@ func startServe(t *testing.T, env []string, args ...string) *servedProcess {
 			l := sc.Text()
 			p.mu.Lock()
 			p.log = append(p.log, l)
+			close(p.more)
+			p.more = make(chan struct{})
 			p.mu.Unlock()
 			if m := regexp.MustCompile(`^serve: listening on (\S+)$`).FindStringSubmatch(l); m != nil {
 				addrc <- m[1]
@@ -79,17 +82,31 @@ func (p *servedProcess) output() string {
 	return strings.Join(p.log, "\n")
 }
 
-// waitOutput waits at most 10 s for stderr to match re.
+// waitOutput waits at most 10 s for stderr to match re, looking again
+// each time a line arrives.
 func (p *servedProcess) waitOutput(t *testing.T, re string) {
 	t.Helper()
 	rx := regexp.MustCompile(re)
-	for i := 0; i < 100; i++ {
-		if rx.MatchString(p.output()) {
+	deadline := time.After(10 * time.Second)
+	for {
+		p.mu.Lock()
+		matched := rx.MatchString(strings.Join(p.log, "\n"))
+		more := p.more
+		p.mu.Unlock()
+		if matched {
 			return
 		}
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-more:
+		case <-p.done:
+			if !rx.MatchString(p.output()) {
+				t.Fatalf("serve ended without %q in:\n%s", re, p.output())
+			}
+			return
+		case <-deadline:
+			t.Fatalf("no %q in:\n%s", re, p.output())
+		}
 	}
-	t.Fatalf("no %q in:\n%s", re, p.output())
 }
 
 // TestServeTLS serves https with --cert and --key: a client trusting the

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,7 +28,7 @@ import (
 func TestServeGracefulShutdown(t *testing.T) {
 	bin := buildBinary(t)
 	store := filepath.Join(t.TempDir(), "store")
-	cmd := exec.Command(bin, "serve", "--dir", store, "--create", "--addr", "127.0.0.1:0", "--anonymous", "--log-level", "info")
+	cmd := exec.Command(bin, "serve", "--dir", store, "--create", "--addr", "127.0.0.1:0", "--anonymous", "--log-level", "info", "--admin-addr", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -41,10 +42,10 @@ func TestServeGracefulShutdown(t *testing.T) {
 		}
 		close(lines)
 	}()
-	var addr string
+	var addr, adminAddr string
 	var before []string
 	timeout := time.After(30 * time.Second)
-	for addr == "" {
+	for addr == "" || adminAddr == "" {
 		select {
 		case l, ok := <-lines:
 			if !ok {
@@ -53,6 +54,9 @@ func TestServeGracefulShutdown(t *testing.T) {
 			before = append(before, l)
 			if m := regexp.MustCompile(`^serve: listening on (\S+)$`).FindStringSubmatch(l); m != nil {
 				addr = m[1]
+			}
+			if m := regexp.MustCompile(`^serve: admin listening on (\S+) `).FindStringSubmatch(l); m != nil {
+				adminAddr = m[1]
 			}
 		case <-timeout:
 			t.Fatal("the server did not start")
@@ -84,9 +88,29 @@ func TestServeGracefulShutdown(t *testing.T) {
 	go func() { done <- post("/People", pr) }()
 	_, err = pw.Write([]byte(`{"PartitionKey":"a","RowKey":"1",`))
 	require.NoError(t, err)
-	time.Sleep(200 * time.Millisecond) // the server is reading the body
+	// The server is reading the body: its gauge counts the request.
+	require.True(t, waitForCondition(20*time.Second, 10*time.Millisecond, func() bool {
+		return inFlight(adminAddr) >= 1
+	}), "the request never showed in tablestore_requests_in_flight")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	time.Sleep(200 * time.Millisecond)
+	// The shutdown has begun once the listener refuses new connections.
+	var log []string
+	for stopping := false; !stopping; {
+		select {
+		case l := <-lines:
+			log = append(log, l)
+			stopping = strings.HasPrefix(l, "serve: stopping: ")
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no stopping line after SIGTERM: %q", log)
+		}
+	}
+	require.True(t, waitForCondition(20*time.Second, 10*time.Millisecond, func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	}), "the listener still accepts connections after SIGTERM")
 	_, err = pw.Write([]byte(`"N":5}`))
 	require.NoError(t, err)
 	require.NoError(t, pw.Close())
@@ -97,7 +121,6 @@ func TestServeGracefulShutdown(t *testing.T) {
 		t.Fatal("the request in flight did not finish")
 	}
 
-	var log []string
 	for l := range lines {
 		log = append(log, l)
 	}
@@ -272,7 +295,7 @@ func TestServeKillUnderLoad(t *testing.T) {
 				}
 			}(w)
 		}
-		time.Sleep(load)
+		time.Sleep(load) // sleep: the load runs this long before the kill; that duration is what the test sets
 		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 		_ = cmd.Wait()
 		close(stop)
@@ -322,4 +345,24 @@ func loadBatch(id string, rows int) string {
 	}
 	b.WriteString("--changeset_k--\r\n--batch_k--\r\n")
 	return b.String()
+}
+
+// inFlight reads tablestore_requests_in_flight from the admin listener's
+// /metrics; -1 when it cannot.
+func inFlight(adminAddr string) int {
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + adminAddr + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return -1
+	}
+	m := regexp.MustCompile(`(?m)^tablestore_requests_in_flight (\d+)$`).FindSubmatch(b)
+	if m == nil {
+		return -1
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
 }

@@ -46,7 +46,14 @@ func (r *record) partitionKey() string {
 
 // action is the transaction action of typ writing the record's entity.
 func (r *record) action(typ tablestore.ActionType) tablestore.TransactionAction {
-	return tablestore.TransactionAction{Type: typ, Entity: r.entity, Raw: r.encoded}
+	a := tablestore.TransactionAction{Type: typ}
+	switch {
+	case r.entity != nil:
+		a.Entity = r.entity
+	case r.encoded != nil:
+		a.Entity = r.encoded
+	}
+	return a
 }
 
 // where names the record in messages.

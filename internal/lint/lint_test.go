@@ -183,9 +183,10 @@ var layerRules = []layerRule{
 		forbidden: isInternal,
 	},
 	{
-		name: "the server and the command use only public packages",
+		name: "the server, the console and the command use only public packages",
 		applies: func(p string) bool {
-			return strings.HasPrefix(p, module+"/server") || strings.HasPrefix(p, module+"/cmd/")
+			return strings.HasPrefix(p, module+"/server") || strings.HasPrefix(p, module+"/console") ||
+				strings.HasPrefix(p, module+"/cmd/")
 		},
 		imports:   direct,
 		forbidden: isInternal,
@@ -244,10 +245,16 @@ func TestLayeringRulesCatch(t *testing.T) {
 		{ImportPath: module + "/driver", Imports: []string{module + "/internal/engine"}},
 		{ImportPath: module + "/azure", XTestImports: []string{module + "/internal/modeltest"}},
 		{ImportPath: module + "/server", Imports: []string{module + "/internal/wire"}},
+		{ImportPath: module + "/console", Imports: []string{module + "/internal/engine"}},
 		{ImportPath: module + "/replicate", TestImports: []string{module + "/internal/engine"}},
 		{ImportPath: module, Imports: []string{module + "/tablestoretest/modeltest"}},
 	}
 	got := layerViolations(bad, layerRules)
+	if !slices.ContainsFunc(got, func(v string) bool {
+		return strings.HasSuffix(v, ": "+module+"/console imports "+module+"/internal/engine")
+	}) {
+		t.Errorf("the console importing an internal package went unreported: %v", got)
+	}
 	for _, r := range layerRules {
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, r.name+":") }) {
 			t.Errorf("rule %q caught nothing in %v", r.name, got)
@@ -259,6 +266,7 @@ func TestLayeringRulesCatch(t *testing.T) {
 		{ImportPath: module + "/tablestoretest/modeltest", Imports: []string{module, module + "/internal/model"}},
 		{ImportPath: module + "/cmd/tablestore", Imports: []string{module, module + "/server", module + "/replicate"}},
 		{ImportPath: module + "/replicate", Imports: []string{module, "golang.org/x/sync/errgroup"}},
+		{ImportPath: module + "/console", Imports: []string{module, module + "/server", module + "/server/webguard", module + "/entitycsv"}},
 	}
 	if v := layerViolations(good, layerRules); len(v) != 0 {
 		t.Errorf("allowed imports reported: %v", v)
@@ -591,7 +599,7 @@ func (q *request) fail(err error) {}
 // time.Sleep: a sleep there says why with a "// sleep: reason" comment at
 // the end of its line (a random moment to kill a child at, a
 // client's back-off, the polling interval of a condition with no event).
-var sleepDirs = []string{".", "server"}
+var sleepDirs = []string{".", "server", "console", "cmd/tablestore"}
 
 // unexplainedSleeps reports the lines of the time.Sleep calls of f
 // without a "// sleep:" comment on their line.

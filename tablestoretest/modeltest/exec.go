@@ -234,8 +234,8 @@ func (r *runner) get(op *Op) {
 	if wantErr == nil {
 		r.sameEntity(op.table, got, want)
 	}
-	typed, typedErr := ts.GetAs[typedRow](r.ctx, r.table(op), op.pk, op.rk, opts)
-	r.sameTyped("GetAs", got, gotErr, typed, typedErr)
+	typed, typedErr := ts.GetStruct[typedRow](r.ctx, r.table(op), op.pk, op.rk, opts)
+	r.sameTyped("GetStruct", got, gotErr, typed, typedErr)
 }
 
 func (r *runner) delete(op *Op) {
@@ -281,15 +281,15 @@ func (r *runner) transaction(op *Op) {
 		modelActions[i] = ts.TransactionAction{Type: a.typ, Entity: copyEntity(a.entity), IfMatch: modelETag}
 		submitted[i] = storeActions[i]
 		if a.asStruct {
-			if v, ok := structOf(storeActions[i].Entity); ok {
-				submitted[i].Entity, submitted[i].Struct, structs[i] = nil, v.Interface(), v
+			if v, ok := structOf(storeActions[i].Entity.(*ts.Entity)); ok {
+				submitted[i].Entity, structs[i] = ts.StructEntity(v.Interface()), v
 			}
 		}
 	}
 	gotErr := r.table(op).SubmitTransaction(r.ctx, submitted)
 	for i, v := range structs {
 		if v.IsValid() && storeActions[i].Type != ts.ActionDelete {
-			e := storeActions[i].Entity
+			e := storeActions[i].Entity.(*ts.Entity)
 			e.Timestamp = v.Elem().FieldByName("Timestamp").Interface().(time.Time)
 			e.ETag = v.Elem().FieldByName("ETag").Interface().(ts.ETag)
 		}
@@ -301,12 +301,13 @@ func (r *runner) transaction(op *Op) {
 	r.sameError(gotErr, wantErr, op.fault != "empty" && n <= 100)
 	if wantErr == nil {
 		for i, a := range storeActions {
-			id := idOf(op.table, a.Entity.PartitionKey, a.Entity.RowKey)
+			e := a.Entity.(*ts.Entity)
+			id := idOf(op.table, e.PartitionKey, e.RowKey)
 			switch {
 			case a.Type == ts.ActionDelete:
 				r.forget(id)
-			case a.Entity.ETag != "":
-				r.wrote(id, a.Entity.ETag, a.Entity.Timestamp, etags[i])
+			case e.ETag != "":
+				r.wrote(id, e.ETag, e.Timestamp, etags[i])
 			default:
 				r.ref.wrote(id, etags[i])
 			}

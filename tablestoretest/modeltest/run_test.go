@@ -189,7 +189,7 @@ func TestBrokenStoreFails(t *testing.T) {
 	*logDirFlag = t.TempDir()
 
 	for _, tc := range []struct{ fault, want string }{
-		{"drop-row", `(?s)^(query|QueryPageAs|property sets differ)`},
+		{"drop-row", `(?s)^(query|QueryStructPage|property sets differ)`},
 		{"lose-entity", `ResourceNotFound`},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	ts "github.com/tablestore/tablestore"
 )
 
-// This file checks the typed paths (GetAs, QueryPageAs, structs in a
+// This file checks the typed paths (GetStruct, QueryStructPage, structs in a
 // transaction) against the map paths they mirror.
 
 // typedRow maps the workload's property names to one Go type each, so
@@ -49,16 +49,16 @@ func (r *runner) sameTyped(what string, e *ts.Entity, mapErr error, got typedRow
 	}
 }
 
-// sameTypedPage reads page q again with QueryPageAs and checks it against
+// sameTypedPage reads page q again with QueryStructPage and checks it against
 // the map page p: up to the first entity UnmarshalEntity rejects, the same
 // values, then that entity's error.
 func (r *runner) sameTypedPage(tb *ts.Table, q ts.Query, p *ts.Page) {
-	tp, err := ts.QueryPageAs[typedRow](r.ctx, tb, q)
+	tp, err := ts.QueryStructPage[typedRow](r.ctx, tb, q)
 	for i, e := range p.Entities {
 		var want typedRow
 		if werr := ts.UnmarshalEntity(e, &want); werr != nil {
 			if fmt.Sprint(werr) != fmt.Sprint(err) {
-				r.failf("QueryPageAs: error %v, the map path's %v", err, werr)
+				r.failf("QueryStructPage: error %v, the map path's %v", err, werr)
 			}
 			return
 		}
@@ -66,16 +66,16 @@ func (r *runner) sameTypedPage(tb *ts.Table, q ts.Query, p *ts.Page) {
 			continue // the typed page failed at a later entity
 		}
 		if i >= len(tp.Entities) || fmt.Sprintf("%+v", want) != fmt.Sprintf("%+v", tp.Entities[i]) {
-			r.failf("QueryPageAs: entity %d differs from the map path's %+v", i, want)
+			r.failf("QueryStructPage: entity %d differs from the map path's %+v", i, want)
 			return
 		}
 	}
 	if err != nil {
-		r.failf("QueryPageAs: %v, where the map path succeeds", err)
+		r.failf("QueryStructPage: %v, where the map path succeeds", err)
 		return
 	}
 	if len(tp.Entities) != len(p.Entities) || tp.Continuation != p.Continuation {
-		r.failf("QueryPageAs: %d entities and continuation %q, the map path %d and %q",
+		r.failf("QueryStructPage: %d entities and continuation %q, the map path %d and %q",
 			len(tp.Entities), tp.Continuation, len(p.Entities), p.Continuation)
 	}
 }

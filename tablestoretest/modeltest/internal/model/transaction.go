@@ -44,27 +44,29 @@ func (m *Model) SubmitTransaction(tableName string, actions []ts.TransactionActi
 	seen := map[string]bool{}
 	size := 0
 	for i, a := range actions {
-		if a.Entity == nil {
+		e := entityOf(a)
+		if e == nil {
 			return nil, failAt(edm.CodeInvalidInput, i)
 		}
-		if a.Entity.PartitionKey != actions[0].Entity.PartitionKey {
+		if e.PartitionKey != entityOf(actions[0]).PartitionKey {
 			return nil, failAt(edm.CodeCommandsInBatchActOnDifferentPartitions, i)
 		}
-		if seen[a.Entity.RowKey] {
+		if seen[e.RowKey] {
 			return nil, failAt(edm.CodeInvalidDuplicateRow, i)
 		}
-		seen[a.Entity.RowKey] = true
+		seen[e.RowKey] = true
 		if err := checkAction(a); err != nil {
 			return nil, failAt(err.(*Error).Code, i)
 		}
-		size += dataSize(a.Entity, a.Type == ts.ActionDelete)
+		size += dataSize(e, a.Type == ts.ActionDelete)
 		if size > maxPayload {
 			return nil, failAt(edm.CodeRequestBodyTooLarge, i)
 		}
 	}
 	// Check every precondition before changing anything.
 	for i, a := range actions {
-		old, exists := t.rows[Key{a.Entity.PartitionKey, a.Entity.RowKey}]
+		e := entityOf(a)
+		old, exists := t.rows[Key{e.PartitionKey, e.RowKey}]
 		switch a.Type {
 		case ts.ActionInsert:
 			if exists {
@@ -82,19 +84,27 @@ func (m *Model) SubmitTransaction(tableName string, actions []ts.TransactionActi
 	// Apply.
 	etags := make([]ts.ETag, len(actions))
 	for i, a := range actions {
-		k := Key{a.Entity.PartitionKey, a.Entity.RowKey}
+		e := entityOf(a)
+		k := Key{e.PartitionKey, e.RowKey}
 		switch a.Type {
 		case ts.ActionDelete:
 			delete(t.rows, k)
 		case ts.ActionInsert, ts.ActionUpsertReplace, ts.ActionUpdateReplace:
-			t.rows[k] = m.write(t.rows[k], a.Entity, ts.Replace)
+			t.rows[k] = m.write(t.rows[k], e, ts.Replace)
 			etags[i] = t.rows[k].ETag
 		case ts.ActionUpsertMerge, ts.ActionUpdateMerge:
-			t.rows[k] = m.write(t.rows[k], a.Entity, ts.Merge)
+			t.rows[k] = m.write(t.rows[k], e, ts.Merge)
 			etags[i] = t.rows[k].ETag
 		}
 	}
 	return etags, nil
+}
+
+// entityOf returns a's entity, which the model takes only as an
+// *Entity; nil for any other.
+func entityOf(a ts.TransactionAction) *ts.Entity {
+	e, _ := a.Entity.(*ts.Entity)
+	return e
 }
 
 // checkAction checks one action on its own: its type, its IfMatch and,
@@ -105,20 +115,20 @@ func checkAction(a ts.TransactionAction) error {
 		if a.IfMatch != "" {
 			return fail(edm.CodeInvalidInput)
 		}
-		return checkEntity(a.Entity)
+		return checkEntity(entityOf(a))
 	case ts.ActionUpdateMerge, ts.ActionUpdateReplace:
 		if !wellFormedETag(a.IfMatch) {
 			return fail(edm.CodeInvalidInput)
 		}
-		return checkEntity(a.Entity)
+		return checkEntity(entityOf(a))
 	case ts.ActionDelete:
 		if !wellFormedETag(a.IfMatch) {
 			return fail(edm.CodeInvalidInput)
 		}
-		if err := checkKey(a.Entity.PartitionKey); err != nil {
+		if err := checkKey(entityOf(a).PartitionKey); err != nil {
 			return err
 		}
-		return checkKey(a.Entity.RowKey)
+		return checkKey(entityOf(a).RowKey)
 	}
 	return fail(edm.CodeInvalidInput)
 }
