@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,4 +74,28 @@ func TestCommandsThroughServer(t *testing.T) {
 	target := filepath.Join(dir, "mirror")
 	ok(t, "replicate", "--store", cs, "--state", filepath.Join(dir, "state.json"), "--to", target, "--once", "Feed")
 	require.Equal(t, []string{"p/1", "p/2"}, keys(readEntities(t, target, "Feed")))
+}
+
+// TestConsoleThroughServer runs the console on a server's connection
+// string: its Changes page streams the served store's feed, read through
+// the remote driver and the server's feed endpoint, as another client
+// writes.
+func TestConsoleThroughServer(t *testing.T) {
+	srv := tablestoretest.NewServer(t)
+	cs := srv.ConnectionString()
+	ok(t, "tables", "--store", cs, "create", "Orders")
+	ok(t, "changes", "--store", cs, "--enable", "Orders")
+	token := "fixed-token-for-the-test-0123"
+	_, lines := startProcess(t, []string{consoleTokenEnv + "=" + token}, "console", "--store", cs, "--addr", "127.0.0.1:0")
+	start := waitLine(t, lines, `^console: open (http://127\.0\.0\.1:\d+/\?token=\S+)$`)
+	base := strings.TrimSuffix(start, "/?token="+token)
+	c := newConsoleClient(t, base)
+	status, _, _ := c.do("GET", start, "", nil)
+	require.Equal(t, http.StatusSeeOther, status)
+	events := c.stream("/tables/Orders/changes/stream?from=now")
+	require.True(t, strings.HasPrefix(nextEvent(t, events), "ready "))
+	ok(t, "put", "--store", cs, "Orders", `{"PartitionKey":"eu","RowKey":"7"}`)
+	ev := nextEvent(t, events)
+	require.True(t, strings.HasPrefix(ev, "change "), ev)
+	require.Contains(t, ev, `"rk":"7"`)
 }
