@@ -253,3 +253,49 @@ func TestExtensionsNotImplementedElsewhere(t *testing.T) {
 		t.Fatalf("the entity is gone after refused deletes (%d found)", n)
 	}
 }
+
+// TestExtensionsExpireChange reads an expiry through the remote driver:
+// its ETag is the removed entity's, its Expiry the instant it expired.
+func TestExtensionsExpireChange(t *testing.T) {
+	ctx := context.Background()
+	s := tablestoretest.NewServer(t)
+	db := openRemote(t, s.ConnectionString())
+	tb, err := db.CreateTable(ctx, "Expiring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.EnableChangeFeed(ctx, ts.ChangeFeedOptions{Images: ts.ImagesNew}); err != nil {
+		t.Fatal(err)
+	}
+	settings := ts.TTL{Property: "Exp"}
+	if err := tb.SetTTL(ctx, settings); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Date(2001, 2, 3, 4, 5, 6, 700, time.UTC)
+	if err := tb.Insert(ctx, &ts.Entity{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"Exp": past}}); err != nil {
+		t.Fatal(err)
+	}
+	var inserted ts.Change
+	for c, err := range tb.Changes(ctx, ts.ChangesQuery{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		inserted = c
+	}
+	// Changing the settings removes what expired under the ones before,
+	// in its own commit, recorded as an expiry.
+	if err := tb.SetTTL(ctx, ts.TTL{Property: "Exp", Default: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	var got []ts.Change
+	for c, err := range tb.Changes(ctx, ts.ChangesQuery{From: inserted.Cursor}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c)
+	}
+	if len(got) != 1 || got[0].Op != ts.ChangeExpire || got[0].Kind != ts.CommitSweep || got[0].ETag != inserted.ETag ||
+		!got[0].Expiry.Equal(past.Truncate(100*time.Nanosecond)) || got[0].Entity != nil {
+		t.Fatalf("expiry through the remote driver: %+v (insert's ETag %s)", got, inserted.ETag)
+	}
+}
