@@ -69,6 +69,20 @@ func TestExtensionsAgainstServer(t *testing.T) {
 	if strings.Join(reds, ",") != "a,c" {
 		t.Fatalf("query through the index: %v", reds)
 	}
+	// In the index's own order, a page at a time through the server.
+	var colors []string
+	for e, err := range tb.Query(ctx, ts.Query{Index: "ByColor", Top: 1}) {
+		if err != nil {
+			t.Fatalf("index-order read: %v", err)
+		}
+		colors = append(colors, e.Properties["Color"].(string)+"/"+e.RowKey)
+	}
+	if strings.Join(colors, ",") != "blue/b,green/d,red/a,red/c" {
+		t.Fatalf("index-order read: %v", colors)
+	}
+	if _, err := tb.QueryPage(ctx, ts.Query{Index: "NoSuch"}); !errors.Is(err, ts.ErrResourceNotFound) {
+		t.Fatalf("an unknown index: %v", err)
+	}
 	if err := tb.DropIndex(ctx, "NoSuch"); !errors.Is(err, ts.ErrResourceNotFound) {
 		t.Fatalf("drop an unknown index: %v", err)
 	}

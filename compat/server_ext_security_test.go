@@ -34,10 +34,11 @@ var extCalls = []extCall{
 	{"list indexes", "GET", "/$tablestore/tables/feed/indexes", "", "read"},
 	{"get TTL", "GET", "/$tablestore/tables/feed/ttl", "", "read"},
 	{"stats", "GET", "/$tablestore/tables/feed/stats", "", "read"},
+	{"index-order query", "GET", "/$tablestore/tables/feed/query?index=ByN", "", "read"},
 	{"enable feed", "PUT", "/$tablestore/tables/feed/changefeed", `{"images":"new"}`, "admin"},
-	{"create index", "PUT", "/$tablestore/tables/feed/indexes/ByN", `{"properties":["N"]}`, "admin"},
+	{"create index", "PUT", "/$tablestore/tables/feed/indexes/ByM", `{"properties":["M"]}`, "admin"},
 	{"set TTL", "PUT", "/$tablestore/tables/feed/ttl", `{"defaultSeconds":0}`, "admin"},
-	{"drop index", "DELETE", "/$tablestore/tables/feed/indexes/ByN", "", "admin"},
+	{"drop index", "DELETE", "/$tablestore/tables/feed/indexes/ByM", "", "admin"},
 	{"delete range", "DELETE", "/$tablestore/tables/feed/partition?pk=none", "", "delete"},
 	{"disable feed", "DELETE", "/$tablestore/tables/feed/changefeed", "", "admin"},
 }
@@ -135,8 +136,12 @@ func TestExtensionEndpointsAuthorization(t *testing.T) {
 		{"bearer expired", "", bearer("expired"), "caps"},
 	}
 	for _, c := range creds {
-		// The calls before may have turned the feed off.
+		// The calls before may have turned the feed off and dropped the
+		// index.
 		if err := srv.DB().Table("feed").EnableChangeFeed(context.Background(), ts.ChangeFeedOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.DB().Table("feed").CreateIndex(context.Background(), ts.IndexSpec{Name: "ByN", Properties: []string{"N"}}); err != nil && ts.ErrorCode(err) != "InvalidInput" {
 			t.Fatal(err)
 		}
 		for _, call := range extCalls {

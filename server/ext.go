@@ -40,11 +40,12 @@ const (
 	extTTL                          // tables/{t}/ttl
 	extPartition                    // tables/{t}/partition
 	extStats                        // tables/{t}/stats
+	extQuery                        // tables/{t}/query (ext_query.go)
 )
 
 var extNames = map[string]extKind{
 	"changes": extChanges, "changefeed": extFeed, "indexes": extIndexes,
-	"ttl": extTTL, "partition": extPartition, "stats": extStats,
+	"ttl": extTTL, "partition": extPartition, "stats": extStats, "query": extQuery,
 }
 
 // isExtPath reports whether rest, the path after the account, is under
@@ -97,6 +98,7 @@ var extOperationNames = map[extKind][2]string{ // read, write
 	extTTL:       {"TablestoreGetTTL", "TablestoreSetTTL"},
 	extPartition: {"TablestoreDeleteRange", "TablestoreDeleteRange"},
 	extStats:     {"TablestoreTableStats", "TablestoreTableStats"},
+	extQuery:     {"TablestoreQueryIndex", "TablestoreQueryIndex"},
 }
 
 func extOperationName(method string, k extKind) string {
@@ -167,6 +169,10 @@ func (q *request) resolveExt(method string) (opRoute, error) {
 	case extStats:
 		if get {
 			return o{op: opRead, run: (*request).extStats}, nil
+		}
+	case extQuery:
+		if get {
+			return o{op: opRead, run: (*request).extQuery}, nil
 		}
 	default:
 		return o{}, errInvalidURI
@@ -253,8 +259,8 @@ type Capabilities struct {
 	APIVersion int `json:"apiVersion"`
 	// Features lists what the server offers: "changes" (read and
 	// long-poll a table's feed), "changes-sse" (follow it as server-sent
-	// events), "changefeed" (its settings), "indexes", "ttl",
-	// "deleteRange" and "stats".
+	// events), "changefeed" (its settings), "indexes", "indexQuery" (a
+	// read in an index's order), "ttl", "deleteRange" and "stats".
 	Features []string `json:"features"`
 	// MaxChangesPage is the most changes one read returns.
 	MaxChangesPage int `json:"maxChangesPage"`
@@ -263,7 +269,7 @@ type Capabilities struct {
 }
 
 // ExtFeatures are the features the capability document lists.
-var ExtFeatures = []string{"changes", "changes-sse", "changefeed", "indexes", "ttl", "deleteRange", "stats"}
+var ExtFeatures = []string{"changes", "changes-sse", "changefeed", "indexes", "indexQuery", "ttl", "deleteRange", "stats"}
 
 func (q *request) extCapabilities() error {
 	return q.writeExtJSON(http.StatusOK, Capabilities{

@@ -35,6 +35,7 @@ var extRoutes = []extRoute{
 	{"get index", "GET", "/$tablestore/tables/things/indexes/ByN", "", "read"},
 	{"get TTL", "GET", "/$tablestore/tables/things/ttl", "", "read"},
 	{"stats", "GET", "/$tablestore/tables/things/stats", "", "read"},
+	{"index-order query", "GET", "/$tablestore/tables/things/query?index=ByN", "", "read"},
 	{"enable feed", "PUT", "/$tablestore/tables/things/changefeed", `{"retentionSeconds":60}`, "admin"},
 	{"disable feed", "DELETE", "/$tablestore/tables/things/changefeed", "", "admin"},
 	{"create index", "PUT", "/$tablestore/tables/things/indexes/ByM", `{"properties":["M"]}`, "admin"},

@@ -177,7 +177,7 @@ var Operations = []string{
 	"TablestoreCapabilities", "TablestoreReadChanges", "TablestoreGetChangeFeed",
 	"TablestoreSetChangeFeed", "TablestoreListIndexes", "TablestoreGetIndex",
 	"TablestoreSetIndex", "TablestoreGetTTL", "TablestoreSetTTL",
-	"TablestoreDeleteRange", "TablestoreTableStats",
+	"TablestoreDeleteRange", "TablestoreTableStats", "TablestoreQueryIndex",
 }
 
 // Classify names the operation r asks of a handler serving account
