@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"slices"
 	"strings"
@@ -242,6 +243,9 @@ func (t *Table) prepareIndex(ctx context.Context, q Query, pq *preparedQuery) (h
 		}
 		sts, err := d.Indexes(ctx)
 		if err != nil {
+			if de := (*driver.Error)(nil); errors.As(err, &de) && de.Code == edm.CodeNotImplemented {
+				return false, nil // a driver that has no indexes on this store
+			}
 			return false, mapError(err, false)
 		}
 		var ready []plan.Index

@@ -19,6 +19,12 @@ type conn struct {
 	svc        *aztables.ServiceClient
 	cosmos     bool
 	createWait time.Duration
+	// ext reaches tablestore's server's extension endpoints (ext.go).
+	ext *extClient
+	// done is closed when Close starts: long-polls end then rather than
+	// hold Close up (ext_table.go).
+	done      chan struct{}
+	closeOnce sync.Once
 
 	// mu is held shared by every operation in flight and exclusively by
 	// Close, so Close waits for them.
@@ -123,6 +129,7 @@ func (c *conn) Table(name string) driver.Table {
 }
 
 func (c *conn) Close() error {
+	c.closeOnce.Do(func() { close(c.done) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {

@@ -54,7 +54,12 @@ const developmentStorage = "DefaultEndpointsProtocol=http;AccountName=devstoreac
 // unreachable endpoint shows at the first operation.
 //
 // The DB behaves as an embedded one, with the differences the README's
-// "Embedded and remote drivers" section lists. It is safe for concurrent
+// "Embedded and remote drivers" section lists. Against tablestore's own
+// server (tablestore serve), found from its capability document at the
+// first operation that needs it, change feeds (Follow included),
+// secondary indexes, TTL, range deletions (Partition.DeleteAll and
+// DeleteRange) and Table.Stats work too, through the server's extension
+// endpoints; elsewhere they answer NotImplemented. It is safe for concurrent
 // use; Close waits for operations in flight.
 //
 // Errors: InvalidInput for a malformed connection string.
@@ -66,7 +71,7 @@ func Open(connectionString string, opts *Options) (*ts.DB, error) {
 	if err != nil {
 		return nil, invalidInput("connection string: %v", err)
 	}
-	return openDB(svc, isCosmos(connectionString), opts)
+	return openDB(svc, isCosmos(connectionString), extFromConnectionString(connectionString, opts), opts)
 }
 
 // OpenEndpoint returns a DB over the Azure Table service at endpoint, such
@@ -91,29 +96,37 @@ func OpenEndpoint(endpoint string, cred any, opts *Options) (*ts.DB, error) {
 	var (
 		svc *aztables.ServiceClient
 		err error
+		ext *extClient
 	)
 	switch c := cred.(type) {
 	case nil:
 		svc, err = aztables.NewServiceClientWithNoCredential(endpoint, clientOptions(opts))
+		ext = newExtClient(endpoint, "", nil, "", nil, opts)
 	case *aztables.SharedKeyCredential:
 		svc, err = aztables.NewServiceClientWithSharedKey(endpoint, c, clientOptions(opts))
+		ext = newExtClient(endpoint, c.AccountName(), nil, "", nil, opts)
+		if ext != nil {
+			// The credential keeps its key to itself.
+			ext.unusable = "a SharedKeyCredential cannot sign them: open with a connection string"
+		}
 	case azcore.TokenCredential:
 		svc, err = aztables.NewServiceClient(endpoint, c, clientOptions(opts))
+		ext = newExtClient(endpoint, "", nil, "", c, opts)
 	default:
 		return nil, invalidInput("credential of type %T: want *aztables.SharedKeyCredential, azcore.TokenCredential or nil", cred)
 	}
 	if err != nil {
 		return nil, invalidInput("endpoint %q: %v", shown, err)
 	}
-	return openDB(svc, isCosmos(endpoint), opts)
+	return openDB(svc, isCosmos(endpoint), ext, opts)
 }
 
-func openDB(svc *aztables.ServiceClient, cosmos bool, opts *Options) (*ts.DB, error) {
+func openDB(svc *aztables.ServiceClient, cosmos bool, ext *extClient, opts *Options) (*ts.DB, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	c := &conn{svc: svc, cosmos: cosmos, createWait: o.CreateTableWait}
+	c := &conn{svc: svc, cosmos: cosmos, createWait: o.CreateTableWait, ext: ext, done: make(chan struct{})}
 	return ts.OpenDriver(c, &ts.Options{FilterLimits: o.FilterLimits, PropertyEncryption: o.PropertyEncryption})
 }
 

@@ -23,6 +23,7 @@ type table struct {
 	c      *conn
 	name   string
 	client *aztables.Client
+	feed   feedState // ext_table.go
 }
 
 // Exists asks for at most one entity's keys: Azure has no cheaper way to

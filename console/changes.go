@@ -218,84 +218,73 @@ func (c *Console) changesStream(w http.ResponseWriter, r *http.Request) {
 	send("ready", start, streamNote{Cursor: start})
 	flusher.Flush()
 
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	type item struct {
-		ch  tablestore.Change
-		err error
-	}
-	items := make(chan item, streamQueue)
-	done := make(chan struct{})
+	// The feed is read a page at a time with Table.ReadChanges, as the
+	// REST server's feed endpoint reads it: each read waits for commits
+	// until a change comes or the next tick is due (the session check and
+	// the keep-alive), and answers the position it reached.
 	q.Follow = true
-	go func() {
-		defer close(done)
-		for ch, err := range t.Changes(ctx, q) {
-			select {
-			case items <- item{ch, err}:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	life := time.NewTimer(c.streamLife)
-	defer life.Stop()
-	tick := time.NewTicker(c.streamTick)
-	defer tick.Stop()
+	deadline := time.Now().Add(c.streamLife)
 	base := c.o.Prefix + "/tables/" + url.PathEscape(name)
 	sent := 0
-	// handle sends one item; it reports whether the stream is over.
-	handle := func(it item) bool {
-		if it.err != nil {
-			fail(it.err)
-			return true
-		}
-		send("change", it.ch.Cursor.String(), newChangeEvent(it.ch, base))
-		sent++
-		switch {
-		case it.ch.Op == tablestore.ChangeDropTable:
-			send("end", "", streamNote{Message: "the table was deleted: its feed ends here"})
-		case sent >= c.streamMax:
-			send("pause", "", streamNote{Cursor: it.ch.Cursor.String(), Message: fmt.Sprintf("paused after %d changes", sent)})
-		default:
-			return false
-		}
-		flusher.Flush()
-		return true
-	}
+	lastTick := time.Now()
 	for {
+		wait := min(time.Until(lastTick.Add(c.streamTick)), time.Until(deadline))
+		if time.Until(deadline) <= 0 {
+			return // the browser reconnects with the last change's cursor
+		}
+		rctx, cancel := context.WithTimeout(r.Context(), max(wait, 0))
+		go func() {
+			select {
+			case <-c.stopped:
+				cancel()
+			case <-rctx.Done():
+			}
+		}()
+		page, err := t.ReadChanges(rctx, q, min(streamPage, c.streamMax-sent))
+		timedOut := err != nil && rctx.Err() != nil && r.Context().Err() == nil
+		if timedOut && page == nil { // the wait ended before the read began
+			page = &tablestore.ChangesPage{Cursor: q.From}
+		}
+		cancel()
 		select {
-		case it := <-items:
-			if handle(it) {
+		case <-c.stopped:
+			return
+		default:
+		}
+		if r.Context().Err() != nil {
+			return
+		}
+		if err != nil && !timedOut {
+			fail(err)
+			return
+		}
+		for _, ch := range page.Changes {
+			send("change", ch.Cursor.String(), newChangeEvent(ch, base))
+			sent++
+			if ch.Op == tablestore.ChangeDropTable {
+				send("end", "", streamNote{Message: "the table was deleted: its feed ends here"})
+				flusher.Flush()
 				return
 			}
-			if len(items) == 0 {
-				flusher.Flush()
-			}
-		case <-done:
-			// The reader stopped (after the drop, or on an error): send
-			// what it queued.
-			for len(items) > 0 {
-				if handle(<-items) {
-					return
-				}
-			}
+		}
+		if sent >= c.streamMax {
+			send("pause", "", streamNote{Cursor: page.Cursor.String(), Message: fmt.Sprintf("paused after %d changes", sent)})
 			flusher.Flush()
 			return
-		case <-tick.C:
+		}
+		q.From = page.Cursor
+		if time.Since(lastTick) >= c.streamTick {
+			lastTick = time.Now()
 			if !c.sessions.alive(s) || s.account() != acct {
 				send("failure", "", streamNote{Message: "the session has ended: reload the page"})
 				flusher.Flush()
 				return
 			}
-			fmt.Fprintf(w, ": keep-alive\n\n")
-			flusher.Flush()
-		case <-life.C:
-			return // the browser reconnects with the last change's cursor
-		case <-c.stopped:
-			return
-		case <-r.Context().Done():
-			return
+			if len(page.Changes) == 0 {
+				fmt.Fprintf(w, ": keep-alive\n\n")
+			}
 		}
+		flusher.Flush()
 	}
 }
 

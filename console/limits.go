@@ -15,14 +15,13 @@ const (
 	// maxStreamsPerSession bounds one session's live change streams (one
 	// per open Changes page).
 	maxStreamsPerSession = 4
-	// streamMemory is what a live change stream reserves: its two
-	// goroutines, the connection's buffers, the feed's iterator and the
-	// few changes queued between the reader and the writer (streamQueue).
-	// 4,000 streams were measured to hold about 78 KB each.
+	// streamMemory is what a live change stream reserves: its
+	// goroutine, the connection's buffers and a page of changes
+	// (streamPage). 4,000 streams were measured to hold about 78 KB each
+	// when a stream had a reader goroutine and a queue of its own.
 	streamMemory = 128 << 10
-	// streamQueue is how many changes a stream's reader queues ahead of
-	// its writer.
-	streamQueue = 4
+	// streamPage is the most changes one read of a stream gathers.
+	streamPage = 16
 	// maxImports bounds the imports of all sessions together.
 	maxImports = 16
 	// importWork is what a chunk's transactions need beyond the chunk:

@@ -403,7 +403,7 @@ func (g *bearerGrant) allow(o op) error {
 		return nil
 	}
 	switch o {
-	case opListTables, opRead, opGetACL, opGetService:
+	case opListTables, opRead, opGetACL, opGetService, opCapabilities:
 		return nil
 	}
 	return errPermission

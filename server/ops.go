@@ -154,8 +154,9 @@ type RequestInfo struct {
 	// QueryEntities, QueryTables, QueryTable, CreateTable, DeleteTable,
 	// EntityGroupTransaction, GetTableACL, SetTableACL,
 	// GetTableServiceProperties, SetTableServiceProperties,
-	// GetTableServiceStats; Preflight for a CORS preflight; Unknown for
-	// a request that names no operation.
+	// GetTableServiceStats; Tablestore... for the extension endpoints
+	// (TablestoreReadChanges, TablestoreSetIndex, ...); Preflight for a
+	// CORS preflight; Unknown for a request that names no operation.
 	Operation string
 	// Table is the table the request addresses, if any (for CreateTable,
 	// the name is in the body and Table is empty).
@@ -172,6 +173,11 @@ var Operations = []string{
 	"DeleteTable", "EntityGroupTransaction", "GetTableACL", "SetTableACL",
 	"GetTableServiceProperties", "SetTableServiceProperties",
 	"GetTableServiceStats", "Preflight",
+	// The extension endpoints' (ext.go).
+	"TablestoreCapabilities", "TablestoreReadChanges", "TablestoreGetChangeFeed",
+	"TablestoreSetChangeFeed", "TablestoreListIndexes", "TablestoreGetIndex",
+	"TablestoreSetIndex", "TablestoreGetTTL", "TablestoreSetTTL",
+	"TablestoreDeleteRange", "TablestoreTableStats", "TablestoreQueryIndex",
 }
 
 // Classify names the operation r asks of a handler serving account
@@ -229,6 +235,8 @@ func operationName(r *http.Request, res resource) string {
 			return "InsertEntity"
 		}
 		return "QueryEntities"
+	case kindExt:
+		return extOperationName(method, res.ext) // ext.go
 	case kindEntity:
 		switch strings.ToUpper(method) {
 		case http.MethodGet:

@@ -20,6 +20,7 @@ const (
 	kindEntity                   // t(PartitionKey='p',RowKey='r')
 	kindBatch                    // $batch
 	kindACL                      // t?comp=acl
+	kindExt                      // $tablestore/... (ext.go)
 )
 
 // resource is a routed request path.
@@ -35,6 +36,9 @@ type resource struct {
 	// http://host/{account}/ (path-style) or http://host/ (host-style).
 	base  string
 	query url.Values
+	// ext and index: what a kindExt path names (ext.go).
+	ext   extKind
+	index string
 }
 
 // route reads the request-target: the account (path-style or
@@ -61,6 +65,9 @@ func (h *handler) route(r *http.Request) (resource, error) {
 	res.base = scheme + "://" + r.Host + "/"
 	if pathStyle {
 		res.base += h.account + "/"
+	}
+	if isExtPath(rest) {
+		return parseExt(res, rest)
 	}
 	if c := q.Get("comp"); c == "acl" {
 		res.kind = kindACL // refined below: must name a table

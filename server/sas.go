@@ -286,8 +286,12 @@ func (g *sasGrant) allow(o op, table, pk, rk string, keyed bool) error {
 			rt, need = 'o', []string{"u"}
 		case opUpsert:
 			rt, need = 'o', []string{"au"}
-		case opDelete:
+		case opDelete, opKeyspace:
 			rt, need = 'o', []string{"d"}
+		case opCapabilities:
+			return nil
+		case opAdmin:
+			rt, need = 'c', []string{"w"}
 		}
 		if strings.IndexByte(g.srt, rt) < 0 {
 			return errResourceType
@@ -316,8 +320,10 @@ func (g *sasGrant) allow(o op, table, pk, rk string, keyed bool) error {
 		need = "u"
 	case opUpsert:
 		need = "au"
-	case opDelete:
+	case opDelete, opKeyspace:
 		need = "d"
+	case opCapabilities:
+		return nil
 	default:
 		return errResourceType
 	}

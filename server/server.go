@@ -236,6 +236,7 @@ type handler struct {
 	log     *slog.Logger
 	work    slots // operations running
 	uploads slots // bodies being received
+	streams slots // long-polls and event streams (ext_changes.go)
 	mem     *budget
 	wait    time.Duration
 	maxBody int64
@@ -297,6 +298,7 @@ func New(db *tablestore.DB, opts *Options) (http.Handler, error) {
 		log:     o.Logger,
 		work:    make(slots, o.MaxConcurrentRequests),
 		uploads: make(slots, o.MaxConcurrentUploads),
+		streams: make(slots, o.MaxConcurrentRequests),
 		mem:     newBudget(o.MemoryBudget, o.KeepMemory),
 		wait:    o.QueueWait,
 		maxBody: o.MaxBodyBytes,
@@ -534,6 +536,9 @@ func (q *request) serve() error {
 	}
 	if !o.body && q.r.ContentLength != 0 {
 		q.w.Header().Set("Connection", "close") // the body is not read
+	}
+	if o.stream {
+		return q.serveStream(o) // ext_changes.go
 	}
 	if o.body {
 		if err := q.receiveBody(); err != nil {

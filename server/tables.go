@@ -19,7 +19,10 @@ type opRoute struct {
 	// must cover; an insert's keys are in its body and checked there.
 	keyed bool
 	body  bool // it reads a request body
-	run   operation
+	// stream runs it outside the work slots, in a stream slot: a
+	// long-poll or an event stream (ext_changes.go).
+	stream bool
+	run    operation
 }
 
 // operation serves one routed, authorized request: it writes the
@@ -84,6 +87,8 @@ func (q *request) resolve(method string) (opRoute, error) {
 		case http.MethodDelete:
 			return o{op: opDelete, keyed: true, run: (*request).deleteEntity}, nil
 		}
+	case kindExt:
+		return q.resolveExt(method) // ext.go
 	default:
 		return o{}, errInvalidURI
 	}

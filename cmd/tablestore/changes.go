@@ -41,11 +41,17 @@ The feed is off by default: --enable turns it on (with --images and
 --retention), --disable turns it off and deletes its records, --status
 prints its settings as JSON; each then exits.
 
-The command opens the store, so it cannot read a store another process
-(such as tablestore serve) has open.`,
+--store takes a directory or a connection string. A store that tablestore
+serve has open is read through the server, with the connection string
+serve printed: the server holds the store's lock, and other processes keep
+writing through it while this one follows. Over a connection, --follow
+long-polls the server, so a change is written within milliseconds of its
+commit. Any other service answers NotImplemented: Azure has no change
+feed.`,
 		example: `tablestore changes --store data --enable --images new People
 tablestore changes --store data People
-tablestore changes --store data --from 3.1207 --follow People | consumer`,
+tablestore changes --store data --from 3.1207 --follow People | consumer
+tablestore changes --store "UseDevelopmentStorage=true" --follow People`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
 			store := storeFlag(fs)
 			from := fs.String("from", "beginning", "start after this cursor: a change's cursor, beginning, now, or an RFC 3339 time")
@@ -73,7 +79,7 @@ tablestore changes --store data --from 3.1207 --follow People | consumer`,
 				default:
 					return usagef("--images is keys or new, not %q", *images)
 				}
-				db, err := openLocalStore(*store, nil)
+				db, err := openStore(*store, nil)
 				if err != nil {
 					return err
 				}

@@ -30,6 +30,9 @@ the indexes of TABLE (of every table without one): properties, options,
 state, a building index's progress, and its estimated entries and bytes,
 read from the store's metadata like stats' estimates.
 
+--store takes a directory or the connection string of a tablestore server,
+which builds the index (Azure has no secondary indexes).
+
 Queries use a ready index by themselves where it keeps the result's key
 order; explain shows when they do.`,
 		example: `tablestore index create --store data People ByEmail Email --unique

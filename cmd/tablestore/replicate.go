@@ -22,8 +22,8 @@ func replicateCommand() *command {
 	return &command{
 		name:    "replicate",
 		args:    "--to CONNECTION-STRING [TABLE...]",
-		summary: "mirror tables of a local store into another store, live, through change feeds",
-		help: `replicate is a one-way live mirror of tables of a local store (every table
+		summary: "mirror tables of a store into another store, live, through change feeds",
+		help: `replicate is a one-way live mirror of tables of a store (every table
 without names) into any store --to names: a connection string of Azure
 Table Storage, Cosmos DB for Table, Azurite or a tablestore server, or a
 local directory. For each table it turns the change feed on (new images)
@@ -52,12 +52,16 @@ Without a terminal, the end of a table's copy (with its rate) and its
 catching up ("caught up: N applied, lag 0", once each time its feed goes
 quiet, with the position saved) are told on lines of their own.
 
-The command opens the store, so the store must be idle (a changed table
-is caught up at the next run), or the writers must be in this process:
-tablestore serve --replicate-to mirrors a store its clients write to, and
-a service replicates with the library's replicate package.`,
+--store is a local directory or the connection string of a tablestore
+server, whose change feeds the command then reads through the server
+(--state is then required). A local store is opened by the command, so it
+must be idle (a changed table is caught up at the next run), or the
+writers must be in this process: tablestore serve --replicate-to mirrors a
+store its clients write to, and a service replicates with the library's
+replicate package; a server's store is read while its clients write.`,
 		example: `tablestore replicate --store data --to "$AZURE_CONN" Orders Users
-tablestore replicate --store data --to "UseDevelopmentStorage=true" --once`,
+tablestore replicate --store data --to "UseDevelopmentStorage=true" --once
+tablestore replicate --store "$SERVER_CONN" --state mirror.json --to backup-dir`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
 			store := storeFlag(fs)
 			to := fs.String("to", "", "the target store: a connection string or a directory")
@@ -67,7 +71,10 @@ tablestore replicate --store data --to "UseDevelopmentStorage=true" --once`,
 				if *to == "" {
 					return usagef("replicate needs --to")
 				}
-				src, err := openLocalStore(*store, nil)
+				if isRemote(*store) && *state == "" {
+					return usagef("replicate from a connection string needs --state FILE, where the positions are kept")
+				}
+				src, err := openStore(*store, nil)
 				if err != nil {
 					return err
 				}

@@ -26,7 +26,8 @@ the entities but not in the bytes (the output says so when there are
 any). Under each table, one line per
 secondary index estimates its entries and bytes the same way (the table's
 line does not include them). --exact also counts each table's entities by
-reading it.`,
+reading it. --store takes a directory or the connection string of a
+tablestore server, which estimates the same way.`,
 		example: `tablestore stats --store data
 tablestore stats --store data People --exact`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
@@ -34,7 +35,7 @@ tablestore stats --store data People --exact`,
 			exact := fs.Bool("exact", false, "also count the entities by reading every table")
 			asJSON := fs.Bool("json", false, "one JSON object per table")
 			return func(ctx context.Context, args []string) (err error) {
-				db, err := openLocalStore(*store, nil)
+				db, err := openStore(*store, nil)
 				if err != nil {
 					return err
 				}

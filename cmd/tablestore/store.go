@@ -110,7 +110,7 @@ func openOrCreateStore(store string, opts *tablestore.Options, w io.Writer, name
 }
 
 // openLocalStore is openStore for commands that work only on a local
-// directory (backup, stats).
+// directory (backup).
 func openLocalStore(store string, opts *tablestore.Options) (*tablestore.DB, error) {
 	if isRemote(store) {
 		return nil, errors.New("this command works on a local store directory only")

@@ -19,7 +19,8 @@ func ttlCommand() *command {
 has one, otherwise at its Timestamp plus --default; expired entities are
 absent at once for every read and removed later by a background sweeper.
 Setting them scans the table to build its expiry index; writes to the
-table wait meanwhile.`,
+table wait meanwhile. --store takes a directory or the connection string
+of a tablestore server (Azure has no expiry).`,
 		example: `tablestore ttl --store data Sessions
 tablestore ttl --store data Sessions --default 24h
 tablestore ttl --store data Uploads --property ExpiresAt
@@ -38,7 +39,7 @@ tablestore ttl --store data Sessions --off`,
 				if *off && (set["default"] || set["property"]) {
 					return usagef("--off takes no --default or --property")
 				}
-				db, err := openLocalStore(*store, nil)
+				db, err := openStore(*store, nil)
 				if err != nil {
 					return err
 				}

@@ -49,8 +49,7 @@ func native(ctx context.Context, db *tablestore.DB, staff [][4]string) {
 	err := t.Insert(ctx, primary("Marketing", "000401", "Lee", "Kim", "jonesd@contoso.com", 31))
 	demo.WantErr(err, tablestore.ErrEntityAlreadyExists, "insert a Marketing employee with a Sales employee's email")
 
-	rep, err := db.Check(ctx)
-	demo.NoErr(err, "check the store")
-	demo.Check(len(rep.Damaged) == 0, "check found damage: %+v", rep.Damaged)
-	demo.Say("Check finds the index and the table in agreement")
+	if demo.CheckStore(ctx, db) {
+		demo.Say("Check finds the index and the table in agreement")
+	}
 }

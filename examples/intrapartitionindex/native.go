@@ -57,8 +57,7 @@ func native(ctx context.Context, db *tablestore.DB, staff []employee) {
 	e := demo.Get(ctx, t, "Sales", "000152")
 	demo.Check(e.Properties["Email"] == "jonesd@contoso.com", "000152's email changed to %v although the write failed", e.Properties["Email"])
 
-	rep, err := db.Check(ctx)
-	demo.NoErr(err, "check the store")
-	demo.Check(len(rep.Damaged) == 0, "check found damage: %+v", rep.Damaged)
-	demo.Say("Check finds the index and the table in agreement")
+	if demo.CheckStore(ctx, db) {
+		demo.Say("Check finds the index and the table in agreement")
+	}
 }

@@ -132,7 +132,7 @@ func (g *generator) query() {
 		op.top = g.pick2(-1, 1001)
 	}
 	op.iterate = g.rng.Intn(4) == 0
-	op.reverse = g.rng.Intn(4) == 0 && !g.cfg.Quirks.NoKeyspaceOps
+	op.reverse = g.rng.Intn(4) == 0 && !g.cfg.Quirks.noScans()
 	g.emit(op)
 }
 
@@ -171,6 +171,9 @@ func (g *generator) partitionOp() {
 	r := g.rng.Intn(12)
 	if g.cfg.Quirks.NoKeyspaceOps && r >= 6 {
 		r %= 6 // no segments, no partition deletes
+	}
+	if g.cfg.Quirks.NoReverseOrSegments && r >= 10 {
+		r -= 4 // a partition delete rather than segments
 	}
 	switch r {
 	case 10, 11:
@@ -216,7 +219,7 @@ func (g *generator) partitionQuery() {
 	pk, _ := g.randomKey(table)
 	g.emit(Op{kind: kindPartitionQuery, table: table, kept: g.kept(), pk: pk, filter: g.queryFilter(),
 		top:     []int{0, 1, 2, 3, 7}[g.rng.Intn(5)],
-		reverse: g.rng.Intn(3) == 0 && !g.cfg.Quirks.NoKeyspaceOps,
+		reverse: g.rng.Intn(3) == 0 && !g.cfg.Quirks.noScans(),
 		iterate: g.rng.Intn(3) == 0})
 }
 

@@ -30,4 +30,12 @@ type Quirks struct {
 	// The workload then uses none of them; its driver's own tests check
 	// the NotImplemented answers.
 	NoKeyspaceOps bool
+	// NoReverseOrSegments: the driver deletes ranges of partitions but
+	// cannot read in reverse or split a table into segments, and answers
+	// NotImplemented for those (the remote driver against tablestore's
+	// server). The workload then reads forward only and never splits.
+	NoReverseOrSegments bool
 }
+
+// noScans reports whether reverse reads and segments are off.
+func (q Quirks) noScans() bool { return q.NoKeyspaceOps || q.NoReverseOrSegments }

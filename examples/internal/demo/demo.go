@@ -185,6 +185,20 @@ func describe(q tablestore.Query) string {
 	return s
 }
 
+// CheckStore checks db (DB.Check) and fails the program on damage. On a
+// store whose driver cannot check its data (a remote store, even one
+// served by tablestore) it says so and returns false.
+func CheckStore(ctx context.Context, db *tablestore.DB) bool {
+	rep, err := db.Check(ctx)
+	if errors.Is(err, tablestore.ErrNotImplemented) {
+		Say("this store's driver cannot check its data (a remote store): skipping the check")
+		return false
+	}
+	NoErr(err, "check the store")
+	Check(len(rep.Damaged) == 0, "check found damage: %+v", rep.Damaged)
+	return true
+}
+
 // CreateIndex creates a native secondary index of t and prints it. On a
 // store that keeps none (the remote Azure driver) it says so and returns
 // false, so the program can skip what needs the index.
