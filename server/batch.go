@@ -474,26 +474,23 @@ func upperMethod(m string) string {
 
 // action turns a sub-request into a transaction action and the
 // operation it needs permission for. An entity the action writes is
-// decoded into raw.
-func (s *subRequest) action(raw *tablestore.RawEntity) (tablestore.TransactionAction, op, error) {
+// decoded into raw, or with asMap into a property map (see
+// mapBodiesKey).
+func (s *subRequest) action(raw *tablestore.RawEntity, asMap bool) (tablestore.TransactionAction, op, error) {
 	var a tablestore.TransactionAction
 	ifMatch := s.ifMatch
 	if s.ifNoneMatch {
 		return a, 0, apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: If-None-Match is not supported on this operation.")
 	}
-	decode := func() (*tablestore.RawEntity, error) {
+	decode := func() (bodyEntity, error) {
 		body := s.body
 		if err := checkMembers(body); err != nil {
-			return nil, err
+			return bodyEntity{}, err
 		}
 		if s.res.kind == kindEntity {
 			body = withKeys(body, s.res.pk, s.res.rk)
 		}
-		e := raw
-		if err := e.UnmarshalJSON(body); err != nil {
-			return nil, err
-		}
-		return e, nil
+		return decodeBody(body, raw, asMap)
 	}
 	switch {
 	case s.method == http.MethodPost && s.res.kind == kindEntities:
@@ -501,7 +498,7 @@ func (s *subRequest) action(raw *tablestore.RawEntity) (tablestore.TransactionAc
 		if err != nil {
 			return a, 0, err
 		}
-		return tablestore.TransactionAction{Type: tablestore.ActionInsert, Entity: e}, opInsert, nil
+		return tablestore.TransactionAction{Type: tablestore.ActionInsert, Entity: e.entity()}, opInsert, nil
 	case s.res.kind != kindEntity:
 		return a, 0, errMethodNotAllowed
 	case s.method == http.MethodDelete:
@@ -512,8 +509,8 @@ func (s *subRequest) action(raw *tablestore.RawEntity) (tablestore.TransactionAc
 		if err != nil {
 			return a, 0, err
 		}
-		e.PartitionKey, e.RowKey = s.res.pk, s.res.rk
-		a.Type, a.Entity, a.IfMatch = writeAction(s.method == http.MethodPut, ifMatch), e, ifMatch
+		e.setKeys(s.res.pk, s.res.rk)
+		a.Type, a.Entity, a.IfMatch = writeAction(s.method == http.MethodPut, ifMatch), e.entity(), ifMatch
 		if ifMatch != "" {
 			return a, opUpdate, nil
 		}
@@ -539,19 +536,17 @@ func (q *request) batch() error {
 	sc.raws = slices.Grow(sc.raws[:0], len(subs))[:len(subs)]
 	actions, raws := sc.actions, sc.raws
 	table := subs[0].res.table
+	asMap := mapBodies(q.r)
 	for i := range subs {
 		s := &subs[i]
 		if !strings.EqualFold(s.res.table, table) {
 			return failAt(i, errBadBatch("all operations of a batch must address the same table"))
 		}
-		a, o, err := s.action(&raws[i])
+		a, o, err := s.action(&raws[i], asMap)
 		if err != nil {
 			return failAt(i, err)
 		}
-		pk, rk := s.res.pk, s.res.rk
-		if raw, ok := a.Entity.(*tablestore.RawEntity); ok {
-			pk, rk = raw.PartitionKey, raw.RowKey
-		}
+		pk, rk, _ := actionKeys(a.Entity)
 		if err := q.authorize(o, s.res.table, pk, rk); err != nil {
 			return failAt(i, err)
 		}
@@ -577,13 +572,13 @@ func (q *request) batch() error {
 	}
 	q.writeBatch(len(subs), func(b []byte, i int) []byte {
 		a, s := &actions[i], &subs[i]
-		raw, _ := a.Entity.(*tablestore.RawEntity) // every action but a delete
+		pk, rk, etag := actionKeys(a.Entity)
 		b = append(b, "HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n"...)
 		if a.Type == tablestore.ActionInsert {
 			b = append(b, "Preference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\nLocation: "...)
 			loc := len(b)
 			b = append(b, base...)
-			b = tablestore.AppendEntityPath(b, s.res.table, raw.PartitionKey, raw.RowKey)
+			b = tablestore.AppendEntityPath(b, s.res.table, pk, rk)
 			b = append(b, "\r\nDataServiceId: "...)
 			b = append(b, b[loc:len(b)-len("\r\nDataServiceId: ")]...)
 			b = append(b, "\r\n"...)
@@ -592,12 +587,25 @@ func (q *request) batch() error {
 		}
 		if a.Type != tablestore.ActionDelete {
 			b = append(b, "ETag: "...)
-			b = append(b, raw.ETag...)
+			b = append(b, etag...)
 			b = append(b, "\r\n"...)
 		}
 		return append(b, "\r\n"...)
 	})
 	return nil
+}
+
+// actionKeys are the keys of an action's entity, a *RawEntity or an
+// *Entity (a delete's, or with mapBodiesKey any), and the ETag its write
+// set.
+func actionKeys(e tablestore.ActionEntity) (pk, rk string, etag tablestore.ETag) {
+	switch e := e.(type) {
+	case *tablestore.RawEntity:
+		return e.PartitionKey, e.RowKey, e.ETag
+	case *tablestore.Entity:
+		return e.PartitionKey, e.RowKey, e.ETag
+	}
+	return "", "", ""
 }
 
 // opFailure is the failure of a batch's operation at index, which the

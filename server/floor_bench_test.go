@@ -148,7 +148,7 @@ func BenchmarkBatchParse(b *testing.B) {
 			}
 			sc.raws = slices.Grow(sc.raws[:0], len(subs))[:len(subs)] // as batch keeps them
 			for i := range subs {
-				if _, _, err := subs[i].action(&sc.raws[i]); err != nil {
+				if _, _, err := subs[i].action(&sc.raws[i], false); err != nil {
 					b.Fatal(err)
 				}
 			}
