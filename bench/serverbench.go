@@ -175,6 +175,10 @@ type srvResults struct {
 	// in this process, without HTTP.
 	LoadFloor   *srvFloor `json:"loadFloor,omitempty"`
 	PagingFloor *srvFloor `json:"pagingFloor,omitempty"`
+	// GetFloor is the library's floor under the point gets of the getN
+	// phase: Table.GetJSON at no metadata, as many goroutines as
+	// connections (libraryGetFloor).
+	GetFloor *srvFloor `json:"getFloor,omitempty"`
 	// RawLoadFloor is raw Pebble's floor under the $batch load: the same
 	// entities written as synced batches of Sets (rawLoadFloor).
 	RawLoadFloor *srvFloor `json:"rawLoadFloor,omitempty"`
@@ -351,6 +355,9 @@ func runServerBench(ctx context.Context, args []string) error {
 		}
 		if res.PagingFloor, err = libraryPagingFloor(ctx, storeDir, c); err != nil {
 			logf("server: library paging floor: %v", err)
+		}
+		if res.GetFloor, err = libraryGetFloor(ctx, storeDir, c); err != nil {
+			logf("server: library get floor: %v", err)
 		}
 	}
 	res.LoadAverage[1] = loadAvg()
@@ -1012,6 +1019,17 @@ func printServer(w io.Writer, res *srvResults) {
 				ent = math.NaN()
 			}
 			for _, l := range floorLines("the same pages as JSON in process (AppendPageJSON)", "paging", f, val(az, "page-none"), ent, 1.5) {
+				fmt.Fprintln(w, l)
+			}
+		}
+		if f := res.GetFloor; f != nil {
+			p, ok := ts.Phases["getN"]
+			req, _ := p.perRequest()
+			if !ok {
+				req = math.NaN()
+			}
+			for _, l := range floorLines(fmt.Sprintf("the same point gets as JSON in process (GetJSON, no metadata, %d goroutines)", res.Conns),
+				"gets/s", f, val(az, "getN"), req, math.NaN()) {
 				fmt.Fprintln(w, l)
 			}
 		}
