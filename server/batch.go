@@ -452,9 +452,9 @@ func requestLine(line string) (f [3]string, ok bool) {
 		if rest == "" {
 			return f, false
 		}
-		end := strings.IndexAny(rest, " \t")
-		if end < 0 {
-			end = len(rest)
+		end := 0
+		for end < len(rest) && rest[end] != ' ' && rest[end] != '\t' {
+			end++
 		}
 		f[n], rest = rest[:end], strings.TrimLeft(rest[end:], " \t")
 	}
