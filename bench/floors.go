@@ -246,13 +246,27 @@ func libraryLoadRunIn(ctx context.Context, dir string, c serverConfig, ents [][]
 // pages before its paging phase) and checks the first page's JSON; then
 // c.rounds passes are measured, each with this process's CPU over it.
 func libraryPagingFloor(ctx context.Context, dir string, c serverConfig) (*srvFloor, error) {
+	return libraryPagingFloorAt(ctx, dir, c, &tablestore.JSONOptions{Metadata: tablestore.NoMetadata},
+		"Table.AppendPageJSON, no metadata, Top 1000, one reused buffer")
+}
+
+// libraryPagingFullFloor is libraryPagingFloor at full metadata, with the
+// type and links a server on the default port writes: the floor under
+// the page-full phase.
+func libraryPagingFullFloor(ctx context.Context, dir string, c serverConfig) (*srvFloor, error) {
+	opts := &tablestore.JSONOptions{Metadata: tablestore.FullMetadata, Type: "devstoreaccount1." + srvTable,
+		LinkBase: "http://127.0.0.1:10002/devstoreaccount1/", LinkTable: srvTable}
+	return libraryPagingFloorAt(ctx, dir, c, opts, "Table.AppendPageJSON, full metadata, Top 1000, one reused buffer")
+}
+
+// libraryPagingFloorAt is libraryPagingFloor at opts; how describes it.
+func libraryPagingFloorAt(ctx context.Context, dir string, c serverConfig, opts *tablestore.JSONOptions, how string) (*srvFloor, error) {
 	db, err := tablestore.Open(dir, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
 	t := db.Table(srvTable)
-	opts := &tablestore.JSONOptions{Metadata: tablestore.NoMetadata}
 	buf := make([]byte, 0, 1<<20)
 	pass := func(check bool) (int, error) {
 		total, token := 0, ""
@@ -286,7 +300,7 @@ func libraryPagingFloor(ctx context.Context, dir string, c serverConfig) (*srvFl
 	if _, err := pass(true); err != nil {
 		return nil, err
 	}
-	f := &srvFloor{How: "Table.AppendPageJSON, no metadata, Top 1000, one reused buffer"}
+	f := &srvFloor{How: how}
 	for range c.rounds {
 		runtime.GC()
 		cpu0, t0 := processCPU(), time.Now()
@@ -305,11 +319,11 @@ const floorGets = 100_000
 
 // libraryGetFloor opens the server's store in dir and reads entities as
 // the server's get handler does without HTTP: Table.GetJSON at no
-// metadata into a reused buffer, c.conns goroutines each reading random
+// metadata into a reused buffer, conns goroutines each reading random
 // entities of the data set (as the get phases choose them) until
 // floorGets are done, c.rounds runs, each with this process's CPU over
 // it. Each goroutine's first get is checked to hold its keys.
-func libraryGetFloor(ctx context.Context, dir string, c serverConfig) (*srvFloor, error) {
+func libraryGetFloor(ctx context.Context, dir string, c serverConfig, conns int) (*srvFloor, error) {
 	db, err := tablestore.Open(dir, nil)
 	if err != nil {
 		return nil, err
@@ -317,14 +331,14 @@ func libraryGetFloor(ctx context.Context, dir string, c serverConfig) (*srvFloor
 	defer db.Close()
 	t := db.Table(srvTable)
 	opts := &tablestore.JSONOptions{Metadata: tablestore.NoMetadata}
-	f := &srvFloor{How: fmt.Sprintf("Table.GetJSON, no metadata, %d goroutines, one reused buffer each", c.conns)}
+	f := &srvFloor{How: fmt.Sprintf("Table.GetJSON, no metadata, %d goroutines, one reused buffer each", conns)}
 	for round := range c.rounds {
 		var next atomic.Int64
-		errs := make([]error, c.conns)
+		errs := make([]error, conns)
 		var wg sync.WaitGroup
 		runtime.GC()
 		cpu0, t0 := processCPU(), time.Now()
-		for w := range c.conns {
+		for w := range conns {
 			wg.Go(func() {
 				rnd := rand.New(rand.NewPCG(uint64(round), uint64(w)))
 				var buf []byte

@@ -50,12 +50,21 @@ func TestLibraryFloors(t *testing.T) {
 	if len(page.Runs) != 2 || page.Rate <= 0 {
 		t.Fatalf("paging floor %+v", page)
 	}
-	gets, err := libraryGetFloor(t.Context(), dir, c)
+	full, err := libraryPagingFullFloor(t.Context(), dir, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gets.Runs) != 2 || gets.Rate <= 0 || gets.CPU <= 0 {
-		t.Fatalf("get floor %+v", gets)
+	if len(full.Runs) != 2 || full.Rate <= 0 {
+		t.Fatalf("paging floor at full metadata %+v", full)
+	}
+	for _, conns := range []int{1, c.conns} {
+		gets, err := libraryGetFloor(t.Context(), dir, c, conns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(gets.Runs) != 2 || gets.Rate <= 0 || gets.CPU <= 0 {
+			t.Fatalf("get floor, %d goroutines: %+v", conns, gets)
+		}
 	}
 	// A count that is not the data set's fails.
 	c.entities += partitionSize
