@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -250,6 +251,16 @@ func codedText(err error) string {
 func FuzzRawEntityMatchesEntity(f *testing.F) {
 	for _, b := range rawBodies {
 		f.Add([]byte(b))
+	}
+	// The corpus shared with the server's FuzzBodyPaths.
+	shared, err := os.ReadFile("testdata/entity_bodies.txt")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, l := range strings.Split(string(shared), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			f.Add([]byte(l))
+		}
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var e Entity

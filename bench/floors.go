@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"sync"
@@ -244,13 +246,27 @@ func libraryLoadRunIn(ctx context.Context, dir string, c serverConfig, ents [][]
 // pages before its paging phase) and checks the first page's JSON; then
 // c.rounds passes are measured, each with this process's CPU over it.
 func libraryPagingFloor(ctx context.Context, dir string, c serverConfig) (*srvFloor, error) {
+	return libraryPagingFloorAt(ctx, dir, c, &tablestore.JSONOptions{Metadata: tablestore.NoMetadata},
+		"Table.AppendPageJSON, no metadata, Top 1000, one reused buffer")
+}
+
+// libraryPagingFullFloor is libraryPagingFloor at full metadata, with the
+// type and links a server on the default port writes: the floor under
+// the page-full phase.
+func libraryPagingFullFloor(ctx context.Context, dir string, c serverConfig) (*srvFloor, error) {
+	opts := &tablestore.JSONOptions{Metadata: tablestore.FullMetadata, Type: "devstoreaccount1." + srvTable,
+		LinkBase: "http://127.0.0.1:10002/devstoreaccount1/", LinkTable: srvTable}
+	return libraryPagingFloorAt(ctx, dir, c, opts, "Table.AppendPageJSON, full metadata, Top 1000, one reused buffer")
+}
+
+// libraryPagingFloorAt is libraryPagingFloor at opts; how describes it.
+func libraryPagingFloorAt(ctx context.Context, dir string, c serverConfig, opts *tablestore.JSONOptions, how string) (*srvFloor, error) {
 	db, err := tablestore.Open(dir, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
 	t := db.Table(srvTable)
-	opts := &tablestore.JSONOptions{Metadata: tablestore.NoMetadata}
 	buf := make([]byte, 0, 1<<20)
 	pass := func(check bool) (int, error) {
 		total, token := 0, ""
@@ -284,7 +300,7 @@ func libraryPagingFloor(ctx context.Context, dir string, c serverConfig) (*srvFl
 	if _, err := pass(true); err != nil {
 		return nil, err
 	}
-	f := &srvFloor{How: "Table.AppendPageJSON, no metadata, Top 1000, one reused buffer"}
+	f := &srvFloor{How: how}
 	for range c.rounds {
 		runtime.GC()
 		cpu0, t0 := processCPU(), time.Now()
@@ -294,6 +310,62 @@ func libraryPagingFloor(ctx context.Context, dir string, c serverConfig) (*srvFl
 		}
 		d, cpu := time.Since(t0), processCPU()-cpu0
 		f.keep(rate(n, d), float64(cpu)/1e3/float64(n))
+	}
+	return f, nil
+}
+
+// floorGets is how many point gets one run of libraryGetFloor makes.
+const floorGets = 100_000
+
+// libraryGetFloor opens the server's store in dir and reads entities as
+// the server's get handler does without HTTP: Table.GetJSON at no
+// metadata into a reused buffer, conns goroutines each reading random
+// entities of the data set (as the get phases choose them) until
+// floorGets are done, c.rounds runs, each with this process's CPU over
+// it. Each goroutine's first get is checked to hold its keys.
+func libraryGetFloor(ctx context.Context, dir string, c serverConfig, conns int) (*srvFloor, error) {
+	db, err := tablestore.Open(dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	t := db.Table(srvTable)
+	opts := &tablestore.JSONOptions{Metadata: tablestore.NoMetadata}
+	f := &srvFloor{How: fmt.Sprintf("Table.GetJSON, no metadata, %d goroutines, one reused buffer each", conns)}
+	for round := range c.rounds {
+		var next atomic.Int64
+		errs := make([]error, conns)
+		var wg sync.WaitGroup
+		runtime.GC()
+		cpu0, t0 := processCPU(), time.Now()
+		for w := range conns {
+			wg.Go(func() {
+				rnd := rand.New(rand.NewPCG(uint64(round), uint64(w)))
+				var buf []byte
+				for first := true; next.Add(1) <= floorGets && ctx.Err() == nil; first = false {
+					i := rnd.IntN(c.entities)
+					pk, rk := partitionKey(i/partitionSize), rowKey(i%partitionSize)
+					var err error
+					if buf, _, err = t.GetJSON(ctx, buf[:0], pk, rk, opts); err != nil {
+						errs[w] = fmt.Errorf("get %s/%s: %w", pk, rk, err)
+						return
+					}
+					if first && !bytes.Contains(buf, []byte(`"RowKey":"`+rk+`"`)) {
+						errs[w] = fmt.Errorf("get %s/%s: %.200s", pk, rk, buf)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		d, cpu := time.Since(t0), processCPU()-cpu0
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		f.keep(rate(floorGets, d), float64(cpu)/1e3/floorGets)
 	}
 	return f, nil
 }
@@ -308,8 +380,8 @@ func checkPageJSON(elems []byte, n int) error {
 // floorLines returns the goals section's lines for a floor: its
 // throughput against Azurite's figure az (NaN when Azurite did not run)
 // and its CPU per entity against the server's (serverCPU, NaN when not
-// measured) and the goal's (goalCPU). what names the work, azWhat
-// Azurite's figure.
+// measured) and the goal's (goalCPU, NaN for none). what names the work,
+// azWhat Azurite's figure.
 func floorLines(what, azWhat string, f *srvFloor, az, serverCPU, goalCPU float64) []string {
 	ratio := " (Azurite not run: no ratio)"
 	if !math.IsNaN(az) && az > 0 {
@@ -320,6 +392,9 @@ func floorLines(what, azWhat string, f *srvFloor, az, serverCPU, goalCPU float64
 	over := "server's CPU over the floor: n/a"
 	if !math.IsNaN(serverCPU) {
 		over = fmt.Sprintf("server's CPU over the floor: %.2f µs/entity (server %.2f, floor %.2f)", serverCPU-f.CPU, serverCPU, f.CPU)
+	}
+	if math.IsNaN(goalCPU) { // no goal for the server's CPU here
+		return append(lines, "    "+over)
 	}
 	budget := fmt.Sprintf("the %g µs goal leaves %.2f µs/entity for the server's work above the floor", goalCPU, goalCPU-f.CPU)
 	if f.CPU > goalCPU {

@@ -50,6 +50,22 @@ func TestLibraryFloors(t *testing.T) {
 	if len(page.Runs) != 2 || page.Rate <= 0 {
 		t.Fatalf("paging floor %+v", page)
 	}
+	full, err := libraryPagingFullFloor(t.Context(), dir, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Runs) != 2 || full.Rate <= 0 {
+		t.Fatalf("paging floor at full metadata %+v", full)
+	}
+	for _, conns := range []int{1, c.conns} {
+		gets, err := libraryGetFloor(t.Context(), dir, c, conns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(gets.Runs) != 2 || gets.Rate <= 0 || gets.CPU <= 0 {
+			t.Fatalf("get floor, %d goroutines: %+v", conns, gets)
+		}
+	}
 	// A count that is not the data set's fails.
 	c.entities += partitionSize
 	if _, err := libraryPagingFloor(t.Context(), dir, c); err == nil || !strings.Contains(err.Error(), "want 3000") {
@@ -93,6 +109,11 @@ func TestFloorLines(t *testing.T) {
 	got = floorLines("pages", "paging", f, math.NaN(), math.NaN(), 1.5)
 	if got[0] != "  library floor: pages: 80,000 entities/s (Azurite not run: no ratio), CPU 2.00 µs/entity" ||
 		got[1] != "    server's CPU over the floor: n/a; the floor alone is over the 1.5 µs goal" {
+		t.Fatalf("%q", got)
+	}
+	// Without a goal (the gets): the server's CPU over the floor alone.
+	got = floorLines("gets", "gets/s", f, 1_000, 7.5, math.NaN())
+	if len(got) != 2 || got[1] != "    server's CPU over the floor: 5.50 µs/entity (server 7.50, floor 2.00)" {
 		t.Fatalf("%q", got)
 	}
 }

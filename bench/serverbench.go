@@ -175,6 +175,14 @@ type srvResults struct {
 	// in this process, without HTTP.
 	LoadFloor   *srvFloor `json:"loadFloor,omitempty"`
 	PagingFloor *srvFloor `json:"pagingFloor,omitempty"`
+	// GetFloor is the library's floor under the point gets of the getN
+	// phase: Table.GetJSON at no metadata, as many goroutines as
+	// connections (libraryGetFloor).
+	GetFloor *srvFloor `json:"getFloor,omitempty"`
+	// Get1Floor is GetFloor from one goroutine, under the get1 phase;
+	// PagingFullFloor is PagingFloor at full metadata, under page-full.
+	Get1Floor       *srvFloor `json:"get1Floor,omitempty"`
+	PagingFullFloor *srvFloor `json:"pagingFullFloor,omitempty"`
 	// RawLoadFloor is raw Pebble's floor under the $batch load: the same
 	// entities written as synced batches of Sets (rawLoadFloor).
 	RawLoadFloor *srvFloor `json:"rawLoadFloor,omitempty"`
@@ -351,6 +359,15 @@ func runServerBench(ctx context.Context, args []string) error {
 		}
 		if res.PagingFloor, err = libraryPagingFloor(ctx, storeDir, c); err != nil {
 			logf("server: library paging floor: %v", err)
+		}
+		if res.PagingFullFloor, err = libraryPagingFullFloor(ctx, storeDir, c); err != nil {
+			logf("server: library paging floor at full metadata: %v", err)
+		}
+		if res.Get1Floor, err = libraryGetFloor(ctx, storeDir, c, 1); err != nil {
+			logf("server: library get floor, one goroutine: %v", err)
+		}
+		if res.GetFloor, err = libraryGetFloor(ctx, storeDir, c, c.conns); err != nil {
+			logf("server: library get floor: %v", err)
 		}
 	}
 	res.LoadAverage[1] = loadAvg()
@@ -1012,6 +1029,34 @@ func printServer(w io.Writer, res *srvResults) {
 				ent = math.NaN()
 			}
 			for _, l := range floorLines("the same pages as JSON in process (AppendPageJSON)", "paging", f, val(az, "page-none"), ent, 1.5) {
+				fmt.Fprintln(w, l)
+			}
+		}
+		if f := res.PagingFullFloor; f != nil {
+			p, ok := ts.Phases["page-full"]
+			_, ent := p.perRequest()
+			if !ok {
+				ent = math.NaN()
+			}
+			for _, l := range floorLines("the same pages at full metadata in process (AppendPageJSON)", "paging at full metadata", f, val(az, "page-full"), ent, math.NaN()) {
+				fmt.Fprintln(w, l)
+			}
+		}
+		for _, g := range []struct {
+			id    string
+			f     *srvFloor
+			conns int
+		}{{"get1", res.Get1Floor, 1}, {"getN", res.GetFloor, res.Conns}} {
+			if g.f == nil {
+				continue
+			}
+			p, ok := ts.Phases[g.id]
+			req, _ := p.perRequest()
+			if !ok {
+				req = math.NaN()
+			}
+			for _, l := range floorLines(fmt.Sprintf("the same point gets as JSON in process (GetJSON, no metadata, %d goroutines)", g.conns),
+				"gets/s", g.f, val(az, g.id), req, math.NaN()) {
 				fmt.Fprintln(w, l)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
@@ -63,18 +64,6 @@ func (h partHeader) get(name string) string {
 	return out
 }
 
-// values returns every value of the header named name (in any case).
-func (h partHeader) values(name string) []string {
-	var out []string
-	h.each(func(k, v []byte) bool {
-		if strings.EqualFold(string(k), name) {
-			out = append(out, string(v))
-		}
-		return true
-	})
-	return out
-}
-
 // maxPartHeaders bounds the header lines of one part of a batch; the
 // SDKs send fewer than ten.
 const maxPartHeaders = 64
@@ -108,39 +97,49 @@ func (l *lines) next() (line []byte, start int, ok bool) {
 // appending the parts to parts[:0]. The parts' bodies alias body. It
 // stops after maxParts+1 parts, unclosed: the caller refuses more than
 // maxParts. Errors: InvalidInput when the boundary never appears or never
-// closes.
+// closes. Only lines that start with the delimiter are read: the lines
+// between them are skipped by a search for the next one.
 func splitMultipart(body []byte, boundary string, maxParts int, parts []mimePart) ([]mimePart, error) {
 	delim := []byte("--" + boundary)
 	parts = parts[:0]
-	l := lines{b: body}
 	partStart := -1 // where the current part's first line starts
-	prevEnd := 0    // where the line before the current one ends, its newline excluded
-	end := func(at int) {
-		if partStart >= 0 {
-			parts = append(parts, newPart(body[partStart:max(partStart, at)]))
-		}
-	}
-	for {
-		line, start, ok := l.next()
-		if !ok {
+	for from := 0; ; {
+		i := bytes.Index(body[from:], delim)
+		if i < 0 {
 			return nil, errBadBatch("the multipart body is not closed by its boundary")
 		}
-		t := line
-		if bytes.HasPrefix(line, delim) { // only a delimiter line needs trimming
-			t = bytes.TrimRight(line, " \t")
+		at := from + i
+		if at > 0 && body[at-1] != '\n' { // not at a line's start
+			from = at + 1
+			continue
 		}
-		switch {
-		case len(t) == len(delim)+2 && bytes.HasPrefix(t, delim) && bytes.HasSuffix(t, []byte("--")):
-			end(prevEnd)
-			return parts, nil
-		case bytes.Equal(t, delim):
-			end(prevEnd)
-			if len(parts) > maxParts {
-				return parts, nil
+		l := lines{b: body, off: at}
+		line, _, _ := l.next()
+		t := bytes.TrimRight(line, " \t")
+		closing := len(t) == len(delim)+2 && bytes.HasSuffix(t, []byte("--"))
+		if !closing && len(t) != len(delim) {
+			from = l.off // another line that starts like the delimiter
+			continue
+		}
+		// The part ends where the line before the delimiter ends, its
+		// newline (LF or CRLF) excluded.
+		prevEnd := 0
+		if at > 0 {
+			prevEnd = at - 1
+			if at >= 2 && body[at-2] == '\r' {
+				prevEnd = at - 2
 			}
-			partStart = l.off
 		}
-		prevEnd = start + len(line)
+		if partStart >= 0 {
+			parts = append(parts, newPart(body[partStart:max(partStart, prevEnd)]))
+		}
+		if closing {
+			return parts, nil
+		}
+		if len(parts) > maxParts {
+			return parts, nil
+		}
+		partStart, from = l.off, l.off
 	}
 }
 
@@ -191,8 +190,11 @@ func boundaryOf(contentType string) (string, bool) {
 type subRequest struct {
 	method string
 	res    resource
-	header partHeader
-	body   []byte // aliases the batch body
+	// ifMatch is its first If-Match header's value; ifNoneMatch says
+	// its first If-None-Match header has a value.
+	ifMatch     tablestore.ETag
+	ifNoneMatch bool
+	body        []byte // aliases the batch body
 }
 
 // batchScratch is the working memory of one $batch request, kept in
@@ -276,7 +278,11 @@ func (h *handler) parseBatch(contentType string, body []byte, sc *batchScratch) 
 		if p.bad {
 			return nil, errBadBatch("a part has too many header lines")
 		}
-		s, err := h.parseSubRequest(p.body)
+		prev := ""
+		if len(subs) > 0 {
+			prev = subs[len(subs)-1].res.table
+		}
+		s, err := h.parseSubRequest(p.body, prev)
 		if err != nil {
 			return nil, err
 		}
@@ -286,8 +292,9 @@ func (h *handler) parseBatch(contentType string, body []byte, sc *batchScratch) 
 }
 
 // parseSubRequest reads "VERB URL HTTP/1.1", headers, and the body: all
-// that follows the header block, trimmed.
-func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
+// that follows the header block, trimmed. Its table, when equal to
+// prevTable (the sub-request before's), is that string.
+func (h *handler) parseSubRequest(b []byte, prevTable string) (subRequest, error) {
 	var s subRequest
 	l := lines{b: b}
 	var reqLine []byte
@@ -301,7 +308,9 @@ func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 			break
 		}
 	}
-	f, ok := requestLine(reqLine)
+	// The request line is read through a view of the body: what the
+	// sub-request keeps of it (its table and keys) is copied below.
+	f, ok := requestLine(unsafe.String(unsafe.SliceData(reqLine), len(reqLine)))
 	if !ok {
 		return s, errBadBatch("a changeset part does not start with a request line")
 	}
@@ -309,16 +318,32 @@ func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 	if p.bad {
 		return s, errBadBatch("a sub-request has too many header lines")
 	}
-	s.method, s.header = upperMethod(f[0]), p.header
+	s.method = upperMethod(f[0])
 	s.body = bytes.TrimSpace(p.body)
-	if xs := s.header.values("X-Http-Method"); len(xs) > 0 {
+	// The headers the operation reads, in one pass over its lines.
+	var xMethod []byte
+	xMethods, haveIfMatch, haveIfNoneMatch := 0, false, false
+	p.header.each(func(k, v []byte) bool { // the first If-Match and If-None-Match count
+		switch {
+		case !haveIfMatch && strings.EqualFold(string(k), "If-Match"):
+			s.ifMatch, haveIfMatch = tablestore.ETag(v), true
+		case !haveIfNoneMatch && strings.EqualFold(string(k), "If-None-Match"):
+			s.ifNoneMatch, haveIfNoneMatch = len(v) > 0, true
+		case strings.EqualFold(string(k), "X-Http-Method"):
+			if xMethods++; xMethods == 1 {
+				xMethod = v
+			}
+		}
+		return true
+	})
+	if xMethods > 0 {
 		switch {
 		case s.method != http.MethodPost:
 			return s, errXMethodNotUsingPost
-		case len(xs) > 1:
+		case xMethods > 1:
 			return s, errXMethodIncorrectCount
 		}
-		switch m := strings.ToUpper(xs[0]); m {
+		switch m := strings.ToUpper(string(xMethod)); m {
 		case "MERGE", "PATCH", "PUT", "DELETE":
 			s.method = m
 		default:
@@ -328,7 +353,7 @@ func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 	host, path, ok := splitSimpleURL(f[1])
 	var rawQuery string // none on the short path
 	if !ok {
-		u, err := url.Parse(f[1])
+		u, err := url.Parse(strings.Clone(f[1])) // its parts may be kept
 		if err != nil {
 			return s, errBadBatch("a sub-request URL is malformed")
 		}
@@ -349,6 +374,15 @@ func (h *handler) parseSubRequest(b []byte) (subRequest, error) {
 	if s.res.kind != kindEntities && s.res.kind != kindEntity {
 		return s, errBadBatch("a sub-request must address an entity or a table's entities")
 	}
+	// The names may alias the body, which goes back to its pool before
+	// the transaction runs: the table is shared with the sub-request
+	// before when it is the same, the keys are copied.
+	if s.res.table == prevTable {
+		s.res.table = prevTable
+	} else {
+		s.res.table = strings.Clone(s.res.table)
+	}
+	s.res.pk, s.res.rk = strings.Clone(s.res.pk), strings.Clone(s.res.rk)
 	return s, nil
 }
 
@@ -411,16 +445,16 @@ func isAlnum(c byte) bool {
 }
 
 // requestLine splits "VERB URL HTTP/1.1", fields separated by spaces or
-// tabs, with one copy of the line.
-func requestLine(line []byte) (f [3]string, ok bool) {
-	rest := strings.TrimLeft(string(line), " \t")
+// tabs; the fields alias line.
+func requestLine(line string) (f [3]string, ok bool) {
+	rest := strings.TrimLeft(line, " \t")
 	for n := range f {
 		if rest == "" {
 			return f, false
 		}
-		end := strings.IndexAny(rest, " \t")
-		if end < 0 {
-			end = len(rest)
+		end := 0
+		for end < len(rest) && rest[end] != ' ' && rest[end] != '\t' {
+			end++
 		}
 		f[n], rest = rest[:end], strings.TrimLeft(rest[end:], " \t")
 	}
@@ -435,31 +469,28 @@ func upperMethod(m string) string {
 			return known
 		}
 	}
-	return strings.ToUpper(m)
+	return strings.Clone(strings.ToUpper(m)) // m may alias a body
 }
 
 // action turns a sub-request into a transaction action and the
 // operation it needs permission for. An entity the action writes is
-// decoded into raw.
-func (s *subRequest) action(raw *tablestore.RawEntity) (tablestore.TransactionAction, op, error) {
+// decoded into raw, or with asMap into a property map (see
+// mapBodiesKey).
+func (s *subRequest) action(raw *tablestore.RawEntity, asMap bool) (tablestore.TransactionAction, op, error) {
 	var a tablestore.TransactionAction
-	ifMatch := tablestore.ETag(s.header.get("If-Match"))
-	if s.header.get("If-None-Match") != "" {
+	ifMatch := s.ifMatch
+	if s.ifNoneMatch {
 		return a, 0, apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: If-None-Match is not supported on this operation.")
 	}
-	decode := func() (*tablestore.RawEntity, error) {
+	decode := func() (bodyEntity, error) {
 		body := s.body
 		if err := checkMembers(body); err != nil {
-			return nil, err
+			return bodyEntity{}, err
 		}
 		if s.res.kind == kindEntity {
 			body = withKeys(body, s.res.pk, s.res.rk)
 		}
-		e := raw
-		if err := e.UnmarshalJSON(body); err != nil {
-			return nil, err
-		}
-		return e, nil
+		return decodeBody(body, raw, asMap)
 	}
 	switch {
 	case s.method == http.MethodPost && s.res.kind == kindEntities:
@@ -467,7 +498,7 @@ func (s *subRequest) action(raw *tablestore.RawEntity) (tablestore.TransactionAc
 		if err != nil {
 			return a, 0, err
 		}
-		return tablestore.TransactionAction{Type: tablestore.ActionInsert, Entity: e}, opInsert, nil
+		return tablestore.TransactionAction{Type: tablestore.ActionInsert, Entity: e.entity()}, opInsert, nil
 	case s.res.kind != kindEntity:
 		return a, 0, errMethodNotAllowed
 	case s.method == http.MethodDelete:
@@ -478,8 +509,8 @@ func (s *subRequest) action(raw *tablestore.RawEntity) (tablestore.TransactionAc
 		if err != nil {
 			return a, 0, err
 		}
-		e.PartitionKey, e.RowKey = s.res.pk, s.res.rk
-		a.Type, a.Entity, a.IfMatch = writeAction(s.method == http.MethodPut, ifMatch), e, ifMatch
+		e.setKeys(s.res.pk, s.res.rk)
+		a.Type, a.Entity, a.IfMatch = writeAction(s.method == http.MethodPut, ifMatch), e.entity(), ifMatch
 		if ifMatch != "" {
 			return a, opUpdate, nil
 		}
@@ -505,19 +536,17 @@ func (q *request) batch() error {
 	sc.raws = slices.Grow(sc.raws[:0], len(subs))[:len(subs)]
 	actions, raws := sc.actions, sc.raws
 	table := subs[0].res.table
+	asMap := mapBodies(q.r)
 	for i := range subs {
 		s := &subs[i]
 		if !strings.EqualFold(s.res.table, table) {
 			return failAt(i, errBadBatch("all operations of a batch must address the same table"))
 		}
-		a, o, err := s.action(&raws[i])
+		a, o, err := s.action(&raws[i], asMap)
 		if err != nil {
 			return failAt(i, err)
 		}
-		pk, rk := s.res.pk, s.res.rk
-		if raw, ok := a.Entity.(*tablestore.RawEntity); ok {
-			pk, rk = raw.PartitionKey, raw.RowKey
-		}
+		pk, rk, _ := actionKeys(a.Entity)
 		if err := q.authorize(o, s.res.table, pk, rk); err != nil {
 			return failAt(i, err)
 		}
@@ -527,7 +556,7 @@ func (q *request) batch() error {
 	// the store's work begins.
 	q.releaseBody()
 	for i := range subs {
-		subs[i].header, subs[i].body = nil, nil
+		subs[i].body = nil
 	}
 	err = q.h.db.Table(table).SubmitTransaction(q.r.Context(), actions)
 	if err != nil {
@@ -543,13 +572,13 @@ func (q *request) batch() error {
 	}
 	q.writeBatch(len(subs), func(b []byte, i int) []byte {
 		a, s := &actions[i], &subs[i]
-		raw, _ := a.Entity.(*tablestore.RawEntity) // every action but a delete
+		pk, rk, etag := actionKeys(a.Entity)
 		b = append(b, "HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n"...)
 		if a.Type == tablestore.ActionInsert {
 			b = append(b, "Preference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\nLocation: "...)
 			loc := len(b)
 			b = append(b, base...)
-			b = tablestore.AppendEntityPath(b, s.res.table, raw.PartitionKey, raw.RowKey)
+			b = tablestore.AppendEntityPath(b, s.res.table, pk, rk)
 			b = append(b, "\r\nDataServiceId: "...)
 			b = append(b, b[loc:len(b)-len("\r\nDataServiceId: ")]...)
 			b = append(b, "\r\n"...)
@@ -558,12 +587,25 @@ func (q *request) batch() error {
 		}
 		if a.Type != tablestore.ActionDelete {
 			b = append(b, "ETag: "...)
-			b = append(b, raw.ETag...)
+			b = append(b, etag...)
 			b = append(b, "\r\n"...)
 		}
 		return append(b, "\r\n"...)
 	})
 	return nil
+}
+
+// actionKeys are the keys of an action's entity, a *RawEntity or an
+// *Entity (a delete's, or with mapBodiesKey any), and the ETag its write
+// set.
+func actionKeys(e tablestore.ActionEntity) (pk, rk string, etag tablestore.ETag) {
+	switch e := e.(type) {
+	case *tablestore.RawEntity:
+		return e.PartitionKey, e.RowKey, e.ETag
+	case *tablestore.Entity:
+		return e.PartitionKey, e.RowKey, e.ETag
+	}
+	return "", "", ""
 }
 
 // opFailure is the failure of a batch's operation at index, which the

@@ -76,7 +76,7 @@ func TestBatchScratchClear(t *testing.T) {
 		sc.actions = make([]tablestore.TransactionAction, 5, 8)
 		sc.raws = make([]tablestore.RawEntity, 5)
 		for i := range subs {
-			_, _, err := subs[i].action(&sc.raws[i])
+			_, _, err := subs[i].action(&sc.raws[i], false)
 			require.NoError(t, err)
 			sc.actions[i] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Entity: &sc.raws[i]}
 		}

@@ -107,8 +107,10 @@ var errHostAccount = apiError(http.StatusForbidden, edm.CodeAuthenticationFailed
 // an IP address, localhost, a name without "table" as its second label.
 func hostAccount(host string) string {
 	hostname := host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		hostname = h
+	if strings.IndexByte(host, ':') >= 0 { // SplitHostPort allocates its error for a host without a port
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			hostname = h
+		}
 	}
 	first, rest, ok := strings.Cut(hostname, ".")
 	if !ok {

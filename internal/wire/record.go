@@ -169,14 +169,21 @@ func (s *RecordScratch) decode(dst, data []byte) (RecordEntity, []byte, error) {
 		return RecordEntity{}, dst, scanErr
 	}
 
-	pk, err := s.key(entityenc.NamePartitionKey, at.pk, at.pkType)
+	pkText, err := s.key(entityenc.NamePartitionKey, at.pk, at.pkType)
 	if err != nil {
 		return RecordEntity{}, dst, err
 	}
-	rk, err := s.key(entityenc.NameRowKey, at.rk, at.rkType)
+	rkText, err := s.key(entityenc.NameRowKey, at.rk, at.rkType)
 	if err != nil {
 		return RecordEntity{}, dst, err
 	}
+	// Both keys in one string: one allocation for the two.
+	var both strings.Builder
+	both.Grow(len(pkText) + len(rkText))
+	both.Write(pkText)
+	both.Write(rkText)
+	keys := both.String()
+	pk, rk := keys[:len(pkText)], keys[len(pkText):]
 	for k, i := range order {
 		m := &ms[i]
 		if m.class != classAnnotation {
@@ -255,9 +262,10 @@ func (s *RecordScratch) decode(dst, data []byte) (RecordEntity, []byte, error) {
 	return e, dst, nil
 }
 
-// key extracts PartitionKey or RowKey (which), the member at index k,
-// annotated by the member at index typ; either is -1 when absent.
-func (s *RecordScratch) key(which string, k, typ int) (string, error) {
+// key returns the text of PartitionKey or RowKey (which), the member at
+// index k, annotated by the member at index typ; either is -1 when
+// absent. The text aliases the scratch.
+func (s *RecordScratch) key(which string, k, typ int) ([]byte, error) {
 	var kind uint8
 	if k >= 0 {
 		kind = s.members[k].kind
@@ -267,9 +275,9 @@ func (s *RecordScratch) key(which string, k, typ int) (string, error) {
 		annotation = arena.String(s.members[typ].text)
 	}
 	if err := keyError(which, k >= 0, kind, annotation, typ >= 0); err != nil {
-		return "", err
+		return nil, err
 	}
-	return string(s.members[k].text), nil
+	return s.members[k].text, nil
 }
 
 // appendValue appends the encoding of property name holding m's value,
