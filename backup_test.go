@@ -175,7 +175,7 @@ func TestRestoreEqualsSnapshot(t *testing.T) {
 	backupWorkload2()
 	require.NoError(t, db.Close())
 
-	w, err := ListBackups(bdir)
+	w, err := ListBackups(bdir, nil)
 	require.NoError(t, err)
 	require.Len(t, w.Bases, 2)
 	require.Empty(t, w.Torn)
@@ -206,7 +206,7 @@ func TestRestoreRefusesBadInput(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "r"}))
 	require.NoError(t, db.Close())
-	w, err := ListBackups(bdir)
+	w, err := ListBackups(bdir, nil)
 	require.NoError(t, err)
 
 	// Before the window, and after it.
@@ -226,7 +226,7 @@ func TestRestoreRefusesBadInput(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "x", string(data))
 	// Not a backup.
-	_, err = ListBackups(t.TempDir())
+	_, err = ListBackups(t.TempDir(), nil)
 	requireCode(t, err, edm.CodeInvalidInput)
 	// In memory.
 	_, err = OpenInMemory(&Options{ContinuousBackup: &ContinuousBackup{Dir: bdir}})
@@ -306,7 +306,7 @@ func TestRestoreStopsAtDamage(t *testing.T) {
 	}
 	data[off] = 0
 	require.NoError(t, os.WriteFile(last, data, 0o644))
-	w, err := ListBackups(bdir)
+	w, err := ListBackups(bdir, nil)
 	require.NoError(t, err)
 	require.NotNil(t, w.Damaged)
 	require.Equal(t, int64(off), w.Damaged.Offset)
@@ -334,7 +334,7 @@ func TestBackupRetention(t *testing.T) {
 		require.NoError(t, db.Close())
 		advance(time.Hour)
 	}
-	w, err := ListBackups(bdir)
+	w, err := ListBackups(bdir, nil)
 	require.NoError(t, err)
 	// The bases of the last two hours and the newest one before them.
 	require.Len(t, w.Bases, 3, "bases: %v", w.Bases)

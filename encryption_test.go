@@ -95,27 +95,33 @@ func countEntities(t *testing.T, tb *ts.Table) int {
 // find them).
 func TestEncryptionNoPlaintext(t *testing.T) {
 	plainDir := t.TempDir()
-	plain, err := ts.Open(plainDir, &ts.Options{MemTableSize: 64 << 10})
+	plainBackup := filepath.Join(t.TempDir(), "backup")
+	plain, err := ts.Open(plainDir, &ts.Options{MemTableSize: 64 << 10, ContinuousBackup: &ts.ContinuousBackup{Dir: plainBackup}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fillMarkers(t, plain)
 	plain.Close()
-	found := false
-	filepath.WalkDir(plainDir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			data, _ := os.ReadFile(path)
-			found = found || bytes.Contains(data, []byte(encMarkers[3]))
+	for _, d := range []string{plainDir, plainBackup} {
+		found := false
+		filepath.WalkDir(d, func(path string, de fs.DirEntry, err error) error {
+			if err == nil && !de.IsDir() {
+				data, _ := os.ReadFile(path)
+				found = found || bytes.Contains(data, []byte(encMarkers[3]))
+			}
+			return nil
+		})
+		if !found {
+			t.Fatalf("the unencrypted %s holds no marker: the scan proves nothing", d)
 		}
-		return nil
-	})
-	if !found {
-		t.Fatal("the unencrypted store holds no marker: the scan proves nothing")
 	}
 
 	dir := filepath.Join(t.TempDir(), "store")
+	backup := filepath.Join(t.TempDir(), "backup")
 	key := encKey(1)
-	db, err := ts.Open(dir, encOptions(key))
+	opts := encOptions(key)
+	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup}
+	db, err := ts.Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +137,11 @@ func TestEncryptionNoPlaintext(t *testing.T) {
 		t.Fatalf("scanned only %d files", n)
 	}
 	scanForMarkers(t, cp)
+	// The continuous backup: its log segments, base checkpoints and
+	// BASE files.
+	if n := scanForMarkers(t, backup); n < 5 {
+		t.Fatalf("scanned only %d files of the backup", n)
+	}
 	for _, d := range []string{dir, cp} {
 		db, err := ts.Open(d, encOptions(key))
 		if err != nil {
