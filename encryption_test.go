@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
@@ -600,5 +601,143 @@ func TestEncryptionTamperWAL(t *testing.T) {
 	_, err = ts.Open(dir, &ts.Options{Encryption: &ts.Encryption{Key: key}})
 	if !errors.Is(err, ts.ErrCorrupt) || errors.Is(err, ts.ErrEncryptionKey) || !strings.Contains(err.Error(), filepath.Base(wal)) {
 		t.Fatalf("Open = %v; want ErrCorrupt naming %s", err, filepath.Base(wal))
+	}
+}
+
+// TestEncryptionBackupKeys: a continuous backup of an encrypted store
+// lists and restores only with its key: without it, or with another,
+// ListBackups and Restore fail with an EncryptionKeyError naming the key
+// ID and change neither the backup nor the target; a key for a plain
+// backup fails too. The restore with the key holds no plaintext and
+// opens with the key only.
+func TestEncryptionBackupKeys(t *testing.T) {
+	ctx := context.Background()
+	key := encKey(1)
+	dir, backup := t.TempDir(), filepath.Join(t.TempDir(), "backup")
+	opts := encOptions(key)
+	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup}
+	db, err := ts.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillMarkers(t, db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := dirState(t, backup)
+	for name, o := range map[string]*ts.Options{"no key": nil, "other key": encOptions(encKey(2))} {
+		_, err := ts.ListBackups(backup, o)
+		var ke *ts.EncryptionKeyError
+		if !errors.As(err, &ke) || ke.KeyID != ts.EncryptionKeyID(key) || ts.ErrorCode(err) != edm.CodeInvalidInput {
+			t.Errorf("%s: ListBackups = %v; want InvalidInput, an EncryptionKeyError naming %s", name, err, ts.EncryptionKeyID(key))
+		}
+		empty := t.TempDir()
+		missing := filepath.Join(t.TempDir(), "restored")
+		for _, into := range []string{empty, missing} {
+			_, err = ts.Restore(ctx, backup, time.Time{}, into, o)
+			ke = nil
+			if !errors.As(err, &ke) || ke.KeyID != ts.EncryptionKeyID(key) || ts.ErrorCode(err) != edm.CodeInvalidInput {
+				t.Errorf("%s: Restore = %v; want InvalidInput, an EncryptionKeyError naming %s", name, err, ts.EncryptionKeyID(key))
+			}
+		}
+		if ents, err := os.ReadDir(empty); err != nil || len(ents) != 0 {
+			t.Errorf("%s: a failed restore changed its empty target: %v, %v", name, ents, err)
+		}
+		if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: a failed restore created its target: %v", name, err)
+		}
+	}
+	if after := dirState(t, backup); after != before {
+		t.Fatalf("a failed restore changed the backup:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+
+	into := filepath.Join(t.TempDir(), "restored")
+	res, err := ts.Restore(ctx, backup, time.Time{}, into, encOptions(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Entities != 600 {
+		t.Fatalf("restored %d entities, want 600", res.Entities)
+	}
+	scanForMarkers(t, into)
+	if _, err := ts.Open(into, nil); !errors.Is(err, ts.ErrEncryptionKey) {
+		t.Fatalf("the restored store opens without the key: %v", err)
+	}
+	r, err := ts.Open(into, encOptions(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countEntities(t, r.Table(encMarkers[0])); n != 600 {
+		t.Fatalf("read %d restored entities, want 600", n)
+	}
+	r.Close()
+
+	// A plain backup with a key.
+	plainDir, plainBackup := t.TempDir(), filepath.Join(t.TempDir(), "backup")
+	plain, err := ts.Open(plainDir, &ts.Options{ContinuousBackup: &ts.ContinuousBackup{Dir: plainBackup}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain.Close()
+	_, err = ts.ListBackups(plainBackup, encOptions(key))
+	var ke *ts.EncryptionKeyError
+	if !errors.As(err, &ke) || ke.KeyID != "" {
+		t.Fatalf("a key for a plain backup: ListBackups = %v", err)
+	}
+	// An encrypted store does not write into a plain backup.
+	opts = encOptions(key)
+	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: plainBackup}
+	if _, err := ts.Open(t.TempDir(), opts); !errors.Is(err, ts.ErrEncryptionKey) {
+		t.Fatalf("an encrypted store opened with a plain backup directory: %v", err)
+	}
+}
+
+// TestEncryptionBackupDamage: damage in an encrypted backup segment is
+// found, and reported at its offset in the segment's contents (past the
+// encryption header).
+func TestEncryptionBackupDamage(t *testing.T) {
+	ctx := context.Background()
+	key := encKey(1)
+	dir, backup := t.TempDir(), filepath.Join(t.TempDir(), "backup")
+	opts := encOptions(key)
+	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup, SegmentBytes: 4 << 10}
+	db, err := ts.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := db.CreateTable(ctx, "Alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 80 {
+		if err := tb.Insert(ctx, &ts.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("%03d", i), Properties: map[string]any{"v": strings.Repeat("x", 100)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	segs, err := filepath.Glob(filepath.Join(backup, "seg-*.log"))
+	if err != nil || len(segs) < 3 {
+		t.Fatalf("segments: %v, %v", segs, err)
+	}
+	victim := segs[len(segs)-2]
+	data, err := os.ReadFile(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const headerSize = 4096 // encfs.HeaderSize
+	pos := 1000             // in the contents, well inside the records
+	data[headerSize+pos] ^= 0xff
+	if err := os.WriteFile(victim, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ts.Restore(ctx, backup, time.Time{}, filepath.Join(t.TempDir(), "r"), encOptions(key))
+	var damaged *ts.DamagedBackupError
+	if !errors.As(err, &damaged) || damaged.File != victim {
+		t.Fatalf("Restore = %v; want a DamagedBackupError in %s", err, victim)
+	}
+	if damaged.Offset > int64(pos) || damaged.Offset <= int64(pos)-400 {
+		t.Fatalf("damage reported at byte %d, want the record holding byte %d of the contents", damaged.Offset, pos)
 	}
 }
