@@ -741,3 +741,38 @@ func TestEncryptionBackupDamage(t *testing.T) {
 		t.Fatalf("damage reported at byte %d, want the record holding byte %d of the contents", damaged.Offset, pos)
 	}
 }
+
+// TestEncryptionRekeyBackup: Rekey rewraps the continuous backup's files
+// too, so after a rotation the backup restores with the new key alone.
+func TestEncryptionRekeyBackup(t *testing.T) {
+	ctx := context.Background()
+	dir, backup := t.TempDir(), filepath.Join(t.TempDir(), "backup")
+	k1, k2 := encKey(1), encKey(2)
+	opts := encOptions(k1)
+	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup}
+	db, err := ts.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillMarkers(t, db)
+	db.Close()
+	opts = encOptions(k2, k1)
+	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup}
+	db, err = ts.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Rekey(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.ListBackups(backup, encOptions(k2)); err != nil {
+		t.Fatalf("ListBackups with the new key alone: %v", err)
+	}
+	res, err := ts.Restore(ctx, backup, time.Time{}, filepath.Join(t.TempDir(), "r"), encOptions(k2))
+	if err != nil || res.Entities != 600 {
+		t.Fatalf("Restore with the new key alone = %+v, %v", res, err)
+	}
+}

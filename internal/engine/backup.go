@@ -413,6 +413,35 @@ func readBackupFile(fs vfs.FS, keys encfs.KeyProvider, path string) ([]byte, err
 	return data, errors.Join(err, f.Close())
 }
 
+// rewrap rewraps the backup's files (its segments, and the files of
+// its whole bases) under the current key, as Rekey does the store's,
+// and returns how many it rewrote; files removed meanwhile are skipped.
+func (l *backupLog) rewrap(ctx context.Context) (int, error) {
+	enc, ok := l.fs.(*encfs.FS)
+	if !ok {
+		return 0, nil
+	}
+	n, err := enc.RewrapDir(ctx, l.opts.Dir)
+	if err != nil {
+		return n, err
+	}
+	ents, err := os.ReadDir(l.opts.Dir)
+	if err != nil {
+		return n, err
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "base-") {
+			continue
+		}
+		m, err := enc.RewrapDir(ctx, filepath.Join(l.opts.Dir, e.Name()))
+		n += m
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 func syncOSDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
