@@ -117,10 +117,20 @@ var ErrOutsideWindow = engine.ErrOutsideWindow
 
 // ListBackups describes the continuous backup in dir: its window, bases
 // and log. A log that ends in a partial record (a crash during an
-// append) is reported in Torn. Errors: InvalidInput for a directory
-// without a whole base.
-func ListBackups(dir string) (*BackupWindow, error) {
-	w, err := engine.ListBackup(dir)
+// append) is reported in Torn. Of opts (nil for the defaults) only
+// Encryption applies: the key a backup written with encryption at rest
+// is read with, as Open takes it.
+//
+// Errors: InvalidInput for a directory without a whole base, and, for
+// an encrypted backup without its key (or with a key for a plain one),
+// InvalidInput matching ErrEncryptionKey, unwrapping to an
+// *EncryptionKeyError that names the key ID.
+func ListBackups(dir string, opts *Options) (*BackupWindow, error) {
+	o := opts.withDefaults()
+	if err := o.Encryption.validate(); err != nil {
+		return nil, err
+	}
+	w, err := engine.ListBackup(dir, o.Encryption.keys())
 	if err != nil {
 		return nil, causeError(edm.CodeInvalidInput, err)
 	}
@@ -146,6 +156,15 @@ type RestoreResult struct {
 // present. The result is opened and checked (as DB.Check) before Restore
 // returns; opts (nil for the defaults) configure that open, their
 // ContinuousBackup ignored. The backup may be in use by a running store.
+//
+// Encryption: a backup written with encryption at rest restores only
+// with opts.Encryption holding the keys its files are wrapped under
+// (Key, or PreviousKeys after a rotation); the result is encrypted
+// too: the base's files keep their data keys, and every file the
+// restore writes is under Encryption.Key. So the result opens with the
+// same Encryption; DB.CheckpointEncrypted converts it. A missing or
+// wrong key fails with InvalidInput matching ErrEncryptionKey (an
+// *EncryptionKeyError naming the key ID) before into is touched.
 //
 // Errors: OutOfRangeInput matching ErrOutsideWindow for a time outside
 // the window; InvalidInput for a non-empty into or a directory without a

@@ -111,7 +111,7 @@ func TestPITRCrash(t *testing.T) {
 		}
 		next = tried + 1
 		into := filepath.Join(root, fmt.Sprintf("restored-%d", cycle))
-		if _, err := ts.ListBackups(dir + ".backup"); err != nil && len(acked) == 0 {
+		if _, err := ts.ListBackups(dir+".backup", nil); err != nil && len(acked) == 0 {
 			// Killed before its first open took the first base:
 			// nothing was acknowledged, so nothing is owed.
 			continue

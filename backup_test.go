@@ -1,6 +1,7 @@
 package tablestore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -129,9 +130,21 @@ func backupWorkload(t *testing.T, db *DB, seed uint64, steps int, mark func(step
 	}
 }
 
-func TestRestoreEqualsSnapshot(t *testing.T) {
+func TestRestoreEqualsSnapshot(t *testing.T) { restoreEqualsSnapshot(t, nil, 400) }
+
+// TestRestoreEqualsSnapshotEncrypted: the same, smaller, with the store
+// and so its backup encrypted; restores take the key.
+func TestRestoreEqualsSnapshotEncrypted(t *testing.T) {
+	restoreEqualsSnapshot(t, &Encryption{Key: bytes.Repeat([]byte{7}, EncryptionKeySize)}, 100)
+}
+
+// restoreEqualsSnapshot runs steps of backupWorkload on a store with
+// encryption enc (nil: none) and continuous backup, taking snapshots,
+// and checks that a restore to each snapshot's time equals it.
+func restoreEqualsSnapshot(t *testing.T, enc *Encryption, steps int) {
 	dir, bdir := t.TempDir(), filepath.Join(t.TempDir(), "backup")
-	opts := &Options{ContinuousBackup: &ContinuousBackup{Dir: bdir}}
+	opts := &Options{ContinuousBackup: &ContinuousBackup{Dir: bdir}, Encryption: enc}
+	restoreOpts := &Options{Encryption: enc}
 	db, err := Open(dir, opts)
 	require.NoError(t, err)
 	type point struct {
@@ -146,7 +159,7 @@ func TestRestoreEqualsSnapshot(t *testing.T) {
 		require.NoError(t, s.Close())
 	}
 	take()
-	backupWorkload(t, db, 1, 400, func(step int) {
+	backupWorkload(t, db, 1, steps, func(step int) {
 		if step%50 == 49 {
 			take()
 		}
@@ -154,9 +167,9 @@ func TestRestoreEqualsSnapshot(t *testing.T) {
 	// A restore while the store runs, from the backup in use.
 	last := points[len(points)-1]
 	into := filepath.Join(t.TempDir(), "live")
-	_, err = Restore(ctx, bdir, last.at, into, nil)
+	_, err = Restore(ctx, bdir, last.at, into, restoreOpts)
 	require.NoError(t, err)
-	requireRestored(t, into, last.dump)
+	requireRestoredWith(t, into, last.dump, enc)
 
 	// A reopen takes a new base; the workload goes on.
 	require.NoError(t, db.Close())
@@ -175,16 +188,16 @@ func TestRestoreEqualsSnapshot(t *testing.T) {
 	backupWorkload2()
 	require.NoError(t, db.Close())
 
-	w, err := ListBackups(bdir)
+	w, err := ListBackups(bdir, restoreOpts)
 	require.NoError(t, err)
 	require.Len(t, w.Bases, 2)
 	require.Empty(t, w.Torn)
 	for i, p := range points {
 		into := filepath.Join(t.TempDir(), fmt.Sprint(i))
-		res, err := Restore(ctx, bdir, p.at, into, nil)
+		res, err := Restore(ctx, bdir, p.at, into, restoreOpts)
 		require.NoError(t, err, "point %d", i)
 		require.Equal(t, p.at.UTC(), res.Time)
-		requireRestored(t, into, p.dump)
+		requireRestoredWith(t, into, p.dump, enc)
 	}
 }
 
@@ -192,7 +205,18 @@ func TestRestoreEqualsSnapshot(t *testing.T) {
 // want.
 func requireRestored(t *testing.T, dir, want string) {
 	t.Helper()
-	db, err := Open(dir, &Options{MustExist: true})
+	requireRestoredWith(t, dir, want, nil)
+}
+
+// requireRestoredWith is requireRestored for a store encrypted with enc:
+// it opens with enc only.
+func requireRestoredWith(t *testing.T, dir, want string, enc *Encryption) {
+	t.Helper()
+	if enc != nil {
+		_, err := Open(dir, &Options{MustExist: true})
+		require.ErrorIs(t, err, ErrEncryptionKey, "the restored store opens without the key")
+	}
+	db, err := Open(dir, &Options{MustExist: true, Encryption: enc})
 	require.NoError(t, err)
 	defer db.Close()
 	require.Equal(t, want, dumpDB(t, db))
@@ -206,7 +230,7 @@ func TestRestoreRefusesBadInput(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: "r"}))
 	require.NoError(t, db.Close())
-	w, err := ListBackups(bdir)
+	w, err := ListBackups(bdir, nil)
 	require.NoError(t, err)
 
 	// Before the window, and after it.
@@ -226,7 +250,7 @@ func TestRestoreRefusesBadInput(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "x", string(data))
 	// Not a backup.
-	_, err = ListBackups(t.TempDir())
+	_, err = ListBackups(t.TempDir(), nil)
 	requireCode(t, err, edm.CodeInvalidInput)
 	// In memory.
 	_, err = OpenInMemory(&Options{ContinuousBackup: &ContinuousBackup{Dir: bdir}})
@@ -306,7 +330,7 @@ func TestRestoreStopsAtDamage(t *testing.T) {
 	}
 	data[off] = 0
 	require.NoError(t, os.WriteFile(last, data, 0o644))
-	w, err := ListBackups(bdir)
+	w, err := ListBackups(bdir, nil)
 	require.NoError(t, err)
 	require.NotNil(t, w.Damaged)
 	require.Equal(t, int64(off), w.Damaged.Offset)
@@ -334,7 +358,7 @@ func TestBackupRetention(t *testing.T) {
 		require.NoError(t, db.Close())
 		advance(time.Hour)
 	}
-	w, err := ListBackups(bdir)
+	w, err := ListBackups(bdir, nil)
 	require.NoError(t, err)
 	// The bases of the last two hours and the newest one before them.
 	require.Len(t, w.Bases, 3, "bases: %v", w.Bases)

@@ -130,8 +130,9 @@ type rekeyer interface {
 }
 
 // Rekey rewraps the data key of every file of the store under the
-// current key (Encryption.Key, or the provider's current key), while the
-// store stays open: reads and writes go on meanwhile, and files written
+// current key (Encryption.Key, or the provider's current key), and of
+// its continuous backup (Options.ContinuousBackup), while the store
+// stays open: reads and writes go on meanwhile, and files written
 // since Open are under the current key already. Afterwards the store
 // opens with the current key alone. It returns how many files it
 // rewrapped. Only the wrapping changes, not the files' data keys or

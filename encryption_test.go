@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
@@ -95,27 +96,33 @@ func countEntities(t *testing.T, tb *ts.Table) int {
 // find them).
 func TestEncryptionNoPlaintext(t *testing.T) {
 	plainDir := t.TempDir()
-	plain, err := ts.Open(plainDir, &ts.Options{MemTableSize: 64 << 10})
+	plainBackup := filepath.Join(t.TempDir(), "backup")
+	plain, err := ts.Open(plainDir, &ts.Options{MemTableSize: 64 << 10, ContinuousBackup: &ts.ContinuousBackup{Dir: plainBackup}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fillMarkers(t, plain)
 	plain.Close()
-	found := false
-	filepath.WalkDir(plainDir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			data, _ := os.ReadFile(path)
-			found = found || bytes.Contains(data, []byte(encMarkers[3]))
+	for _, d := range []string{plainDir, plainBackup} {
+		found := false
+		filepath.WalkDir(d, func(path string, de fs.DirEntry, err error) error {
+			if err == nil && !de.IsDir() {
+				data, _ := os.ReadFile(path)
+				found = found || bytes.Contains(data, []byte(encMarkers[3]))
+			}
+			return nil
+		})
+		if !found {
+			t.Fatalf("the unencrypted %s holds no marker: the scan proves nothing", d)
 		}
-		return nil
-	})
-	if !found {
-		t.Fatal("the unencrypted store holds no marker: the scan proves nothing")
 	}
 
 	dir := filepath.Join(t.TempDir(), "store")
+	backup := filepath.Join(t.TempDir(), "backup")
 	key := encKey(1)
-	db, err := ts.Open(dir, encOptions(key))
+	opts := encOptions(key)
+	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup}
+	db, err := ts.Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +138,11 @@ func TestEncryptionNoPlaintext(t *testing.T) {
 		t.Fatalf("scanned only %d files", n)
 	}
 	scanForMarkers(t, cp)
+	// The continuous backup: its log segments, base checkpoints and
+	// BASE files.
+	if n := scanForMarkers(t, backup); n < 5 {
+		t.Fatalf("scanned only %d files of the backup", n)
+	}
 	for _, d := range []string{dir, cp} {
 		db, err := ts.Open(d, encOptions(key))
 		if err != nil {
@@ -589,5 +601,178 @@ func TestEncryptionTamperWAL(t *testing.T) {
 	_, err = ts.Open(dir, &ts.Options{Encryption: &ts.Encryption{Key: key}})
 	if !errors.Is(err, ts.ErrCorrupt) || errors.Is(err, ts.ErrEncryptionKey) || !strings.Contains(err.Error(), filepath.Base(wal)) {
 		t.Fatalf("Open = %v; want ErrCorrupt naming %s", err, filepath.Base(wal))
+	}
+}
+
+// TestEncryptionBackupKeys: a continuous backup of an encrypted store
+// lists and restores only with its key: without it, or with another,
+// ListBackups and Restore fail with an EncryptionKeyError naming the key
+// ID and change neither the backup nor the target; a key for a plain
+// backup fails too. The restore with the key holds no plaintext and
+// opens with the key only.
+func TestEncryptionBackupKeys(t *testing.T) {
+	ctx := context.Background()
+	key := encKey(1)
+	dir, backup := t.TempDir(), filepath.Join(t.TempDir(), "backup")
+	opts := encOptions(key)
+	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup}
+	db, err := ts.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillMarkers(t, db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := dirState(t, backup)
+	for name, o := range map[string]*ts.Options{"no key": nil, "other key": encOptions(encKey(2))} {
+		_, err := ts.ListBackups(backup, o)
+		var ke *ts.EncryptionKeyError
+		if !errors.As(err, &ke) || ke.KeyID != ts.EncryptionKeyID(key) || ts.ErrorCode(err) != edm.CodeInvalidInput {
+			t.Errorf("%s: ListBackups = %v; want InvalidInput, an EncryptionKeyError naming %s", name, err, ts.EncryptionKeyID(key))
+		}
+		empty := t.TempDir()
+		missing := filepath.Join(t.TempDir(), "restored")
+		for _, into := range []string{empty, missing} {
+			_, err = ts.Restore(ctx, backup, time.Time{}, into, o)
+			ke = nil
+			if !errors.As(err, &ke) || ke.KeyID != ts.EncryptionKeyID(key) || ts.ErrorCode(err) != edm.CodeInvalidInput {
+				t.Errorf("%s: Restore = %v; want InvalidInput, an EncryptionKeyError naming %s", name, err, ts.EncryptionKeyID(key))
+			}
+		}
+		if ents, err := os.ReadDir(empty); err != nil || len(ents) != 0 {
+			t.Errorf("%s: a failed restore changed its empty target: %v, %v", name, ents, err)
+		}
+		if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: a failed restore created its target: %v", name, err)
+		}
+	}
+	if after := dirState(t, backup); after != before {
+		t.Fatalf("a failed restore changed the backup:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+
+	into := filepath.Join(t.TempDir(), "restored")
+	res, err := ts.Restore(ctx, backup, time.Time{}, into, encOptions(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Entities != 600 {
+		t.Fatalf("restored %d entities, want 600", res.Entities)
+	}
+	scanForMarkers(t, into)
+	if _, err := ts.Open(into, nil); !errors.Is(err, ts.ErrEncryptionKey) {
+		t.Fatalf("the restored store opens without the key: %v", err)
+	}
+	r, err := ts.Open(into, encOptions(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countEntities(t, r.Table(encMarkers[0])); n != 600 {
+		t.Fatalf("read %d restored entities, want 600", n)
+	}
+	r.Close()
+
+	// A plain backup with a key.
+	plainDir, plainBackup := t.TempDir(), filepath.Join(t.TempDir(), "backup")
+	plain, err := ts.Open(plainDir, &ts.Options{ContinuousBackup: &ts.ContinuousBackup{Dir: plainBackup}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain.Close()
+	_, err = ts.ListBackups(plainBackup, encOptions(key))
+	var ke *ts.EncryptionKeyError
+	if !errors.As(err, &ke) || ke.KeyID != "" {
+		t.Fatalf("a key for a plain backup: ListBackups = %v", err)
+	}
+	// An encrypted store does not write into a plain backup.
+	opts = encOptions(key)
+	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: plainBackup}
+	if _, err := ts.Open(t.TempDir(), opts); !errors.Is(err, ts.ErrEncryptionKey) {
+		t.Fatalf("an encrypted store opened with a plain backup directory: %v", err)
+	}
+}
+
+// TestEncryptionBackupDamage: damage in an encrypted backup segment is
+// found, and reported at its offset in the segment's contents (past the
+// encryption header).
+func TestEncryptionBackupDamage(t *testing.T) {
+	ctx := context.Background()
+	key := encKey(1)
+	dir, backup := t.TempDir(), filepath.Join(t.TempDir(), "backup")
+	opts := encOptions(key)
+	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup, SegmentBytes: 4 << 10}
+	db, err := ts.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := db.CreateTable(ctx, "Alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 80 {
+		if err := tb.Insert(ctx, &ts.Entity{PartitionKey: "p", RowKey: fmt.Sprintf("%03d", i), Properties: map[string]any{"v": strings.Repeat("x", 100)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	segs, err := filepath.Glob(filepath.Join(backup, "seg-*.log"))
+	if err != nil || len(segs) < 3 {
+		t.Fatalf("segments: %v, %v", segs, err)
+	}
+	victim := segs[len(segs)-2]
+	data, err := os.ReadFile(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const headerSize = 4096 // encfs.HeaderSize
+	pos := 1000             // in the contents, well inside the records
+	data[headerSize+pos] ^= 0xff
+	if err := os.WriteFile(victim, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ts.Restore(ctx, backup, time.Time{}, filepath.Join(t.TempDir(), "r"), encOptions(key))
+	var damaged *ts.DamagedBackupError
+	if !errors.As(err, &damaged) || damaged.File != victim {
+		t.Fatalf("Restore = %v; want a DamagedBackupError in %s", err, victim)
+	}
+	if damaged.Offset > int64(pos) || damaged.Offset <= int64(pos)-400 {
+		t.Fatalf("damage reported at byte %d, want the record holding byte %d of the contents", damaged.Offset, pos)
+	}
+}
+
+// TestEncryptionRekeyBackup: Rekey rewraps the continuous backup's files
+// too, so after a rotation the backup restores with the new key alone.
+func TestEncryptionRekeyBackup(t *testing.T) {
+	ctx := context.Background()
+	dir, backup := t.TempDir(), filepath.Join(t.TempDir(), "backup")
+	k1, k2 := encKey(1), encKey(2)
+	opts := encOptions(k1)
+	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup}
+	db, err := ts.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillMarkers(t, db)
+	db.Close()
+	opts = encOptions(k2, k1)
+	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup}
+	db, err = ts.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Rekey(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.ListBackups(backup, encOptions(k2)); err != nil {
+		t.Fatalf("ListBackups with the new key alone: %v", err)
+	}
+	res, err := ts.Restore(ctx, backup, time.Time{}, filepath.Join(t.TempDir(), "r"), encOptions(k2))
+	if err != nil || res.Entities != 600 {
+		t.Fatalf("Restore with the new key alone = %+v, %v", res, err)
 	}
 }

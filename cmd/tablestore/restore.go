@@ -22,7 +22,9 @@ func backupsCommand() *command {
 from its oldest base to its last commit, its bases and its log. A log
 that ends in a partial record (a crash during an append) or a damaged
 one is reported with the file and byte offset; the window ends before
-it. See docs/backup.md.`,
+it. A backup of an encrypted store is read with its key
+(--encryption-key-file or $TABLESTORE_ENCRYPTION_KEY). See
+docs/backup.md.`,
 		example: `tablestore backups list /var/backups/data`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
 			return func(ctx context.Context, args []string) error {
@@ -32,7 +34,7 @@ it. See docs/backup.md.`,
 				if args[0] != "list" {
 					return usagef("unknown backups command %q; want list", args[0])
 				}
-				w, err := tablestore.ListBackups(args[1])
+				w, err := tablestore.ListBackups(args[1], withEncryption(nil))
 				if err != nil {
 					return err
 				}
@@ -74,7 +76,11 @@ beside the live one, then compare or copy back.
 
 A time outside the backup's window is refused with the window in the
 message; a damaged log is reported with its file and byte offset and
-never restored past. See tablestore backups list and docs/backup.md.`,
+never restored past. A backup of an encrypted store restores only with
+its key (--encryption-key-file or $TABLESTORE_ENCRYPTION_KEY, with
+--old-encryption-key-file for files from before a rotation); the
+restored store is encrypted and opens with the same key. See tablestore
+backups list and docs/backup.md.`,
 		example: `tablestore restore --from /var/backups/data --to 2026-11-28T21:04:05.5Z --into data-restored
 tablestore restore --from /var/backups/data --to now --into data-latest
 tablestore restore --from /var/backups/data --to 2026-11-28T21:00:00Z --table Orders --as OrdersBefore --into orders-restored`,
@@ -111,7 +117,7 @@ tablestore restore --from /var/backups/data --to 2026-11-28T21:00:00Z --table Or
 					target = strings.TrimSuffix(*into, string(filepath.Separator)) + ".restoring"
 					defer os.RemoveAll(target)
 				}
-				res, err := tablestore.Restore(ctx, *from, at, target, nil)
+				res, err := tablestore.Restore(ctx, *from, at, target, withEncryption(nil))
 				if err != nil {
 					prog.finish("restore: failed after " + prog.elapsed().Round(time.Millisecond).String())
 					return err
@@ -134,7 +140,7 @@ tablestore restore --from /var/backups/data --to 2026-11-28T21:00:00Z --table Or
 // restoreTable copies table name of the store in src into a new store
 // in dst, as table as ("" keeps the name).
 func restoreTable(ctx context.Context, src, dst, name, as string, prog *progress) (err error) {
-	from, err := tablestore.Open(src, &tablestore.Options{MustExist: true})
+	from, err := tablestore.Open(src, withEncryption(&tablestore.Options{MustExist: true}))
 	if err != nil {
 		return err
 	}
@@ -146,7 +152,7 @@ func restoreTable(ctx context.Context, src, dst, name, as string, prog *progress
 	if !ok {
 		return fmt.Errorf("table %s did not exist at that instant", name)
 	}
-	to, err := tablestore.Open(dst, nil)
+	to, err := tablestore.Open(dst, withEncryption(nil))
 	if err != nil {
 		return err
 	}

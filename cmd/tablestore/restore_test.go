@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"os"
@@ -103,4 +104,60 @@ func TestServeContinuousBackup(t *testing.T) {
 	into := filepath.Join(dir, "restored")
 	ok(t, "restore", "--from", bdir, "--to", "now", "--into", into)
 	require.Len(t, readEntities(t, into, "Orders"), 10)
+}
+
+// TestRestoreEncrypted: serve with a key and --continuous-backup writes
+// an encrypted backup; backups list and restore read it only with the
+// key (--encryption-key-file or $TABLESTORE_ENCRYPTION_KEY), and fail
+// without it naming the key, creating nothing; the restored store is
+// encrypted under the key.
+func TestRestoreEncrypted(t *testing.T) {
+	dir := t.TempDir()
+	store, bdir := filepath.Join(dir, "store"), filepath.Join(dir, "cb")
+	k1, key := keyFile(t, dir, "k1", 1)
+	p := startServe(t, nil, "--dir", store, "--create", "--anonymous", "--addr", "127.0.0.1:0", "--continuous-backup", bdir, "--encryption-key-file", k1)
+	post := func(path, body string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, "http://"+p.addr+"/devstoreaccount1/"+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json;odata=nometadata")
+		req.Header.Set("Prefer", "return-no-content")
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Less(t, resp.StatusCode, 300, "POST %s", path)
+	}
+	post("Tables", `{"TableName":"Orders"}`)
+	for i := range 10 {
+		post("Orders", fmt.Sprintf(`{"PartitionKey":"p","RowKey":"%02d","Note":"SecretBackupMarker"}`, i))
+	}
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	<-p.done
+	noMarker(t, bdir, "SecretBackupMarker")
+
+	keyID := tablestore.EncryptionKeyID(key)
+	r := cli(t, "backups", "list", bdir)
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, keyID)
+	into := filepath.Join(dir, "restored")
+	r = cli(t, "restore", "--from", bdir, "--to", "now", "--into", into)
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, keyID)
+	_, err := os.Stat(into)
+	require.True(t, os.IsNotExist(err), "a restore without the key created its target")
+
+	require.Contains(t, ok(t, "backups", "list", bdir, "--encryption-key-file", k1).stdout, "bases: 1")
+	ok(t, "restore", "--from", bdir, "--to", "now", "--into", into, "--encryption-key-file", k1)
+	noMarker(t, into, "SecretBackupMarker")
+	_, err = tablestore.Open(into, nil)
+	require.ErrorIs(t, err, tablestore.ErrEncryptionKey)
+	require.Contains(t, ok(t, "get", "--store", into, "--encryption-key-file", k1, "Orders", "p", "09").stdout, "SecretBackupMarker")
+
+	// One table, the key from the environment.
+	t.Setenv(encryptionKeyEnv, base64.StdEncoding.EncodeToString(key))
+	one := filepath.Join(dir, "one")
+	ok(t, "restore", "--from", bdir, "--to", "now", "--table", "Orders", "--as", "OrdersBefore", "--into", one)
+	noMarker(t, one, "SecretBackupMarker")
+	require.Contains(t, ok(t, "get", "--store", one, "OrdersBefore", "p", "03").stdout, "SecretBackupMarker")
 }

@@ -33,6 +33,14 @@ package engine
 //	uvarint length | crc32c of body (4 bytes BE) | body
 //	body = seq (8 BE) | time (8 BE, Unix ns) | ceiling (8 BE, ticks) | batch
 //
+// Encryption: with Options.Keys set, every file written into DIR goes
+// through an encfs.FS under the store's keys (backupFS): segments, the
+// bases' files (Pebble's checkpoint writes through the store's encrypted
+// FS) and BASE files. Offsets in a segment, and the damage positions
+// reported, are logical: past the file's encryption header. A directory
+// is all encrypted or all plain; reading it with the other setting (or
+// the wrong key) fails with a *driver.EncryptionKeyError.
+//
 // Replaying batches is idempotent: each sets keys to full images or
 // deletes them, so a base taken while commits went on, holding every
 // commit up to some k >= lo, plus the records after lo in order, is the
@@ -56,6 +64,9 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/internal/encfs"
 )
 
 // BackupOptions turn continuous backup on (see Options.Backup).
@@ -89,6 +100,7 @@ var backupCRC = crc32.MakeTable(crc32.Castagnoli)
 // backupLog is continuous backup's state; nil when it is off.
 type backupLog struct {
 	opts BackupOptions
+	fs   vfs.FS // the backup directory's files, encrypted with the store
 	// Under db.changes.mu: the last record's seq, and the time of the
 	// last record or instant handed out, in Unix nanoseconds.
 	seq  uint64
@@ -108,7 +120,7 @@ type backupLog struct {
 	flushing bool  // a flush holds the file
 	rotate   bool  // start a new segment at the next flush
 	err      error // the first write error; the log stops
-	f        *os.File
+	f        vfs.File
 	fsize    int64 // the end of the records written
 	zeroEnd  int64 // the end of the file, zeros past fsize
 
@@ -288,7 +300,7 @@ func (l *backupLog) flushLocked(db *Engine, sync bool) {
 		err = l.write(buf)
 	}
 	if err == nil && sync && l.f != nil {
-		err = datasync(l.f)
+		err = l.f.SyncData()
 	}
 	l.mu.Lock()
 	if err != nil && l.err == nil {
@@ -344,7 +356,11 @@ func (l *backupLog) startSegment(first uint64) error {
 			return err
 		}
 	}
-	f, err := os.OpenFile(filepath.Join(l.opts.Dir, segmentName(first)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	path := filepath.Join(l.opts.Dir, segmentName(first))
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("backup segment %s exists already (%v)", path, err)
+	}
+	f, err := l.fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}
@@ -354,6 +370,77 @@ func (l *backupLog) startSegment(first uint64) error {
 
 func segmentName(first uint64) string { return fmt.Sprintf("seg-%020d.log", first) }
 func baseName(lo uint64) string       { return fmt.Sprintf("base-%020d", lo) }
+
+// backupFS returns the FS a backup directory's files are read and
+// written through: encrypted under keys, or plain when keys is nil.
+func backupFS(keys encfs.KeyProvider) vfs.FS {
+	if keys == nil {
+		return vfs.Default
+	}
+	return encfs.New(vfs.Default, keys)
+}
+
+// checkBackupFile fails with a *driver.EncryptionKeyError when the file
+// at path is encrypted and keys is nil, or plain (and not empty) and
+// keys is set; with keys set, a wrong key fails when the file is opened.
+func checkBackupFile(path string, keys encfs.KeyProvider) error {
+	keyID, encrypted, err := encfs.ProbeFile(vfs.Default, path)
+	switch {
+	case err != nil:
+		return err
+	case keys == nil && encrypted:
+		return &driver.EncryptionKeyError{KeyID: keyID, File: path}
+	case keys != nil && !encrypted:
+		if st, err := os.Stat(path); err == nil && st.Size() == 0 {
+			return nil
+		}
+		return &driver.EncryptionKeyError{File: path}
+	}
+	return nil
+}
+
+// readBackupFile reads the whole file at path through fs, checking its
+// encryption against keys first.
+func readBackupFile(fs vfs.FS, keys encfs.KeyProvider, path string) ([]byte, error) {
+	if err := checkBackupFile(path, keys); err != nil {
+		return nil, err
+	}
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(f)
+	return data, errors.Join(err, f.Close())
+}
+
+// rewrap rewraps the backup's files (its segments, and the files of
+// its whole bases) under the current key, as Rekey does the store's,
+// and returns how many it rewrote; files removed meanwhile are skipped.
+func (l *backupLog) rewrap(ctx context.Context) (int, error) {
+	enc, ok := l.fs.(*encfs.FS)
+	if !ok {
+		return 0, nil
+	}
+	n, err := enc.RewrapDir(ctx, l.opts.Dir)
+	if err != nil {
+		return n, err
+	}
+	ents, err := os.ReadDir(l.opts.Dir)
+	if err != nil {
+		return n, err
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "base-") {
+			continue
+		}
+		m, err := enc.RewrapDir(ctx, filepath.Join(l.opts.Dir, e.Name()))
+		n += m
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return n, err
+		}
+	}
+	return n, nil
+}
 
 func syncOSDir(dir string) error {
 	d, err := os.Open(dir)
@@ -385,11 +472,11 @@ func (db *Engine) startBackup() error {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return fmt.Errorf("tablestore: continuous backup: %w", err)
 	}
-	inv, err := scanBackup(o.Dir, true)
+	inv, err := scanBackup(o.Dir, db.opts.Keys, true)
 	if err != nil {
 		return err
 	}
-	l := &backupLog{opts: o, stop: make(chan struct{}), kick: make(chan struct{}, 1)}
+	l := &backupLog{opts: o, fs: backupFS(db.opts.Keys), stop: make(chan struct{}), kick: make(chan struct{}, 1)}
 	l.cond.L = &l.mu
 	l.seq, l.last = inv.lastSeq, inv.lastTime
 	l.durable, l.written, l.bufLast = l.seq, l.seq, l.seq
@@ -498,7 +585,7 @@ func (db *Engine) takeBase() error {
 	c.mu.Unlock()
 	err := createClockFile(db.fs, tmp, info.Ceiling)
 	if err == nil {
-		err = writeFileSynced(filepath.Join(tmp, baseFileName), mustJSON(info))
+		err = writeFileSynced(l.fs, filepath.Join(tmp, baseFileName), mustJSON(info))
 	}
 	final := filepath.Join(l.opts.Dir, baseName(lo))
 	if err == nil {
@@ -519,14 +606,14 @@ func (db *Engine) takeBase() error {
 	l.mu.Lock()
 	l.rotate = true
 	l.mu.Unlock()
-	return l.prune(db.opts.Clock())
+	return l.prune(db.opts.Clock(), db.opts.Keys)
 }
 
 // prune deletes the bases older than the retention but the newest of
 // those, and the segments whose records are all at or below the oldest
 // base kept.
-func (l *backupLog) prune(now time.Time) error {
-	inv, err := scanBackup(l.opts.Dir, false)
+func (l *backupLog) prune(now time.Time, keys encfs.KeyProvider) error {
+	inv, err := scanBackup(l.opts.Dir, keys, false)
 	if err != nil {
 		return err
 	}
@@ -553,8 +640,8 @@ func (l *backupLog) prune(now time.Time) error {
 	return errors.Join(errs...)
 }
 
-func writeFileSynced(path string, data []byte) error {
-	f, err := os.Create(path)
+func writeFileSynced(fs vfs.FS, path string, data []byte) error {
+	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}
@@ -587,8 +674,11 @@ type segmentInfo struct {
 
 // scanBackup lists dir's bases and segments and reads the last
 // segment to its last whole record; clean removes a base a crash left
-// unfinished (only the store that writes dir may).
-func scanBackup(dir string, clean bool) (*backupInventory, error) {
+// unfinished (only the store that writes dir may). Its files are read
+// under keys (nil: plain); a file the keys cannot read fails the scan
+// with a *driver.EncryptionKeyError.
+func scanBackup(dir string, keys encfs.KeyProvider, clean bool) (*backupInventory, error) {
+	fs := backupFS(keys)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("tablestore: read the backup directory: %w", err)
@@ -598,9 +688,12 @@ func scanBackup(dir string, clean bool) (*backupInventory, error) {
 		name := e.Name()
 		switch {
 		case strings.HasPrefix(name, "base-") && e.IsDir():
-			data, err := os.ReadFile(filepath.Join(dir, name, baseFileName))
-			if err != nil {
+			data, err := readBackupFile(fs, keys, filepath.Join(dir, name, baseFileName))
+			if errors.Is(err, os.ErrNotExist) {
 				continue // not a whole base
+			}
+			if err != nil {
+				return nil, err
 			}
 			var b baseInfo
 			if json.Unmarshal(data, &b) != nil {
@@ -629,7 +722,7 @@ func scanBackup(dir string, clean bool) (*backupInventory, error) {
 	sort.Slice(inv.segments, func(i, j int) bool { return inv.segments[i].first < inv.segments[j].first })
 	if n := len(inv.segments); n > 0 {
 		last := inv.segments[n-1]
-		err := readSegment(dir, last.first, func(r backupRecord) error {
+		err := readSegment(fs, keys, dir, last.first, func(r backupRecord) error {
 			inv.lastSeq, inv.lastTime = max(inv.lastSeq, r.seq), max(inv.lastTime, r.time)
 			return nil
 		})
@@ -672,9 +765,13 @@ type tornError struct{ DamagedBackupError }
 // readSegment calls fn with each record of segment first, in order. A
 // partial record at the end is a *tornError; a damaged one a
 // *DamagedBackupError; records must run on from first without gaps.
-func readSegment(dir string, first uint64, fn func(backupRecord) error) error {
+// Offsets are logical (past an encryption header).
+func readSegment(fs vfs.FS, keys encfs.KeyProvider, dir string, first uint64, fn func(backupRecord) error) error {
 	path := filepath.Join(dir, segmentName(first))
-	f, err := os.Open(path)
+	if err := checkBackupFile(path, keys); err != nil {
+		return fmt.Errorf("tablestore: open backup segment: %w", err)
+	}
+	f, err := fs.Open(path)
 	if err != nil {
 		return fmt.Errorf("tablestore: open backup segment: %w", err)
 	}

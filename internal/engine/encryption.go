@@ -68,7 +68,8 @@ func checkKeys(base vfs.FS, dir string, keys encfs.KeyProvider) error {
 // reads and writes go on, and files written meanwhile are under the
 // current key already. The file contents are not rewritten; a full
 // compaction (Compact) rewrites the sstables with new data keys. It
-// returns how many files it rewrapped. Errors: InvalidInput for a store
+// returns how many files it rewrapped, the continuous backup's
+// included. Errors: InvalidInput for a store
 // that is not encrypted, ErrClosed, ctx's error, key and I/O errors.
 func (db *Engine) Rekey(ctx context.Context) (int, error) {
 	release, err := db.enter(ctx)
@@ -82,7 +83,12 @@ func (db *Engine) Rekey(ctx context.Context) (int, error) {
 	if db.opts.readOnly {
 		return 0, errors.New("tablestore: rekey: the store is open read-only")
 	}
-	return db.enc.RewrapDir(ctx, db.dir)
+	n, err := db.enc.RewrapDir(ctx, db.dir)
+	if err != nil || db.backup == nil {
+		return n, err
+	}
+	m, err := db.backup.rewrap(ctx)
+	return n + m, err
 }
 
 // Encrypted reports whether the store's files are encrypted.

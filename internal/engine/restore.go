@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/internal/encfs"
 )
 
 // BackupWindow describes what a continuous backup directory can
@@ -37,10 +38,11 @@ type BackupWindow struct {
 // backup cannot restore; the message names the window.
 var ErrOutsideWindow = errors.New("tablestore: the time is outside the backup's window")
 
-// ListBackup describes the continuous backup in dir. Errors: a
-// directory without a whole base.
-func ListBackup(dir string) (BackupWindow, error) {
-	inv, err := scanBackup(dir, false)
+// ListBackup describes the continuous backup in dir, whose files are
+// read under keys (nil: a plain backup). Errors: a directory without a
+// whole base; a *driver.EncryptionKeyError when keys cannot read it.
+func ListBackup(dir string, keys encfs.KeyProvider) (BackupWindow, error) {
+	inv, err := scanBackup(dir, keys, false)
 	if err != nil {
 		return BackupWindow{}, err
 	}
@@ -105,7 +107,7 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 			}
 		}
 	}()
-	w, err := ListBackup(from)
+	w, err := ListBackup(from, opts.Keys)
 	if err != nil {
 		return RestoreResult{}, err
 	}
@@ -118,7 +120,7 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 	if to.Before(w.Oldest) || to.After(w.Newest) {
 		return RestoreResult{}, fmt.Errorf("%w: %s is not in [%s, %s]", ErrOutsideWindow, to.UTC().Format(time.RFC3339Nano), w.Oldest.Format(time.RFC3339Nano), w.Newest.Format(time.RFC3339Nano))
 	}
-	inv, err := scanBackup(from, false)
+	inv, err := scanBackup(from, opts.Keys, false)
 	if err != nil {
 		return RestoreResult{}, err
 	}
@@ -138,7 +140,8 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 	}
 	// No WAL while replaying: the result is flushed whole at the end,
 	// and a failed restore leaves nothing to recover.
-	pdb, err := pebble.Open(into, &pebble.Options{FS: vfs.Default, FormatMajorVersion: pebble.FormatNewest, ErrorIfNotExists: true,
+	fs := backupFS(opts.Keys)
+	pdb, err := pebble.Open(into, &pebble.Options{FS: fs, FormatMajorVersion: pebble.FormatNewest, ErrorIfNotExists: true,
 		Logger: quietLogger{}, DisableWAL: true, MemTableSize: 64 << 20})
 	if err != nil {
 		return res, fmt.Errorf("tablestore: restore: open the base: %w", err)
@@ -156,7 +159,7 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 		group = pdb.NewBatch()
 		return err
 	}
-	replayErr := replay(ctx, from, inv, base.Lo, limit, func(r backupRecord) error {
+	replayErr := replay(ctx, fs, opts.Keys, from, inv, base.Lo, limit, func(r backupRecord) error {
 		if len(r.batch) == 0 {
 			return nil // a mark
 		}
@@ -186,7 +189,7 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 	if err != nil {
 		return res, fmt.Errorf("tablestore: restore: %w", err)
 	}
-	if err := createClockFile(vfs.Default, into, ceiling); err != nil {
+	if err := createClockFile(fs, into, ceiling); err != nil {
 		return res, err
 	}
 	opts.Backup, opts.MustExist = nil, true
@@ -213,7 +216,7 @@ const restoreGroupBytes = 4 << 20
 
 // replay calls apply with every record after lo up to time limit, in
 // order, across segments, and fails on a gap or damage.
-func replay(ctx context.Context, dir string, inv *backupInventory, lo uint64, limit int64, apply func(backupRecord) error) error {
+func replay(ctx context.Context, fs vfs.FS, keys encfs.KeyProvider, dir string, inv *backupInventory, lo uint64, limit int64, apply func(backupRecord) error) error {
 	errStop := errors.New("stop")
 	next := lo + 1
 	for i, s := range inv.segments {
@@ -223,7 +226,7 @@ func replay(ctx context.Context, dir string, inv *backupInventory, lo uint64, li
 		if s.first > next {
 			return &DamagedBackupError{File: filepath.Join(dir, segmentName(s.first)), Offset: 0, Reason: fmt.Sprintf("records %d to %d are missing", next, s.first-1)}
 		}
-		err := readSegment(dir, s.first, func(r backupRecord) error {
+		err := readSegment(fs, keys, dir, s.first, func(r backupRecord) error {
 			if r.seq < next {
 				return nil
 			}

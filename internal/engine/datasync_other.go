@@ -1,8 +1,0 @@
-//go:build !linux
-
-package engine
-
-import "os"
-
-// datasync syncs f (a full sync where fdatasync is not offered).
-func datasync(f *os.File) error { return f.Sync() }
