@@ -168,18 +168,25 @@ func BenchmarkRestore(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("TABLESTORE_RESTORE_ENTITIES")); err == nil && v > 0 {
 		n = v
 	}
-	bdir := filepath.Join(b.TempDir(), "backup")
-	db, err := Open(b.TempDir(), &Options{NoSync: true, ContinuousBackup: &ContinuousBackup{Dir: bdir}})
-	require.NoError(b, err)
-	tb, err := db.CreateTable(ctx, "Big")
-	require.NoError(b, err)
-	w, err := tb.NewBulkWriter(&BulkOptions{Action: ActionUpsertReplace})
-	require.NoError(b, err)
-	for i := range n {
-		require.NoError(b, w.Add(ctx, pitrEntity(i)))
+	// TABLESTORE_RESTORE_BACKUP keeps the backup in that directory, built
+	// there on the first run, for runs that compare restores.
+	bdir := os.Getenv("TABLESTORE_RESTORE_BACKUP")
+	if _, err := ListBackups(bdir); bdir == "" || err != nil {
+		if bdir == "" {
+			bdir = filepath.Join(b.TempDir(), "backup")
+		}
+		db, err := Open(b.TempDir(), &Options{NoSync: true, ContinuousBackup: &ContinuousBackup{Dir: bdir}})
+		require.NoError(b, err)
+		tb, err := db.CreateTable(ctx, "Big")
+		require.NoError(b, err)
+		w, err := tb.NewBulkWriter(&BulkOptions{Action: ActionUpsertReplace})
+		require.NoError(b, err)
+		for i := range n {
+			require.NoError(b, w.Add(ctx, pitrEntity(i)))
+		}
+		require.NoError(b, w.Flush(ctx))
+		require.NoError(b, db.Close())
 	}
-	require.NoError(b, w.Flush(ctx))
-	require.NoError(b, db.Close())
 	o := (&Options{}).withDefaults()
 	var ph engine.RestorePhases
 	b.ResetTimer()

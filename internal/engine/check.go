@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -15,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/atomicfs"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/internal/keys"
+	"golang.org/x/sync/errgroup"
 )
 
 var _ driver.Checker = (*Engine)(nil)
@@ -87,12 +90,15 @@ type checker struct {
 	ctx      context.Context
 	fs       vfs.FS
 	dir      string
+	mu       sync.Mutex                     // guards damaged and files_
 	damaged  map[string]*driver.DamagedFile // by path, or "records "+table
 	files_   int
 	entities int
 }
 
 func (c *checker) add(path, kind string, tables []string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	key := path
 	if path == "" {
 		key = kind + " " + strings.Join(tables, ",")
@@ -153,10 +159,11 @@ func (c *checker) run() error {
 	if err != nil {
 		return err
 	}
-	if err := c.files(live); err != nil {
-		return err
-	}
-	return c.scan()
+	// The file checks and the scan read the store independently.
+	var g errgroup.Group
+	g.Go(func() error { return c.files(live) })
+	g.Go(c.scan)
+	return g.Wait()
 }
 
 // files verifies the current MANIFEST, every WAL, the CLOCK file and the
@@ -168,6 +175,10 @@ func (c *checker) files(live map[string][]string) error {
 		return fmt.Errorf("tablestore: check: %w", err)
 	}
 	slices.Sort(ls)
+	// sstables are verified in parallel, the rest in turn.
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	defer func() { _ = g.Wait() }()
 	manifest, _ := atomicfs.ReadMarker(c.fs, c.dir, "manifest")
 	if manifest == "" && c.dir != "" {
 		c.add(c.dir, "manifest", nil, errors.New("no MANIFEST marker"))
@@ -179,6 +190,17 @@ func (c *checker) files(live map[string][]string) error {
 		path := c.fs.PathJoin(c.dir, name)
 		var err error
 		kind, tables := "", []string(nil)
+		if strings.HasSuffix(name, ".sst") {
+			t, ok := live[name]
+			if live != nil && !ok {
+				continue // obsolete, or newer than the list
+			}
+			g.Go(func() error {
+				c.done(path, "sstable", t, verifySSTable(c.ctx, c.fs, path))
+				return nil
+			})
+			continue
+		}
 		switch {
 		case name == manifest:
 			kind, err = "manifest", verifyLog(c.fs, path, false)
@@ -187,24 +209,25 @@ func (c *checker) files(live map[string][]string) error {
 		case name == clockFileName:
 			kind = "clock"
 			_, err = readClockFile(c.fs, c.dir)
-		case strings.HasSuffix(name, ".sst"):
-			t, ok := live[name]
-			if live != nil && !ok {
-				continue // obsolete, or newer than the list
-			}
-			kind, tables, err = "sstable", t, verifySSTable(c.ctx, c.fs, path)
 		default:
 			continue
 		}
-		if err != nil && isNotExist(err) {
-			continue // deleted meanwhile (compacted, or a WAL recycled)
-		}
-		c.files_++
-		if err != nil {
-			c.add(path, kind, tables, err)
-		}
+		c.done(path, kind, tables, err)
 	}
-	return nil
+	return g.Wait()
+}
+
+// done counts one checked file and records its damage.
+func (c *checker) done(path, kind string, tables []string, err error) {
+	if err != nil && isNotExist(err) {
+		return // deleted meanwhile (compacted, or a WAL recycled)
+	}
+	c.mu.Lock()
+	c.files_++
+	c.mu.Unlock()
+	if err != nil {
+		c.add(path, kind, tables, err)
+	}
 }
 
 // verifySSTable reads every block of one sstable, with its checksum,
@@ -300,9 +323,11 @@ func (c *checker) addRead(err error) {
 		path, err = info.Path, info.Details
 		tables = c.db.tablesInSpan(info.Bounds.Start, info.Bounds.End.Key)
 	}
-	if d, ok := c.damaged[path]; ok && path != "" {
-		_ = d // already found by the file checks
-		return
+	c.mu.Lock()
+	_, found := c.damaged[path]
+	c.mu.Unlock()
+	if found && path != "" {
+		return // already found by the file checks
 	}
 	c.add(path, "sstable", tables, err)
 }
