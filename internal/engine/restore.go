@@ -146,9 +146,11 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 		return res, fmt.Errorf("tablestore: restore: copy the base: %w", err)
 	}
 	// No WAL while replaying: the result is flushed whole at the end,
-	// and a failed restore leaves nothing to recover.
+	// and a failed restore leaves nothing to recover. Large memtables
+	// and no compactions: a replay writes a few large L0 files and
+	// spends no time rewriting them; the store compacts them once open.
 	pdb, err := pebble.Open(into, &pebble.Options{FS: vfs.Default, FormatMajorVersion: pebble.FormatNewest, ErrorIfNotExists: true,
-		Logger: quietLogger{}, DisableWAL: true, MemTableSize: 64 << 20})
+		Logger: quietLogger{}, DisableWAL: true, MemTableSize: restoreMemTableBytes, DisableAutomaticCompactions: true})
 	if err != nil {
 		return res, fmt.Errorf("tablestore: restore: open the base: %w", err)
 	}
@@ -229,6 +231,9 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 // restoreGroupBytes is the size of the groups of records a restore
 // applies at once.
 const restoreGroupBytes = 4 << 20
+
+// restoreMemTableBytes is the memtable size of a replay.
+const restoreMemTableBytes = 256 << 20
 
 // replay calls apply with every record after lo up to time limit, in
 // order, across segments, and fails on a gap or damage.
