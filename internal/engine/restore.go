@@ -146,11 +146,10 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 		return res, fmt.Errorf("tablestore: restore: copy the base: %w", err)
 	}
 	// No WAL while replaying: the result is flushed whole at the end,
-	// and a failed restore leaves nothing to recover. Large memtables
-	// and no compactions: a replay writes a few large L0 files and
-	// spends no time rewriting them; the store compacts them once open.
+	// and a failed restore leaves nothing to recover. Large memtables:
+	// fewer, larger flushes and less for compactions to rewrite.
 	pdb, err := pebble.Open(into, &pebble.Options{FS: vfs.Default, FormatMajorVersion: pebble.FormatNewest, ErrorIfNotExists: true,
-		Logger: quietLogger{}, DisableWAL: true, MemTableSize: restoreMemTableBytes, DisableAutomaticCompactions: true})
+		Logger: quietLogger{}, DisableWAL: true, MemTableSize: restoreMemTableBytes})
 	if err != nil {
 		return res, fmt.Errorf("tablestore: restore: open the base: %w", err)
 	}
