@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -90,7 +92,7 @@ type checker struct {
 	ctx      context.Context
 	fs       vfs.FS
 	dir      string
-	mu       sync.Mutex                     // guards damaged and files_
+	mu       sync.Mutex                     // guards damaged, files_, entities
 	damaged  map[string]*driver.DamagedFile // by path, or "records "+table
 	files_   int
 	entities int
@@ -271,22 +273,100 @@ func (c *checker) scan() error {
 	return nil
 }
 
-// scanTable reads one table's keys; damage ends the table's scan, not
-// the check.
+// scanTable reads one table's keys, in parts read in parallel; damage
+// ends the scan of a part, not the check.
 func (c *checker) scanTable(id uint64, name string) error {
 	lower, upper := keys.EntitySpan(id)
-	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	bounds, err := c.splitSpan(lower, upper, runtime.GOMAXPROCS(0))
 	if err != nil {
 		c.addRead(err)
 		return nil
 	}
+	bads := make([]error, len(bounds)-1)
+	var g errgroup.Group
+	for i := range bads {
+		g.Go(func() (err error) {
+			bads[i], err = c.scanSpan(bounds[i], bounds[i+1])
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if bad := errors.Join(bads...); bad != nil {
+		c.add("", "records", []string{name}, bad)
+	}
+	return nil
+}
+
+// splitSpan returns the bounds of up to n parts of [lower, upper): points
+// spread evenly between its first and its last key, compared as numbers.
+func (c *checker) splitSpan(lower, upper []byte, n int) ([][]byte, error) {
+	bounds := [][]byte{lower, upper}
+	if n < 2 {
+		return bounds, nil
+	}
+	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, err
+	}
+	var first, last []byte
+	if it.First() {
+		first = slices.Clone(it.Key())
+		if it.Last() {
+			last = slices.Clone(it.Key())
+		}
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil || last == nil {
+		return bounds, err
+	}
+	prefix := 0
+	for prefix < len(first) && prefix < len(last) && first[prefix] == last[prefix] {
+		prefix++
+	}
+	num := func(k []byte) uint64 {
+		var b [8]byte
+		copy(b[:], k[prefix:])
+		return binary.BigEndian.Uint64(b[:])
+	}
+	lo, hi := num(first), num(last)
+	if hi <= lo {
+		return bounds, nil
+	}
+	bounds = bounds[:1]
+	for i := 1; i < n; i++ {
+		p := binary.BigEndian.AppendUint64(slices.Clone(first[:prefix]), lo+(hi-lo)/uint64(n)*uint64(i))
+		// Parts stay ordered and inside the span.
+		if prev := bounds[len(bounds)-1]; bytes.Compare(p, prev) < 0 {
+			p = prev
+		}
+		if bytes.Compare(p, upper) > 0 {
+			p = upper
+		}
+		bounds = append(bounds, p)
+	}
+	return append(bounds, upper), nil
+}
+
+// scanSpan reads the keys of [lower, upper), counts the entities and
+// returns the records that do not decode; damage is recorded.
+func (c *checker) scanSpan(lower, upper []byte) (bad error, err error) {
+	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		c.addRead(err)
+		return nil, nil
+	}
 	defer it.Close()
-	var bad error
-	n := 0
+	n, counted := 0, 0
+	defer func() {
+		c.mu.Lock()
+		c.entities += counted
+		c.mu.Unlock()
+	}()
 	for valid := it.First(); valid; valid = it.Next() {
 		if n++; n%4096 == 0 {
 			if err := c.ctx.Err(); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		_, _, _, err := keys.Split(it.Key())
@@ -299,20 +379,17 @@ func (c *checker) scanTable(id uint64, name string) error {
 		if err != nil {
 			if pebble.IsCorruptionError(err) {
 				c.addRead(err)
-				return nil
+				return bad, nil
 			}
 			bad = errors.Join(bad, fmt.Errorf("key %q: %w", it.Key(), err))
 			continue
 		}
-		c.entities++
+		counted++
 	}
 	if err := it.Error(); err != nil {
 		c.addRead(err)
 	}
-	if bad != nil {
-		c.add("", "records", []string{name}, bad)
-	}
-	return nil
+	return bad, nil
 }
 
 // addRead records damage a read through Pebble met.
