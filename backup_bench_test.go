@@ -194,6 +194,16 @@ func BenchmarkRestore(b *testing.B) {
 		into := filepath.Join(b.TempDir(), "restored")
 		res, err := engine.Restore(ctx, bdir, time.Time{}, into, o.engineOptions())
 		require.NoError(b, err)
+		if res.Entities != n {
+			for k := 0; k < 3; k++ {
+				db, err := Open(into, nil)
+				require.NoError(b, err)
+				rep, err := db.Check(ctx)
+				require.NoError(b, err)
+				b.Logf("recheck %d: %d", k, rep.Entities)
+				require.NoError(b, db.Close())
+			}
+		}
 		require.Equal(b, n, res.Entities)
 		ph.Read += res.Phases.Read
 		ph.Apply += res.Phases.Apply
