@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/internal/engine"
 )
 
 // BenchmarkContinuousBackup measures what continuous backup costs the
@@ -153,4 +154,66 @@ func TestRestoreEqualsSnapshotLarge(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	require.Equal(t, want, sha256.Sum256([]byte(dumpDB(t, db))), "the restore's export differs from the snapshot's")
+}
+
+// BenchmarkRestore times a restore that replays a whole bulk load (the
+// only base is the empty store at open) and splits its time into the
+// phases of engine.RestorePhases. The backup is built once; each
+// iteration restores it into a fresh directory. 200,000 entities by
+// default, TABLESTORE_RESTORE_ENTITIES to change it:
+//
+//	TABLESTORE_RESTORE_ENTITIES=1000000 go test -run XXX -bench Restore -benchtime 1x .
+func BenchmarkRestore(b *testing.B) {
+	n := 200_000
+	if v, err := strconv.Atoi(os.Getenv("TABLESTORE_RESTORE_ENTITIES")); err == nil && v > 0 {
+		n = v
+	}
+	// TABLESTORE_RESTORE_BACKUP keeps the backup in that directory, built
+	// there on the first run, for runs that compare restores.
+	bdir := os.Getenv("TABLESTORE_RESTORE_BACKUP")
+	if _, err := ListBackups(bdir, nil); bdir == "" || err != nil {
+		if bdir == "" {
+			bdir = filepath.Join(b.TempDir(), "backup")
+		}
+		db, err := Open(b.TempDir(), &Options{NoSync: true, ContinuousBackup: &ContinuousBackup{Dir: bdir}})
+		require.NoError(b, err)
+		tb, err := db.CreateTable(ctx, "Big")
+		require.NoError(b, err)
+		w, err := tb.NewBulkWriter(&BulkOptions{Action: ActionUpsertReplace})
+		require.NoError(b, err)
+		for i := range n {
+			require.NoError(b, w.Add(ctx, pitrEntity(i)))
+		}
+		require.NoError(b, w.Flush(ctx))
+		require.NoError(b, db.Close())
+	}
+	o := (&Options{}).withDefaults()
+	var ph engine.RestorePhases
+	b.ResetTimer()
+	for b.Loop() {
+		into := filepath.Join(b.TempDir(), "restored")
+		res, err := engine.Restore(ctx, bdir, time.Time{}, into, o.engineOptions())
+		require.NoError(b, err)
+		if res.Entities != n {
+			for k := 0; k < 3; k++ {
+				db, err := Open(into, nil)
+				require.NoError(b, err)
+				rep, err := db.Check(ctx)
+				require.NoError(b, err)
+				b.Logf("recheck %d: %d", k, rep.Entities)
+				require.NoError(b, db.Close())
+			}
+		}
+		require.Equal(b, n, res.Entities)
+		ph.Read += res.Phases.Read
+		ph.Apply += res.Phases.Apply
+		ph.Flush += res.Phases.Flush
+		ph.Check += res.Phases.Check
+	}
+	per := func(d time.Duration) float64 { return d.Seconds() / float64(b.N) }
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entities/s")
+	b.ReportMetric(per(ph.Read), "read-s")
+	b.ReportMetric(per(ph.Apply), "apply-s")
+	b.ReportMetric(per(ph.Flush), "flush-s")
+	b.ReportMetric(per(ph.Check), "check-s")
 }

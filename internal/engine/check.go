@@ -1,12 +1,16 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -15,6 +19,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/atomicfs"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/internal/keys"
+	"golang.org/x/sync/errgroup"
 )
 
 var _ driver.Checker = (*Engine)(nil)
@@ -87,12 +92,15 @@ type checker struct {
 	ctx      context.Context
 	fs       vfs.FS
 	dir      string
+	mu       sync.Mutex                     // guards damaged, files_, entities
 	damaged  map[string]*driver.DamagedFile // by path, or "records "+table
 	files_   int
 	entities int
 }
 
 func (c *checker) add(path, kind string, tables []string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	key := path
 	if path == "" {
 		key = kind + " " + strings.Join(tables, ",")
@@ -153,10 +161,11 @@ func (c *checker) run() error {
 	if err != nil {
 		return err
 	}
-	if err := c.files(live); err != nil {
-		return err
-	}
-	return c.scan()
+	// The file checks and the scan read the store independently.
+	var g errgroup.Group
+	g.Go(func() error { return c.files(live) })
+	g.Go(c.scan)
+	return g.Wait()
 }
 
 // files verifies the current MANIFEST, every WAL, the CLOCK file and the
@@ -168,6 +177,10 @@ func (c *checker) files(live map[string][]string) error {
 		return fmt.Errorf("tablestore: check: %w", err)
 	}
 	slices.Sort(ls)
+	// sstables are verified in parallel, the rest in turn.
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	defer func() { _ = g.Wait() }()
 	manifest, _ := atomicfs.ReadMarker(c.fs, c.dir, "manifest")
 	if manifest == "" && c.dir != "" {
 		c.add(c.dir, "manifest", nil, errors.New("no MANIFEST marker"))
@@ -179,6 +192,17 @@ func (c *checker) files(live map[string][]string) error {
 		path := c.fs.PathJoin(c.dir, name)
 		var err error
 		kind, tables := "", []string(nil)
+		if strings.HasSuffix(name, ".sst") {
+			t, ok := live[name]
+			if live != nil && !ok {
+				continue // obsolete, or newer than the list
+			}
+			g.Go(func() error {
+				c.done(path, "sstable", t, verifySSTable(c.ctx, c.fs, path))
+				return nil
+			})
+			continue
+		}
 		switch {
 		case name == manifest:
 			kind, err = "manifest", verifyLog(c.fs, path, false)
@@ -187,24 +211,25 @@ func (c *checker) files(live map[string][]string) error {
 		case name == clockFileName:
 			kind = "clock"
 			_, err = readClockFile(c.fs, c.dir)
-		case strings.HasSuffix(name, ".sst"):
-			t, ok := live[name]
-			if live != nil && !ok {
-				continue // obsolete, or newer than the list
-			}
-			kind, tables, err = "sstable", t, verifySSTable(c.ctx, c.fs, path)
 		default:
 			continue
 		}
-		if err != nil && isNotExist(err) {
-			continue // deleted meanwhile (compacted, or a WAL recycled)
-		}
-		c.files_++
-		if err != nil {
-			c.add(path, kind, tables, err)
-		}
+		c.done(path, kind, tables, err)
 	}
-	return nil
+	return g.Wait()
+}
+
+// done counts one checked file and records its damage.
+func (c *checker) done(path, kind string, tables []string, err error) {
+	if err != nil && isNotExist(err) {
+		return // deleted meanwhile (compacted, or a WAL recycled)
+	}
+	c.mu.Lock()
+	c.files_++
+	c.mu.Unlock()
+	if err != nil {
+		c.add(path, kind, tables, err)
+	}
 }
 
 // verifySSTable reads every block of one sstable, with its checksum,
@@ -248,22 +273,100 @@ func (c *checker) scan() error {
 	return nil
 }
 
-// scanTable reads one table's keys; damage ends the table's scan, not
-// the check.
+// scanTable reads one table's keys, in parts read in parallel; damage
+// ends the scan of a part, not the check.
 func (c *checker) scanTable(id uint64, name string) error {
 	lower, upper := keys.EntitySpan(id)
-	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	bounds, err := c.splitSpan(lower, upper, runtime.GOMAXPROCS(0))
 	if err != nil {
 		c.addRead(err)
 		return nil
 	}
+	bads := make([]error, len(bounds)-1)
+	var g errgroup.Group
+	for i := range bads {
+		g.Go(func() (err error) {
+			bads[i], err = c.scanSpan(bounds[i], bounds[i+1])
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if bad := errors.Join(bads...); bad != nil {
+		c.add("", "records", []string{name}, bad)
+	}
+	return nil
+}
+
+// splitSpan returns the bounds of up to n parts of [lower, upper): points
+// spread evenly between its first and its last key, compared as numbers.
+func (c *checker) splitSpan(lower, upper []byte, n int) ([][]byte, error) {
+	bounds := [][]byte{lower, upper}
+	if n < 2 {
+		return bounds, nil
+	}
+	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, err
+	}
+	var first, last []byte
+	if it.First() {
+		first = slices.Clone(it.Key())
+		if it.Last() {
+			last = slices.Clone(it.Key())
+		}
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil || last == nil {
+		return bounds, err
+	}
+	prefix := 0
+	for prefix < len(first) && prefix < len(last) && first[prefix] == last[prefix] {
+		prefix++
+	}
+	num := func(k []byte) uint64 {
+		var b [8]byte
+		copy(b[:], k[prefix:])
+		return binary.BigEndian.Uint64(b[:])
+	}
+	lo, hi := num(first), num(last)
+	if hi <= lo {
+		return bounds, nil
+	}
+	bounds = bounds[:1]
+	for i := 1; i < n; i++ {
+		p := binary.BigEndian.AppendUint64(slices.Clone(first[:prefix]), lo+(hi-lo)/uint64(n)*uint64(i))
+		// Parts stay ordered and inside the span.
+		if prev := bounds[len(bounds)-1]; bytes.Compare(p, prev) < 0 {
+			p = prev
+		}
+		if bytes.Compare(p, upper) > 0 {
+			p = upper
+		}
+		bounds = append(bounds, p)
+	}
+	return append(bounds, upper), nil
+}
+
+// scanSpan reads the keys of [lower, upper), counts the entities and
+// returns the records that do not decode; damage is recorded.
+func (c *checker) scanSpan(lower, upper []byte) (bad error, err error) {
+	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		c.addRead(err)
+		return nil, nil
+	}
 	defer it.Close()
-	var bad error
-	n := 0
+	n, counted := 0, 0
+	defer func() {
+		c.mu.Lock()
+		c.entities += counted
+		c.mu.Unlock()
+	}()
 	for valid := it.First(); valid; valid = it.Next() {
 		if n++; n%4096 == 0 {
 			if err := c.ctx.Err(); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		_, _, _, err := keys.Split(it.Key())
@@ -276,20 +379,17 @@ func (c *checker) scanTable(id uint64, name string) error {
 		if err != nil {
 			if pebble.IsCorruptionError(err) {
 				c.addRead(err)
-				return nil
+				return bad, nil
 			}
 			bad = errors.Join(bad, fmt.Errorf("key %q: %w", it.Key(), err))
 			continue
 		}
-		c.entities++
+		counted++
 	}
 	if err := it.Error(); err != nil {
 		c.addRead(err)
 	}
-	if bad != nil {
-		c.add("", "records", []string{name}, bad)
-	}
-	return nil
+	return bad, nil
 }
 
 // addRead records damage a read through Pebble met.
@@ -300,9 +400,11 @@ func (c *checker) addRead(err error) {
 		path, err = info.Path, info.Details
 		tables = c.db.tablesInSpan(info.Bounds.Start, info.Bounds.End.Key)
 	}
-	if d, ok := c.damaged[path]; ok && path != "" {
-		_ = d // already found by the file checks
-		return
+	c.mu.Lock()
+	_, found := c.damaged[path]
+	c.mu.Unlock()
+	if found && path != "" {
+		return // already found by the file checks
 	}
 	c.add(path, "sstable", tables, err)
 }
