@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"iter"
 	"math/rand/v2"
 	"os"
@@ -379,4 +381,79 @@ func TestBackupRetention(t *testing.T) {
 	e, err := db.Table("Alpha").Get(ctx, "p", "3", nil)
 	require.NoError(t, err)
 	require.Equal(t, int32(1), e.Properties["round"], "the oldest base kept is the third open's, after the second round")
+}
+
+// TestRestoreManyGroups replays more records than one apply group holds,
+// each under Pebble's batch-reuse size, while another Pebble store in the
+// process writes: a record's bytes adopted by a pooled batch rather than
+// copied let later batches write into the segment reader's buffer (seen
+// as a damaged segment or as lost entities).
+func TestRestoreManyGroups(t *testing.T) {
+	dir, bdir := t.TempDir(), filepath.Join(t.TempDir(), "backup")
+	db, err := Open(dir, &Options{ContinuousBackup: &ContinuousBackup{Dir: bdir}})
+	require.NoError(t, err)
+	tb, err := db.CreateTable(ctx, "Wide")
+	require.NoError(t, err)
+	pad := strings.Repeat("w", 1500)
+	for txn := range 120 { // about 120 records of 150 KB: several 4 MiB groups
+		acts := make([]TransactionAction, 100)
+		for i := range acts {
+			acts[i] = TransactionAction{Type: ActionUpsertReplace, Entity: &Entity{
+				PartitionKey: fmt.Sprintf("p%03d", txn), RowKey: fmt.Sprintf("r%03d", i),
+				Properties: map[string]any{"Pad": pad, "N": int32(txn*100 + i)}}}
+		}
+		require.NoError(t, tb.SubmitTransaction(ctx, acts))
+	}
+	s, err := db.Snapshot(ctx)
+	require.NoError(t, err)
+	at, want := s.Time(), dumpSnapshot(t, s)
+	require.NoError(t, s.Close())
+	require.NoError(t, db.Close())
+
+	// Pebble's batch pool is shared by the process: a writer elsewhere
+	// checks that no batch it takes carries bytes the restore still uses.
+	other, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
+	require.NoError(t, err)
+	defer other.Close()
+	stop, churnErr := make(chan struct{}), make(chan error, 1)
+	go func() { churnErr <- churnBatches(other, stop) }()
+	for i := range 3 {
+		into := filepath.Join(t.TempDir(), fmt.Sprint("restored", i))
+		res, err := Restore(ctx, bdir, at, into, nil)
+		require.NoError(t, err)
+		require.EqualValues(t, 12000, res.Entities)
+		requireRestored(t, into, want)
+	}
+	close(stop)
+	require.NoError(t, <-churnErr)
+}
+
+// churnBatches writes small batches into db until stop is closed and
+// reads each back, failing when a batch's bytes changed under it.
+func churnBatches(db *pebble.DB, stop <-chan struct{}) error {
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		key, val := []byte(fmt.Sprintf("k%08d", n)), []byte(fmt.Sprintf("v%08d", n))
+		b := db.NewBatch()
+		if err := b.Set(key, val, nil); err != nil {
+			return err
+		}
+		if err := db.Apply(b, pebble.NoSync); err != nil {
+			return err
+		}
+		_ = b.Close()
+		got, closer, err := db.Get(key)
+		if err != nil {
+			return fmt.Errorf("batch %d: %w", n, err)
+		}
+		same := string(got) == string(val)
+		_ = closer.Close()
+		if !same {
+			return fmt.Errorf("batch %d: read %q, wrote %q", n, got, val)
+		}
+	}
 }
