@@ -77,6 +77,24 @@ func scanForMarkers(t *testing.T, dir string) int {
 	return files
 }
 
+// openOnlyWithKey checks that the store in dir (what names it) refuses
+// to open without key, opens with it, and holds want entities in the
+// first marker table; it returns the store, open.
+func openOnlyWithKey(t *testing.T, dir string, key []byte, what string, want int) *ts.DB {
+	t.Helper()
+	if _, err := ts.Open(dir, nil); !errors.Is(err, ts.ErrEncryptionKey) {
+		t.Fatalf("%s opens without its key: %v", what, err)
+	}
+	db, err := ts.Open(dir, encOptions(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countEntities(t, db.Table(encMarkers[0])); n != want {
+		t.Fatalf("%s holds %d entities, want %d", what, n, want)
+	}
+	return db
+}
+
 func countEntities(t *testing.T, tb *ts.Table) int {
 	t.Helper()
 	n := 0
@@ -419,16 +437,7 @@ func TestEncryptionConvert(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Dir(encDir)); len(entries) != 1 {
 		t.Fatalf("the temporary checkpoint was left: %v", entries)
 	}
-	if _, err := ts.Open(encDir, nil); !errors.Is(err, ts.ErrEncryptionKey) {
-		t.Fatalf("open the converted store without its key: %v", err)
-	}
-	enc, err := ts.Open(encDir, encOptions(key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := countEntities(t, enc.Table(encMarkers[0])); n != 600 {
-		t.Fatalf("the encrypted copy holds %d entities, want 600", n)
-	}
+	enc := openOnlyWithKey(t, encDir, key, "the encrypted copy", 600)
 	backDir := filepath.Join(t.TempDir(), "plain")
 	if err := enc.CheckpointEncrypted(ctx, backDir, nil); err != nil {
 		t.Fatal(err)
@@ -660,17 +669,7 @@ func TestEncryptionBackupKeys(t *testing.T) {
 		t.Fatalf("restored %d entities, want 600", res.Entities)
 	}
 	scanForMarkers(t, into)
-	if _, err := ts.Open(into, nil); !errors.Is(err, ts.ErrEncryptionKey) {
-		t.Fatalf("the restored store opens without the key: %v", err)
-	}
-	r, err := ts.Open(into, encOptions(key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := countEntities(t, r.Table(encMarkers[0])); n != 600 {
-		t.Fatalf("read %d restored entities, want 600", n)
-	}
-	r.Close()
+	openOnlyWithKey(t, into, key, "the restored store", 600).Close()
 
 	// A plain backup with a key.
 	plainDir, plainBackup := t.TempDir(), filepath.Join(t.TempDir(), "backup")

@@ -119,12 +119,7 @@ type importBody struct {
 func (c *Console) importPage(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("table")
 	d := &pageData{Title: "Import into " + name, Table: name, Tab: "import"}
-	ok, err := c.store(r).Table(name).Exists(r.Context())
-	if err == nil && !ok {
-		err = tableNotFound(name)
-	}
-	if err != nil {
-		c.fail(w, r, d, err, link{"Tables", c.o.Prefix + "/tables"})
+	if !c.requireTable(w, r, d, c.store(r).Table(name), name) {
 		return
 	}
 	d.Body = importBody{Name: name}
@@ -152,11 +147,7 @@ func (c *Console) startImport(w http.ResponseWriter, r *http.Request) {
 		bad(http.StatusBadRequest, fmt.Sprintf("unknown onerror %q: want stop or skip", onError))
 		return
 	}
-	exists, err := t.Exists(r.Context())
-	if err == nil && !exists {
-		err = tableNotFound(name)
-	}
-	if err != nil {
+	if err := mustExist(r.Context(), t, name); err != nil {
 		bad(statusOf(err), errorText(err))
 		return
 	}

@@ -171,23 +171,40 @@ func (c *Console) tablePage(w http.ResponseWriter, r *http.Request) {
 	c.renderTableWith(w, r, http.StatusOK, nil)
 }
 
+// mustExist returns nil when table t (named name) exists, its
+// TableNotFound error when it does not, or the error of the check.
+func mustExist(ctx context.Context, t *tablestore.Table, name string) error {
+	ok, err := t.Exists(ctx)
+	if err == nil && !ok {
+		err = tableNotFound(name)
+	}
+	return err
+}
+
+// requireTable reports whether table t exists; when it does not, or the
+// check fails, it has answered with the error page d, which links back
+// to the tables.
+func (c *Console) requireTable(w http.ResponseWriter, r *http.Request, d *pageData, t *tablestore.Table, name string) bool {
+	if err := mustExist(r.Context(), t, name); err != nil {
+		c.fail(w, r, d, err, link{"Tables", c.o.Prefix + "/tables"})
+		return false
+	}
+	return true
+}
+
 // renderTableWith renders a table's page with status, after edit changes
 // its data (nil: none).
 func (c *Console) renderTableWith(w http.ResponseWriter, r *http.Request, status int, edit func(*tableBody)) {
 	name := r.PathValue("table")
 	t := c.store(r).Table(name)
 	d := &pageData{Title: name, Table: name, Tab: "overview"}
-	ok, err := t.Exists(r.Context())
-	if err == nil && !ok {
-		err = tableNotFound(name)
-	}
-	if err != nil {
-		c.fail(w, r, d, err, link{"Tables", c.o.Prefix + "/tables"})
+	if !c.requireTable(w, r, d, t, name) {
 		return
 	}
 	b := tableBody{Name: name}
 	ctx, cancel := context.WithTimeout(r.Context(), statsTimeout)
 	defer cancel()
+	var err error
 	if b.Stats, err = t.Stats(ctx); err != nil {
 		b.StatsError = errorText(err)
 		if errors.Is(err, tablestore.ErrNotImplemented) {
@@ -217,12 +234,7 @@ func (c *Console) deleteTablePage(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("table")
 	d := &pageData{Title: "Delete " + name, Table: name, Tab: "overview"}
 	t := c.store(r).Table(name)
-	ok, err := t.Exists(r.Context())
-	if err == nil && !ok {
-		err = tableNotFound(name)
-	}
-	if err != nil {
-		c.fail(w, r, d, err, link{"Tables", c.o.Prefix + "/tables"})
+	if !c.requireTable(w, r, d, t, name) {
 		return
 	}
 	b := deleteTableBody{Name: name}

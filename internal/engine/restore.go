@@ -46,6 +46,11 @@ func ListBackup(dir string, keys encfs.KeyProvider) (BackupWindow, error) {
 	if err != nil {
 		return BackupWindow{}, err
 	}
+	return inv.window(dir)
+}
+
+// window describes the backup in dir that inv inventories.
+func (inv *backupInventory) window(dir string) (BackupWindow, error) {
 	if len(inv.bases) == 0 {
 		return BackupWindow{}, fmt.Errorf("tablestore: %q holds no backup base", dir)
 	}
@@ -116,7 +121,11 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 			}
 		}
 	}()
-	w, err := ListBackup(from, opts.Keys)
+	inv, err := scanBackup(from, opts.Keys, false)
+	if err != nil {
+		return RestoreResult{}, err
+	}
+	w, err := inv.window(from)
 	if err != nil {
 		return RestoreResult{}, err
 	}
@@ -128,10 +137,6 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 	}
 	if to.Before(w.Oldest) || to.After(w.Newest) {
 		return RestoreResult{}, fmt.Errorf("%w: %s is not in [%s, %s]", ErrOutsideWindow, to.UTC().Format(time.RFC3339Nano), w.Oldest.Format(time.RFC3339Nano), w.Newest.Format(time.RFC3339Nano))
-	}
-	inv, err := scanBackup(from, opts.Keys, false)
-	if err != nil {
-		return RestoreResult{}, err
 	}
 	limit := to.UnixNano()
 	base := inv.bases[0]
