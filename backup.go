@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/engine"
+	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // ContinuousBackup configures continuous backup (Options.ContinuousBackup):
@@ -176,19 +177,56 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts *
 		return nil, err
 	}
 	res, err := engine.Restore(ctx, from, to, into, o.engineOptions())
-	var damaged *engine.DamagedBackupError
-	switch {
-	case err == nil:
-		return &RestoreResult{Base: res.Base, Records: res.Records, Time: res.Time, Entities: res.Entities}, nil
-	case errors.Is(err, ErrOutsideWindow):
-		return nil, causeError(edm.CodeOutOfRangeInput, err)
-	case errors.As(err, &damaged):
-		return nil, causeError(edm.CodeInternalError, damagedOf(damaged))
+	if err != nil {
+		return nil, restoreError(err)
 	}
-	return nil, mapError(err, false)
+	return &RestoreResult{Base: res.Base, Records: res.Records, Time: res.Time, Entities: res.Entities}, nil
 }
 
 // causeError is an *Error with code that unwraps to err.
 func causeError(code Code, err error) error {
 	return &Error{Code: code, Message: strings.TrimPrefix(err.Error(), "tablestore: "), err: err}
+}
+
+// RestoreTable writes into directory into, which must be missing or
+// empty, a new store holding one table of the store as it was at instant
+// to (zero: the newest the backup holds): table name, named as in the
+// new store ("" keeps the name). Every entity is the stored record of
+// that instant, byte for byte, so its Timestamp and ETag are the ones it
+// had; entities expired at to under the table's TTL are left out, and
+// the table's settings (TTL, change feed, indexes, access policies) are
+// not copied. The whole store is restored first in a directory beside
+// into, removed when RestoreTable returns, so it needs that much free
+// space. The result is checked before RestoreTable returns; Entities
+// counts the table's entities. opts are as for Restore.
+//
+// Errors: those of Restore, and TableNotFound (ErrTableNotFound) for a
+// table that did not exist at to.
+func RestoreTable(ctx context.Context, from string, to time.Time, name, as, into string, opts *Options) (*RestoreResult, error) {
+	o := opts.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if as != "" {
+		if err := coded(entityenc.ValidateTableName(as)); err != nil {
+			return nil, err
+		}
+	}
+	res, err := engine.RestoreTable(ctx, from, to, name, as, into, o.engineOptions())
+	if err != nil {
+		return nil, restoreError(err)
+	}
+	return &RestoreResult{Base: res.Base, Records: res.Records, Time: res.Time, Entities: res.Entities}, nil
+}
+
+// restoreError maps a restore's error to an *Error.
+func restoreError(err error) error {
+	var damaged *engine.DamagedBackupError
+	switch {
+	case errors.Is(err, ErrOutsideWindow):
+		return causeError(edm.CodeOutOfRangeInput, err)
+	case errors.As(err, &damaged):
+		return causeError(edm.CodeInternalError, damagedOf(damaged))
+	}
+	return mapError(err, false)
 }

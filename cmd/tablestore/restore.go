@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/tablestore/tablestore"
@@ -70,9 +68,12 @@ RFC 3339 time with fractions (2026-11-28T21:04:05.123456789Z) or "now",
 the newest instant the backup holds. The result is checked (as check
 does) before restore reports success. --into must be missing or empty.
 
---table NAME keeps only that table (its entities get new Timestamps),
-renamed to --as when given: restore the table a bad deploy rewrote
-beside the live one, then compare or copy back.
+--table NAME keeps only that table, renamed to --as when given: restore
+the table a bad deploy rewrote beside the live one, then compare or copy
+back. Its entities are copied as they were stored, each with its
+Timestamp and ETag; its settings (TTL, change feed, indexes, access
+policies) are not. The whole store is restored first in a directory
+beside --into, removed afterwards.
 
 A time outside the backup's window is refused with the window in the
 message; a damaged log is reported with its file and byte offset and
@@ -110,23 +111,15 @@ tablestore restore --from /var/backups/data --to 2026-11-28T21:00:00Z --table Or
 					return fmt.Errorf("--into %s is not empty; restore writes a new store", *into)
 				}
 				prog := startProgress(io, "restore", 0, 0)
-				target := *into
+				var res *tablestore.RestoreResult
 				if *table != "" {
-					// The whole store first, beside the result, then the
-					// one table.
-					target = strings.TrimSuffix(*into, string(filepath.Separator)) + ".restoring"
-					defer os.RemoveAll(target)
+					res, err = tablestore.RestoreTable(ctx, *from, at, *table, *as, *into, withEncryption(nil))
+				} else {
+					res, err = tablestore.Restore(ctx, *from, at, *into, withEncryption(nil))
 				}
-				res, err := tablestore.Restore(ctx, *from, at, target, withEncryption(nil))
 				if err != nil {
 					prog.finish("restore: failed after " + prog.elapsed().Round(time.Millisecond).String())
 					return err
-				}
-				if *table != "" {
-					if err := restoreTable(ctx, target, *into, *table, *as, prog); err != nil {
-						prog.finish("restore: failed after " + prog.elapsed().Round(time.Millisecond).String())
-						return err
-					}
 				}
 				prog.finish(fmt.Sprintf("restore: %s as of %s (base %s, %d commits replayed, %d entities checked) in %s",
 					*into, res.Time.Format(time.RFC3339Nano), res.Base.Format(time.RFC3339Nano), res.Records, res.Entities,
@@ -135,30 +128,4 @@ tablestore restore --from /var/backups/data --to 2026-11-28T21:00:00Z --table Or
 			}
 		},
 	}
-}
-
-// restoreTable copies table name of the store in src into a new store
-// in dst, as table as ("" keeps the name).
-func restoreTable(ctx context.Context, src, dst, name, as string, prog *progress) (err error) {
-	from, err := tablestore.Open(src, withEncryption(&tablestore.Options{MustExist: true}))
-	if err != nil {
-		return err
-	}
-	defer closeStore(from, &err)
-	ok, err := from.TableExists(ctx, name)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("table %s did not exist at that instant", name)
-	}
-	to, err := tablestore.Open(dst, withEncryption(nil))
-	if err != nil {
-		return err
-	}
-	defer closeStore(to, &err)
-	if as == "" {
-		as = name
-	}
-	return copyTable(ctx, from.Table(name), to, as, tablestore.ActionInsert, "", prog)
 }

@@ -56,9 +56,21 @@ func TestRestoreCommands(t *testing.T) {
 	// One table under a new name.
 	one := filepath.Join(dir, "r3")
 	ok(t, "restore", "--from", bdir, "--to", at.Format(time.RFC3339Nano), "--table", "orders", "--as", "OrdersBefore", "--into", one)
-	require.Len(t, readEntities(t, one, "OrdersBefore"), 20)
-	_, err = os.Stat(one + ".restoring")
-	require.True(t, os.IsNotExist(err), "the whole store restored on the way is removed")
+	before := readEntities(t, one, "OrdersBefore")
+	require.Len(t, before, 20)
+	for i, e := range before {
+		// Stored as they were: the same Timestamps and ETags as the
+		// whole store's restore shows.
+		require.Equal(t, got[i].RowKey, e.RowKey)
+		require.True(t, got[i].Timestamp.Equal(e.Timestamp), "%s: Timestamp %s, want %s", e.RowKey, e.Timestamp, got[i].Timestamp)
+		require.Equal(t, got[i].ETag, e.ETag)
+		require.Equal(t, got[i].Properties, e.Properties)
+	}
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range ents {
+		require.False(t, strings.Contains(e.Name(), "restoring"), "the whole store restored on the way is removed: %s", e.Name())
+	}
 
 	// Bad input.
 	r = cli(t, "restore", "--from", bdir, "--to", "yesterday", "--into", filepath.Join(dir, "x"))

@@ -106,21 +106,7 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 	if err := emptyTarget(into); err != nil {
 		return RestoreResult{}, err
 	}
-	_, statErr := os.Stat(into)
-	existed := statErr == nil
-	defer func() {
-		if err == nil {
-			return
-		}
-		// A failed restore leaves the target as it found it.
-		if !existed {
-			_ = os.RemoveAll(into)
-		} else if ents, rerr := os.ReadDir(into); rerr == nil {
-			for _, e := range ents {
-				_ = os.RemoveAll(filepath.Join(into, e.Name()))
-			}
-		}
-	}()
+	defer leaveAsFound(into, &err)()
 	inv, err := scanBackup(from, opts.Keys, false)
 	if err != nil {
 		return RestoreResult{}, err
@@ -288,6 +274,26 @@ func replay(ctx context.Context, fs vfs.FS, keys encfs.KeyProvider, dir string, 
 		}
 	}
 	return nil
+}
+
+// leaveAsFound returns a function that, when *err is not nil, empties
+// directory into, or removes it if it did not exist when leaveAsFound
+// was called: a failed restore leaves its target as it found it.
+func leaveAsFound(into string, err *error) func() {
+	_, statErr := os.Stat(into)
+	existed := statErr == nil
+	return func() {
+		if *err == nil {
+			return
+		}
+		if !existed {
+			_ = os.RemoveAll(into)
+		} else if ents, rerr := os.ReadDir(into); rerr == nil {
+			for _, e := range ents {
+				_ = os.RemoveAll(filepath.Join(into, e.Name()))
+			}
+		}
+	}
 }
 
 // emptyTarget refuses a target that exists and is not an empty
