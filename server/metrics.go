@@ -157,12 +157,16 @@ var (
 	descWALSync     = engineDesc("engine_wal_sync_duration_seconds", "Write-ahead log sync latency.")
 	descTables      = engineDesc("tables", "Tables in the store.")
 	descEntities    = engineDesc("entities_estimated", "Estimated entities, from data file metadata (writes still in memory are missing; versions not yet compacted away count).")
+
+	descSnapshots      = engineDesc("engine_snapshots", "Snapshots (DB.Snapshot) open now.")
+	descSnapshotAge    = engineDesc("engine_oldest_snapshot_age_seconds", "Age of the oldest open snapshot (0 when none).")
+	descSnapshotPinned = engineDesc("engine_snapshot_pinned_bytes_total", "Bytes compactions had to keep for open snapshots since the store opened.")
 )
 
 func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descUp, descFault, descDebt, descCompacting, descCompactions, descFlushes,
 		descL0Files, descL0Sub, descHits, descMisses, descHitRatio, descCacheBytes, descMemTable, descDisk, descWAL,
-		descWALSync, descTables, descEntities} {
+		descWALSync, descTables, descEntities, descSnapshots, descSnapshotAge, descSnapshotPinned} {
 		ch <- d
 	}
 }
@@ -223,5 +227,8 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstHistogram(descWALSync, em.WALSync.Count, em.WALSync.Sum.Seconds(), buckets, a)
 		gauge(descTables, float64(em.Tables))
 		gauge(descEntities, float64(em.Entities))
+		gauge(descSnapshots, float64(em.Snapshots))
+		gauge(descSnapshotAge, em.OldestSnapshotAge.Seconds())
+		counter(descSnapshotPinned, float64(em.SnapshotPinnedBytes))
 	}
 }
