@@ -24,12 +24,21 @@ import (
 // bulk load (100,000 entities of ten properties through a BulkWriter).
 //
 //	go test -run XXX -bench ContinuousBackup -benchtime 2000x .
+//
+// TABLESTORE_BACKUP_BENCH_DIR puts the backups in that directory (on
+// another device than the store's temporary directory).
 func BenchmarkContinuousBackup(b *testing.B) {
 	open := func(b *testing.B, on, noSync bool) *DB {
 		dir := b.TempDir()
 		o := &Options{NoSync: noSync}
 		if on {
-			o.ContinuousBackup = &ContinuousBackup{Dir: filepath.Join(dir, "backup")}
+			bdir := filepath.Join(dir, "backup")
+			if other := os.Getenv("TABLESTORE_BACKUP_BENCH_DIR"); other != "" {
+				// The backup on another device than the store.
+				bdir = filepath.Join(other, filepath.Base(dir))
+				b.Cleanup(func() { _ = os.RemoveAll(bdir) })
+			}
+			o.ContinuousBackup = &ContinuousBackup{Dir: bdir}
 		}
 		db, err := Open(filepath.Join(dir, "store"), o)
 		require.NoError(b, err)
