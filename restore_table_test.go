@@ -1,9 +1,11 @@
 package tablestore
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -147,4 +149,32 @@ func TestRestoreTableKeepsRecords(t *testing.T) {
 	_, err = RestoreTable(ctx, bdir, at, "Orders", "bad name", missing, nil)
 	require.Error(t, err)
 	require.NotEqual(t, edm.CodeInternalError, ErrorCode(err))
+}
+
+// TestRestoreTableEncrypted: a one-table restore of an encrypted store
+// needs its key and writes a store encrypted under it.
+func TestRestoreTableEncrypted(t *testing.T) {
+	enc := &Encryption{Key: bytes.Repeat([]byte{9}, EncryptionKeySize)}
+	dir, bdir := t.TempDir(), filepath.Join(t.TempDir(), "backup")
+	db, err := Open(dir, &Options{ContinuousBackup: &ContinuousBackup{Dir: bdir}, Encryption: enc})
+	require.NoError(t, err)
+	tb, err := db.CreateTable(ctx, "Orders")
+	require.NoError(t, err)
+	for i := range 5 {
+		require.NoError(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: strconv.Itoa(i), Properties: map[string]any{"n": int32(i)}}))
+	}
+	want := snapshotEntities(t, tb)
+	require.NoError(t, db.Close())
+
+	_, err = RestoreTable(ctx, bdir, time.Time{}, "Orders", "", filepath.Join(t.TempDir(), "nokey"), nil)
+	require.ErrorIs(t, err, ErrEncryptionKey)
+	into := filepath.Join(t.TempDir(), "one")
+	_, err = RestoreTable(ctx, bdir, time.Time{}, "Orders", "", into, &Options{Encryption: enc})
+	require.NoError(t, err)
+	_, err = Open(into, &Options{MustExist: true})
+	require.ErrorIs(t, err, ErrEncryptionKey, "the result is encrypted")
+	rdb, err := Open(into, &Options{MustExist: true, Encryption: enc})
+	require.NoError(t, err)
+	defer rdb.Close()
+	requireSameEntities(t, want, snapshotEntities(t, rdb.Table("Orders")))
 }
