@@ -36,6 +36,9 @@ type move struct {
 	conflict bool
 }
 
+// testBeforeRename, when set, runs before a copy replaces a file.
+var testBeforeRename func(name string)
+
 var errMoveConflict = errors.New("encfs: the file changed while it was copied")
 
 func (fs *FS) register(f *file, name string) {
@@ -161,6 +164,9 @@ func (fs *FS) reencrypt(name string) (bool, error) {
 	tmp, nf, err := fs.copyToTemp(src, name, st.Size()-HeaderSize)
 	if err != nil {
 		return false, err
+	}
+	if testBeforeRename != nil {
+		testBeforeRename(name)
 	}
 	fs.mu.Lock()
 	if m.conflict {
