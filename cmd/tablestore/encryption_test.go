@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -149,6 +150,14 @@ func TestEncryptionCommands(t *testing.T) {
 // the store and rewraps its files meanwhile; afterwards the new key alone
 // opens it. --old-encryption-key-file without a new key is a usage error.
 func TestServeRekeysOnline(t *testing.T) {
+	for _, rewrite := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rewrite=%v", rewrite), func(t *testing.T) { serveRekeysOnline(t, rewrite) })
+	}
+}
+
+// serveRekeysOnline: serve rewraps, or with --rekey-rewrite re-encrypts,
+// the store it serves; then a SIGKILL, and the new key alone opens it.
+func serveRekeysOnline(t *testing.T, rewrite bool) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "store")
 	k1, _ := keyFile(t, dir, "k1", 1)
@@ -160,8 +169,13 @@ func TestServeRekeysOnline(t *testing.T) {
 	require.Equal(t, exitUsage, r.code, r.stderr)
 
 	// Both lines are awaited, in whichever order they come.
-	cmd := exec.Command(buildBinary(t), "serve", "--addr", "127.0.0.1:0", "--dir", store, "--anonymous", "--log-level", "none",
-		"--encryption-key-file", k2, "--old-encryption-key-file", k1)
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--dir", store, "--anonymous", "--log-level", "none",
+		"--encryption-key-file", k2, "--old-encryption-key-file", k1}
+	verb := "rewrapped"
+	if rewrite {
+		args, verb = append(args, "--rekey-rewrite"), "re-encrypted"
+	}
+	cmd := exec.Command(buildBinary(t), args...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -174,7 +188,7 @@ func TestServeRekeysOnline(t *testing.T) {
 			base = "http://" + m[1] + "/devstoreaccount1"
 		}
 		if strings.HasPrefix(l, "serve: rekey of account") {
-			require.Contains(t, l, "files rewrapped under key "+tablestore.EncryptionKeyID(key2))
+			require.Contains(t, l, "files "+verb+" under key "+tablestore.EncryptionKeyID(key2))
 			rekeyed = true
 		}
 	}
