@@ -71,7 +71,7 @@ func (fs *FS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCateg
 	if err != nil {
 		return nil, err
 	}
-	if err := fs.FS.Remove(oldname); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+	if err := fs.Remove(oldname); err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return nil, errors.Join(err, f.Close())
 	}
 	return f, nil

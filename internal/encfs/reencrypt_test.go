@@ -119,3 +119,37 @@ func TestReencryptRemovedMeanwhile(t *testing.T) {
 		t.Fatalf("b.sst reads %q", got)
 	}
 }
+
+// TestReencryptRecycledMeanwhile: a log Pebble recycles (ReuseForWrite
+// removes the old name) while its copy is made stays removed.
+func TestReencryptRecycledMeanwhile(t *testing.T) {
+	mem := vfs.NewMem()
+	fs := New(mem, staticKeys(t, testKey(t, 1)))
+	f, err := fs.Create("000001.log", vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("old log")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	testBeforeRename = func(name string) {
+		nf, err := fs.ReuseForWrite("000001.log", "000002.log", vfs.WriteCategoryUnspecified)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if err := nf.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { testBeforeRename = nil }()
+	if done, err := fs.Reencrypt("000001.log"); err != nil || done {
+		t.Fatalf("Reencrypt = %v, %v; want nothing rewritten", done, err)
+	}
+	if _, err := mem.Stat("000001.log"); err == nil {
+		t.Fatal("the recycled log came back")
+	}
+}
