@@ -38,6 +38,8 @@ type FS struct {
 	mu      sync.Mutex
 	writers map[string]*file
 	moving  map[string]*move
+	// reencryptMu is held by Reencrypt.
+	reencryptMu sync.Mutex
 }
 
 // New returns an FS that encrypts the files of base with data keys

@@ -112,6 +112,13 @@ func (fs *FS) Rename(oldname, newname string) error {
 // file: not for a directory, an empty file without a header, or a file
 // removed meanwhile.
 func (fs *FS) Reencrypt(name string) (bool, error) {
+	// One at a time: a name has one temporary file.
+	fs.reencryptMu.Lock()
+	defer fs.reencryptMu.Unlock()
+	return fs.reencryptRetry(name)
+}
+
+func (fs *FS) reencryptRetry(name string) (bool, error) {
 	for range 100 {
 		done, err := fs.reencrypt(name)
 		if !errors.Is(err, errMoveConflict) {
@@ -280,6 +287,8 @@ func (fs *FS) syncDir(name string) error {
 // earlier run left (after a crash) first, and stops early with ctx's
 // error.
 func (fs *FS) ReencryptDir(ctx context.Context, dir string) (int, error) {
+	fs.reencryptMu.Lock()
+	defer fs.reencryptMu.Unlock()
 	names, err := fs.FS.List(dir)
 	if err != nil {
 		return 0, err
@@ -299,7 +308,7 @@ func (fs *FS) ReencryptDir(ctx context.Context, dir string) (int, error) {
 		if name == "LOCK" || strings.HasPrefix(name, tempPrefix) {
 			continue
 		}
-		done, err := fs.Reencrypt(fs.PathJoin(dir, name))
+		done, err := fs.reencryptRetry(fs.PathJoin(dir, name))
 		if err != nil {
 			return n, err
 		}
