@@ -37,7 +37,7 @@ const (
 )
 
 func pitrOptions(dir string) *ts.Options {
-	return &ts.Options{MemTableSize: 256 << 10, ContinuousBackup: &ts.ContinuousBackup{Dir: dir + ".backup", SegmentBytes: 64 << 10}}
+	return crashKey(&ts.Options{MemTableSize: 256 << 10, ContinuousBackup: &ts.ContinuousBackup{Dir: dir + ".backup", SegmentBytes: 64 << 10}})
 }
 
 // TestPITRCrashChild is the child process; it does nothing in a normal
@@ -93,36 +93,38 @@ func TestPITRCrash(t *testing.T) {
 	}
 	seed := testSeed(t)
 	rng := rand.New(rand.NewSource(seed))
-	cycles := envInt(t, "TABLESTORE_PITR_CYCLES", scaled(3, 20))
-	root := t.TempDir()
-	dir := filepath.Join(root, "store")
-	acked := map[int64]bool{}
-	next := int64(0)
-	for cycle := range cycles {
-		// Kill after k acknowledgements; k = 0 kills at once, often
-		// while the child opens the store and takes its base.
-		k := rng.Intn(400)
-		if rng.Intn(4) == 0 {
-			k = 0
+	crashModes(t, envInt(t, "TABLESTORE_PITR_CYCLES", scaled(3, 20)), func(t *testing.T, cycles int) {
+		root := t.TempDir()
+		dir := filepath.Join(root, "store")
+		acked := map[int64]bool{}
+		next := int64(0)
+		for cycle := range cycles {
+			// Kill after k acknowledgements; k = 0 kills at once, often
+			// while the child opens the store and takes its base.
+			k := rng.Intn(400)
+			if rng.Intn(4) == 0 {
+				k = 0
+			}
+			got, tried := pitrCycle(t, dir, next, k)
+			for n := range got {
+				acked[n] = true
+			}
+			next = tried + 1
+			into := filepath.Join(root, fmt.Sprintf("restored-%d", cycle))
+			if _, err := ts.ListBackups(dir+".backup", crashKey(nil)); err != nil && len(acked) == 0 {
+				// Killed before its first open took the first base:
+				// nothing was acknowledged, so nothing is owed.
+				continue
+			}
+			_, err := ts.Restore(context.Background(), dir+".backup", time.Time{}, into, crashKey(nil))
+			if err != nil {
+				t.Fatalf("cycle %d (seed %d): restore: %v", cycle, seed, err)
+			}
+			pitrVerify(t, into, acked, next, fmt.Sprintf("cycle %d (seed %d)", cycle, seed))
 		}
-		got, tried := pitrCycle(t, dir, next, k)
-		for n := range got {
-			acked[n] = true
-		}
-		next = tried + 1
-		into := filepath.Join(root, fmt.Sprintf("restored-%d", cycle))
-		if _, err := ts.ListBackups(dir+".backup", nil); err != nil && len(acked) == 0 {
-			// Killed before its first open took the first base:
-			// nothing was acknowledged, so nothing is owed.
-			continue
-		}
-		_, err := ts.Restore(context.Background(), dir+".backup", time.Time{}, into, nil)
-		if err != nil {
-			t.Fatalf("cycle %d (seed %d): restore: %v", cycle, seed, err)
-		}
-		pitrVerify(t, into, acked, next, fmt.Sprintf("cycle %d (seed %d)", cycle, seed))
-	}
-	t.Logf("%d cycles, %d writes acknowledged", cycles, len(acked))
+		t.Logf("%d cycles, %d writes acknowledged", cycles, len(acked))
+		crashCheckEncrypted(t, dir)
+	})
 }
 
 // pitrCycle runs one child from start, kills it after k
@@ -189,7 +191,7 @@ func pitrCycle(t *testing.T, dir string, start int64, k int) (map[int64]bool, in
 // acknowledged write is there, transactions whole, nothing unknown.
 func pitrVerify(t *testing.T, dir string, acked map[int64]bool, limit int64, what string) {
 	t.Helper()
-	db, err := ts.Open(dir, &ts.Options{MustExist: true})
+	db, err := ts.Open(dir, crashKey(&ts.Options{MustExist: true}))
 	if err != nil {
 		t.Fatalf("%s: open the restored store: %v", what, err)
 	}

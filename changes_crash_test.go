@@ -53,7 +53,7 @@ func TestChangesCrashChild(t *testing.T) {
 		crashChildFail("bad %s: %v", feedCrashStartEnv, err)
 	}
 	ctx := context.Background()
-	tb := crashChildTable(dir, &ts.Options{MemTableSize: crashMemTable}, feedCrashTable)
+	tb := crashChildTable(dir, crashKey(&ts.Options{MemTableSize: crashMemTable}), feedCrashTable)
 	if err := tb.EnableChangeFeed(ctx, ts.ChangeFeedOptions{Images: ts.ImagesNew, Retention: time.Hour}); err != nil {
 		crashChildFail("enable: %v", err)
 	}
@@ -97,121 +97,123 @@ func TestChangesCrash(t *testing.T) {
 	}
 	seed := testSeed(t)
 	rng := rand.New(rand.NewSource(seed))
-	cycles := envInt(t, "TABLESTORE_CRASH_CYCLES", 8)
-	dir := t.TempDir()
-	var next [2]int64
-	var lastSeq uint64
-	total := 0
-	for cycle := range cycles {
-		fail := func(format string, args ...any) {
-			t.Helper()
-			t.Fatalf("cycle %d: %s (seed %d)", cycle, fmt.Sprintf(format, args...), seed)
-		}
-		acked := [2]int64{-1, -1}
-		killAfter := time.Duration(20+rng.Intn(200)) * time.Millisecond
-		stderr := runKilledChild(t, "TestChangesCrashChild",
-			[]string{feedCrashChildEnv + "=" + dir, fmt.Sprintf("%s=%d,%d", feedCrashStartEnv, next[0], next[1])},
-			killAfter, fail, func(l string) {
-				if !strings.HasPrefix(l, "ack ") {
-					return
-				}
-				var w, n int64
-				if _, err := fmt.Sscanf(l, "ack %d %d", &w, &n); err != nil {
-					fail("bad line %q", l)
-				}
-				acked[w] = n
-			})
+	crashModes(t, envInt(t, "TABLESTORE_CRASH_CYCLES", 8), func(t *testing.T, cycles int) {
+		dir := t.TempDir()
+		var next [2]int64
+		var lastSeq uint64
+		total := 0
+		for cycle := range cycles {
+			fail := func(format string, args ...any) {
+				t.Helper()
+				t.Fatalf("cycle %d: %s (seed %d)", cycle, fmt.Sprintf(format, args...), seed)
+			}
+			acked := [2]int64{-1, -1}
+			killAfter := time.Duration(20+rng.Intn(200)) * time.Millisecond
+			stderr := runKilledChild(t, "TestChangesCrashChild",
+				[]string{feedCrashChildEnv + "=" + dir, fmt.Sprintf("%s=%d,%d", feedCrashStartEnv, next[0], next[1])},
+				killAfter, fail, func(l string) {
+					if !strings.HasPrefix(l, "ack ") {
+						return
+					}
+					var w, n int64
+					if _, err := fmt.Sscanf(l, "ack %d %d", &w, &n); err != nil {
+						fail("bad line %q", l)
+					}
+					acked[w] = n
+				})
 
-		db, err := ts.Open(dir, nil)
-		if err != nil {
-			fail("reopen: %v", err)
-		}
-		tb := db.Table(feedCrashTable)
-		// Per writer, the commits the feed holds, and the entities.
-		seen := [2]int64{-1, -1}
-		var prev uint64
-		fed := map[string]bool{}
-		var open *ts.Change // the first change of the commit being read
-		got := 0
-		for c, err := range tb.Changes(context.Background(), ts.ChangesQuery{}) {
+			db, err := ts.Open(dir, crashKey(nil))
 			if err != nil {
-				if errors.Is(err, ts.ErrResourceNotFound) && cycle == 0 {
-					break // killed before the feed was on
+				fail("reopen: %v", err)
+			}
+			tb := db.Table(feedCrashTable)
+			// Per writer, the commits the feed holds, and the entities.
+			seen := [2]int64{-1, -1}
+			var prev uint64
+			fed := map[string]bool{}
+			var open *ts.Change // the first change of the commit being read
+			got := 0
+			for c, err := range tb.Changes(context.Background(), ts.ChangesQuery{}) {
+				if err != nil {
+					if errors.Is(err, ts.ErrResourceNotFound) && cycle == 0 {
+						break // killed before the feed was on
+					}
+					fail("read the feed: %v", err)
 				}
-				fail("read the feed: %v", err)
-			}
-			if c.Seq <= prev {
-				fail("seq %d after %d", c.Seq, prev)
-			}
-			prev = c.Seq
-			if c.Op != ts.ChangeInsert || c.Entity == nil {
-				fail("change %d: op %s, image %v", c.Seq, c.Op.String(), c.Entity != nil)
-			}
-			w := int64(c.PartitionKey[1] - '0')
-			n := c.Entity.Properties["N"].(int64)
-			if c.Index == 0 {
-				if open != nil {
-					fail("commit %d ends after %d of %d changes", open.Commit, open.Index+1, open.Count)
+				if c.Seq <= prev {
+					fail("seq %d after %d", c.Seq, prev)
 				}
-				if n != seen[w]+1 {
-					fail("writer %d: commit %d after %d", w, n, seen[w])
+				prev = c.Seq
+				if c.Op != ts.ChangeInsert || c.Entity == nil {
+					fail("change %d: op %s, image %v", c.Seq, c.Op.String(), c.Entity != nil)
 				}
-				if c.Count != feedCrashSize(n) {
-					fail("writer %d commit %d: %d changes, want %d", w, n, c.Count, feedCrashSize(n))
+				w := int64(c.PartitionKey[1] - '0')
+				n := c.Entity.Properties["N"].(int64)
+				if c.Index == 0 {
+					if open != nil {
+						fail("commit %d ends after %d of %d changes", open.Commit, open.Index+1, open.Count)
+					}
+					if n != seen[w]+1 {
+						fail("writer %d: commit %d after %d", w, n, seen[w])
+					}
+					if c.Count != feedCrashSize(n) {
+						fail("writer %d commit %d: %d changes, want %d", w, n, c.Count, feedCrashSize(n))
+					}
+					seen[w] = n
+					cc := c
+					open = &cc
+				} else if open == nil || c.Commit != open.Commit || c.Seq != open.Seq+uint64(c.Index) || c.PartitionKey != open.PartitionKey {
+					fail("change %d (index %d of commit %d) out of its commit", c.Seq, c.Index, c.Commit)
 				}
-				seen[w] = n
-				cc := c
-				open = &cc
-			} else if open == nil || c.Commit != open.Commit || c.Seq != open.Seq+uint64(c.Index) || c.PartitionKey != open.PartitionKey {
-				fail("change %d (index %d of commit %d) out of its commit", c.Seq, c.Index, c.Commit)
+				if c.RowKey != fmt.Sprintf("%09d-%d", n, c.Index) {
+					fail("change %d: row %q for commit %d index %d", c.Seq, c.RowKey, n, c.Index)
+				}
+				if c.Index == c.Count-1 {
+					open = nil
+				}
+				fed[c.PartitionKey+"/"+c.RowKey] = true
+				got++
 			}
-			if c.RowKey != fmt.Sprintf("%09d-%d", n, c.Index) {
-				fail("change %d: row %q for commit %d index %d", c.Seq, c.RowKey, n, c.Index)
+			if open != nil {
+				fail("the feed ends inside commit %d", open.Commit)
 			}
-			if c.Index == c.Count-1 {
-				open = nil
+			if prev < lastSeq {
+				fail("the feed ends at seq %d, before %d seen earlier", prev, lastSeq)
 			}
-			fed[c.PartitionKey+"/"+c.RowKey] = true
-			got++
-		}
-		if open != nil {
-			fail("the feed ends inside commit %d", open.Commit)
-		}
-		if prev < lastSeq {
-			fail("the feed ends at seq %d, before %d seen earlier", prev, lastSeq)
-		}
-		lastSeq = prev
-		for w := range 2 {
-			if seen[w] < acked[w] {
-				fail("writer %d: acknowledged %d, the feed ends at %d", w, acked[w], seen[w])
+			lastSeq = prev
+			for w := range 2 {
+				if seen[w] < acked[w] {
+					fail("writer %d: acknowledged %d, the feed ends at %d", w, acked[w], seen[w])
+				}
+				if seen[w] < next[w]-1 {
+					fail("writer %d: the feed lost commits: ends at %d, %d seen before", w, seen[w], next[w]-1)
+				}
+				next[w] = seen[w] + 1
 			}
-			if seen[w] < next[w]-1 {
-				fail("writer %d: the feed lost commits: ends at %d, %d seen before", w, seen[w], next[w]-1)
+			n := 0
+			for e, err := range tb.Query(context.Background(), ts.Query{}) {
+				if err != nil {
+					fail("query: %v", err)
+				}
+				if !fed[e.PartitionKey+"/"+e.RowKey] {
+					fail("entity (%s, %s) is not in the feed", e.PartitionKey, e.RowKey)
+				}
+				n++
 			}
-			next[w] = seen[w] + 1
-		}
-		n := 0
-		for e, err := range tb.Query(context.Background(), ts.Query{}) {
-			if err != nil {
-				fail("query: %v", err)
+			if n != len(fed) {
+				fail("the table holds %d entities, the feed %d", n, len(fed))
 			}
-			if !fed[e.PartitionKey+"/"+e.RowKey] {
-				fail("entity (%s, %s) is not in the feed", e.PartitionKey, e.RowKey)
+			total = got
+			if err := db.Close(); err != nil {
+				fail("close: %v", err)
 			}
-			n++
+			if strings.Contains(stderr, "panic") {
+				fail("child: %s", stderr)
+			}
 		}
-		if n != len(fed) {
-			fail("the table holds %d entities, the feed %d", n, len(fed))
-		}
-		total = got
-		if err := db.Close(); err != nil {
-			fail("close: %v", err)
-		}
-		if strings.Contains(stderr, "panic") {
-			fail("child: %s", stderr)
-		}
-	}
-	t.Logf("%d cycles: %d changes, commits %d and %d", cycles, total, next[0], next[1])
+		t.Logf("%d cycles: %d changes, commits %d and %d", cycles, total, next[0], next[1])
+		crashCheckEncrypted(t, dir)
+	})
 }
 
 // runKilledChild runs the test binary's test named test as a child

@@ -51,7 +51,7 @@ func TestCrashBulkChild(t *testing.T) {
 	}
 	start := crashChildStart()
 	ctx := context.Background()
-	tb := crashChildTable(dir, &ts.Options{MemTableSize: crashMemTable}, crashBulkTable)
+	tb := crashChildTable(dir, crashKey(&ts.Options{MemTableSize: crashMemTable}), crashBulkTable)
 	w, err := tb.NewBulkWriter(&ts.BulkOptions{Action: ts.ActionUpsertReplace,
 		BatchEntities: 50 + int(start/crashBulkSpan%7)*40,
 		OnCommit: func(c ts.BulkCommit) {
@@ -76,48 +76,50 @@ func TestCrashBulk(t *testing.T) {
 	}
 	seed := testSeed(t)
 	rng := rand.New(rand.NewSource(seed))
-	cycles := max(envInt(t, "TABLESTORE_CRASH_CYCLES", scaled(8, 20))/2, 1)
-	dir := t.TempDir()
-	for cycle := range cycles {
-		start := int64(cycle+1) * crashBulkSpan
-		through := runBulkCrashChild(t, dir, start, time.Duration(20+rng.Intn(300))*time.Millisecond)
-		db, err := ts.Open(dir, &ts.Options{MustExist: true})
-		if err != nil {
-			t.Fatalf("cycle %d (seed %d): reopen: %v", cycle, seed, err)
-		}
-		present := map[int64]bool{}
-		for e, err := range db.Table(crashBulkTable).Query(context.Background(), ts.Query{
-			Filter: fmt.Sprintf("I ge %dL and I lt %dL", start, start+crashBulkSpan)}) {
-			if errors.Is(err, ts.ErrTableNotFound) {
-				break // the first child was killed before creating it
-			}
+	crashModes(t, max(envInt(t, "TABLESTORE_CRASH_CYCLES", scaled(8, 20))/2, 1), func(t *testing.T, cycles int) {
+		dir := t.TempDir()
+		for cycle := range cycles {
+			start := int64(cycle+1) * crashBulkSpan
+			through := runBulkCrashChild(t, dir, start, time.Duration(20+rng.Intn(300))*time.Millisecond)
+			db, err := ts.Open(dir, crashKey(&ts.Options{MustExist: true}))
 			if err != nil {
-				t.Fatalf("cycle %d: query: %v", cycle, err)
+				t.Fatalf("cycle %d (seed %d): reopen: %v", cycle, seed, err)
 			}
-			i := e.Properties["I"].(int64)
-			want := bulkCrashEntity(i)
-			if e.PartitionKey != want.PartitionKey || e.RowKey != want.RowKey || !bytesEqual(e.Properties["Payload"], payload(i, 0)) || len(e.Properties) != 2 {
-				t.Fatalf("cycle %d (seed %d): entity %d is not whole: %v", cycle, seed, i, e)
+			present := map[int64]bool{}
+			for e, err := range db.Table(crashBulkTable).Query(context.Background(), ts.Query{
+				Filter: fmt.Sprintf("I ge %dL and I lt %dL", start, start+crashBulkSpan)}) {
+				if errors.Is(err, ts.ErrTableNotFound) {
+					break // the first child was killed before creating it
+				}
+				if err != nil {
+					t.Fatalf("cycle %d: query: %v", cycle, err)
+				}
+				i := e.Properties["I"].(int64)
+				want := bulkCrashEntity(i)
+				if e.PartitionKey != want.PartitionKey || e.RowKey != want.RowKey || !bytesEqual(e.Properties["Payload"], payload(i, 0)) || len(e.Properties) != 2 {
+					t.Fatalf("cycle %d (seed %d): entity %d is not whole: %v", cycle, seed, i, e)
+				}
+				present[i] = true
 			}
-			present[i] = true
-		}
-		require := func(ok bool, format string, args ...any) {
-			if !ok {
-				t.Fatalf("cycle %d (seed %d): %s", cycle, seed, fmt.Sprintf(format, args...))
+			require := func(ok bool, format string, args ...any) {
+				if !ok {
+					t.Fatalf("cycle %d (seed %d): %s", cycle, seed, fmt.Sprintf(format, args...))
+				}
+			}
+			for i := start; i < through; i++ {
+				require(present[i], "entity %d was below Through %d (durable) but is absent", i, through)
+			}
+			end := start + int64(len(present))
+			for i := range present {
+				require(i < end, "entity %d is present but not every entity added before it is (%d present)", i, len(present))
+			}
+			t.Logf("cycle %d: %d entities durable by Through, %d present", cycle, through-start, len(present))
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
 			}
 		}
-		for i := start; i < through; i++ {
-			require(present[i], "entity %d was below Through %d (durable) but is absent", i, through)
-		}
-		end := start + int64(len(present))
-		for i := range present {
-			require(i < end, "entity %d is present but not every entity added before it is (%d present)", i, len(present))
-		}
-		t.Logf("cycle %d: %d entities durable by Through, %d present", cycle, through-start, len(present))
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
+		crashCheckEncrypted(t, dir)
+	})
 }
 
 // runBulkCrashChild runs the bulk child from start, kills it d after it

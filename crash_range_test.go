@@ -76,7 +76,7 @@ func TestCrashRangeChild(t *testing.T) {
 	}
 	start := crashChildStart()
 	ctx := context.Background()
-	p := crashChildTable(dir, &ts.Options{MemTableSize: crashMemTable}, crashRangeTable).Partition("p")
+	p := crashChildTable(dir, crashKey(&ts.Options{MemTableSize: crashMemTable}), crashRangeTable).Partition("p")
 	fmt.Fprintf(os.Stdout, "ready\n")
 	deadline := time.Now().Add(time.Minute)
 	for s := start; time.Now().Before(deadline); s++ {
@@ -94,99 +94,101 @@ func TestCrashRange(t *testing.T) {
 	}
 	seed := testSeed(t)
 	rng := rand.New(rand.NewSource(seed))
-	cycles := envInt(t, "TABLESTORE_CRASH_CYCLES", scaled(8, 20))
-	dir := t.TempDir()
-	state := int64(0) // the step whose state the store holds
-	sawDelete := 0
-	for c := 0; c < cycles; c++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashRangeChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashRangeEnv+"="+dir, crashStartEnv+"="+strconv.FormatInt(state+1, 10))
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		acked := state
-		lines := bufio.NewScanner(out)
-		ready := make(chan struct{})
-		done := make(chan []string)
-		go func() {
-			var all []string
-			for lines.Scan() {
-				all = append(all, lines.Text())
-				if lines.Text() == "ready" {
-					close(ready)
-				}
-			}
-			done <- all
-		}()
-		select {
-		case <-ready:
-		case <-time.After(30 * time.Second):
-		}
-		time.Sleep(time.Duration(rng.Intn(150)) * time.Millisecond) // sleep: a random moment to kill the child at
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		all := <-done
-		_ = cmd.Wait()
-		for _, l := range all {
-			if strings.HasPrefix(l, "fail") {
-				t.Fatalf("seed %d: child: %s\n%s", seed, l, stderr.String())
-			}
-			if n, ok := strings.CutPrefix(l, "ack "); ok {
-				v, err := strconv.ParseInt(n, 10, 64)
-				if err != nil {
-					t.Fatalf("bad line %q", l)
-				}
-				acked = v
-			}
-		}
-
-		db, err := ts.Open(dir, nil)
-		if err != nil {
-			t.Fatalf("seed %d: reopen: %v", seed, err)
-		}
-		present := map[int]int{}
-		for e, err := range db.Table(crashRangeTable).Partition("p").Query(context.Background(), ts.Query{}) {
-			if err != nil && errors.Is(err, ts.ErrTableNotFound) && acked == 0 {
-				break
-			}
+	crashModes(t, envInt(t, "TABLESTORE_CRASH_CYCLES", scaled(8, 20)), func(t *testing.T, cycles int) {
+		dir := t.TempDir()
+		state := int64(0) // the step whose state the store holds
+		sawDelete := 0
+		for c := 0; c < cycles; c++ {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestCrashRangeChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), crashRangeEnv+"="+dir, crashStartEnv+"="+strconv.FormatInt(state+1, 10))
+			out, err := cmd.StdoutPipe()
 			if err != nil {
-				t.Fatalf("seed %d: scan: %v", seed, err)
+				t.Fatal(err)
 			}
-			n, _ := strconv.Atoi(e.RowKey[1:])
-			present[n/crashRangeRows]++
-		}
-		require := func(cond bool, format string, args ...any) {
-			if !cond {
-				t.Fatalf("seed %d, cycle %d, acked step %d: "+format+" (dir %s)", append([]any{seed, c, acked}, append(args, dir)...)...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			acked := state
+			lines := bufio.NewScanner(out)
+			ready := make(chan struct{})
+			done := make(chan []string)
+			go func() {
+				var all []string
+				for lines.Scan() {
+					all = append(all, lines.Text())
+					if lines.Text() == "ready" {
+						close(ready)
+					}
+				}
+				done <- all
+			}()
+			select {
+			case <-ready:
+			case <-time.After(30 * time.Second):
+			}
+			time.Sleep(time.Duration(rng.Intn(150)) * time.Millisecond) // sleep: a random moment to kill the child at
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			all := <-done
+			_ = cmd.Wait()
+			for _, l := range all {
+				if strings.HasPrefix(l, "fail") {
+					t.Fatalf("seed %d: child: %s\n%s", seed, l, stderr.String())
+				}
+				if n, ok := strings.CutPrefix(l, "ack "); ok {
+					v, err := strconv.ParseInt(n, 10, 64)
+					if err != nil {
+						t.Fatalf("bad line %q", l)
+					}
+					acked = v
+				}
+			}
+
+			db, err := ts.Open(dir, crashKey(nil))
+			if err != nil {
+				t.Fatalf("seed %d: reopen: %v", seed, err)
+			}
+			present := map[int]int{}
+			for e, err := range db.Table(crashRangeTable).Partition("p").Query(context.Background(), ts.Query{}) {
+				if err != nil && errors.Is(err, ts.ErrTableNotFound) && acked == 0 {
+					break
+				}
+				if err != nil {
+					t.Fatalf("seed %d: scan: %v", seed, err)
+				}
+				n, _ := strconv.Atoi(e.RowKey[1:])
+				present[n/crashRangeRows]++
+			}
+			require := func(cond bool, format string, args ...any) {
+				if !cond {
+					t.Fatalf("seed %d, cycle %d, acked step %d: "+format+" (dir %s)", append([]any{seed, c, acked}, append(args, dir)...)...)
+				}
+			}
+			var blocks []int
+			for b, n := range present {
+				require(n == crashRangeRows, "block %d has %d of %d entities", b, n, crashRangeRows)
+				blocks = append(blocks, b)
+			}
+			slices.Sort(blocks)
+			switch {
+			case slices.Equal(blocks, rangeState(acked)):
+				state = acked
+			case slices.Equal(blocks, rangeState(acked+1)):
+				state = acked + 1
+			default:
+				require(false, "blocks %v are neither step %d's %v nor step %d's %v", blocks, acked, rangeState(acked), acked+1, rangeState(acked+1))
+			}
+			if k := (acked + 1) % 7; k == 6 || k == 0 {
+				sawDelete++ // killed with a deletion in flight or just done
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
 			}
 		}
-		var blocks []int
-		for b, n := range present {
-			require(n == crashRangeRows, "block %d has %d of %d entities", b, n, crashRangeRows)
-			blocks = append(blocks, b)
-		}
-		slices.Sort(blocks)
-		switch {
-		case slices.Equal(blocks, rangeState(acked)):
-			state = acked
-		case slices.Equal(blocks, rangeState(acked+1)):
-			state = acked + 1
-		default:
-			require(false, "blocks %v are neither step %d's %v nor step %d's %v", blocks, acked, rangeState(acked), acked+1, rangeState(acked+1))
-		}
-		if k := (acked + 1) % 7; k == 6 || k == 0 {
-			sawDelete++ // killed with a deletion in flight or just done
-		}
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("seed %d: %d cycles, %d killed with a deletion as the next step", seed, cycles, sawDelete)
+		t.Logf("seed %d: %d cycles, %d killed with a deletion as the next step", seed, cycles, sawDelete)
+		crashCheckEncrypted(t, dir)
+	})
 }

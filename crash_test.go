@@ -578,3 +578,48 @@ func bytesEqual(v any, want []byte) bool {
 	b, ok := v.([]byte)
 	return ok && string(b) == string(want)
 }
+
+// crashEncryptedEnv, set to 1, makes the stores of the crash suites that
+// run through crashModes encrypted at rest, in the parent and in the
+// child processes, which inherit it.
+const crashEncryptedEnv = "TABLESTORE_CRASH_ENCRYPTED"
+
+// crashKey returns o (nil: new Options) with the crash suites' key when
+// crashEncryptedEnv is set, else o.
+func crashKey(o *ts.Options) *ts.Options {
+	if os.Getenv(crashEncryptedEnv) != "1" {
+		return o
+	}
+	c := ts.Options{}
+	if o != nil {
+		c = *o
+	}
+	c.Encryption = &ts.Encryption{Key: encKey(8)}
+	return &c
+}
+
+// crashModes runs a crash suite twice: plain with cycles, then encrypted
+// at rest with a quarter of them (at least one).
+func crashModes(t *testing.T, cycles int, run func(t *testing.T, cycles int)) {
+	t.Run("plain", func(t *testing.T) { run(t, cycles) })
+	t.Run("encrypted", func(t *testing.T) {
+		t.Setenv(crashEncryptedEnv, "1")
+		run(t, max(cycles/4, 1))
+	})
+}
+
+// crashCheckEncrypted fails, in an encrypted run, unless the store in
+// dir refuses to open without its key: the run was encrypted throughout.
+func crashCheckEncrypted(t *testing.T, dir string) {
+	t.Helper()
+	if os.Getenv(crashEncryptedEnv) != "1" {
+		return
+	}
+	db, err := ts.Open(dir, &ts.Options{MustExist: true})
+	if err == nil {
+		db.Close()
+	}
+	if !errors.Is(err, ts.ErrEncryptionKey) {
+		t.Fatalf("the store in %s opens without its key (%v): it is not encrypted", dir, err)
+	}
+}

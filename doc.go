@@ -71,8 +71,9 @@
 //     DB.EngineMetrics (the engine's figures, for monitoring), and a
 //     table's stored AccessPolicy list, which the REST server uses.
 //   - Encryption. Options.Encryption encrypts every file of a store at
-//     rest (DB.Rekey rotates its key online, DB.CheckpointEncrypted
-//     converts a store); Options.PropertyEncryption seals chosen
+//     rest (DB.Rekey rotates its key online, or re-encrypts every
+//     file, DB.CheckpointEncrypted converts a store);
+//     Options.PropertyEncryption seals chosen
 //     properties before they reach any driver. See docs/encryption.md.
 //
 // Storage sits behind package driver: Open and OpenInMemory use the

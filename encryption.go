@@ -126,7 +126,21 @@ func (b badKeys) UnwrapKey(string, []byte, []byte) ([]byte, error) {
 
 // rekeyer is implemented by drivers whose stores are encrypted at rest.
 type rekeyer interface {
-	Rekey(ctx context.Context) (int, error)
+	Rekey(ctx context.Context, rewrite bool) (int, error)
+}
+
+// RekeyOptions are DB.Rekey's options; nil means the zero value.
+type RekeyOptions struct {
+	// Rewrite re-encrypts every file under a fresh data key instead of
+	// rewrapping its data key: the contents are copied, unchanged, into
+	// a new file whose data key is new and wrapped under the current
+	// key, which replaces the file (files open for writing, the
+	// write-ahead log and MANIFEST among them, move while their writer
+	// waits). Afterwards no file of the store or of its continuous
+	// backup has a data key from before the call, so a leaked data key
+	// or an old key-encryption key opens none of them. It reads and
+	// writes every byte of the store.
+	Rewrite bool
 }
 
 // Rekey rewraps the data key of every file of the store under the
@@ -135,21 +149,24 @@ type rekeyer interface {
 // stays open: reads and writes go on meanwhile, and files written
 // since Open are under the current key already. Afterwards the store
 // opens with the current key alone. It returns how many files it
-// rewrapped. Only the wrapping changes, not the files' data keys or
-// contents (docs/encryption.md says how to rewrite those).
+// rewrapped (or rewrote, with opts.Rewrite). Without opts.Rewrite only
+// the wrapping changes, not the files' data keys or contents.
 //
 // Errors: InvalidInput for a store that is not encrypted,
 // NotImplemented for a driver without encryption at rest, ErrClosed,
 // ctx's error, key and I/O errors.
-func (db *DB) Rekey(ctx context.Context) (int, error) {
+func (db *DB) Rekey(ctx context.Context, opts *RekeyOptions) (int, error) {
 	if err := db.checkContext(ctx); err != nil {
 		return 0, err
+	}
+	if opts == nil {
+		opts = &RekeyOptions{}
 	}
 	r, ok := db.conn.(rekeyer)
 	if !ok {
 		return 0, newError(edm.CodeNotImplemented, "this store's driver has no encryption at rest")
 	}
-	n, err := r.Rekey(ctx)
+	n, err := r.Rekey(ctx, opts.Rewrite)
 	if err != nil {
 		return n, mapError(err, false)
 	}

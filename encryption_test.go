@@ -372,7 +372,7 @@ func TestEncryptionRekey(t *testing.T) {
 			}
 		}
 	}()
-	n, err := db.Rekey(ctx)
+	n, err := db.Rekey(ctx, nil)
 	close(stop)
 	wg.Wait()
 	if err != nil || n == 0 {
@@ -405,7 +405,7 @@ func TestEncryptionRekey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer plain.Close()
-	if _, err := plain.Rekey(ctx); ts.ErrorCode(err) != edm.CodeInvalidInput {
+	if _, err := plain.Rekey(ctx, nil); ts.ErrorCode(err) != edm.CodeInvalidInput {
 		t.Fatalf("Rekey of an unencrypted store = %v; want InvalidInput", err)
 	}
 }
@@ -562,7 +562,7 @@ func TestEncryptionKeyProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := db.Rekey(context.Background()); err != nil || n == 0 {
+	if n, err := db.Rekey(context.Background(), nil); err != nil || n == 0 {
 		t.Fatalf("Rekey through the provider = %d, %v", n, err)
 	}
 	db.Close()
@@ -761,7 +761,7 @@ func TestEncryptionRekeyBackup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Rekey(ctx); err != nil {
+	if _, err := db.Rekey(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

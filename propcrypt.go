@@ -33,9 +33,10 @@ import (
 // A $filter that names an encrypted property of the table is refused
 // with InvalidInput naming it: the store holds only ciphertext, so it
 // could not answer it. On a table with encrypted properties the table
-// handle offers reads, writes, transactions, bulk writes and queries;
-// reverse queries, secondary indexes, change feeds, TTL and partition
-// deletes answer NotImplemented there. Names, keys, types of the other
+// handle offers reads, writes, transactions, bulk writes, queries
+// (reverse ones included), partition deletes and secondary indexes on
+// the other properties (one on an encrypted property is InvalidInput
+// naming it); change feeds and TTL answer NotImplemented there. Names, keys, types of the other
 // properties, and the size of each value stay visible.
 type PropertyEncryption struct {
 	// Keys are the keys by ID: each EncryptionKeySize bytes, each ID 1 to
@@ -267,6 +268,21 @@ func (t *sealedTable) Get(ctx context.Context, pk, rk string, sel []string) (dri
 // QueryPage refuses a filter on an encrypted property, and opens the
 // encrypted properties of every entity emitted.
 func (t *sealedTable) QueryPage(ctx context.Context, q *driver.QueryRequest, emit func(driver.Row) error) (driver.PageResult, error) {
+	return t.query(ctx, q, emit, t.Table.QueryPage)
+}
+
+// QueryPageReverse is QueryPage in reverse order, when the driver reads
+// in reverse: the order is by keys, which are not sealed.
+func (t *sealedTable) QueryPageReverse(ctx context.Context, q *driver.QueryRequest, emit func(driver.Row) error) (driver.PageResult, error) {
+	r, ok := t.Table.(driver.ReverseQuerier)
+	if !ok {
+		return driver.PageResult{}, &driver.Error{Code: edm.CodeNotImplemented, Message: "this store cannot read a table in reverse"}
+	}
+	return t.query(ctx, q, emit, r.QueryPageReverse)
+}
+
+func (t *sealedTable) query(ctx context.Context, q *driver.QueryRequest, emit func(driver.Row) error,
+	read func(context.Context, *driver.QueryRequest, func(driver.Row) error) (driver.PageResult, error)) (driver.PageResult, error) {
 	if q.Filter != nil {
 		for _, name := range filter.NewFilter(q.Filter).Names {
 			if t.encrypted(name) {
@@ -275,11 +291,89 @@ func (t *sealedTable) QueryPage(ctx context.Context, q *driver.QueryRequest, emi
 			}
 		}
 	}
-	return t.Table.QueryPage(ctx, q, func(r driver.Row) error {
+	return read(ctx, q, func(r driver.Row) error {
 		r, err := t.openRow(r)
 		if err != nil {
 			return err
 		}
 		return emit(r)
 	})
+}
+
+// DeleteRange deletes by keys, which are not sealed, when the driver
+// can.
+func (t *sealedTable) DeleteRange(ctx context.Context, pk, fromRowKey, toRowKey string) (driver.DeleteRangeResult, error) {
+	d, ok := t.Table.(driver.RangeDeleter)
+	if !ok {
+		return driver.DeleteRangeResult{}, &driver.Error{Code: edm.CodeNotImplemented, Message: "this store cannot delete a range of a partition"}
+	}
+	return d.DeleteRange(ctx, pk, fromRowKey, toRowKey)
+}
+
+// indexer returns the driver's Indexer, or NotImplemented.
+func (t *sealedTable) indexer() (driver.Indexer, error) {
+	d, ok := t.Table.(driver.Indexer)
+	if !ok {
+		return nil, &driver.Error{Code: edm.CodeNotImplemented, Message: "this store has no secondary indexes"}
+	}
+	return d, nil
+}
+
+// CreateIndex refuses an index on an encrypted property with
+// InvalidInput naming it (the store could order only its ciphertext);
+// an index on the other properties is the driver's.
+func (t *sealedTable) CreateIndex(ctx context.Context, spec driver.IndexSpec) error {
+	for _, name := range spec.Properties {
+		if t.encrypted(name) {
+			return &driver.Error{Code: edm.CodeInvalidInput,
+				Message: fmt.Sprintf("index %s names %q, an encrypted property of table %s: the store holds only its ciphertext, so it cannot index it", spec.Name, name, t.name)}
+		}
+	}
+	d, err := t.indexer()
+	if err != nil {
+		return err
+	}
+	return d.CreateIndex(ctx, spec)
+}
+
+// DropIndex is the driver's.
+func (t *sealedTable) DropIndex(ctx context.Context, name string) error {
+	d, err := t.indexer()
+	if err != nil {
+		return err
+	}
+	return d.DropIndex(ctx, name)
+}
+
+// Indexes is the driver's.
+func (t *sealedTable) Indexes(ctx context.Context) ([]driver.IndexStatus, error) {
+	d, err := t.indexer()
+	if err != nil {
+		return nil, err
+	}
+	return d.Indexes(ctx)
+}
+
+// IndexSizes is the driver's, or no estimates.
+func (t *sealedTable) IndexSizes(ctx context.Context) (map[string]driver.TableStats, error) {
+	if d, ok := t.Table.(driver.IndexSizer); ok {
+		return d.IndexSizes(ctx)
+	}
+	return nil, nil
+}
+
+// QueryIndexPage refuses a filter on an encrypted property, as
+// QueryPage, and opens the encrypted properties of every entity emitted.
+func (t *sealedTable) QueryIndexPage(ctx context.Context, q *driver.IndexQueryRequest, emit func(driver.Row) error) (driver.IndexPageResult, error) {
+	d, err := t.indexer()
+	if err != nil {
+		return driver.IndexPageResult{}, err
+	}
+	var res driver.IndexPageResult
+	_, err = t.query(ctx, q.Query, emit, func(ctx context.Context, _ *driver.QueryRequest, emit func(driver.Row) error) (driver.PageResult, error) {
+		var err error
+		res, err = d.QueryIndexPage(ctx, q, emit)
+		return res.PageResult, err
+	})
+	return res, err
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/server"
@@ -100,23 +101,30 @@ func loadEncryption(f keyFlags) error {
 
 // rekeyServed rewraps, in the background, the files of every served
 // store still under the previous key, when serve was given one: an
-// online rotation. It reports on w; wait waits for it to end.
-func rekeyServed(ctx context.Context, w io.Writer, served []server.Account) (wait func()) {
+// online rotation. With rewrite it re-encrypts every file under a fresh
+// data key instead, whether or not a previous key was given. It reports
+// on w; wait waits for it to end.
+func rekeyServed(ctx context.Context, w io.Writer, served []server.Account, rewrite bool) (wait func()) {
 	enc := storeEncryption.Load()
-	if enc == nil || len(enc.PreviousKeys) == 0 {
+	if enc == nil || (len(enc.PreviousKeys) == 0 && !rewrite) {
 		return func() {}
+	}
+	verb := "rewrapped"
+	if rewrite {
+		verb = "re-encrypted"
 	}
 	var wg sync.WaitGroup
 	for _, a := range served {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			n, err := a.DB.Rekey(ctx)
+			start := time.Now()
+			n, err := a.DB.Rekey(ctx, &tablestore.RekeyOptions{Rewrite: rewrite})
 			if err != nil {
 				fmt.Fprintf(w, "serve: rekey of account %s: %s\n", a.Name, errorText(err))
 				return
 			}
-			fmt.Fprintf(w, "serve: rekey of account %s: %d files rewrapped under key %s\n", a.Name, n, tablestore.EncryptionKeyID(enc.Key))
+			fmt.Fprintf(w, "serve: rekey of account %s: %d files %s under key %s in %s\n", a.Name, n, verb, tablestore.EncryptionKeyID(enc.Key), time.Since(start).Round(time.Millisecond))
 		}()
 	}
 	return wg.Wait
@@ -153,7 +161,7 @@ func rekeyCommand() *command {
 	return &command{
 		name:    "rekey",
 		args:    "",
-		summary: "rewrap an encrypted store's files under a new key",
+		summary: "rewrap an encrypted store's files under a new key, or re-encrypt them",
 		help: `rekey rewraps the data key of every file of an encrypted local store under
 the key of --encryption-key-file (or $TABLESTORE_ENCRYPTION_KEY); the
 previous key comes from --old-encryption-key-file (or
@@ -161,12 +169,18 @@ $TABLESTORE_OLD_ENCRYPTION_KEY). Each file's header is rewritten in place,
 a crash-safe half at a time; the file contents stay as they are. Afterwards
 the store opens with the new key alone. This command opens the store
 itself, so it must not be open in another process; serve given both keys
-rekeys the stores it serves online, while it serves them. To rewrite the contents under new data keys
-too, use tablestore encrypt --decrypt and encrypt, or see
-docs/encryption.md.`,
+rekeys the stores it serves online, while it serves them.
+
+With --rewrite it re-encrypts every file instead: each file's contents are
+copied, unchanged, into a new file under a fresh data key (wrapped under
+the new key), which replaces it; afterwards no file has a data key from
+before the command. --old-encryption-key-file is then needed only if some
+files are under another key. serve --rekey-rewrite does the same online.
+It reports the files rewritten and the rate.`,
 		example: `tablestore rekey --store data --encryption-key-file new.key --old-encryption-key-file old.key`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
 			store := storeFlag(fs)
+			rewrite := fs.Bool("rewrite", false, "re-encrypt every file under a fresh data key, instead of rewrapping the data keys")
 			return func(ctx context.Context, args []string) error {
 				if len(args) > 0 {
 					return usagef("rekey takes no arguments")
@@ -185,14 +199,21 @@ docs/encryption.md.`,
 				if err != nil {
 					return err
 				}
-				n, err := db.Rekey(ctx)
+				start := time.Now()
+				n, err := db.Rekey(ctx, &tablestore.RekeyOptions{Rewrite: *rewrite})
+				elapsed := time.Since(start)
 				if cerr := db.Close(); err == nil {
 					err = cerr
 				}
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(io.stdout, "rekey: %d files rewrapped under key %s\n", n, tablestore.EncryptionKeyID(enc.Key))
+				if !*rewrite {
+					fmt.Fprintf(io.stdout, "rekey: %d files rewrapped under key %s\n", n, tablestore.EncryptionKeyID(enc.Key))
+					return nil
+				}
+				size := dirSize(*store)
+				fmt.Fprintf(io.stdout, "rekey: %d files re-encrypted under key %s in %s (%.1f MB/s)\n", n, tablestore.EncryptionKeyID(enc.Key), elapsed.Round(time.Millisecond), float64(size)/1e6/max(elapsed.Seconds(), 1e-3))
 				return nil
 			}
 		},
@@ -260,4 +281,19 @@ tablestore encrypt --decrypt --store data.enc --to data.plain --encryption-key-f
 			}
 		},
 	}
+}
+
+// dirSize is the total size of the regular files in dir (not below it).
+func dirSize(dir string) int64 {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+	}
+	return n
 }

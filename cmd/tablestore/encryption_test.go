@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -149,6 +150,14 @@ func TestEncryptionCommands(t *testing.T) {
 // the store and rewraps its files meanwhile; afterwards the new key alone
 // opens it. --old-encryption-key-file without a new key is a usage error.
 func TestServeRekeysOnline(t *testing.T) {
+	for _, rewrite := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rewrite=%v", rewrite), func(t *testing.T) { serveRekeysOnline(t, rewrite) })
+	}
+}
+
+// serveRekeysOnline: serve rewraps, or with --rekey-rewrite re-encrypts,
+// the store it serves; then a SIGKILL, and the new key alone opens it.
+func serveRekeysOnline(t *testing.T, rewrite bool) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "store")
 	k1, _ := keyFile(t, dir, "k1", 1)
@@ -160,8 +169,13 @@ func TestServeRekeysOnline(t *testing.T) {
 	require.Equal(t, exitUsage, r.code, r.stderr)
 
 	// Both lines are awaited, in whichever order they come.
-	cmd := exec.Command(buildBinary(t), "serve", "--addr", "127.0.0.1:0", "--dir", store, "--anonymous", "--log-level", "none",
-		"--encryption-key-file", k2, "--old-encryption-key-file", k1)
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--dir", store, "--anonymous", "--log-level", "none",
+		"--encryption-key-file", k2, "--old-encryption-key-file", k1}
+	verb := "rewrapped"
+	if rewrite {
+		args, verb = append(args, "--rekey-rewrite"), "re-encrypted"
+	}
+	cmd := exec.Command(buildBinary(t), args...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -174,7 +188,7 @@ func TestServeRekeysOnline(t *testing.T) {
 			base = "http://" + m[1] + "/devstoreaccount1"
 		}
 		if strings.HasPrefix(l, "serve: rekey of account") {
-			require.Contains(t, l, "files rewrapped under key "+tablestore.EncryptionKeyID(key2))
+			require.Contains(t, l, "files "+verb+" under key "+tablestore.EncryptionKeyID(key2))
 			rekeyed = true
 		}
 	}
@@ -195,4 +209,50 @@ func TestServeRekeysOnline(t *testing.T) {
 	r = cli(t, "get", "--store", store, "--encryption-key-file", k1, "Secrets", "p", "1")
 	require.Equal(t, exitFail, r.code)
 	require.Contains(t, r.stderr, tablestore.EncryptionKeyID(key2))
+}
+
+// TestRekeyRewriteCommand: rekey --rewrite re-encrypts the store's files
+// (their encrypted contents change, not only the headers) under the new
+// key and reports the rate; the new key alone opens the store, the old
+// alone is refused naming the new, and a rewrite needs no old key when
+// every file is under the current one.
+func TestRekeyRewriteCommand(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	k1, _ := keyFile(t, dir, "k1", 1)
+	k2, key2 := keyFile(t, dir, "k2", 2)
+	id2 := tablestore.EncryptionKeyID(key2)
+	ok(t, "tables", "--store", store, "--encryption-key-file", k1, "create", "Secrets")
+	ok(t, "put", "--store", store, "--encryption-key-file", k1, "Secrets", `{"PartitionKey":"p","RowKey":"1","Marker":"SecretMarkerValue"}`)
+	contents := func() map[string][]byte {
+		out := map[string][]byte{}
+		ents, err := os.ReadDir(store)
+		require.NoError(t, err)
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join(store, e.Name()))
+			require.NoError(t, err)
+			if len(b) > 4096 {
+				out[e.Name()] = b[4096:]
+			}
+		}
+		return out
+	}
+	before := contents()
+	require.NotEmpty(t, before)
+
+	r := ok(t, "rekey", "--rewrite", "--store", store, "--encryption-key-file", k2, "--old-encryption-key-file", k1)
+	require.Contains(t, r.stdout, "re-encrypted under key "+id2)
+	require.Contains(t, r.stdout, "MB/s")
+	for name, b := range contents() {
+		if old, ok := before[name]; ok {
+			require.False(t, bytes.Equal(old, b), "%s: the same ciphertext after the rewrite", name)
+		}
+	}
+	require.Contains(t, ok(t, "get", "--store", store, "--encryption-key-file", k2, "Secrets", "p", "1").stdout, "SecretMarkerValue")
+	r = cli(t, "get", "--store", store, "--encryption-key-file", k1, "Secrets", "p", "1")
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, id2)
+	r = ok(t, "rekey", "--rewrite", "--store", store, "--encryption-key-file", k2)
+	require.Contains(t, r.stdout, "re-encrypted")
+	require.Contains(t, ok(t, "check", "--store", store, "--encryption-key-file", k2).stdout, ": 0 damaged")
 }

@@ -54,6 +54,7 @@ type serveFlags struct {
 	backupDir      *string
 	// continuous backup (see docs/backup.md)
 	contBackup          *string
+	rekeyRewrite        *bool
 	contBackupEvery     *time.Duration
 	contBackupRetention *time.Duration
 	accounts            *string
@@ -176,6 +177,7 @@ tablestore serve --dir data --replicate-to "$MIRROR_CONN" --replicate-table Orde
 			fs.Var(&f.publicEndpoints, "public-endpoint", "a service root clients reach the server by (https://host:port), repeatable: a token whose audience is an account's endpoint must name one (default: the listen address and the TLS certificate's DNS names)")
 			f.insecureTokens = fs.Bool("insecure-accept-any-bearer-token", false, "accept every bearer token unverified, as a contributor (local development only)")
 			f.backupDir = fs.String("backup-dir", "", "where the admin listener's POST /backup?name=NAME writes checkpoints (default: backups off)")
+			f.rekeyRewrite = fs.Bool("rekey-rewrite", false, "re-encrypt every file of the served stores under a fresh data key, online, in the background (see rekey --rewrite)")
 			f.contBackup = fs.String("continuous-backup", "", "keep a continuous backup in this directory (each account's under DIR/ACCOUNT, with --accounts), restorable to any instant with restore (default: off)")
 			f.contBackupEvery = fs.Duration("continuous-backup-base-every", time.Hour, "with --continuous-backup: how often a new base checkpoint is taken")
 			f.contBackupRetention = fs.Duration("continuous-backup-retention", 24*time.Hour, "with --continuous-backup: how far back the restorable window reaches")
@@ -230,7 +232,7 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	if err != nil {
 		return err
 	}
-	defer rekeyServed(ctx, io.stderr, served)()
+	defer rekeyServed(ctx, io.stderr, served, *f.rekeyRewrite)()
 	var metrics *server.Metrics
 	if *f.adminAddr != "" {
 		metrics = server.NewMetrics()

@@ -364,7 +364,7 @@ func TestKeyStreamOffsets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ef := f.(*file)
+		ef := f
 		whole := make([]byte, 1000)
 		ef.xorAt(whole, whole, 0)
 		ref := make([]byte, 1000)

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -20,15 +21,38 @@ type file struct {
 	// underlying position is not past its header.
 	writeAt bool
 	scratch []byte // WriteAt's ciphertext
+
+	// A file open for writing is registered with its FS (owner) under
+	// name, so Reencrypt can move it under a new data key while it is
+	// open; mu orders that with every other use of the file. Files open
+	// for reading only have no owner and take no lock.
+	owner  *FS
+	name   string
+	mu     sync.Mutex
+	closed bool
+	// moved: Reencrypt replaced the file, whose size on disk no longer
+	// follows Pebble's preallocation, so SyncTo syncs everything.
+	moved bool
 }
 
-func newFile(f vfs.File, fk fileKeys, writeAt bool) (vfs.File, error) {
+func newFile(f vfs.File, fk fileKeys, writeAt bool) (*file, error) {
 	block, err := aes.NewCipher(subkey(fk.dataKey, "ctr"))
 	if err != nil {
 		return nil, errors.Join(err, f.Close())
 	}
 	return &file{f: f, block: block, iv: fk.iv, writeAt: writeAt}, nil
 }
+
+// lock takes mu for a file open for writing and returns its release.
+func (f *file) lock() func() {
+	if f.owner == nil {
+		return nop
+	}
+	f.mu.Lock()
+	return f.mu.Unlock
+}
+
+func nop() {}
 
 // xorAt applies the key stream at logical offset off to src into dst.
 func (f *file) xorAt(dst, src []byte, off int64) {
@@ -64,12 +88,18 @@ func addCounter(ctr *[ivSize]byte, n uint64) {
 }
 
 func (f *file) Read(p []byte) (int, error) {
-	n, err := f.ReadAt(p, f.pos)
+	defer f.lock()()
+	n, err := f.readAt(p, f.pos)
 	f.pos += int64(n)
 	return n, err
 }
 
 func (f *file) ReadAt(p []byte, off int64) (int, error) {
+	defer f.lock()()
+	return f.readAt(p, off)
+}
+
+func (f *file) readAt(p []byte, off int64) (int, error) {
 	n, err := f.f.ReadAt(p, off+HeaderSize)
 	f.xorAt(p[:n], p[:n], off)
 	return n, err
@@ -77,6 +107,7 @@ func (f *file) ReadAt(p []byte, off int64) (int, error) {
 
 // Write encrypts p in place, as vfs.File allows.
 func (f *file) Write(p []byte) (int, error) {
+	defer f.lock()()
 	f.xorAt(p, p, f.pos)
 	var n int
 	var err error
@@ -90,6 +121,7 @@ func (f *file) Write(p []byte) (int, error) {
 }
 
 func (f *file) WriteAt(p []byte, off int64) (int, error) {
+	defer f.lock()()
 	if cap(f.scratch) < len(p) {
 		f.scratch = make([]byte, len(p))
 	}
@@ -98,13 +130,25 @@ func (f *file) WriteAt(p []byte, off int64) (int, error) {
 	return f.f.WriteAt(c, off+HeaderSize)
 }
 
-func (f *file) Close() error { return f.f.Close() }
+func (f *file) Close() error {
+	if f.owner == nil {
+		return f.f.Close()
+	}
+	f.mu.Lock()
+	f.closed = true
+	err := f.f.Close()
+	f.mu.Unlock()
+	f.owner.unregister(f)
+	return err
+}
 
 func (f *file) Preallocate(offset, length int64) error {
+	defer f.lock()()
 	return f.f.Preallocate(offset+HeaderSize, length)
 }
 
 func (f *file) Stat() (vfs.FileInfo, error) {
+	defer f.lock()()
 	st, err := f.f.Stat()
 	if err != nil {
 		return nil, err
@@ -112,16 +156,33 @@ func (f *file) Stat() (vfs.FileInfo, error) {
 	return logicalInfo(st), nil
 }
 
-func (f *file) Sync() error     { return f.f.Sync() }
-func (f *file) SyncData() error { return f.f.SyncData() }
+func (f *file) Sync() error {
+	defer f.lock()()
+	return f.f.Sync()
+}
 
-func (f *file) SyncTo(length int64) (bool, error) { return f.f.SyncTo(length + HeaderSize) }
+func (f *file) SyncData() error {
+	defer f.lock()()
+	return f.f.SyncData()
+}
+
+func (f *file) SyncTo(length int64) (bool, error) {
+	defer f.lock()()
+	if f.moved {
+		return true, f.f.SyncData()
+	}
+	return f.f.SyncTo(length + HeaderSize)
+}
 
 func (f *file) Prefetch(offset, length int64) error {
+	defer f.lock()()
 	return f.f.Prefetch(offset+HeaderSize, length)
 }
 
-func (f *file) Fd() uintptr { return f.f.Fd() }
+func (f *file) Fd() uintptr {
+	defer f.lock()()
+	return f.f.Fd()
+}
 
 // emptyFile is a file of length 0 opened for reading: a file whose
 // header was never written holds nothing.

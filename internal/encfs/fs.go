@@ -31,6 +31,15 @@ type FS struct {
 	// or reused file, and in write mode by Rewrap, so a rewrap never
 	// meets a header being written.
 	headerMu sync.RWMutex
+
+	// mu guards writers (the files open for writing, by name) and moving
+	// (the names Reencrypt is copying), and orders Reencrypt's renames
+	// with the renames and removals of the store.
+	mu      sync.Mutex
+	writers map[string]*file
+	moving  map[string]*move
+	// reencryptMu is held by Reencrypt.
+	reencryptMu sync.Mutex
 }
 
 // New returns an FS that encrypts the files of base with data keys
@@ -64,7 +73,7 @@ func (fs *FS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCateg
 	if err != nil {
 		return nil, err
 	}
-	if err := fs.FS.Remove(oldname); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+	if err := fs.Remove(oldname); err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return nil, errors.Join(err, f.Close())
 	}
 	return f, nil
@@ -83,7 +92,12 @@ func (fs *FS) start(f vfs.File, name string, writeAt bool) (vfs.File, error) {
 	if err != nil {
 		return nil, errors.Join(err, f.Close())
 	}
-	return newFile(f, fk, writeAt)
+	nf, err := newFile(f, fk, writeAt)
+	if err != nil {
+		return nil, err
+	}
+	fs.register(nf, name)
+	return nf, nil
 }
 
 // Open implements vfs.FS. A file of length 0 (one whose header was never
@@ -135,7 +149,14 @@ func (fs *FS) read(f vfs.File, name string, writable bool) (vfs.File, error) {
 	if err != nil {
 		return nil, errors.Join(err, f.Close())
 	}
-	return newFile(f, fk, writable)
+	nf, err := newFile(f, fk, writable)
+	if err != nil {
+		return nil, err
+	}
+	if writable {
+		fs.register(nf, name)
+	}
+	return nf, nil
 }
 
 // Stat implements vfs.FS: a file's size excludes its header.

@@ -106,6 +106,10 @@ type backupLog struct {
 	seq  uint64
 	last int64
 
+	// baseMu is held while a base is taken and pruned, and while Rekey
+	// goes through the backup's files.
+	baseMu sync.Mutex
+
 	mu      sync.Mutex
 	cond    sync.Cond // on mu: a flush ended
 	buf     []byte    // framed records not yet written
@@ -414,14 +418,21 @@ func readBackupFile(fs vfs.FS, keys encfs.KeyProvider, path string) ([]byte, err
 }
 
 // rewrap rewraps the backup's files (its segments, and the files of
-// its whole bases) under the current key, as Rekey does the store's,
-// and returns how many it rewrote; files removed meanwhile are skipped.
-func (l *backupLog) rewrap(ctx context.Context) (int, error) {
+// its whole bases) under the current key, as Rekey does the store's, or
+// re-encrypts them (rewrite), and returns how many it rewrote; files
+// removed meanwhile are skipped. No base is taken or pruned meanwhile.
+func (l *backupLog) rewrap(ctx context.Context, rewrite bool) (int, error) {
 	enc, ok := l.fs.(*encfs.FS)
 	if !ok {
 		return 0, nil
 	}
-	n, err := enc.RewrapDir(ctx, l.opts.Dir)
+	l.baseMu.Lock()
+	defer l.baseMu.Unlock()
+	pass := enc.RewrapDir
+	if rewrite {
+		pass = enc.ReencryptDir
+	}
+	n, err := pass(ctx, l.opts.Dir)
 	if err != nil {
 		return n, err
 	}
@@ -433,7 +444,7 @@ func (l *backupLog) rewrap(ctx context.Context) (int, error) {
 		if !e.IsDir() || !strings.HasPrefix(e.Name(), "base-") {
 			continue
 		}
-		m, err := enc.RewrapDir(ctx, filepath.Join(l.opts.Dir, e.Name()))
+		m, err := pass(ctx, filepath.Join(l.opts.Dir, e.Name()))
 		n += m
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return n, err
@@ -571,6 +582,8 @@ func (db *Engine) stopBackup() error {
 // go.
 func (db *Engine) takeBase() error {
 	l := db.backup
+	l.baseMu.Lock()
+	defer l.baseMu.Unlock()
 	c := &db.changes
 	c.mu.Lock()
 	lo := l.seq

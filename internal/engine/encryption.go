@@ -66,12 +66,15 @@ func checkKeys(base vfs.FS, dir string, keys encfs.KeyProvider) error {
 // Rekey rewraps the data key of every file of the store under the key
 // provider's current key (encfs.FS.Rewrap), while the store stays open:
 // reads and writes go on, and files written meanwhile are under the
-// current key already. The file contents are not rewritten; a full
-// compaction (Compact) rewrites the sstables with new data keys. It
-// returns how many files it rewrapped, the continuous backup's
-// included. Errors: InvalidInput for a store
-// that is not encrypted, ErrClosed, ctx's error, key and I/O errors.
-func (db *Engine) Rekey(ctx context.Context) (int, error) {
+// current key already. With rewrite it re-encrypts every file instead
+// (encfs.FS.Reencrypt): each gets a fresh data key under the current
+// key, the files open for writing (WAL, MANIFEST, CLOCK, the backup's
+// segment) included, so that afterwards no file of the store or of its
+// continuous backup holds a data key from before the call. It returns
+// how many files it rewrapped or rewrote, the continuous backup's
+// included. Errors: InvalidInput for a store that is not encrypted,
+// ErrClosed, ctx's error, key and I/O errors.
+func (db *Engine) Rekey(ctx context.Context, rewrite bool) (int, error) {
 	release, err := db.enter(ctx)
 	if err != nil {
 		return 0, err
@@ -83,11 +86,15 @@ func (db *Engine) Rekey(ctx context.Context) (int, error) {
 	if db.opts.readOnly {
 		return 0, errors.New("tablestore: rekey: the store is open read-only")
 	}
-	n, err := db.enc.RewrapDir(ctx, db.dir)
+	pass := db.enc.RewrapDir
+	if rewrite {
+		pass = db.enc.ReencryptDir
+	}
+	n, err := pass(ctx, db.dir)
 	if err != nil || db.backup == nil {
 		return n, err
 	}
-	m, err := db.backup.rewrap(ctx)
+	m, err := db.backup.rewrap(ctx, rewrite)
 	return n + m, err
 }
 
