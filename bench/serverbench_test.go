@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"net/http/httptest"
 	"net/url"
 	"slices"
@@ -114,5 +115,25 @@ func TestLeadingInt(t *testing.T) {
 	}
 	if v := fieldAfter([]byte("x"), "syscr: "); v != 0 {
 		t.Fatalf("missing field %d", v)
+	}
+}
+
+func TestOverFloorLine(t *testing.T) {
+	if got, want := overFloorLine("$batch entity", 9.5, 7.52, 2), "  server CPU over the library floor per $batch entity    1.98 µs (server 9.50, floor 7.52)   goal <= 2 µs  ok"; got != want {
+		t.Errorf("under the goal:\n got %q\nwant %q", got, want)
+	}
+	if got := overFloorLine("paged entity ", 1.3, 0.74, 0.5); !strings.HasSuffix(got, "goal <= 0.5 µs  MISS") || !strings.Contains(got, "0.56 µs") {
+		t.Errorf("over the goal: %q", got)
+	}
+	if got := overFloorLine("$batch entity", math.NaN(), 7.52, 2); !strings.Contains(got, "n/a") {
+		t.Errorf("no server figure: %q", got)
+	}
+	if got := floorGoal(7.519999, 2); got != 9.52 {
+		t.Errorf("floorGoal = %v, want 9.52", got)
+	}
+	for _, id := range []string{"batch", "page-none"} {
+		if g := srvGoal(id); g != 15 {
+			t.Errorf("goal of %s = %gx, want 15x", id, g)
+		}
 	}
 }

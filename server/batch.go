@@ -98,20 +98,25 @@ func (l *lines) next() (line []byte, start int, ok bool) {
 // stops after maxParts+1 parts, unclosed: the caller refuses more than
 // maxParts. Errors: InvalidInput when the boundary never appears or never
 // closes. Only lines that start with the delimiter are read: the lines
-// between them are skipped by a search for the next one.
+// between them are skipped by a search for the next one, a newline
+// followed by the delimiter (the dashes of an entity's JSON do not stop
+// it).
 func splitMultipart(body []byte, boundary string, maxParts int, parts []mimePart) ([]mimePart, error) {
-	delim := []byte("--" + boundary)
+	lineDelim := []byte("\n--" + boundary)
+	delim := lineDelim[1:]
 	parts = parts[:0]
 	partStart := -1 // where the current part's first line starts
 	for from := 0; ; {
-		i := bytes.Index(body[from:], delim)
-		if i < 0 {
-			return nil, errBadBatch("the multipart body is not closed by its boundary")
-		}
-		at := from + i
-		if at > 0 && body[at-1] != '\n' { // not at a line's start
-			from = at + 1
-			continue
+		// from is 0 or follows a newline: a delimiter at from is found by
+		// the search from the newline before it.
+		at := 0
+		if from > 0 || !bytes.HasPrefix(body, delim) {
+			start := max(from-1, 0)
+			i := bytes.Index(body[start:], lineDelim)
+			if i < 0 {
+				return nil, errBadBatch("the multipart body is not closed by its boundary")
+			}
+			at = start + i + 1
 		}
 		l := lines{b: body, off: at}
 		line, _, _ := l.next()
@@ -274,15 +279,12 @@ func (h *handler) parseBatch(contentType string, body []byte, sc *batchScratch) 
 	}
 	subs := slices.Grow(sc.subs[:0], len(inner))
 	defer func() { sc.subs = subs }()
+	var memo urlMemo
 	for _, p := range inner {
 		if p.bad {
 			return nil, errBadBatch("a part has too many header lines")
 		}
-		prev := ""
-		if len(subs) > 0 {
-			prev = subs[len(subs)-1].res.table
-		}
-		s, err := h.parseSubRequest(p.body, prev)
+		s, err := h.parseSubRequest(p.body, &memo)
 		if err != nil {
 			return nil, err
 		}
@@ -291,10 +293,19 @@ func (h *handler) parseBatch(contentType string, body []byte, sc *batchScratch) 
 	return subs, nil
 }
 
+// urlMemo is the URL of a changeset's last sub-request, as it was sent
+// (aliasing the batch body), and the resource it names. The inserts of
+// a bulk load all send one URL, read once.
+type urlMemo struct {
+	url string
+	res resource
+}
+
 // parseSubRequest reads "VERB URL HTTP/1.1", headers, and the body: all
-// that follows the header block, trimmed. Its table, when equal to
-// prevTable (the sub-request before's), is that string.
-func (h *handler) parseSubRequest(b []byte, prevTable string) (subRequest, error) {
+// that follows the header block, trimmed. A URL equal to memo's (the
+// sub-request before's) names memo's resource; a table equal to memo's
+// is that string. memo then holds this sub-request's URL and resource.
+func (h *handler) parseSubRequest(b []byte, memo *urlMemo) (subRequest, error) {
 	var s subRequest
 	l := lines{b: b}
 	var reqLine []byte
@@ -350,40 +361,58 @@ func (h *handler) parseSubRequest(b []byte, prevTable string) (subRequest, error
 			return s, errXMethodIncorrectValue
 		}
 	}
-	host, path, ok := splitSimpleURL(f[1])
+	if memo.url != "" && f[1] == memo.url {
+		s.res = memo.res // the same URL names the same resource
+		return s, nil
+	}
+	res, err := h.subRequestResource(f[1], memo.res.table)
+	if err != nil {
+		return s, err
+	}
+	s.res = res
+	memo.url, memo.res = f[1], res
+	return s, nil
+}
+
+// subRequestResource reads a sub-request's URL (which may alias the batch
+// body: what the resource keeps of it is copied, but a table equal to
+// prevTable is that string).
+func (h *handler) subRequestResource(rawURL, prevTable string) (resource, error) {
+	var res resource
+	host, path, ok := splitSimpleURL(rawURL)
 	var rawQuery string // none on the short path
 	if !ok {
-		u, err := url.Parse(strings.Clone(f[1])) // its parts may be kept
+		u, err := url.Parse(strings.Clone(rawURL)) // its parts may be kept
 		if err != nil {
-			return s, errBadBatch("a sub-request URL is malformed")
+			return res, errBadBatch("a sub-request URL is malformed")
 		}
 		host, path, rawQuery = u.Host, u.EscapedPath(), u.RawQuery
 	}
 	if a := hostAccount(host); a != "" && strings.TrimSuffix(a, secondarySuffix) != h.account {
-		return s, errHostAccount
+		return res, errHostAccount
 	}
 	rest, _ := h.stripAccount(host, path)
 	q, err := parseQuery(rawQuery)
 	if err != nil {
-		return s, err
+		return res, err
 	}
-	s.res, err = parseResource(resource{query: q}, rest)
+	res, err = parseResource(resource{query: q}, rest)
 	if err != nil {
-		return s, err
+		return res, err
 	}
-	if s.res.kind != kindEntities && s.res.kind != kindEntity {
-		return s, errBadBatch("a sub-request must address an entity or a table's entities")
+	if res.kind != kindEntities && res.kind != kindEntity {
+		return res, errBadBatch("a sub-request must address an entity or a table's entities")
 	}
 	// The names may alias the body, which goes back to its pool before
 	// the transaction runs: the table is shared with the sub-request
 	// before when it is the same, the keys are copied.
-	if s.res.table == prevTable {
-		s.res.table = prevTable
+	if res.table == prevTable {
+		res.table = prevTable
 	} else {
-		s.res.table = strings.Clone(s.res.table)
+		res.table = strings.Clone(res.table)
 	}
-	s.res.pk, s.res.rk = strings.Clone(s.res.pk), strings.Clone(s.res.rk)
-	return s, nil
+	res.pk, res.rk = strings.Clone(res.pk), strings.Clone(res.rk)
+	return res, nil
 }
 
 // splitSimpleURL returns what url.Parse gives as Host and EscapedPath()
@@ -436,9 +465,14 @@ func simpleHost(h string) bool {
 
 // simplePathByte reports whether c stands for itself in a URL's escaped
 // path: unreserved, a sub-delimiter, ':', '@' or '/'.
-func simplePathByte(c byte) bool {
-	return isAlnum(c) || strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0
-}
+func simplePathByte(c byte) bool { return simplePathBytes[c] }
+
+var simplePathBytes = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = isAlnum(byte(c)) || strings.IndexByte("-._~!$&'()*+,;=:@/", byte(c)) >= 0
+	}
+	return t
+}()
 
 func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
