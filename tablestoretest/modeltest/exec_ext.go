@@ -174,11 +174,14 @@ func (r *runner) changes(tb *ts.Table, op *Op, from ts.Cursor) ([]ts.Change, err
 // model versions seen), the image, and the grouping into commits. prev
 // is the change read just before got[0], if any.
 func (r *runner) sameChanges(table string, got []ts.Change, want []model.Change, prev *ts.Change) {
-	if len(got) != len(want) {
-		r.failf("change feed: store %d changes, model %d\nstore: %s\nmodel: %s", len(got), len(want), describeChanges(got), describeModelChanges(want))
-	}
-	for i, g := range got {
-		w := want[i]
+	for i := range max(len(got), len(want)) {
+		switch {
+		case i >= len(got):
+			r.failf("change feed: store %d changes, model %d; first missing: %s", len(got), len(want), describeModelChanges(want[i:i+1]))
+		case i >= len(want):
+			r.failf("change feed: store %d changes, model %d; first extra: %s", len(got), len(want), describeChanges(got[i:i+1]))
+		}
+		g, w := got[i], want[i]
 		fail := func(what string) {
 			r.failf("change %d: %s\nstore: %s\nmodel: %s", i, what, describeChanges(got[i:i+1]), describeModelChanges(want[i:i+1]))
 		}

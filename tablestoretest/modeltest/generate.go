@@ -150,7 +150,7 @@ func (r *reference) modelActions(table string, actions []action) []ts.Transactio
 
 // step emits one random operation, or none.
 func (g *generator) step() {
-	switch r := g.rng.Intn(1160); {
+	switch r := g.rng.Intn(1200); {
 	case r >= 1100:
 		g.extensionOp()
 	case r >= 1000:

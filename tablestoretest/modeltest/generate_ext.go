@@ -31,6 +31,13 @@ var (
 	indexProps = []string{"A", "B", "Count", "Name", "When", "Price"}
 )
 
+// ttlHome reports whether the workload sets time-to-live on the table
+// mostly, and turns its change feed on seldom (the others: the reverse),
+// so that both get used: a table has at most one of them at a time.
+func ttlHome(table string) bool {
+	return strings.EqualFold(table, tableBases[2]) || strings.EqualFold(table, tableBases[3])
+}
+
 // indexSpec returns a create-index's spec.
 func (op *Op) indexSpec() ts.IndexSpec {
 	return ts.IndexSpec{Name: op.index, Properties: append([]string(nil), op.props...), Partitioned: op.partitioned}
@@ -164,8 +171,8 @@ func (g *generator) feedOp() {
 	}
 	ttl, _ := g.ref.m.TTL(table)
 	switch r := g.rng.Intn(20); {
-	case r < 3:
-		if ttl != (ts.TTL{}) {
+	case r < 5:
+		if ttl != (ts.TTL{}) || ttlHome(table) && g.rng.Intn(4) != 0 {
 			return // expiries are recorded when the store sweeps: not modelled
 		}
 		op := Op{kind: kindEnableFeed, table: table, kept: g.kept()}
@@ -173,7 +180,7 @@ func (g *generator) feedOp() {
 			op.images = ts.ImagesNew
 		}
 		g.emit(op)
-	case r < 4:
+	case r < 6:
 		g.emit(Op{kind: kindDisableFeed, table: table, kept: g.kept()})
 	default:
 		if !g.ref.m.FeedOn(table) && g.rng.Intn(8) != 0 {
@@ -194,7 +201,7 @@ func (g *generator) ttlOp() {
 		return
 	}
 	table := g.existingTable()
-	if table == "" || g.ref.m.FeedOn(table) {
+	if table == "" || g.ref.m.FeedOn(table) || !ttlHome(table) && g.rng.Intn(4) != 0 {
 		return
 	}
 	op := Op{kind: kindSetTTL, table: table, kept: g.kept()}

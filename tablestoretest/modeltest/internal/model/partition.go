@@ -51,6 +51,9 @@ func (m *Model) DeleteRange(tableName, pk, from, to string) error {
 			delete(t.written, k)
 		}
 	}
+	if from != "" && from == to {
+		return nil // an empty range: nothing is committed, nor recorded
+	}
 	m.commit++
 	t.record(m.commit, Change{Op: ts.ChangeDeleteRange, PK: pk, RK: from, ToRK: to})
 	return nil
