@@ -32,8 +32,9 @@ type Quirks struct {
 	NoKeyspaceOps bool
 	// NoReverseOrSegments: the driver deletes ranges of partitions but
 	// cannot read in reverse or split a table into segments, and answers
-	// NotImplemented for those (the remote driver against tablestore's
-	// server). The workload then reads forward only and never splits.
+	// NotImplemented for those (the remote driver against a tablestore
+	// server whose capability document lacks them). The workload then
+	// reads forward only and never splits.
 	NoReverseOrSegments bool
 	// NoIndexes: the service has no secondary indexes (Azure). The
 	// workload then creates none and reads through none.
