@@ -691,7 +691,7 @@ func (t *Table) Plan(ctx context.Context, q Query) (*QueryPlan, error) { return 
 
 // plan is Plan in the table, or in part when not nil.
 func (t *Table) plan(ctx context.Context, q Query, part *Partition) (*QueryPlan, error) {
-	pq, err := t.prepareIn(ctx, q, part)
+	pq, err := t.prepareIn(context.WithValue(ctx, explainingKey{}, true), q, part)
 	if err != nil {
 		return nil, err
 	}
