@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 )
 
@@ -48,7 +49,7 @@ func (t *table) QueryPageReverse(ctx context.Context, q *driver.QueryRequest, em
 	if q.NextPartitionKey != "" {
 		tok, ok := strings.CutPrefix(q.NextPartitionKey, reverseMark)
 		if !ok {
-			return driver.PageResult{}, &driver.Error{Code: "InvalidInput", Message: "the continuation is not of a reverse read through tablestore's server"}
+			return driver.PageResult{}, &driver.Error{Code: edm.CodeInvalidInput, Message: "the continuation is not of a reverse read through tablestore's server"}
 		}
 		v.Set("continuation", tok)
 	}
