@@ -241,6 +241,9 @@ func (t *Table) prepareIndex(ctx context.Context, q Query, pq *preparedQuery) (h
 		if !ok || q.Reverse || pq.plan.Kind < plan.PartitionScan || pq.req.Filter == nil {
 			return false, nil
 		}
+		if sp, ok := t.drv.(driver.ServerPlanner); ok && sp.PlansKeyOrderReads() && ctx.Value(explainingKey{}) == nil {
+			return false, nil // the service picks its index; the page is the same
+		}
 		sts, err := d.Indexes(ctx)
 		if err != nil {
 			if de := (*driver.Error)(nil); errors.As(err, &de) && de.Code == edm.CodeNotImplemented {
@@ -298,6 +301,11 @@ func (t *Table) prepareIndex(ctx context.Context, q Query, pq *preparedQuery) (h
 }
 
 func planIndexOf(st driver.IndexStatus) plan.Index { return st.IndexSpec }
+
+// explainingKey marks the context of Table.Plan: a key-order query's
+// index is chosen to be explained even where the driver's service plans
+// the read itself (driver.ServerPlanner).
+type explainingKey struct{}
 
 // resumeIndex applies an index-order continuation token to pq.
 func (pq *preparedQuery) resumeIndex(tok string) error {

@@ -219,8 +219,13 @@ func (t *Table) prepareIn(ctx context.Context, q Query, part *Partition) (*prepa
 		}
 		p = p.Within(s.r)
 	}
+	var within *driver.KeyRange
+	if q.Segment != nil {
+		r := q.Segment.r
+		within = &r
+	}
 	pq := &preparedQuery{
-		req:     driver.QueryRequest{Filter: root, FilterText: text, Ranges: p.Ranges, Residual: p.Residual, Select: q.Select, Top: top},
+		req:     driver.QueryRequest{Filter: root, FilterText: text, Ranges: p.Ranges, Within: within, Residual: p.Residual, Select: q.Select, Top: top},
 		plan:    p,
 		ranges:  p.Ranges,
 		reverse: q.Reverse,
@@ -686,7 +691,7 @@ func (t *Table) Plan(ctx context.Context, q Query) (*QueryPlan, error) { return 
 
 // plan is Plan in the table, or in part when not nil.
 func (t *Table) plan(ctx context.Context, q Query, part *Partition) (*QueryPlan, error) {
-	pq, err := t.prepareIn(ctx, q, part)
+	pq, err := t.prepareIn(context.WithValue(ctx, explainingKey{}, true), q, part)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +48,8 @@ type extClient struct {
 	checked bool // the capability document was read
 	ok      bool // and names tablestore's server
 	reason  string
+	// features are the capability document's features.
+	features []string
 }
 
 // extCapabilities is the part of the capability document the driver
@@ -161,11 +164,11 @@ func (c *extClient) require(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.checked {
-		ok, reason, err := c.probe(ctx)
+		ok, reason, features, err := c.probe(ctx)
 		if err != nil {
 			return err
 		}
-		c.checked, c.ok, c.reason = true, ok, reason
+		c.checked, c.ok, c.reason, c.features = true, ok, reason, features
 	}
 	if !c.ok {
 		return errNoExtensions(c.reason)
@@ -173,28 +176,43 @@ func (c *extClient) require(ctx context.Context) error {
 	return nil
 }
 
+// requireFeature is require for one feature of the capability
+// document: NotImplemented when the server does not list it (an older
+// server).
+func (c *extClient) requireFeature(ctx context.Context, feature string) error {
+	if err := c.require(ctx); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !slices.Contains(c.features, feature) {
+		return &driver.Error{Code: edm.CodeNotImplemented, Message: "tablestore's server does not offer " + feature + " over the wire"}
+	}
+	return nil
+}
+
 // probe reads the capability document.
-func (c *extClient) probe(ctx context.Context) (ok bool, reason string, err error) {
+func (c *extClient) probe(ctx context.Context) (ok bool, reason string, features []string, err error) {
 	resp, err := c.send(ctx, http.MethodGet, "", nil, nil)
 	if err != nil {
-		return false, "", err
+		return false, "", nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return false, "", fmt.Errorf("tablestore: azure: reading the capability document: %w", err)
+		return false, "", nil, fmt.Errorf("tablestore: azure: reading the capability document: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return false, fmt.Sprintf("it answers %d to the capability document", resp.StatusCode), nil
+		return false, fmt.Sprintf("it answers %d to the capability document", resp.StatusCode), nil, nil
 	}
 	var caps extCapabilities
 	if json.Unmarshal(body, &caps) != nil || caps.Server != "tablestore" {
-		return false, "its capability document does not name tablestore", nil
+		return false, "its capability document does not name tablestore", nil, nil
 	}
 	if caps.APIVersion != extAPIVersion {
-		return false, fmt.Sprintf("its extension endpoints are version %d, the driver speaks %d", caps.APIVersion, extAPIVersion), nil
+		return false, fmt.Sprintf("its extension endpoints are version %d, the driver speaks %d", caps.APIVersion, extAPIVersion), nil, nil
 	}
-	return true, "", nil
+	return true, "", caps.Features, nil
 }
 
 // send sends one request to {root}$tablestore/{path}, signed; body nil

@@ -361,6 +361,13 @@ func (t *table) IndexSizes(ctx context.Context) (map[string]driver.TableStats, e
 	return out, nil
 }
 
+var _ driver.ServerPlanner = (*table)(nil)
+
+// PlansKeyOrderReads implements driver.ServerPlanner: tablestore's server
+// plans its own index reads from the filter (QueryIndexPage below), so
+// the library need not list the indexes for every filtered query.
+func (t *table) PlansKeyOrderReads() bool { return true }
+
 // QueryIndexPage answers a key-order read with the plain query: the
 // server plans its own index reads from the filter, so the page is the
 // same. A read in the index's own order (Query.Index) is the server's

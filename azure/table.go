@@ -14,7 +14,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/filter"
 )
 
 // table is the remote driver.Table: an aztables client for one table
@@ -218,8 +217,7 @@ func (t *table) QueryPage(ctx context.Context, q *driver.QueryRequest, emit func
 	defer t.c.end()
 	top := int32(q.Top)
 	opts := &aztables.ListEntitiesOptions{Top: &top}
-	if q.Filter != nil {
-		f := filter.Format(q.Filter)
+	if f := queryFilter(q); f != "" {
 		opts.Filter = &f
 	}
 	if q.Select != nil {

@@ -238,6 +238,11 @@ type QueryRequest struct {
 	// ranges are still the whole query's; RangesFrom (RangesUpto in
 	// reverse) gives what is left from the resume point.
 	Ranges []KeyRange
+	// Within, when not nil, is the segment (Table.Segments) the query is
+	// restricted to: Ranges already lie inside it, but Filter does not
+	// say so, so a driver that hands Filter to a service must restrict
+	// the service's read to Within itself.
+	Within *KeyRange
 	// Residual is the part of Filter that Ranges do not guarantee, to
 	// evaluate on each entity in them (filter.Eval over a RowView); nil
 	// means every entity in Ranges matches. It shares nodes with Filter.

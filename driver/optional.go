@@ -159,3 +159,15 @@ type Snapshot interface {
 	// Time is the instant shown, on the store's clock.
 	Time() time.Time
 }
+
+// ServerPlanner is an Indexer whose service plans key-order reads itself,
+// from the filter: QueryIndexPage answers a key-order read (Scan.Order
+// false) exactly as QueryPage does. The library then lists the indexes
+// for a key-order query only to explain it (Table.Plan), sparing the
+// listing's round trip on every filtered query; reads in an index's own
+// order (Query.Index) still list them.
+type ServerPlanner interface {
+	// PlansKeyOrderReads reports whether the service plans key-order
+	// reads itself.
+	PlansKeyOrderReads() bool
+}

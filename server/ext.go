@@ -41,11 +41,13 @@ const (
 	extPartition                    // tables/{t}/partition
 	extStats                        // tables/{t}/stats
 	extQuery                        // tables/{t}/query (ext_query.go)
+	extSegments                     // tables/{t}/segments (ext_query.go)
 )
 
 var extNames = map[string]extKind{
 	"changes": extChanges, "changefeed": extFeed, "indexes": extIndexes,
 	"ttl": extTTL, "partition": extPartition, "stats": extStats, "query": extQuery,
+	"segments": extSegments,
 }
 
 // isExtPath reports whether rest, the path after the account, is under
@@ -99,6 +101,7 @@ var extOperationNames = map[extKind][2]string{ // read, write
 	extPartition: {"TablestoreDeleteRange", "TablestoreDeleteRange"},
 	extStats:     {"TablestoreTableStats", "TablestoreTableStats"},
 	extQuery:     {"TablestoreQueryIndex", "TablestoreQueryIndex"},
+	extSegments:  {"TablestoreSegments", "TablestoreSegments"},
 }
 
 func extOperationName(method string, k extKind) string {
@@ -173,6 +176,10 @@ func (q *request) resolveExt(method string) (opRoute, error) {
 	case extQuery:
 		if get {
 			return o{op: opRead, run: (*request).extQuery}, nil
+		}
+	case extSegments:
+		if get {
+			return o{op: opRead, run: (*request).extSegments}, nil
 		}
 	default:
 		return o{}, errInvalidURI
@@ -260,7 +267,9 @@ type Capabilities struct {
 	// Features lists what the server offers: "changes" (read and
 	// long-poll a table's feed), "changes-sse" (follow it as server-sent
 	// events), "changefeed" (its settings), "indexes", "indexQuery" (a
-	// read in an index's order), "ttl", "deleteRange" and "stats".
+	// read in an index's order), "ttl", "deleteRange", "stats",
+	// "reverseQuery" (a query read in descending key order) and
+	// "segments" (a table's split positions).
 	Features []string `json:"features"`
 	// MaxChangesPage is the most changes one read returns.
 	MaxChangesPage int `json:"maxChangesPage"`
@@ -269,7 +278,7 @@ type Capabilities struct {
 }
 
 // ExtFeatures are the features the capability document lists.
-var ExtFeatures = []string{"changes", "changes-sse", "changefeed", "indexes", "indexQuery", "ttl", "deleteRange", "stats"}
+var ExtFeatures = []string{"changes", "changes-sse", "changefeed", "indexes", "indexQuery", "ttl", "deleteRange", "stats", "reverseQuery", "segments"}
 
 func (q *request) extCapabilities() error {
 	return q.writeExtJSON(http.StatusOK, Capabilities{

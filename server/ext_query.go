@@ -2,16 +2,23 @@ package server
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/tablestore/tablestore"
 )
 
-// A query read through a secondary index in the index's own order
-// (tablestore.Query.Index), which Azure's Query Entities cannot ask for:
+// The reads Azure's Query Entities cannot ask for:
 // GET /{account}/$tablestore/tables/{t}/query?index=NAME&$filter=&$select=&$top=&continuation=
+// reads through a secondary index in the index's own order
+// (tablestore.Query.Index), and the same with reverse=true instead of
+// index, in descending (PartitionKey, RowKey) order (Query.Reverse). It
 // answers {"value":[entities...],"continuation":"..."} (no continuation
 // on the last page), the entities in the wire form of Query Entities'
 // (minimal metadata). The continuation is the library's token, opaque.
+//
+// GET /{account}/$tablestore/tables/{t}/segments?n=N answers
+// {"splits":[{"pk":"...","rk":"..."},...]}: the N-1 positions at which
+// Table.Segments splits the table into N segments, in ascending order.
 
 // QueryPageJSON is one page of an index-order read.
 type QueryPageJSON struct {
@@ -21,8 +28,16 @@ type QueryPageJSON struct {
 
 func (q *request) extQuery() error {
 	v := q.res.query
-	if v.Get("index") == "" {
-		return badParam("The query needs index, the name of the index to read in its order.")
+	reverse := false
+	switch r := v.Get("reverse"); r {
+	case "", "false":
+	case "true":
+		reverse = true
+	default:
+		return badParam("reverse is true or false.")
+	}
+	if (v.Get("index") == "") == !reverse {
+		return badParam("The query needs either index, the name of the index to read in its order, or reverse=true.")
 	}
 	top, _, err := parseTop(q)
 	if err != nil {
@@ -34,7 +49,7 @@ func (q *request) extQuery() error {
 	}
 	t := q.h.db.Table(q.res.table)
 	page, err := t.QueryPage(q.r.Context(), tablestore.Query{Filter: flt, Select: selectList(q), Top: top,
-		Index: v.Get("index"), Continuation: v.Get("continuation")})
+		Index: v.Get("index"), Reverse: reverse, Continuation: v.Get("continuation")})
 	if err != nil {
 		return extError(err)
 	}
@@ -64,4 +79,33 @@ func (q *request) extQuery() error {
 	_, _ = q.w.Write(b)
 	q.respBuf = b // back to the pool once the response is sent
 	return nil
+}
+
+// SegmentsJSON is the answer of the segments endpoint.
+type SegmentsJSON struct {
+	Splits []SplitJSON `json:"splits"`
+}
+
+// SplitJSON is one split position.
+type SplitJSON struct {
+	PartitionKey string `json:"pk"`
+	RowKey       string `json:"rk"`
+}
+
+func (q *request) extSegments() error {
+	n, err := strconv.Atoi(q.res.query.Get("n"))
+	if err != nil {
+		return badParam("n, the number of segments, is an integer.")
+	}
+	segs, err := q.h.db.Table(q.res.table).Segments(q.r.Context(), n)
+	if err != nil {
+		return extError(err)
+	}
+	out := SegmentsJSON{Splits: make([]SplitJSON, 0, len(segs))}
+	for _, s := range segs {
+		if pk, rk, bounded := s.End(); bounded {
+			out.Splits = append(out.Splits, SplitJSON{PartitionKey: pk, RowKey: rk})
+		}
+	}
+	return q.writeExtJSON(http.StatusOK, out)
 }

@@ -36,6 +36,8 @@ var extRoutes = []extRoute{
 	{"get TTL", "GET", "/$tablestore/tables/things/ttl", "", "read"},
 	{"stats", "GET", "/$tablestore/tables/things/stats", "", "read"},
 	{"index-order query", "GET", "/$tablestore/tables/things/query?index=ByN", "", "read"},
+	{"reverse query", "GET", "/$tablestore/tables/things/query?reverse=true", "", "read"},
+	{"segments", "GET", "/$tablestore/tables/things/segments?n=2", "", "read"},
 	{"enable feed", "PUT", "/$tablestore/tables/things/changefeed", `{"retentionSeconds":60}`, "admin"},
 	{"disable feed", "DELETE", "/$tablestore/tables/things/changefeed", "", "admin"},
 	{"create index", "PUT", "/$tablestore/tables/things/indexes/ByM", `{"properties":["M"]}`, "admin"},

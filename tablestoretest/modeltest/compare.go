@@ -269,6 +269,7 @@ func (r *runner) observe(id entityID, storeETag ts.ETag, stamp time.Time, modelE
 	if s, ok := v.stamp[storeETag]; ok && !s.Equal(stamp) {
 		r.failf("entity %v: ETag %s came with Timestamp %v, now %v", id, storeETag, s, stamp)
 	}
+	r.pair(id, storeETag, modelETag)
 	if _, ok := v.toModel[storeETag]; ok {
 		return
 	}
@@ -284,4 +285,19 @@ func (r *runner) observe(id entityID, storeETag ts.ETag, stamp time.Time, modelE
 	if stamp.After(v.last) {
 		v.last = stamp
 	}
+}
+
+// pair records, or checks, that the store's version (id, storeETag) is
+// the model's version modelETag, across lifetimes: one model version per
+// store version and back.
+func (r *runner) pair(id entityID, storeETag, modelETag ts.ETag) {
+	sv := storeVersion{id, storeETag}
+	if m, ok := r.pairs[sv]; ok && m != modelETag {
+		r.failf("entity %v: store version %s is model versions %s and %s", id, storeETag, m, modelETag)
+	}
+	if s, ok := r.pairsBack[modelETag]; ok && s != sv {
+		r.failf("model version %s is store versions %v and %v", modelETag, s, sv)
+	}
+	r.pairs[sv] = modelETag
+	r.pairsBack[modelETag] = sv
 }

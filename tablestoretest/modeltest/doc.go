@@ -61,6 +61,25 @@
 // The flags are registered on the default flag set when the package is
 // initialized, as go test expects of flags a test binary accepts.
 //
+// # Extensions
+//
+// The workload also runs tablestore's extensions to Azure's API, each
+// family switched off by its quirk for a service that lacks it
+// (Quirks.NoIndexes, NoChangeFeed, NoTTL): create-index and drop-index
+// (then the index listings compare), queries read through an index in
+// its order (index= on a query line) and equalities the planner serves
+// from one; enable-feed, disable-feed and read-changes, which reads the
+// feed from the beginning and again from one change's cursor and
+// compares both with the changes the model recorded (operation, keys,
+// version, image, commit); set-ttl and advance, which moves the store's
+// clock (through Config.Advance for a store with its own clock) and then
+// compares every table with a TTL. Clock moves are whole hours and TTL
+// defaults odd half hours, so no expiry falls near an instant the
+// workload reaches; expiry properties hold DateTimes years away from
+// the clock. A table has a feed or a TTL, never both: the store records
+// an expiry when its sweeper removes the entity, a moment the model
+// cannot know.
+//
 // Store-specific departures from Azure's behaviour that a remote service
 // cannot avoid are switched off one by one with Quirks.
 package modeltest

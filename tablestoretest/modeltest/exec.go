@@ -58,6 +58,16 @@ func (r *runner) exec(op *Op) {
 		r.segments(op)
 	case kindReopen:
 		r.reopen()
+	case kindCreateIndex, kindDropIndex:
+		r.indexOp(op)
+	case kindSetTTL:
+		r.setTTL(op)
+	case kindAdvance:
+		r.advanceClock(op)
+	case kindEnableFeed, kindDisableFeed:
+		r.feedSwitch(op)
+	case kindReadChanges:
+		r.readChanges(op)
 	default:
 		r.failf("unknown operation %q", op.kind)
 	}
@@ -326,8 +336,14 @@ func (r *runner) transaction(op *Op) {
 // ---- queries ----
 
 func (r *runner) query(op *Op) {
-	q := ts.Query{Filter: r.filter(op.filter), Select: slices.Clone(op.sel), Top: op.top, Reverse: op.reverse}
-	want, wantErr := r.ref.m.Query(op.table, q)
+	q := ts.Query{Filter: r.filter(op.filter), Select: slices.Clone(op.sel), Top: op.top, Reverse: op.reverse, Index: op.index}
+	var want []*ts.Entity
+	var wantErr error
+	if q.Index != "" {
+		want, wantErr = r.ref.m.QueryIndex(op.table, q)
+	} else {
+		want, wantErr = r.ref.m.Query(op.table, q)
+	}
 	var got []*ts.Entity
 	var gotErr error
 	if op.iterate {
@@ -340,8 +356,12 @@ func (r *runner) query(op *Op) {
 		return
 	}
 	r.sameEntities(op.table, got, want)
-	if plan, err := r.table(op).Plan(context.Background(), q); err != nil || plan.String() == "" {
+	plan, err := r.table(op).Plan(context.Background(), q)
+	if err != nil || plan.String() == "" {
 		r.failf("Plan of a query that ran: %v, %v", plan, err)
+	}
+	if plan.Index != "" {
+		r.outcomes[r.kind+":through-index"]++
 	}
 	r.outcomes["query-rows"] += len(want)
 	if len(want) > 0 {

@@ -120,6 +120,18 @@ func (g *generator) apply(op *Op) {
 		if r.m.DeleteRange(op.table, op.pk, op.from, op.to) == nil {
 			r.forgetRange(op.table, op.pk, op.from, op.to)
 		}
+	case kindCreateIndex:
+		_ = r.m.CreateIndex(op.table, op.indexSpec())
+	case kindDropIndex:
+		_ = r.m.DropIndex(op.table, op.index)
+	case kindSetTTL:
+		_ = r.m.SetTTL(op.table, ts.TTL{Default: op.dur, Property: op.prop})
+	case kindAdvance:
+		r.m.Advance(op.dur)
+	case kindEnableFeed:
+		_ = r.m.EnableChangeFeed(op.table, op.images)
+	case kindDisableFeed:
+		_ = r.m.DisableChangeFeed(op.table)
 	}
 }
 
@@ -138,7 +150,9 @@ func (r *reference) modelActions(table string, actions []action) []ts.Transactio
 
 // step emits one random operation, or none.
 func (g *generator) step() {
-	switch r := g.rng.Intn(1100); {
+	switch r := g.rng.Intn(1200); {
+	case r >= 1100:
+		g.extensionOp()
 	case r >= 1000:
 		g.partitionOp()
 	case r < 130:

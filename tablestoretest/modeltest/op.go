@@ -39,6 +39,13 @@ const (
 	kindPartitionDelete kind = "partition-delete" // table pk from to all
 	kindSegments        kind = "segments"         // table n filter top reverse
 	kindReopen          kind = "reopen"           // close the store and open it again
+	kindCreateIndex     kind = "create-index"     // table index props partitioned
+	kindDropIndex       kind = "drop-index"       // table index
+	kindSetTTL          kind = "set-ttl"          // table dur prop
+	kindAdvance         kind = "advance"          // dur: move the store's clock forward
+	kindEnableFeed      kind = "enable-feed"      // table images
+	kindDisableFeed     kind = "disable-feed"     // table
+	kindReadChanges     kind = "read-changes"     // table pk n top iterate
 )
 
 // kinds lists every kind, for the parser.
@@ -47,7 +54,8 @@ var kinds = []kind{
 	kindUpdate, kindUpsert, kindDelete, kindCheck, kindTransaction, kindQuery,
 	kindQueryWrites, kindPartitionInsert, kindPartitionUpsert,
 	kindPartitionUpdate, kindPartitionQuery, kindPartitionDelete,
-	kindSegments, kindReopen,
+	kindSegments, kindReopen, kindCreateIndex, kindDropIndex, kindSetTTL,
+	kindAdvance, kindEnableFeed, kindDisableFeed, kindReadChanges,
 }
 
 // ifMatch names an If-Match value in terms the store and the model both
@@ -92,6 +100,14 @@ type Op struct {
 	entity  *ts.Entity
 	actions []action // tx
 	writes  []action // query-writes: run between pages (delete or upsert-replace)
+	// index names an index: create-index, drop-index, and a query read
+	// through it in index order (Query.Index).
+	index       string
+	props       []string // create-index: the indexed properties
+	partitioned bool     // create-index
+	dur         time.Duration
+	prop        string       // set-ttl: the TTL property
+	images      ts.ImageMode // enable-feed; 0 is keys only
 }
 
 // action is one action of a transaction, or one write between the pages
@@ -154,20 +170,27 @@ func (op Op) String() string {
 	}
 	flag("empty-pk", op.emptyPK)
 	if op.sel != nil {
-		b.WriteString(" select=[")
-		for i, s := range op.sel {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			b.WriteString(strconv.Quote(s))
-		}
-		b.WriteString("]")
+		b.WriteString(" select=")
+		writeStrings(&b, op.sel)
 	}
 	str("filter", op.filter)
 	num("top", op.top)
 	num("n", op.n)
 	flag("iterate", op.iterate)
 	flag("reverse", op.reverse)
+	str("index", op.index)
+	if op.props != nil {
+		b.WriteString(" props=")
+		writeStrings(&b, op.props)
+	}
+	flag("partitioned", op.partitioned)
+	if op.dur != 0 {
+		b.WriteString(" dur=" + op.dur.String())
+	}
+	str("prop", op.prop)
+	if op.images == ts.ImagesNew {
+		b.WriteString(" images=new")
+	}
 	if op.want != "" {
 		b.WriteString(" want=" + string(op.want))
 	}
@@ -181,6 +204,18 @@ func (op Op) String() string {
 	writeActions(&b, "actions", op.actions)
 	writeActions(&b, "writes", op.writes)
 	return b.String()
+}
+
+// writeStrings writes a list of strings as ["a","b"].
+func writeStrings(b *strings.Builder, list []string) {
+	b.WriteString("[")
+	for i, s := range list {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(strconv.Quote(s))
+	}
+	b.WriteString("]")
 }
 
 // writeActions writes a list of actions as name=[{...} {...}].

@@ -107,8 +107,16 @@ func readLog(r io.Reader) (*Log, error) {
 
 // missing returns what a parsed op lacks for its kind, or "".
 func (op *Op) missing() string {
-	if op.kind != kindReopen && op.kind != kindListTables && op.table == "" {
+	if op.kind != kindReopen && op.kind != kindListTables && op.kind != kindAdvance && op.table == "" {
 		return "no table"
+	}
+	switch {
+	case (op.kind == kindCreateIndex || op.kind == kindDropIndex) && op.index == "":
+		return "no index"
+	case op.kind == kindCreateIndex && op.props == nil:
+		return "no props"
+	case op.kind == kindAdvance && op.dur <= 0:
+		return "no positive dur"
 	}
 	switch op.kind {
 	case kindInsert, kindUpdate, kindUpsert, kindPartitionInsert, kindPartitionUpsert, kindPartitionUpdate:
@@ -192,6 +200,28 @@ func (op *Op) setField(p *parser, name string) {
 	case "writes":
 		p.expect('=')
 		op.writes = p.actions()
+	case "index":
+		op.index = p.quotedValue()
+	case "props":
+		p.expect('=')
+		op.props = p.stringList()
+	case "partitioned":
+		op.partitioned = true
+	case "prop":
+		op.prop = p.quotedValue()
+	case "dur":
+		p.expect('=')
+		d, err := time.ParseDuration(p.word())
+		if err != nil {
+			p.failf("bad dur: %v", err)
+		}
+		op.dur = d
+	case "images":
+		p.expect('=')
+		if w := p.word(); w != "new" {
+			p.failf("images=%q: want images=new (keys only is the default)", w)
+		}
+		op.images = ts.ImagesNew
 	default:
 		p.failf("unknown field %q", name)
 	}

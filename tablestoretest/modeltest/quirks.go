@@ -32,9 +32,20 @@ type Quirks struct {
 	NoKeyspaceOps bool
 	// NoReverseOrSegments: the driver deletes ranges of partitions but
 	// cannot read in reverse or split a table into segments, and answers
-	// NotImplemented for those (the remote driver against tablestore's
-	// server). The workload then reads forward only and never splits.
+	// NotImplemented for those (the remote driver against a tablestore
+	// server whose capability document lacks them). The workload then
+	// reads forward only and never splits.
 	NoReverseOrSegments bool
+	// NoIndexes: the service has no secondary indexes (Azure). The
+	// workload then creates none and reads through none.
+	NoIndexes bool
+	// NoChangeFeed: the service has no change feed (Azure). The workload
+	// then never turns one on nor reads one.
+	NoChangeFeed bool
+	// NoTTL: the service does not expire entities (Azure), or the test
+	// cannot move its clock (Config.Advance). The workload then sets no
+	// time-to-live and never moves the clock.
+	NoTTL bool
 }
 
 // noScans reports whether reverse reads and segments are off.

@@ -30,7 +30,9 @@ type reference struct {
 }
 
 func newReference() reference {
-	return reference{m: model.New(), life: map[entityID][]ts.ETag{}}
+	m := model.New()
+	m.SetOrigin(clockStart)
+	return reference{m: m, life: map[entityID][]ts.ETag{}}
 }
 
 // modelETag resolves ref for entity id to a model ETag. real reports that

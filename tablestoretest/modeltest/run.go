@@ -43,6 +43,10 @@ type Config struct {
 	Dir string
 	// Quirks are the known divergences of a remote service under test.
 	Quirks Quirks
+	// Advance moves the store's clock forward by d, for a store that
+	// keeps its own clock (a server: tablestoretest.Clock's Advance).
+	// nil: the workload moves the clock it gives the Opener.
+	Advance func(d time.Duration)
 }
 
 // Opener opens the store under test. The runner calls it once at the
@@ -169,6 +173,13 @@ type testClock struct {
 	now time.Time
 }
 
+// advance moves the clock forward by d.
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
 func (c *testClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -199,6 +210,7 @@ type runner struct {
 	log     *Log
 	opener  Opener
 	clock   func() time.Time
+	advance func(time.Duration) // moves the store's clock
 	db      *ts.DB
 	ref     reference
 	eng     map[entityID]*engineVersions
@@ -212,6 +224,17 @@ type runner struct {
 	// outcomes counts results by operation and code, to show the
 	// workload reaches both successes and each failure.
 	outcomes map[string]int
+	// pairs maps each store version the runner has seen, of any lifetime,
+	// to its model ETag, and back: the change feed names past versions.
+	pairs     map[storeVersion]ts.ETag
+	pairsBack map[ts.ETag]storeVersion
+}
+
+// storeVersion names a version the store wrote: its entity and ETag
+// (entities of one transaction share an ETag).
+type storeVersion struct {
+	id   entityID
+	etag ts.ETag
 }
 
 // execute runs l and returns the runner, for its counts and its model,
@@ -223,6 +246,11 @@ func execute(t *testing.T, open Opener, cfg Config, l *Log) (r *runner, f *failu
 		t: t, ctx: context.Background(), cfg: cfg, log: l, opener: open, clock: clock.Now,
 		ref: newReference(), eng: map[entityID]*engineVersions{},
 		stats: map[string]int{}, outcomes: map[string]int{},
+		pairs: map[storeVersion]ts.ETag{}, pairsBack: map[ts.ETag]storeVersion{},
+	}
+	r.advance = cfg.Advance
+	if r.advance == nil {
+		r.advance = clock.advance
 	}
 	defer func() {
 		if x := recover(); x != nil {
@@ -284,6 +312,8 @@ func (r *runner) begin(op *Op) {
 	r.line, r.note = op.String(), ""
 	r.kind = string(op.kind)
 	switch {
+	case op.index != "" && op.kind == kindQuery:
+		r.kind += "-index"
 	case op.want != "":
 		r.kind += "-invalid"
 	case strings.EqualFold(op.table, missingTableName):

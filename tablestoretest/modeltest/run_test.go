@@ -55,8 +55,12 @@ func brokenOpener(dir string, s *brokenState) Opener {
 // brokenState says which answer a brokenConn breaks: after `after`
 // correct answers of the kind fault names, exactly one wrong one.
 //
-//	drop-row     a query page leaves out its first entity
-//	lose-entity  a Get of an entity that exists answers ResourceNotFound
+//	drop-row        a query page leaves out its first entity
+//	lose-entity     a Get of an entity that exists answers ResourceNotFound
+//	drop-change     a read of a change feed leaves out its first change
+//	drop-index-row  a page read through an index leaves out its first entity
+//	ttl-late        SetTTL keeps a Default two steps longer than asked, and
+//	                TTL reads back the one asked for
 type brokenState struct {
 	fault string
 	after int
@@ -64,6 +68,7 @@ type brokenState struct {
 	mu     sync.Mutex
 	calls  int
 	broken bool
+	asked  time.Duration // ttl-late: the Default asked for
 }
 
 // trigger counts one answer the fault applies to and reports whether it
@@ -86,11 +91,16 @@ type brokenConn struct {
 }
 
 func (c *brokenConn) Table(name string) driver.Table {
-	return &brokenTable{Table: c.Conn.Table(name), s: c.s}
+	t := c.Conn.Table(name)
+	// The engine's extensions pass through unchanged.
+	return &brokenTable{Table: t, Indexer: t.(driver.Indexer), ChangeFeeder: t.(driver.ChangeFeeder), TTLTable: t.(driver.TTLTable), s: c.s}
 }
 
 type brokenTable struct {
 	driver.Table
+	driver.Indexer
+	driver.ChangeFeeder
+	driver.TTLTable
 	s *brokenState
 }
 
@@ -103,6 +113,10 @@ func (t *brokenTable) Get(ctx context.Context, pk, rk string, sel []string) (dri
 }
 
 func (t *brokenTable) QueryPage(ctx context.Context, q *driver.QueryRequest, emit func(driver.Row) error) (driver.PageResult, error) {
+	if q.Filter == nil && q.Top == ts.PlanSampleSize {
+		// Plan's sample read for its warnings: no result shows it.
+		return t.Table.QueryPage(ctx, q, emit)
+	}
 	first := true
 	return t.Table.QueryPage(ctx, q, func(row driver.Row) error {
 		if first {
@@ -113,6 +127,52 @@ func (t *brokenTable) QueryPage(ctx context.Context, q *driver.QueryRequest, emi
 		}
 		return emit(row)
 	})
+}
+
+func (t *brokenTable) ReadChanges(ctx context.Context, req driver.ChangesRequest, emit func(driver.ChangeRecord) error) (driver.ChangesResult, error) {
+	first := true
+	return t.ChangeFeeder.ReadChanges(ctx, req, func(c driver.ChangeRecord) error {
+		if first {
+			first = false
+			if t.s.fault == "drop-change" && t.s.trigger() {
+				return nil
+			}
+		}
+		return emit(c)
+	})
+}
+
+func (t *brokenTable) QueryIndexPage(ctx context.Context, q *driver.IndexQueryRequest, emit func(driver.Row) error) (driver.IndexPageResult, error) {
+	first := true
+	return t.Indexer.QueryIndexPage(ctx, q, func(row driver.Row) error {
+		if first {
+			first = false
+			if t.s.fault == "drop-index-row" && t.s.trigger() {
+				return nil
+			}
+		}
+		return emit(row)
+	})
+}
+
+func (t *brokenTable) SetTTL(ctx context.Context, s driver.TTL) error {
+	if t.s.fault == "ttl-late" && s.Default > 0 && t.s.trigger() {
+		t.s.mu.Lock()
+		t.s.asked = s.Default
+		t.s.mu.Unlock()
+		s.Default += 2 * ttlStep
+	}
+	return t.TTLTable.SetTTL(ctx, s)
+}
+
+func (t *brokenTable) TTL(ctx context.Context) (driver.TTL, error) {
+	s, err := t.TTLTable.TTL(ctx)
+	t.s.mu.Lock()
+	defer t.s.mu.Unlock()
+	if t.s.asked != 0 && s.Default == t.s.asked+2*ttlStep {
+		s.Default = t.s.asked
+	}
+	return s, err
 }
 
 // The engine's optional operations pass through unchanged.
@@ -225,6 +285,46 @@ func TestBrokenStoreFails(t *testing.T) {
 			_, again := execute(t, brokenOpener(t.TempDir(), &brokenState{fault: tc.fault, after: 3}), cfg, saved)
 			if again == nil || again.op != f.op {
 				t.Fatalf("replay of the saved log: %v, want a failure at op %d", again, f.op)
+			}
+		})
+	}
+}
+
+// TestBrokenExtensionsFail runs a workload against stores whose
+// extensions each give one wrong answer, after checking the healthy
+// engine passes it: a lost change of a feed, a lost entity of a read in
+// index order, entities kept past the expiry asked for.
+func TestBrokenExtensionsFail(t *testing.T) {
+	cfg := Config{Name: "broken-ext", Seed: 12, Ops: 1500}
+	l := &Log{Seed: cfg.Seed, Ops: Generate(cfg)}
+	if _, f := execute(t, diskOpener(t.TempDir()), cfg, l); f != nil {
+		t.Fatalf("healthy store: %v", f)
+	}
+	for _, tc := range []struct {
+		fault string
+		after int // answers left correct: the workload must show the broken one
+		want  string
+	}{
+		{"drop-change", 1, `^change( feed:|\s\d+:)`},
+		{"drop-index-row", 1, `^query`},
+		// The third TTL with a Default: the clock moves past its expiry
+		// before the table's next SetTTL.
+		{"ttl-late", 2, `^query`},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			s := &brokenState{fault: tc.fault, after: tc.after}
+			_, f := execute(t, brokenOpener(t.TempDir(), s), cfg, l)
+			if f == nil {
+				t.Fatalf("no divergence reported (fault fired: %v)", s.broken)
+			}
+			if !s.broken {
+				t.Fatalf("divergence without the fault: %v", f)
+			}
+			if !regexp.MustCompile(tc.want).MatchString(f.msg) {
+				t.Errorf("message %q does not match %q", f.msg, tc.want)
+			}
+			if tc.fault == "ttl-late" && !strings.HasPrefix(f.line, "advance ") {
+				t.Errorf("an entity kept past its expiry shows at %q, not at the clock's move", f.line)
 			}
 		})
 	}

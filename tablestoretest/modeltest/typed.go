@@ -54,7 +54,15 @@ func (r *runner) sameTyped(what string, e *ts.Entity, mapErr error, got typedRow
 // values, then that entity's error.
 func (r *runner) sameTypedPage(tb *ts.Table, q ts.Query, p *ts.Page) {
 	tp, err := ts.QueryStructPage[typedRow](r.ctx, tb, q)
+	// On a table with a time-to-live, the store's sweeper may remove
+	// expired entities between the two reads: a page that scans no
+	// further ends elsewhere, so only the entities both hold compare.
+	ttl, _ := r.ref.m.TTL(tb.Name())
+	swept := ttl != (ts.TTL{})
 	for i, e := range p.Entities {
+		if swept && err == nil && i >= len(tp.Entities) {
+			break
+		}
 		var want typedRow
 		if werr := ts.UnmarshalEntity(e, &want); werr != nil {
 			if fmt.Sprint(werr) != fmt.Sprint(err) {
@@ -74,7 +82,7 @@ func (r *runner) sameTypedPage(tb *ts.Table, q ts.Query, p *ts.Page) {
 		r.failf("QueryStructPage: %v, where the map path succeeds", err)
 		return
 	}
-	if len(tp.Entities) != len(p.Entities) || tp.Continuation != p.Continuation {
+	if !swept && (len(tp.Entities) != len(p.Entities) || tp.Continuation != p.Continuation) {
 		r.failf("QueryStructPage: %d entities and continuation %q, the map path %d and %q",
 			len(tp.Entities), tp.Continuation, len(p.Entities), p.Continuation)
 	}

@@ -21,7 +21,7 @@ func (m *Model) Insert(tableName string, e *ts.Entity) (ts.ETag, error) {
 		return "", fail(edm.CodeEntityAlreadyExists)
 	}
 	s := stored(e, m.newETag())
-	t.rows[k] = s
+	m.put(t, k, s, ts.ChangeInsert)
 	return s.ETag, nil
 }
 
@@ -86,7 +86,7 @@ func (m *Model) Update(tableName string, e *ts.Entity, mode ts.UpdateMode, ifMat
 		return "", fail(edm.CodeUpdateConditionNotSatisfied)
 	}
 	s := m.write(old, e, mode)
-	t.rows[k] = s
+	m.put(t, k, s, ts.ChangeOp(map[ts.UpdateMode]ts.ActionType{ts.Merge: ts.ActionUpdateMerge, ts.Replace: ts.ActionUpdateReplace}[mode]))
 	return s.ETag, nil
 }
 
@@ -105,7 +105,7 @@ func (m *Model) Upsert(tableName string, e *ts.Entity, mode ts.UpdateMode) (ts.E
 	}
 	k := Key{e.PartitionKey, e.RowKey}
 	s := m.write(t.rows[k], e, mode)
-	t.rows[k] = s
+	m.put(t, k, s, ts.ChangeOp(map[ts.UpdateMode]ts.ActionType{ts.Merge: ts.ActionUpsertMerge, ts.Replace: ts.ActionUpsertReplace}[mode]))
 	return s.ETag, nil
 }
 
@@ -140,7 +140,7 @@ func (m *Model) Delete(tableName, pk, rk string, ifMatch ts.ETag) error {
 	if ifMatch != ts.ETagAny && ifMatch != old.ETag {
 		return fail(edm.CodeUpdateConditionNotSatisfied)
 	}
-	delete(t.rows, k)
+	m.remove(t, k)
 	return nil
 }
 

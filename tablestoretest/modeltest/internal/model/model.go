@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
@@ -24,12 +25,20 @@ import (
 type Model struct {
 	tables   map[string]*table // keyed by strings.ToLower(name)
 	lastETag uint64
+	clock        // see ttl.go
+	commit   int // the last commit's number, for the change feed
 }
 
-// table is one table: its name as created and its entities.
+// table is one table: its name as created, its entities, and its
+// extensions: time-to-live (ttl.go), indexes (index.go) and change feed
+// (feed.go).
 type table struct {
-	name string
-	rows map[Key]*ts.Entity
+	name    string
+	rows    map[Key]*ts.Entity
+	written map[Key]time.Duration // the clock's elapsed time at each entity's last write
+	ttl     ts.TTL
+	indexes []ts.IndexSpec
+	feed    *feed // nil: off
 }
 
 // Key is an entity's primary key.
@@ -63,7 +72,7 @@ func (m *Model) CreateTable(name string) error {
 	if _, ok := m.tables[lower]; ok {
 		return fail(edm.CodeTableAlreadyExists)
 	}
-	m.tables[lower] = &table{name: name, rows: map[Key]*ts.Entity{}}
+	m.tables[lower] = &table{name: name, rows: map[Key]*ts.Entity{}, written: map[Key]time.Duration{}}
 	return nil
 }
 
@@ -112,6 +121,7 @@ func (m *Model) table(name string) (*table, error) {
 	if !ok {
 		return nil, fail(edm.CodeTableNotFound)
 	}
+	m.expire(t)
 	return t, nil
 }
 
@@ -127,8 +137,8 @@ func (t *table) sortedKeys() []Key {
 
 // Len returns the number of entities in the named table (0 if absent).
 func (m *Model) Len(name string) int {
-	t, ok := m.tables[strings.ToLower(name)]
-	if !ok {
+	t, err := m.table(name)
+	if err != nil {
 		return 0
 	}
 	return len(t.rows)
@@ -136,8 +146,8 @@ func (m *Model) Len(name string) int {
 
 // Keys returns the keys of the named table in order (nil if absent).
 func (m *Model) Keys(name string) []Key {
-	t, ok := m.tables[strings.ToLower(name)]
-	if !ok {
+	t, err := m.table(name)
+	if err != nil {
 		return nil
 	}
 	return t.sortedKeys()

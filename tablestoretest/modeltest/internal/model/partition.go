@@ -48,7 +48,13 @@ func (m *Model) DeleteRange(tableName, pk, from, to string) error {
 	for k := range t.rows {
 		if k.PK == pk && k.RK >= from && (to == "" || k.RK < to) {
 			delete(t.rows, k)
+			delete(t.written, k)
 		}
 	}
+	if from != "" && from == to {
+		return nil // an empty range: nothing is committed, nor recorded
+	}
+	m.commit++
+	t.record(m.commit, Change{Op: ts.ChangeDeleteRange, PK: pk, RK: from, ToRK: to})
 	return nil
 }

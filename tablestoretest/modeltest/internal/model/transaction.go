@@ -83,17 +83,18 @@ func (m *Model) SubmitTransaction(tableName string, actions []ts.TransactionActi
 	}
 	// Apply.
 	etags := make([]ts.ETag, len(actions))
+	m.commit++
 	for i, a := range actions {
 		e := entityOf(a)
 		k := Key{e.PartitionKey, e.RowKey}
 		switch a.Type {
 		case ts.ActionDelete:
-			delete(t.rows, k)
+			m.removeIn(t, k)
 		case ts.ActionInsert, ts.ActionUpsertReplace, ts.ActionUpdateReplace:
-			t.rows[k] = m.write(t.rows[k], e, ts.Replace)
+			m.putIn(t, k, m.write(t.rows[k], e, ts.Replace), ts.ChangeOp(a.Type))
 			etags[i] = t.rows[k].ETag
 		case ts.ActionUpsertMerge, ts.ActionUpdateMerge:
-			t.rows[k] = m.write(t.rows[k], e, ts.Merge)
+			m.putIn(t, k, m.write(t.rows[k], e, ts.Merge), ts.ChangeOp(a.Type))
 			etags[i] = t.rows[k].ETag
 		}
 	}
