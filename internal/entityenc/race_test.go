@@ -1,0 +1,5 @@
+//go:build race
+
+package entityenc
+
+const raceOn = true
