@@ -44,9 +44,9 @@ func scalar(v edm.Value) any {
 
 // Decoder turns the records of one query page, or of one Get, into
 // property maps. It copies the text of a page into a few large chunks
-// (package arena), lets the entities of a page share the strings of the
-// property names they have in common, and boxes the values in shared
-// chunks (Boxes). A Decoder is used by one goroutine; the maps it
+// (package arena) and lets the entities of a page share the strings of
+// the property names they have in common; values are boxed one by one,
+// as Go boxes them. A Decoder is used by one goroutine; the maps it
 // returns are the caller's.
 type Decoder struct {
 	// Select, when not nil, is the projection: only the properties it
@@ -59,18 +59,16 @@ type Decoder struct {
 	Owned bool
 	// Arena holds the copies of a page's text.
 	Arena arena.Arena
-	// Boxes holds the page's boxed values.
-	Boxes Boxes
 	props []namedValue // one entity's properties, before its map is sized
 	// names holds the previous entity's property names in record order:
 	// rows of one page mostly share them, so the strings are shared too.
 	names []string
 }
 
-// namedValue is one decoded property awaiting its box and its map.
+// namedValue is one decoded property awaiting its map.
 type namedValue struct {
 	name string
-	val  edm.Value
+	val  any
 }
 
 // Properties decodes rec's properties (those d selects) into a new map,
@@ -90,32 +88,24 @@ func (d *Decoder) Properties(rec driver.Record) (map[string]any, error) {
 	return m, err
 }
 
-// build collects rec's properties into props, then boxes them into
-// their map, clearing props, which it returns.
+// build collects rec's properties into props, then makes their map,
+// clearing props, which it returns.
 func (d *Decoder) build(props []namedValue, rec driver.Record) (map[string]any, []namedValue, error) {
 	it := rec.Iter()
-	strs, words := 0, 0
 	for it.Next() {
 		name := it.Name()
 		if d.Select != nil && !Selected(d.Select, name) {
 			continue
 		}
-		v := it.Value()
-		if v.Type == edm.TypeString {
-			strs++
-		} else {
-			words += Words(v)
-		}
-		props = append(props, namedValue{name: d.name(len(props), name), val: v})
+		props = append(props, namedValue{name: d.name(len(props), name), val: d.value(it.Value())})
 	}
 	if err := it.Err(); err != nil {
 		clear(props)
 		return nil, props, err
 	}
-	d.Boxes.Reserve(strs, words)
 	m := make(map[string]any, len(props))
 	for i := range props {
-		m[props[i].name] = d.value(props[i].val)
+		m[props[i].name] = props[i].val
 		props[i] = namedValue{}
 	}
 	return m, props, nil
@@ -153,11 +143,11 @@ func (d *Decoder) Text(b []byte) string {
 func (d *Decoder) value(v edm.Value) any {
 	switch v.Type {
 	case edm.TypeString:
-		return d.Boxes.String(d.Text(v.Bytes))
+		return d.Text(v.Bytes)
 	case edm.TypeBinary:
 		return d.Arena.Bytes(v.Bytes)
 	}
-	return d.Boxes.Scalar(v)
+	return scalar(v)
 }
 
 // Selected reports whether the projection sel names name.

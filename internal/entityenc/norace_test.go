@@ -1,5 +1,0 @@
-//go:build !race
-
-package entityenc
-
-const raceOn = false
