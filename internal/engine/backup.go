@@ -487,12 +487,21 @@ func (db *Engine) startBackup() error {
 	if err != nil {
 		return err
 	}
+	if err := dropEmptyLastSegment(o.Dir, inv); err != nil {
+		return err
+	}
 	l := &backupLog{opts: o, fs: backupFS(db.opts.Keys), stop: make(chan struct{}), kick: make(chan struct{}, 1)}
 	l.cond.L = &l.mu
 	l.seq, l.last = inv.lastSeq, inv.lastTime
 	l.durable, l.written, l.bufLast = l.seq, l.seq, l.seq
 	l.rotate = true // never append to a segment a crash may have torn
 	db.backup = l
+	// A crash may have left commits in the store whose records the log
+	// lost: a mark gives this open's base a position of its own, so it
+	// never yields to an older base at the same position.
+	db.changes.mu.Lock()
+	db.backupMark()
+	db.changes.mu.Unlock()
 	if err := db.takeBase(); err != nil {
 		db.backup = nil
 		return err
@@ -500,6 +509,27 @@ func (db *Engine) startBackup() error {
 	l.done.Add(1)
 	go db.runBackup()
 	return nil
+}
+
+// dropEmptyLastSegment removes the last segment when it holds no whole
+// record: a crash right after its creation, or within its first
+// record, left it (zeros, or a torn record that was never synced). The
+// log resumes at the record its name holds, so it would be in the way.
+// A damaged first record is not removed: it fails Open with its
+// position, since replacing it would hide the damage.
+func dropEmptyLastSegment(dir string, inv *backupInventory) error {
+	n := len(inv.segments)
+	if n == 0 || inv.segments[n-1].first <= inv.lastSeq {
+		return nil
+	}
+	if inv.damaged != nil {
+		return fmt.Errorf("%w (move the segment aside to go on, or give the store a new backup directory)", inv.damaged)
+	}
+	if err := os.Remove(filepath.Join(dir, segmentName(inv.segments[n-1].first))); err != nil {
+		return fmt.Errorf("tablestore: continuous backup: %w", err)
+	}
+	inv.segments, inv.tornAt = inv.segments[:n-1], ""
+	return syncOSDir(dir)
 }
 
 // runBackup flushes unsynced records and takes bases until stopBackup.
