@@ -159,7 +159,7 @@ type backupLog struct {
 	// during the syncer's sync; startSegment takes it too.
 	syncMu sync.Mutex
 	// gap is the hole startBackup found, for the base it takes.
-	gap *backupGap
+	gap      *backupGap
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     sync.WaitGroup
