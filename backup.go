@@ -38,7 +38,7 @@ type ContinuousBackup struct {
 	// speed of synced commits: a synced commit returns once its log
 	// record is written to the file (it survives the process being
 	// killed) but before the record is synced; a background sync follows
-	// within about 5 ms. So a synced commit waits for one disk sync, the
+	// within about 25 ms. So a synced commit waits for one disk sync, the
 	// store's. A power loss or OS crash may then lose the last records of
 	// commits the store kept: the next Open finds them missing and the
 	// window gets a hole (BackupWindow.Holes) that Restore refuses; the

@@ -103,7 +103,7 @@ type BackupOptions struct {
 
 // backupLazySyncDelay is how long the background syncer lets records
 // gather after a write before it syncs them.
-const backupLazySyncDelay = 5 * time.Millisecond
+const backupLazySyncDelay = 25 * time.Millisecond
 
 // backupPositionTag keys, in the meta table, the seq and time (8 bytes
 // BE each) of the last record written in background sync mode.
