@@ -651,6 +651,7 @@ func (l *backupLog) syncWritten(db *Engine) {
 		return
 	}
 	l.durable = max(l.durable, upto)
+	l.cond.Broadcast()
 }
 
 // runBackup flushes unsynced records and takes bases until stopBackup.
