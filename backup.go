@@ -34,6 +34,16 @@ type ContinuousBackup struct {
 	// SegmentBytes is the size past which the log starts a new segment
 	// file. Default: 64 MiB.
 	SegmentBytes int64
+	// BackgroundSync trades some of the backup's durability for the
+	// speed of synced commits: a synced commit returns once its log
+	// record is written to the file (it survives the process being
+	// killed) but before the record is synced; a background sync follows
+	// within about 25 ms. So a synced commit waits for one disk sync, the
+	// store's. A power loss or OS crash may then lose the last records of
+	// commits the store kept: the next Open finds them missing and the
+	// window gets a hole (BackupWindow.Holes) that Restore refuses; the
+	// instants before and after it restore as usual. Off by default.
+	BackgroundSync bool
 }
 
 const (
@@ -58,7 +68,7 @@ func (c *ContinuousBackup) engineOptions() *engine.BackupOptions {
 	if c == nil {
 		return nil
 	}
-	o := &engine.BackupOptions{Dir: c.Dir, BaseInterval: c.BaseInterval, Retention: c.Retention, SegmentBytes: c.SegmentBytes}
+	o := &engine.BackupOptions{Dir: c.Dir, BaseInterval: c.BaseInterval, Retention: c.Retention, SegmentBytes: c.SegmentBytes, BackgroundSync: c.BackgroundSync}
 	if o.BaseInterval == 0 {
 		o.BaseInterval = defaultBaseInterval
 	}
@@ -72,7 +82,8 @@ func (c *ContinuousBackup) engineOptions() *engine.BackupOptions {
 }
 
 // BackupWindow describes a continuous backup directory: Restore accepts
-// any instant from Oldest to Newest.
+// any instant from Oldest to Newest but those inside a hole (see
+// Ranges).
 type BackupWindow struct {
 	// Oldest is the oldest base's time, Newest the last whole record's.
 	Oldest, Newest time.Time
@@ -90,6 +101,26 @@ type BackupWindow struct {
 	// Damaged, when not nil, is a damaged record at the end of the log;
 	// the window ends before it and a restore past it fails.
 	Damaged *DamagedBackupError
+	// Holes are stretches whose commits the backup lost (a power loss
+	// with BackgroundSync), oldest first; Ranges are the stretches
+	// Restore accepts, ends included: [Oldest, Newest] without a hole,
+	// otherwise the ones between the holes.
+	Holes  []BackupHole
+	Ranges []BackupRange
+}
+
+// BackupHole is a stretch of lost commits: records FirstSeq to LastSeq,
+// committed after instant After and before Before. Restore refuses any
+// instant strictly between the two.
+type BackupHole struct {
+	After, Before     time.Time
+	FirstSeq, LastSeq uint64
+}
+
+// BackupRange is a stretch of instants Restore accepts, From and To
+// included.
+type BackupRange struct {
+	From, To time.Time
 }
 
 // DamagedBackupError reports a damaged record of a backup's log (a
@@ -135,8 +166,15 @@ func ListBackups(dir string, opts *Options) (*BackupWindow, error) {
 	if err != nil {
 		return nil, causeError(edm.CodeInvalidInput, err)
 	}
-	return &BackupWindow{Oldest: w.Oldest, Newest: w.Newest, Bases: w.Bases, Segments: w.Segments, Bytes: w.Bytes,
-		FirstSeq: w.FirstSeq, LastSeq: w.LastSeq, Torn: w.Torn, Damaged: damagedOf(w.Damaged)}, nil
+	bw := &BackupWindow{Oldest: w.Oldest, Newest: w.Newest, Bases: w.Bases, Segments: w.Segments, Bytes: w.Bytes,
+		FirstSeq: w.FirstSeq, LastSeq: w.LastSeq, Torn: w.Torn, Damaged: damagedOf(w.Damaged)}
+	for _, h := range w.Holes {
+		bw.Holes = append(bw.Holes, BackupHole(h))
+	}
+	for _, r := range w.Ranges {
+		bw.Ranges = append(bw.Ranges, BackupRange(r))
+	}
+	return bw, nil
 }
 
 // RestoreResult describes a finished Restore.
@@ -168,7 +206,8 @@ type RestoreResult struct {
 // *EncryptionKeyError naming the key ID) before into is touched.
 //
 // Errors: OutOfRangeInput matching ErrOutsideWindow for a time outside
-// the window; InvalidInput for a non-empty into or a directory without a
+// the window or inside one of its holes (the message names the ranges
+// it accepts); InvalidInput for a non-empty into or a directory without a
 // backup; InternalError wrapping a *DamagedBackupError for damage in the
 // log the restore needs, and for damage the check finds.
 func Restore(ctx context.Context, from string, to time.Time, into string, opts *Options) (*RestoreResult, error) {

@@ -28,7 +28,7 @@ import (
 // TABLESTORE_BACKUP_BENCH_DIR puts the backups in that directory (on
 // another device than the store's temporary directory).
 func BenchmarkContinuousBackup(b *testing.B) {
-	open := func(b *testing.B, on, noSync bool) *DB {
+	open := func(b *testing.B, on, bg, noSync bool) *DB {
 		dir := b.TempDir()
 		o := &Options{NoSync: noSync}
 		if on {
@@ -38,7 +38,7 @@ func BenchmarkContinuousBackup(b *testing.B) {
 				bdir = filepath.Join(other, filepath.Base(dir))
 				b.Cleanup(func() { _ = os.RemoveAll(bdir) })
 			}
-			o.ContinuousBackup = &ContinuousBackup{Dir: bdir}
+			o.ContinuousBackup = &ContinuousBackup{Dir: bdir, BackgroundSync: bg}
 		}
 		db, err := Open(filepath.Join(dir, "store"), o)
 		require.NoError(b, err)
@@ -46,13 +46,13 @@ func BenchmarkContinuousBackup(b *testing.B) {
 		return db
 	}
 	modes := []struct {
-		name string
-		on   bool
-	}{{"off", false}, {"on", true}}
+		name   string
+		on, bg bool
+	}{{"off", false, false}, {"on", true, false}, {"bgsync", true, true}}
 	for _, writers := range []int{1, 8} {
 		for _, m := range modes {
 			b.Run(fmt.Sprintf("synced-inserts-%dw/backup-%s", writers, m.name), func(b *testing.B) {
-				db := open(b, m.on, false)
+				db := open(b, m.on, m.bg, false)
 				tb, err := db.CreateTable(ctx, "Bench")
 				require.NoError(b, err)
 				b.ResetTimer()
@@ -90,7 +90,7 @@ func BenchmarkContinuousBackup(b *testing.B) {
 			const n = 100_000
 			for b.Loop() {
 				b.StopTimer()
-				db := open(b, m.on, true)
+				db := open(b, m.on, m.bg, true)
 				tb, err := db.CreateTable(ctx, "Bulk")
 				require.NoError(b, err)
 				b.StartTimer()

@@ -17,7 +17,10 @@ func backupsCommand() *command {
 		summary: "show the window a continuous backup can restore",
 		help: `backups list DIR describes the continuous backup in DIR (made by serve
 --continuous-backup, or Options.ContinuousBackup): the restorable window,
-from its oldest base to its last commit, its bases and its log. A log
+from its oldest base to its last commit, its bases and its log. When a
+power loss cost a backup with background sync the records of commits
+the store kept, the hole is listed with the ranges around it that
+restore accepts. A log
 that ends in a partial record (a crash during an append) or a damaged
 one is reported with the file and byte offset; the window ends before
 it. A backup of an encrypted store is read with its key
@@ -38,6 +41,15 @@ docs/backup.md.`,
 				}
 				out := io.stdout
 				fmt.Fprintf(out, "window: %s to %s\n", w.Oldest.Format(time.RFC3339Nano), w.Newest.Format(time.RFC3339Nano))
+				if len(w.Holes) > 0 {
+					fmt.Fprintf(out, "restorable: %d range(s)\n", len(w.Ranges))
+					for _, r := range w.Ranges {
+						fmt.Fprintf(out, "  %s to %s\n", r.From.Format(time.RFC3339Nano), r.To.Format(time.RFC3339Nano))
+					}
+					for _, h := range w.Holes {
+						fmt.Fprintf(out, "hole: after %s, before %s: records %d to %d lost\n", h.After.Format(time.RFC3339Nano), h.Before.Format(time.RFC3339Nano), h.FirstSeq, h.LastSeq)
+					}
+				}
 				fmt.Fprintf(out, "bases: %d\n", len(w.Bases))
 				for _, b := range w.Bases {
 					fmt.Fprintf(out, "  %s\n", b.Format(time.RFC3339Nano))

@@ -21,6 +21,19 @@ package engine
 // backupFlushInterval, or once the buffer holds backupFlushBytes), so it
 // is as durable as the unsynced commit itself.
 //
+// Background sync (BackupOptions.BackgroundSync): a synced commit's
+// record is written (write(2): it survives the process's death) before
+// the commit returns, but synced by a background syncer within about
+// backupLazySyncDelay, so the commit waits for one disk sync, the
+// store's own. A power loss may then drop the last records of commits
+// the store kept. So in this mode each batch also sets the store's
+// backup position (backupPositionKey: the seq and time of the record
+// it is written as), durable with the batch itself. At Open, a
+// position past the directory's last whole record is a hole: its
+// records are gone, the new base's BASE file says so (its Gap), record
+// numbers go on after the position, and the window excludes the hole's
+// times (see BackupWindow.Holes).
+//
 // Directory layout (DIR is the backup directory):
 //
 //	DIR/base-<lo>/        a Pebble checkpoint and its BASE file: the
@@ -67,6 +80,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/internal/encfs"
+	"github.com/tablestore/tablestore/internal/keys"
 )
 
 // BackupOptions turn continuous backup on (see Options.Backup).
@@ -82,6 +96,21 @@ type BackupOptions struct {
 	Retention time.Duration
 	// SegmentBytes is the size past which a new segment file starts.
 	SegmentBytes int64
+	// BackgroundSync: a synced commit waits for its record's write but
+	// not its sync (see the package comment on background sync).
+	BackgroundSync bool
+}
+
+// backupLazySyncDelay is how long the background syncer lets records
+// gather after a write before it syncs them.
+const backupLazySyncDelay = 25 * time.Millisecond
+
+// backupPositionTag keys, in the meta table, the seq and time (8 bytes
+// BE each) of the last record written in background sync mode.
+const backupPositionTag = 'B'
+
+func backupPositionKey() []byte {
+	return append(keys.TablePrefix(nil, keys.MetaTableID), backupPositionTag)
 }
 
 const (
@@ -129,6 +158,12 @@ type backupLog struct {
 	zeroEnd  int64 // the end of the file, zeros past fsize
 
 	kick     chan struct{} // the buffer is due for a write
+	syncKick chan struct{} // background sync: records await a sync
+	// syncMu, in background sync mode, keeps f from being replaced
+	// during the syncer's sync; startSegment takes it too.
+	syncMu sync.Mutex
+	// gap is the hole startBackup found, for the base it takes.
+	gap      *backupGap
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     sync.WaitGroup
@@ -149,12 +184,15 @@ func (db *Engine) backupInstant() time.Time {
 }
 
 // appendRecord frames batch repr as the next record into the buffer and
-// returns its seq.
+// returns its seq. at is the record's time (0: the next on the clock).
 // REQUIRES: db.changes.mu held.
-func (db *Engine) appendRecord(repr []byte) uint64 {
+func (db *Engine) appendRecord(repr []byte, at int64) uint64 {
 	l := db.backup
 	l.seq++
-	l.last = max(db.opts.Clock().UnixNano(), l.last+1)
+	if at == 0 {
+		at = db.nextRecordTime()
+	}
+	l.last = at
 	var head [backupRecordHeader]byte
 	binary.BigEndian.PutUint64(head[0:], l.seq)
 	binary.BigEndian.PutUint64(head[8:], uint64(l.last))
@@ -181,12 +219,18 @@ func (db *Engine) appendRecord(repr []byte) uint64 {
 	return l.seq
 }
 
+// nextRecordTime is the time the next record gets.
+// REQUIRES: db.changes.mu held.
+func (db *Engine) nextRecordTime() int64 {
+	return max(db.opts.Clock().UnixNano(), db.backup.last+1)
+}
+
 // backupMark appends a record without a batch: it extends the window to
 // now, and returns its time. Views, Close and an idle store's heartbeat
 // write one.
 // REQUIRES: db.changes.mu held.
 func (db *Engine) backupMark() (uint64, time.Time) {
-	seq := db.appendRecord(nil)
+	seq := db.appendRecord(nil, 0)
 	return seq, time.Unix(0, db.backup.last).UTC()
 }
 
@@ -211,6 +255,15 @@ func (db *Engine) applyBatch(b *pebble.Batch, cb *changeBatch, opts *pebble.Writ
 		last = first + uint64(len(cb.values)) - 1
 		c.seq = last
 	}
+	var at int64
+	if l != nil && l.opts.BackgroundSync {
+		// The store keeps, with the batch, the record it becomes.
+		at = db.nextRecordTime()
+		var pos [16]byte
+		binary.BigEndian.PutUint64(pos[:], l.seq+1)
+		binary.BigEndian.PutUint64(pos[8:], uint64(at))
+		_ = b.Set(backupPositionKey(), pos[:], nil)
+	}
 	var err error
 	if opts.Sync {
 		err = db.pdb.ApplyNoSyncWait(b, opts)
@@ -218,7 +271,7 @@ func (db *Engine) applyBatch(b *pebble.Batch, cb *changeBatch, opts *pebble.Writ
 		err = b.Commit(opts)
 	}
 	if err == nil && l != nil {
-		rec = db.appendRecord(b.Repr())
+		rec = db.appendRecord(b.Repr(), at)
 	}
 	c.mu.Unlock()
 	if err != nil {
@@ -226,7 +279,14 @@ func (db *Engine) applyBatch(b *pebble.Batch, cb *changeBatch, opts *pebble.Writ
 	}
 	if opts.Sync {
 		var berr error
-		if l != nil {
+		switch {
+		case l != nil && l.opts.BackgroundSync:
+			berr = db.backupWrite(rec, false)
+			select {
+			case l.syncKick <- struct{}{}:
+			default:
+			}
+		case l != nil:
 			// Pebble syncs its log meanwhile, on its own goroutine.
 			berr = db.backupSync(rec)
 		}
@@ -353,6 +413,8 @@ func (l *backupLog) write(buf []byte) error {
 // startSegment syncs and closes the current segment and creates the
 // one whose first record is first.
 func (l *backupLog) startSegment(first uint64) error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
 	if l.f != nil {
 		err := errors.Join(l.f.Sync(), l.f.Close())
 		l.f = nil
@@ -469,6 +531,19 @@ type baseInfo struct {
 	Time int64 `json:"time"`
 	// Ceiling is the clock's durable ceiling when it was taken.
 	Ceiling int64 `json:"ceiling"`
+	// Gap, when set, says records From to To were lost before this
+	// base (a power loss in background sync mode): the store held them,
+	// the directory does not.
+	Gap *backupGap `json:"gap,omitempty"`
+}
+
+// backupGap is a stretch of lost records. After (Unix ns) is the
+// newest instant the directory held before them: every lost record's
+// time is after it and before the base that records the gap.
+type backupGap struct {
+	From  uint64 `json:"from"`
+	To    uint64 `json:"to"`
+	After int64  `json:"after"`
 }
 
 // startBackup opens continuous backup at Open: it resumes the record
@@ -490,9 +565,22 @@ func (db *Engine) startBackup() error {
 	if err := dropEmptyLastSegment(o.Dir, inv); err != nil {
 		return err
 	}
-	l := &backupLog{opts: o, fs: backupFS(db.opts.Keys), stop: make(chan struct{}), kick: make(chan struct{}, 1)}
+	l := &backupLog{opts: o, fs: backupFS(db.opts.Keys), stop: make(chan struct{}), kick: make(chan struct{}, 1), syncKick: make(chan struct{}, 1)}
 	l.cond.L = &l.mu
 	l.seq, l.last = inv.lastSeq, inv.lastTime
+	// A position past the last whole record: records the store holds
+	// were lost (set only in background sync mode, but read in either).
+	pos, err := db.backupPosition()
+	if err != nil {
+		return err
+	}
+	if pos.seq > l.seq {
+		if len(inv.bases) > 0 {
+			l.gap = &backupGap{From: l.seq + 1, To: pos.seq, After: inv.lastTime}
+		}
+		l.seq = pos.seq
+	}
+	l.last = max(l.last, pos.time)
 	l.durable, l.written, l.bufLast = l.seq, l.seq, l.seq
 	l.rotate = true // never append to a segment a crash may have torn
 	db.backup = l
@@ -508,6 +596,10 @@ func (db *Engine) startBackup() error {
 	}
 	l.done.Add(1)
 	go db.runBackup()
+	if o.BackgroundSync {
+		l.done.Add(1)
+		go db.runBackupSyncer()
+	}
 	return nil
 }
 
@@ -530,6 +622,77 @@ func dropEmptyLastSegment(dir string, inv *backupInventory) error {
 	}
 	inv.segments, inv.tornAt = inv.segments[:n-1], ""
 	return syncOSDir(dir)
+}
+
+type backupPos struct {
+	seq  uint64
+	time int64
+}
+
+// backupPosition reads the store's backup position (zero if none).
+func (db *Engine) backupPosition() (backupPos, error) {
+	v, closer, err := db.pdb.Get(backupPositionKey())
+	if errors.Is(err, pebble.ErrNotFound) {
+		return backupPos{}, nil
+	}
+	if err != nil {
+		return backupPos{}, fmt.Errorf("tablestore: continuous backup: read the store's position: %w", err)
+	}
+	defer closer.Close()
+	if len(v) != 16 {
+		return backupPos{}, fmt.Errorf("tablestore: continuous backup: the store's position is %d bytes, want 16", len(v))
+	}
+	return backupPos{seq: binary.BigEndian.Uint64(v), time: int64(binary.BigEndian.Uint64(v[8:]))}, nil
+}
+
+// runBackupSyncer syncs written records in background sync mode: after
+// a commit's write, within backupLazySyncDelay.
+func (db *Engine) runBackupSyncer() {
+	l := db.backup
+	defer l.done.Done()
+	delay := time.NewTimer(time.Hour)
+	delay.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-l.syncKick:
+		}
+		delay.Reset(backupLazySyncDelay)
+		select {
+		case <-l.stop:
+			return
+		case <-delay.C:
+		}
+		l.syncWritten(db)
+	}
+}
+
+// syncWritten syncs the records written so far, without holding up
+// the writes meanwhile.
+func (l *backupLog) syncWritten(db *Engine) {
+	l.syncMu.Lock()
+	l.mu.Lock()
+	upto, durable := l.written, l.durable
+	l.mu.Unlock()
+	var err error
+	if upto > durable && l.f != nil {
+		// Records written to earlier segments were synced when the
+		// segment was closed.
+		err = l.f.SyncData()
+	}
+	l.syncMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		if l.err == nil {
+			l.err = err
+			db.setFault(fmt.Errorf("tablestore: continuous backup into %q: %w", l.opts.Dir, err))
+		}
+		return
+	}
+	l.durable = max(l.durable, upto)
+	l.cond.Broadcast()
 }
 
 // runBackup flushes unsynced records and takes bases until stopBackup.
@@ -625,6 +788,9 @@ func (db *Engine) takeBase() error {
 	}
 	c.mu.Lock()
 	info := baseInfo{Lo: lo, Time: db.backupInstant().UnixNano(), Ceiling: db.clock.durableCeiling()}
+	if l.gap != nil && l.gap.To <= lo {
+		info.Gap = l.gap
+	}
 	c.mu.Unlock()
 	err := createClockFile(db.fs, tmp, info.Ceiling)
 	if err == nil {
@@ -646,6 +812,11 @@ func (db *Engine) takeBase() error {
 		_ = os.RemoveAll(tmp)
 		return fmt.Errorf("tablestore: continuous backup: base: %w", err)
 	}
+	c.mu.Lock()
+	if info.Gap != nil {
+		l.gap = nil // recorded
+	}
+	c.mu.Unlock()
 	l.mu.Lock()
 	l.rotate = true
 	l.mu.Unlock()

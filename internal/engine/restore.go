@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -32,6 +34,33 @@ type BackupWindow struct {
 	// Damaged, when not nil, is a damaged record of the last segment;
 	// the window ends before it, and a restore past it fails.
 	Damaged *DamagedBackupError
+	// Holes are stretches of lost records inside the window, oldest
+	// first (a power loss in background sync mode); Ranges are the
+	// restorable stretches between them: one, [Oldest, Newest], when
+	// there is no hole.
+	Holes  []BackupHole
+	Ranges []BackupRange
+}
+
+// BackupHole is a stretch of lost records: records FirstSeq to LastSeq
+// were committed after instant After and before Before, and are gone;
+// no instant strictly between After and Before can be restored.
+type BackupHole struct {
+	After, Before     time.Time
+	FirstSeq, LastSeq uint64
+}
+
+// BackupRange is a stretch of instants a restore accepts, ends included.
+type BackupRange struct {
+	From, To time.Time
+}
+
+func (w BackupWindow) rangesText() string {
+	parts := make([]string, len(w.Ranges))
+	for i, r := range w.Ranges {
+		parts[i] = fmt.Sprintf("[%s, %s]", r.From.Format(time.RFC3339Nano), r.To.Format(time.RFC3339Nano))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // ErrOutsideWindow is matched by a restore's error for a time the
@@ -63,9 +92,18 @@ func (inv *backupInventory) window(dir string) (BackupWindow, error) {
 		Torn:     inv.tornAt,
 		Damaged:  inv.damaged,
 	}
-	for _, b := range inv.bases {
+	from := w.Oldest
+	for i, b := range inv.bases {
 		w.Bases = append(w.Bases, time.Unix(0, b.Time).UTC())
+		if i == 0 || b.Gap == nil {
+			continue // the oldest base's gap is before the window
+		}
+		h := BackupHole{After: time.Unix(0, b.Gap.After).UTC(), Before: w.Bases[i], FirstSeq: b.Gap.From, LastSeq: b.Gap.To}
+		w.Holes = append(w.Holes, h)
+		w.Ranges = append(w.Ranges, BackupRange{From: from, To: h.After})
+		from = h.Before
 	}
+	w.Ranges = append(w.Ranges, BackupRange{From: from, To: w.Newest})
 	for _, s := range inv.segments {
 		w.Bytes += s.size
 	}
@@ -122,7 +160,18 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 		to = w.Newest
 	}
 	if to.Before(w.Oldest) || to.After(w.Newest) {
-		return RestoreResult{}, fmt.Errorf("%w: %s is not in [%s, %s]", ErrOutsideWindow, to.UTC().Format(time.RFC3339Nano), w.Oldest.Format(time.RFC3339Nano), w.Newest.Format(time.RFC3339Nano))
+		return RestoreResult{}, fmt.Errorf("%w: %s is not in %s", ErrOutsideWindow, to.UTC().Format(time.RFC3339Nano), w.rangesText())
+	}
+	// Before a hole, the replay stops at its first lost record; inside
+	// one, there is nothing to restore.
+	upto := uint64(math.MaxUint64)
+	for _, h := range w.Holes {
+		if to.After(h.After) && to.Before(h.Before) {
+			return RestoreResult{}, fmt.Errorf("%w: %s is in a stretch whose commits the backup lost (records %d to %d); the backup restores %s", ErrOutsideWindow, to.UTC().Format(time.RFC3339Nano), h.FirstSeq, h.LastSeq, w.rangesText())
+		}
+		if !to.After(h.After) {
+			upto = min(upto, h.FirstSeq-1)
+		}
 	}
 	limit := to.UnixNano()
 	base := inv.bases[0]
@@ -160,7 +209,7 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 		return err
 	}
 	replayStart := time.Now()
-	replayErr := replay(ctx, fs, opts.Keys, from, inv, base.Lo, limit, func(r backupRecord) error {
+	replayErr := replay(ctx, fs, opts.Keys, from, inv, base.Lo, upto, limit, func(r backupRecord) error {
 		if len(r.batch) == 0 {
 			return nil // a mark
 		}
@@ -234,12 +283,15 @@ const restoreGroupBytes = 4 << 20
 // gained what its final flush lost (docs/backup.md).
 const restoreMemTableBytes = 64 << 20
 
-// replay calls apply with every record after lo up to time limit, in
-// order, across segments, and fails on a gap or damage.
-func replay(ctx context.Context, fs vfs.FS, keys encfs.KeyProvider, dir string, inv *backupInventory, lo uint64, limit int64, apply func(backupRecord) error) error {
+// replay calls apply with every record after lo up to record upto and
+// time limit, in order, across segments, and fails on a gap or damage.
+func replay(ctx context.Context, fs vfs.FS, keys encfs.KeyProvider, dir string, inv *backupInventory, lo, upto uint64, limit int64, apply func(backupRecord) error) error {
 	errStop := errors.New("stop")
 	next := lo + 1
 	for i, s := range inv.segments {
+		if next > upto {
+			return nil
+		}
 		if i+1 < len(inv.segments) && inv.segments[i+1].first <= next {
 			continue // every record of s is at or below lo
 		}
@@ -250,7 +302,7 @@ func replay(ctx context.Context, fs vfs.FS, keys encfs.KeyProvider, dir string, 
 			if r.seq < next {
 				return nil
 			}
-			if r.time > limit {
+			if r.time > limit || r.seq > upto {
 				return errStop
 			}
 			if err := ctx.Err(); err != nil {
@@ -266,6 +318,9 @@ func replay(ctx context.Context, fs vfs.FS, keys encfs.KeyProvider, dir string, 
 		case errors.As(err, &torn):
 			// A crash tore the append; a later segment goes on from the
 			// last whole record, or the backup ends here.
+			if next > upto {
+				return nil
+			}
 			if i+1 < len(inv.segments) && inv.segments[i+1].first != next {
 				return &torn.DamagedBackupError
 			}
