@@ -92,9 +92,18 @@ func TestRestoreCommands(t *testing.T) {
 // writes through the REST API, kills the server with SIGKILL and
 // restores the newest instant: every acknowledged write is there.
 func TestServeContinuousBackup(t *testing.T) {
+	for _, mode := range [][]string{nil, {"--continuous-backup-background-sync"}} {
+		t.Run(fmt.Sprintf("%v", mode), func(t *testing.T) { serveContinuousBackup(t, mode...) })
+	}
+}
+
+// serveContinuousBackup: every write serve acknowledged is restored
+// after a SIGKILL, in either sync mode (background sync writes each
+// record before the acknowledgement, so the page cache keeps it).
+func serveContinuousBackup(t *testing.T, extra ...string) {
 	dir := t.TempDir()
 	store, bdir := filepath.Join(dir, "store"), filepath.Join(dir, "cb")
-	p := startServe(t, nil, "--dir", store, "--create", "--anonymous", "--addr", "127.0.0.1:0", "--continuous-backup", bdir)
+	p := startServe(t, nil, append([]string{"--dir", store, "--create", "--anonymous", "--addr", "127.0.0.1:0", "--continuous-backup", bdir}, extra...)...)
 	post := func(path, body string) {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodPost, "http://"+p.addr+"/devstoreaccount1/"+path, strings.NewReader(body))

@@ -57,6 +57,7 @@ type serveFlags struct {
 	rekeyRewrite        *bool
 	contBackupEvery     *time.Duration
 	contBackupRetention *time.Duration
+	contBackupBgSync    *bool
 	accounts            *string
 	jwks                *string
 	issuers             stringList
@@ -138,7 +139,9 @@ base checkpoint at start and every --continuous-backup-base-every, and
 every commit since, so restore can recreate the store as it was at any
 instant of the last --continuous-backup-retention (see docs/backup.md and
 tablestore help restore). A synced write is acknowledged once its backup
-record is synced too.
+record is synced too; with --continuous-backup-background-sync, once the
+record is written, the backup syncing it in the background (a power loss
+can then leave a hole in the window, which backups list shows).
 
 --console also serves the web console under /console/ on the admin
 listener (--admin-addr, or ` + defaultConsoleAddr + ` when that is not given) and
@@ -181,6 +184,7 @@ tablestore serve --dir data --replicate-to "$MIRROR_CONN" --replicate-table Orde
 			f.contBackup = fs.String("continuous-backup", "", "keep a continuous backup in this directory (each account's under DIR/ACCOUNT, with --accounts), restorable to any instant with restore (default: off)")
 			f.contBackupEvery = fs.Duration("continuous-backup-base-every", time.Hour, "with --continuous-backup: how often a new base checkpoint is taken")
 			f.contBackupRetention = fs.Duration("continuous-backup-retention", 24*time.Hour, "with --continuous-backup: how far back the restorable window reaches")
+			f.contBackupBgSync = fs.Bool("continuous-backup-background-sync", false, "with --continuous-backup: a synced write waits for the store's log sync only; the backup's is in the background, so a power loss can leave a hole in the window, which backups list shows and restore refuses")
 			f.maxRequests = fs.Int("max-requests", server.DefaultMaxConcurrentRequests, "operations served at once (for each account)")
 			f.maxUploads = fs.Int("max-uploads", 0, "request bodies received at once (default twice --max-requests)")
 			f.budget = byteSize(0)
@@ -440,11 +444,7 @@ func (c *serveConfig) openStore(io *stdio, account string) (*tablestore.DB, erro
 		if isRemote(c.where) {
 			return nil, usagef("--continuous-backup needs a store directory")
 		}
-		cb := &tablestore.ContinuousBackup{Dir: *c.f.contBackup, BaseInterval: *c.f.contBackupEvery, Retention: *c.f.contBackupRetention}
-		if c.f.multi() {
-			cb.Dir = filepath.Join(cb.Dir, account)
-		}
-		opts = &tablestore.Options{ContinuousBackup: cb}
+		opts = &tablestore.Options{ContinuousBackup: c.f.continuousBackup(account)}
 	}
 	if c.f.multi() { // each account's store is a subdirectory
 		if isRemote(c.where) {
@@ -643,6 +643,16 @@ func (f *serveFlags) bearer(tls bool, warn func(string)) (*server.Bearer, error)
 
 // multi reports whether --accounts or $AZURITE_ACCOUNTS names the
 // accounts (each then has its own store directory).
+// continuousBackup is account's continuous backup as the flags set it.
+func (f *serveFlags) continuousBackup(account string) *tablestore.ContinuousBackup {
+	cb := &tablestore.ContinuousBackup{Dir: *f.contBackup, BaseInterval: *f.contBackupEvery,
+		Retention: *f.contBackupRetention, BackgroundSync: *f.contBackupBgSync}
+	if f.multi() {
+		cb.Dir = filepath.Join(cb.Dir, account)
+	}
+	return cb
+}
+
 func (f *serveFlags) multi() bool {
 	return *f.accounts != "" || os.Getenv("AZURITE_ACCOUNTS") != ""
 }
