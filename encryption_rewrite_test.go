@@ -207,6 +207,14 @@ func TestEncryptionRekeyRewrite(t *testing.T) {
 
 const rewriteCrashChildEnv = "TABLESTORE_REWRITE_CRASH_CHILD" // dir,first
 
+// rewriteCrashOptions opens the crash test's store under key 2 (key 1
+// previous), with its continuous backup beside it.
+func rewriteCrashOptions(dir string) *ts.Options {
+	o := encOptions(encKey(2), encKey(1))
+	o.ContinuousBackup = &ts.ContinuousBackup{Dir: dir + ".backup", SegmentBytes: 64 << 10}
+	return o
+}
+
 // TestRewriteCrashChild is the child of TestRewriteCrash: on a store
 // written under key 1 and opened with key 2 (key 1 previous), it
 // re-encrypts every file again and again while a writer commits synced
@@ -222,7 +230,7 @@ func TestRewriteCrashChild(t *testing.T) {
 		crashChildFail("bad %s: %v", rewriteCrashChildEnv, err)
 	}
 	ctx := context.Background()
-	db, err := ts.Open(dir, encOptions(encKey(2), encKey(1)))
+	db, err := ts.Open(dir, rewriteCrashOptions(dir))
 	if err != nil {
 		crashChildFail("open: %v", err)
 	}
@@ -259,8 +267,7 @@ func TestRewriteCrashChild(t *testing.T) {
 
 // TestRewriteCrash kills a store in the middle of online rewrites (Rekey
 // with Rewrite) and writes: every acknowledged write survives and the
-// store checks clean. (The continuous backup's rewrite is in
-// TestEncryptionRekeyRewrite.)
+// store checks clean, and its continuous backup restores them all.
 func TestRewriteCrash(t *testing.T) {
 	if os.Getenv(rewriteCrashChildEnv) != "" {
 		t.Skip("child process")
@@ -299,7 +306,7 @@ func TestRewriteCrash(t *testing.T) {
 					acked = v
 				}
 			})
-		db, err := ts.Open(dir, encOptions(encKey(2), encKey(1)))
+		db, err := ts.Open(dir, rewriteCrashOptions(dir))
 		if err != nil {
 			fail("reopen: %v\nchild: %s", err, stderr)
 		}
@@ -332,6 +339,24 @@ func TestRewriteCrash(t *testing.T) {
 		next = last + 1
 		if err := db.Close(); err != nil {
 			fail("close: %v", err)
+		}
+		// The backup, rewritten with the store, restores every
+		// acknowledged write under the current key.
+		into := filepath.Join(root, fmt.Sprintf("restored-%d", cycle))
+		if _, err := ts.Restore(context.Background(), dir+".backup", time.Time{}, into, encOptions(encKey(2))); err != nil {
+			fail("restore: %v", err)
+		}
+		rdb, err := ts.Open(into, &ts.Options{MustExist: true, Encryption: &ts.Encryption{Key: encKey(2)}})
+		if err != nil {
+			fail("open the restored store: %v", err)
+		}
+		for n := int64(0); n <= acked; n++ {
+			if _, err := rdb.Table("Rewrite").Get(context.Background(), "p", fmt.Sprintf("%09d", n), nil); err != nil {
+				fail("restored: acknowledged insert %d: %v", n, err)
+			}
+		}
+		if err := rdb.Close(); err != nil {
+			fail("close the restored store: %v", err)
 		}
 	}
 	t.Logf("%d cycles, %d writes, %d whole rewrites", cycles, next, rewrites)
