@@ -57,18 +57,8 @@ func fileDataKeys(t *testing.T, keys encfs.KeyProvider, dirs ...string) map[stri
 // backup restores.
 func TestEncryptionRekeyRewrite(t *testing.T) {
 	ctx := context.Background()
-	dir, backup := t.TempDir(), filepath.Join(t.TempDir(), "backup")
+	dir, backup, reopen := backedUpMarkers(t)
 	k1, k2 := encKey(1), encKey(2)
-	opts := encOptions(k1)
-	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup}
-	db, err := ts.Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fillMarkers(t, db)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
 	old1, err := encfs.NewStaticKeys(k1)
 	if err != nil {
 		t.Fatal(err)
@@ -79,12 +69,7 @@ func TestEncryptionRekeyRewrite(t *testing.T) {
 		oldKeys[fk.DataKeyID] = true
 	}
 
-	opts = encOptions(k2, k1)
-	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup}
-	db, err = ts.Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := reopen(k2, k1)
 	tb := db.Table(encMarkers[0])
 	// Files open now carry data keys from before the rewrite too (the
 	// WAL and MANIFEST Open made, the CLOCK written in place).
@@ -184,12 +169,7 @@ func TestEncryptionRekeyRewrite(t *testing.T) {
 	}
 	check() // and what Close wrote
 
-	opts = encOptions(k2)
-	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup}
-	db, err = ts.Open(dir, opts)
-	if err != nil {
-		t.Fatalf("open with the new key alone: %v", err)
-	}
+	db = reopen(k2) // with the new key alone
 	if got := countEntities(t, db.Table(encMarkers[0])); got != total {
 		t.Fatalf("read %d entities after the rewrite, want %d", got, total)
 	}

@@ -741,26 +741,38 @@ func TestEncryptionBackupDamage(t *testing.T) {
 	}
 }
 
+// backedUpMarkers writes the markers into a new store under key 1 with a
+// continuous backup and closes it; it returns the store's directory, the
+// backup's, and a function reopening the store (with its backup) under
+// key and previous.
+func backedUpMarkers(t *testing.T) (dir, backup string, reopen func(key []byte, previous ...[]byte) *ts.DB) {
+	t.Helper()
+	dir, backup = t.TempDir(), filepath.Join(t.TempDir(), "backup")
+	reopen = func(key []byte, previous ...[]byte) *ts.DB {
+		t.Helper()
+		opts := encOptions(key, previous...)
+		opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup}
+		db, err := ts.Open(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	db := reopen(encKey(1))
+	fillMarkers(t, db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir, backup, reopen
+}
+
 // TestEncryptionRekeyBackup: Rekey rewraps the continuous backup's files
 // too, so after a rotation the backup restores with the new key alone.
 func TestEncryptionRekeyBackup(t *testing.T) {
 	ctx := context.Background()
-	dir, backup := t.TempDir(), filepath.Join(t.TempDir(), "backup")
+	_, backup, reopen := backedUpMarkers(t)
 	k1, k2 := encKey(1), encKey(2)
-	opts := encOptions(k1)
-	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup}
-	db, err := ts.Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fillMarkers(t, db)
-	db.Close()
-	opts = encOptions(k2, k1)
-	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup}
-	db, err = ts.Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := reopen(k2, k1)
 	if _, err := db.Rekey(ctx, nil); err != nil {
 		t.Fatal(err)
 	}

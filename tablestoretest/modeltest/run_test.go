@@ -73,6 +73,21 @@ type brokenState struct {
 
 // trigger counts one answer the fault applies to and reports whether it
 // is the one to break.
+// dropFirst wraps emit so that, with fault set, the first item of a
+// read is dropped when s triggers.
+func dropFirst[T any](s *brokenState, fault string, emit func(T) error) func(T) error {
+	first := true
+	return func(v T) error {
+		if first {
+			first = false
+			if s.fault == fault && s.trigger() {
+				return nil
+			}
+		}
+		return emit(v)
+	}
+}
+
 func (s *brokenState) trigger() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -117,42 +132,15 @@ func (t *brokenTable) QueryPage(ctx context.Context, q *driver.QueryRequest, emi
 		// Plan's sample read for its warnings: no result shows it.
 		return t.Table.QueryPage(ctx, q, emit)
 	}
-	first := true
-	return t.Table.QueryPage(ctx, q, func(row driver.Row) error {
-		if first {
-			first = false
-			if t.s.fault == "drop-row" && t.s.trigger() {
-				return nil
-			}
-		}
-		return emit(row)
-	})
+	return t.Table.QueryPage(ctx, q, dropFirst(t.s, "drop-row", emit))
 }
 
 func (t *brokenTable) ReadChanges(ctx context.Context, req driver.ChangesRequest, emit func(driver.ChangeRecord) error) (driver.ChangesResult, error) {
-	first := true
-	return t.ChangeFeeder.ReadChanges(ctx, req, func(c driver.ChangeRecord) error {
-		if first {
-			first = false
-			if t.s.fault == "drop-change" && t.s.trigger() {
-				return nil
-			}
-		}
-		return emit(c)
-	})
+	return t.ChangeFeeder.ReadChanges(ctx, req, dropFirst(t.s, "drop-change", emit))
 }
 
 func (t *brokenTable) QueryIndexPage(ctx context.Context, q *driver.IndexQueryRequest, emit func(driver.Row) error) (driver.IndexPageResult, error) {
-	first := true
-	return t.Indexer.QueryIndexPage(ctx, q, func(row driver.Row) error {
-		if first {
-			first = false
-			if t.s.fault == "drop-index-row" && t.s.trigger() {
-				return nil
-			}
-		}
-		return emit(row)
-	})
+	return t.Indexer.QueryIndexPage(ctx, q, dropFirst(t.s, "drop-index-row", emit))
 }
 
 func (t *brokenTable) SetTTL(ctx context.Context, s driver.TTL) error {
