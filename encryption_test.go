@@ -622,17 +622,7 @@ func TestEncryptionTamperWAL(t *testing.T) {
 func TestEncryptionBackupKeys(t *testing.T) {
 	ctx := context.Background()
 	key := encKey(1)
-	dir, backup := t.TempDir(), filepath.Join(t.TempDir(), "backup")
-	opts := encOptions(key)
-	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: backup}
-	db, err := ts.Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fillMarkers(t, db)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	_, backup, _ := backedUpMarkers(t)
 	before := dirState(t, backup)
 	for name, o := range map[string]*ts.Options{"no key": nil, "other key": encOptions(encKey(2))} {
 		_, err := ts.ListBackups(backup, o)
@@ -684,7 +674,7 @@ func TestEncryptionBackupKeys(t *testing.T) {
 		t.Fatalf("a key for a plain backup: ListBackups = %v", err)
 	}
 	// An encrypted store does not write into a plain backup.
-	opts = encOptions(key)
+	opts := encOptions(key)
 	opts.ContinuousBackup = &ts.ContinuousBackup{Dir: plainBackup}
 	if _, err := ts.Open(t.TempDir(), opts); !errors.Is(err, ts.ErrEncryptionKey) {
 		t.Fatalf("an encrypted store opened with a plain backup directory: %v", err)

@@ -55,22 +55,7 @@ func entityBodies(t testing.TB) []string {
 // bytes and give the same ETags.
 func pathsStore(t testing.TB) (http.Handler, *tablestore.DB) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	db, err := tablestore.OpenInMemory(&tablestore.Options{NoSync: true, Clock: func() time.Time { return at }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := New(db, &Options{Anonymous: true, Now: func() time.Time { return at }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := db.CreateTable(ctx, "fzz"); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Table("fzz").Insert(ctx, &tablestore.Entity{PartitionKey: "p", RowKey: "keep", Properties: map[string]any{"V": int32(1)}}); err != nil {
-		t.Fatal(err)
-	}
-	return h, db
+	return oneEntityHandler(t, func() time.Time { return at })
 }
 
 // unstable matches what differs between two answers to one request: the

@@ -41,12 +41,17 @@ func FuzzResourcePath(f *testing.F) {
 }
 
 // fuzzHandler is an anonymous handler over a store with one entity.
-func fuzzHandler(t testing.TB) (http.Handler, *tablestore.DB) {
-	db, err := tablestore.OpenInMemory(&tablestore.Options{NoSync: true})
+func fuzzHandler(t testing.TB) (http.Handler, *tablestore.DB) { return oneEntityHandler(t, nil) }
+
+// oneEntityHandler is an anonymous handler over a store whose table fzz
+// holds one entity; clock, when not nil, is the store's and the
+// handler's clock.
+func oneEntityHandler(t testing.TB, clock func() time.Time) (http.Handler, *tablestore.DB) {
+	db, err := tablestore.OpenInMemory(&tablestore.Options{NoSync: true, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(db, &Options{Anonymous: true})
+	h, err := New(db, &Options{Anonymous: true, Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

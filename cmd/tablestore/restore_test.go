@@ -91,6 +91,21 @@ func TestRestoreCommands(t *testing.T) {
 // TestServeContinuousBackup serves a store with --continuous-backup,
 // writes through the REST API, kills the server with SIGKILL and
 // restores the newest instant: every acknowledged write is there.
+// anonymousPost POSTs JSON body to the development account's path on
+// an anonymous server at addr, and requires a success.
+func anonymousPost(t *testing.T, addr, path, body string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/devstoreaccount1/"+path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json;odata=nometadata")
+	req.Header.Set("Prefer", "return-no-content")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Less(t, resp.StatusCode, 300, "POST %s", path)
+}
+
 func TestServeContinuousBackup(t *testing.T) {
 	for _, mode := range [][]string{nil, {"--continuous-backup-background-sync"}} {
 		t.Run(fmt.Sprintf("%v", mode), func(t *testing.T) { serveContinuousBackup(t, mode...) })
@@ -104,18 +119,7 @@ func serveContinuousBackup(t *testing.T, extra ...string) {
 	dir := t.TempDir()
 	store, bdir := filepath.Join(dir, "store"), filepath.Join(dir, "cb")
 	p := startServe(t, nil, append([]string{"--dir", store, "--create", "--anonymous", "--addr", "127.0.0.1:0", "--continuous-backup", bdir}, extra...)...)
-	post := func(path, body string) {
-		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, "http://"+p.addr+"/devstoreaccount1/"+path, strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json;odata=nometadata")
-		req.Header.Set("Prefer", "return-no-content")
-		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		require.Less(t, resp.StatusCode, 300, "POST %s", path)
-	}
+	post := func(path, body string) { t.Helper(); anonymousPost(t, p.addr, path, body) }
 	post("Tables", `{"TableName":"Orders"}`)
 	for i := range 10 {
 		post("Orders", fmt.Sprintf(`{"PartitionKey":"p","RowKey":"%02d","N":%d}`, i, i))
@@ -137,18 +141,7 @@ func TestRestoreEncrypted(t *testing.T) {
 	store, bdir := filepath.Join(dir, "store"), filepath.Join(dir, "cb")
 	k1, key := keyFile(t, dir, "k1", 1)
 	p := startServe(t, nil, "--dir", store, "--create", "--anonymous", "--addr", "127.0.0.1:0", "--continuous-backup", bdir, "--encryption-key-file", k1)
-	post := func(path, body string) {
-		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, "http://"+p.addr+"/devstoreaccount1/"+path, strings.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json;odata=nometadata")
-		req.Header.Set("Prefer", "return-no-content")
-		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		require.Less(t, resp.StatusCode, 300, "POST %s", path)
-	}
+	post := func(path, body string) { t.Helper(); anonymousPost(t, p.addr, path, body) }
 	post("Tables", `{"TableName":"Orders"}`)
 	for i := range 10 {
 		post("Orders", fmt.Sprintf(`{"PartitionKey":"p","RowKey":"%02d","Note":"SecretBackupMarker"}`, i))

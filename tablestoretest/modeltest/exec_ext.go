@@ -2,7 +2,6 @@ package modeltest
 
 import (
 	"slices"
-	"strings"
 
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/tablestoretest/modeltest/internal/model"
@@ -177,13 +176,13 @@ func (r *runner) sameChanges(table string, got []ts.Change, want []model.Change,
 	for i := range max(len(got), len(want)) {
 		switch {
 		case i >= len(got):
-			r.failf("change feed: store %d changes, model %d; first missing: %s", len(got), len(want), describeModelChanges(want[i:i+1]))
+			r.failf("change feed: store %d changes, model %d; first missing: %s", len(got), len(want), describeModelChange(want[i]))
 		case i >= len(want):
-			r.failf("change feed: store %d changes, model %d; first extra: %s", len(got), len(want), describeChanges(got[i:i+1]))
+			r.failf("change feed: store %d changes, model %d; first extra: %s", len(got), len(want), describeChange(got[i]))
 		}
 		g, w := got[i], want[i]
 		fail := func(what string) {
-			r.failf("change %d: %s\nstore: %s\nmodel: %s", i, what, describeChanges(got[i:i+1]), describeModelChanges(want[i:i+1]))
+			r.failf("change %d: %s\nstore: %s\nmodel: %s", i, what, describeChange(got[i]), describeModelChange(want[i]))
 		}
 		if g.Op != w.Op || g.PartitionKey != w.PK || g.RowKey != w.RK || g.ToRowKey != w.ToRK {
 			fail("differs")
@@ -250,24 +249,17 @@ func sameProperties(got, want *ts.Entity) bool {
 	return n == len(want.Properties)
 }
 
-func describeChanges(cs []ts.Change) string {
-	var b strings.Builder
-	for _, c := range cs {
-		b.WriteString("\n  " + c.Op.String() + " " + c.PartitionKey + "/" + c.RowKey + "→" + c.ToRowKey + " " + string(c.ETag))
-		if c.Entity != nil {
-			b.WriteString(" " + Describe(c.Entity))
-		}
+// describeChange is a change as a failure message shows it.
+func describeChange(c ts.Change) string {
+	d := "\n  " + c.Op.String() + " " + c.PartitionKey + "/" + c.RowKey + "→" + c.ToRowKey + " " + string(c.ETag)
+	if c.Entity != nil {
+		d += " " + Describe(c.Entity)
 	}
-	return b.String()
+	return d
 }
 
-func describeModelChanges(cs []model.Change) string {
-	var b strings.Builder
-	for _, c := range cs {
-		b.WriteString("\n  " + c.Op.String() + " " + c.PK + "/" + c.RK + "→" + c.ToRK + " " + string(c.ETag))
-		if c.Entity != nil {
-			b.WriteString(" " + Describe(c.Entity))
-		}
-	}
-	return b.String()
+// describeModelChange is the model's change c as describeChange shows
+// the store's.
+func describeModelChange(c model.Change) string {
+	return describeChange(ts.Change{Op: c.Op, PartitionKey: c.PK, RowKey: c.RK, ToRowKey: c.ToRK, ETag: c.ETag, Entity: c.Entity})
 }

@@ -73,6 +73,23 @@ type brokenState struct {
 
 // trigger counts one answer the fault applies to and reports whether it
 // is the one to break.
+// brokenDivergence runs l on a store broken by s and returns the
+// divergence reported, which must come from the fault and match want.
+func brokenDivergence(t *testing.T, s *brokenState, cfg Config, l *Log, want string) *failure {
+	t.Helper()
+	_, f := execute(t, brokenOpener(t.TempDir(), s), cfg, l)
+	if f == nil {
+		t.Fatalf("no divergence reported (fault fired: %v)", s.broken)
+	}
+	if !s.broken {
+		t.Fatalf("divergence without the fault: %v", f)
+	}
+	if !regexp.MustCompile(want).MatchString(f.msg) {
+		t.Errorf("message %q does not match %q", f.msg, want)
+	}
+	return f
+}
+
 // dropFirst wraps emit so that, with fault set, the first item of a
 // read is dropped when s triggers.
 func dropFirst[T any](s *brokenState, fault string, emit func(T) error) func(T) error {
@@ -242,16 +259,7 @@ func TestBrokenStoreFails(t *testing.T) {
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
 			s := &brokenState{fault: tc.fault, after: 3}
-			_, f := execute(t, brokenOpener(t.TempDir(), s), cfg, l)
-			if f == nil {
-				t.Fatalf("no divergence reported (fault fired: %v)", s.broken)
-			}
-			if !s.broken {
-				t.Fatalf("divergence without the fault: %v", f)
-			}
-			if !regexp.MustCompile(tc.want).MatchString(f.msg) {
-				t.Errorf("message %q does not match %q", f.msg, tc.want)
-			}
+			f := brokenDivergence(t, s, cfg, l, tc.want)
 			if f.op >= len(l.Ops) || f.line != l.Ops[f.op].String() {
 				t.Fatalf("failure at op %d names %q", f.op, f.line)
 			}
@@ -301,16 +309,7 @@ func TestBrokenExtensionsFail(t *testing.T) {
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
 			s := &brokenState{fault: tc.fault, after: tc.after}
-			_, f := execute(t, brokenOpener(t.TempDir(), s), cfg, l)
-			if f == nil {
-				t.Fatalf("no divergence reported (fault fired: %v)", s.broken)
-			}
-			if !s.broken {
-				t.Fatalf("divergence without the fault: %v", f)
-			}
-			if !regexp.MustCompile(tc.want).MatchString(f.msg) {
-				t.Errorf("message %q does not match %q", f.msg, tc.want)
-			}
+			f := brokenDivergence(t, s, cfg, l, tc.want)
 			if tc.fault == "ttl-late" && !strings.HasPrefix(f.line, "advance ") {
 				t.Errorf("an entity kept past its expiry shows at %q, not at the clock's move", f.line)
 			}
