@@ -28,7 +28,8 @@ import (
 // TABLESTORE_BACKUP_BENCH_DIR puts the backups in that directory (on
 // another device than the store's temporary directory).
 func BenchmarkContinuousBackup(b *testing.B) {
-	open := func(b *testing.B, on, bg, noSync bool) *DB {
+	// open opens a store in a new directory, which it returns too.
+	open := func(b *testing.B, on, bg, noSync bool) (*DB, string) {
 		dir := b.TempDir()
 		o := &Options{NoSync: noSync}
 		if on {
@@ -43,7 +44,7 @@ func BenchmarkContinuousBackup(b *testing.B) {
 		db, err := Open(filepath.Join(dir, "store"), o)
 		require.NoError(b, err)
 		b.Cleanup(func() { _ = db.Close() })
-		return db
+		return db, dir
 	}
 	modes := []struct {
 		name   string
@@ -52,7 +53,7 @@ func BenchmarkContinuousBackup(b *testing.B) {
 	for _, writers := range []int{1, 8} {
 		for _, m := range modes {
 			b.Run(fmt.Sprintf("synced-inserts-%dw/backup-%s", writers, m.name), func(b *testing.B) {
-				db := open(b, m.on, m.bg, false)
+				db, _ := open(b, m.on, m.bg, false)
 				tb, err := db.CreateTable(ctx, "Bench")
 				require.NoError(b, err)
 				b.ResetTimer()
@@ -90,7 +91,7 @@ func BenchmarkContinuousBackup(b *testing.B) {
 			const n = 100_000
 			for b.Loop() {
 				b.StopTimer()
-				db := open(b, m.on, m.bg, true)
+				db, dir := open(b, m.on, m.bg, true)
 				tb, err := db.CreateTable(ctx, "Bulk")
 				require.NoError(b, err)
 				b.StartTimer()
@@ -102,6 +103,9 @@ func BenchmarkContinuousBackup(b *testing.B) {
 				require.NoError(b, w.Flush(ctx))
 				b.StopTimer()
 				require.NoError(b, db.Close())
+				// Each round's store goes at once: left to the end, a
+				// run of many rounds fills the disk.
+				require.NoError(b, os.RemoveAll(dir))
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entities/s")
