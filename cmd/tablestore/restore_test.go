@@ -114,11 +114,19 @@ func TestServeContinuousBackup(t *testing.T) {
 
 // serveContinuousBackup: every write serve acknowledged is restored
 // after a SIGKILL, in either sync mode (background sync writes each
-// record before the acknowledgement, so the page cache keeps it).
+// record before the acknowledgement, so the page cache keeps it). The
+// backup shares the store's disk here, which serve warns of unless
+// background sync is on.
 func serveContinuousBackup(t *testing.T, extra ...string) {
 	dir := t.TempDir()
 	store, bdir := filepath.Join(dir, "store"), filepath.Join(dir, "cb")
 	p := startServe(t, nil, append([]string{"--dir", store, "--create", "--anonymous", "--addr", "127.0.0.1:0", "--continuous-backup", bdir}, extra...)...)
+	const warning = "is on the store's disk: every synced write waits for two disk syncs"
+	if len(extra) == 0 {
+		require.Contains(t, p.output(), warning)
+	} else {
+		require.NotContains(t, p.output(), warning)
+	}
 	post := func(path, body string) { t.Helper(); anonymousPost(t, p.addr, path, body) }
 	post("Tables", `{"TableName":"Orders"}`)
 	for i := range 10 {

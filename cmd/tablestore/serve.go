@@ -141,7 +141,9 @@ instant of the last --continuous-backup-retention (see docs/backup.md and
 tablestore help restore). A synced write is acknowledged once its backup
 record is synced too; with --continuous-backup-background-sync, once the
 record is written, the backup syncing it in the background (a power loss
-can then leave a hole in the window, which backups list shows).
+can then leave a hole in the window, which backups list shows). Without
+it, serve warns when DIR is on the store's disk, where each synced write
+then waits for two disk syncs.
 
 --console also serves the web console under /console/ on the admin
 listener (--admin-addr, or ` + defaultConsoleAddr + ` when that is not given) and
@@ -288,6 +290,9 @@ type serveConfig struct {
 	tls      *tlsFiles // nil: http
 	bearer   *server.Bearer
 	accounts []server.Account // without their stores
+	// warnedBackupDisk is set once serve has warned that the continuous
+	// backup shares the store's disk.
+	warnedBackupDisk bool
 }
 
 // serveConfigFrom reads the environment into fs, checks the flags and
@@ -452,10 +457,19 @@ func (c *serveConfig) openStore(io *stdio, account string) (*tablestore.DB, erro
 		}
 		dir = filepath.Join(c.where, account)
 	}
+	var db *tablestore.DB
+	var err error
 	if *c.f.create {
-		return openOrCreateStore(dir, opts, io.stderr, "serve")
+		db, err = openOrCreateStore(dir, opts, io.stderr, "serve")
+	} else {
+		db, err = openStoreOr(dir, opts, "add --create to make a new store there")
 	}
-	return openStoreOr(dir, opts, "add --create to make a new store there")
+	if err == nil && opts != nil && !opts.ContinuousBackup.BackgroundSync && !c.warnedBackupDisk && onOneDevice(dir, opts.ContinuousBackup.Dir) {
+		c.warnedBackupDisk = true
+		c.warn("the continuous backup in " + opts.ContinuousBackup.Dir + " is on the store's disk: every synced write waits for two disk syncs there, one of them the backup's; " +
+			"put the backup on another disk, or add --continuous-backup-background-sync (docs/backup.md)")
+	}
+	return db, err
 }
 
 // handler makes the accounts' handler and sets the Go memory limit.
@@ -641,8 +655,6 @@ func (f *serveFlags) bearer(tls bool, warn func(string)) (*server.Bearer, error)
 	return b, nil
 }
 
-// multi reports whether --accounts or $AZURITE_ACCOUNTS names the
-// accounts (each then has its own store directory).
 // continuousBackup is account's continuous backup as the flags set it.
 func (f *serveFlags) continuousBackup(account string) *tablestore.ContinuousBackup {
 	cb := &tablestore.ContinuousBackup{Dir: *f.contBackup, BaseInterval: *f.contBackupEvery,
@@ -653,6 +665,8 @@ func (f *serveFlags) continuousBackup(account string) *tablestore.ContinuousBack
 	return cb
 }
 
+// multi reports whether --accounts or $AZURITE_ACCOUNTS names the
+// accounts (each then has its own store directory).
 func (f *serveFlags) multi() bool {
 	return *f.accounts != "" || os.Getenv("AZURITE_ACCOUNTS") != ""
 }
