@@ -99,9 +99,10 @@ func (e *RawEntity) UnmarshalJSON(data []byte) error {
 }
 
 // prepareRaw is prepareAction for a RawEntity: the If-Match rules and the
-// keys, then the entity limits; it appends the record to buf.
-func prepareRaw(buf []byte, typ ActionType, e *RawEntity, ifMatch ETag) (driver.Action, []byte, int, error) {
-	a, keySize, err := prepareKeys(typ, e.PartitionKey, e.RowKey, ifMatch)
+// keys, then the entity limits; it appends the record to buf. keys is
+// prepareKeys'.
+func prepareRaw(buf []byte, typ ActionType, e *RawEntity, ifMatch ETag, keys *keyMemo) (driver.Action, []byte, int, error) {
+	a, keySize, err := prepareKeys(typ, e.PartitionKey, e.RowKey, ifMatch, keys)
 	if err != nil || typ == ActionDelete {
 		return a, buf, keySize, err
 	}

@@ -191,6 +191,7 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 			"the transaction has %d actions; the maximum is %d", len(actions), MaxTransactionActions))
 	}
 	n := len(actions)
+	s.keys = keyMemo{}
 	s.refs = slices.Grow(s.refs[:0], n)[:n]
 	for i := range actions {
 		s.refs[i].resolve(&actions[i], &s.plan)
@@ -219,7 +220,7 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 			// A struct the direct encoding rejects is answered as its
 			// MarshalEntity result would be, MarshalEntity's own errors
 			// first.
-			if da, buf, _, encoded = encodeStruct(buf, a.Type, r.st, a.IfMatch); !encoded {
+			if da, buf, _, encoded = encodeStruct(buf, a.Type, r.st, r.pk, r.rk, a.IfMatch, &s.keys); !encoded {
 				buf = buf[:start]
 				if r.e, err = MarshalEntity(a.Entity.(*structEntity).v); err != nil {
 					s.buf = buf
@@ -239,9 +240,9 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 		}
 		switch {
 		case r.raw != nil:
-			da, buf, _, err = prepareRaw(buf, a.Type, r.raw, a.IfMatch)
+			da, buf, _, err = prepareRaw(buf, a.Type, r.raw, a.IfMatch, &s.keys)
 		case !encoded:
-			da, buf, _, err = prepareAction(buf, a.Type, r.e, a.IfMatch, &s.names)
+			da, buf, _, err = prepareAction(buf, a.Type, r.e, a.IfMatch, &s.names, &s.keys)
 		}
 		if err != nil {
 			s.buf = buf
