@@ -96,6 +96,10 @@ type Plan struct {
 	fields []field   // every mapped field, in declaration order
 	props  []*field  // user properties, sorted by name
 	system []*field  // PartitionKey, RowKey, Timestamp, ETag fields
+	// sysOff is, by systemField, the offset of that system field plus
+	// one, or 0 when the struct has none: a write reads its keys and
+	// sets its version without a loop.
+	sysOff [systemETag + 1]uintptr
 	writes []writeOp // how to encode props, in the same order
 	err    error
 	// lastPage is the length of the last page read into this type: the
@@ -134,6 +138,7 @@ func PlanFor(t reflect.Type) (*Plan, error) {
 			f := &p.fields[i]
 			if f.system != systemNone {
 				p.system = append(p.system, f)
+				p.sysOff[f.system] = f.off + 1
 			} else {
 				p.props = append(p.props, f)
 			}

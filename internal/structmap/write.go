@@ -150,13 +150,11 @@ func Resolve(v any, last *Last) (r Ref, ok bool, err error) {
 // Keys returns the struct's PartitionKey and RowKey fields ("" when it
 // has none).
 func (r Ref) Keys() (pk, rk string) {
-	for _, f := range r.Plan.system {
-		switch f.system {
-		case systemPartitionKey:
-			pk = *(*string)(f.at(r.Base))
-		case systemRowKey:
-			rk = *(*string)(f.at(r.Base))
-		}
+	if off := r.Plan.sysOff[systemPartitionKey]; off != 0 {
+		pk = *(*string)(unsafe.Add(r.Base, off-1))
+	}
+	if off := r.Plan.sysOff[systemRowKey]; off != 0 {
+		rk = *(*string)(unsafe.Add(r.Base, off-1))
 	}
 	return pk, rk
 }
@@ -167,13 +165,11 @@ func (r Ref) SetVersion(ts time.Time, etag string) {
 	if !r.Owned {
 		return
 	}
-	for _, f := range r.Plan.system {
-		switch f.system {
-		case systemTimestamp:
-			*(*time.Time)(f.at(r.Base)) = ts
-		case systemETag:
-			*(*string)(f.at(r.Base)) = etag
-		}
+	if off := r.Plan.sysOff[systemTimestamp]; off != 0 {
+		*(*time.Time)(unsafe.Add(r.Base, off-1)) = ts
+	}
+	if off := r.Plan.sysOff[systemETag]; off != 0 {
+		*(*string)(unsafe.Add(r.Base, off-1)) = etag
 	}
 }
 
