@@ -399,17 +399,24 @@ func prepareStructSlow(buf []byte, typ ActionType, v any, ifMatch ETag) (driver.
 // anything prepareAction would reject. The fields come sorted by name, so
 // the properties need no sorting. keys is prepareKeys'.
 func encodeStruct(buf []byte, typ ActionType, r structmap.Ref, pk, rk string, ifMatch ETag, keys *keyMemo) (driver.Action, []byte, int, bool) {
-	a, size, err := prepareKeys(typ, pk, rk, ifMatch, keys)
+	var a driver.Action
+	buf, size, ok := encodeStructInto(&a, buf, typ, r, pk, rk, ifMatch, keys)
+	return a, buf, size, ok
+}
+
+// encodeStructInto is encodeStruct setting all of *a in place.
+func encodeStructInto(a *driver.Action, buf []byte, typ ActionType, r structmap.Ref, pk, rk string, ifMatch ETag, keys *keyMemo) ([]byte, int, bool) {
+	size, err := prepareKeysInto(a, typ, pk, rk, ifMatch, keys)
 	if err != nil {
-		return a, buf, 0, false
+		return buf, 0, false
 	}
 	if typ == ActionDelete {
-		return a, buf, size, true
+		return buf, size, true
 	}
 	out, n, count, ok := r.AppendFields(driver.AppendHeader(buf, 0))
 	size += n
 	if !ok || entityenc.CheckLimits(count, size) != nil {
-		return a, buf, 0, false
+		return buf, 0, false
 	}
-	return a, out, size, true
+	return out, size, true
 }

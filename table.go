@@ -183,23 +183,32 @@ func (t *Table) commitOne(ctx context.Context, s *txnScratch, a driver.Action, b
 // PartitionKey from one entity of a transaction to the next. Errors carry
 // Azure's codes (see entityenc.KeyUnits and entityenc.AppendProperties).
 func prepareAction(buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *entityenc.NameCache, keys *keyMemo) (driver.Action, []byte, int, error) {
+	var a driver.Action
+	buf, size, err := prepareActionInto(&a, buf, typ, e, ifMatch, names, keys)
+	return a, buf, size, err
+}
+
+// prepareActionInto is prepareAction setting all of *a, in place: a
+// transaction's actions are not copied on their way to the driver.
+func prepareActionInto(a *driver.Action, buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *entityenc.NameCache, keys *keyMemo) ([]byte, int, error) {
 	if e == nil {
-		return driver.Action{}, buf, 0, newError(edm.CodeInvalidInput, "entity is nil")
+		*a = driver.Action{}
+		return buf, 0, newError(edm.CodeInvalidInput, "entity is nil")
 	}
-	a, keySize, err := prepareKeys(typ, e.PartitionKey, e.RowKey, ifMatch, keys)
+	keySize, err := prepareKeysInto(a, typ, e.PartitionKey, e.RowKey, ifMatch, keys)
 	if err != nil || typ == ActionDelete {
-		return a, buf, keySize, err
+		return buf, keySize, err
 	}
 	start := len(buf)
 	out, count, size, err := entityenc.AppendProperties(driver.AppendHeader(buf, 0), e.Properties, names)
 	if err != nil {
-		return a, out[:start], 0, coded(err)
+		return out[:start], 0, coded(err)
 	}
 	size += keySize
 	if err := entityenc.CheckLimits(count, size); err != nil {
-		return a, out[:start], 0, coded(err)
+		return out[:start], 0, coded(err)
 	}
-	return a, out, size, nil
+	return out, size, nil
 }
 
 // prepareKeys is the part of prepareAction before the properties: the
@@ -207,31 +216,38 @@ func prepareAction(buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *e
 // the entity size. keys, if not nil, remembers the PartitionKey checked
 // last (see keyMemo).
 func prepareKeys(typ ActionType, pk, rk string, ifMatch ETag, keys *keyMemo) (driver.Action, int, error) {
-	a := driver.Action{Type: driver.ActionType(typ), PartitionKey: pk, RowKey: rk, IfMatch: string(ifMatch)}
+	var a driver.Action
+	size, err := prepareKeysInto(&a, typ, pk, rk, ifMatch, keys)
+	return a, size, err
+}
+
+// prepareKeysInto is prepareKeys setting all of *a in place.
+func prepareKeysInto(a *driver.Action, typ ActionType, pk, rk string, ifMatch ETag, keys *keyMemo) (int, error) {
+	*a = driver.Action{Type: driver.ActionType(typ), PartitionKey: pk, RowKey: rk, IfMatch: string(ifMatch)}
 	switch typ {
 	case ActionInsert, ActionUpsertMerge, ActionUpsertReplace:
 		if ifMatch != "" {
-			return a, 0, newError(edm.CodeInvalidInput, "%s takes no if-match", typ)
+			return 0, newError(edm.CodeInvalidInput, "%s takes no if-match", typ)
 		}
 	case ActionUpdateMerge, ActionUpdateReplace, ActionDelete:
 		if ifMatch == "" {
-			return a, 0, newError(edm.CodeInvalidInput, "%s requires an if-match etag (use ETagAny to match any)", typ)
+			return 0, newError(edm.CodeInvalidInput, "%s requires an if-match etag (use ETagAny to match any)", typ)
 		}
 		if err := entityenc.CheckIfMatch(string(ifMatch)); err != nil {
-			return a, 0, coded(err)
+			return 0, coded(err)
 		}
 	default:
-		return a, 0, newError(edm.CodeInvalidInput, "unknown action type %d", uint8(typ))
+		return 0, newError(edm.CodeInvalidInput, "unknown action type %d", uint8(typ))
 	}
-	pkUnits, err := keys.partitionKeyUnits(a.PartitionKey)
+	pkUnits, err := keys.partitionKeyUnits(pk)
 	if err != nil {
-		return a, 0, coded(err)
+		return 0, coded(err)
 	}
-	rkUnits, err := entityenc.KeyUnits("RowKey", a.RowKey)
+	rkUnits, err := entityenc.KeyUnits("RowKey", rk)
 	if err != nil {
-		return a, 0, coded(err)
+		return 0, coded(err)
 	}
-	return a, limits.KeysSize(pkUnits, rkUnits), nil
+	return limits.KeysSize(pkUnits, rkUnits), nil
 }
 
 // keyMemo remembers the PartitionKey that passed entityenc.KeyUnits last
