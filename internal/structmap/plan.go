@@ -22,7 +22,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/entityenc"
 	"github.com/tablestore/tablestore/internal/limits"
@@ -145,11 +144,7 @@ func PlanFor(t reflect.Type) (*Plan, error) {
 		}
 		slices.SortFunc(p.props, func(a, b *field) int { return strings.Compare(a.name, b.name) })
 		for _, f := range p.props {
-			p.writes = append(p.writes, writeOp{
-				off: f.off, head: string(driver.AppendName(nil, f.name, f.kind.edm())),
-				nameSize: int32(f.nameSize), code: writeCodeOf(f.kind, f.base),
-				pointer: f.pointer, omitEmpty: f.omitEmpty, special: f.pointer || f.omitEmpty,
-			})
+			p.writes = append(p.writes, newWriteOp(f))
 		}
 	}
 	actual, _ := plans.LoadOrStore(t, p)
