@@ -92,9 +92,9 @@ type field struct {
 // the same fields, user properties sorted by name as records store them.
 type Plan struct {
 	typ    reflect.Type
-	fields []field   // every mapped field, in declaration order
-	props  []*field  // user properties, sorted by name
-	system []*field  // PartitionKey, RowKey, Timestamp, ETag fields
+	fields []field  // every mapped field, in declaration order
+	props  []*field // user properties, sorted by name
+	system []*field // PartitionKey, RowKey, Timestamp, ETag fields
 	// sysOff is, by systemField, the offset of that system field plus
 	// one, or 0 when the struct has none: a write reads its keys and
 	// sets its version without a loop.

@@ -72,8 +72,8 @@ func TestAppendFieldsHeads(t *testing.T) {
 	type row struct {
 		PartitionKey, RowKey    string
 		A                       string
-		Exactly13Byte           int32 // a 16-byte head: length, 13 bytes, type
-		Exactly14Bytes          int64 // 17 bytes: copied whole
+		Exactly14Bytes          int32 // a 16-byte head: length, 14 bytes, type
+		Exactly15BytesX         int64 // a 17-byte head: copied whole
 		ARatherLongPropertyName string
 		Bin                     []byte
 		Nil                     []byte
