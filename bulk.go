@@ -254,10 +254,10 @@ func (w *BulkWriter) add(ctx context.Context, e *Entity, raw *RawEntity) error {
 		pk, rk string
 	)
 	if raw != nil {
-		a, buf, size, err = prepareRaw(b.buf, w.opts.Action, raw, "")
+		a, buf, size, err = prepareRaw(b.buf, w.opts.Action, raw, "", nil)
 		pk, rk = raw.PartitionKey, raw.RowKey
 	} else {
-		a, buf, size, err = prepareAction(b.buf, w.opts.Action, e, "", &w.names)
+		a, buf, size, err = prepareAction(b.buf, w.opts.Action, e, "", &w.names, nil)
 		if e != nil {
 			pk, rk = e.PartitionKey, e.RowKey
 		}

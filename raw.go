@@ -99,23 +99,31 @@ func (e *RawEntity) UnmarshalJSON(data []byte) error {
 }
 
 // prepareRaw is prepareAction for a RawEntity: the If-Match rules and the
-// keys, then the entity limits; it appends the record to buf.
-func prepareRaw(buf []byte, typ ActionType, e *RawEntity, ifMatch ETag) (driver.Action, []byte, int, error) {
-	a, keySize, err := prepareKeys(typ, e.PartitionKey, e.RowKey, ifMatch)
+// keys, then the entity limits; it appends the record to buf. keys is
+// prepareKeys'.
+func prepareRaw(buf []byte, typ ActionType, e *RawEntity, ifMatch ETag, keys *keyMemo) (driver.Action, []byte, int, error) {
+	var a driver.Action
+	buf, size, err := prepareRawInto(&a, buf, typ, e, ifMatch, keys)
+	return a, buf, size, err
+}
+
+// prepareRawInto is prepareRaw setting all of *a in place.
+func prepareRawInto(a *driver.Action, buf []byte, typ ActionType, e *RawEntity, ifMatch ETag, keys *keyMemo) ([]byte, int, error) {
+	keySize, err := prepareKeysInto(a, typ, e.PartitionKey, e.RowKey, ifMatch, keys)
 	if err != nil || typ == ActionDelete {
-		return a, buf, keySize, err
+		return buf, keySize, err
 	}
 	switch {
 	case e.refused != nil:
-		return a, buf, 0, e.refused
+		return buf, 0, e.refused
 	case e.record == nil:
-		return a, buf, 0, newError(edm.CodeInvalidInput, "the raw entity holds no entity")
+		return buf, 0, newError(edm.CodeInvalidInput, "the raw entity holds no entity")
 	}
 	size := keySize + e.size
 	if err := entityenc.CheckLimits(e.count, size); err != nil {
-		return a, buf, 0, coded(err)
+		return buf, 0, coded(err)
 	}
-	return a, append(buf, e.record...), size, nil
+	return append(buf, e.record...), size, nil
 }
 
 // AppendJSON appends e to dst as AppendEntityJSON writes the entity it

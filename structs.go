@@ -375,7 +375,8 @@ func prepareStruct(buf []byte, typ ActionType, v any, ifMatch ETag) (driver.Acti
 		return driver.Action{}, buf, 0, r, coded(err)
 	}
 	if ok {
-		if a, out, n, ok := encodeStruct(buf, typ, r, ifMatch); ok {
+		pk, rk := r.Keys()
+		if a, out, n, ok := encodeStruct(buf, typ, r, pk, rk, ifMatch, nil); ok {
 			return a, out, n, r, nil
 		}
 	}
@@ -389,26 +390,33 @@ func prepareStructSlow(buf []byte, typ ActionType, v any, ifMatch ETag) (driver.
 	if err != nil {
 		return driver.Action{}, buf, 0, err
 	}
-	return prepareAction(buf, typ, e, ifMatch, nil)
+	return prepareAction(buf, typ, e, ifMatch, nil, nil)
 }
 
-// encodeStruct builds the action for the struct r, appending its record
-// to buf as prepareAction does, and reports false (buf's contents past
-// its length undefined) on anything prepareAction would reject. The
-// fields come sorted by name, so the properties need no sorting.
-func encodeStruct(buf []byte, typ ActionType, r structmap.Ref, ifMatch ETag) (driver.Action, []byte, int, bool) {
-	pk, rk := r.Keys()
-	a, size, err := prepareKeys(typ, pk, rk, ifMatch)
+// encodeStruct builds the action for the struct r, whose keys r.Keys
+// returned as pk and rk, appending its record to buf as prepareAction
+// does, and reports false (buf's contents past its length undefined) on
+// anything prepareAction would reject. The fields come sorted by name, so
+// the properties need no sorting. keys is prepareKeys'.
+func encodeStruct(buf []byte, typ ActionType, r structmap.Ref, pk, rk string, ifMatch ETag, keys *keyMemo) (driver.Action, []byte, int, bool) {
+	var a driver.Action
+	buf, size, ok := encodeStructInto(&a, buf, typ, r, pk, rk, ifMatch, keys)
+	return a, buf, size, ok
+}
+
+// encodeStructInto is encodeStruct setting all of *a in place.
+func encodeStructInto(a *driver.Action, buf []byte, typ ActionType, r structmap.Ref, pk, rk string, ifMatch ETag, keys *keyMemo) ([]byte, int, bool) {
+	size, err := prepareKeysInto(a, typ, pk, rk, ifMatch, keys)
 	if err != nil {
-		return a, buf, 0, false
+		return buf, 0, false
 	}
 	if typ == ActionDelete {
-		return a, buf, size, true
+		return buf, size, true
 	}
 	out, n, count, ok := r.AppendFields(driver.AppendHeader(buf, 0))
 	size += n
 	if !ok || entityenc.CheckLimits(count, size) != nil {
-		return a, buf, 0, false
+		return buf, 0, false
 	}
-	return a, out, size, true
+	return out, size, true
 }

@@ -102,7 +102,9 @@ func FuzzStructEncoding(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, gotBuf, _, ok := encodeStruct(nil, typ, structmap.Ref{Plan: p, Base: unsafe.Pointer(&c)}, ifMatch)
+			ref := structmap.Ref{Plan: p, Base: unsafe.Pointer(&c)}
+			pk, rk := ref.Keys()
+			got, gotBuf, _, ok := encodeStruct(nil, typ, ref, pk, rk, ifMatch, nil)
 			got = withRecord(got, gotBuf)
 			if ok != (wantErr == nil) {
 				t.Fatalf("%s: reference error %v, direct encoding ok=%v", typ, wantErr, ok)

@@ -502,7 +502,7 @@ func TestTypedReadMatchesMap(t *testing.T) {
 }
 
 func prepareErr(e *Entity) error {
-	_, _, _, err := prepareAction(nil, ActionInsert, e, "", nil)
+	_, _, _, err := prepareAction(nil, ActionInsert, e, "", nil, nil)
 	return err
 }
 
@@ -699,4 +699,40 @@ func TestDeleteStruct(t *testing.T) {
 	requireCode(t, err, edm.CodeResourceNotFound)
 
 	requireCode(t, tbl.DeleteStruct(ctx, 7, ETagAny), edm.CodeInvalidValueType)
+}
+
+// TestStructSystemFieldsPromoted writes structs whose keys, Timestamp and
+// ETag are promoted from an embedded struct placed after other fields,
+// so they lie at offsets other than the start: the keys are written and
+// the version is set on each struct, as for a flat one.
+func TestStructSystemFieldsPromoted(t *testing.T) {
+	type system struct {
+		Timestamp            time.Time
+		PartitionKey, RowKey string
+		Version              ETag
+	}
+	type row struct {
+		N     int32
+		Label string
+		system
+	}
+	db, err := OpenInMemory(&Options{NoSync: true})
+	require.NoError(t, err)
+	defer db.Close()
+	tbl, err := db.CreateTable(ctx, "Promoted")
+	require.NoError(t, err)
+	rows := []*row{{N: 1, Label: "a"}, {N: 2, Label: "b"}}
+	rows[0].PartitionKey, rows[0].RowKey = "p", "r1"
+	rows[1].PartitionKey, rows[1].RowKey = "p", "r2"
+	require.NoError(t, tbl.SubmitTransaction(ctx, []TransactionAction{
+		{Type: ActionInsert, Entity: StructEntity(rows[0])},
+		{Type: ActionUpsertReplace, Entity: StructEntity(rows[1])},
+	}))
+	for _, r := range rows {
+		got, err := tbl.Get(ctx, r.PartitionKey, r.RowKey, nil)
+		require.NoError(t, err)
+		require.Equal(t, map[string]any{"N": r.N, "Label": r.Label}, got.Properties)
+		require.Equal(t, got.ETag, r.Version)
+		require.True(t, got.Timestamp.Equal(r.Timestamp), "%v, want %v", r.Timestamp, got.Timestamp)
+	}
 }

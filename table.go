@@ -147,7 +147,7 @@ func modeAction(mode UpdateMode, merge, replace ActionType) (ActionType, error) 
 func (t *Table) write(ctx context.Context, typ ActionType, e *Entity, ifMatch ETag) error {
 	s := getScratch()
 	defer putScratch(s)
-	a, buf, _, err := prepareAction(s.buf[:0], typ, e, ifMatch, nil)
+	a, buf, _, err := prepareAction(s.buf[:0], typ, e, ifMatch, nil, nil)
 	res, err := t.commitOne(ctx, s, a, buf, err)
 	if err == nil && typ != ActionDelete {
 		e.Timestamp, e.ETag = res.Timestamp, ETag(res.ETag)
@@ -178,59 +178,99 @@ func (t *Table) commitOne(ctx context.Context, s *txnScratch, a driver.Action, b
 // If-Match rules of its type, and every property. Unless the action is a
 // delete it appends the entity's record, with a zero Timestamp, to buf
 // (the caller sets the action's Record from it). It returns the extended
-// buffer (buf on error) and the entity's size by Azure's formula. names,
-// if not nil, carries checked property names from one entity of a
-// transaction to the next. Errors carry Azure's codes (see
-// entityenc.KeyUnits and entityenc.AppendProperties).
-func prepareAction(buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *entityenc.NameCache) (driver.Action, []byte, int, error) {
+// buffer (buf on error) and the entity's size by Azure's formula. names
+// and keys, if not nil, carry checked property names and the checked
+// PartitionKey from one entity of a transaction to the next. Errors carry
+// Azure's codes (see entityenc.KeyUnits and entityenc.AppendProperties).
+func prepareAction(buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *entityenc.NameCache, keys *keyMemo) (driver.Action, []byte, int, error) {
+	var a driver.Action
+	buf, size, err := prepareActionInto(&a, buf, typ, e, ifMatch, names, keys)
+	return a, buf, size, err
+}
+
+// prepareActionInto is prepareAction setting all of *a, in place: a
+// transaction's actions are not copied on their way to the driver.
+func prepareActionInto(a *driver.Action, buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *entityenc.NameCache, keys *keyMemo) ([]byte, int, error) {
 	if e == nil {
-		return driver.Action{}, buf, 0, newError(edm.CodeInvalidInput, "entity is nil")
+		*a = driver.Action{}
+		return buf, 0, newError(edm.CodeInvalidInput, "entity is nil")
 	}
-	a, keySize, err := prepareKeys(typ, e.PartitionKey, e.RowKey, ifMatch)
+	keySize, err := prepareKeysInto(a, typ, e.PartitionKey, e.RowKey, ifMatch, keys)
 	if err != nil || typ == ActionDelete {
-		return a, buf, keySize, err
+		return buf, keySize, err
 	}
 	start := len(buf)
 	out, count, size, err := entityenc.AppendProperties(driver.AppendHeader(buf, 0), e.Properties, names)
 	if err != nil {
-		return a, out[:start], 0, coded(err)
+		return out[:start], 0, coded(err)
 	}
 	size += keySize
 	if err := entityenc.CheckLimits(count, size); err != nil {
-		return a, out[:start], 0, coded(err)
+		return out[:start], 0, coded(err)
 	}
-	return a, out, size, nil
+	return out, size, nil
 }
 
 // prepareKeys is the part of prepareAction before the properties: the
 // If-Match rules of the type and the keys. It returns the keys' share of
-// the entity size.
-func prepareKeys(typ ActionType, pk, rk string, ifMatch ETag) (driver.Action, int, error) {
-	a := driver.Action{Type: driver.ActionType(typ), PartitionKey: pk, RowKey: rk, IfMatch: string(ifMatch)}
+// the entity size. keys, if not nil, remembers the PartitionKey checked
+// last (see keyMemo).
+func prepareKeys(typ ActionType, pk, rk string, ifMatch ETag, keys *keyMemo) (driver.Action, int, error) {
+	var a driver.Action
+	size, err := prepareKeysInto(&a, typ, pk, rk, ifMatch, keys)
+	return a, size, err
+}
+
+// prepareKeysInto is prepareKeys setting all of *a in place.
+func prepareKeysInto(a *driver.Action, typ ActionType, pk, rk string, ifMatch ETag, keys *keyMemo) (int, error) {
+	*a = driver.Action{Type: driver.ActionType(typ), PartitionKey: pk, RowKey: rk, IfMatch: string(ifMatch)}
 	switch typ {
 	case ActionInsert, ActionUpsertMerge, ActionUpsertReplace:
 		if ifMatch != "" {
-			return a, 0, newError(edm.CodeInvalidInput, "%s takes no if-match", typ)
+			return 0, newError(edm.CodeInvalidInput, "%s takes no if-match", typ)
 		}
 	case ActionUpdateMerge, ActionUpdateReplace, ActionDelete:
 		if ifMatch == "" {
-			return a, 0, newError(edm.CodeInvalidInput, "%s requires an if-match etag (use ETagAny to match any)", typ)
+			return 0, newError(edm.CodeInvalidInput, "%s requires an if-match etag (use ETagAny to match any)", typ)
 		}
 		if err := entityenc.CheckIfMatch(string(ifMatch)); err != nil {
-			return a, 0, coded(err)
+			return 0, coded(err)
 		}
 	default:
-		return a, 0, newError(edm.CodeInvalidInput, "unknown action type %d", uint8(typ))
+		return 0, newError(edm.CodeInvalidInput, "unknown action type %d", uint8(typ))
 	}
-	pkUnits, err := entityenc.KeyUnits("PartitionKey", a.PartitionKey)
+	pkUnits, err := keys.partitionKeyUnits(pk)
 	if err != nil {
-		return a, 0, coded(err)
+		return 0, coded(err)
 	}
-	rkUnits, err := entityenc.KeyUnits("RowKey", a.RowKey)
+	rkUnits, err := entityenc.KeyUnits("RowKey", rk)
 	if err != nil {
-		return a, 0, coded(err)
+		return 0, coded(err)
 	}
-	return a, limits.KeysSize(pkUnits, rkUnits), nil
+	return limits.KeysSize(pkUnits, rkUnits), nil
+}
+
+// keyMemo remembers the PartitionKey that passed entityenc.KeyUnits last
+// and its UTF-16 length: the actions of a transaction share one, which
+// is then checked once. The zero keyMemo remembers nothing; so does a nil
+// *keyMemo, which never remembers.
+type keyMemo struct {
+	pk    string
+	units int
+	set   bool
+}
+
+// partitionKeyUnits returns entityenc.KeyUnits("PartitionKey", pk), from
+// m when pk is the key m holds.
+func (m *keyMemo) partitionKeyUnits(pk string) (int, error) {
+	if m != nil && m.set && m.pk == pk {
+		return m.units, nil
+	}
+	units, err := entityenc.KeyUnits("PartitionKey", pk)
+	if err == nil && m != nil {
+		*m = keyMemo{pk: pk, units: units, set: true}
+	}
+	return units, err
 }
 
 // txnScratch is the reusable memory of one write or transaction: the
@@ -244,6 +284,7 @@ type txnScratch struct {
 	refs  []actionRef
 	order []int32
 	names entityenc.NameCache
+	keys  keyMemo
 	plan  structmap.Last
 }
 
@@ -260,6 +301,7 @@ func putScratch(s *txnScratch) {
 	clear(s.acts)
 	clear(s.refs)
 	s.names = entityenc.NameCache{}
+	s.keys = keyMemo{}
 	s.plan = structmap.Last{}
 	if cap(s.buf) > maxPooledBuf {
 		s.buf = nil

@@ -191,6 +191,7 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 			"the transaction has %d actions; the maximum is %d", len(actions), MaxTransactionActions))
 	}
 	n := len(actions)
+	s.keys = keyMemo{}
 	s.refs = slices.Grow(s.refs[:0], n)[:n]
 	for i := range actions {
 		s.refs[i].resolve(&actions[i], &s.plan)
@@ -210,16 +211,16 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 			return nil, asBatchError(i, r.err)
 		}
 		var (
-			da      driver.Action
 			err     error
 			encoded bool
 		)
+		da := &s.acts[i] // filled in place: an action is not copied
 		start := len(buf)
 		if r.st.Plan != nil {
 			// A struct the direct encoding rejects is answered as its
 			// MarshalEntity result would be, MarshalEntity's own errors
 			// first.
-			if da, buf, _, encoded = encodeStruct(buf, a.Type, r.st, a.IfMatch); !encoded {
+			if buf, _, encoded = encodeStructInto(da, buf, a.Type, r.st, r.pk, r.rk, a.IfMatch, &s.keys); !encoded {
 				buf = buf[:start]
 				if r.e, err = MarshalEntity(a.Entity.(*structEntity).v); err != nil {
 					s.buf = buf
@@ -239,15 +240,14 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 		}
 		switch {
 		case r.raw != nil:
-			da, buf, _, err = prepareRaw(buf, a.Type, r.raw, a.IfMatch)
+			buf, _, err = prepareRawInto(da, buf, a.Type, r.raw, a.IfMatch, &s.keys)
 		case !encoded:
-			da, buf, _, err = prepareAction(buf, a.Type, r.e, a.IfMatch, &s.names)
+			buf, _, err = prepareActionInto(da, buf, a.Type, r.e, a.IfMatch, &s.names, &s.keys)
 		}
 		if err != nil {
 			s.buf = buf
 			return nil, asBatchError(i, err)
 		}
-		s.acts[i] = da
 		s.ends[i] = len(buf)
 		if exact {
 			size += len(r.pk) + len(r.rk) + recordData(buf[start:])

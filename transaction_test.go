@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // TestBatchDataDriven runs testdata/batch: entity group transactions, what
@@ -424,6 +425,19 @@ func TestTransactionStructForm(t *testing.T) {
 			{Type: ActionUpsertMerge, Entity: ent("p", "a")},
 			{Type: ActionUpsertMerge, Entity: StructEntity(c("q", "b"))},
 		}, edm.CodeCommandsInBatchActOnDifferentPartitions, 1},
+		{"struct with a bad partition key first", []TransactionAction{
+			{Type: ActionUpsertMerge, Entity: StructEntity(c("p/q", "a"))},
+			{Type: ActionUpsertMerge, Entity: StructEntity(c("p/q", "b"))},
+		}, edm.CodeOutOfRangeInput, 0},
+		{"struct with a bad partition key after a good one", []TransactionAction{
+			{Type: ActionUpsertMerge, Entity: StructEntity(c("p", "a"))},
+			{Type: ActionUpsertMerge, Entity: StructEntity(c("p/q", "b"))},
+		}, edm.CodeCommandsInBatchActOnDifferentPartitions, 1},
+		{"bad row key after checked partition keys", []TransactionAction{
+			{Type: ActionUpsertMerge, Entity: StructEntity(c("p", "a"))},
+			{Type: ActionUpsertMerge, Entity: ent("p", "b")},
+			{Type: ActionUpsertMerge, Entity: StructEntity(c("p", "c#"))},
+		}, edm.CodeOutOfRangeInput, 2},
 		{"delete by struct needs if-match", []TransactionAction{
 			{Type: ActionUpsertMerge, Entity: ent("p", "a")},
 			{Type: ActionDelete, Entity: StructEntity(c("p", "b"))},
@@ -477,4 +491,25 @@ func TestActionTypeString(t *testing.T) {
 	if got := ActionType(99).String(); got != "ActionType(99)" {
 		t.Errorf("unknown action: %q", got)
 	}
+}
+
+// TestKeyMemo checks that a keyMemo answers as entityenc.KeyUnits does,
+// for keys it holds and keys it does not, and never holds a bad key.
+func TestKeyMemo(t *testing.T) {
+	var m keyMemo
+	for _, pk := range []string{"p", "p", "p/q", "p", "", "", "q\u00e9", "p/q", "q\u00e9", strings.Repeat("k", 1025)} {
+		want, wantErr := entityenc.KeyUnits("PartitionKey", pk)
+		got, err := m.partitionKeyUnits(pk)
+		require.Equal(t, want, got, "%q", pk)
+		require.Equal(t, wantErr, err, "%q", pk)
+		if wantErr == nil {
+			require.Equal(t, keyMemo{pk: pk, units: want, set: true}, m, "%q is remembered", pk)
+		} else {
+			require.NotEqual(t, pk, m.pk, "%q is not remembered", pk)
+		}
+	}
+	var none *keyMemo
+	got, err := none.partitionKeyUnits("p")
+	require.NoError(t, err)
+	require.Equal(t, 1, got)
 }

@@ -67,6 +67,9 @@ type config struct {
 	// encryption makes the run only compare an encrypted store with a
 	// plain one (see encryption.go).
 	encryption bool
+	// txnOnly makes the run only measure unsynced transactions of 100
+	// upserts on the chosen sides (see txn100.go).
+	txnOnly bool
 	// settle compacts every main store after the bulk load.
 	settle bool
 	// testkitStart makes the run only measure the start of serve
@@ -99,6 +102,7 @@ func parseFlags(args []string) (config, error) {
 	sweepRate := fs.Int("sweep-rate", 0, "Options.SweepRate of -ttl-sweep's store, expired entities per second (0: the library's default)")
 	indexBuild := fs.Bool("index-build", false, "only measure secondary indexes on -scale's entities: a build beside a writer, an indexed equality against a scan and a range, the cost of one and two indexes on writes (writes indexbuild.json)")
 	encryption := fs.Bool("encryption", false, "only compare tablestore with Options.Encryption against tablestore without it: load, point gets and paging on -scale's entities")
+	txnOnly := fs.Bool("txn", false, "only measure unsynced transactions of 100 upserts on the -sides among tablestore, typed and pebble, -rounds interleaved rounds (-cpuprofile covers them)")
 	gets := fs.Int("gets", 0, "point gets per round (0: the scale's)")
 	cliBin := fs.String("tablestore-bin", "", "the tablestore command -cli-import and the import targets run (default: built from ../cmd/tablestore)")
 	testkitStart := fs.Bool("testkit-start", false, "only measure how long `tablestore serve --testkit` and Azurite take from process start to the first successful request (-rounds starts each, at least 5)")
@@ -113,7 +117,7 @@ func parseFlags(args []string) (config, error) {
 	c := config{scale: sc, outDir: *out, dataDir: *data, keep: *keep, targets: *targets,
 		cacheSize: *cacheMiB << 20, blockSize: *blockKiB << 10, cpuProfile: *cpuProfile, rounds: *rounds,
 		jsonl: *jsonl, n: *n, cliImport: *cliImport, interleavedImport: *interleavedImport, getDiag: *getDiag, settle: *settle, cliBin: *cliBin,
-		ttlSweep: *ttlSweep, sweepRate: *sweepRate, indexBuild: *indexBuild, testkitStart: *testkitStart, encryption: *encryption}
+		ttlSweep: *ttlSweep, sweepRate: *sweepRate, indexBuild: *indexBuild, testkitStart: *testkitStart, encryption: *encryption, txnOnly: *txnOnly}
 	if *gets > 0 {
 		c.scale.Gets = *gets
 	}
@@ -251,6 +255,9 @@ func run(args []string) error {
 	}
 	if c.encryption {
 		return runEncryption(ctx, c, dataDir)
+	}
+	if c.txnOnly {
+		return runTxnOnly(ctx, c, dataDir)
 	}
 	res := &results{Scale: c.scale, Command: "go run . " + strings.Join(args, " "), Started: time.Now().UTC(),
 		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), CacheSize: c.cacheSize, BlockSize: c.blockSize, Rounds: c.rounds}

@@ -163,6 +163,17 @@ func readTargets(res *results) []target {
 // commits (entities and encoded bytes are made beforehand), best of
 // three interleaved rounds, each side on its own fresh store.
 func txnTarget(e *env, sync bool) target {
+	sides := targetSides()
+	if _, ok := e.main[sideTyped]; ok {
+		// The typed side ran: measure its transactions of structs too.
+		sides = append(sides, sideTyped)
+	}
+	return txnTargetOf(e, sync, sides, 3)
+}
+
+// txnTargetOf is txnTarget for the given sides (tablestore and pebble
+// among them) over the given number of rounds.
+func txnTargetOf(e *env, sync bool, sides []string, rounds int) target {
 	kind, batches := "unsynced", e.sc.TxnBatches
 	if sync {
 		kind, batches = "synced", e.sc.TxnBatches/2
@@ -170,11 +181,6 @@ func txnTarget(e *env, sync bool) target {
 	t := target{Name: "transactions of 100 upserts, " + kind, Goal: ">= 0.5x raw batch entity throughput",
 		Unit: "x", Value: math.NaN(), Limit: 0.5}
 	best := map[string]float64{}
-	sides := targetSides()
-	if _, ok := e.main[sideTyped]; ok {
-		// The typed side ran: measure its transactions of structs too.
-		sides = append(sides, sideTyped)
-	}
 	err := func() (err error) {
 		defer recoverInto(&err)
 		stores := map[string]store{}
@@ -187,7 +193,7 @@ func txnTarget(e *env, sync bool) target {
 			defer safeClose(s)
 			stores[side] = s
 		}
-		for r := 0; r < 3; r++ {
+		for r := 0; r < rounds; r++ {
 			for k := range sides {
 				side := sides[(k+r)%len(sides)]
 				runtime.GC()

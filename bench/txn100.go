@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime/pprof"
+	"slices"
 	"time"
 
 	"github.com/tablestore/tablestore"
@@ -79,4 +82,44 @@ func measureTxn100(ctx context.Context, s store, label string, firstEntity, batc
 		p.add(len(commits) * batchSize)
 	}
 	return rate(batches*batchSize, spent), nil
+}
+
+// runTxnOnly is -txn: the unsynced transactions of 100 upserts on the
+// chosen sides among tablestore, typed and raw Pebble (which is
+// required: the figures are ratios to it), each side on a fresh store,
+// rounds interleaved, the best round of each side printed.
+func runTxnOnly(ctx context.Context, c config, dataDir string) error {
+	var sides []string
+	for _, side := range c.sides {
+		switch side {
+		case sideTablestore, sideTyped, sidePebble:
+			sides = append(sides, side)
+		}
+	}
+	if !slices.Contains(sides, sidePebble) {
+		return fmt.Errorf("-txn needs the pebble side: its figures are ratios to raw Pebble")
+	}
+	e := newEnv(ctx, c.scale, dataDir, c.cacheSize, c.blockSize)
+	defer e.closeAll()
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	t := txnTargetOf(e, false, sides, c.rounds)
+	fmt.Printf("%s, best of %d rounds: %s", t.Name, c.rounds, t.Measured)
+	if slices.Contains(sides, sideTablestore) {
+		fmt.Printf("; tablestore/pebble %.3fx", t.Value)
+	}
+	fmt.Println()
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("load average at the end: %s", load)
+	}
+	return nil
 }

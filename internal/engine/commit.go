@@ -19,12 +19,18 @@ import (
 // actions on the partition of the first action's PartitionKey (the caller
 // guarantees they all share it).
 func (t *table) Commit(ctx context.Context, actions []driver.Action) (res driver.CommitResult, err error) {
-	if !t.db.opts.NoSync {
+	if t.db.opts.NoSync {
+		// boundedWrite would run it as it is: called directly, the
+		// commit needs no closure.
+		if err = ctx.Err(); err == nil {
+			res, err = t.commit(ctx, actions)
+		}
+	} else {
 		actions = cloneActions(actions)
+		res, err = boundedWrite(t.db, ctx, func(ctx context.Context) (driver.CommitResult, error) {
+			return t.commit(ctx, actions)
+		})
 	}
-	res, err = boundedWrite(t.db, ctx, func(ctx context.Context) (driver.CommitResult, error) {
-		return t.commit(ctx, actions)
-	})
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
@@ -37,7 +43,11 @@ func (t *table) commit(ctx context.Context, actions []driver.Action) (_ driver.C
 		return driver.CommitResult{}, err
 	}
 	defer release()
-	defer t.db.recoverStop("commit to table "+t.name, &err)
+	defer func() {
+		if r := recover(); r != nil {
+			t.db.recovered(r, "commit to table "+t.name, &err) // named only on a panic
+		}
+	}()
 	info, err := t.lockForWrite(ctx)
 	if err != nil {
 		return driver.CommitResult{}, err

@@ -22,7 +22,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/entityenc"
 	"github.com/tablestore/tablestore/internal/limits"
@@ -93,9 +92,13 @@ type field struct {
 // the same fields, user properties sorted by name as records store them.
 type Plan struct {
 	typ    reflect.Type
-	fields []field   // every mapped field, in declaration order
-	props  []*field  // user properties, sorted by name
-	system []*field  // PartitionKey, RowKey, Timestamp, ETag fields
+	fields []field  // every mapped field, in declaration order
+	props  []*field // user properties, sorted by name
+	system []*field // PartitionKey, RowKey, Timestamp, ETag fields
+	// sysOff is, by systemField, the offset of that system field plus
+	// one, or 0 when the struct has none: a write reads its keys and
+	// sets its version without a loop.
+	sysOff [systemETag + 1]uintptr
 	writes []writeOp // how to encode props, in the same order
 	err    error
 	// lastPage is the length of the last page read into this type: the
@@ -134,17 +137,14 @@ func PlanFor(t reflect.Type) (*Plan, error) {
 			f := &p.fields[i]
 			if f.system != systemNone {
 				p.system = append(p.system, f)
+				p.sysOff[f.system] = f.off + 1
 			} else {
 				p.props = append(p.props, f)
 			}
 		}
 		slices.SortFunc(p.props, func(a, b *field) int { return strings.Compare(a.name, b.name) })
 		for _, f := range p.props {
-			p.writes = append(p.writes, writeOp{
-				off: f.off, head: string(driver.AppendName(nil, f.name, f.kind.edm())),
-				nameSize: int32(f.nameSize), code: writeCodeOf(f.kind, f.base),
-				pointer: f.pointer, omitEmpty: f.omitEmpty, special: f.pointer || f.omitEmpty,
-			})
+			p.writes = append(p.writes, newWriteOp(f))
 		}
 	}
 	actual, _ := plans.LoadOrStore(t, p)

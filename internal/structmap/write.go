@@ -1,7 +1,9 @@
 package structmap
 
 import (
+	"encoding/binary"
 	"reflect"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -14,8 +16,12 @@ import (
 // entry, the field's offset, what its Go value is, and the property's
 // encoding up to its payload (driver.AppendName).
 type writeOp struct {
-	off       uintptr
-	head      string
+	off  uintptr
+	head string
+	// headWords holds head, zero-padded, when it fits in 16 bytes
+	// (shortHead): AppendFields then stores it as two words, not as a copy.
+	headWords [2]uint64
+	shortHead bool
 	nameSize  int32
 	code      writeCode
 	pointer   bool // the field points to its value; nil is no property
@@ -150,13 +156,11 @@ func Resolve(v any, last *Last) (r Ref, ok bool, err error) {
 // Keys returns the struct's PartitionKey and RowKey fields ("" when it
 // has none).
 func (r Ref) Keys() (pk, rk string) {
-	for _, f := range r.Plan.system {
-		switch f.system {
-		case systemPartitionKey:
-			pk = *(*string)(f.at(r.Base))
-		case systemRowKey:
-			rk = *(*string)(f.at(r.Base))
-		}
+	if off := r.Plan.sysOff[systemPartitionKey]; off != 0 {
+		pk = *(*string)(unsafe.Add(r.Base, off-1))
+	}
+	if off := r.Plan.sysOff[systemRowKey]; off != 0 {
+		rk = *(*string)(unsafe.Add(r.Base, off-1))
 	}
 	return pk, rk
 }
@@ -167,14 +171,31 @@ func (r Ref) SetVersion(ts time.Time, etag string) {
 	if !r.Owned {
 		return
 	}
-	for _, f := range r.Plan.system {
-		switch f.system {
-		case systemTimestamp:
-			*(*time.Time)(f.at(r.Base)) = ts
-		case systemETag:
-			*(*string)(f.at(r.Base)) = etag
-		}
+	if off := r.Plan.sysOff[systemTimestamp]; off != 0 {
+		*(*time.Time)(unsafe.Add(r.Base, off-1)) = ts
 	}
+	if off := r.Plan.sysOff[systemETag]; off != 0 {
+		*(*string)(unsafe.Add(r.Base, off-1)) = etag
+	}
+}
+
+// headSlack is the spare capacity a short head is stored into.
+const headSlack = 16
+
+// newWriteOp returns the writeOp of f, a user property.
+func newWriteOp(f *field) writeOp {
+	head := driver.AppendName(nil, f.name, f.kind.edm())
+	w := writeOp{
+		off: f.off, head: string(head), nameSize: int32(f.nameSize), code: writeCodeOf(f.kind, f.base),
+		pointer: f.pointer, omitEmpty: f.omitEmpty, special: f.pointer || f.omitEmpty,
+	}
+	if len(head) <= headSlack {
+		var b [headSlack]byte
+		copy(b[:], head)
+		w.headWords = [2]uint64{binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])}
+		w.shortHead = true
+	}
+	return w
 }
 
 // AppendFields appends the user properties of the struct r, encoded as
@@ -182,7 +203,8 @@ func (r Ref) SetVersion(ts time.Time, etag string) {
 // by name, the same bytes), and returns their share of the entity size
 // and their count. It reports false, dst's contents past its length then
 // undefined, for a value the map path would reject: the caller answers
-// it the reflective way, whose errors are the contract.
+// it the reflective way, whose errors are the contract. Like append it
+// may write into out's spare capacity, also past the result's length.
 func (r Ref) AppendFields(out []byte) (_ []byte, size, count int, ok bool) {
 	p, base := r.Plan, r.Base
 	for i := range p.writes {
@@ -198,7 +220,18 @@ func (r Ref) AppendFields(out []byte) (_ []byte, size, count int, ok bool) {
 				}
 			}
 		}
-		out = append(out, w.head...)
+		if w.shortHead {
+			if cap(out)-len(out) < headSlack {
+				out = slices.Grow(out, headSlack)
+			}
+			at := len(out)
+			spare := out[at : at+headSlack]
+			binary.LittleEndian.PutUint64(spare, w.headWords[0])
+			binary.LittleEndian.PutUint64(spare[8:], w.headWords[1])
+			out = out[:at+len(w.head)]
+		} else {
+			out = append(out, w.head...)
+		}
 		n := 0
 		switch w.code {
 		case writeString:

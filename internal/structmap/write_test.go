@@ -1,10 +1,13 @@
 package structmap
 
 import (
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // TestResolve checks what Resolve gives for each kind of value: the
@@ -58,4 +61,46 @@ func TestResolve(t *testing.T) {
 	_, ok, err = Resolve(badField{}, nil)
 	require.False(t, ok)
 	requireCode(t, err, edm.CodeInvalidValueType)
+}
+
+// TestAppendFieldsHeads checks AppendFields against the map encoding for
+// property heads (name length, name, type) shorter and longer than the
+// 16 bytes stored as words, into a buffer without spare capacity and
+// into one whose spare capacity holds other bytes, which it may
+// overwrite but never leaves in the record.
+func TestAppendFieldsHeads(t *testing.T) {
+	type row struct {
+		PartitionKey, RowKey    string
+		A                       string
+		Exactly14Bytes          int32 // a 16-byte head: length, 14 bytes, type
+		Exactly15BytesX         int64 // a 17-byte head: copied whole
+		ARatherLongPropertyName string
+		Bin                     []byte
+		Nil                     []byte
+		Ptr                     *float64
+		When                    time.Time
+		Z                       bool
+	}
+	f := 2.5
+	v := &row{PartitionKey: "p", RowKey: "r", A: "a", Exactly14Bytes: -3, Exactly15BytesX: 1 << 40,
+		ARatherLongPropertyName: "long", Bin: []byte{1, 2}, Ptr: &f, When: time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC), Z: true}
+	_, props, err := Marshal(reflect.ValueOf(v).Elem())
+	require.NoError(t, err)
+	want, wantCount, wantSize, err := entityenc.AppendProperties([]byte("hdr"), props, nil)
+	require.NoError(t, err)
+	r, ok, err := Resolve(v, nil)
+	require.NoError(t, err)
+	require.True(t, ok)
+	dirty := make([]byte, 3, 4096)
+	for i := range dirty[:cap(dirty)] {
+		dirty[:cap(dirty)][i] = 0xee
+	}
+	copy(dirty, "hdr")
+	for _, dst := range [][]byte{[]byte("hdr")[:3:3], dirty} {
+		got, size, count, ok := r.AppendFields(dst)
+		require.True(t, ok)
+		require.Equal(t, want, got)
+		require.Equal(t, wantCount, count)
+		require.Equal(t, wantSize, size)
+	}
 }
