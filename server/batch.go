@@ -293,6 +293,68 @@ func (h *handler) parseBatch(contentType string, body []byte, sc *batchScratch) 
 	return subs, nil
 }
 
+// subHeaders is what a sub-request's header block holds for its
+// operation, the values aliasing the batch body.
+type subHeaders struct {
+	count       int    // header lines
+	ifMatch     []byte // the first If-Match's value
+	ifNoneMatch []byte // the first If-None-Match's value
+	xMethod     []byte // the first X-HTTP-Method's value
+	xMethods    int    // X-HTTP-Method headers
+	body        []byte // what follows the header block's blank line
+}
+
+// scanSubHeaders reads what follows a sub-request's request line in one
+// pass over its lines: the header block and body newPart finds (blank
+// lines before the headers skipped) and the header values the operation
+// reads, names in any case, values trimmed. Lines without a colon count
+// as header lines; beyond maxPartHeaders lines, the values are not read
+// (the sub-request is refused). FuzzSubRequest holds parseSubRequest
+// equal to its reading through newPart and partHeader.
+func scanSubHeaders(b []byte) subHeaders {
+	var hs subHeaders
+	haveIfMatch, haveIfNoneMatch := false, false
+	l := lines{b: b}
+	for {
+		line, _, ok := l.next()
+		if !ok {
+			return hs
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			if hs.count > 0 {
+				hs.body = b[l.off:]
+				return hs
+			}
+			continue // blank lines before the headers
+		}
+		if hs.count++; hs.count > maxPartHeaders {
+			continue
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon < 0 {
+			continue
+		}
+		// Only names of these lengths can be one of the three: their
+		// letters fold to no other UTF-8 length.
+		k := bytes.TrimSpace(line[:colon])
+		switch len(k) {
+		case len("If-Match"):
+			if !haveIfMatch && strings.EqualFold(string(k), "If-Match") {
+				hs.ifMatch, haveIfMatch = bytes.TrimSpace(line[colon+1:]), true
+			}
+		case len("If-None-Match"): // and X-HTTP-Method
+			switch {
+			case !haveIfNoneMatch && strings.EqualFold(string(k), "If-None-Match"):
+				hs.ifNoneMatch, haveIfNoneMatch = bytes.TrimSpace(line[colon+1:]), true
+			case strings.EqualFold(string(k), "X-Http-Method"):
+				if hs.xMethods++; hs.xMethods == 1 {
+					hs.xMethod = bytes.TrimSpace(line[colon+1:])
+				}
+			}
+		}
+	}
+}
+
 // urlMemo is the URL of a changeset's last sub-request, as it was sent
 // (aliasing the batch body), and the resource it names. The inserts of
 // a bulk load all send one URL, read once.
@@ -325,28 +387,14 @@ func (h *handler) parseSubRequest(b []byte, memo *urlMemo) (subRequest, error) {
 	if !ok {
 		return s, errBadBatch("a changeset part does not start with a request line")
 	}
-	p := newPart(b[l.off:])
-	if p.bad {
+	hs := scanSubHeaders(b[l.off:])
+	if hs.count > maxPartHeaders {
 		return s, errBadBatch("a sub-request has too many header lines")
 	}
 	s.method = upperMethod(f[0])
-	s.body = bytes.TrimSpace(p.body)
-	// The headers the operation reads, in one pass over its lines.
-	var xMethod []byte
-	xMethods, haveIfMatch, haveIfNoneMatch := 0, false, false
-	p.header.each(func(k, v []byte) bool { // the first If-Match and If-None-Match count
-		switch {
-		case !haveIfMatch && strings.EqualFold(string(k), "If-Match"):
-			s.ifMatch, haveIfMatch = tablestore.ETag(v), true
-		case !haveIfNoneMatch && strings.EqualFold(string(k), "If-None-Match"):
-			s.ifNoneMatch, haveIfNoneMatch = len(v) > 0, true
-		case strings.EqualFold(string(k), "X-Http-Method"):
-			if xMethods++; xMethods == 1 {
-				xMethod = v
-			}
-		}
-		return true
-	})
+	s.body = bytes.TrimSpace(hs.body)
+	s.ifMatch, s.ifNoneMatch = tablestore.ETag(hs.ifMatch), len(hs.ifNoneMatch) > 0
+	xMethod, xMethods := hs.xMethod, hs.xMethods
 	if xMethods > 0 {
 		switch {
 		case s.method != http.MethodPost:
