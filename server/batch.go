@@ -212,6 +212,7 @@ type batchScratch struct {
 	subs    []subRequest
 	actions []tablestore.TransactionAction
 	raws    []tablestore.RawEntity
+	head    []byte // the response parts' leads (batchPartHeads)
 }
 
 var batchScratches = sync.Pool{New: func() any { return new(batchScratch) }}
@@ -652,29 +653,64 @@ func (q *request) batch() error {
 	if base == "" {
 		base = "/"
 	}
-	q.writeBatch(len(subs), func(b []byte, i int) []byte {
-		a, s := &actions[i], &subs[i]
-		pk, rk, etag := actionKeys(a.Entity)
-		b = append(b, "HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n"...)
-		if a.Type == tablestore.ActionInsert {
-			b = append(b, "Preference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\nLocation: "...)
-			loc := len(b)
-			b = append(b, base...)
-			b = tablestore.AppendEntityPath(b, s.res.table, pk, rk)
-			b = append(b, "\r\nDataServiceId: "...)
-			b = append(b, b[loc:len(b)-len("\r\nDataServiceId: ")]...)
-			b = append(b, "\r\n"...)
-		} else {
-			b = append(b, "DataServiceVersion: 1.0;\r\n"...)
-		}
-		if a.Type != tablestore.ActionDelete {
-			b = append(b, "ETag: "...)
-			b = append(b, etag...)
-			b = append(b, "\r\n"...)
-		}
-		return append(b, "\r\n"...)
+	q.writeBatch(func(b []byte, lead string) []byte {
+		sc.head = batchPartHeads(sc.head[:0], lead, base)
+		return appendBatchParts(b, sc.head, len(lead)+len(insertPartHead)+len(base), len(base), actions, subs)
 	})
 	return nil
+}
+
+// The constant header lines of a successful changeset's parts: each
+// starts with the part's status and common headers; an insert's
+// continues with insertPartHead, the base of its Location and the
+// entity's path; any other's with otherPartHead.
+const (
+	okPartHead     = "HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n"
+	insertPartHead = okPartHead + "Preference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\nLocation: "
+	otherPartHead  = okPartHead + "DataServiceVersion: 1.0;\r\n"
+)
+
+// batchPartHeads appends to dst, once per batch, the two leads of the
+// parts of a successful changeset: an insert's (lead, insertPartHead and
+// base), then any other action's (lead and otherPartHead).
+func batchPartHeads(dst []byte, lead, base string) []byte {
+	dst = append(append(append(dst, lead...), insertPartHead...), base...)
+	return append(append(dst, lead...), otherPartHead...)
+}
+
+// appendBatchParts appends the response parts of a successful
+// changeset's actions to b: heads holds the two leads (batchPartHeads),
+// the insert's first, of insertLen bytes ending with the base, of
+// baseLen. An insert's part carries its
+// Location and DataServiceId (the base and the entity's path) and its
+// ETag, an update's its ETag, a delete's neither; each ends with the
+// header block's blank line and the part's CRLF.
+func appendBatchParts(b, heads []byte, insertLen, baseLen int, actions []tablestore.TransactionAction, subs []subRequest) []byte {
+	insertHead, otherHead := heads[:insertLen], heads[insertLen:]
+	for i := range actions {
+		a := &actions[i]
+		pk, rk, etag := actionKeys(a.Entity)
+		switch a.Type {
+		case tablestore.ActionInsert:
+			b = append(b, insertHead...)
+			loc := len(b) - baseLen
+			b = tablestore.AppendEntityPath(b, subs[i].res.table, pk, rk)
+			locEnd := len(b)
+			b = append(b, "\r\nDataServiceId: "...)
+			b = append(b, b[loc:locEnd]...)
+			b = append(b, "\r\nETag: "...)
+		case tablestore.ActionDelete:
+			b = append(b, otherHead...)
+			b = append(b, "\r\n\r\n"...)
+			continue
+		default:
+			b = append(b, otherHead...)
+			b = append(b, "ETag: "...)
+		}
+		b = append(b, etag...)
+		b = append(b, "\r\n\r\n\r\n"...)
+	}
+	return b
 }
 
 // actionKeys are the keys of an action's entity, a *RawEntity or an
@@ -716,24 +752,22 @@ func (q *request) answerFailure(f *opFailure) {
 		"DataServiceVersion: 3.0;\r\n" +
 		"Content-Type: " + contentType(tablestore.MinimalMetadata) + "\r\n" +
 		"\r\n" + string(body) + "\r\n"
-	q.writeBatch(1, func(b []byte, _ int) []byte { return append(b, part...) })
+	q.writeBatch(func(b []byte, lead string) []byte { return append(append(append(b, lead...), part...), "\r\n"...) })
 }
 
 // writeBatch writes the 202 multipart response around the changeset
-// response parts. The body starts with the batch boundary and the
-// changeset boundary follows the part's blank line directly, as the Go
-// SDK's parser requires; the JavaScript SDK needs the boundary prefix
+// response parts, which appendParts appends to b: each starts with lead,
+// the changeset's delimiter line and the part's MIME headers, and ends
+// with a CRLF. The body starts with the batch boundary and the changeset
+// boundary follows the part's blank line directly, as the Go SDK's parser
+// requires; the JavaScript SDK needs the boundary prefix
 // changesetresponse_.
-func (q *request) writeBatch(n int, appendPart func(b []byte, i int) []byte) {
+func (q *request) writeBatch(appendParts func(b []byte, lead string) []byte) {
 	bb := "batchresponse_" + newRequestID()
 	cb := "changesetresponse_" + newRequestID()
-	const partHead = "Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
 	b := responseBuffers.get()
 	b = append(b, "--"+bb+"\r\nContent-Type: multipart/mixed; boundary="+cb+"\r\n\r\n"...)
-	for i := range n {
-		b = append(append(append(b, "--"...), cb...), "\r\n"+partHead...)
-		b = append(appendPart(b, i), "\r\n"...)
-	}
+	b = appendParts(b, "--"+cb+"\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
 	b = append(b, "--"+cb+"--\r\n--"+bb+"--\r\n"...)
 	hd := q.w.Header()
 	hd.Set("Content-Type", "multipart/mixed; boundary="+bb)
