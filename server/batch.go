@@ -104,6 +104,7 @@ func (l *lines) next() (line []byte, start int, ok bool) {
 func splitMultipart(body []byte, boundary string, maxParts int, parts []mimePart) ([]mimePart, error) {
 	lineDelim := []byte("\n--" + boundary)
 	delim := lineDelim[1:]
+	search := newDelimSearch(lineDelim)
 	parts = parts[:0]
 	partStart := -1 // where the current part's first line starts
 	for from := 0; ; {
@@ -112,7 +113,7 @@ func splitMultipart(body []byte, boundary string, maxParts int, parts []mimePart
 		at := 0
 		if from > 0 || !bytes.HasPrefix(body, delim) {
 			start := max(from-1, 0)
-			i := bytes.Index(body[start:], lineDelim)
+			i := search.index(body[start:])
 			if i < 0 {
 				return nil, errBadBatch("the multipart body is not closed by its boundary")
 			}
@@ -146,6 +147,59 @@ func splitMultipart(body []byte, boundary string, maxParts int, parts []mimePart
 		}
 		partStart, from = l.off, l.off
 	}
+}
+
+// delimSearch finds a delimiter line's start, a newline followed by
+// "--" and the boundary. Where the boundary holds a byte other than a
+// letter, digit, '-' or '.' (the SDKs' "batch_" and "changeset_"), the
+// search looks for that byte, rare in headers and entities, rather than
+// for newlines, which end every header line.
+type delimSearch struct {
+	pat    []byte // "\n--" and the boundary
+	anchor int    // where in pat the searched byte is; 0: bytes.Index
+}
+
+func newDelimSearch(pat []byte) delimSearch {
+	d := delimSearch{pat: pat}
+	for i := len("\n--"); i < len(pat); i++ {
+		if c := pat[i]; !isAlnum(c) && c != '-' && c != '.' {
+			d.anchor = i
+			break
+		}
+	}
+	return d
+}
+
+// index returns where the first delimiter in s starts, or -1. After as
+// many false hits as bytes.Index allows itself before it changes its
+// method, it hands the rest of s to bytes.Index.
+func (d *delimSearch) index(s []byte) int {
+	k, n := d.anchor, len(d.pat)
+	if k == 0 {
+		return bytes.Index(s, d.pat)
+	}
+	last := len(s) - n + k // the anchor's last place: the delimiter must fit
+	c := d.pat[k]
+	fails := 0
+	for i := k; i <= last; {
+		j := bytes.IndexByte(s[i:last+1], c)
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if at := i - k; s[at] == d.pat[0] && bytes.Equal(s[at:at+n], d.pat) {
+			return at
+		}
+		i++
+		if fails++; fails > (i+16)/8 {
+			// No delimiter starts before i-k.
+			if r := bytes.Index(s[i-k:], d.pat); r >= 0 {
+				return i - k + r
+			}
+			return -1
+		}
+	}
+	return -1
 }
 
 // newPart reads a part's header block and body: what follows the first
