@@ -610,7 +610,7 @@ func isAlnum(c byte) bool {
 // requestLine splits "VERB URL HTTP/1.1", fields separated by spaces or
 // tabs; the fields alias line.
 func requestLine(line string) (f [3]string, ok bool) {
-	rest := strings.TrimLeft(line, " \t")
+	rest := trimBlanks(line)
 	for n := range f {
 		if rest == "" {
 			return f, false
@@ -619,9 +619,18 @@ func requestLine(line string) (f [3]string, ok bool) {
 		for end < len(rest) && rest[end] != ' ' && rest[end] != '\t' {
 			end++
 		}
-		f[n], rest = rest[:end], strings.TrimLeft(rest[end:], " \t")
+		f[n], rest = rest[:end], trimBlanks(rest[end:])
 	}
 	return f, rest == "" && strings.HasPrefix(f[2], "HTTP/")
+}
+
+// trimBlanks is strings.TrimLeft(s, " \t") without its set's making.
+func trimBlanks(s string) string {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return s[i:]
 }
 
 // upperMethod returns m in upper case, without allocating for the
