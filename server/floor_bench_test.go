@@ -243,3 +243,33 @@ func BenchmarkPageOverFloor(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/entity")
 	})
 }
+
+// BenchmarkBatchSplit splits a $batch of 100 typical inserts into its
+// changeset ("outer") and the changeset into its parts ("inner"): the
+// delimiters' search, the largest share of the envelope's reading.
+//
+// Reproduce: go test ./server -run XXX -bench BatchSplit -benchmem
+func BenchmarkBatchSplit(b *testing.B) {
+	body, _ := typicalBatch("p00000", 100)
+	outer, err := splitMultipart(body, batchBoundary, 1, nil)
+	if err != nil || len(outer) != 1 {
+		b.Fatal(outer, err)
+	}
+	changeset := outer[0].body
+	var parts []mimePart
+	for _, c := range []struct {
+		name, boundary string
+		body           []byte
+		max, want      int
+	}{{"outer", batchBoundary, body, 1, 1}, {"inner", "changeset_c0", changeset, 100, 100}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if parts, err = splitMultipart(c.body, c.boundary, c.max, parts); err != nil || len(parts) != c.want {
+					b.Fatal(len(parts), err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*100), "ns/entity")
+		})
+	}
+}
