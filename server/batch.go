@@ -50,13 +50,13 @@ func (h partHeader) each(f func(name, value []byte) bool) {
 	}
 }
 
-// get returns the first value of the header named name (in any case), or
-// "" when there is none.
+// get returns the first value of the header named name (in any case),
+// aliasing h, or "" when there is none.
 func (h partHeader) get(name string) string {
 	var out string
 	h.each(func(k, v []byte) bool {
 		if strings.EqualFold(string(k), name) {
-			out = string(v)
+			out = unsafe.String(unsafe.SliceData(v), len(v))
 			return false
 		}
 		return true
@@ -104,6 +104,7 @@ func (l *lines) next() (line []byte, start int, ok bool) {
 func splitMultipart(body []byte, boundary string, maxParts int, parts []mimePart) ([]mimePart, error) {
 	lineDelim := []byte("\n--" + boundary)
 	delim := lineDelim[1:]
+	search := newDelimSearch(lineDelim)
 	parts = parts[:0]
 	partStart := -1 // where the current part's first line starts
 	for from := 0; ; {
@@ -112,7 +113,7 @@ func splitMultipart(body []byte, boundary string, maxParts int, parts []mimePart
 		at := 0
 		if from > 0 || !bytes.HasPrefix(body, delim) {
 			start := max(from-1, 0)
-			i := bytes.Index(body[start:], lineDelim)
+			i := search.index(body[start:])
 			if i < 0 {
 				return nil, errBadBatch("the multipart body is not closed by its boundary")
 			}
@@ -148,6 +149,59 @@ func splitMultipart(body []byte, boundary string, maxParts int, parts []mimePart
 	}
 }
 
+// delimSearch finds a delimiter line's start, a newline followed by
+// "--" and the boundary. Where the boundary holds a byte other than a
+// letter, digit, '-' or '.' (the SDKs' "batch_" and "changeset_"), the
+// search looks for that byte, rare in headers and entities, rather than
+// for newlines, which end every header line.
+type delimSearch struct {
+	pat    []byte // "\n--" and the boundary
+	anchor int    // where in pat the searched byte is; 0: bytes.Index
+}
+
+func newDelimSearch(pat []byte) delimSearch {
+	d := delimSearch{pat: pat}
+	for i := len("\n--"); i < len(pat); i++ {
+		if c := pat[i]; !isAlnum(c) && c != '-' && c != '.' {
+			d.anchor = i
+			break
+		}
+	}
+	return d
+}
+
+// index returns where the first delimiter in s starts, or -1. After as
+// many false hits as bytes.Index allows itself before it changes its
+// method, it hands the rest of s to bytes.Index.
+func (d *delimSearch) index(s []byte) int {
+	k, n := d.anchor, len(d.pat)
+	if k == 0 {
+		return bytes.Index(s, d.pat)
+	}
+	last := len(s) - n + k // the anchor's last place: the delimiter must fit
+	c := d.pat[k]
+	fails := 0
+	for i := k; i <= last; {
+		j := bytes.IndexByte(s[i:last+1], c)
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if at := i - k; s[at] == d.pat[0] && bytes.Equal(s[at:at+n], d.pat) {
+			return at
+		}
+		i++
+		if fails++; fails > (i+16)/8 {
+			// No delimiter starts before i-k.
+			if r := bytes.Index(s[i-k:], d.pat); r >= 0 {
+				return i - k + r
+			}
+			return -1
+		}
+	}
+	return -1
+}
+
 // newPart reads a part's header block and body: what follows the first
 // blank line after the headers. Continuation lines are not used by any
 // client and are taken as ordinary lines.
@@ -179,11 +233,36 @@ func newPart(b []byte) mimePart {
 	}
 }
 
+// isToken reports whether s is a MIME token: one or more ASCII
+// characters other than controls, space and tspecials (RFC 2045).
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !tokenBytes[s[i]] {
+			return false
+		}
+	}
+	return s != ""
+}
+
+var tokenBytes = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = isAlnum(byte(c)) || strings.IndexByte("!#$%&'*+-.^_`|~", byte(c)) >= 0
+	}
+	return t
+}()
+
 func errBadBatch(why string) *apiErr {
 	return apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: "+why+".")
 }
 
+// boundaryOf returns the boundary of a multipart/mixed content type. The
+// form clients send, "multipart/mixed; boundary=" and a token, is read
+// without mime.ParseMediaType's allocations, the boundary aliasing
+// contentType; FuzzBoundaryOf holds the two equal.
 func boundaryOf(contentType string) (string, bool) {
+	if b, ok := strings.CutPrefix(contentType, "multipart/mixed; boundary="); ok && isToken(b) {
+		return b, true
+	}
 	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil || mt != "multipart/mixed" || params["boundary"] == "" {
 		return "", false
@@ -212,6 +291,7 @@ type batchScratch struct {
 	subs    []subRequest
 	actions []tablestore.TransactionAction
 	raws    []tablestore.RawEntity
+	head    []byte // the response parts' leads (batchPartHeads)
 }
 
 var batchScratches = sync.Pool{New: func() any { return new(batchScratch) }}
@@ -262,6 +342,7 @@ func (h *handler) parseBatch(contentType string, body []byte, sc *batchScratch) 
 		return nil, errBadBatch("a batch holds exactly one changeset")
 	}
 	changeset := outer[0] // sc.parts is reused below
+	// The changeset's boundary may alias the body, read only here.
 	csBoundary, ok := boundaryOf(changeset.header.get("Content-Type"))
 	if !ok {
 		return nil, errBadBatch("the batch part must be a multipart/mixed changeset; queries in a batch are not supported")
@@ -291,6 +372,68 @@ func (h *handler) parseBatch(contentType string, body []byte, sc *batchScratch) 
 		subs = append(subs, s)
 	}
 	return subs, nil
+}
+
+// subHeaders is what a sub-request's header block holds for its
+// operation, the values aliasing the batch body.
+type subHeaders struct {
+	count       int    // header lines
+	ifMatch     []byte // the first If-Match's value
+	ifNoneMatch []byte // the first If-None-Match's value
+	xMethod     []byte // the first X-HTTP-Method's value
+	xMethods    int    // X-HTTP-Method headers
+	body        []byte // what follows the header block's blank line
+}
+
+// scanSubHeaders reads what follows a sub-request's request line in one
+// pass over its lines: the header block and body newPart finds (blank
+// lines before the headers skipped) and the header values the operation
+// reads, names in any case, values trimmed. Lines without a colon count
+// as header lines; beyond maxPartHeaders lines, the values are not read
+// (the sub-request is refused). FuzzSubRequest holds parseSubRequest
+// equal to its reading through newPart and partHeader.
+func scanSubHeaders(b []byte) subHeaders {
+	var hs subHeaders
+	haveIfMatch, haveIfNoneMatch := false, false
+	l := lines{b: b}
+	for {
+		line, _, ok := l.next()
+		if !ok {
+			return hs
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			if hs.count > 0 {
+				hs.body = b[l.off:]
+				return hs
+			}
+			continue // blank lines before the headers
+		}
+		if hs.count++; hs.count > maxPartHeaders {
+			continue
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon < 0 {
+			continue
+		}
+		// Only names of these lengths can be one of the three: their
+		// letters fold to no other UTF-8 length.
+		k := bytes.TrimSpace(line[:colon])
+		switch len(k) {
+		case len("If-Match"):
+			if !haveIfMatch && strings.EqualFold(string(k), "If-Match") {
+				hs.ifMatch, haveIfMatch = bytes.TrimSpace(line[colon+1:]), true
+			}
+		case len("If-None-Match"): // and X-HTTP-Method
+			switch {
+			case !haveIfNoneMatch && strings.EqualFold(string(k), "If-None-Match"):
+				hs.ifNoneMatch, haveIfNoneMatch = bytes.TrimSpace(line[colon+1:]), true
+			case strings.EqualFold(string(k), "X-Http-Method"):
+				if hs.xMethods++; hs.xMethods == 1 {
+					hs.xMethod = bytes.TrimSpace(line[colon+1:])
+				}
+			}
+		}
+	}
 }
 
 // urlMemo is the URL of a changeset's last sub-request, as it was sent
@@ -325,28 +468,14 @@ func (h *handler) parseSubRequest(b []byte, memo *urlMemo) (subRequest, error) {
 	if !ok {
 		return s, errBadBatch("a changeset part does not start with a request line")
 	}
-	p := newPart(b[l.off:])
-	if p.bad {
+	hs := scanSubHeaders(b[l.off:])
+	if hs.count > maxPartHeaders {
 		return s, errBadBatch("a sub-request has too many header lines")
 	}
 	s.method = upperMethod(f[0])
-	s.body = bytes.TrimSpace(p.body)
-	// The headers the operation reads, in one pass over its lines.
-	var xMethod []byte
-	xMethods, haveIfMatch, haveIfNoneMatch := 0, false, false
-	p.header.each(func(k, v []byte) bool { // the first If-Match and If-None-Match count
-		switch {
-		case !haveIfMatch && strings.EqualFold(string(k), "If-Match"):
-			s.ifMatch, haveIfMatch = tablestore.ETag(v), true
-		case !haveIfNoneMatch && strings.EqualFold(string(k), "If-None-Match"):
-			s.ifNoneMatch, haveIfNoneMatch = len(v) > 0, true
-		case strings.EqualFold(string(k), "X-Http-Method"):
-			if xMethods++; xMethods == 1 {
-				xMethod = v
-			}
-		}
-		return true
-	})
+	s.body = bytes.TrimSpace(hs.body)
+	s.ifMatch, s.ifNoneMatch = tablestore.ETag(hs.ifMatch), len(hs.ifNoneMatch) > 0
+	xMethod, xMethods := hs.xMethod, hs.xMethods
 	if xMethods > 0 {
 		switch {
 		case s.method != http.MethodPost:
@@ -481,7 +610,7 @@ func isAlnum(c byte) bool {
 // requestLine splits "VERB URL HTTP/1.1", fields separated by spaces or
 // tabs; the fields alias line.
 func requestLine(line string) (f [3]string, ok bool) {
-	rest := strings.TrimLeft(line, " \t")
+	rest := trimBlanks(line)
 	for n := range f {
 		if rest == "" {
 			return f, false
@@ -490,9 +619,18 @@ func requestLine(line string) (f [3]string, ok bool) {
 		for end < len(rest) && rest[end] != ' ' && rest[end] != '\t' {
 			end++
 		}
-		f[n], rest = rest[:end], strings.TrimLeft(rest[end:], " \t")
+		f[n], rest = rest[:end], trimBlanks(rest[end:])
 	}
 	return f, rest == "" && strings.HasPrefix(f[2], "HTTP/")
+}
+
+// trimBlanks is strings.TrimLeft(s, " \t") without its set's making.
+func trimBlanks(s string) string {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return s[i:]
 }
 
 // upperMethod returns m in upper case, without allocating for the
@@ -604,29 +742,64 @@ func (q *request) batch() error {
 	if base == "" {
 		base = "/"
 	}
-	q.writeBatch(len(subs), func(b []byte, i int) []byte {
-		a, s := &actions[i], &subs[i]
-		pk, rk, etag := actionKeys(a.Entity)
-		b = append(b, "HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n"...)
-		if a.Type == tablestore.ActionInsert {
-			b = append(b, "Preference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\nLocation: "...)
-			loc := len(b)
-			b = append(b, base...)
-			b = tablestore.AppendEntityPath(b, s.res.table, pk, rk)
-			b = append(b, "\r\nDataServiceId: "...)
-			b = append(b, b[loc:len(b)-len("\r\nDataServiceId: ")]...)
-			b = append(b, "\r\n"...)
-		} else {
-			b = append(b, "DataServiceVersion: 1.0;\r\n"...)
-		}
-		if a.Type != tablestore.ActionDelete {
-			b = append(b, "ETag: "...)
-			b = append(b, etag...)
-			b = append(b, "\r\n"...)
-		}
-		return append(b, "\r\n"...)
+	q.writeBatch(func(b []byte, lead string) []byte {
+		sc.head = batchPartHeads(sc.head[:0], lead, base)
+		return appendBatchParts(b, sc.head, len(lead)+len(insertPartHead)+len(base), len(base), actions, subs)
 	})
 	return nil
+}
+
+// The constant header lines of a successful changeset's parts: each
+// starts with the part's status and common headers; an insert's
+// continues with insertPartHead, the base of its Location and the
+// entity's path; any other's with otherPartHead.
+const (
+	okPartHead     = "HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n"
+	insertPartHead = okPartHead + "Preference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\nLocation: "
+	otherPartHead  = okPartHead + "DataServiceVersion: 1.0;\r\n"
+)
+
+// batchPartHeads appends to dst, once per batch, the two leads of the
+// parts of a successful changeset: an insert's (lead, insertPartHead and
+// base), then any other action's (lead and otherPartHead).
+func batchPartHeads(dst []byte, lead, base string) []byte {
+	dst = append(append(append(dst, lead...), insertPartHead...), base...)
+	return append(append(dst, lead...), otherPartHead...)
+}
+
+// appendBatchParts appends the response parts of a successful
+// changeset's actions to b: heads holds the two leads (batchPartHeads),
+// the insert's first, of insertLen bytes ending with the base, of
+// baseLen. An insert's part carries its
+// Location and DataServiceId (the base and the entity's path) and its
+// ETag, an update's its ETag, a delete's neither; each ends with the
+// header block's blank line and the part's CRLF.
+func appendBatchParts(b, heads []byte, insertLen, baseLen int, actions []tablestore.TransactionAction, subs []subRequest) []byte {
+	insertHead, otherHead := heads[:insertLen], heads[insertLen:]
+	for i := range actions {
+		a := &actions[i]
+		pk, rk, etag := actionKeys(a.Entity)
+		switch a.Type {
+		case tablestore.ActionInsert:
+			b = append(b, insertHead...)
+			loc := len(b) - baseLen
+			b = tablestore.AppendEntityPath(b, subs[i].res.table, pk, rk)
+			locEnd := len(b)
+			b = append(b, "\r\nDataServiceId: "...)
+			b = append(b, b[loc:locEnd]...)
+			b = append(b, "\r\nETag: "...)
+		case tablestore.ActionDelete:
+			b = append(b, otherHead...)
+			b = append(b, "\r\n\r\n"...)
+			continue
+		default:
+			b = append(b, otherHead...)
+			b = append(b, "ETag: "...)
+		}
+		b = append(b, etag...)
+		b = append(b, "\r\n\r\n\r\n"...)
+	}
+	return b
 }
 
 // actionKeys are the keys of an action's entity, a *RawEntity or an
@@ -668,24 +841,24 @@ func (q *request) answerFailure(f *opFailure) {
 		"DataServiceVersion: 3.0;\r\n" +
 		"Content-Type: " + contentType(tablestore.MinimalMetadata) + "\r\n" +
 		"\r\n" + string(body) + "\r\n"
-	q.writeBatch(1, func(b []byte, _ int) []byte { return append(b, part...) })
+	q.writeBatch(func(b []byte, lead string) []byte { return append(append(append(b, lead...), part...), "\r\n"...) })
 }
 
 // writeBatch writes the 202 multipart response around the changeset
-// response parts. The body starts with the batch boundary and the
-// changeset boundary follows the part's blank line directly, as the Go
-// SDK's parser requires; the JavaScript SDK needs the boundary prefix
+// response parts, which appendParts appends to b: each starts with lead,
+// the changeset's delimiter line and the part's MIME headers, and ends
+// with a CRLF. The body starts with the batch boundary and the changeset
+// boundary follows the part's blank line directly, as the Go SDK's parser
+// requires; the JavaScript SDK needs the boundary prefix
 // changesetresponse_.
-func (q *request) writeBatch(n int, appendPart func(b []byte, i int) []byte) {
+func (q *request) writeBatch(appendParts func(b []byte, lead string) []byte) {
 	bb := "batchresponse_" + newRequestID()
-	cb := "changesetresponse_" + newRequestID()
-	const partHead = "Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+	const partHead = "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+	lead := "--changesetresponse_" + newRequestID() + partHead
+	cb := lead[len("--") : len(lead)-len(partHead)]
 	b := responseBuffers.get()
 	b = append(b, "--"+bb+"\r\nContent-Type: multipart/mixed; boundary="+cb+"\r\n\r\n"...)
-	for i := range n {
-		b = append(append(append(b, "--"...), cb...), "\r\n"+partHead...)
-		b = append(appendPart(b, i), "\r\n"...)
-	}
+	b = appendParts(b, lead)
 	b = append(b, "--"+cb+"--\r\n--"+bb+"--\r\n"...)
 	hd := q.w.Header()
 	hd.Set("Content-Type", "multipart/mixed; boundary="+bb)

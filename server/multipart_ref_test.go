@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -55,6 +56,7 @@ func FuzzSplitMultipart(f *testing.F) {
 	f.Add([]byte("--b\r\n\r\n--b\r\r\n--b\n--b--"), "b", uint8(0))
 	f.Add([]byte("x--b\n--b\n\n--b--"), "b", uint8(2))
 	f.Add([]byte("--b"), "b", uint8(1))
+	f.Add([]byte("a_b\n--a_b\n_--a_b\n\n--a_bc\nx_y\r\n--a_b \r\n--a_b--"), "a_b", uint8(3))
 	f.Fuzz(func(t *testing.T, body []byte, boundary string, limit uint8) {
 		if boundary == "" {
 			return // boundaryOf gives none
@@ -74,4 +76,41 @@ func FuzzSplitMultipart(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzDelimSearch: delimSearch finds the delimiter bytes.Index finds,
+// whichever byte of the boundary it searches for, after any number of
+// false hits.
+func FuzzDelimSearch(f *testing.F) {
+	body, _ := typicalBatch("p", 3)
+	f.Add(body, batchBoundary)
+	f.Add(body, "changeset_c0")
+	f.Add([]byte(strings.Repeat("_", 300)+"\n--a_b"), "a_b")
+	f.Add([]byte(strings.Repeat("a_\n--a_", 50)+"\n--a_b"), "a_b")
+	f.Add([]byte("\n--x_"), "x_")
+	f.Add([]byte("--x_\n--x"), "x_")
+	f.Add([]byte("q\n--b.c+d\n--b.c+"), "b.c+")
+	f.Fuzz(func(t *testing.T, s []byte, boundary string) {
+		pat := []byte("\n--" + boundary)
+		d := newDelimSearch(pat)
+		if got, want := d.index(s), bytes.Index(s, pat); got != want {
+			t.Fatalf("%q in %q: at %d (searching for byte %d), bytes.Index %d", pat, s, got, d.anchor, want)
+		}
+	})
+}
+
+// TestDelimSearchFalseHits: a body full of the searched byte, where the
+// search hands over to bytes.Index, finds the delimiter where it is.
+func TestDelimSearchFalseHits(t *testing.T) {
+	pat := []byte("\n--changeset_1")
+	d := newDelimSearch(pat)
+	if d.anchor != len("\n--changeset") {
+		t.Fatalf("searches for pat[%d], want the underscore", d.anchor)
+	}
+	for _, n := range []int{0, 1, 7, 100, 5000} {
+		s := []byte(strings.Repeat("_", n) + "\n--changeset_0" + strings.Repeat("_\n", n) + string(pat) + "x")
+		if got, want := d.index(s), bytes.Index(s, pat); got != want || want < 0 {
+			t.Fatalf("%d false hits: at %d, bytes.Index %d", n, got, want)
+		}
+	}
 }

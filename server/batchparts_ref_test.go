@@ -1,0 +1,106 @@
+package server
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/tablestore/tablestore"
+)
+
+// appendBatchPartsByPieces is the parts of a successful changeset's
+// response as they were written before the parts' constant heads were
+// formatted once per batch: each part's lines appended piece by piece.
+// FuzzBatchParts holds appendBatchParts equal to it.
+func appendBatchPartsByPieces(b []byte, lead, base string, actions []tablestore.TransactionAction, subs []subRequest) []byte {
+	for i := range actions {
+		b = append(b, lead...)
+		a, s := &actions[i], &subs[i]
+		pk, rk, etag := actionKeys(a.Entity)
+		b = append(b, "HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n"...)
+		if a.Type == tablestore.ActionInsert {
+			b = append(b, "Preference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\nLocation: "...)
+			loc := len(b)
+			b = append(b, base...)
+			b = tablestore.AppendEntityPath(b, s.res.table, pk, rk)
+			b = append(b, "\r\nDataServiceId: "...)
+			b = append(b, b[loc:len(b)-len("\r\nDataServiceId: ")]...)
+			b = append(b, "\r\n"...)
+		} else {
+			b = append(b, "DataServiceVersion: 1.0;\r\n"...)
+		}
+		if a.Type != tablestore.ActionDelete {
+			b = append(b, "ETag: "...)
+			b = append(b, etag...)
+			b = append(b, "\r\n"...)
+		}
+		b = append(b, "\r\n"...)
+		b = append(b, "\r\n"...)
+	}
+	return b
+}
+
+// FuzzBatchParts: the parts appendBatchParts writes for any mix of
+// actions (kinds, raw or map entities), keys, table, base and ETags are
+// those written piece by piece, after any bytes already in the buffer.
+func FuzzBatchParts(f *testing.F) {
+	f.Add("/devstoreaccount1/", "things", "p1", "r'1 /?#%", `W/"datetime'2024-01-02T03%3A04%3A05.0000000Z'"`, uint64(0x0123456789), uint8(5))
+	f.Add("/", "t", "", "", "", uint64(0xffffffffffffffff), uint8(1))
+	f.Add("/a b/é/", "Tab1e", "\u00e9\x00\x7f", "r", "*", uint64(0x5555), uint8(30))
+	kinds := []tablestore.ActionType{tablestore.ActionInsert, tablestore.ActionDelete, tablestore.ActionUpdateMerge,
+		tablestore.ActionUpdateReplace, tablestore.ActionUpsertMerge, tablestore.ActionUpsertReplace}
+	f.Fuzz(func(t *testing.T, base, table, pk, rk, etag string, mix uint64, n uint8) {
+		const lead = "--changesetresponse_x\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+		n %= 40
+		actions := make([]tablestore.TransactionAction, n)
+		subs := make([]subRequest, n)
+		for i := range actions {
+			k := mix >> (i % 32 * 2) // two bits a kind, a third for the entity's type
+			a := &actions[i]
+			a.Type = kinds[(int(k&3)+i)%len(kinds)]
+			pki, rki := pk+itoa(i%3), rk+itoa(i)
+			if k&4 != 0 || a.Type == tablestore.ActionDelete {
+				a.Entity = &tablestore.Entity{PartitionKey: pki, RowKey: rki, ETag: tablestore.ETag(etag + itoa(i))}
+			} else {
+				a.Entity = &tablestore.RawEntity{PartitionKey: pki, RowKey: rki, ETag: tablestore.ETag(etag + itoa(i))}
+			}
+			subs[i].res.table = table
+		}
+		prefix := []byte("already written\r\n")
+		heads := batchPartHeads(nil, lead, base)
+		got := appendBatchParts(bytes.Clone(prefix), heads, len(lead)+len(insertPartHead)+len(base), len(base), actions, subs)
+		want := appendBatchPartsByPieces(bytes.Clone(prefix), lead, base, actions, subs)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("parts:\n%q\npiece by piece:\n%q", got, want)
+		}
+	})
+}
+
+// BenchmarkBatchParts writes the response parts of 100 inserts with the
+// heads formatted once per batch ("heads") and piece by piece ("pieces").
+//
+// Reproduce: go test ./server -run XXX -bench BatchParts -benchmem
+func BenchmarkBatchParts(b *testing.B) {
+	const lead = "--changesetresponse_0b1c2d3e-0000-4000-8000-000000000000\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+	const base = "http://127.0.0.1:10002/devstoreaccount1/"
+	actions := make([]tablestore.TransactionAction, 100)
+	subs := make([]subRequest, 100)
+	for i := range actions {
+		actions[i] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Entity: &tablestore.RawEntity{
+			PartitionKey: "p00000", RowKey: "r" + itoa(100000+i), ETag: `W/"datetime'2026-11-29T04%3A30%3A00.1234567Z'"`}}
+		subs[i].res.table = "things"
+	}
+	var buf, heads []byte
+	b.Run("heads", func(b *testing.B) {
+		for b.Loop() {
+			heads = batchPartHeads(heads[:0], lead, base)
+			buf = appendBatchParts(buf[:0], heads, len(lead)+len(insertPartHead)+len(base), len(base), actions, subs)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*100), "ns/entity")
+	})
+	b.Run("pieces", func(b *testing.B) {
+		for b.Loop() {
+			buf = appendBatchPartsByPieces(buf[:0], lead, base, actions, subs)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*100), "ns/entity")
+	})
+}
