@@ -19,7 +19,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -264,17 +263,11 @@ func run(args []string) error {
 	e := newEnv(ctx, c.scale, dataDir, c.cacheSize, c.blockSize)
 	defer e.closeAll()
 
-	if c.cpuProfile != "" {
-		f, err := os.Create(c.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(c.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 
 	toRun, shown := plan(c)
 	logf("bench: scale %s, %s entities, data in %s", c.scale.Name, commas(float64(c.scale.Entities)), dataDir)

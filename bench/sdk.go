@@ -11,7 +11,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,17 +101,11 @@ func runSDK(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if c.cpuProfile != "" {
-		f, err := os.Create(c.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(c.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	var results []*sdkResult
 	for _, name := range c.servers {
 		if ctx.Err() != nil {

@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -244,17 +243,11 @@ func runServerBench(ctx context.Context, args []string) error {
 		Entities: c.entities, Conns: c.conns, Duration: c.duration.String(), Rounds: c.rounds,
 		Servers: map[string]*srvResult{}, CPUs: runtime.NumCPU()}
 	res.LoadAverage[0] = loadAvg()
-	if c.cpuProf != "" {
-		f, err := os.Create(c.cpuProf)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(c.cpuProf)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	dataDir := c.dataDir
 	if dataDir == "" {
 		if dataDir, err = os.MkdirTemp("", "tablestore-server-bench-"); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -101,17 +100,11 @@ func runTxnOnly(ctx context.Context, c config, dataDir string) error {
 	}
 	e := newEnv(ctx, c.scale, dataDir, c.cacheSize, c.blockSize)
 	defer e.closeAll()
-	if c.cpuProfile != "" {
-		f, err := os.Create(c.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(c.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	t := txnTargetOf(e, false, sides, c.rounds)
 	fmt.Printf("%s, best of %d rounds: %s", t.Name, c.rounds, t.Measured)
 	if slices.Contains(sides, sideTablestore) {

@@ -449,6 +449,12 @@ type urlMemo struct {
 // sub-request before's) names memo's resource; a table equal to memo's
 // is that string. memo then holds this sub-request's URL and resource.
 func (h *handler) parseSubRequest(b []byte, memo *urlMemo) (subRequest, error) {
+	return h.parseSubRequestWith(b, memo, scanSubHeaders)
+}
+
+// parseSubRequestWith is parseSubRequest reading the header block that
+// follows the request line with readHeaders.
+func (h *handler) parseSubRequestWith(b []byte, memo *urlMemo, readHeaders func([]byte) subHeaders) (subRequest, error) {
 	var s subRequest
 	l := lines{b: b}
 	var reqLine []byte
@@ -468,7 +474,7 @@ func (h *handler) parseSubRequest(b []byte, memo *urlMemo) (subRequest, error) {
 	if !ok {
 		return s, errBadBatch("a changeset part does not start with a request line")
 	}
-	hs := scanSubHeaders(b[l.off:])
+	hs := readHeaders(b[l.off:])
 	if hs.count > maxPartHeaders {
 		return s, errBadBatch("a sub-request has too many header lines")
 	}

@@ -3,83 +3,36 @@ package server
 import (
 	"bytes"
 	"fmt"
-	"net/http"
 	"reflect"
 	"strings"
 	"testing"
-	"unsafe"
-
-	"github.com/tablestore/tablestore"
 )
 
-// parseSubRequestByParts is parseSubRequest as it was before it read
-// the header block in one pass: the block found by newPart, then each
-// header read through partHeader.each. FuzzSubRequest holds the two
-// equal.
-func (h *handler) parseSubRequestByParts(b []byte, memo *urlMemo) (subRequest, error) {
-	var s subRequest
-	l := lines{b: b}
-	var reqLine []byte
-	for {
-		line, _, ok := l.next()
-		if !ok {
-			return s, errBadBatch("a changeset part holds no request")
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			reqLine = line
-			break
-		}
-	}
-	f, ok := requestLine(unsafe.String(unsafe.SliceData(reqLine), len(reqLine)))
-	if !ok {
-		return s, errBadBatch("a changeset part does not start with a request line")
-	}
-	p := newPart(b[l.off:])
+// subHeadersByParts is how parseSubRequest read a sub-request's header
+// block before scanSubHeaders: the block found by newPart, then each
+// header read through partHeader.each, the first If-Match and
+// If-None-Match counting. FuzzSubRequest holds the two equal.
+func subHeadersByParts(b []byte) subHeaders {
+	p := newPart(b)
 	if p.bad {
-		return s, errBadBatch("a sub-request has too many header lines")
+		return subHeaders{count: maxPartHeaders + 1}
 	}
-	s.method = upperMethod(f[0])
-	s.body = bytes.TrimSpace(p.body)
-	var xMethod []byte
-	xMethods, haveIfMatch, haveIfNoneMatch := 0, false, false
+	hs := subHeaders{body: p.body}
+	haveIfMatch, haveIfNoneMatch := false, false
 	p.header.each(func(k, v []byte) bool {
 		switch {
 		case !haveIfMatch && strings.EqualFold(string(k), "If-Match"):
-			s.ifMatch, haveIfMatch = tablestore.ETag(v), true
+			hs.ifMatch, haveIfMatch = v, true
 		case !haveIfNoneMatch && strings.EqualFold(string(k), "If-None-Match"):
-			s.ifNoneMatch, haveIfNoneMatch = len(v) > 0, true
+			hs.ifNoneMatch, haveIfNoneMatch = v, true
 		case strings.EqualFold(string(k), "X-Http-Method"):
-			if xMethods++; xMethods == 1 {
-				xMethod = v
+			if hs.xMethods++; hs.xMethods == 1 {
+				hs.xMethod = v
 			}
 		}
 		return true
 	})
-	if xMethods > 0 {
-		switch {
-		case s.method != http.MethodPost:
-			return s, errXMethodNotUsingPost
-		case xMethods > 1:
-			return s, errXMethodIncorrectCount
-		}
-		switch m := strings.ToUpper(string(xMethod)); m {
-		case "MERGE", "PATCH", "PUT", "DELETE":
-			s.method = m
-		default:
-			return s, errXMethodIncorrectValue
-		}
-	}
-	if memo.url != "" && f[1] == memo.url {
-		s.res = memo.res
-		return s, nil
-	}
-	res, err := h.subRequestResource(f[1], memo.res.table)
-	if err != nil {
-		return s, err
-	}
-	s.res = res
-	memo.url, memo.res = f[1], res
-	return s, nil
+	return hs
 }
 
 // FuzzSubRequest: parseSubRequest reads any changeset part, and any
@@ -105,7 +58,7 @@ func FuzzSubRequest(f *testing.F) {
 				t.Fatalf("trimBlanks(%q) = %q, TrimLeft %q", b, got, want)
 			}
 			got, gotErr := h.parseSubRequest(b, &memo)
-			want, wantErr := h.parseSubRequestByParts(b, &refMemo)
+			want, wantErr := h.parseSubRequestWith(b, &refMemo, subHeadersByParts)
 			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 				t.Fatalf("%q: error %v, by parts %v", b, gotErr, wantErr)
 			}
