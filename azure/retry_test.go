@@ -367,3 +367,70 @@ func TestExtensionRetryCancelledDuringBackoff(t *testing.T) {
 		t.Fatalf("the server saw %d tries, want 1", n)
 	}
 }
+
+// deadlineRecorder is a transport that reports, for each long-poll of
+// the feed, how long its try may last.
+type deadlineRecorder struct {
+	polls chan time.Duration
+}
+
+func (d *deadlineRecorder) Do(req *http.Request) (*http.Response, error) {
+	if strings.HasSuffix(req.URL.Path, "/changes") && req.URL.Query().Get("wait") != "" {
+		left := time.Duration(-1)
+		if dl, ok := req.Context().Deadline(); ok {
+			left = time.Until(dl)
+		}
+		select {
+		case d.polls <- left:
+		default:
+		}
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// TestExtensionLongPollTryTimeout gives a long-poll its wait on top of
+// TryTimeout, so a per-try timeout shorter than the wait does not end
+// every poll early (and retry it at once), while it still bounds the
+// try.
+func TestExtensionLongPollTryTimeout(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := newFaultyServer(t)
+	rec := &deadlineRecorder{polls: make(chan time.Duration, 1)}
+	const tryTimeout = 2 * time.Second
+	db, err := azure.Open(f.connectionString(), &azure.Options{Client: azcore.ClientOptions{
+		Transport: rec, Retry: policy.RetryOptions{TryTimeout: tryTimeout}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tb, err := db.CreateTable(ctx, "Polled")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.EnableChangeFeed(ctx, ts.ChangeFeedOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		page *ts.ChangesPage
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		page, err := tb.ReadChanges(ctx, ts.ChangesQuery{From: ts.CursorNow(), Follow: true}, 10)
+		done <- result{page, err}
+	}()
+	left := <-rec.polls
+	// The driver's long-poll waits 25 s; the try may last that plus
+	// TryTimeout, and no more.
+	if left < 25*time.Second || left > 25*time.Second+tryTimeout {
+		t.Fatalf("a long-poll's try may last %v, want 25s plus at most %v", left, tryTimeout)
+	}
+	if err := tb.Insert(ctx, &ts.Entity{PartitionKey: "p", RowKey: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || len(r.page.Changes) != 1 {
+		t.Fatalf("the followed read: %+v %v", r.page, r.err)
+	}
+}
