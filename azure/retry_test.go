@@ -330,9 +330,10 @@ func (c *cancelOnRefusal) Do(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// TestExtensionRetryCancelledDuringBackoff cancels a call while it waits
-// for the minute a Retry-After asks: it returns the context's error at
-// once, without another try.
+// TestExtensionRetryCancelledDuringBackoff cancels a call as a refusal
+// asking for a minute's wait arrives, then lets a call's deadline pass
+// during that wait: each returns its context's error at once, without
+// another try.
 func TestExtensionRetryCancelledDuringBackoff(t *testing.T) {
 	f := newFaultyServer(t)
 	tr := &cancelOnRefusal{}
@@ -365,6 +366,26 @@ func TestExtensionRetryCancelledDuringBackoff(t *testing.T) {
 	}
 	if n := f.seen(); n != 1 {
 		t.Fatalf("the server saw %d tries, want 1", n)
+	}
+
+	// A deadline that passes during the minute's wait ends it.
+	tr.mu.Lock()
+	tr.cancel = nil
+	tr.mu.Unlock()
+	dctx, dcancel := context.WithTimeout(context.Background(), time.Second)
+	defer dcancel()
+	f.arm("GET", "/ttl", 5, http.StatusServiceUnavailable, "60")
+	start = time.Now()
+	_, err = tb.TTL(dctx)
+	elapsed = time.Since(start)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want the deadline's error", err)
+	}
+	if elapsed > 10*time.Second {
+		t.Fatalf("returned after %v, want at the deadline", elapsed)
+	}
+	if n := f.seen(); n != 1 {
+		t.Fatalf("the server saw %d tries before the deadline, want 1", n)
 	}
 }
 
