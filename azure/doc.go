@@ -16,7 +16,10 @@
 // library's codes and sentinels (errors.go), Azure's continuation headers
 // onto the library's continuation tokens (position.go), and entity group
 // transactions onto SubmitTransaction with the failing action's index
-// (batch.go).
+// (batch.go). Requests to tablestore's extension endpoints (change
+// feeds, indexes, TTL, range deletions, stats) retry under
+// Options.Client.Retry as the SDK's requests do, where sending one twice
+// is safe (retry.go).
 //
 // What differs from the embedded engine, and why, is listed in the
 // repository's docs/drivers.md: results unordered on Cosmos DB for Table,

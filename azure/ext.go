@@ -41,6 +41,8 @@ type extClient struct {
 	sas     url.Values // nil: no signature
 	token   azcore.TokenCredential
 	do      func(*http.Request) (*http.Response, error)
+	// retry is Options.Client.Retry with azcore's defaults filled in.
+	retry policy.RetryOptions
 	// unusable, when set, says why the extensions cannot be used.
 	unusable string
 
@@ -80,6 +82,10 @@ func newExtClient(endpoint, account string, key []byte, sas string, token azcore
 		u.Path += "/"
 	}
 	c := &extClient{root: u, account: account, key: key, token: token}
+	if opts != nil {
+		c.retry = opts.Client.Retry
+	}
+	c.retry = retryDefaults(c.retry)
 	if sas = strings.TrimPrefix(sas, "?"); sas != "" {
 		if v, err := url.ParseQuery(sas); err == nil {
 			c.sas = v
@@ -193,14 +199,9 @@ func (c *extClient) requireFeature(ctx context.Context, feature string) error {
 
 // probe reads the capability document.
 func (c *extClient) probe(ctx context.Context) (ok bool, reason string, features []string, err error) {
-	resp, err := c.send(ctx, http.MethodGet, "", nil, nil)
+	resp, body, err := c.exchange(ctx, http.MethodGet, "", nil, nil, 1<<20)
 	if err != nil {
 		return false, "", nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return false, "", nil, fmt.Errorf("tablestore: azure: reading the capability document: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return false, fmt.Sprintf("it answers %d to the capability document", resp.StatusCode), nil, nil
@@ -215,8 +216,8 @@ func (c *extClient) probe(ctx context.Context) (ok bool, reason string, features
 	return true, "", caps.Features, nil
 }
 
-// send sends one request to {root}$tablestore/{path}, signed; body nil
-// sends none.
+// send sends one request to {root}$tablestore/{path}, signed, once;
+// body nil sends none.
 func (c *extClient) send(ctx context.Context, method, path string, query url.Values, body []byte) (*http.Response, error) {
 	u := *c.root
 	u.Path += "$tablestore"
@@ -283,17 +284,9 @@ func (c *extClient) call(ctx context.Context, method, path string, query url.Val
 			return err
 		}
 	}
-	resp, err := c.send(ctx, method, path, query, body)
+	resp, b, err := c.exchange(ctx, method, path, query, body, 0)
 	if err != nil {
 		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("tablestore: azure: %w", err)
 	}
 	if resp.StatusCode >= 300 {
 		return extResponseError(resp, b)

@@ -20,7 +20,8 @@ type Options struct {
 	// Client configures the SDK's HTTP pipeline: retries, transport,
 	// logging, telemetry. Default: azcore's (three retries with
 	// exponential backoff on 408, 429, 500, 502, 503 and 504, and on
-	// transport errors).
+	// transport errors). Requests to tablestore's extension endpoints
+	// use its Transport and Retry too, retrying only where idempotent.
 	Client azcore.ClientOptions
 
 	// CreateTableWait is how long CreateTable keeps trying, every two
