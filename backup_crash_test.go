@@ -146,17 +146,7 @@ func pitrCrash(t *testing.T) {
 // greatest number it may have tried.
 func pitrCycle(t *testing.T, dir string, start int64, k int) (map[int64]bool, int64) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestPITRCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), pitrChildEnv+"="+dir, pitrStartEnv+"="+strconv.FormatInt(start, 10))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, stderr := startChild(t, "TestPITRCrashChild", pitrChildEnv+"="+dir, pitrStartEnv+"="+strconv.FormatInt(start, 10))
 	acks := map[int64]bool{}
 	var lines []string
 	sc := bufio.NewScanner(out)

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -223,17 +222,7 @@ func TestChangesCrash(t *testing.T) {
 // the child's standard error once the child has exited.
 func runKilledChild(t *testing.T, test string, env []string, killAfter time.Duration, fail func(string, ...any), onLine func(string)) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, stderr := startChild(t, test, env...)
 	lines := make(chan string, 1024)
 	go func() {
 		defer close(lines)

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -126,15 +125,7 @@ func TestCrashBulk(t *testing.T) {
 // is ready, and returns the last Through it printed (start if none).
 func runBulkCrashChild(t *testing.T, dir string, start int64, d time.Duration) int64 {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashBulkChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashBulkEnv+"="+dir, crashStartEnv+"="+strconv.FormatInt(start, 10))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, _ := startChild(t, "TestCrashBulkChild", crashBulkEnv+"="+dir, crashStartEnv+"="+strconv.FormatInt(start, 10))
 	lines := make(chan string, 1024)
 	go func() {
 		defer close(lines)

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,17 +98,7 @@ func TestCrashRange(t *testing.T) {
 		state := int64(0) // the step whose state the store holds
 		sawDelete := 0
 		for c := 0; c < cycles; c++ {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestCrashRangeChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), crashRangeEnv+"="+dir, crashStartEnv+"="+strconv.FormatInt(state+1, 10))
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			cmd, out, stderr := startChild(t, "TestCrashRangeChild", crashRangeEnv+"="+dir, crashStartEnv+"="+strconv.FormatInt(state+1, 10))
 			acked := state
 			lines := bufio.NewScanner(out)
 			ready := make(chan struct{})

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -240,6 +241,25 @@ func (c *crashRun) modeOffset() int64 {
 		return 3
 	}
 	return 0
+}
+
+// startChild starts this test binary running only test, with env added
+// to its environment, and returns it with its standard output and the
+// standard error it collects.
+func startChild(t *testing.T, test string, env ...string) (*exec.Cmd, io.ReadCloser, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out, stderr
 }
 
 // runCycle starts a child, kills it at a random moment, and checks the

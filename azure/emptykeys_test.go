@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	ts "github.com/tablestore/tablestore"
-	"github.com/tablestore/tablestore/azure"
 	"github.com/tablestore/tablestore/tablestoretest"
 )
 
@@ -16,9 +15,7 @@ import (
 func TestEmptyKeys(t *testing.T) {
 	ctx := context.Background()
 	s := tablestoretest.NewServer(t)
-	db, err := azure.Open(s.ConnectionString(), nil)
-	require.NoError(t, err)
-	defer db.Close()
+	db := openRemote(t, s.ConnectionString())
 	tb, err := db.CreateTable(ctx, "Empties")
 	require.NoError(t, err)
 	for _, k := range [][2]string{{"", ""}, {"", "r'1"}, {"p", ""}} {

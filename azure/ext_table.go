@@ -394,25 +394,13 @@ func (t *table) QueryIndexPage(ctx context.Context, q *driver.IndexQueryRequest,
 	if len(q.Next) > 0 {
 		v.Set("continuation", string(q.Next))
 	}
-	var page struct {
-		Value        []json.RawMessage `json:"value"`
-		Continuation string            `json:"continuation"`
-	}
-	if err := t.c.ext.call(ctx, "GET", tablePath(t.name, "query"), v, nil, &page); err != nil {
+	next, err := t.extQueryPage(ctx, v, emit)
+	if err != nil {
 		return driver.IndexPageResult{}, err
 	}
-	for _, raw := range page.Value {
-		row, err := decodeEntity(raw, "")
-		if err != nil {
-			return driver.IndexPageResult{}, err
-		}
-		if err := emit(row); err != nil {
-			return driver.IndexPageResult{}, err
-		}
-	}
 	var res driver.IndexPageResult
-	if page.Continuation != "" {
-		res.More, res.Next = true, []byte(page.Continuation)
+	if next != "" {
+		res.More, res.Next = true, []byte(next)
 	}
 	return res, nil
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	ts "github.com/tablestore/tablestore"
-	"github.com/tablestore/tablestore/azure"
 	"github.com/tablestore/tablestore/tablestoretest"
 )
 
@@ -16,11 +15,7 @@ import (
 func TestFilteredQueryListsNoIndexes(t *testing.T) {
 	ctx := context.Background()
 	s := tablestoretest.NewServer(t)
-	db, err := azure.Open(s.ConnectionString(), nil)
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	defer db.Close()
+	db := openRemote(t, s.ConnectionString())
 	tb, err := db.CreateTable(ctx, "Listed")
 	if err != nil {
 		t.Fatal(err)

@@ -23,11 +23,7 @@ import (
 func TestReverseAndSegmentsOverTheWire(t *testing.T) {
 	ctx := context.Background()
 	s := tablestoretest.NewServer(t)
-	db, err := azure.Open(s.ConnectionString(), nil)
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	defer db.Close()
+	db := openRemote(t, s.ConnectionString())
 	tb, err := db.CreateTable(ctx, "Keyspace")
 	if err != nil {
 		t.Fatalf("create: %v", err)

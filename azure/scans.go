@@ -53,27 +53,38 @@ func (t *table) QueryPageReverse(ctx context.Context, q *driver.QueryRequest, em
 		}
 		v.Set("continuation", tok)
 	}
+	next, err := t.extQueryPage(ctx, v, emit)
+	if err != nil {
+		return driver.PageResult{}, err
+	}
+	var res driver.PageResult
+	if next != "" {
+		res.More, res.NextPartitionKey = true, reverseMark+next
+	}
+	return res, nil
+}
+
+// extQueryPage reads one page of the server's extension query endpoint
+// with parameters v, emitting its rows in order, and returns the
+// server's continuation ("" on the last page).
+func (t *table) extQueryPage(ctx context.Context, v url.Values, emit func(driver.Row) error) (string, error) {
 	var page struct {
 		Value        []json.RawMessage `json:"value"`
 		Continuation string            `json:"continuation"`
 	}
 	if err := t.c.ext.call(ctx, "GET", tablePath(t.name, "query"), v, nil, &page); err != nil {
-		return driver.PageResult{}, err
+		return "", err
 	}
 	for _, raw := range page.Value {
 		row, err := decodeEntity(raw, "")
 		if err != nil {
-			return driver.PageResult{}, err
+			return "", err
 		}
 		if err := emit(row); err != nil {
-			return driver.PageResult{}, err
+			return "", err
 		}
 	}
-	var res driver.PageResult
-	if page.Continuation != "" {
-		res.More, res.NextPartitionKey = true, reverseMark+page.Continuation
-	}
-	return res, nil
+	return page.Continuation, nil
 }
 
 // Segments asks the server for the table's split positions.
