@@ -17,6 +17,20 @@ set -euo pipefail
 rounds=${1:-8}
 writers=${2:-8}
 other=${3:-}
+case "$rounds" in '' | *[!0-9]* | 0)
+	echo "backup-ab.sh: ROUNDS must be a positive whole number, not '$rounds'" >&2
+	exit 2
+	;;
+esac
+case "$writers" in 1 | 8) ;; *)
+	echo "backup-ab.sh: WRITERS must be 1 or 8 (the benchmark's cases), not '$writers'" >&2
+	exit 2
+	;;
+esac
+if [ -n "$other" ] && [ ! -d "$other" ]; then
+	echo "backup-ab.sh: OTHER_DEVICE_DIR '$other' is not a directory" >&2
+	exit 2
+fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
