@@ -254,10 +254,10 @@ func (w *BulkWriter) add(ctx context.Context, e *Entity, raw *RawEntity) error {
 		pk, rk string
 	)
 	if raw != nil {
-		a, buf, size, err = prepareRaw(b.buf, w.opts.Action, raw, "", nil)
+		a, buf, size, err = prepareRaw(b.buf, w.opts.Action, raw, "")
 		pk, rk = raw.PartitionKey, raw.RowKey
 	} else {
-		a, buf, size, err = prepareAction(b.buf, w.opts.Action, e, "", &w.names, nil)
+		a, buf, size, err = prepareAction(b.buf, w.opts.Action, e, "", &w.names)
 		if e != nil {
 			pk, rk = e.PartitionKey, e.RowKey
 		}

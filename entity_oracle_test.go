@@ -102,7 +102,8 @@ func firstInvalidProperty(props map[string]any) error {
 // oracleRecord is the old prepareAction's result for an insert of e,
 // encoded as the engine stored it with a zero Timestamp.
 func oracleRecord(e *Entity) ([]byte, int, error) {
-	_, keySize, err := prepareKeys(ActionInsert, e.PartitionKey, e.RowKey, "", nil)
+	var a driver.Action
+	keySize, err := prepareKeysInto(&a, ActionInsert, e.PartitionKey, e.RowKey, "", nil)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -125,7 +126,7 @@ func requireSameAsOracle(t *testing.T, e *Entity, c *entityenc.NameCache) {
 	want, wantSize, wantErr := oracleRecord(e)
 	for _, names := range []*entityenc.NameCache{nil, c} {
 		junk := []byte("prefix") // the record is appended after what buf holds
-		_, got, gotSize, gotErr := prepareAction(junk, ActionInsert, e, "", names, nil)
+		_, got, gotSize, gotErr := prepareAction(junk, ActionInsert, e, "", names)
 		if wantErr != nil || gotErr != nil {
 			require.Equal(t, errText(wantErr), errText(gotErr))
 			require.Equal(t, fmt.Sprint(errorCode(wantErr)), fmt.Sprint(errorCode(gotErr)))

@@ -101,9 +101,9 @@ func (e *RawEntity) UnmarshalJSON(data []byte) error {
 // prepareRaw is prepareAction for a RawEntity: the If-Match rules and the
 // keys, then the entity limits; it appends the record to buf. keys is
 // prepareKeys'.
-func prepareRaw(buf []byte, typ ActionType, e *RawEntity, ifMatch ETag, keys *keyMemo) (driver.Action, []byte, int, error) {
+func prepareRaw(buf []byte, typ ActionType, e *RawEntity, ifMatch ETag) (driver.Action, []byte, int, error) {
 	var a driver.Action
-	buf, size, err := prepareRawInto(&a, buf, typ, e, ifMatch, keys)
+	buf, size, err := prepareRawInto(&a, buf, typ, e, ifMatch, nil)
 	return a, buf, size, err
 }
 

@@ -276,10 +276,10 @@ func FuzzRawEntityMatchesEntity(f *testing.F) {
 		var bufE, bufR []byte
 		var sizeE, sizeR int
 		if errE == nil {
-			aE, bufE, sizeE, errE = prepareAction(nil, ActionInsert, &e, "", nil, nil)
+			aE, bufE, sizeE, errE = prepareAction(nil, ActionInsert, &e, "", nil)
 		}
 		if errR == nil {
-			aR, bufR, sizeR, errR = prepareRaw(nil, ActionInsert, &r, "", nil)
+			aR, bufR, sizeR, errR = prepareRaw(nil, ActionInsert, &r, "")
 		}
 		if codedText(errE) != codedText(errR) {
 			t.Fatalf("%q: entity %v, raw %v", body, errE, errR)

@@ -376,7 +376,7 @@ func prepareStruct(buf []byte, typ ActionType, v any, ifMatch ETag) (driver.Acti
 	}
 	if ok {
 		pk, rk := r.Keys()
-		if a, out, n, ok := encodeStruct(buf, typ, r, pk, rk, ifMatch, nil); ok {
+		if a, out, n, ok := encodeStruct(buf, typ, r, pk, rk, ifMatch); ok {
 			return a, out, n, r, nil
 		}
 	}
@@ -390,7 +390,7 @@ func prepareStructSlow(buf []byte, typ ActionType, v any, ifMatch ETag) (driver.
 	if err != nil {
 		return driver.Action{}, buf, 0, err
 	}
-	return prepareAction(buf, typ, e, ifMatch, nil, nil)
+	return prepareAction(buf, typ, e, ifMatch, nil)
 }
 
 // encodeStruct builds the action for the struct r, whose keys r.Keys
@@ -398,9 +398,9 @@ func prepareStructSlow(buf []byte, typ ActionType, v any, ifMatch ETag) (driver.
 // does, and reports false (buf's contents past its length undefined) on
 // anything prepareAction would reject. The fields come sorted by name, so
 // the properties need no sorting. keys is prepareKeys'.
-func encodeStruct(buf []byte, typ ActionType, r structmap.Ref, pk, rk string, ifMatch ETag, keys *keyMemo) (driver.Action, []byte, int, bool) {
+func encodeStruct(buf []byte, typ ActionType, r structmap.Ref, pk, rk string, ifMatch ETag) (driver.Action, []byte, int, bool) {
 	var a driver.Action
-	buf, size, ok := encodeStructInto(&a, buf, typ, r, pk, rk, ifMatch, keys)
+	buf, size, ok := encodeStructInto(&a, buf, typ, r, pk, rk, ifMatch, nil)
 	return a, buf, size, ok
 }
 

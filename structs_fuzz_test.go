@@ -104,7 +104,7 @@ func FuzzStructEncoding(f *testing.F) {
 			}
 			ref := structmap.Ref{Plan: p, Base: unsafe.Pointer(&c)}
 			pk, rk := ref.Keys()
-			got, gotBuf, _, ok := encodeStruct(nil, typ, ref, pk, rk, ifMatch, nil)
+			got, gotBuf, _, ok := encodeStruct(nil, typ, ref, pk, rk, ifMatch)
 			got = withRecord(got, gotBuf)
 			if ok != (wantErr == nil) {
 				t.Fatalf("%s: reference error %v, direct encoding ok=%v", typ, wantErr, ok)

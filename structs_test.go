@@ -502,7 +502,7 @@ func TestTypedReadMatchesMap(t *testing.T) {
 }
 
 func prepareErr(e *Entity) error {
-	_, _, _, err := prepareAction(nil, ActionInsert, e, "", nil, nil)
+	_, _, _, err := prepareAction(nil, ActionInsert, e, "", nil)
 	return err
 }
 

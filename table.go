@@ -147,7 +147,7 @@ func modeAction(mode UpdateMode, merge, replace ActionType) (ActionType, error) 
 func (t *Table) write(ctx context.Context, typ ActionType, e *Entity, ifMatch ETag) error {
 	s := getScratch()
 	defer putScratch(s)
-	a, buf, _, err := prepareAction(s.buf[:0], typ, e, ifMatch, nil, nil)
+	a, buf, _, err := prepareAction(s.buf[:0], typ, e, ifMatch, nil)
 	res, err := t.commitOne(ctx, s, a, buf, err)
 	if err == nil && typ != ActionDelete {
 		e.Timestamp, e.ETag = res.Timestamp, ETag(res.ETag)
@@ -178,18 +178,20 @@ func (t *Table) commitOne(ctx context.Context, s *txnScratch, a driver.Action, b
 // If-Match rules of its type, and every property. Unless the action is a
 // delete it appends the entity's record, with a zero Timestamp, to buf
 // (the caller sets the action's Record from it). It returns the extended
-// buffer (buf on error) and the entity's size by Azure's formula. names
-// and keys, if not nil, carry checked property names and the checked
-// PartitionKey from one entity of a transaction to the next. Errors carry
-// Azure's codes (see entityenc.KeyUnits and entityenc.AppendProperties).
-func prepareAction(buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *entityenc.NameCache, keys *keyMemo) (driver.Action, []byte, int, error) {
+// buffer (buf on error) and the entity's size by Azure's formula. names,
+// if not nil, carries checked property names from one entity to the
+// next. Errors carry Azure's codes (see entityenc.KeyUnits and
+// entityenc.AppendProperties).
+func prepareAction(buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *entityenc.NameCache) (driver.Action, []byte, int, error) {
 	var a driver.Action
-	buf, size, err := prepareActionInto(&a, buf, typ, e, ifMatch, names, keys)
+	buf, size, err := prepareActionInto(&a, buf, typ, e, ifMatch, names, nil)
 	return a, buf, size, err
 }
 
 // prepareActionInto is prepareAction setting all of *a, in place: a
-// transaction's actions are not copied on their way to the driver.
+// transaction's actions are not copied on their way to the driver. keys,
+// if not nil, carries the checked PartitionKey from one action to the
+// next.
 func prepareActionInto(a *driver.Action, buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *entityenc.NameCache, keys *keyMemo) ([]byte, int, error) {
 	if e == nil {
 		*a = driver.Action{}
@@ -211,17 +213,10 @@ func prepareActionInto(a *driver.Action, buf []byte, typ ActionType, e *Entity, 
 	return out, size, nil
 }
 
-// prepareKeys is the part of prepareAction before the properties: the
-// If-Match rules of the type and the keys. It returns the keys' share of
-// the entity size. keys, if not nil, remembers the PartitionKey checked
-// last (see keyMemo).
-func prepareKeys(typ ActionType, pk, rk string, ifMatch ETag, keys *keyMemo) (driver.Action, int, error) {
-	var a driver.Action
-	size, err := prepareKeysInto(&a, typ, pk, rk, ifMatch, keys)
-	return a, size, err
-}
-
-// prepareKeysInto is prepareKeys setting all of *a in place.
+// prepareKeysInto is the part of prepareActionInto before the
+// properties: it sets all of *a and checks the If-Match rules of the type
+// and the keys. It returns the keys' share of the entity size. keys, if
+// not nil, remembers the PartitionKey checked last (see keyMemo).
 func prepareKeysInto(a *driver.Action, typ ActionType, pk, rk string, ifMatch ETag, keys *keyMemo) (int, error) {
 	*a = driver.Action{Type: driver.ActionType(typ), PartitionKey: pk, RowKey: rk, IfMatch: string(ifMatch)}
 	switch typ {

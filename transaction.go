@@ -191,7 +191,6 @@ func (s *txnScratch) prepareTransaction(actions []TransactionAction) ([]driver.A
 			"the transaction has %d actions; the maximum is %d", len(actions), MaxTransactionActions))
 	}
 	n := len(actions)
-	s.keys = keyMemo{}
 	s.refs = slices.Grow(s.refs[:0], n)[:n]
 	for i := range actions {
 		s.refs[i].resolve(&actions[i], &s.plan)

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"io"
 	iofs "io/fs"
-	"os"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -138,11 +137,8 @@ func (fs *FS) read(f vfs.File, name string, writable bool) (vfs.File, error) {
 		}
 		return &emptyFile{f}, nil
 	}
-	h := make([]byte, HeaderSize)
-	if _, err := f.ReadAt(h, 0); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = corrupt(name, errors.New("the file is shorter than its encryption header"))
-		}
+	h, err := readHeader(f, name)
+	if err != nil {
 		return nil, errors.Join(err, f.Close())
 	}
 	fk, err := decodeHeader(h, fs.keys, name)
@@ -211,12 +207,22 @@ func (fs *FS) Rewrap(name string) (bool, error) {
 	return changed, errors.Join(err, f.Close())
 }
 
-func (fs *FS) rewrap(f vfs.File, name string) (bool, error) {
+// readHeader reads the encryption header of file f (named name); a file
+// shorter than one is corrupt.
+func readHeader(f vfs.File, name string) ([]byte, error) {
 	h := make([]byte, HeaderSize)
 	if _, err := f.ReadAt(h, 0); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = corrupt(name, errors.New("the file is shorter than its encryption header"))
 		}
+		return nil, err
+	}
+	return h, nil
+}
+
+func (fs *FS) rewrap(f vfs.File, name string) (bool, error) {
+	h, err := readHeader(f, name)
+	if err != nil {
 		return false, err
 	}
 	fk, err := decodeHeader(h, fs.keys, name)
@@ -264,7 +270,7 @@ func (fs *FS) RewrapDir(ctx context.Context, dir string) (int, error) {
 			continue
 		}
 		changed, err := fs.Rewrap(fs.PathJoin(dir, name))
-		if err != nil && !errors.Is(err, iofs.ErrNotExist) && !errors.Is(err, os.ErrNotExist) {
+		if err := notExistOK(err); err != nil {
 			return n, err
 		}
 		if changed {

@@ -260,13 +260,11 @@ func (fs *FS) copyToTemp(src *file, name string, size int64) (string, *file, err
 		if err != nil && !(errors.Is(err, io.EOF) && got == n) {
 			return fail(fmt.Errorf("tablestore: re-encrypt %s: %w", name, err))
 		}
-		nf.xorAt(buf[:n], buf[:n], off)
-		if _, err := raw.Write(buf[:n]); err != nil {
+		if _, err := nf.Write(buf[:n]); err != nil { // encrypts in place
 			return fail(err)
 		}
 		off += int64(n)
 	}
-	nf.pos = size
 	if err := raw.Sync(); err != nil {
 		return fail(err)
 	}
@@ -320,7 +318,7 @@ func (fs *FS) ReencryptDir(ctx context.Context, dir string) (int, error) {
 }
 
 func notExistOK(err error) error {
-	if errors.Is(err, iofs.ErrNotExist) || errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, iofs.ErrNotExist) {
 		return nil
 	}
 	return err
@@ -348,8 +346,8 @@ func InspectFile(base vfs.FS, keys KeyProvider, name string) (FileKeys, error) {
 		return FileKeys{}, err
 	}
 	defer f.Close()
-	h := make([]byte, HeaderSize)
-	if _, err := f.ReadAt(h, 0); err != nil {
+	h, err := readHeader(f, name)
+	if err != nil {
 		return FileKeys{}, err
 	}
 	fk, err := decodeHeader(h, keys, name)

@@ -141,18 +141,9 @@ func (r *runner) sameEntity(table string, got, want *ts.Entity) {
 	if got.PartitionKey != want.PartitionKey || got.RowKey != want.RowKey {
 		r.failf("store entity %s, model %s", Describe(got), Describe(want))
 	}
-	n := 0
-	for name, g := range got.Properties {
-		if g == nil {
-			continue
-		}
-		n++
-		w, ok := want.Properties[name]
-		if !ok || !sameValue(g, w) {
-			r.failf("property %s differs: store %s, model %s", name, Describe(got), Describe(want))
-		}
-	}
-	if n != len(want.Properties) {
+	if name, same := compareProperties(got, want); name != "" {
+		r.failf("property %s differs: store %s, model %s", name, Describe(got), Describe(want))
+	} else if !same {
 		r.failf("property sets differ: store %s, model %s", Describe(got), Describe(want))
 	}
 	if !want.Timestamp.IsZero() && !got.Timestamp.Equal(want.Timestamp) {
@@ -300,4 +291,21 @@ func (r *runner) pair(id entityID, storeETag, modelETag ts.ETag) {
 	}
 	r.pairs[sv] = modelETag
 	r.pairsBack[modelETag] = sv
+}
+
+// compareProperties reports whether two entities have equal user
+// properties, a nil store value counting as absent; when a property of
+// got is missing from want or differs, name is one such property.
+func compareProperties(got, want *ts.Entity) (name string, same bool) {
+	n := 0
+	for name, g := range got.Properties {
+		if g == nil {
+			continue
+		}
+		n++
+		if w, ok := want.Properties[name]; !ok || !sameValue(g, w) {
+			return name, false
+		}
+	}
+	return "", n == len(want.Properties)
 }

@@ -226,27 +226,11 @@ func (r *runner) sameChanges(table string, got []ts.Change, want []model.Change,
 			if g.Entity == nil || g.Entity.ETag != g.ETag || !g.Entity.Timestamp.Equal(g.Timestamp) {
 				fail("image missing, or not of the version written")
 			}
-			if !sameProperties(g.Entity, w.Entity) || g.Entity.PartitionKey != w.PK || g.Entity.RowKey != w.RK {
+			if _, same := compareProperties(g.Entity, w.Entity); !same || g.Entity.PartitionKey != w.PK || g.Entity.RowKey != w.RK {
 				fail("image differs")
 			}
 		}
 	}
-}
-
-// sameProperties reports whether two entities have equal user properties
-// (a nil store value counting as absent).
-func sameProperties(got, want *ts.Entity) bool {
-	n := 0
-	for name, g := range got.Properties {
-		if g == nil {
-			continue
-		}
-		n++
-		if w, ok := want.Properties[name]; !ok || !sameValue(g, w) {
-			return false
-		}
-	}
-	return n == len(want.Properties)
 }
 
 // describeChange is a change as a failure message shows it.
