@@ -35,13 +35,24 @@ type srvFloor struct {
 	// CPU is this process's CPU time (utime+stime, Getrusage) per entity
 	// over the best run, µs.
 	CPU float64 `json:"cpuMicrosPerEntity"`
+	// Switches is, for the write floors, the context switches of this
+	// process's threads per commit (a transaction or an insert) over
+	// the best run; 0 when not counted.
+	Switches float64 `json:"switchesPerCommit,omitempty"`
 }
 
 // keep records run v with cpu µs per entity, keeping the best.
-func (f *srvFloor) keep(v, cpu float64) {
-	f.Runs = append(f.Runs, v)
-	if v > f.Rate {
-		f.Rate, f.CPU = v, cpu
+func (f *srvFloor) keep(v, cpu float64) { f.keepRun(floorRun{rate: v, cpu: cpu}) }
+
+// floorRun is one run of a floor: entities/s, CPU µs per entity and
+// context switches per commit (0 when not counted).
+type floorRun struct{ rate, cpu, switches float64 }
+
+// keepRun records run r, keeping the best.
+func (f *srvFloor) keepRun(r floorRun) {
+	f.Runs = append(f.Runs, r.rate)
+	if r.rate > f.Rate {
+		f.Rate, f.CPU, f.Switches = r.rate, r.cpu, r.switches
 	}
 }
 
@@ -65,7 +76,7 @@ const floorLoadBudget = 30 * time.Second
 // after, but not a close.
 func libraryLoadFloor(ctx context.Context, parent string, c serverConfig, ents [][]byte) (*srvFloor, error) {
 	how := fmt.Sprintf("RawEntity.UnmarshalJSON + SubmitTransaction of %d inserts, synced store, %d goroutines", batchSize, c.conns)
-	return floorRuns(c, parent, "library load floor", how, func(dir string) (float64, float64, error) {
+	return floorRuns(c, parent, "library load floor", how, func(dir string) (floorRun, error) {
 		return libraryLoadRunIn(ctx, dir, c, ents)
 	})
 }
@@ -83,7 +94,7 @@ func rawLoadFloor(ctx context.Context, parent string, c serverConfig) (*srvFloor
 		genRecord(&recs[i], i)
 	}
 	how := fmt.Sprintf("raw Pebble batches of %d Sets, each synced, %d goroutines", batchSize, c.conns)
-	return floorRuns(c, parent, "raw Pebble load floor", how, func(dir string) (float64, float64, error) {
+	return floorRuns(c, parent, "raw Pebble load floor", how, func(dir string) (floorRun, error) {
 		return rawLoadRunIn(ctx, dir, c, recs)
 	})
 }
@@ -92,7 +103,7 @@ func rawLoadFloor(ctx context.Context, parent string, c serverConfig) (*srvFloor
 // under parent removed after it, unless the runs so far took
 // floorLoadBudget, and keeps the best; run loads into dir and returns
 // entities/s and CPU µs per entity.
-func floorRuns(c serverConfig, parent, label, how string, run func(dir string) (float64, float64, error)) (*srvFloor, error) {
+func floorRuns(c serverConfig, parent, label, how string, run func(dir string) (floorRun, error)) (*srvFloor, error) {
 	f := &srvFloor{How: how}
 	start := time.Now()
 	for r := range c.rounds {
@@ -104,13 +115,13 @@ func floorRuns(c serverConfig, parent, label, how string, run func(dir string) (
 		if err != nil {
 			return nil, err
 		}
-		v, cpu, err := run(dir)
+		run, err := run(dir)
 		os.RemoveAll(dir)
 		if err != nil {
 			return nil, err
 		}
-		logf("server: %s, run %d: %s entities/s, CPU %.2f µs/entity", label, r+1, commas(v), cpu)
-		f.keep(v, cpu)
+		logf("server: %s, run %d: %s entities/s, CPU %.2f µs/entity, %.1f switches/commit", label, r+1, commas(run.rate), run.cpu, run.switches)
+		f.keepRun(run)
 	}
 	return f, nil
 }
@@ -122,12 +133,12 @@ func floorRuns(c serverConfig, parent, label, how string, run func(dir string) (
 // process's CPU, counted until the process is idle again: as for the
 // server's $batch phase, the flushes and compactions a load causes are
 // its cost, whenever they run.
-func timedLoad(ctx context.Context, conns, batches int, newWorker func() func(int) error) (time.Duration, int64, error) {
+func timedLoad(ctx context.Context, conns, batches int, newWorker func() func(int) error) (loadMeasure, error) {
 	var next atomic.Int64
 	errs := make([]error, conns)
 	var wg sync.WaitGroup
 	runtime.GC() // the garbage of the phases before is not this run's
-	cpu0, t0 := processCPU(), time.Now()
+	cpu0, x0, t0 := processCPU(), contextSwitches(os.Getpid()), time.Now()
 	for w := range conns {
 		wg.Go(func() {
 			work := newWorker()
@@ -144,26 +155,43 @@ func timedLoad(ctx context.Context, conns, batches int, newWorker func() func(in
 		})
 	}
 	wg.Wait()
-	d := time.Since(t0)
+	m := loadMeasure{d: time.Since(t0)}
 	quiesce(os.Getpid())
-	cpu := processCPU() - cpu0
-	if err := errors.Join(errs...); err != nil {
-		return 0, 0, err
+	m.cpu = processCPU() - cpu0
+	if x1 := contextSwitches(os.Getpid()); x0 >= 0 && x1 >= 0 {
+		m.switches = float64(x1-x0) / float64(batches)
 	}
-	return d, cpu, ctx.Err()
+	if err := errors.Join(errs...); err != nil {
+		return m, err
+	}
+	return m, ctx.Err()
+}
+
+// loadMeasure is what timedLoad measured: the time until the last
+// batch's return, this process's CPU (ns) and its context switches per
+// batch (0 when they could not be read).
+type loadMeasure struct {
+	d        time.Duration
+	cpu      int64
+	switches float64
+}
+
+// run is m as a floor run of n entities.
+func (m loadMeasure) run(n int) floorRun {
+	return floorRun{rate: rate(n, m.d), cpu: float64(m.cpu) / 1e3 / float64(n), switches: m.switches}
 }
 
 // rawLoadRunIn is one run of rawLoadFloor into a new store in dir. Its
 // CPU is counted as libraryLoadRunIn's is, until the process is idle.
-func rawLoadRunIn(ctx context.Context, dir string, c serverConfig, recs []record) (float64, float64, error) {
+func rawLoadRunIn(ctx context.Context, dir string, c serverConfig, recs []record) (floorRun, error) {
 	o := rawPebbleOptions(storeSettings{cacheSize: 64 << 20}) // each commit syncs
 	db, err := pebble.Open(dir, o)
 	o.Cache.Unref()
 	if err != nil {
-		return 0, 0, err
+		return floorRun{}, err
 	}
 	defer db.Close()
-	d, cpu, err := timedLoad(ctx, c.conns, len(recs)/batchSize, func() func(int) error {
+	m, err := timedLoad(ctx, c.conns, len(recs)/batchSize, func() func(int) error {
 		var k, v []byte
 		return func(n int) error {
 			b := db.NewBatch()
@@ -183,30 +211,30 @@ func rawLoadRunIn(ctx context.Context, dir string, c serverConfig, recs []record
 		}
 	})
 	if err != nil {
-		return 0, 0, err
+		return floorRun{}, err
 	}
 	last := &recs[len(recs)-1]
 	_, closer, err := db.Get(rawKey(nil, last.PK, last.RK))
 	if err != nil {
-		return 0, 0, fmt.Errorf("after the load: %w", err)
+		return floorRun{}, fmt.Errorf("after the load: %w", err)
 	}
 	closer.Close()
-	return rate(len(recs), d), float64(cpu) / 1e3 / float64(len(recs)), nil
+	return m.run(len(recs)), nil
 }
 
 // libraryLoadRunIn is one run of libraryLoadFloor into a new store in
 // dir: entities/s and CPU µs per entity.
-func libraryLoadRunIn(ctx context.Context, dir string, c serverConfig, ents [][]byte) (float64, float64, error) {
+func libraryLoadRunIn(ctx context.Context, dir string, c serverConfig, ents [][]byte) (floorRun, error) {
 	db, err := tablestore.Open(dir, nil)
 	if err != nil {
-		return 0, 0, err
+		return floorRun{}, err
 	}
 	defer db.Close()
 	t, err := db.CreateTable(ctx, srvTable)
 	if err != nil {
-		return 0, 0, err
+		return floorRun{}, err
 	}
-	d, cpu, err := timedLoad(ctx, c.conns, len(ents)/batchSize, func() func(int) error {
+	m, err := timedLoad(ctx, c.conns, len(ents)/batchSize, func() func(int) error {
 		// One goroutine's entities and actions, reused from one
 		// transaction to the next once it has returned.
 		raws := make([]tablestore.RawEntity, batchSize)
@@ -225,25 +253,82 @@ func libraryLoadRunIn(ctx context.Context, dir string, c serverConfig, ents [][]
 		}
 	})
 	if err != nil {
-		return 0, 0, err
+		return floorRun{}, err
 	}
 	// The last entity is there (outside the measure).
 	var rec record
 	genRecord(&rec, len(ents)-1)
 	if _, err := t.Get(ctx, rec.PK, rec.RK, nil); err != nil {
-		return 0, 0, fmt.Errorf("after the load: %w", err)
+		return floorRun{}, fmt.Errorf("after the load: %w", err)
 	}
 	if err := db.Close(); err != nil {
-		return 0, 0, err
+		return floorRun{}, err
 	}
-	return rate(len(ents), d), float64(cpu) / 1e3 / float64(len(ents)), nil
+	return m.run(len(ents)), nil
+}
+
+// floorInserts is how many single inserts one run of the insert floor
+// makes in the server mode.
+const floorInserts = 20_000
+
+// libraryInsertFloor inserts n new entities one at a time, the way the
+// server commits an insert request: each body (made before the clock
+// starts, as the insertN phase's client makes them) decoded with
+// RawEntity.UnmarshalJSON and written by a SubmitTransaction of one
+// insert into a new synced store, c.conns goroutines each in a
+// partition of its own as the phase's connections are. Its CPU is
+// counted as libraryLoadFloor's is, until the process is idle.
+func libraryInsertFloor(ctx context.Context, parent string, c serverConfig, n int) (*srvFloor, error) {
+	bodies := make([][]byte, n)
+	var rec record
+	for i := range bodies {
+		genRecordKeys(&rec, i, fmt.Sprintf("ins-%02d", i%c.conns), rowKey(i))
+		var err error
+		if bodies[i], err = recordEntity(&rec).MarshalJSON(); err != nil {
+			return nil, err
+		}
+	}
+	how := fmt.Sprintf("RawEntity.UnmarshalJSON + SubmitTransaction of one insert, synced store, %d goroutines", c.conns)
+	return floorRuns(c, parent, "library insert floor", how, func(dir string) (floorRun, error) {
+		db, err := tablestore.Open(dir, nil)
+		if err != nil {
+			return floorRun{}, err
+		}
+		defer db.Close()
+		t, err := db.CreateTable(ctx, srvInsTable)
+		if err != nil {
+			return floorRun{}, err
+		}
+		m, err := timedLoad(ctx, c.conns, len(bodies), func() func(int) error {
+			var raw tablestore.RawEntity
+			action := []tablestore.TransactionAction{{Type: tablestore.ActionInsert, Entity: &raw}}
+			return func(i int) error {
+				raw.Reset()
+				if err := raw.UnmarshalJSON(bodies[i]); err != nil {
+					return fmt.Errorf("insert %d: %w", i, err)
+				}
+				if err := t.SubmitTransaction(ctx, action); err != nil {
+					return fmt.Errorf("insert %d: %w", i, err)
+				}
+				return nil
+			}
+		})
+		if err != nil {
+			return floorRun{}, err
+		}
+		genRecordKeys(&rec, len(bodies)-1, fmt.Sprintf("ins-%02d", (len(bodies)-1)%c.conns), rowKey(len(bodies)-1))
+		if _, err := t.Get(ctx, rec.PK, rec.RK, nil); err != nil {
+			return floorRun{}, fmt.Errorf("after the inserts: %w", err)
+		}
+		return m.run(len(bodies)), db.Close()
+	})
 }
 
 // libraryPagingFloor opens the server's store in dir and pages through
 // the data set as the server's query handler does without HTTP:
 // Table.AppendPageJSON at no metadata, Top 1000, into one reused buffer.
-// A first pass warms the store's cache (the server's had served gets and
-// pages before its paging phase) and checks the first page's JSON; then
+// A first pass warms the store's cache (the server's paging phase reads
+// a pass before it measures too) and checks the first page's JSON; then
 // c.rounds passes are measured, each with this process's CPU over it.
 func libraryPagingFloor(ctx context.Context, dir string, c serverConfig) (*srvFloor, error) {
 	return libraryPagingFloorAt(ctx, dir, c, &tablestore.JSONOptions{Metadata: tablestore.NoMetadata},

@@ -35,12 +35,19 @@ func TestLibraryFloors(t *testing.T) {
 	if len(raw.Runs) != 2 || raw.Rate <= 0 || raw.CPU < 0 {
 		t.Fatalf("raw load floor %+v", raw)
 	}
+	ins, err := libraryInsertFloor(t.Context(), parent, c, 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ins.Runs) != 2 || ins.Rate <= 0 || ins.CPU <= 0 || ins.Switches < 0 {
+		t.Fatalf("insert floor %+v", ins)
+	}
 	if left, _ := os.ReadDir(parent); len(left) != 0 {
 		t.Fatalf("the floors left %d entries in their parent directory", len(left))
 	}
 	// Each run's directory is gone; load once more into one to page.
 	dir := t.TempDir()
-	if _, _, err := libraryLoadRunIn(t.Context(), dir, c, ents); err != nil {
+	if _, err := libraryLoadRunIn(t.Context(), dir, c, ents); err != nil {
 		t.Fatal(err)
 	}
 	page, err := libraryPagingFloor(t.Context(), dir, c)

@@ -202,6 +202,11 @@ func run(args []string) error {
 		}
 		return runSDK(ctx, args[1:])
 	}
+	if len(args) == 2 && args[0] == bareServeArg {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		return runBareServe(ctx, args[1])
+	}
 	if len(args) > 0 && (args[0] == "-server" || args[0] == "--server") {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()

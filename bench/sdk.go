@@ -42,6 +42,8 @@ type sdkConfig struct {
 const (
 	serverTablestore = "tablestore"
 	serverAzurite    = "azurite"
+	// serverBare is the transport floor's server (bare.go).
+	serverBare = "bare net/http"
 )
 
 func parseSDKFlags(args []string) (sdkConfig, error) {

@@ -164,6 +164,47 @@ type srvPhase struct {
 	ServerCPU float64 `json:"serverCpu"` // seconds
 	ClientCPU float64 `json:"clientCpu"` // seconds
 	Wall      float64 `json:"wall"`      // seconds
+	// Switches is how many times the server's threads were switched
+	// out (voluntary and not) over the phase, -1 when unknown.
+	Switches int64 `json:"contextSwitches"`
+}
+
+// switchesPerRequest is the phase's context switches per request; NaN
+// when unknown.
+func (p srvPhase) switchesPerRequest() float64 {
+	if p.Switches < 0 || p.Requests == 0 {
+		return math.NaN()
+	}
+	return float64(p.Switches) / float64(p.Requests)
+}
+
+// contextSwitches sums the voluntary and involuntary context switches
+// of process pid's threads (/proc/pid/task/*/status); -1 when they
+// cannot be read. A thread that ends takes its count with it, so over a
+// phase the difference can only miss switches, not add any.
+func contextSwitches(pid int) int64 {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return -1
+	}
+	var n int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if ok && (k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches") {
+				x, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				if err != nil {
+					return -1
+				}
+				n += x
+			}
+		}
+	}
+	return n
 }
 
 // srvResult is one server's figures.
@@ -210,6 +251,23 @@ type srvResults struct {
 	// RawLoadFloor is raw Pebble's floor under the $batch load: the same
 	// entities written as synced batches of Sets (rawLoadFloor).
 	RawLoadFloor *srvFloor `json:"rawLoadFloor,omitempty"`
+	// InsertFloor is the library's floor under the insertN phase: the
+	// same single inserts, each decoded and committed synced, as many
+	// goroutines as connections (libraryInsertFloor).
+	InsertFloor *srvFloor `json:"insertFloor,omitempty"`
+	// Bare is the transport floor (bare.go): the batch, get and insert
+	// phases against a server that only reads requests and answers
+	// tablestore's captured bytes.
+	Bare *srvResult `json:"bare,omitempty"`
+	// OneProc is the $batch phase against tablestore serve run with
+	// GOMAXPROCS=1, and LoadFloorOneProc the load floor run the same
+	// way: how much of the server's CPU over the floor is the scheduling
+	// of its goroutines across this machine's CPUs.
+	OneProc          *srvResult `json:"oneProc,omitempty"`
+	LoadFloorOneProc *srvFloor  `json:"loadFloorOneProc,omitempty"`
+	// BareOneProc is the transport floor's $batch phase with
+	// GOMAXPROCS=1 in its server.
+	BareOneProc *srvResult `json:"bareOneProc,omitempty"`
 	// CPUs is how many CPUs the run had (runtime.NumCPU), shared by the
 	// servers and this client.
 	CPUs int `json:"cpus"`
@@ -282,7 +340,7 @@ func runServerBench(ctx context.Context, args []string) error {
 		}
 	}()
 	for _, name := range c.servers {
-		r := &srvResult{Server: name, Values: map[string]float64{}, Rounds: map[string][]float64{}, Phases: map[string]srvPhase{}}
+		r := newSrvResult(name, "")
 		res.Servers[name] = r
 		t, err := startServer(ctx, name, c, dataDir)
 		if err != nil {
@@ -301,37 +359,11 @@ func runServerBench(ctx context.Context, args []string) error {
 			continue
 		}
 		r := res.Servers[name]
-		if err := srvSetup(t); err != nil {
-			r.Err = "setup: " + err.Error()
-			continue
-		}
-		// The bodies are made before the phase, so its client CPU is
-		// sending them and reading the responses.
-		bodies, ctypes := batchBodies(t, ents)
-		if err := r.measure(t, "batch", func() (float64, srvPhase, error) { return srvLoad(ctx, t, c, bodies, ctypes) }); err != nil {
-			r.Err = "batch load: " + err.Error()
+		if err := srvBatchPhase(ctx, t, c, r, ents); err != nil {
+			r.Err = err.Error()
 		}
 	}
-	phases := []struct {
-		id  string
-		run func(t *srvTarget, round int) (float64, srvPhase, error)
-	}{
-		{"get1", func(t *srvTarget, round int) (float64, srvPhase, error) {
-			return srvGets(ctx, t, c, 1, round, res.Servers[t.name])
-		}},
-		{"getN", func(t *srvTarget, round int) (float64, srvPhase, error) {
-			return srvGets(ctx, t, c, c.conns, round, res.Servers[t.name])
-		}},
-		{"insertN", func(t *srvTarget, round int) (float64, srvPhase, error) {
-			return srvInserts(ctx, t, c, round)
-		}},
-		{"page-none", func(t *srvTarget, round int) (float64, srvPhase, error) {
-			return srvPaging(ctx, t, c, acceptNoMeta)
-		}},
-		{"page-full", func(t *srvTarget, round int) (float64, srvPhase, error) {
-			return srvPaging(ctx, t, c, acceptFullMeta)
-		}},
-	}
+	phases := serverPhases(ctx, c)
 	for _, ph := range phases {
 		for round := range c.rounds {
 			for k := range c.servers {
@@ -341,10 +373,22 @@ func runServerBench(ctx context.Context, args []string) error {
 					continue
 				}
 				logf("server: %s: %s, round %d/%d", ph.id, name, round+1, c.rounds)
-				if err := r.measure(t, ph.id, func() (float64, srvPhase, error) { return ph.run(t, round) }); err != nil {
+				if ph.warm != nil {
+					if err := ph.warm(t); err != nil {
+						r.Err = ph.id + ": warming: " + err.Error()
+						continue
+					}
+				}
+				if err := r.measure(t, ph.id, func() (float64, srvPhase, error) { return ph.run(t, r, round) }); err != nil {
 					r.Err = ph.id + ": " + err.Error()
 				}
 			}
+		}
+	}
+	var answers *bareAnswers
+	if t := targets[serverTablestore]; t != nil && res.Servers[serverTablestore].Err == "" && ctx.Err() == nil {
+		if answers, err = captureBareAnswers(t); err != nil {
+			logf("server: capturing tablestore's answers for the transport floor: %v", err)
 		}
 	}
 	// Every server stops before the library is measured in this process.
@@ -361,6 +405,21 @@ func runServerBench(ctx context.Context, args []string) error {
 			}
 		}
 	}
+	if answers != nil && ctx.Err() == nil {
+		logf("server: the transport floor: the same requests against a server answering tablestore's bytes")
+		if res.Bare, err = runBare(ctx, c, answers, dataDir, ents, true); err != nil {
+			logf("server: transport floor: %v", err)
+		}
+		if res.BareOneProc, err = runBare(ctx, c, answers, dataDir, ents, false, "GOMAXPROCS=1"); err != nil {
+			logf("server: transport floor with GOMAXPROCS=1: %v", err)
+		}
+	}
+	if storeDir != "" && c.bin != "" && ctx.Err() == nil {
+		logf("server: the $batch load against tablestore serve with GOMAXPROCS=1")
+		if res.OneProc, err = runOneProc(ctx, c, dataDir, ents); err != nil {
+			logf("server: GOMAXPROCS=1: %v", err)
+		}
+	}
 	if storeDir != "" && ctx.Err() == nil {
 		logf("server: the library's own paging over the server's store")
 		v, err := libraryPaging(ctx, storeDir, c)
@@ -372,8 +431,19 @@ func runServerBench(ctx context.Context, args []string) error {
 		if res.LoadFloor, err = libraryLoadFloor(ctx, dataDir, c, ents); err != nil {
 			logf("server: library load floor: %v", err)
 		}
+		if res.OneProc != nil {
+			prev := runtime.GOMAXPROCS(1)
+			res.LoadFloorOneProc, err = libraryLoadFloor(ctx, dataDir, c, ents)
+			runtime.GOMAXPROCS(prev)
+			if err != nil {
+				logf("server: library load floor with GOMAXPROCS=1: %v", err)
+			}
+		}
 		if res.RawLoadFloor, err = rawLoadFloor(ctx, dataDir, c); err != nil {
 			logf("server: raw Pebble load floor: %v", err)
+		}
+		if res.InsertFloor, err = libraryInsertFloor(ctx, dataDir, c, floorInserts); err != nil {
+			logf("server: library insert floor: %v", err)
 		}
 		if res.PagingFloor, err = libraryPagingFloor(ctx, storeDir, c); err != nil {
 			logf("server: library paging floor: %v", err)
@@ -430,7 +500,7 @@ func (r *srvResult) measure(t *srvTarget, id string, run func() (float64, srvPha
 	if waited, idle := quiesce(t.pid); !idle {
 		logf("server: %s not idle after %.0f s; measuring %s anyway", r.Server, waited.Seconds(), id)
 	}
-	s0, c0 := cpuSeconds(t.pid), float64(processCPU())/1e9
+	s0, c0, x0 := cpuSeconds(t.pid), float64(processCPU())/1e9, contextSwitches(t.pid)
 	t0 := time.Now()
 	v, ph, err := run()
 	if err != nil {
@@ -442,6 +512,11 @@ func (r *srvResult) measure(t *srvTarget, id string, run func() (float64, srvPha
 		quiesce(t.pid)
 	}
 	ph.ServerCPU, ph.ClientCPU = cpuSeconds(t.pid)-s0, c1
+	if x1 := contextSwitches(t.pid); x0 >= 0 && x1 >= 0 {
+		ph.Switches = x1 - x0
+	} else {
+		ph.Switches = -1
+	}
 	r.Rounds[id] = append(r.Rounds[id], v)
 	if old, ok := r.Values[id]; !ok || v > old {
 		r.Values[id] = v
@@ -492,8 +567,118 @@ func buildTablestore(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
-// startServer starts one server on a free loopback port.
-func startServer(ctx context.Context, name string, c serverConfig, dataDir string) (*srvTarget, error) {
+// srvPhaseRun is one of the phases after the load: run drives t for
+// one round, with r the server's results (the get phases keep their
+// latencies there).
+type srvPhaseRun struct {
+	id  string
+	run func(t *srvTarget, r *srvResult, round int) (float64, srvPhase, error)
+	// warm, when set, runs before each round, outside its measure.
+	warm func(t *srvTarget) error
+}
+
+// serverPhases are the phases after the load, in order.
+func serverPhases(ctx context.Context, c serverConfig) []srvPhaseRun {
+	return []srvPhaseRun{
+		{id: "get1", run: func(t *srvTarget, r *srvResult, round int) (float64, srvPhase, error) {
+			return srvGets(ctx, t, c, 1, round, r)
+		}},
+		{id: "getN", run: func(t *srvTarget, r *srvResult, round int) (float64, srvPhase, error) {
+			return srvGets(ctx, t, c, c.conns, round, r)
+		}},
+		{id: "insertN", run: func(t *srvTarget, _ *srvResult, round int) (float64, srvPhase, error) {
+			return srvInserts(ctx, t, c, round)
+		}},
+		{id: "page-none", run: func(t *srvTarget, _ *srvResult, round int) (float64, srvPhase, error) {
+			return srvPaging(ctx, t, c, acceptNoMeta)
+		}, warm: func(t *srvTarget) error {
+			// One pass first, as the paging floors read one before
+			// they measure: the load left most of the data set out of
+			// the store's block cache, and the gets read only some.
+			_, _, err := srvPagingPasses(ctx, t, c, acceptNoMeta, 1)
+			return err
+		}},
+		{id: "page-full", run: func(t *srvTarget, _ *srvResult, round int) (float64, srvPhase, error) {
+			return srvPaging(ctx, t, c, acceptFullMeta)
+		}},
+	}
+}
+
+// newSrvResult is an empty result for a server.
+func newSrvResult(name, how string) *srvResult {
+	return &srvResult{Server: name, How: how, Values: map[string]float64{}, Rounds: map[string][]float64{}, Phases: map[string]srvPhase{}}
+}
+
+// srvBatchPhase sets t's tables up and measures its $batch load of ents
+// into r.
+func srvBatchPhase(ctx context.Context, t *srvTarget, c serverConfig, r *srvResult, ents [][]byte) error {
+	if err := srvSetup(t); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	// The bodies are made before the phase, so its client CPU is
+	// sending them and reading the responses.
+	bodies, ctypes := batchBodies(t, ents)
+	if err := r.measure(t, "batch", func() (float64, srvPhase, error) { return srvLoad(ctx, t, c, bodies, ctypes) }); err != nil {
+		return fmt.Errorf("batch load: %w", err)
+	}
+	return nil
+}
+
+// runBare measures the $batch load against the transport floor's server
+// answering a, run with env added to this process's environment; then,
+// with all set, c.rounds rounds of the get and insert phases.
+func runBare(ctx context.Context, c serverConfig, a *bareAnswers, dataDir string, ents [][]byte, all bool, env ...string) (*srvResult, error) {
+	t, err := startBare(ctx, a, dataDir, env...)
+	if err != nil {
+		return nil, err
+	}
+	defer t.stop()
+	r := newSrvResult(t.name, t.how)
+	if err := srvBatchPhase(ctx, t, c, r, ents); err != nil {
+		return nil, err
+	}
+	for _, ph := range serverPhases(ctx, c) {
+		if !all {
+			break
+		}
+		if strings.HasPrefix(ph.id, "page-") {
+			continue // a canned page cannot be paged through
+		}
+		for round := range c.rounds {
+			if err := r.measure(t, ph.id, func() (float64, srvPhase, error) { return ph.run(t, r, round) }); err != nil {
+				return nil, fmt.Errorf("%s: %w", ph.id, err)
+			}
+		}
+	}
+	if hwm, err := vmHWM(t.pid); err == nil {
+		r.PeakRSS = hwm
+	}
+	return r, nil
+}
+
+// runOneProc measures the $batch load against tablestore serve run with
+// GOMAXPROCS=1, on a new store in dataDir.
+func runOneProc(ctx context.Context, c serverConfig, dataDir string, ents [][]byte) (*srvResult, error) {
+	dir, err := os.MkdirTemp(dataDir, "one-proc-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	t, err := startServer(ctx, serverTablestore, c, dir, "GOMAXPROCS=1")
+	if err != nil {
+		return nil, err
+	}
+	defer t.stop()
+	r := newSrvResult(t.name, t.how)
+	if err := srvBatchPhase(ctx, t, c, r, ents); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// startServer starts one server on a free loopback port; tablestore's
+// command runs with env added to this process's environment.
+func startServer(ctx context.Context, name string, c serverConfig, dataDir string, env ...string) (*srvTarget, error) {
 	if name == serverAzurite {
 		p, err := azurite.Launch(ctx)
 		if err != nil {
@@ -526,6 +711,11 @@ func startServer(ctx context.Context, name string, c serverConfig, dataDir strin
 	host := "127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(c.bin, "serve", "--dir", dir, "--addr", host, "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	how := "tablestore serve --dir (synced) --log-level warn"
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+		how += ", environment " + strings.Join(env, " ")
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -534,7 +724,7 @@ func startServer(ctx context.Context, name string, c serverConfig, dataDir strin
 		s.stop()
 		return nil, err
 	}
-	return &srvTarget{name: name, how: "tablestore serve --dir (synced) --log-level warn", host: host,
+	return &srvTarget{name: name, how: how, host: host,
 		endpoint: "http://" + host + "/" + azurite.Account, pid: s.pid, storeDir: dir, stop: s.stop}, nil
 }
 
@@ -801,6 +991,11 @@ func srvInserts(ctx context.Context, t *srvTarget, c serverConfig, round int) (f
 const pagingPasses = 3
 
 func srvPaging(ctx context.Context, t *srvTarget, c serverConfig, accept string) (float64, srvPhase, error) {
+	return srvPagingPasses(ctx, t, c, accept, pagingPasses)
+}
+
+// srvPagingPasses is srvPaging reading the data set passes times.
+func srvPagingPasses(ctx context.Context, t *srvTarget, c serverConfig, accept string, passes int) (float64, srvPhase, error) {
 	conn, err := t.conn()
 	if err != nil {
 		return 0, srvPhase{}, err
@@ -809,7 +1004,7 @@ func srvPaging(ctx context.Context, t *srvTarget, c serverConfig, accept string)
 	total, pages, passTotal := 0, 0, 0
 	npk, nrk := "", ""
 	start := time.Now()
-	for pass := 0; pass < pagingPasses && ctx.Err() == nil; {
+	for pass := 0; pass < passes && ctx.Err() == nil; {
 		q := "$top=1000"
 		if npk != "" {
 			q += "&NextPartitionKey=" + url.QueryEscape(npk) + "&NextRowKey=" + url.QueryEscape(nrk)
@@ -993,7 +1188,7 @@ func printServer(w io.Writer, res *srvResults) {
 	tw.Flush()
 	fmt.Fprintln(w, "\nserver CPU per request and per entity (µs; from /proc/<pid>/stat over each figure's best round), and this client's CPU per request:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\ttablestore µs/request\tµs/entity\tclient µs/request\tazurite µs/request\tµs/entity\tclient µs/request\t")
+	fmt.Fprintln(tw, "phase\ttablestore µs/request\tµs/entity\tswitches/request\tclient µs/request\tazurite µs/request\tµs/entity\tswitches/request\tclient µs/request\t")
 	for _, id := range []string{"batch", "get1", "getN", "insertN", "page-none", "page-full"} {
 		fmt.Fprintf(tw, "%s\t", id)
 		for _, r := range []*srvResult{ts, az} {
@@ -1002,15 +1197,24 @@ func printServer(w io.Writer, res *srvResults) {
 				p, ok = r.Phases[id]
 			}
 			if !ok {
-				fmt.Fprint(tw, "n/a\tn/a\tn/a\t")
+				fmt.Fprint(tw, "n/a\tn/a\tn/a\tn/a\t")
 				continue
 			}
 			req, ent := p.perRequest()
-			fmt.Fprintf(tw, "%.1f\t%.2f\t%.1f\t", req, ent, p.ClientCPU/float64(max(p.Requests, 1))*1e6)
+			fmt.Fprintf(tw, "%.1f\t%.2f\t%.1f\t%.1f\t", req, ent, p.switchesPerRequest(), p.ClientCPU/float64(max(p.Requests, 1))*1e6)
 		}
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	if b := res.Bare; b != nil {
+		fmt.Fprintln(w, "\ntransport floor: the same requests against a server doing only net/http (server.NewHTTPServer) and answering tablestore's captured bytes, its CPU per request and per entity:")
+		for _, id := range []string{"batch", "get1", "getN", "insertN"} {
+			if p, ok := b.Phases[id]; ok {
+				req, ent := p.perRequest()
+				fmt.Fprintf(w, "  %-8s %8.1f µs/request  %6.2f µs/entity  %5.1f switches/request  (%s %s/s)\n", id, req, ent, p.switchesPerRequest(), commas(b.Values[id]), srvUnit(id))
+			}
+		}
+	}
 	if ts != nil {
 		fmt.Fprintln(w, "\ntablestore goals:")
 		batchCPU, pageCPU := math.NaN(), math.NaN()
@@ -1022,6 +1226,9 @@ func printServer(w io.Writer, res *srvResults) {
 		}
 		if f := res.LoadFloor; f != nil {
 			fmt.Fprintln(w, overFloorLine("$batch entity", batchCPU, f.CPU, batchOverFloorGoal))
+			for _, l := range batchGapLines(res, batchCPU-f.CPU) {
+				fmt.Fprintln(w, l)
+			}
 		}
 		if f := res.PagingFloor; f != nil {
 			fmt.Fprintln(w, overFloorLine("paged entity ", pageCPU, f.CPU, pagingOverFloorGoal))
@@ -1060,7 +1267,10 @@ func printServer(w io.Writer, res *srvResults) {
 			id    string
 			f     *srvFloor
 			conns int
-		}{{"get1", res.Get1Floor, 1}, {"getN", res.GetFloor, res.Conns}} {
+			what  string
+		}{{"get1", res.Get1Floor, 1, "point gets as JSON in process (GetJSON, no metadata"},
+			{"getN", res.GetFloor, res.Conns, "point gets as JSON in process (GetJSON, no metadata"},
+			{"insertN", res.InsertFloor, res.Conns, "single inserts in process (RawEntity + SubmitTransaction of one insert, synced"}} {
 			if g.f == nil {
 				continue
 			}
@@ -1069,8 +1279,8 @@ func printServer(w io.Writer, res *srvResults) {
 			if !ok {
 				req = math.NaN()
 			}
-			for _, l := range floorLines(fmt.Sprintf("the same point gets as JSON in process (GetJSON, no metadata, %d goroutines)", g.conns),
-				"gets/s", g.f, val(az, g.id), req, math.NaN()) {
+			for _, l := range floorLines(fmt.Sprintf("the same %s, %d goroutines)", g.what, g.conns),
+				srvUnit(g.id)+"/s", g.f, val(az, g.id), req, math.NaN()) {
 				fmt.Fprintln(w, l)
 			}
 		}
@@ -1092,4 +1302,43 @@ func okMiss(ok bool) string {
 		return "ok"
 	}
 	return "MISS"
+}
+
+// srvUnit is what a phase's figure counts, per second.
+func srvUnit(id string) string {
+	switch id {
+	case "get1", "getN":
+		return "gets"
+	case "insertN":
+		return "inserts"
+	}
+	return "entities"
+}
+
+// batchGapLines split tablestore's CPU over the library floor per $batch
+// entity (over, µs): the transport floor's share, and the same load's
+// CPU over the floor with serve and the floor each on one P.
+func batchGapLines(res *srvResults, over float64) []string {
+	var lines []string
+	if b := res.Bare; b != nil && !math.IsNaN(over) {
+		if p, ok := b.Phases["batch"]; ok {
+			_, bare := p.perRequest()
+			lines = append(lines, fmt.Sprintf("    of it: the transport floor %.2f µs/entity, tablestore's handler and its interplay with the transport %.2f", bare, over-bare))
+		}
+	}
+	if o, f := res.OneProc, res.LoadFloorOneProc; o != nil && f != nil {
+		if p, ok := o.Phases["batch"]; ok {
+			_, srv := p.perRequest()
+			lines = append(lines, fmt.Sprintf("    with GOMAXPROCS=1 in serve and in the floor: %.2f µs/entity over the floor (server %.2f at %s entities/s, %.1f switches/request; floor %.2f at %s)",
+				srv-f.CPU, srv, commas(o.Values["batch"]), p.switchesPerRequest(), f.CPU, commas(f.Rate)))
+			if b := res.BareOneProc; b != nil {
+				if bp, ok := b.Phases["batch"]; ok {
+					_, bare := bp.perRequest()
+					lines = append(lines, fmt.Sprintf("      of it: the transport floor with GOMAXPROCS=1 %.2f µs/entity (%.1f switches/request), tablestore's handler and its interplay %.2f",
+						bare, bp.switchesPerRequest(), srv-f.CPU-bare))
+				}
+			}
+		}
+	}
+	return lines
 }

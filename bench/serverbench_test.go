@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -135,5 +136,98 @@ func TestOverFloorLine(t *testing.T) {
 		if g := srvGoal(id); g != 15 {
 			t.Errorf("goal of %s = %gx, want 15x", id, g)
 		}
+	}
+}
+
+// TestTransportFloor captures tablestore's answers, serves them from the
+// transport floor's child process and drives it with the load
+// generator: every phase it runs gets the answers it checks, and a get's
+// RowKey is the one its path names.
+func TestTransportFloor(t *testing.T) {
+	db, err := tablestore.OpenInMemory(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h, err := server.New(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	u, _ := url.Parse(ts.URL)
+	tgt := &srvTarget{name: serverTablestore, host: u.Host, endpoint: ts.URL + "/" + server.DevAccount}
+	cfg := serverConfig{entities: 2 * batchSize, conns: 2, duration: 100 * time.Millisecond, rounds: 1}
+	ents := make([][]byte, cfg.entities)
+	var rec record
+	for i := range ents {
+		genRecord(&rec, i)
+		if ents[i], err = recordEntity(&rec).MarshalJSON(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := srvBatchPhase(t.Context(), tgt, cfg, newSrvResult(tgt.name, ""), ents); err != nil {
+		t.Fatal(err)
+	}
+	a, err := captureBareAnswers(tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Batch.Status != 202 || a.Get.Status != 200 || a.Insert.Status != 204 || a.Batch.Header.Get("Content-Type") == "" {
+		t.Fatalf("captured %d, %d, %d, %v", a.Batch.Status, a.Get.Status, a.Insert.Status, a.Batch.Header)
+	}
+	// In process: a get names its own RowKey, and keeps the rest.
+	bare := httptest.NewServer(a)
+	defer bare.Close()
+	bu, _ := url.Parse(bare.URL)
+	c, err := newRestConn(bu.Host, server.DevAccount, server.DevKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	r, err := c.do("GET", entityPath(srvTable, partitionKey(1), rowKey(42)), "", acceptNoMeta, nil, "", nil)
+	if err != nil || r.status != 200 {
+		t.Fatalf("bare get: %v, %d", err, r.status)
+	}
+	if want := strings.Replace(string(a.Get.Body), `"RowKey":"`+rowKey(0)+`"`, `"RowKey":"`+rowKey(42)+`"`, 1); string(r.body) != want {
+		t.Fatalf("bare get answered\n%s\nwant\n%s", r.body, want)
+	}
+	// As a child process, driven by every phase but paging.
+	res, err := runBare(t.Context(), cfg, a, t.TempDir(), ents, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"batch", "get1", "getN", "insertN"} {
+		p, ok := res.Phases[id]
+		if !ok || p.Requests == 0 || res.Values[id] <= 0 || p.Switches < 0 {
+			t.Fatalf("%s: %+v, %v", id, p, res.Values[id])
+		}
+	}
+	if _, ok := res.Phases["page-none"]; ok {
+		t.Fatal("the transport floor was paged through")
+	}
+}
+
+// TestContextSwitches counts this process's switches: sleeping threads
+// switch out, so the count grows.
+func TestContextSwitches(t *testing.T) {
+	before := contextSwitches(os.Getpid())
+	if before < 0 {
+		t.Fatal("no count")
+	}
+	for range 20 {
+		time.Sleep(time.Millisecond)
+	}
+	if after := contextSwitches(os.Getpid()); after <= before {
+		t.Fatalf("switches %d then %d", before, after)
+	}
+	if contextSwitches(-1) != -1 {
+		t.Fatal("a process that does not exist has a count")
+	}
+	if p := (srvPhase{Requests: 4, Switches: 10}); p.switchesPerRequest() != 2.5 {
+		t.Fatal(p.switchesPerRequest())
+	}
+	if p := (srvPhase{Requests: 4, Switches: -1}); !math.IsNaN(p.switchesPerRequest()) {
+		t.Fatal(p.switchesPerRequest())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"sync"
 	"testing"
 	"time"
@@ -66,6 +67,17 @@ func benchData(b *testing.B, side string) store {
 }
 
 func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == bareServeArg {
+		// startBare's child, when a test starts the transport floor.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		err := runBareServe(ctx, os.Args[2])
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	for _, s := range benchStores {
 		s.close()
