@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -49,23 +50,33 @@ type bareAnswer struct {
 }
 
 // bareAnswers are the transport floor's answers: Batch to a POST to
-// $batch, Get to a GET, with the RowKey GetRowKey in its body replaced
-// by the one the request's path names (the get phases check it), and
-// Insert to any other request (the tables' creation included).
+// $batch; to a GET of a table's entities, the page of Pages its
+// continuation (NextPartitionKey and NextRowKey, joined by a newline)
+// names; to another GET, Get, with the RowKey GetRowKey in its body
+// replaced by the one the request's path names (the get phases check
+// it); Insert to any other request (the tables' creation included).
 type bareAnswers struct {
-	Batch     bareAnswer `json:"batch"`
-	Get       bareAnswer `json:"get"`
-	Insert    bareAnswer `json:"insert"`
-	GetRowKey string     `json:"getRowKey"`
+	Batch     bareAnswer            `json:"batch"`
+	Get       bareAnswer            `json:"get"`
+	Insert    bareAnswer            `json:"insert"`
+	Pages     map[string]bareAnswer `json:"pages,omitempty"`
+	GetRowKey string                `json:"getRowKey"`
 	// getAt is where GetRowKey starts in Get's body.
 	getAt int
 }
 
+// maxCapturedPaging is the largest data set whose pages are captured for
+// the transport floor: they are held in memory twice, here and in its
+// server.
+const maxCapturedPaging = 200_000
+
 // captureBareAnswers makes t, a tablestore server after its phases,
 // answer one request of each kind and returns the answers: a $batch of
 // batchSize new entities into srvCaptureTable, a get of the data set's
-// first entity and an insert of a new entity into srvInsTable.
-func captureBareAnswers(t *srvTarget) (*bareAnswers, error) {
+// first entity, an insert of a new entity into srvInsTable and, for a
+// data set of at most maxCapturedPaging entities, every page of a pass
+// through it at no metadata.
+func captureBareAnswers(t *srvTarget, entities int) (*bareAnswers, error) {
 	conn, err := t.conn()
 	if err != nil {
 		return nil, err
@@ -125,6 +136,31 @@ func captureBareAnswers(t *srvTarget) (*bareAnswers, error) {
 	if a.Insert, err = keep(r, "an insert", 204); err != nil {
 		return nil, err
 	}
+	if entities <= maxCapturedPaging {
+		// One pass of the data set's pages at no metadata.
+		a.Pages = map[string]bareAnswer{}
+		npk, nrk := "", ""
+		for {
+			q := "$top=" + strconv.Itoa(pageTop)
+			if npk != "" {
+				q += "&NextPartitionKey=" + url.QueryEscape(npk) + "&NextRowKey=" + url.QueryEscape(nrk)
+			}
+			key := npk + "\n" + nrk
+			if r, err = conn.do("GET", "/"+srvTable+"()", q, acceptNoMeta, nil, "", nil); err != nil {
+				return nil, err
+			}
+			if a.Pages[key], err = keep(r, "a page", 200); err != nil {
+				return nil, err
+			}
+			npk, nrk = r.header.Get("x-ms-continuation-NextPartitionKey"), r.header.Get("x-ms-continuation-NextRowKey")
+			if npk == "" {
+				break
+			}
+			if len(a.Pages) > entities/pageTop+1 {
+				return nil, fmt.Errorf("capturing the pages: more than %d", len(a.Pages))
+			}
+		}
+	}
 	return a, a.locate()
 }
 
@@ -166,6 +202,14 @@ func (a *bareAnswers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/$batch"):
 		ans = &a.Batch
+	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "()"):
+		q := r.URL.Query()
+		p, ok := a.Pages[q.Get("NextPartitionKey")+"\n"+q.Get("NextRowKey")]
+		if !ok {
+			http.Error(w, "no such page", http.StatusNotFound)
+			return
+		}
+		ans = &p
 	case r.Method == http.MethodGet:
 		ans = &a.Get
 		rk = a.GetRowKey

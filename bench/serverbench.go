@@ -387,7 +387,7 @@ func runServerBench(ctx context.Context, args []string) error {
 	}
 	var answers *bareAnswers
 	if t := targets[serverTablestore]; t != nil && res.Servers[serverTablestore].Err == "" && ctx.Err() == nil {
-		if answers, err = captureBareAnswers(t); err != nil {
+		if answers, err = captureBareAnswers(t, c.entities); err != nil {
 			logf("server: capturing tablestore's answers for the transport floor: %v", err)
 		}
 	}
@@ -641,8 +641,8 @@ func runBare(ctx context.Context, c serverConfig, a *bareAnswers, dataDir string
 		if !all {
 			break
 		}
-		if strings.HasPrefix(ph.id, "page-") {
-			continue // a canned page cannot be paged through
+		if ph.id == "page-full" || ph.id == "page-none" && a.Pages == nil {
+			continue // only the pages at no metadata are captured
 		}
 		for round := range c.rounds {
 			if err := r.measure(t, ph.id, func() (float64, srvPhase, error) { return ph.run(t, r, round) }); err != nil {
@@ -1208,7 +1208,7 @@ func printServer(w io.Writer, res *srvResults) {
 	tw.Flush()
 	if b := res.Bare; b != nil {
 		fmt.Fprintln(w, "\ntransport floor: the same requests against a server doing only net/http (server.NewHTTPServer) and answering tablestore's captured bytes, its CPU per request and per entity:")
-		for _, id := range []string{"batch", "get1", "getN", "insertN"} {
+		for _, id := range []string{"batch", "get1", "getN", "insertN", "page-none"} {
 			if p, ok := b.Phases[id]; ok {
 				req, ent := p.perRequest()
 				fmt.Fprintf(w, "  %-8s %8.1f µs/request  %6.2f µs/entity  %5.1f switches/request  (%s %s/s)\n", id, req, ent, p.switchesPerRequest(), commas(b.Values[id]), srvUnit(id))
@@ -1232,6 +1232,9 @@ func printServer(w io.Writer, res *srvResults) {
 		}
 		if f := res.PagingFloor; f != nil {
 			fmt.Fprintln(w, overFloorLine("paged entity ", pageCPU, f.CPU, pagingOverFloorGoal))
+			if l := transportShareLine(res.Bare, "page-none", pageCPU-f.CPU); l != "" {
+				fmt.Fprintln(w, l)
+			}
 		}
 		if v, ok := ts.Values["page-none"]; ok && res.LibraryPaging > 0 {
 			fmt.Fprintf(w, "  paging over HTTP (no metadata) %s entities/s vs the library's in-process map paging %s: %.2fx, goal >= 0.3x  %s\n",
@@ -1320,11 +1323,8 @@ func srvUnit(id string) string {
 // CPU over the floor with serve and the floor each on one P.
 func batchGapLines(res *srvResults, over float64) []string {
 	var lines []string
-	if b := res.Bare; b != nil && !math.IsNaN(over) {
-		if p, ok := b.Phases["batch"]; ok {
-			_, bare := p.perRequest()
-			lines = append(lines, fmt.Sprintf("    of it: the transport floor %.2f µs/entity, tablestore's handler and its interplay with the transport %.2f", bare, over-bare))
-		}
+	if l := transportShareLine(res.Bare, "batch", over); l != "" {
+		lines = append(lines, l)
 	}
 	if o, f := res.OneProc, res.LoadFloorOneProc; o != nil && f != nil {
 		if p, ok := o.Phases["batch"]; ok {
@@ -1341,4 +1341,19 @@ func batchGapLines(res *srvResults, over float64) []string {
 		}
 	}
 	return lines
+}
+
+// transportShareLine splits tablestore's CPU over the library floor per
+// entity of phase id (over, µs) into the transport floor's CPU for the
+// same phase (bare's) and the rest; "" when either is unknown.
+func transportShareLine(bare *srvResult, id string, over float64) string {
+	if bare == nil || math.IsNaN(over) {
+		return ""
+	}
+	p, ok := bare.Phases[id]
+	if !ok {
+		return ""
+	}
+	_, b := p.perRequest()
+	return fmt.Sprintf("    of it: the transport floor %.2f µs/entity, tablestore's handler and its interplay with the transport %.2f", b, over-b)
 }

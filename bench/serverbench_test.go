@@ -169,7 +169,7 @@ func TestTransportFloor(t *testing.T) {
 	if err := srvBatchPhase(t.Context(), tgt, cfg, newSrvResult(tgt.name, ""), ents); err != nil {
 		t.Fatal(err)
 	}
-	a, err := captureBareAnswers(tgt)
+	a, err := captureBareAnswers(tgt, cfg.entities)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,14 +197,17 @@ func TestTransportFloor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"batch", "get1", "getN", "insertN"} {
+	if len(a.Pages) != 1 {
+		t.Fatalf("captured %d pages of %d entities", len(a.Pages), cfg.entities)
+	}
+	for _, id := range []string{"batch", "get1", "getN", "insertN", "page-none"} {
 		p, ok := res.Phases[id]
 		if !ok || p.Requests == 0 || res.Values[id] <= 0 || p.Switches < 0 {
 			t.Fatalf("%s: %+v, %v", id, p, res.Values[id])
 		}
 	}
-	if _, ok := res.Phases["page-none"]; ok {
-		t.Fatal("the transport floor was paged through")
+	if _, ok := res.Phases["page-full"]; ok {
+		t.Fatal("the transport floor was paged through at full metadata")
 	}
 }
 
