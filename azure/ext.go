@@ -159,7 +159,8 @@ func errNoExtensions(reason string) error {
 
 // require reports nil when the service is tablestore's server, reading
 // the capability document the first time; NotImplemented when it is
-// another; a transport error (not remembered) when it cannot tell.
+// another; a transport error or an undecided answer (probeUndecided),
+// not remembered, when it cannot tell.
 func (c *extClient) require(ctx context.Context) error {
 	if c == nil {
 		return errNoExtensions("the connection gives no endpoint the driver can address")
@@ -197,11 +198,28 @@ func (c *extClient) requireFeature(ctx context.Context, feature string) error {
 	return nil
 }
 
+// probeUndecided reports whether a capability document answered with
+// status says nothing of the server: a server error, a throttle or a
+// timeout (what remains after the retries), or a refused credential,
+// which tablestore's server answers too. The probe's caller gets the
+// error, and the next extension request asks again; any other status
+// is the service's lasting answer (Azure answers 400 InvalidUri).
+func probeUndecided(status int) bool {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestTimeout, http.StatusTooManyRequests:
+		return true
+	}
+	return status >= 500
+}
+
 // probe reads the capability document.
 func (c *extClient) probe(ctx context.Context) (ok bool, reason string, features []string, err error) {
 	resp, body, err := c.exchange(ctx, http.MethodGet, "", nil, nil, 1<<20)
 	if err != nil {
 		return false, "", nil, err
+	}
+	if probeUndecided(resp.StatusCode) {
+		return false, "", nil, extResponseError(resp, body)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return false, fmt.Sprintf("it answers %d to the capability document", resp.StatusCode), nil, nil

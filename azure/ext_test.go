@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/azure"
 	"github.com/tablestore/tablestore/server"
@@ -321,5 +323,72 @@ func TestExtensionsExpireChange(t *testing.T) {
 	if len(got) != 1 || got[0].Op != ts.ChangeExpire || got[0].Kind != ts.CommitSweep || got[0].ETag != inserted.ETag ||
 		!got[0].Expiry.Equal(past.Truncate(100*time.Nanosecond)) || got[0].Entity != nil {
 		t.Fatalf("expiry through the remote driver: %+v (insert's ETag %s)", got, inserted.ETag)
+	}
+}
+
+// TestCapabilityProbeFailureNotRemembered answers the capability
+// document with a status that says nothing of the server, past the
+// retries: the extension call fails with that status's code, not
+// NotImplemented, and the next one reads the document again and works.
+func TestCapabilityProbeFailureNotRemembered(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		status int
+		code   string
+	}{{500, "InternalError"}, {503, "ServerBusy"}, {429, "TooManyRequests"}, {403, "AuthenticationFailed"}} {
+		t.Run(c.code, func(t *testing.T) {
+			store, err := ts.OpenInMemory(&ts.Options{NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			h, err := server.New(store, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			refuse, probes := true, 0
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasSuffix(r.URL.Path, "/$tablestore") {
+					mu.Lock()
+					probes++
+					no := refuse
+					mu.Unlock()
+					if no {
+						w.Header().Set("x-ms-error-code", c.code)
+						w.WriteHeader(c.status)
+						_, _ = w.Write([]byte(`{"odata.error":{"code":"` + c.code + `","message":{"lang":"en-US","value":"refused by the test."}}}`))
+						return
+					}
+				}
+				h.ServeHTTP(w, r)
+			}))
+			defer hs.Close()
+			cs := "DefaultEndpointsProtocol=http;AccountName=" + server.DevAccount + ";AccountKey=" + server.DevKey +
+				";TableEndpoint=" + hs.URL + "/" + server.DevAccount
+			db := openRetrying(t, cs, policy.RetryOptions{MaxRetries: -1})
+			tb, err := db.CreateTable(ctx, "Probed")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = tb.Stats(ctx)
+			if err == nil || errors.Is(err, ts.ErrNotImplemented) {
+				t.Fatalf("stats while the document fails: %v, want a failure that is not NotImplemented", err)
+			}
+			mu.Lock()
+			refuse = false
+			mu.Unlock()
+			if _, err := tb.Stats(ctx); err != nil {
+				t.Fatalf("stats once the document answers: %v", err)
+			}
+			if _, err := tb.Stats(ctx); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if probes != 2 {
+				t.Fatalf("the capability document was read %d times, want 2", probes)
+			}
+		})
 	}
 }
