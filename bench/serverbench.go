@@ -637,14 +637,20 @@ func runBare(ctx context.Context, c serverConfig, a *bareAnswers, dataDir string
 	if err := srvBatchPhase(ctx, t, c, r, ents); err != nil {
 		return nil, err
 	}
-	for _, ph := range serverPhases(ctx, c) {
-		if !all {
-			break
-		}
+	var phases []srvPhaseRun
+	if all {
+		phases = serverPhases(ctx, c)
+	}
+	for _, ph := range phases {
 		if ph.id == "page-full" || ph.id == "page-none" && a.Pages == nil {
 			continue // only the pages at no metadata are captured
 		}
 		for round := range c.rounds {
+			if ph.warm != nil {
+				if err := ph.warm(t); err != nil {
+					return nil, fmt.Errorf("%s: warming: %w", ph.id, err)
+				}
+			}
 			if err := r.measure(t, ph.id, func() (float64, srvPhase, error) { return ph.run(t, r, round) }); err != nil {
 				return nil, fmt.Errorf("%s: %w", ph.id, err)
 			}
