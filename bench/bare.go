@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,9 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/tablestore/tablestore/server"
 	"github.com/tablestore/tablestore/tablestoretest/azurite"
 )
 
@@ -252,22 +248,7 @@ func runBareServe(ctx context.Context, file string) error {
 	if err := a.locate(); err != nil {
 		return err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	srv := server.NewHTTPServer(l.Addr().String(), a)
-	fmt.Printf("listening %s\n", l.Addr())
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-	}()
-	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return serveLoopback(ctx, a)
 }
 
 // startBare writes a to a file in dir and starts the transport floor's
@@ -287,31 +268,15 @@ func startBare(ctx context.Context, a *bareAnswers, dir string, env ...string) (
 		return nil, err
 	}
 	cmd := exec.Command(self, bareServeArg, file)
-	cmd.Stderr = os.Stderr
 	how := "net/http through server.NewHTTPServer, answering tablestore's captured bytes"
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 		how += ", environment " + strings.Join(env, " ")
 	}
-	out, err := cmd.StdoutPipe()
+	s, host, err := startListening(ctx, cmd, how, "transport floor's server")
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := processServer(cmd, "", "")
-	line, err := readFirstLine(ctx, out, 30*time.Second)
-	if err != nil {
-		s.stop()
-		return nil, fmt.Errorf("transport floor's server: %w", err)
-	}
-	host, ok := strings.CutPrefix(line, "listening ")
-	if !ok {
-		s.stop()
-		return nil, fmt.Errorf("transport floor's server printed %q", line)
-	}
-	go io.Copy(io.Discard, out)
 	return &srvTarget{name: serverBare, how: how, host: host,
 		endpoint: "http://" + host + "/" + azurite.Account, pid: s.pid, stop: s.stop}, nil
 }

@@ -195,28 +195,10 @@ func startTablestoreServer(ctx context.Context, c sdkConfig) (*sdkServer, error)
 	if err != nil {
 		return nil, err
 	}
-	cmd = exec.Command(self, sdkServeArg)
-	how = "server.New over tablestore.OpenInMemory, child process"
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
+	s, addr, err := startListening(ctx, exec.Command(self, sdkServeArg), "server.New over tablestore.OpenInMemory, child process", "tablestore child")
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	line, err := readFirstLine(ctx, out, 30*time.Second)
-	s := processServer(cmd, how, "")
-	if err != nil {
-		s.stop()
-		return nil, fmt.Errorf("tablestore child: %w", err)
-	}
-	addr, ok := strings.CutPrefix(line, "listening ")
-	if !ok {
-		s.stop()
-		return nil, fmt.Errorf("tablestore child printed %q", line)
-	}
-	go io.Copy(io.Discard, out)
 	s.endpoint = "http://" + addr
 	s.connStr = devConnString(s.endpoint)
 	return s, nil

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/tablestore/tablestore"
@@ -31,6 +35,13 @@ func runSDKServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return serveLoopback(ctx, h)
+}
+
+// serveLoopback serves h through server.NewHTTPServer on a free
+// loopback port, printing "listening ADDR" (what startListening reads),
+// until ctx ends.
+func serveLoopback(ctx context.Context, h http.Handler) error {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -47,4 +58,31 @@ func runSDKServe(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// startListening starts cmd, a child that prints "listening ADDR" first
+// (serveLoopback), and returns it tracked and its address; what names
+// it in errors.
+func startListening(ctx context.Context, cmd *exec.Cmd, how, what string) (*sdkServer, string, error) {
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	line, err := readFirstLine(ctx, out, 30*time.Second)
+	s := processServer(cmd, how, "")
+	if err != nil {
+		s.stop()
+		return nil, "", fmt.Errorf("%s: %w", what, err)
+	}
+	addr, ok := strings.CutPrefix(line, "listening ")
+	if !ok {
+		s.stop()
+		return nil, "", fmt.Errorf("%s printed %q", what, line)
+	}
+	go io.Copy(io.Discard, out)
+	return s, addr, nil
 }
