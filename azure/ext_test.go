@@ -27,6 +27,25 @@ func openRemote(t *testing.T, cs string) *ts.DB {
 	return db
 }
 
+// serveWrapped serves tablestore's handler over an in-memory store
+// behind wrap, for the test's life, and returns its connection string.
+func serveWrapped(t *testing.T, wrap func(http.Handler) http.Handler) string {
+	t.Helper()
+	store, err := ts.OpenInMemory(&ts.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	h, err := server.New(store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(wrap(h))
+	t.Cleanup(hs.Close)
+	return "DefaultEndpointsProtocol=http;AccountName=" + server.DevAccount + ";AccountKey=" + server.DevKey +
+		";TableEndpoint=" + hs.URL + "/" + server.DevAccount
+}
+
 // TestExtensionsAgainstServer runs, through the remote driver against
 // tablestore's server, what Azure has no counterpart for: indexes (used
 // by queries), TTL, range deletions, stats, and a change feed that a
@@ -203,30 +222,19 @@ func TestExtensionsAgainstServer(t *testing.T) {
 // and plain queries still work.
 func TestExtensionsNotImplementedElsewhere(t *testing.T) {
 	ctx := context.Background()
-	store, err := ts.OpenInMemory(&ts.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	h, err := server.New(store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	probes := 0
-	azureLike := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.Contains(r.URL.Path, "$tablestore") {
-			probes++
-			w.Header().Set("x-ms-error-code", "InvalidUri")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = w.Write([]byte(`{"odata.error":{"code":"InvalidUri","message":{"lang":"en-US","value":"The requested URI does not represent any resource on the server."}}}`))
-			return
-		}
-		h.ServeHTTP(w, r)
+	cs := serveWrapped(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.Contains(r.URL.Path, "$tablestore") {
+				probes++
+				w.Header().Set("x-ms-error-code", "InvalidUri")
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = w.Write([]byte(`{"odata.error":{"code":"InvalidUri","message":{"lang":"en-US","value":"The requested URI does not represent any resource on the server."}}}`))
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
 	})
-	hs := httptest.NewServer(azureLike)
-	defer hs.Close()
-	cs := "DefaultEndpointsProtocol=http;AccountName=" + server.DevAccount + ";AccountKey=" + server.DevKey +
-		";TableEndpoint=" + hs.URL + "/" + server.DevAccount
 	db := openRemote(t, cs)
 	tb, err := db.CreateTable(ctx, "Plain")
 	if err != nil {
@@ -337,35 +345,25 @@ func TestCapabilityProbeFailureNotRemembered(t *testing.T) {
 		code   string
 	}{{500, "InternalError"}, {503, "ServerBusy"}, {429, "TooManyRequests"}, {403, "AuthenticationFailed"}} {
 		t.Run(c.code, func(t *testing.T) {
-			store, err := ts.OpenInMemory(&ts.Options{NoSync: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer store.Close()
-			h, err := server.New(store, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
 			var mu sync.Mutex
 			refuse, probes := true, 0
-			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if strings.HasSuffix(r.URL.Path, "/$tablestore") {
-					mu.Lock()
-					probes++
-					no := refuse
-					mu.Unlock()
-					if no {
-						w.Header().Set("x-ms-error-code", c.code)
-						w.WriteHeader(c.status)
-						_, _ = w.Write([]byte(`{"odata.error":{"code":"` + c.code + `","message":{"lang":"en-US","value":"refused by the test."}}}`))
-						return
+			cs := serveWrapped(t, func(h http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if strings.HasSuffix(r.URL.Path, "/$tablestore") {
+						mu.Lock()
+						probes++
+						no := refuse
+						mu.Unlock()
+						if no {
+							w.Header().Set("x-ms-error-code", c.code)
+							w.WriteHeader(c.status)
+							_, _ = w.Write([]byte(`{"odata.error":{"code":"` + c.code + `","message":{"lang":"en-US","value":"refused by the test."}}}`))
+							return
+						}
 					}
-				}
-				h.ServeHTTP(w, r)
-			}))
-			defer hs.Close()
-			cs := "DefaultEndpointsProtocol=http;AccountName=" + server.DevAccount + ";AccountKey=" + server.DevKey +
-				";TableEndpoint=" + hs.URL + "/" + server.DevAccount
+					h.ServeHTTP(w, r)
+				})
+			})
 			db := openRetrying(t, cs, policy.RetryOptions{MaxRetries: -1})
 			tb, err := db.CreateTable(ctx, "Probed")
 			if err != nil {

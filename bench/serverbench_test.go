@@ -14,27 +14,34 @@ import (
 	"github.com/tablestore/tablestore/server"
 )
 
-// TestRestConnAgainstServer drives tablestore's REST handler with the
-// load generator's connection: SharedKeyLite signing, table creation, a
-// $batch of 100 inserts, a get and a page with its continuation.
-func TestRestConnAgainstServer(t *testing.T) {
+// serveTablestore serves tablestore's REST handler over an in-memory
+// store for the test's life, as a target.
+func serveTablestore(t *testing.T) *srvTarget {
+	t.Helper()
 	db, err := tablestore.OpenInMemory(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	h, err := server.New(db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(h)
-	defer ts.Close()
+	t.Cleanup(ts.Close)
 	u, _ := url.Parse(ts.URL)
-	tgt := &srvTarget{name: serverTablestore, host: u.Host, endpoint: ts.URL + "/" + server.DevAccount}
+	return &srvTarget{name: serverTablestore, host: u.Host, endpoint: ts.URL + "/" + server.DevAccount}
+}
+
+// TestRestConnAgainstServer drives tablestore's REST handler with the
+// load generator's connection: SharedKeyLite signing, table creation, a
+// $batch of 100 inserts, a get and a page with its continuation.
+func TestRestConnAgainstServer(t *testing.T) {
+	tgt := serveTablestore(t)
 	if err := srvSetup(tgt); err != nil {
 		t.Fatal(err)
 	}
-	c, err := newRestConn(u.Host, server.DevAccount, server.DevKey)
+	c, err := newRestConn(tgt.host, server.DevAccount, server.DevKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +69,7 @@ func TestRestConnAgainstServer(t *testing.T) {
 		t.Fatalf("get: %v, status %d: %s", err, r.status, r.body)
 	}
 	// A wrong signature is refused.
-	bad, err := newRestConn(u.Host, server.DevAccount, "AAAA")
+	bad, err := newRestConn(tgt.host, server.DevAccount, "AAAA")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,22 +151,11 @@ func TestOverFloorLine(t *testing.T) {
 // generator: every phase it runs gets the answers it checks, and a get's
 // RowKey is the one its path names.
 func TestTransportFloor(t *testing.T) {
-	db, err := tablestore.OpenInMemory(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	h, err := server.New(db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
-	defer ts.Close()
-	u, _ := url.Parse(ts.URL)
-	tgt := &srvTarget{name: serverTablestore, host: u.Host, endpoint: ts.URL + "/" + server.DevAccount}
+	tgt := serveTablestore(t)
 	cfg := serverConfig{entities: 2 * batchSize, conns: 2, duration: 100 * time.Millisecond, rounds: 1}
 	ents := make([][]byte, cfg.entities)
 	var rec record
+	var err error
 	for i := range ents {
 		genRecord(&rec, i)
 		if ents[i], err = recordEntity(&rec).MarshalJSON(); err != nil {
