@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +16,6 @@ import (
 	ts "github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/azure"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/server"
 )
 
 // faultyServer is tablestore's server behind a handler that refuses the
@@ -25,7 +23,7 @@ import (
 // lets them through, counting the tries it saw.
 type faultyServer struct {
 	h  http.Handler
-	hs *httptest.Server
+	cs string // its connection string
 
 	mu     sync.Mutex
 	method string // the request to fault; "" faults none
@@ -38,25 +36,12 @@ type faultyServer struct {
 
 func newFaultyServer(t *testing.T) *faultyServer {
 	t.Helper()
-	store, err := ts.OpenInMemory(&ts.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	h, err := server.New(store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &faultyServer{h: h}
-	f.hs = httptest.NewServer(f)
-	t.Cleanup(f.hs.Close)
+	f := &faultyServer{}
+	f.cs = serveWrapped(t, func(h http.Handler) http.Handler { f.h = h; return f })
 	return f
 }
 
-func (f *faultyServer) connectionString() string {
-	return "DefaultEndpointsProtocol=http;AccountName=" + server.DevAccount + ";AccountKey=" + server.DevKey +
-		";TableEndpoint=" + f.hs.URL + "/" + server.DevAccount
-}
+func (f *faultyServer) connectionString() string { return f.cs }
 
 // arm faults the next fail tries of method on a path ending in suffix
 // with status (0: a closed connection) and Retry-After after.
