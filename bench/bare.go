@@ -32,10 +32,16 @@ import (
 // ADDR" and serves until interrupted.
 const bareServeArg = "-bare-serve"
 
-// srvCaptureTable receives the $batch whose answer is captured: apart
-// from the data set, which the floors count, and as long a name as
-// srvTable, so the captured answer has the length of the load's.
-const srvCaptureTable = "bcapt"
+// The captured $batch goes to srvCaptureTable, apart from the data set,
+// which the floors count; the captured $batch and insert write the
+// partitions captureBatchPK and captureInsertPK. Each name is as long as
+// the load's (srvTable, partitionKey, the insert phase's partitions), so
+// the captured answers, which carry them, are as long as the load's.
+const (
+	srvCaptureTable = "bcapt"
+	captureBatchPK  = "c0000000"
+	captureInsertPK = "ins-c-00"
+)
 
 // bareAnswer is one captured answer, without the headers net/http
 // writes itself (Date, Content-Length, Connection).
@@ -100,7 +106,7 @@ func captureBareAnswers(t *srvTarget, entities int) (*bareAnswers, error) {
 	ents := make([][]byte, batchSize)
 	var rec record
 	for i := range ents {
-		genRecordKeys(&rec, i, "capture", rowKey(i))
+		genRecordKeys(&rec, i, captureBatchPK, rowKey(i))
 		if ents[i], err = recordEntity(&rec).MarshalJSON(); err != nil {
 			return nil, err
 		}
@@ -122,7 +128,7 @@ func captureBareAnswers(t *srvTarget, entities int) (*bareAnswers, error) {
 	if a.Get, err = keep(r, "a get", 200); err != nil {
 		return nil, err
 	}
-	genRecordKeys(&rec, 0, "capture", rowKey(0))
+	genRecordKeys(&rec, 0, captureInsertPK, rowKey(0))
 	if body, err = recordEntity(&rec).MarshalJSON(); err != nil {
 		return nil, err
 	}
