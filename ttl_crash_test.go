@@ -1,6 +1,7 @@
 package tablestore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -14,7 +15,20 @@ import (
 	"github.com/tablestore/tablestore/edm"
 )
 
-const ttlCrashDirEnv = "TABLESTORE_TTL_CRASH_DIR"
+const (
+	ttlCrashDirEnv = "TABLESTORE_TTL_CRASH_DIR"
+	// ttlCrashEncEnv set to 1 makes the child open the store encrypted,
+	// as its parent made it.
+	ttlCrashEncEnv = "TABLESTORE_TTL_CRASH_ENCRYPTED"
+)
+
+// ttlCrashOptions is o, with the store encrypted when encrypted is set.
+func ttlCrashOptions(o Options, encrypted bool) *Options {
+	if encrypted {
+		o.Encryption = &Encryption{Key: bytes.Repeat([]byte{9}, EncryptionKeySize)}
+	}
+	return &o
+}
 
 // TestTTLCrashChild is the child of TestTTLCrash: it opens the store,
 // sets the TTL (building the expiry index) and lets the sweeper work
@@ -24,7 +38,7 @@ func TestTTLCrashChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestTTLCrash")
 	}
-	db, err := Open(dir, &Options{SweepRate: 20_000})
+	db, err := Open(dir, ttlCrashOptions(Options{SweepRate: 20_000}, os.Getenv(ttlCrashEncEnv) == "1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,15 +51,22 @@ func TestTTLCrashChild(t *testing.T) {
 
 // TestTTLCrash kills a process while its sweeper removes expired
 // entities, three times, and checks after each restart that every live
-// entity is intact and no expired one is visible.
+// entity is intact and no expired one is visible; on a plain store and
+// on an encrypted one.
 func TestTTLCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs child processes")
 	}
+	for _, encrypted := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "encrypted"}[encrypted], func(t *testing.T) { testTTLCrash(t, encrypted) })
+	}
+}
+
+func testTTLCrash(t *testing.T, encrypted bool) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	const n = 6000 // even rows live, odd rows expired
-	db, err := Open(dir, &Options{NoSync: true})
+	db, err := Open(dir, ttlCrashOptions(Options{NoSync: true}, encrypted))
 	require.NoError(t, err)
 	tb, err := db.CreateTable(ctx, "Crash")
 	require.NoError(t, err)
@@ -65,7 +86,7 @@ func TestTTLCrash(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	for cycle := range 3 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestTTLCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), ttlCrashDirEnv+"="+dir)
+		cmd.Env = append(os.Environ(), ttlCrashDirEnv+"="+dir, ttlCrashEncEnv+"="+map[bool]string{false: "0", true: "1"}[encrypted])
 		out, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
@@ -76,7 +97,7 @@ func TestTTLCrash(t *testing.T) {
 		require.NoError(t, cmd.Process.Kill())
 		_ = cmd.Wait()
 
-		db, err := Open(dir, &Options{SweepRate: 1})
+		db, err := Open(dir, ttlCrashOptions(Options{SweepRate: 1}, encrypted))
 		require.NoError(t, err)
 		tb := db.Table("Crash")
 		seen := 0
