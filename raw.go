@@ -99,15 +99,15 @@ func (e *RawEntity) UnmarshalJSON(data []byte) error {
 }
 
 // prepareRaw is prepareAction for a RawEntity: the If-Match rules and the
-// keys, then the entity limits; it appends the record to buf. keys is
-// prepareKeys'.
+// keys, then the entity limits; it appends the record to buf.
 func prepareRaw(buf []byte, typ ActionType, e *RawEntity, ifMatch ETag) (driver.Action, []byte, int, error) {
 	var a driver.Action
 	buf, size, err := prepareRawInto(&a, buf, typ, e, ifMatch, nil)
 	return a, buf, size, err
 }
 
-// prepareRawInto is prepareRaw setting all of *a in place.
+// prepareRawInto is prepareRaw setting all of *a in place; keys is as
+// prepareKeysInto's.
 func prepareRawInto(a *driver.Action, buf []byte, typ ActionType, e *RawEntity, ifMatch ETag, keys *keyMemo) ([]byte, int, error) {
 	keySize, err := prepareKeysInto(a, typ, e.PartitionKey, e.RowKey, ifMatch, keys)
 	if err != nil || typ == ActionDelete {

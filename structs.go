@@ -397,14 +397,15 @@ func prepareStructSlow(buf []byte, typ ActionType, v any, ifMatch ETag) (driver.
 // returned as pk and rk, appending its record to buf as prepareAction
 // does, and reports false (buf's contents past its length undefined) on
 // anything prepareAction would reject. The fields come sorted by name, so
-// the properties need no sorting. keys is prepareKeys'.
+// the properties need no sorting.
 func encodeStruct(buf []byte, typ ActionType, r structmap.Ref, pk, rk string, ifMatch ETag) (driver.Action, []byte, int, bool) {
 	var a driver.Action
 	buf, size, ok := encodeStructInto(&a, buf, typ, r, pk, rk, ifMatch, nil)
 	return a, buf, size, ok
 }
 
-// encodeStructInto is encodeStruct setting all of *a in place.
+// encodeStructInto is encodeStruct setting all of *a in place; keys is
+// as prepareKeysInto's.
 func encodeStructInto(a *driver.Action, buf []byte, typ ActionType, r structmap.Ref, pk, rk string, ifMatch ETag, keys *keyMemo) ([]byte, int, bool) {
 	size, err := prepareKeysInto(a, typ, pk, rk, ifMatch, keys)
 	if err != nil {

@@ -75,31 +75,24 @@ func extIdempotent(method, path string) bool {
 	if len(parts) < 3 || parts[0] != "tables" {
 		return false
 	}
-	switch resource := parts[2]; {
-	case method == http.MethodPut && resource == "changefeed":
+	switch parts[2] {
+	case "changefeed":
 		// Enabling a feed that is on sets the same settings and keeps
-		// its records.
-		return true
-	case method == http.MethodDelete && resource == "changefeed":
-		// Disabling a feed that is off is not an error.
-		return true
-	case method == http.MethodPut && resource == "ttl":
+		// its records; disabling a feed that is off is not an error.
+		return method == http.MethodPut || method == http.MethodDelete
+	case "ttl":
 		// Setting the same TTL again leaves the same settings.
-		return true
-	case method == http.MethodDelete && resource == "partition":
+		return method == http.MethodPut
+	case "partition":
 		// The range is empty after either try, and the answer carries
 		// no count; the retry takes effect as the delete's last moment.
-		return true
-	case method == http.MethodPut && resource == "indexes":
-		// Not retried: a second create of an index the first one made
-		// is refused as a name taken, and a build the first try began
-		// is removed when its client goes away.
-		return false
-	case method == http.MethodDelete && resource == "indexes":
-		// Not retried: a second drop of an index the first one dropped
-		// answers ResourceNotFound.
-		return false
+		return method == http.MethodDelete
 	}
+	// Index creates and drops are not retried: a second create of an
+	// index the first one made is refused as a name taken (and a build
+	// the first try began is removed when its client goes away), and a
+	// second drop of an index the first one dropped answers
+	// ResourceNotFound.
 	return false
 }
 
