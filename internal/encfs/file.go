@@ -134,10 +134,14 @@ func (f *file) Close() error {
 	if f.owner == nil {
 		return f.f.Close()
 	}
+	// Closed and unregistered under one hold of mu: a Reencrypt that
+	// found the file among the writers and waits on mu finds it closed
+	// only once it has left them, so its retry copies the closed file
+	// instead of meeting the writer again.
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.closed = true
 	err := f.f.Close()
-	f.mu.Unlock()
 	f.owner.unregister(f)
 	return err
 }
