@@ -39,12 +39,17 @@ type extClient struct {
 	account string
 	key     []byte     // nil: no shared key
 	sas     url.Values // nil: no signature
-	token   azcore.TokenCredential
-	do      func(*http.Request) (*http.Response, error)
+	// signSAS, when set, signs the account SAS the requests carry (a
+	// SharedKeyCredential keeps its key but signs signatures); the
+	// signature in use, signed, and when it runs out are under sasMu.
+	signSAS  func(start, expiry time.Time) (url.Values, error)
+	sasMu    sync.Mutex
+	signed   url.Values
+	sasUntil time.Time
+	token    azcore.TokenCredential
+	do       func(*http.Request) (*http.Response, error)
 	// retry is Options.Client.Retry with azcore's defaults filled in.
 	retry policy.RetryOptions
-	// unusable, when set, says why the extensions cannot be used.
-	unusable string
 
 	mu      sync.Mutex
 	checked bool // the capability document was read
@@ -165,9 +170,6 @@ func (c *extClient) require(ctx context.Context) error {
 	if c == nil {
 		return errNoExtensions("the connection gives no endpoint the driver can address")
 	}
-	if c.unusable != "" {
-		return &driver.Error{Code: edm.CodeNotImplemented, Message: "tablestore's extension endpoints: " + c.unusable}
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.checked {
@@ -246,7 +248,11 @@ func (c *extClient) send(ctx context.Context, method, path string, query url.Val
 	for k, v := range query {
 		q[k] = v
 	}
-	for k, v := range c.sas {
+	sas, err := c.signature()
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range sas {
 		q[k] = v
 	}
 	u.RawQuery = q.Encode()
@@ -272,7 +278,7 @@ func (c *extClient) send(ctx context.Context, method, path string, query url.Val
 			return nil, fmt.Errorf("tablestore: azure: token: %w", err)
 		}
 		req.Header.Set("Authorization", "Bearer "+tk.Token)
-	case c.key != nil && c.sas == nil:
+	case c.key != nil && sas == nil:
 		res := "/" + c.account + req.URL.EscapedPath()
 		m := hmac.New(sha256.New, c.key)
 		m.Write([]byte(date + "\n" + res))
@@ -286,6 +292,35 @@ func (c *extClient) send(ctx context.Context, method, path string, query url.Val
 		return nil, fmt.Errorf("tablestore: azure: %w", err)
 	}
 	return resp, nil
+}
+
+// The account SAS signed for a SharedKeyCredential lasts sasLifetime
+// from sasBackdate before it is signed (for clocks behind this one), and
+// is signed again when less than sasMargin of it is left.
+const (
+	sasLifetime = time.Hour
+	sasBackdate = 15 * time.Minute
+	sasMargin   = 10 * time.Minute
+)
+
+// signature is the SAS the requests carry: the connection's, or one
+// signed now (see signSAS); nil when they carry none.
+func (c *extClient) signature() (url.Values, error) {
+	if c.signSAS == nil {
+		return c.sas, nil
+	}
+	c.sasMu.Lock()
+	defer c.sasMu.Unlock()
+	now := time.Now()
+	if c.signed == nil || now.Add(sasMargin).After(c.sasUntil) {
+		until := now.Add(sasLifetime)
+		v, err := c.signSAS(now.Add(-sasBackdate), until)
+		if err != nil {
+			return nil, fmt.Errorf("tablestore: azure: sign an account SAS: %w", err)
+		}
+		c.signed, c.sasUntil = v, until
+	}
+	return c.signed, nil
 }
 
 // call sends a request that needs the extensions and decodes a 2xx JSON

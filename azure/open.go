@@ -107,8 +107,9 @@ func OpenEndpoint(endpoint string, cred any, opts *Options) (*ts.DB, error) {
 		svc, err = aztables.NewServiceClientWithSharedKey(endpoint, c, clientOptions(opts))
 		ext = newExtClient(endpoint, c.AccountName(), nil, "", nil, opts)
 		if ext != nil {
-			// The credential keeps its key to itself.
-			ext.unusable = "a SharedKeyCredential cannot sign them: open with a connection string"
+			// The credential keeps its key to itself but signs an
+			// account SAS, which the extension requests carry.
+			ext.signSAS = accountSASSigner(c, ext.root.Scheme)
 		}
 	case azcore.TokenCredential:
 		svc, err = aztables.NewServiceClient(endpoint, c, clientOptions(opts))
@@ -120,6 +121,27 @@ func OpenEndpoint(endpoint string, cred any, opts *Options) (*ts.DB, error) {
 		return nil, invalidInput("endpoint %q: %v", shown, err)
 	}
 	return openDB(svc, isCosmos(endpoint), ext, opts)
+}
+
+// accountSASSigner signs, with cred, account SASs allowing every
+// operation on every resource type of the table service, over https or,
+// for an http endpoint, either protocol.
+func accountSASSigner(cred *aztables.SharedKeyCredential, scheme string) func(start, expiry time.Time) (url.Values, error) {
+	protocol := aztables.SASProtocolHTTPS
+	if scheme == "http" {
+		protocol = aztables.SASProtocolHTTPSandHTTP
+	}
+	perms := aztables.AccountSASPermissions{Read: true, Write: true, Delete: true, List: true, Add: true, Create: true, Update: true}
+	return func(start, expiry time.Time) (url.Values, error) {
+		qp, err := aztables.AccountSASSignatureValues{
+			Protocol: protocol, StartTime: start, ExpiryTime: expiry,
+			Permissions: perms.String(), Services: "t", ResourceTypes: "sco",
+		}.Sign(cred)
+		if err != nil {
+			return nil, err
+		}
+		return url.ParseQuery(qp.Encode())
+	}
 }
 
 func openDB(svc *aztables.ServiceClient, cosmos bool, ext *extClient, opts *Options) (*ts.DB, error) {

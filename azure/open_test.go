@@ -82,7 +82,27 @@ func TestOpenEndpoint(t *testing.T) {
 	}
 
 	t.Run("shared key", func(t *testing.T) {
-		roundTrip(t, open(t, endpoint, key), "ByKey")
+		db := open(t, endpoint, key)
+		roundTrip(t, db, "ByKey")
+		// The extension endpoints too, under the account SAS the
+		// credential signs: an index (a table's settings), a range
+		// deletion and the size estimate.
+		tb := db.Table("ByKey")
+		if err := tb.CreateIndex(ctx, ts.IndexSpec{Name: "ByN", Properties: []string{"N"}}); err != nil {
+			t.Fatalf("create index: %v", err)
+		}
+		if idx, err := s.DB().Table("ByKey").Indexes(ctx); err != nil || len(idx) != 1 || idx[0].Name != "ByN" {
+			t.Fatalf("the server's store has indexes %+v, %v", idx, err)
+		}
+		if err := tb.Partition("p").DeleteAll(ctx); err != nil {
+			t.Fatalf("delete the partition: %v", err)
+		}
+		if _, err := s.DB().Table("ByKey").Get(ctx, "p", "r", nil); !errors.Is(err, ts.ErrResourceNotFound) {
+			t.Fatalf("after the range deletion the server's store has %v", err)
+		}
+		if stats, err := tb.Stats(ctx); err != nil || stats.Entities != 0 {
+			t.Fatalf("stats: %+v, %v", stats, err)
+		}
 	})
 	t.Run("account SAS in the endpoint", func(t *testing.T) {
 		svc, err := aztables.NewServiceClientWithSharedKey(endpoint, key, nil)
