@@ -74,7 +74,10 @@ func formatTicksTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
 }
 
-func changeJSON(c tablestore.Change) (ChangeJSON, error) {
+// NewChangeJSON is c in the feed's wire form (the tablestore command's
+// changes lines are the same). Its error is the entity image's encoding
+// error.
+func NewChangeJSON(c tablestore.Change) (ChangeJSON, error) {
 	out := ChangeJSON{
 		Cursor: c.Cursor.String(), Seq: c.Seq, Op: c.Op.String(),
 		PartitionKey: c.PartitionKey, RowKey: c.RowKey, ToRowKey: c.ToRowKey,
@@ -97,7 +100,7 @@ func changeJSON(c tablestore.Change) (ChangeJSON, error) {
 func pageJSON(p *tablestore.ChangesPage) (ChangesPageJSON, error) {
 	out := ChangesPageJSON{Changes: make([]ChangeJSON, 0, len(p.Changes)), Cursor: p.Cursor.String(), More: p.More, Dropped: p.Dropped}
 	for _, c := range p.Changes {
-		j, err := changeJSON(c)
+		j, err := NewChangeJSON(c)
 		if err != nil {
 			return out, err
 		}
@@ -227,7 +230,7 @@ func (q *request) streamChanges(t *tablestore.Table, p changesParams) error {
 	for {
 		buf = buf[:0]
 		for _, c := range page.Changes {
-			j, err := changeJSON(c)
+			j, err := NewChangeJSON(c)
 			if err != nil {
 				return q.streamError(rc, err)
 			}

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server"
 )
 
 func changesCommand() *command {
@@ -110,32 +110,6 @@ tablestore changes --store "UseDevelopmentStorage=true" --follow People`,
 	}
 }
 
-// changeLine is one line of changes' output.
-type changeLine struct {
-	Cursor       string          `json:"cursor"`
-	Seq          uint64          `json:"seq"`
-	Op           string          `json:"op"`
-	PartitionKey string          `json:"partitionKey"`
-	RowKey       string          `json:"rowKey"`
-	ToRowKey     string          `json:"toRowKey,omitempty"`
-	Timestamp    string          `json:"timestamp"`
-	ETag         string          `json:"etag,omitempty"`
-	Expiry       string          `json:"expiry,omitempty"`
-	Commit       uint64          `json:"commit"`
-	Index        int             `json:"index"`
-	Count        int             `json:"count"`
-	Kind         string          `json:"kind"`
-	Entity       json.RawMessage `json:"entity,omitempty"`
-}
-
-var commitKinds = map[tablestore.CommitKind]string{
-	tablestore.CommitSingle:      "commit",
-	tablestore.CommitBulk:        "bulk",
-	tablestore.CommitRangeDelete: "rangeDelete",
-	tablestore.CommitDropTable:   "dropTable",
-	tablestore.CommitSweep:       "sweep",
-}
-
 // writeChanges writes q's changes as JSON lines; when following, each
 // line is flushed as it is written. An interruption (ctx ending) while
 // following is a normal end.
@@ -154,19 +128,9 @@ func writeChanges(ctx context.Context, io *stdio, tb *tablestore.Table, q tables
 			}
 			return err
 		}
-		l := changeLine{
-			Cursor: c.Cursor.String(), Seq: c.Seq, Op: c.Op.String(),
-			PartitionKey: c.PartitionKey, RowKey: c.RowKey, ToRowKey: c.ToRowKey,
-			Timestamp: c.Timestamp.UTC().Format(time.RFC3339Nano), ETag: string(c.ETag),
-			Commit: c.Commit, Index: c.Index, Count: c.Count, Kind: commitKinds[c.Kind],
-		}
-		if c.Op == tablestore.ChangeExpire {
-			l.Expiry = c.Expiry.UTC().Format(time.RFC3339Nano)
-		}
-		if c.Entity != nil {
-			if l.Entity, err = c.Entity.MarshalJSON(); err != nil {
-				return fmt.Errorf("change %d: %w", c.Seq, err)
-			}
+		l, err := server.NewChangeJSON(c)
+		if err != nil {
+			return fmt.Errorf("change %d: %w", c.Seq, err)
 		}
 		if err := enc.Encode(&l); err != nil {
 			return err

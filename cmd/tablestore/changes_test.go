@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/server"
 )
 
 func TestChangesCommand(t *testing.T) {
@@ -39,13 +40,13 @@ func TestChangesCommand(t *testing.T) {
 		}
 		require.NoError(t, tb.Delete(context.Background(), "p", "0", tablestore.ETagAny))
 	})
-	lines := func(out string) []changeLine {
-		var ls []changeLine
+	lines := func(out string) []server.ChangeJSON {
+		var ls []server.ChangeJSON
 		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 			if l == "" {
 				continue
 			}
-			var c changeLine
+			var c server.ChangeJSON
 			require.NoError(t, json.Unmarshal([]byte(l), &c), l)
 			ls = append(ls, c)
 		}
@@ -55,9 +56,9 @@ func TestChangesCommand(t *testing.T) {
 	require.Len(t, all, 4)
 	require.Equal(t, "insert", all[0].Op)
 	require.Equal(t, "delete", all[3].Op)
-	require.Equal(t, "commit", all[0].Kind)
+	require.Equal(t, "single", all[0].Kind)
 	// The line's timestamp and the entity's are one instant, written in
-	// two forms (RFC 3339 with trailing zeros trimmed, Azure's 7 digits).
+	// the same form (RFC 3339 with Azure's 7 digits).
 	var image map[string]any
 	require.NoError(t, json.Unmarshal(all[1].Entity, &image))
 	lineTS, err := time.Parse(time.RFC3339Nano, all[1].Timestamp)
@@ -115,8 +116,8 @@ func TestChangesCommand(t *testing.T) {
 	exp := lines(ok(t, "changes", "--store", store, "--from", all[3].Cursor, "People").stdout)
 	require.Len(t, exp, 2)
 	require.Equal(t, "insert", exp[0].Op)
-	require.Equal(t, changeLine{Cursor: exp[1].Cursor, Seq: exp[1].Seq, Op: "expire", PartitionKey: "p", RowKey: "old",
-		Timestamp: exp[1].Timestamp, ETag: string(etag), Expiry: "2001-01-01T00:00:00Z", Commit: exp[1].Seq, Count: 1, Kind: "sweep"}, exp[1])
+	require.Equal(t, server.ChangeJSON{Cursor: exp[1].Cursor, Seq: exp[1].Seq, Op: "expire", PartitionKey: "p", RowKey: "old",
+		Timestamp: exp[1].Timestamp, ETag: string(etag), Expiry: "2001-01-01T00:00:00.0000000Z", Commit: exp[1].Seq, Count: 1, Kind: "sweep"}, exp[1])
 	t0, err := time.Parse(time.RFC3339Nano, exp[0].Timestamp)
 	require.NoError(t, err)
 	t1, err := time.Parse(time.RFC3339Nano, exp[1].Timestamp)
