@@ -159,9 +159,19 @@ func (fs *FS) reencrypt(name string) (bool, error) {
 	if err != nil {
 		return false, notExistOK(err)
 	}
+	// A read that fails on a name changed meanwhile (say, recreated
+	// shorter) is a conflict: the next try reads the new file.
+	changed := func(err error) error {
+		fs.mu.Lock()
+		defer fs.mu.Unlock()
+		if m.conflict {
+			return errors.Join(errMoveConflict, err)
+		}
+		return err
+	}
 	in, err := fs.read(raw, name, false)
 	if err != nil {
-		return false, err
+		return false, changed(err)
 	}
 	defer in.Close()
 	src, ok := in.(*file)
@@ -170,7 +180,7 @@ func (fs *FS) reencrypt(name string) (bool, error) {
 	}
 	tmp, nf, err := fs.copyToTemp(src, name, st.Size()-HeaderSize)
 	if err != nil {
-		return false, err
+		return false, changed(err)
 	}
 	if testBeforeRename != nil {
 		testBeforeRename(name)

@@ -194,9 +194,11 @@ func TestReencryptConcurrent(t *testing.T) {
 	}
 }
 
-// TestReencryptWhileWritersClose: rewrites of a name whose writers keep
-// closing and reopening succeed (a writer met closing leaves the
-// writers before the rewrite retries) and leave the last contents whole.
+// TestReencryptWhileWritersClose: rewrites of a name whose file keeps
+// being recreated, written and closed succeed (a writer met closing has
+// left the writers when the rewrite retries; a copy cut short by the
+// file's recreation is a conflict, retried) and leave the last contents
+// whole.
 func TestReencryptWhileWritersClose(t *testing.T) {
 	dir := t.TempDir()
 	fs := New(vfs.Default, staticKeys(t, testKey(t, 1)))
