@@ -119,6 +119,9 @@ func pitrCrash(t *testing.T) {
 			if rng.Intn(4) == 0 && cycle > 0 {
 				k = 0
 			}
+			if cycle == 0 {
+				k = max(k, 1)
+			}
 			got, tried := pitrCycle(t, dir, next, k)
 			for n := range got {
 				acked[n] = true
@@ -178,6 +181,13 @@ func pitrCycle(t *testing.T, dir string, start int64, k int) (map[int64]bool, in
 		}
 	}
 	werr := cmd.Wait()
+	// A child that failed is killed on its line, so it may die by the
+	// signal: its line fails the test.
+	for _, l := range lines {
+		if strings.HasPrefix(l, "fail") {
+			t.Fatalf("child: %s\nstderr:\n%s", l, stderr.String())
+		}
+	}
 	var ee *exec.ExitError
 	if !errors.As(werr, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("child did not die by SIGKILL (%v); output:\n%s\nstderr:\n%s", werr, strings.Join(lines, "\n"), stderr.String())

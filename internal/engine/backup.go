@@ -934,9 +934,14 @@ func scanBackup(dir string, keys encfs.KeyProvider, clean bool) (*backupInventor
 	}
 	sort.Slice(inv.bases, func(i, j int) bool { return inv.bases[i].Lo < inv.bases[j].Lo })
 	sort.Slice(inv.segments, func(i, j int) bool { return inv.segments[i].first < inv.segments[j].first })
-	if n := len(inv.segments); n > 0 {
-		last := inv.segments[n-1]
-		err := readSegment(fs, keys, dir, last.first, func(r backupRecord) error {
+	// The last whole record is in the last segment, unless a crash came
+	// right after that segment was started (it holds no whole record):
+	// then it is in the one before, which may hold records newer than
+	// every base.
+	for i := len(inv.segments) - 1; i >= 0; i-- {
+		found := false
+		err := readSegment(fs, keys, dir, inv.segments[i].first, func(r backupRecord) error {
+			found = true
 			inv.lastSeq, inv.lastTime = max(inv.lastSeq, r.seq), max(inv.lastTime, r.time)
 			return nil
 		})
@@ -944,11 +949,20 @@ func scanBackup(dir string, keys encfs.KeyProvider, clean bool) (*backupInventor
 		var damaged *DamagedBackupError
 		switch {
 		case errors.As(err, &torn):
-			inv.tornAt = torn.Error()
+			if i == len(inv.segments)-1 {
+				inv.tornAt = torn.Error()
+			}
 		case errors.As(err, &damaged):
-			inv.damaged = damaged
+			// Damage before the last segment is the restore's to report,
+			// when it replays that far.
+			if i == len(inv.segments)-1 {
+				inv.damaged = damaged
+			}
 		case err != nil:
 			return nil, err
+		}
+		if found {
+			break
 		}
 	}
 	return inv, nil
