@@ -33,11 +33,8 @@ import (
 const (
 	ttlFeedCrashChildEnv = "TABLESTORE_TTL_FEED_CRASH_CHILD" // the store's directory
 	ttlFeedCrashSeedEnv  = "TABLESTORE_TTL_FEED_CRASH_SEED"
-	// ttlFeedCrashEncEnv set to 1 makes the child open the store
-	// encrypted, as its parent made it.
-	ttlFeedCrashEncEnv = "TABLESTORE_TTL_FEED_CRASH_ENCRYPTED"
-	ttlFeedCrashTable  = "TTLFeedCrash"
-	ttlFeedCrashRows   = 3000
+	ttlFeedCrashTable    = "TTLFeedCrash"
+	ttlFeedCrashRows     = 3000
 )
 
 var (
@@ -47,14 +44,6 @@ var (
 
 func ttlFeedKey(i int) (pk, rk string) { return fmt.Sprintf("p%02d", i%20), fmt.Sprintf("r%05d", i) }
 
-// ttlFeedOptions is o, with the store encrypted when encrypted is set.
-func ttlFeedOptions(o ts.Options, encrypted bool) *ts.Options {
-	if encrypted {
-		o.Encryption = &ts.Encryption{Key: encKey(9)}
-	}
-	return &o
-}
-
 func TestTTLFeedCrashChild(t *testing.T) {
 	dir := os.Getenv(ttlFeedCrashChildEnv)
 	if dir == "" {
@@ -63,7 +52,7 @@ func TestTTLFeedCrashChild(t *testing.T) {
 	seed, _ := strconv.ParseInt(os.Getenv(ttlFeedCrashSeedEnv), 10, 64)
 	rng := rand.New(rand.NewSource(seed))
 	ctx := context.Background()
-	db, err := ts.Open(dir, ttlFeedOptions(ts.Options{SweepRate: 4_000, MemTableSize: crashMemTable}, os.Getenv(ttlFeedCrashEncEnv) == "1"))
+	db, err := ts.Open(dir, crashKey(&ts.Options{SweepRate: 4_000, MemTableSize: crashMemTable}))
 	if err != nil {
 		crashChildFail("open: %v", err)
 	}
@@ -96,12 +85,10 @@ func TestTTLFeedCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs child processes")
 	}
-	for _, encrypted := range []bool{false, true} {
-		t.Run(map[bool]string{false: "plain", true: "encrypted"}[encrypted], func(t *testing.T) { testTTLFeedCrash(t, encrypted) })
-	}
+	eachCrashMode(t, func(t *testing.T, _ bool) { testTTLFeedCrash(t) })
 }
 
-func testTTLFeedCrash(t *testing.T, encrypted bool) {
+func testTTLFeedCrash(t *testing.T) {
 	seed := testSeed(t)
 	rng := rand.New(rand.NewSource(seed))
 	cycles := envInt(t, "TABLESTORE_CRASH_CYCLES", scaled(2, 4))
@@ -109,7 +96,7 @@ func testTTLFeedCrash(t *testing.T, encrypted bool) {
 	dir := t.TempDir()
 
 	// The table: every third row dead.
-	db, err := ts.Open(dir, ttlFeedOptions(ts.Options{SweepRate: 1}, encrypted))
+	db, err := ts.Open(dir, crashKey(&ts.Options{SweepRate: 1}))
 	require.NoError(t, err)
 	tb, err := db.CreateTable(ctx, ttlFeedCrashTable)
 	require.NoError(t, err)
@@ -138,8 +125,7 @@ func testTTLFeedCrash(t *testing.T, encrypted bool) {
 		acked := map[int]bool{}
 		killAfter := time.Duration(20+rng.Intn(200)) * time.Millisecond
 		stderr := runKilledChild(t, "TestTTLFeedCrashChild",
-			[]string{ttlFeedCrashChildEnv + "=" + dir, fmt.Sprintf("%s=%d", ttlFeedCrashSeedEnv, seed+int64(cycle)),
-				fmt.Sprintf("%s=%d", ttlFeedCrashEncEnv, map[bool]int{false: 0, true: 1}[encrypted])},
+			[]string{ttlFeedCrashChildEnv + "=" + dir, fmt.Sprintf("%s=%d", ttlFeedCrashSeedEnv, seed+int64(cycle))},
 			killAfter, fail, func(l string) {
 				if !strings.HasPrefix(l, "ack ") {
 					return
@@ -154,7 +140,7 @@ func testTTLFeedCrash(t *testing.T, encrypted bool) {
 			fail("child: %s", stderr)
 		}
 
-		db, err := ts.Open(dir, ttlFeedOptions(ts.Options{SweepRate: 1}, encrypted))
+		db, err := ts.Open(dir, crashKey(&ts.Options{SweepRate: 1}))
 		if err != nil {
 			fail("reopen: %v", err)
 		}

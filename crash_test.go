@@ -621,10 +621,22 @@ func crashKey(o *ts.Options) *ts.Options {
 // crashModes runs a crash suite twice: plain with cycles, then encrypted
 // at rest with a quarter of them (at least one).
 func crashModes(t *testing.T, cycles int, run func(t *testing.T, cycles int)) {
-	t.Run("plain", func(t *testing.T) { run(t, cycles) })
+	eachCrashMode(t, func(t *testing.T, encrypted bool) {
+		if encrypted {
+			run(t, max(cycles/4, 1))
+		} else {
+			run(t, cycles)
+		}
+	})
+}
+
+// eachCrashMode runs a crash suite as the subtest "plain", then as
+// "encrypted" with crashEncryptedEnv set (see crashKey).
+func eachCrashMode(t *testing.T, run func(t *testing.T, encrypted bool)) {
+	t.Run("plain", func(t *testing.T) { run(t, false) })
 	t.Run("encrypted", func(t *testing.T) {
 		t.Setenv(crashEncryptedEnv, "1")
-		run(t, max(cycles/4, 1))
+		run(t, true)
 	})
 }
 

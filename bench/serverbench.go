@@ -373,14 +373,8 @@ func runServerBench(ctx context.Context, args []string) error {
 					continue
 				}
 				logf("server: %s: %s, round %d/%d", ph.id, name, round+1, c.rounds)
-				if ph.warm != nil {
-					if err := ph.warm(t); err != nil {
-						r.Err = ph.id + ": warming: " + err.Error()
-						continue
-					}
-				}
-				if err := r.measure(t, ph.id, func() (float64, srvPhase, error) { return ph.run(t, r, round) }); err != nil {
-					r.Err = ph.id + ": " + err.Error()
+				if err := ph.measureRound(t, r, round); err != nil {
+					r.Err = err.Error()
 				}
 			}
 		}
@@ -577,6 +571,20 @@ type srvPhaseRun struct {
 	warm func(t *srvTarget) error
 }
 
+// measureRound warms t for the phase, when the phase warms, and
+// measures its round into r; its error names the phase.
+func (ph srvPhaseRun) measureRound(t *srvTarget, r *srvResult, round int) error {
+	if ph.warm != nil {
+		if err := ph.warm(t); err != nil {
+			return fmt.Errorf("%s: warming: %w", ph.id, err)
+		}
+	}
+	if err := r.measure(t, ph.id, func() (float64, srvPhase, error) { return ph.run(t, r, round) }); err != nil {
+		return fmt.Errorf("%s: %w", ph.id, err)
+	}
+	return nil
+}
+
 // serverPhases are the phases after the load, in order.
 func serverPhases(ctx context.Context, c serverConfig) []srvPhaseRun {
 	return []srvPhaseRun{
@@ -646,13 +654,8 @@ func runBare(ctx context.Context, c serverConfig, a *bareAnswers, dataDir string
 			continue // only the pages at no metadata are captured
 		}
 		for round := range c.rounds {
-			if ph.warm != nil {
-				if err := ph.warm(t); err != nil {
-					return nil, fmt.Errorf("%s: warming: %w", ph.id, err)
-				}
-			}
-			if err := r.measure(t, ph.id, func() (float64, srvPhase, error) { return ph.run(t, r, round) }); err != nil {
-				return nil, fmt.Errorf("%s: %w", ph.id, err)
+			if err := ph.measureRound(t, r, round); err != nil {
+				return nil, err
 			}
 		}
 	}

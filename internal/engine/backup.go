@@ -939,7 +939,7 @@ func scanBackup(dir string, keys encfs.KeyProvider, clean bool) (*backupInventor
 	// then it is in the one before, which may hold records newer than
 	// every base.
 	for i := len(inv.segments) - 1; i >= 0; i-- {
-		found := false
+		last, found := i == len(inv.segments)-1, false
 		err := readSegment(fs, keys, dir, inv.segments[i].first, func(r backupRecord) error {
 			found = true
 			inv.lastSeq, inv.lastTime = max(inv.lastSeq, r.seq), max(inv.lastTime, r.time)
@@ -949,13 +949,13 @@ func scanBackup(dir string, keys encfs.KeyProvider, clean bool) (*backupInventor
 		var damaged *DamagedBackupError
 		switch {
 		case errors.As(err, &torn):
-			if i == len(inv.segments)-1 {
+			if last {
 				inv.tornAt = torn.Error()
 			}
 		case errors.As(err, &damaged):
 			// Damage before the last segment is the restore's to report,
 			// when it replays that far.
-			if i == len(inv.segments)-1 {
+			if last {
 				inv.damaged = damaged
 			}
 		case err != nil:
