@@ -123,6 +123,10 @@ func (db *Engine) DeleteTable(ctx context.Context, name string) error {
 	return err
 }
 
+// dropCommitHook, when set (by tests), is called by a table's deletion
+// after its batch is built and before it commits.
+var dropCommitHook func()
+
 func (db *Engine) deleteTable(ctx context.Context, name string) (err error) {
 	release, err := db.enterWrite(ctx)
 	if err != nil {
@@ -145,12 +149,21 @@ func (db *Engine) deleteTable(ctx context.Context, name string) (err error) {
 	_ = b.DeleteRange(start, end, nil)
 	db.deleteIndexCatalog(b, info.id)
 	db.forgetTTL(b, info.id)
-	cb, err := db.dropChanges(b, info.id)
+	c := &db.changes
+	c.setMu.Lock()
+	defer c.setMu.Unlock()
+	cb, dropped, err := db.dropChanges(b, info.id)
 	if err != nil {
 		return err
 	}
+	if dropCommitHook != nil {
+		dropCommitHook()
+	}
 	if err := db.commitChanges(ctx, b, cb, pebble.Sync); err != nil {
 		return db.storageErr("delete table "+name, err)
+	}
+	if dropped != nil {
+		c.setFeed(info.id, dropped)
 	}
 	db.forgetIndexes(info.id)
 	delete(db.tables, lower)

@@ -564,24 +564,24 @@ func (db *Engine) deleteFeed(id uint64, opts *pebble.WriteOptions) error {
 }
 
 // dropChanges adds to b, a table's deletion, the feed's final record and
-// the settings marked dropped, and returns the record for commitChanges
-// (nil when the feed is off).
-// REQUIRES: db.catMu held in write mode.
-func (db *Engine) dropChanges(b *pebble.Batch, id uint64) (*changeBatch, error) {
+// the settings marked dropped. It returns the record for commitChanges
+// and the settings to publish with setFeed once the commit succeeded
+// (both nil when the feed is off). Published before, they would tell a
+// reader at the feed's end that the table is gone while its final
+// record is not yet readable.
+// REQUIRES: db.catMu held in write mode, and db.changes.setMu held
+// until the settings are published (the pruner must not move the floor
+// in between).
+func (db *Engine) dropChanges(b *pebble.Batch, id uint64) (*changeBatch, *feedSettings, error) {
 	cb, err := db.singleChange(id, driver.ChangeDropTable, driver.CommitDropTable, "", "", "")
 	if cb == nil || err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	c := &db.changes
-	c.setMu.Lock()
-	defer c.setMu.Unlock()
-	old := c.feed(id)
-	ns := *old
+	ns := *db.changes.feed(id)
 	ns.Dropped = edm.TicksFromTime(db.opts.Clock())
 	v, _ := json.Marshal(&ns)
 	_ = b.Set(changeSettingsKey(id), v, nil)
-	c.setFeed(id, &ns)
-	return cb, nil
+	return cb, &ns, nil
 }
 
 // ChangeFeed implements driver.ChangeFeeder.

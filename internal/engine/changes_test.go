@@ -223,3 +223,40 @@ func TestChangeRecordDecodeNeverPanics(t *testing.T) {
 	_, err = decodeChange(1, append(v, 0))
 	require.Error(t, err, "trailing bytes")
 }
+
+// TestChangeReadDuringDrop reads the feed from its end while a deletion
+// of the table is built but not committed: the read finds nothing yet
+// (not a deleted table), and the next read returns the final record.
+func TestChangeReadDuringDrop(t *testing.T) {
+	ctx := context.Background()
+	db, tb := changeTestTable(t, Options{}, driver.ImagesKeysOnly)
+	_, err := tb.Commit(ctx, []driver.Action{upsertN("p", "r", 1)})
+	require.NoError(t, err)
+	st, err := tb.ChangeFeed(ctx)
+	require.NoError(t, err)
+	_, end := readAll(t, tb, st.Oldest)
+	var during error
+	ran := false
+	dropCommitHook = func() {
+		ran = true
+		_, during = tb.ReadChanges(ctx, driver.ChangesRequest{Table: st.Table, After: end, Limit: 10}, func(r driver.ChangeRecord) error {
+			return fmt.Errorf("record %d before the deletion committed", r.Seq)
+		})
+	}
+	defer func() { dropCommitHook = nil }()
+	require.NoError(t, db.DeleteTable(ctx, "T"))
+	require.True(t, ran)
+	require.NoError(t, during, "a read at the end while the deletion is in flight")
+	var got []driver.ChangeRecord
+	res, err := tb.ReadChanges(ctx, driver.ChangesRequest{Table: st.Table, After: end, Limit: 10}, func(r driver.ChangeRecord) error {
+		got = append(got, r)
+		return nil
+	})
+	require.NoError(t, err)
+	require.True(t, res.Dropped)
+	require.Len(t, got, 1)
+	require.Equal(t, driver.ChangeDropTable, got[0].Op)
+	// Past the final record the cursor is stale.
+	_, err = tb.ReadChanges(ctx, driver.ChangesRequest{Table: st.Table, After: got[0].Seq, Limit: 10}, func(driver.ChangeRecord) error { return nil })
+	require.ErrorIs(t, err, driver.ErrCursorStale)
+}
