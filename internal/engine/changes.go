@@ -538,11 +538,15 @@ func (t *table) DisableChangeFeed(ctx context.Context) (err error) {
 	c := &db.changes
 	c.setMu.Lock()
 	defer c.setMu.Unlock()
-	if c.feed(info.id) == nil {
+	old := c.feed(info.id)
+	if old == nil {
 		return nil
 	}
+	// Off first, so no write records a change the deletion misses; back
+	// on when the deletion fails, as the stored settings still are.
 	c.setFeed(info.id, nil)
 	if err := db.deleteFeed(info.id, pebble.Sync); err != nil {
+		c.setFeed(info.id, old)
 		return db.storageErr(op, err)
 	}
 	return nil

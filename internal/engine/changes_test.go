@@ -260,3 +260,30 @@ func TestChangeReadDuringDrop(t *testing.T) {
 	_, err = tb.ReadChanges(ctx, driver.ChangesRequest{Table: st.Table, After: got[0].Seq, Limit: 10}, func(driver.ChangeRecord) error { return nil })
 	require.ErrorIs(t, err, driver.ErrCursorStale)
 }
+
+// TestChangeFeedAfterRefusedDrop refuses a table's deletion at its
+// commit (the disk fills once the batch is built) and checks that the
+// feed stays as it was: enabled, readable at its end, and recording the
+// next write.
+func TestChangeFeedAfterRefusedDrop(t *testing.T) {
+	ctx := context.Background()
+	db, tb := changeTestTable(t, Options{}, driver.ImagesKeysOnly)
+	st, err := tb.ChangeFeed(ctx)
+	require.NoError(t, err)
+	dropCommitHook = func() { db.space.full.Store(true) }
+	defer func() { dropCommitHook = nil }()
+	require.ErrorIs(t, db.DeleteTable(ctx, "T"), driver.ErrNoSpace)
+	db.space.full.Store(false)
+	after, err := tb.ChangeFeed(ctx)
+	require.NoError(t, err)
+	require.True(t, after.Enabled)
+	_, err = tb.ReadChanges(ctx, driver.ChangesRequest{Table: st.Table, After: after.End, Limit: 10}, func(r driver.ChangeRecord) error {
+		return fmt.Errorf("record %d of a deletion that was refused", r.Seq)
+	})
+	require.NoError(t, err)
+	_, err = tb.Commit(ctx, []driver.Action{upsertN("p", "r", 1)})
+	require.NoError(t, err)
+	recs, _ := readAll(t, tb, after.End)
+	require.Len(t, recs, 1)
+	require.Equal(t, "r", recs[0].RowKey)
+}
