@@ -165,6 +165,9 @@ func (db *Engine) deleteTable(ctx context.Context, name string) (err error) {
 	if dropped != nil {
 		c.setFeed(info.id, dropped)
 	}
+	if db.ttlFor(info.id) != nil {
+		db.setTTL(info.id, nil)
+	}
 	db.forgetIndexes(info.id)
 	delete(db.tables, lower)
 	db.catVersion.Add(1)

@@ -432,13 +432,11 @@ func (db *Engine) setTTL(id uint64, s *ttlSettings) {
 	db.ttl.tables.Store(&m)
 }
 
-// forgetTTL drops a deleted table's settings into b and from memory.
-// REQUIRES: db.catMu held in write mode.
+// forgetTTL adds to b, a table's deletion, the deletion of its settings;
+// the caller drops them from memory (setTTL) once b committed, so an
+// expired entity never shows meanwhile, nor after a refused deletion.
 func (db *Engine) forgetTTL(b *pebble.Batch, id uint64) {
 	_ = b.Delete(ttlKey(id), nil)
-	if db.ttlFor(id) != nil {
-		db.setTTL(id, nil)
-	}
 }
 
 // expiredErr is the answer for a read of an entity that has expired.

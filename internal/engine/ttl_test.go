@@ -380,3 +380,39 @@ func TestSetTTLBlocksOnlyItsTable(t *testing.T) {
 	require.Equal(t, driver.TTL{Default: 2 * time.Hour}, s)
 	require.Nil(t, db.ttl.gates.Load(), "the gates are gone")
 }
+
+// TestTTLAfterRefusedDrop checks that a table's deletion refused at its
+// commit keeps the table's expiry: an expired entity stays invisible
+// during the deletion and after it was refused.
+func TestTTLAfterRefusedDrop(t *testing.T) {
+	ctx := context.Background()
+	clk := &ttlClock{}
+	clk.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	db, err := OpenInMemory(ttlOpts(clk, MaxSweepRate))
+	require.NoError(t, err)
+	defer db.Close()
+	db.stopExpirySweeper() // the expired entity stays stored
+	require.NoError(t, db.CreateTable(ctx, "tt"))
+	tb := db.Table("tt")
+	_, err = tb.Commit(ctx, []driver.Action{{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "r", Record: ttlRec(1)}})
+	require.NoError(t, err)
+	require.NoError(t, tb.(driver.TTLTable).SetTTL(ctx, driver.TTL{Default: time.Minute}))
+	clk.ns.Add(int64(time.Hour))
+	visible := func() int {
+		rows := 0
+		_, err := tb.QueryPage(ctx, &driver.QueryRequest{Ranges: []driver.KeyRange{{Unbounded: true}}, Top: 10}, func(driver.Row) error { rows++; return nil })
+		require.NoError(t, err)
+		return rows
+	}
+	require.Zero(t, visible())
+	during := -1
+	dropCommitHook = func() {
+		during = visible()
+		db.space.full.Store(true)
+	}
+	defer func() { dropCommitHook = nil }()
+	require.ErrorIs(t, db.DeleteTable(ctx, "tt"), driver.ErrNoSpace)
+	db.space.full.Store(false)
+	require.Zero(t, during, "the expired entity while the deletion was in flight")
+	require.Zero(t, visible(), "the expired entity after the deletion was refused")
+}
