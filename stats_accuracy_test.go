@@ -24,12 +24,14 @@ func statsLoadSize(t *testing.T) int {
 
 // TestStatsAccuracy loads a table with an index, in random key order,
 // next to two other tables, with the default memtable, a small one (most
-// data in L0 files) and a large one (nothing flushed), and checks that the table's and the index's
-// estimated counts are within 10 % right after the load (data in
-// memtables and L0; 15 % for the index's extrapolation, see
-// indexEpsilon) and after a compaction, with the default counting
-// budget (an exact count at 20,000, an extrapolation at 100,000) and with
-// a quarter of the entities counted and the rest extrapolated.
+// data in L0 files) and a large one (nothing flushed), and checks that
+// the table's and the index's estimated counts are within 10 % right
+// after the load and after a compaction, with the default counting
+// budget (an exact count at 20,000, an extrapolation at 100,000) and
+// with a quarter of the entities counted and the rest extrapolated.
+// Right after the load, background flushes and compactions are still
+// changing the LSM the estimate reads: in twenty runs of the 1 MiB case
+// under the race detector the index read 3 % low to 1.5 % high.
 func TestStatsAccuracy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads a table")
@@ -65,18 +67,6 @@ func TestStatsAccuracy(t *testing.T) {
 					require.NoError(t, b.Submit(ctx))
 				}
 			}
-			// indexEpsilon is the index's tolerance when most of it is
-			// extrapolated right after the load. With a small memtable
-			// the estimate then reads an LSM that background flushes and
-			// compactions are still changing: in seven runs of the 1 MiB
-			// case under the race detector it read 0.8% to 10.5% low.
-			// After the compaction, and for the table, 10% holds.
-			indexEpsilon := func(when string, budget int) float64 {
-				if when == "after the load" && budget > 0 {
-					return 0.15
-				}
-				return 0.1
-			}
 			check := func(when string) {
 				for _, budget := range []int{0, n / 4} {
 					if budget > 0 {
@@ -87,7 +77,7 @@ func TestStatsAccuracy(t *testing.T) {
 					require.InEpsilon(t, n, st.Entities, 0.1, "%s, budget %d: table", when, budget)
 					infos, err := tb.Indexes(ctx)
 					require.NoError(t, err)
-					require.InEpsilon(t, n, infos[0].Entries, indexEpsilon(when, budget), "%s, budget %d: index", when, budget)
+					require.InEpsilon(t, n, infos[0].Entries, 0.1, "%s, budget %d: index", when, budget)
 					small, err := before.Stats(ctx)
 					require.NoError(t, err)
 					require.InDelta(t, 3, small.Entities, 1, "%s, budget %d: small table", when, budget)

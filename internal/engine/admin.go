@@ -99,7 +99,12 @@ func (db *Engine) spanStats(start, end []byte) (driver.TableStats, error) {
 			if err != nil {
 				return driver.TableStats{}, err
 			}
-			st.Entities = int64(counted) + int64(float64(counted)*float64(rest)/float64(head)+0.5)
+			whole, err := db.pdb.EstimateDiskUsage(start, end)
+			if err != nil {
+				return driver.TableStats{}, err
+			}
+			h, r := splitUsage(head, rest, whole)
+			st.Entities = int64(counted) + int64(float64(counted)*r/h+0.5)
 			return st, nil
 		}
 		// The keys counted so far are all in memtables, which hold a
@@ -112,6 +117,20 @@ func (db *Engine) spanStats(start, end []byte) (driver.TableStats, error) {
 	}
 	st.Entities = int64(counted)
 	return st, nil
+}
+
+// splitUsage splits whole, the disk usage of a span, at a key inside
+// it, given head and rest, the usage of the two parts as measured
+// apart. Each of those includes, in every sstable, the whole block
+// holding the key, so their sum exceeds whole by those blocks, a large
+// share of a small head. The share of each part is the mean of its own
+// measure and whole less the other's, which cancels the shared blocks.
+func splitUsage(head, rest, whole uint64) (h, r float64) {
+	h = (float64(head) + float64(whole) - float64(rest)) / 2
+	if h <= 0 || float64(whole) <= h {
+		return float64(head), float64(rest)
+	}
+	return h, float64(whole) - h
 }
 
 // countKeys counts the live keys of [start, end) up to limit; next is the
