@@ -17,6 +17,17 @@ type ttlClock struct{ ns atomic.Int64 }
 
 func (c *ttlClock) now() time.Time { return time.Unix(0, c.ns.Load()).UTC() }
 
+// newTTLEngine opens an in-memory engine on a test clock at the start
+// of 2026, sweeping at rate (see ttlOpts).
+func newTTLEngine(t *testing.T, rate int) (*Engine, *ttlClock) {
+	t.Helper()
+	clk := &ttlClock{}
+	clk.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	db, err := OpenInMemory(ttlOpts(clk, rate))
+	require.NoError(t, err)
+	return db, clk
+}
+
 func ttlOpts(c *ttlClock, rate int) Options {
 	return Options{CacheSize: 8 << 20, MemTableSize: 4 << 20, PageScanLimit: 1000, PageTimeLimit: time.Second,
 		Clock: c.now, NoSync: true, SweepRate: rate}
@@ -47,10 +58,7 @@ func countExpiryEntries(t *testing.T, db *Engine, name string) int {
 // stays exact and the sweeper leaves nothing live removed.
 func TestTTLEngineWritePathsAndSweep(t *testing.T) {
 	ctx := context.Background()
-	clk := &ttlClock{}
-	clk.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	db, err := OpenInMemory(ttlOpts(clk, MaxSweepRate))
-	require.NoError(t, err)
+	db, clk := newTTLEngine(t, MaxSweepRate)
 	require.NoError(t, db.CreateTable(ctx, "tt"))
 	tb := db.Table("tt")
 	require.NoError(t, tb.(driver.TTLTable).SetTTL(ctx, driver.TTL{Default: time.Minute}))
@@ -285,10 +293,7 @@ func testTTLExpiryRecords(t *testing.T, images driver.ImageMode) {
 // then see the new settings; a waiting write gives up with its context.
 func TestSetTTLBlocksOnlyItsTable(t *testing.T) {
 	ctx := context.Background()
-	clk := &ttlClock{}
-	clk.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	db, err := OpenInMemory(ttlOpts(clk, MaxSweepRate))
-	require.NoError(t, err)
+	db, _ := newTTLEngine(t, MaxSweepRate)
 	defer db.Close()
 	for _, name := range []string{"Slow", "Other"} {
 		require.NoError(t, db.CreateTable(ctx, name))
@@ -386,15 +391,12 @@ func TestSetTTLBlocksOnlyItsTable(t *testing.T) {
 // during the deletion and after it was refused.
 func TestTTLAfterRefusedDrop(t *testing.T) {
 	ctx := context.Background()
-	clk := &ttlClock{}
-	clk.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	db, err := OpenInMemory(ttlOpts(clk, MaxSweepRate))
-	require.NoError(t, err)
+	db, clk := newTTLEngine(t, MaxSweepRate)
 	defer db.Close()
 	db.stopExpirySweeper() // the expired entity stays stored
 	require.NoError(t, db.CreateTable(ctx, "tt"))
 	tb := db.Table("tt")
-	_, err = tb.Commit(ctx, []driver.Action{{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "r", Record: ttlRec(1)}})
+	_, err := tb.Commit(ctx, []driver.Action{{Type: driver.ActionInsert, PartitionKey: "p", RowKey: "r", Record: ttlRec(1)}})
 	require.NoError(t, err)
 	require.NoError(t, tb.(driver.TTLTable).SetTTL(ctx, driver.TTL{Default: time.Minute}))
 	clk.ns.Add(int64(time.Hour))

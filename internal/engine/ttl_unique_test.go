@@ -15,10 +15,7 @@ import (
 // ResourceNotFound for the expired one.
 func TestTTLExpiredReleasesUniqueValue(t *testing.T) {
 	ctx := context.Background()
-	clk := &ttlClock{}
-	clk.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	db, err := OpenInMemory(ttlOpts(clk, 0))
-	require.NoError(t, err)
+	db, clk := newTTLEngine(t, 0)
 	defer db.Close()
 	db.stopExpirySweeper() // sweeps happen when the test says
 	require.NoError(t, db.CreateTable(ctx, "tt"))
@@ -35,7 +32,7 @@ func TestTTLExpiredReleasesUniqueValue(t *testing.T) {
 	require.Equal(t, edm.CodeEntityAlreadyExists, de.Code)
 
 	clk.ns.Add(int64(2 * time.Minute))
-	_, err = tb.Get(ctx, "e", "1", nil)
+	_, err := tb.Get(ctx, "e", "1", nil)
 	require.ErrorAs(t, err, &de)
 	require.Equal(t, edm.CodeResourceNotFound, de.Code)
 	require.NoError(t, insert("f", "2"), "the expired entity no longer holds the value")
