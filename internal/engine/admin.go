@@ -99,6 +99,9 @@ func (db *Engine) spanStats(start, end []byte) (driver.TableStats, error) {
 			if err != nil {
 				return driver.TableStats{}, err
 			}
+			// The whole span again, not st.Bytes: measured with head
+			// and rest, after the count, so flushes and compactions
+			// since st.Bytes do not skew the split.
 			whole, err := db.pdb.EstimateDiskUsage(start, end)
 			if err != nil {
 				return driver.TableStats{}, err
