@@ -207,6 +207,14 @@ func run(args []string) error {
 		defer stop()
 		return runBareServe(ctx, args[1])
 	}
+	if len(args) == 4 && args[0] == ycsbWorkerArg {
+		return runYCSBWorker(args[1], args[2], args[3])
+	}
+	if i := slices.IndexFunc(args, func(a string) bool { return a == "-ycsb" || a == "--ycsb" }); i >= 0 {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		return runYCSB(ctx, slices.Delete(slices.Clone(args), i, i+1))
+	}
 	if len(args) > 0 && (args[0] == "-server" || args[0] == "--server") {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
