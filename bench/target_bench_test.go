@@ -78,6 +78,15 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if len(os.Args) > 1 && (os.Args[1] == ycsbWorkerArg || os.Args[1] == sdkServeArg) {
+		// A YCSB side's worker or the in-memory server child, when a
+		// test runs the -ycsb mode.
+		if err := run(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	for _, s := range benchStores {
 		s.close()
