@@ -21,9 +21,11 @@ import (
 
 // A ycsbStore is one side of the YCSB comparison opened on a directory.
 type ycsbStore interface {
-	// load inserts a batch of records atomically (the load phase).
+	// load writes a batch of new records atomically (the load phase).
 	load(keys []string, recs [][][]byte) error
-	// insert adds one record.
+	// insert writes one new record. Like YCSB's key-value bindings, and
+	// like every other side here, it does not check that the key is new
+	// (YCSB never inserts a key twice): tablestore upserts.
 	insert(key string, fields [][]byte) error
 	// read decodes every field of a record and returns how many it has.
 	read(key string) (int, error)
@@ -159,13 +161,13 @@ func ycsbEntity(key string, fields [][]byte) *tablestore.Entity {
 func (s *ycsbMaps) load(keys []string, recs [][][]byte) error {
 	actions := make([]tablestore.TransactionAction, len(keys))
 	for i := range keys {
-		actions[i] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Entity: ycsbEntity(keys[i], recs[i])}
+		actions[i] = tablestore.TransactionAction{Type: tablestore.ActionUpsertReplace, Entity: ycsbEntity(keys[i], recs[i])}
 	}
 	return s.t.SubmitTransaction(context.Background(), actions)
 }
 
 func (s *ycsbMaps) insert(key string, fields [][]byte) error {
-	return s.t.Insert(context.Background(), ycsbEntity(key, fields))
+	return s.t.Upsert(context.Background(), ycsbEntity(key, fields), tablestore.Replace)
 }
 
 func (s *ycsbMaps) read(key string) (int, error) {
@@ -248,13 +250,13 @@ type ycsbTyped struct{ *ycsbMaps }
 func (s ycsbTyped) load(keys []string, recs [][][]byte) error {
 	actions := make([]tablestore.TransactionAction, len(keys))
 	for i := range keys {
-		actions[i] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Entity: tablestore.StructEntity(newYCSBRow(keys[i], recs[i]))}
+		actions[i] = tablestore.TransactionAction{Type: tablestore.ActionUpsertReplace, Entity: tablestore.StructEntity(newYCSBRow(keys[i], recs[i]))}
 	}
 	return s.t.SubmitTransaction(context.Background(), actions)
 }
 
 func (s ycsbTyped) insert(key string, fields [][]byte) error {
-	return s.t.InsertStruct(context.Background(), newYCSBRow(key, fields))
+	return s.t.UpsertStruct(context.Background(), newYCSBRow(key, fields), tablestore.Replace)
 }
 
 func (s ycsbTyped) read(key string) (int, error) {
