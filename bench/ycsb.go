@@ -137,8 +137,11 @@ type ycsbResult struct {
 	// CPUPerOp is the side's process CPU time per operation (the
 	// worker's for embedded sides, the server's over HTTP), background
 	// work included.
-	CPUPerOp float64            `json:"cpu_us_per_op"`
-	PerOp    map[string]opStats `json:"per_op,omitempty"`
+	CPUPerOp float64 `json:"cpu_us_per_op"`
+	// ClientCPUPerOp is the HTTP client's (this process's) CPU time per
+	// operation.
+	ClientCPUPerOp float64            `json:"client_cpu_us_per_op,omitempty"`
+	PerOp          map[string]opStats `json:"per_op,omitempty"`
 	// DiskBytes is the side's store size after the load (blocks
 	// allocated); PeakRSS the side's process peak resident set over the
 	// whole run.
@@ -234,7 +237,7 @@ type ycsbCell struct {
 	best cellResult
 }
 
-func (c *ycsbCell) add(r cellResult, cpu float64, err error) {
+func (c *ycsbCell) add(r cellResult, cpu, clientCPU float64, err error) {
 	if err != nil {
 		if c.res.Error == "" {
 			c.res.Error = err.Error()
@@ -248,6 +251,7 @@ func (c *ycsbCell) add(r cellResult, cpu float64, err error) {
 		c.res.P50, c.res.P99, c.res.P999 = r.All.P50, r.All.P99, r.All.P999
 		c.res.PerOp = r.PerOp
 		c.res.CPUPerOp = cpu / float64(r.Ops) * 1e6
+		c.res.ClientCPUPerOp = clientCPU / float64(r.Ops) * 1e6
 	}
 }
 
@@ -314,7 +318,7 @@ func runYCSBEmbedded(ctx context.Context, c ycsbConfig, dataDir string) ([]*ycsb
 		if err == nil {
 			var r cellResult
 			r, err = w.do(ycsbCmd{Op: "load", Records: c.records})
-			cell.add(r, r.CPU, err)
+			cell.add(r, r.CPU, 0, err)
 			if err == nil {
 				_, err = w.do(ycsbCmd{Op: "close"})
 			}
@@ -356,7 +360,7 @@ func runYCSBEmbedded(ctx context.Context, c ycsbConfig, dataDir string) ([]*ycsb
 					}
 					side := sides[(k+r)%len(sides)]
 					res, err := workers[side].do(ycsbCmd{Op: "run", Workload: wl, Ops: c.ops, Seed: ycsbSeed(wl, dur, r), MaxDur: c.maxDur})
-					cells[side].add(res, res.CPU, err)
+					cells[side].add(res, res.CPU, 0, err)
 					logf("ycsb: %s %s %s round %d: %s ops/s, p99 %.0f µs", wl, dur, side, r+1, commas(float64(res.Ops)/res.Seconds), res.All.P99)
 				}
 			}
@@ -438,13 +442,13 @@ func runYCSBHTTP(ctx context.Context, c ycsbConfig, dataDir string) ([]*ycsbResu
 			continue
 		}
 		logf("ycsb: loading %s records into %s (%s)", commas(float64(c.httpRecords)), name, srv.how)
-		cpu0 := cpuSeconds(srv.pid)
+		cpu0, client0 := cpuSeconds(srv.pid), selfCPU()
 		r := loadYCSB(t.store, c.httpRecords)
 		var lerr error
 		if r.Err != "" {
 			lerr = fmt.Errorf("%s", r.Err)
 		}
-		(&ycsbCell{res: row}).add(r, cpuSeconds(srv.pid)-cpu0, lerr)
+		(&ycsbCell{res: row}).add(r, cpuSeconds(srv.pid)-cpu0, selfCPU()-client0, lerr)
 		t.counter = newAckCounter(int64(c.httpRecords))
 	}
 	var ok []*target
@@ -468,13 +472,13 @@ func runYCSBHTTP(ctx context.Context, c ycsbConfig, dataDir string) ([]*ycsbResu
 						return rows, ctx.Err()
 					}
 					t := ok[(k+r)%len(ok)]
-					cpu0 := cpuSeconds(t.srv.pid)
+					cpu0, client0 := cpuSeconds(t.srv.pid), selfCPU()
 					res := runWorkloadYCSB(t.store, w, t.counter, c.httpOps, threads, ycsbSeed(wl, "http", r), c.maxDur)
 					var err error
 					if res.Err != "" {
 						err = fmt.Errorf("%s", res.Err)
 					}
-					cells[t.name].add(res, cpuSeconds(t.srv.pid)-cpu0, err)
+					cells[t.name].add(res, cpuSeconds(t.srv.pid)-cpu0, selfCPU()-client0, err)
 					logf("ycsb: http %s %s threads %d round %d: %s ops/s, p99 %.0f µs", wl, t.name, threads, r+1, commas(float64(res.Ops)/res.Seconds), res.All.P99)
 				}
 			}
@@ -553,19 +557,19 @@ func printYCSB(w io.Writer, meta ycsbMeta, rows []*ycsbResult) {
 	fmt.Fprintf(w, "%s records of 10 fields of 100 bytes; %s operations a round (HTTP: %s records, %s operations), best of %d interleaved rounds; cache %d MiB on every side.\n\n",
 		commas(float64(meta.Records)), commas(float64(meta.Ops)), commas(float64(meta.HTTPRecords)), commas(float64(meta.HTTPOps)), meta.Rounds, meta.CacheBytes>>20)
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
-	fmt.Fprintln(tw, "| workload\tside\tdurability\tthreads\tops/s\tp50 µs\tp99 µs\tp99.9 µs\tCPU µs/op\tvs ref\tdisk MiB\tpeak RSS MiB\t")
-	fmt.Fprintln(tw, "|---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t")
+	fmt.Fprintln(tw, "| workload\tside\tdurability\tthreads\tops/s\tp50 µs\tp99 µs\tp99.9 µs\tCPU µs/op\tclient CPU µs/op\tvs ref\tdisk MiB\tpeak RSS MiB\t")
+	fmt.Fprintln(tw, "|---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t")
 	for _, r := range rows {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "| %s\t%s\t%s\t%d\tfailed: %s\t\t\t\t\t\t\t\t\n", r.Workload, r.Side, r.Durability, r.Threads, strings.ReplaceAll(r.Error, "|", "/"))
+			fmt.Fprintf(tw, "| %s\t%s\t%s\t%d\tfailed: %s\t\t\t\t\t\t\t\t\t\n", r.Workload, r.Side, r.Durability, r.Threads, strings.ReplaceAll(r.Error, "|", "/"))
 			continue
 		}
 		vs := ""
 		if ref := ycsbRef(rows, r); ref != nil && ref.OpsPerSec > 0 && ref != r {
 			vs = fmt.Sprintf("%.2fx %s", r.OpsPerSec/ref.OpsPerSec, ref.Side)
 		}
-		fmt.Fprintf(tw, "| %s\t%s\t%s\t%d\t%s\t%.0f\t%.0f\t%.0f\t%.1f\t%s\t%.1f\t%.0f\t\n", r.Workload, r.Side, r.Durability, r.Threads,
-			commas(r.OpsPerSec), r.P50, r.P99, r.P999, r.CPUPerOp, vs, float64(r.DiskBytes)/(1<<20), float64(r.PeakRSS)/(1<<20))
+		fmt.Fprintf(tw, "| %s\t%s\t%s\t%d\t%s\t%.0f\t%.0f\t%.0f\t%.1f\t%s\t%s\t%.1f\t%.0f\t\n", r.Workload, r.Side, r.Durability, r.Threads,
+			commas(r.OpsPerSec), r.P50, r.P99, r.P999, r.CPUPerOp, clientCPU(r), vs, float64(r.DiskBytes)/(1<<20), float64(r.PeakRSS)/(1<<20))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -585,4 +589,13 @@ func ycsbRef(rows []*ycsbResult, r *ycsbResult) *ycsbResult {
 		}
 	}
 	return nil
+}
+
+// clientCPU formats an HTTP row's client CPU per operation ("" for
+// embedded rows, whose work is all in the side's process).
+func clientCPU(r *ycsbResult) string {
+	if r.ClientCPUPerOp == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.1f", r.ClientCPUPerOp)
 }
