@@ -26,21 +26,22 @@ import (
 
 // ycsbConfig is the -ycsb mode's command line.
 type ycsbConfig struct {
-	records, ops   int
-	httpRecords    int
-	httpOps        int
-	rounds         int
-	maxDur         time.Duration
-	sides          []string
-	http           []string
-	threads        []int
-	cacheSize      int64
-	outDir         string
-	dataDir        string
-	workloads      []string
-	durabilities   []string
-	tablestoreBin  string
-	buildTablestor bool
+	records, ops  int
+	httpRecords   int
+	httpOps       int
+	rounds        int
+	maxDur        time.Duration
+	sides         []string
+	http          []string
+	threads       []int
+	cacheSize     int64
+	outDir        string
+	dataDir       string
+	workloads     []string
+	durabilities  []string
+	tablestoreBin string
+	// render only rewrites ycsb.md and ycsb.png from outDir's JSON.
+	render bool
 }
 
 func parseYCSBFlags(args []string) (ycsbConfig, error) {
@@ -60,10 +61,11 @@ func parseYCSBFlags(args []string) (ycsbConfig, error) {
 	wl := f.String("workloads", "A,B,C,F,D,E", "workloads, in run order")
 	dur := f.String("durability", "synced,unsynced", "durability modes of the embedded sides")
 	bin := f.String("tablestore-bin", "", "the tablestore command whose serve the HTTP runs drive (default: built from ../cmd/tablestore; \"self\": this program's in-memory server child)")
+	render := f.Bool("render", false, "only rewrite ycsb.md and ycsb.png from the JSON files in -out")
 	if err := f.Parse(args); err != nil {
 		return ycsbConfig{}, err
 	}
-	c := ycsbConfig{records: *records, ops: *ops, httpRecords: *httpRecords, httpOps: *httpOps, rounds: *rounds,
+	c := ycsbConfig{render: *render, records: *records, ops: *ops, httpRecords: *httpRecords, httpOps: *httpOps, rounds: *rounds,
 		maxDur: *maxDur, cacheSize: *cacheMiB << 20, outDir: *out, dataDir: *data, tablestoreBin: *bin}
 	if c.records < 1 || c.rounds < 1 || c.cacheSize <= 0 {
 		return c, fmt.Errorf("records, rounds and cache must be positive")
@@ -260,6 +262,9 @@ func runYCSB(ctx context.Context, args []string) error {
 	c, err := parseYCSBFlags(args)
 	if err != nil {
 		return err
+	}
+	if c.render {
+		return renderYCSB(c)
 	}
 	if err := os.MkdirAll(c.outDir, 0o755); err != nil {
 		return err
@@ -526,6 +531,22 @@ func machine() string {
 	return fmt.Sprintf("%s, %d CPUs, %s/%s", model, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
 }
 
+// renderYCSB rewrites the Markdown and the chart of a finished run.
+func renderYCSB(c ycsbConfig) error {
+	var meta ycsbMeta
+	var rows []*ycsbResult
+	for name, dst := range map[string]any{"ycsb-run.json": &meta, "ycsb.json": &rows} {
+		b, err := os.ReadFile(filepath.Join(c.outDir, name))
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, dst); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return writeYCSB(c, meta, rows)
+}
+
 func writeYCSB(c ycsbConfig, meta ycsbMeta, rows []*ycsbResult) error {
 	b, err := json.MarshalIndent(rows, "", "  ")
 	if err != nil {
@@ -542,6 +563,7 @@ func writeYCSB(c ycsbConfig, meta ycsbMeta, rows []*ycsbResult) error {
 	}
 	var md strings.Builder
 	printYCSB(&md, meta, rows)
+	printYCSBGoals(&md, rows)
 	os.Stdout.WriteString(md.String())
 	if err := os.WriteFile(filepath.Join(c.outDir, "ycsb.md"), []byte(md.String()), 0o644); err != nil {
 		return err
@@ -598,4 +620,93 @@ func clientCPU(r *ycsbResult) string {
 		return ""
 	}
 	return fmt.Sprintf("%.1f", r.ClientCPUPerOp)
+}
+
+// ycsbFind returns the row of side in workload, durability and
+// threads, nil when it is missing or failed.
+func ycsbFind(rows []*ycsbResult, workload, side, durability string, threads int) *ycsbResult {
+	for _, r := range rows {
+		if r.Workload == workload && r.Side == side && r.Durability == durability && r.Threads == threads && r.Error == "" {
+			return r
+		}
+	}
+	return nil
+}
+
+// printYCSBGoals writes the goals measured in the run: typed and maps
+// against raw Pebble, tablestore against Badger, bbolt and SQLite in
+// each mode, the server against Azurite, C's p99 at 16 threads, and the
+// disk size after the load.
+func printYCSBGoals(w io.Writer, rows []*ycsbResult) {
+	fmt.Fprintln(w, "## Goals in this run")
+	fmt.Fprintln(w)
+	line := func(ok bool, format string, args ...any) {
+		fmt.Fprintf(w, "- %s %s\n", okMiss(ok), fmt.Sprintf(format, args...))
+	}
+	for _, d := range []string{"synced", "unsynced"} {
+		for _, wl := range ycsbWorkloads {
+			p := ycsbFind(rows, wl.name, sidePebble, d, 1)
+			if p == nil {
+				continue
+			}
+			var parts []string
+			good := true
+			for _, g := range []struct {
+				side string
+				goal float64
+			}{{sideTyped, 0.85}, {sideTablestore, 0.7}} {
+				if r := ycsbFind(rows, wl.name, g.side, d, 1); r != nil {
+					x := r.OpsPerSec / p.OpsPerSec
+					good = good && x >= g.goal
+					parts = append(parts, fmt.Sprintf("%s %.2fx (goal %.2f)", g.side, x, g.goal))
+				}
+			}
+			if len(parts) > 0 {
+				line(good, "%s %s vs raw Pebble: %s", wl.name, d, strings.Join(parts, ", "))
+			}
+			ts := ycsbFind(rows, wl.name, sideTyped, d, 1)
+			if ts == nil {
+				continue
+			}
+			var others []string
+			ahead := true
+			for _, o := range []string{sideBadger, sideBbolt, sideSQLite} {
+				if r := ycsbFind(rows, wl.name, o, d, 1); r != nil {
+					x := ts.OpsPerSec / r.OpsPerSec
+					ahead = ahead && x >= 1
+					others = append(others, fmt.Sprintf("%s %.2fx", o, x))
+				}
+			}
+			if len(others) > 0 {
+				line(ahead, "%s %s typed over: %s", wl.name, d, strings.Join(others, ", "))
+			}
+		}
+	}
+	for _, th := range []int{1, 16} {
+		for _, wl := range ycsbWorkloads {
+			s, a := ycsbFind(rows, wl.name, ycsbServer, "unsynced", th), ycsbFind(rows, wl.name, ycsbAzurite, "unsynced", th)
+			if s == nil || a == nil {
+				continue
+			}
+			line(s.OpsPerSec >= 10*a.OpsPerSec, "%s HTTP %d threads: server %.2fx Azurite (goal 10x); server p99 %.0f µs", wl.name, th,
+				s.OpsPerSec/a.OpsPerSec, s.P99)
+		}
+	}
+	if s := ycsbFind(rows, "C", ycsbServer, "unsynced", 16); s != nil {
+		line(s.P99 <= 2000, "C HTTP 16 threads: server p99 %.0f µs (goal 2,000 µs), p50 %.0f µs", s.P99, s.P50)
+	}
+	if p := ycsbFind(rows, "load", sidePebble, "unsynced", 1); p != nil && p.DiskBytes > 0 {
+		for _, side := range []string{sideTablestore, sideTyped, sideBadger, sideBbolt, sideSQLite} {
+			if r := ycsbFind(rows, "load", side, "unsynced", 1); r != nil {
+				x := float64(r.DiskBytes) / float64(p.DiskBytes)
+				goal := ""
+				ok := true
+				if side == sideTablestore || side == sideTyped {
+					goal, ok = " (goal 1.2x)", x <= 1.2
+				}
+				line(ok, "disk after the load: %s %.1f MiB, %.2fx raw Pebble's %.1f MiB%s", side, float64(r.DiskBytes)/(1<<20), x, float64(p.DiskBytes)/(1<<20), goal)
+			}
+		}
+	}
+	fmt.Fprintln(w)
 }
