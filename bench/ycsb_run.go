@@ -72,7 +72,7 @@ func runWorkloadYCSB(s ycsbStore, w ycsbWorkload, counter *ackCounter, ops, thre
 			var err error
 			i := 0
 			for ; i < n && err == nil; i++ {
-				if i&15 == 0 && time.Since(start) > maxDur {
+				if time.Since(start) > maxDur {
 					break
 				}
 				op := w.pick(r)
