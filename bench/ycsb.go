@@ -658,7 +658,7 @@ func printYCSBGoals(w io.Writer, rows []*ycsbResult) {
 				if r := ycsbFind(rows, wl.name, g.side, d, 1); r != nil {
 					x := r.OpsPerSec / p.OpsPerSec
 					good = good && x >= g.goal
-					parts = append(parts, fmt.Sprintf("%s %.2fx (goal %.2f)", g.side, x, g.goal))
+					parts = append(parts, fmt.Sprintf("%s %.2fx (goal %.2f; CPU per op %.2fx raw Pebble's)", g.side, x, g.goal, r.CPUPerOp/p.CPUPerOp))
 				}
 			}
 			if len(parts) > 0 {
@@ -674,7 +674,7 @@ func printYCSBGoals(w io.Writer, rows []*ycsbResult) {
 				if r := ycsbFind(rows, wl.name, o, d, 1); r != nil {
 					x := ts.OpsPerSec / r.OpsPerSec
 					ahead = ahead && x >= 1
-					others = append(others, fmt.Sprintf("%s %.2fx", o, x))
+					others = append(others, fmt.Sprintf("%s %.2fx (CPU per op %.2fx)", o, x, ts.CPUPerOp/r.CPUPerOp))
 				}
 			}
 			if len(others) > 0 {
