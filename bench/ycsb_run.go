@@ -55,6 +55,12 @@ func runWorkloadYCSB(s ycsbStore, w ycsbWorkload, counter *ackCounter, ops, thre
 		firstErr error
 		done     int
 	)
+	// The choosers are made before the clock starts: "latest" sums zeta
+	// over every record.
+	choosers := make([]keyChooser, threads)
+	for th := range choosers {
+		choosers[th] = w.chooser(records, int64(ops))
+	}
 	start := time.Now()
 	var wg sync.WaitGroup
 	for th := range threads {
@@ -66,7 +72,7 @@ func runWorkloadYCSB(s ycsbStore, w ycsbWorkload, counter *ackCounter, ops, thre
 		go func() {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(seed, uint64(th)))
-			keys := w.chooser(records, int64(ops))
+			keys := choosers[th]
 			var my [ycsbOpCount][]time.Duration
 			val := make([]byte, ycsbFieldLength)
 			var err error
