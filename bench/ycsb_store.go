@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -83,24 +84,9 @@ func encodeYCSB(b []byte, fields [][]byte) []byte {
 	b = append(b, byte(len(fields)))
 	for i, f := range fields {
 		b = appendRawName(b, ycsbFieldNames[i], rawString)
-		b = appendUvarintBytes(b, f)
+		b = append(binary.AppendUvarint(b, uint64(len(f))), f...)
 	}
 	return b
-}
-
-func appendUvarintBytes(b, v []byte) []byte {
-	var l [10]byte
-	n := 0
-	for x := uint64(len(v)); ; x >>= 7 {
-		if x < 0x80 {
-			l[n] = byte(x)
-			n++
-			break
-		}
-		l[n] = byte(x) | 0x80
-		n++
-	}
-	return append(append(b, l[:n]...), v...)
 }
 
 // decodeYCSB decodes a raw record into its fields as strings, as an
