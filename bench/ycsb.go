@@ -235,8 +235,7 @@ func diskUsage(dir string) int64 {
 
 // ycsbCell collects the rounds of one row.
 type ycsbCell struct {
-	res  *ycsbResult
-	best cellResult
+	res *ycsbResult
 }
 
 func (c *ycsbCell) add(r cellResult, cpu, clientCPU float64, err error) {
