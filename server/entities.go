@@ -224,13 +224,7 @@ func (q *request) getEntity() error {
 	if err != nil {
 		return err
 	}
-	o := q.jsonOptions(l)
-	o.Select = selectList(q)
-	var etag tablestore.ETag
-	b, err := q.oneEntity(l, func(b []byte) (out []byte, err error) {
-		out, etag, err = q.h.db.Table(q.res.table).GetJSON(q.r.Context(), b, q.res.pk, q.res.rk, &o)
-		return out, err
-	})
+	b, etag, err := q.readEntity(l)
 	if err != nil {
 		return err
 	}
@@ -241,6 +235,18 @@ func (q *request) getEntity() error {
 	setExact(q.w.Header(), "ETag", string(etag))
 	q.writeJSON(http.StatusOK, l, b)
 	return nil
+}
+
+// readEntity returns the body of Get Entity for the entity q.res names,
+// at level l and with q.res's $select, and the entity's ETag.
+func (q *request) readEntity(l tablestore.JSONMetadata) (b []byte, etag tablestore.ETag, err error) {
+	o := q.jsonOptions(l)
+	o.Select = selectList(q)
+	b, err = q.oneEntity(l, func(b []byte) (out []byte, err error) {
+		out, etag, err = q.h.db.Table(q.res.table).GetJSON(q.r.Context(), b, q.res.pk, q.res.rk, &o)
+		return out, err
+	})
+	return b, etag, err
 }
 
 // writeEntity serves PUT (Replace) and MERGE/PATCH (Merge): an update
