@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -256,17 +257,18 @@ func TestHostAccount(t *testing.T) {
 	}
 }
 
-// TestServiceVersions: the versions list is Azure's date format, in
-// order, without repeats, and every version in it is accepted in
-// x-ms-version and echoed.
+// TestServiceVersions: the versions lists are Azure's date format, in
+// order, without repeats, every version in them is accepted in
+// x-ms-version and echoed, and any other value is refused.
 func TestServiceVersions(t *testing.T) {
 	hd, _ := newTestHandler(t, &Options{Anonymous: true})
-	for i, v := range serviceVersions {
+	all := append(slices.Clone(olderVersions), serviceVersions...)
+	for i, v := range all {
 		if _, err := time.Parse("2006-01-02", v); err != nil {
 			t.Errorf("version %q is not a date: %v", v, err)
 		}
-		if i > 0 && serviceVersions[i-1] >= v {
-			t.Errorf("version %q does not follow %q", v, serviceVersions[i-1])
+		if i > 0 && all[i-1] >= v {
+			t.Errorf("version %q does not follow %q", v, all[i-1])
 		}
 		r := httptest.NewRequest("GET", "/devstoreaccount1/Tables", nil)
 		r.Header.Set("x-ms-version", v)
@@ -274,5 +276,19 @@ func TestServiceVersions(t *testing.T) {
 		if w.Code != 200 || w.Header().Get("x-ms-version") != v {
 			t.Errorf("x-ms-version %s: %d, echoed %q: %s", v, w.Code, w.Header().Get("x-ms-version"), w.Body)
 		}
+	}
+	// Anything else is Azure's 400 InvalidHeaderValue, answered at the
+	// default version; no header is the default version.
+	for _, v := range []string{"invalid", "2019-02-03", "2099-01-01", "2019-02-02 x", "2019-2-2"} {
+		r := httptest.NewRequest("GET", "/devstoreaccount1/Tables", nil)
+		r.Header.Set("x-ms-version", v)
+		w := serve(hd, r)
+		if w.Code != 400 || w.Header().Get("x-ms-error-code") != "InvalidHeaderValue" || w.Header().Get("x-ms-version") != "2019-02-02" {
+			t.Errorf("x-ms-version %q: %d %s, echoed %q", v, w.Code, w.Header().Get("x-ms-error-code"), w.Header().Get("x-ms-version"))
+		}
+	}
+	w := serve(hd, httptest.NewRequest("GET", "/devstoreaccount1/Tables", nil))
+	if w.Code != 200 || w.Header().Get("x-ms-version") != "2019-02-02" {
+		t.Errorf("no x-ms-version: %d, echoed %q", w.Code, w.Header().Get("x-ms-version"))
 	}
 }
