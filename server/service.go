@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // Table service properties (Get and Set Table Service Properties) are
@@ -184,7 +186,17 @@ func (q *request) setServiceProperties() error {
 	return nil
 }
 
+// errStatsOnPrimary is Azure's answer to Get Table Service Stats on the
+// primary endpoint: the operation exists only on the secondary.
+var errStatsOnPrimary = apiError(http.StatusBadRequest, edm.CodeInvalidQueryParameterValue,
+	"Value for one of the query parameters specified in the request URI is invalid.")
+
+// getServiceStats serves Get Table Service Stats, on the secondary
+// endpoint only, as Azure documents it.
 func (q *request) getServiceStats() error {
+	if !q.res.secondary {
+		return errStatsOnPrimary
+	}
 	body := `<?xml version="1.0" encoding="utf-8"?><StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>` +
 		time.Now().UTC().Format(http.TimeFormat) + `</LastSyncTime></GeoReplication></StorageServiceStats>`
 	q.writeXML(http.StatusOK, []byte(body))
