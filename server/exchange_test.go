@@ -109,7 +109,8 @@ var (
 // shownHeaders are the response headers the exchanges record.
 var shownHeaders = []string{"Content-Type", "Location", "DataServiceId", "Preference-Applied", "ETag",
 	"X-Ms-Error-Code", "X-Ms-Continuation-Nextpartitionkey", "X-Ms-Continuation-Nextrowkey",
-	"X-Ms-Continuation-Nexttablename", "Retry-After"}
+	"X-Ms-Continuation-Nexttablename", "Retry-After", "Access-Control-Allow-Origin",
+	"Access-Control-Expose-Headers", "Vary"}
 
 func mask(s string) string {
 	s = maskUUID.ReplaceAllString(s, "<id>")
