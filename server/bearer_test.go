@@ -109,6 +109,15 @@ func TestBearer(t *testing.T) {
 			t.Fatalf("endpoint audience %s: %d %s", aud, w.Code, w.Body)
 		}
 	}
+	// Azure Storage's resource URI, with or without the slash, and its
+	// application ID are accepted by default, as on Azure; other IDs
+	// are not.
+	for aud, code := range map[string]int{StorageAudience + "/": 200, StorageAppID: 200,
+		strings.ToUpper(StorageAppID): 200, "e406a681-f3d4-42a8-90b6-c2b029497af2": 401, "https://storage.azure.com/x": 401} {
+		if w := do("GET", "/devstoreaccount1/Tables", "", rsaTok(claims(func(c jwt.MapClaims) { c["aud"] = aud }), rk, "rsa1"), true); w.Code != code {
+			t.Errorf("audience %s: %d, want %d: %s", aud, w.Code, code, w.Body)
+		}
+	}
 	// An endpoint of another deployment is refused, even when the
 	// request's Host names it (httptest's requests name example.com).
 	for _, aud := range []string{"https://example.com/devstoreaccount1", "https://tables.example:10002/otheraccount",
