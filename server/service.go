@@ -23,13 +23,18 @@ var serviceSections = []struct{ name, def string }{
 	{"Cors", `<Cors />`},
 }
 
-// retentionRule: Enabled, and Days (1 to 365) exactly when enabled.
+// retentionRule: Enabled, and Days (1 to 365) exactly when enabled. Days
+// out of range fails the element's check, not the leaf's value: Azure
+// answers 366 days InvalidXmlDocument, as recorded by the Go SDK's tests.
 var retentionRule = &xmlRule{
 	children: []xmlChild{
 		{name: "Enabled", rule: leaf(xmlBool), min: 1, max: 1},
-		{name: "Days", rule: leaf(xmlIntRange(1, 365)), min: 0, max: 1},
+		{name: "Days", rule: leaf(nil), min: 0, max: 1},
 	},
-	check: func(e *xmlElem) bool { return (e.child("Enabled").text == "true") == (e.child("Days") != nil) },
+	check: func(e *xmlElem) bool {
+		days := e.child("Days")
+		return (e.child("Enabled").text == "true") == (days != nil) && (days == nil || xmlIntRange(1, 365)(days.text))
+	},
 }
 
 // metricsRule is HourMetrics' and MinuteMetrics' schema: IncludeAPIs is
