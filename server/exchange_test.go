@@ -23,7 +23,8 @@ import (
 // TestExchanges replays the HTTP exchanges in testdata/exchanges: each
 // "request" holds a request line, headers, a blank line and a body; the
 // output is the status, the response headers that matter and the body,
-// with request ids, times and ETags masked. Requests are signed with
+// with request ids, times and ETags masked and a byte-order mark shown as
+// <BOM>. Requests are signed with
 // SharedKeyLite unless the command says "unsigned"; x-ms-version is
 // 2019-02-02 unless the request names one; "crlf" turns the
 // body's line endings into CRLF. Rewrite with -rewrite.
@@ -142,7 +143,7 @@ func formatResponse(resp *http.Response) string {
 	body, _ := io.ReadAll(resp.Body)
 	if len(body) > 0 {
 		b.WriteString("\n")
-		b.WriteString(strings.ReplaceAll(mask(string(body)), "\r\n", "⏎\n"))
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(mask(string(body)), "\r\n", "⏎\n"), "\ufeff", "<BOM>"))
 		if !strings.HasSuffix(string(body), "\n") {
 			b.WriteString("\n")
 		}

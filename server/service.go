@@ -121,7 +121,7 @@ func defaultServiceProperties() []byte {
 // canonical sections given, the defaults for the others.
 func serviceDocument(sections map[string][]byte) []byte {
 	var b bytes.Buffer
-	b.WriteString(`<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties>`)
+	b.WriteString(xmlDeclaration + `<StorageServiceProperties>`)
 	for _, s := range serviceSections {
 		if sec := sections[s.name]; sec != nil {
 			b.Write(sec)
@@ -202,15 +202,24 @@ func (q *request) getServiceStats() error {
 	if !q.res.secondary {
 		return errStatsOnPrimary
 	}
-	body := `<?xml version="1.0" encoding="utf-8"?><StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>` +
+	body := xmlDeclaration + `<StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>` +
 		time.Now().UTC().Format(http.TimeFormat) + `</LastSyncTime></GeoReplication></StorageServiceStats>`
 	q.writeXML(http.StatusOK, []byte(body))
 	return nil
 }
 
+// xmlDeclaration begins every XML body, in Azure's spelling.
+const xmlDeclaration = `<?xml version="1.0" encoding="utf-8"?>`
+
+// utf8BOM is the byte-order mark Azure puts before a successful
+// operation's XML body (not before an XML error).
+const utf8BOM = "\ufeff"
+
+// writeXML sends a successful operation's XML body, after a byte-order
+// mark as Azure does.
 func (q *request) writeXML(status int, body []byte) {
 	q.w.Header().Set("Content-Type", "application/xml")
-	q.w.Header().Set("Content-Length", itoa(len(body)))
+	q.w.Header().Set("Content-Length", itoa(len(utf8BOM)+len(body)))
 	q.w.WriteHeader(status)
-	_, _ = q.w.Write(body)
+	_, _ = q.w.Write(append([]byte(utf8BOM), body...))
 }
