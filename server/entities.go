@@ -143,6 +143,10 @@ func checkConditionalHeaders(r *http.Request) error {
 }
 
 func (q *request) insertEntity() error {
+	if preferNoContent(q.r) {
+		// Azure says so on a failed insert too (a 400 was recorded).
+		q.w.Header().Set("Preference-Applied", "return-no-content")
+	}
 	l, err := q.metadataLevel()
 	if err != nil {
 		return err
@@ -167,7 +171,6 @@ func (q *request) insertEntity() error {
 	setExact(hd, "ETag", string(e.etag()))
 	hd.Set("Location", loc)
 	if preferNoContent(q.r) {
-		hd.Set("Preference-Applied", "return-no-content")
 		hd.Set("DataServiceId", loc)
 		hd.Set("Content-Length", "0")
 		q.w.WriteHeader(http.StatusNoContent)
