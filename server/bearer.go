@@ -403,14 +403,19 @@ func (b *Bearer) challenge(invalid bool) string {
 }
 
 // allow checks an operation against the token's role: a reader may
-// list tables and read entities, access policies and service
-// properties; a contributor may do everything.
+// list tables and read entities and service properties; a contributor
+// may do everything but Get and Set Table ACL, which no token may do:
+// Azure documents them for the account owner only, and the table data
+// roles have no data action for them.
 func (g *bearerGrant) allow(o op) error {
-	if g.contributor {
+	switch {
+	case o == opGetACL || o == opSetACL:
+		return errPermission
+	case g.contributor:
 		return nil
 	}
 	switch o {
-	case opListTables, opRead, opGetACL, opGetService, opCapabilities:
+	case opListTables, opRead, opGetService, opCapabilities:
 		return nil
 	}
 	return errPermission

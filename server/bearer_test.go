@@ -144,6 +144,16 @@ func TestBearer(t *testing.T) {
 			t.Errorf("reader %s %s: %d %s", tc.method, tc.path, w.Code, w.Body)
 		}
 	}
+	// Get and Set Table ACL are the account owner's: no token may call
+	// them, whatever its role.
+	contributor := rsaTok(claims(func(c jwt.MapClaims) { c["roles"] = []string{roleContributorID} }), rk, "rsa1")
+	for _, tok := range []string{reader, contributor} {
+		for _, m := range []string{"GET", "PUT"} {
+			if w := do(m, "/devstoreaccount1/things?comp=acl", "", tok, true); w.Code != 403 || w.Header().Get("x-ms-error-code") != "AuthorizationPermissionMismatch" {
+				t.Errorf("%s ACL with a token: %d %s", m, w.Code, w.Body)
+			}
+		}
+	}
 	mapped := rsaTok(claims(func(c jwt.MapClaims) { delete(c, "roles"); c["oid"] = "mapped-reader" }), rk, "rsa1")
 	if w := do("GET", "/devstoreaccount1/Tables", "", mapped, true); w.Code != 200 {
 		t.Fatalf("mapped reader: %d", w.Code)
