@@ -223,6 +223,25 @@ func TestSASVersion(t *testing.T) {
 	}
 }
 
+// TestSASRepeatedParameter: a SAS whose parameters include one twice
+// (sig first of all) is refused, whichever copy is the valid one.
+func TestSASRepeatedParameter(t *testing.T) {
+	hd, _ := newTestHandler(t, nil)
+	future := time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04:05Z")
+	q := signServiceSAS(map[string]string{"sv": "2019-02-02", "tn": "things", "sp": "r", "se": future})
+	if w := serve(hd, httptest.NewRequest("GET", "/devstoreaccount1/things()?"+q, nil)); w.Code != 200 {
+		t.Fatalf("valid SAS: %d %s", w.Code, w.Body)
+	}
+	for _, extra := range []string{"sig=AAAA", "sp=r", "sv=2019-02-02", "se=" + future, "tn=things"} {
+		for _, target := range []string{q + "&" + extra, extra + "&" + q} {
+			w := serve(hd, httptest.NewRequest("GET", "/devstoreaccount1/things()?"+target, nil))
+			if w.Code != 403 || w.Header().Get("x-ms-error-code") != "AuthenticationFailed" {
+				t.Errorf("SAS with %s twice: %d %s", extra, w.Code, w.Body)
+			}
+		}
+	}
+}
+
 // TestHostAccount: a host-style Host names the account; it must be the
 // server's, whatever the path or the signature say.
 func TestHostAccount(t *testing.T) {
