@@ -292,4 +292,3 @@ func weakUpper(tag ts.ETag) ts.ETag {
 	}
 	return tag
 }
-
