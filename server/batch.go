@@ -924,8 +924,11 @@ func (q *request) batchRetrieve(s *subRequest, accept string) error {
 		if !q.needMemory(int64(len(body))) {
 			return q.busy()
 		}
-		part = append(part, "HTTP/1.1 200 OK\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\nContent-Type: "...)
-		part = append(append(append(part, contentType(l)...), "\r\nETag: "...), etag...)
+		// The headers in the order of a retrieve Azure answered.
+		part = append(part, "HTTP/1.1 200 OK\r\nDataServiceVersion: 3.0;\r\nContent-Type: "...)
+		part = append(part, contentType(l)...)
+		part = append(part, "\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nETag: "...)
+		part = append(part, etag...)
 		part = append(append(append(part, "\r\n\r\n"...), body...), "\r\n"...)
 	}
 	bb := "batchresponse_" + newRequestID()
