@@ -176,7 +176,9 @@ func (q *request) insertEntity() error {
 		q.w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	hd.Set("Preference-Applied", "return-content")
+	if q.r.Header.Get("Prefer") != "" {
+		hd.Set("Preference-Applied", "return-content") // Azure sends none to a request without Prefer
+	}
 	o := q.jsonOptions(l)
 	b, err := q.oneEntity(l, func(b []byte) ([]byte, error) { return e.appendJSON(b, &o) })
 	if err != nil {
