@@ -135,9 +135,9 @@ func (c *checker) check(x Expr, depth int) (Node, error) {
 		}
 		switch x.Op {
 		case TokAnd:
-			return foldAnd(l, r), nil
+			return fold(l, r, false, joinAnd), nil
 		case TokOr:
-			return foldOr(l, r), nil
+			return fold(l, r, true, joinOr), nil
 		}
 		return nil, checkError(edm.CodeInvalidInput, x.OpPos, "expected and or or, found "+x.Op.String())
 	case *UnaryExpr:
@@ -177,41 +177,23 @@ func (c *checker) check(x Expr, depth int) (Node, error) {
 	return nil, checkError(edm.CodeInvalidInput, 0, "unknown expression")
 }
 
-// foldAnd returns `l and r`, folding a constant operand away: `false and
-// X` is false, `true and X` is X.
-func foldAnd(l, r Node) Node {
-	if k, ok := l.(*ConstNode); ok {
-		if k.Value {
-			return r
+// fold returns `l op r` built by join, folding a constant operand away:
+// the operator's absorbing constant (false for and, true for or) is the
+// result, the other constant is dropped.
+func fold(l, r Node, absorbing bool, join func(x, y Node) Node) Node {
+	for _, p := range [2][2]Node{{l, r}, {r, l}} {
+		if k, ok := p[0].(*ConstNode); ok {
+			if k.Value == absorbing {
+				return k
+			}
+			return p[1]
 		}
-		return k
 	}
-	if k, ok := r.(*ConstNode); ok {
-		if k.Value {
-			return l
-		}
-		return k
-	}
-	return &AndNode{X: l, Y: r}
+	return join(l, r)
 }
 
-// foldOr returns `l or r`, folding a constant operand away: `true or X`
-// is true, `false or X` is X.
-func foldOr(l, r Node) Node {
-	if k, ok := l.(*ConstNode); ok {
-		if k.Value {
-			return k
-		}
-		return r
-	}
-	if k, ok := r.(*ConstNode); ok {
-		if k.Value {
-			return r
-		}
-		return l
-	}
-	return &OrNode{X: l, Y: r}
-}
+func joinAnd(x, y Node) Node { return &AndNode{X: x, Y: y} }
+func joinOr(x, y Node) Node  { return &OrNode{X: x, Y: y} }
 
 // isNilExpr reports whether x is nil or a nil pointer, which only a
 // hand-built tree can hold.
