@@ -231,6 +231,7 @@ func prepareKeysInto(a *driver.Action, typ ActionType, pk, rk string, ifMatch ET
 		if err := entityenc.CheckIfMatch(string(ifMatch)); err != nil {
 			return 0, coded(err)
 		}
+		a.IfMatch = entityenc.NormalizeIfMatch(a.IfMatch)
 	default:
 		return 0, newError(edm.CodeInvalidInput, "unknown action type %d", uint8(typ))
 	}

@@ -74,6 +74,16 @@ func TestPythonEmptyKeys(t *testing.T) {
 		"TABLES_SCENARIOS=empty_keys")
 }
 
+// TestPythonHealthCheck drives the Azure client libraries' health-check
+// query, the filter false, through azure-data-tables on tables and
+// entities, with true and folded constants beside it.
+func TestPythonHealthCheck(t *testing.T) {
+	py := pythonWithTables(t)
+	srv := tablestoretest.NewTLSServerWithOptions(t, nil)
+	runPython(t, py, "TABLES_CONNECTION_STRING="+srv.ConnectionString(), "TABLES_CA_FILE="+srv.TLS().CAFile,
+		"TABLES_SCENARIOS=health_check")
+}
+
 // TestPythonTestkit drives the test kit's HTTP controls
 // (tablestoretest.ControlHandler, as `tablestore serve --testkit` mounts
 // them) from Python: snapshot and restore, two injected ServerBusy

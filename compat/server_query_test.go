@@ -85,10 +85,27 @@ func TestServerQuery(t *testing.T) {
 		{"not (Missing eq 1)", 50},
 		{"N eq 5L", 0}, // an Int32 property against an Int64 literal is not comparable
 		{"Name eq 'name7' and PartitionKey eq 'p1'", 1},
+		// Boolean constants, folded; false is the health-check probe.
+		{"false", 0},
+		{"true", 50},
+		{"(true and N lt 10) or false", 10},
+		{"not (Even and false) and PartitionKey eq 'p0'", 17},
 	} {
 		got, _ := listAll(t, c, &aztables.ListEntitiesOptions{Filter: to.Ptr(tc.filter), Top: to.Ptr[int32](4)})
 		if len(got) != tc.want {
 			t.Errorf("filter %q: %d entities, want %d", tc.filter, len(got), tc.want)
+		}
+	}
+	// The Azure client libraries' health check lists tables with the
+	// filter false: 200 and no table.
+	tp := svc.NewListTablesPager(&aztables.ListTablesOptions{Filter: to.Ptr("false")})
+	for tp.More() {
+		p, err := tp.NextPage(ctx(t))
+		if err != nil {
+			t.Fatalf("list tables with filter false: %v", err)
+		}
+		if len(p.Tables) != 0 {
+			t.Fatalf("list tables with filter false: %d tables", len(p.Tables))
 		}
 	}
 	// $select returns the selected properties; a missing one is null.

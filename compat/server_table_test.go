@@ -82,7 +82,7 @@ func TestServerTables(t *testing.T) {
 }
 
 func TestServerServiceProperties(t *testing.T) {
-	_, svc := newService(t)
+	srv, svc := newService(t)
 	props, err := svc.GetProperties(ctx(t), nil)
 	if err != nil {
 		t.Fatalf("get properties: %v", err)
@@ -98,7 +98,18 @@ func TestServerServiceProperties(t *testing.T) {
 	if err != nil || props.Logging.Read == nil || !*props.Logging.Read {
 		t.Fatalf("properties after set: %+v %v", props, err)
 	}
-	stats, err := svc.GetStatistics(ctx(t), nil)
+	// Statistics exist on the secondary endpoint only, as on Azure.
+	_, err = svc.GetStatistics(ctx(t), nil)
+	respErr(t, err, http.StatusBadRequest, "InvalidQueryParameterValue")
+	cred, err := aztables.NewSharedKeyCredential(srv.Account(), srv.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := aztables.NewServiceClientWithSharedKey(srv.URL()+"/"+srv.Account()+"-secondary", cred, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := sec.GetStatistics(ctx(t), nil)
 	if err != nil || stats.GeoReplication == nil || stats.GeoReplication.LastSyncTime == nil {
 		t.Fatalf("stats: %+v %v", stats, err)
 	}

@@ -41,8 +41,13 @@ func Compile(src string, lim *Limits) (*Filter, error) {
 // `X eq true`, and converts every literal to a Value once. A nil x gives a
 // Filter with a nil Root.
 //
-// Comparing two properties or two constants, and a constant standing alone
-// as a condition, are CodeNotImplemented errors, as in Azure. A malformed
+// The boolean constants true and false are conditions, as in Azure, and
+// are folded: `false and X` is false, `true and X` is X, `not true` is
+// false. A filter that folds to true has a nil Root (no condition); one
+// that folds to false has the Root &ConstNode{false} (no entity), and
+// every other Root holds no ConstNode. Comparing two properties or two
+// constants, and another constant standing alone as a condition, are
+// CodeNotImplemented errors, as in Azure. A malformed
 // literal or a malformed hand-built tree is CodeInvalidInput. The Src of
 // the returned *Error is empty; Compile fills it in.
 func Check(x Expr) (*Filter, error) {
@@ -53,6 +58,9 @@ func Check(x Expr) (*Filter, error) {
 	root, err := c.check(x, 0)
 	if err != nil {
 		return nil, err
+	}
+	if k, ok := root.(*ConstNode); ok && k.Value {
+		root = nil
 	}
 	return NewFilter(root), nil
 }
@@ -127,9 +135,9 @@ func (c *checker) check(x Expr, depth int) (Node, error) {
 		}
 		switch x.Op {
 		case TokAnd:
-			return &AndNode{X: l, Y: r}, nil
+			return fold(l, r, false, joinAnd), nil
 		case TokOr:
-			return &OrNode{X: l, Y: r}, nil
+			return fold(l, r, true, joinOr), nil
 		}
 		return nil, checkError(edm.CodeInvalidInput, x.OpPos, "expected and or or, found "+x.Op.String())
 	case *UnaryExpr:
@@ -143,6 +151,9 @@ func (c *checker) check(x Expr, depth int) (Node, error) {
 		if err != nil {
 			return nil, err
 		}
+		if k, ok := n.(*ConstNode); ok {
+			return &ConstNode{Value: !k.Value}, nil
+		}
 		return &NotNode{X: n}, nil
 	case *ParenExpr:
 		if isNilExpr(x.X) {
@@ -152,12 +163,37 @@ func (c *checker) check(x Expr, depth int) (Node, error) {
 	case *Ident:
 		return &CompareNode{Property: x.Name, Op: OpEQ, Value: edm.Value{Type: edm.TypeBoolean, Int: 1}}, nil
 	case *BasicLit:
-		return nil, checkError(edm.CodeNotImplemented, x.ValuePos, "a constant alone is not a condition")
+		if x.Kind == TokBoolean {
+			v, msg := parseLiteral(x.Kind, x.Value)
+			if msg != "" {
+				return nil, checkError(edm.CodeInvalidInput, x.ValuePos, msg)
+			}
+			return &ConstNode{Value: v.Int == 1}, nil
+		}
+		return nil, checkError(edm.CodeNotImplemented, x.ValuePos, "a constant other than true or false is not a condition")
 	case *ComparisonExpr:
 		return c.checkComparison(x)
 	}
 	return nil, checkError(edm.CodeInvalidInput, 0, "unknown expression")
 }
+
+// fold returns `l op r` built by join, folding a constant operand away:
+// the operator's absorbing constant (false for and, true for or) is the
+// result, the other constant is dropped.
+func fold(l, r Node, absorbing bool, join func(x, y Node) Node) Node {
+	for _, p := range [2][2]Node{{l, r}, {r, l}} {
+		if k, ok := p[0].(*ConstNode); ok {
+			if k.Value == absorbing {
+				return k
+			}
+			return p[1]
+		}
+	}
+	return join(l, r)
+}
+
+func joinAnd(x, y Node) Node { return &AndNode{X: x, Y: y} }
+func joinOr(x, y Node) Node  { return &OrNode{X: x, Y: y} }
 
 // isNilExpr reports whether x is nil or a nil pointer, which only a
 // hand-built tree can hold.

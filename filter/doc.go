@@ -56,7 +56,9 @@
 // Precedence runs not > and > or: `A or B and C` is `A or (B and C)` and
 // `not A and B` is `(not A) and B`; and and or group from the left. A
 // comparison binds tighter than not, so `not X eq 1` is `not (X eq 1)`.
-// A bare property name stands for `Name eq true`.
+// A bare property name stands for `Name eq true`. The constants true and
+// false are conditions too (`false` matches nothing; `true` everything) and
+// Check folds them: `(true and A) or false` is `A eq true`.
 //
 // Either side of a comparison may be the literal: `30 lt Age` is checked
 // into `Age gt 30`. Exactly one side must be a property and the other a
@@ -167,9 +169,10 @@
 // out-of-range literals, null, exceeded limits.
 //
 // edm.CodeNotImplemented (Azure: 501 NotImplemented): comparing two properties
-// (`a eq b`) or two constants (`1 eq 2`), a constant alone as a condition
-// (`true`), function calls (`startswith(Name,'a')`), arithmetic (`add`,
-// `sub`, `mul`, `div`, `mod`, `+`, `-`, `*`) and property paths (`A/B`).
+// (`a eq b`) or two constants (`1 eq 2`), a constant other than true and
+// false alone as a condition (`5`), function calls
+// (`startswith(Name,'a')`), arithmetic (`add`, `sub`, `mul`, `div`, `mod`,
+// `+`, `-`, `*`) and property paths (`A/B`).
 //
 // # Printing
 //

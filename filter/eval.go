@@ -38,6 +38,8 @@ func Eval(n Node, p Properties) bool {
 		return Eval(n.X, p) || Eval(n.Y, p)
 	case *NotNode:
 		return !Eval(n.X, p)
+	case *ConstNode:
+		return n.Value
 	case nil:
 		return true
 	}

@@ -114,6 +114,9 @@ func equalNode(a, b Node) bool {
 	case *CompareNode:
 		b, ok := b.(*CompareNode)
 		return ok && a.Property == b.Property && a.Op == b.Op && equalValue(a.Value, b.Value)
+	case *ConstNode:
+		b, ok := b.(*ConstNode)
+		return ok && a.Value == b.Value
 	}
 	return false
 }

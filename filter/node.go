@@ -21,8 +21,8 @@ const (
 	OpLE               // le
 )
 
-// Node is a node of a checked filter: *AndNode, *OrNode, *NotNode or
-// *CompareNode.
+// Node is a node of a checked filter: *AndNode, *OrNode, *NotNode,
+// *CompareNode or *ConstNode.
 type Node interface{ node() }
 
 // AndNode matches when both X and Y match.
@@ -44,7 +44,13 @@ type CompareNode struct {
 	Value    edm.Value
 }
 
+// ConstNode is a boolean constant, matching every entity or none. Check
+// folds constants away: its result holds a ConstNode only as the whole
+// tree of the filter `false` (the filter `true` checks to a nil Root).
+type ConstNode struct{ Value bool }
+
 func (*AndNode) node()     {}
+func (*ConstNode) node()   {}
 func (*OrNode) node()      {}
 func (*NotNode) node()     {}
 func (*CompareNode) node() {}

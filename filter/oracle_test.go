@@ -180,6 +180,8 @@ func oracleEval(n Node, p Properties) bool {
 	case *CompareNode:
 		v, present := p.Lookup(n.Property)
 		return present && oracleCompare(v, n.Op, n.Value)
+	case *ConstNode:
+		return n.Value
 	}
 	panic("oracleEval: unknown node")
 }

@@ -1,6 +1,9 @@
 package filter
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Precedence of the syntax, lowest first.
 const (
@@ -126,6 +129,8 @@ func formatNode(b *strings.Builder, n Node, min int) {
 		b.WriteString(n.Op.String())
 		b.WriteByte(' ')
 		b.WriteString(FormatLiteral(n.Value))
+	case *ConstNode:
+		b.WriteString(strconv.FormatBool(n.Value))
 	}
 }
 

@@ -23,8 +23,8 @@ type step struct {
 	onFalse  int32
 }
 
-// compileProgram returns the program of root, or nil if root is nil or has
-// a node other than the four node types.
+// compileProgram returns the program of root, or nil if root is nil or
+// holds a ConstNode or a node of no known type (Match then uses Eval).
 func compileProgram(root Node) []step {
 	n, ok := countComparisons(root)
 	if !ok || n == 0 {

@@ -17,20 +17,21 @@ const secondarySuffix = "-secondary"
 var errSecondaryReadOnly = apiError(http.StatusForbidden, edm.CodeAuthorizationFailure,
 	"This request is not authorized to perform this operation: the secondary endpoint is read-only.")
 
-// checkSecondary refuses every request but GET and HEAD addressed to
-// the account's secondary endpoint, path-style (/ACCOUNT-secondary/...)
-// or host-style (ACCOUNT-secondary.host). The secondary serves the
-// primary's data: this server has one copy, always in sync.
-func (h *handler) checkSecondary(r *http.Request, rawPath string) error {
+// checkSecondary reports whether r is addressed to the account's
+// secondary endpoint, path-style (/ACCOUNT-secondary/...) or host-style
+// (ACCOUNT-secondary.host), and refuses every request there but GET and
+// HEAD. The secondary serves the primary's data: this server has one
+// copy, always in sync.
+func (h *handler) checkSecondary(r *http.Request, rawPath string) (secondary bool, err error) {
 	seg, _, _ := strings.Cut(strings.TrimPrefix(rawPath, "/"), "/")
 	hostname, _, _ := strings.Cut(r.Host, ":")
 	if seg != h.account+secondarySuffix && !strings.HasPrefix(strings.ToLower(hostname), h.account+secondarySuffix+".") {
-		return nil
+		return false, nil
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		return errSecondaryReadOnly
+		return true, errSecondaryReadOnly
 	}
-	return nil
+	return true, nil
 }
 
 // Account is one storage account served by NewAccounts: its name, its

@@ -60,23 +60,32 @@ func (q *request) getACL() error {
 	if err != nil {
 		return err
 	}
+	body := []byte(xmlDeclaration)
+	if len(pols) == 0 {
+		q.writeXML(http.StatusOK, append(body, "<SignedIdentifiers />"...)) // Azure's form
+		return nil
+	}
 	doc := xmlIdentifiers{Identifiers: []xmlIdentifier{}}
 	for _, p := range pols {
-		xp := &xmlPolicy{Permission: p.Permission}
-		if !p.Start.IsZero() {
-			xp.Start = p.Start.UTC().Format(aclTimeLayout)
+		xi := xmlIdentifier{ID: p.ID}
+		// An identifier stored without a policy has no AccessPolicy
+		// element, as Azure answers it.
+		if p.Permission != "" || !p.Start.IsZero() || !p.Expiry.IsZero() {
+			xi.Policy = &xmlPolicy{Permission: p.Permission}
+			if !p.Start.IsZero() {
+				xi.Policy.Start = p.Start.UTC().Format(aclTimeLayout)
+			}
+			if !p.Expiry.IsZero() {
+				xi.Policy.Expiry = p.Expiry.UTC().Format(aclTimeLayout)
+			}
 		}
-		if !p.Expiry.IsZero() {
-			xp.Expiry = p.Expiry.UTC().Format(aclTimeLayout)
-		}
-		doc.Identifiers = append(doc.Identifiers, xmlIdentifier{ID: p.ID, Policy: xp})
+		doc.Identifiers = append(doc.Identifiers, xi)
 	}
 	out, err := xml.Marshal(doc)
 	if err != nil {
 		return err
 	}
-	body := append([]byte(xml.Header[:len(xml.Header)-1]), out...)
-	q.writeXML(http.StatusOK, body)
+	q.writeXML(http.StatusOK, append(body, out...))
 	return nil
 }
 

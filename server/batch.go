@@ -292,6 +292,10 @@ type batchScratch struct {
 	actions []tablestore.TransactionAction
 	raws    []tablestore.RawEntity
 	head    []byte // the response parts' leads (batchPartHeads)
+	// retrieve says the batch holds one retrieve (parseRetrieve), whose
+	// Accept header is accept.
+	retrieve bool
+	accept   string
 }
 
 var batchScratches = sync.Pool{New: func() any { return new(batchScratch) }}
@@ -323,6 +327,7 @@ func (sc *batchScratch) clear(keepBuffers bool) {
 		clear(raws)
 	}
 	sc.parts, sc.subs, sc.actions, sc.raws = sc.parts[:0], sc.subs[:0], sc.actions[:0], sc.raws[:0]
+	sc.retrieve, sc.accept = false, ""
 }
 
 // parseBatch reads the whole envelope into sc.subs, which it returns; the
@@ -342,13 +347,13 @@ func (h *handler) parseBatch(contentType string, body []byte, sc *batchScratch) 
 		return nil, errBadBatch("a batch holds exactly one changeset")
 	}
 	changeset := outer[0] // sc.parts is reused below
+	if changeset.bad {
+		return nil, errBadBatch("a part has too many header lines")
+	}
 	// The changeset's boundary may alias the body, read only here.
 	csBoundary, ok := boundaryOf(changeset.header.get("Content-Type"))
 	if !ok {
-		return nil, errBadBatch("the batch part must be a multipart/mixed changeset; queries in a batch are not supported")
-	}
-	if changeset.bad {
-		return nil, errBadBatch("a part has too many header lines")
+		return h.parseRetrieve(changeset.body, sc)
 	}
 	inner, err := splitMultipart(changeset.body, csBoundary, tablestore.MaxTransactionActions, sc.parts)
 	sc.parts = inner
@@ -372,6 +377,30 @@ func (h *handler) parseBatch(contentType string, body []byte, sc *batchScratch) 
 		subs = append(subs, s)
 	}
 	return subs, nil
+}
+
+// parseRetrieve reads the part of a batch that is not a changeset: a
+// query operation, which Azure takes alone in a batch. Here it must be a
+// retrieve, a GET of one entity; sc.retrieve is set and sc.accept holds
+// its Accept header (aliasing b).
+func (h *handler) parseRetrieve(b []byte, sc *batchScratch) ([]subRequest, error) {
+	var memo urlMemo
+	s, err := h.parseSubRequest(b, &memo)
+	if err != nil {
+		return nil, err
+	}
+	if s.method != http.MethodGet || s.res.kind != kindEntity {
+		return nil, errBadBatch("the batch part must be a multipart/mixed changeset or a retrieve of one entity")
+	}
+	l := lines{b: b}
+	for {
+		line, _, ok := l.next()
+		if !ok || len(bytes.TrimSpace(line)) > 0 {
+			break // the request line, which parseSubRequest found
+		}
+	}
+	sc.retrieve, sc.accept = true, newPart(b[l.off:]).header.get("Accept")
+	return append(sc.subs[:0], s), nil
 }
 
 // subHeaders is what a sub-request's header block holds for its
@@ -698,12 +727,21 @@ func (s *subRequest) action(raw *tablestore.RawEntity, asMap bool) (tablestore.T
 }
 
 // batch serves POST $batch: one changeset, run as one transaction.
-func (q *request) batch() error {
+func (q *request) batch() (err error) {
 	sc := batchScratches.Get().(*batchScratch)
 	defer sc.put(len(q.body) <= maxKeptBatchBody) // after the response is written: it reads the actions
+	defer func() {
+		if f, ok := err.(*opFailure); ok && f.index < len(sc.subs) {
+			s := &sc.subs[f.index]
+			f.insert = s.method == http.MethodPost && s.res.kind == kindEntities
+		}
+	}()
 	subs, err := q.h.parseBatch(q.r.Header.Get("Content-Type"), q.body, sc)
 	if err != nil {
 		return err
+	}
+	if sc.retrieve {
+		return q.batchRetrieve(&subs[0], sc.accept)
 	}
 	if len(subs) > tablestore.MaxTransactionActions {
 		// Azure was observed to answer this at index 99 (or 0).
@@ -826,8 +864,9 @@ func actionKeys(e tablestore.ActionEntity) (pk, rk string, etag tablestore.ETag)
 // status and a one-line JSON error whose message starts with "index:"
 // (see answerFailure).
 type opFailure struct {
-	index int
-	err   error
+	index  int
+	err    error
+	insert bool // the operation is an insert, answered return-no-content
 }
 
 func (e *opFailure) Error() string { return "operation " + itoa(e.index) + ": " + e.err.Error() }
@@ -838,16 +877,66 @@ func failAt(index int, err error) error { return &opFailure{index: index, err: e
 
 // answerFailure writes the batch response for f.
 func (q *request) answerFailure(f *opFailure) {
-	index := f.index
-	ae := toAPIError(f.err)
-	msg := itoa(index) + ":" + ae.msg + "\nRequestId:" + q.id + "\nTime:" + q.start.UTC().Format("2006-01-02T15:04:05.0000000Z")
-	body := errorJSON(ae.code, msg)
-	part := "HTTP/1.1 " + itoa(ae.status) + " " + http.StatusText(ae.status) + "\r\n" +
+	part := q.errorPart(itoa(f.index)+":", f.err, f.insert)
+	q.writeBatch(func(b []byte, lead string) []byte { return append(append(b, lead...), part...) })
+}
+
+// errorPart is the response part of a batch operation that failed with
+// err: its status line, headers and one-line JSON error, whose message
+// starts with prefix. An insert's says Preference-Applied, as its success
+// would (insertPartHead).
+func (q *request) errorPart(prefix string, err error, insert bool) string {
+	ae := toAPIError(err)
+	msg := prefix + ae.msg + "\nRequestId:" + q.id + "\nTime:" + q.start.UTC().Format("2006-01-02T15:04:05.0000000Z")
+	pref := ""
+	if insert {
+		pref = "Preference-Applied: return-no-content\r\n"
+	}
+	return "HTTP/1.1 " + itoa(ae.status) + " " + http.StatusText(ae.status) + "\r\n" +
 		"X-Content-Type-Options: nosniff\r\n" +
+		"Cache-Control: no-cache\r\n" + pref +
 		"DataServiceVersion: 3.0;\r\n" +
 		"Content-Type: " + contentType(tablestore.MinimalMetadata) + "\r\n" +
-		"\r\n" + string(body) + "\r\n"
-	q.writeBatch(func(b []byte, lead string) []byte { return append(append(append(b, lead...), part...), "\r\n"...) })
+		"\r\n" + string(errorJSON(ae.code, msg)) + "\r\n"
+}
+
+// batchRetrieve answers a batch holding one retrieve s as Azure does: 202
+// with Get Entity's response as the batch's one part, outside any
+// changeset; a failure (a missing entity's 404, a refused permission) is
+// that part's status and JSON error.
+func (q *request) batchRetrieve(s *subRequest, accept string) error {
+	res := s.res
+	res.base = q.res.base
+	q.res = res
+	var part []byte
+	l, err := metadataLevelOf(res.query.Get("$format"), accept)
+	if err == nil {
+		err = q.authorize(opRead, res.table, res.pk, res.rk)
+	}
+	var body []byte
+	var etag tablestore.ETag
+	if err == nil {
+		body, etag, err = q.readEntity(l)
+	}
+	if err != nil {
+		part = append(part, q.errorPart("", err, false)...)
+	} else {
+		if !q.needMemory(int64(len(body))) {
+			return q.busy()
+		}
+		// The headers in the order of a retrieve Azure answered.
+		part = append(part, "HTTP/1.1 200 OK\r\nDataServiceVersion: 3.0;\r\nContent-Type: "...)
+		part = append(part, contentType(l)...)
+		part = append(part, "\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nETag: "...)
+		part = append(part, etag...)
+		part = append(append(append(part, "\r\n\r\n"...), body...), "\r\n"...)
+	}
+	bb := "batchresponse_" + newRequestID()
+	b := responseBuffers.get()
+	b = append(b, "--"+bb+"\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"...)
+	b = append(append(b, part...), "--"+bb+"--\r\n"...)
+	q.writeMultipart(bb, b)
+	return nil
 }
 
 // writeBatch writes the 202 multipart response around the changeset
@@ -866,6 +955,12 @@ func (q *request) writeBatch(appendParts func(b []byte, lead string) []byte) {
 	b = append(b, "--"+bb+"\r\nContent-Type: multipart/mixed; boundary="+cb+"\r\n\r\n"...)
 	b = appendParts(b, lead)
 	b = append(b, "--"+cb+"--\r\n--"+bb+"--\r\n"...)
+	q.writeMultipart(bb, b)
+}
+
+// writeMultipart writes the 202 response of a batch whose multipart body,
+// of boundary bb, is b, a buffer of responseBuffers.
+func (q *request) writeMultipart(bb string, b []byte) {
 	hd := q.w.Header()
 	hd.Set("Content-Type", "multipart/mixed; boundary="+bb)
 	hd.Set("Content-Length", itoa(len(b)))

@@ -23,7 +23,8 @@ import (
 // Microsoft Entra ID bearer tokens, as Azure Storage takes them: a JWT
 // in "Authorization: Bearer ...", over TLS only, verified offline
 // against configured signing keys (a JWKS document), its issuer, its
-// audience (https://storage.azure.com, or the account's endpoint under
+// audience (https://storage.azure.com, Azure Storage's application ID
+// e406a681-f3d4-42a8-90b6-c2b029497af1, or the account's endpoint under
 // Options.PublicEndpoints, never the request's Host), and
 // its expiry and not-before times within a small skew. What the token
 // may do comes from a role: the token's roles claim, or a configured
@@ -46,6 +47,11 @@ const (
 // resource of the SDKs' scope https://storage.azure.com/.default.
 const StorageAudience = "https://storage.azure.com"
 
+// StorageAppID is Azure Storage's application ID, which Azure accepts as
+// a token's audience beside StorageAudience (a token requested for the
+// resource by its ID carries it).
+const StorageAppID = "e406a681-f3d4-42a8-90b6-c2b029497af1"
+
 // DefaultBearerSkew is the clock skew tolerated on a token's exp and nbf.
 const DefaultBearerSkew = 2 * time.Minute
 
@@ -64,9 +70,10 @@ type Bearer struct {
 	// https://login.microsoftonline.com/TENANT/v2.0. Required unless
 	// InsecureAcceptAnyToken.
 	Issuers []string
-	// Audiences are accepted aud values besides StorageAudience and the
-	// account's endpoints under Options.PublicEndpoints (such as
-	// https://host:port/ACCOUNT). Default none.
+	// Audiences are accepted aud values besides StorageAudience,
+	// StorageAppID and the account's endpoints under
+	// Options.PublicEndpoints (such as https://host:port/ACCOUNT).
+	// Default none.
 	Audiences []string
 	// Skew is the clock skew tolerated on exp and nbf. Default
 	// DefaultBearerSkew.
@@ -321,7 +328,7 @@ func (h *handler) audienceOK(aud jwt.ClaimStrings) (accepted, forAccount bool) {
 	b := h.bearer
 	for _, a := range aud {
 		a = strings.TrimSuffix(a, "/")
-		if a == StorageAudience {
+		if a == StorageAudience || strings.EqualFold(a, StorageAppID) {
 			accepted = true
 		}
 		for _, x := range b.Audiences {
@@ -396,14 +403,19 @@ func (b *Bearer) challenge(invalid bool) string {
 }
 
 // allow checks an operation against the token's role: a reader may
-// list tables and read entities, access policies and service
-// properties; a contributor may do everything.
+// list tables and read entities and service properties; a contributor
+// may do everything but Get and Set Table ACL, which no token may do:
+// Azure documents them for the account owner only, and the table data
+// roles have no data action for them.
 func (g *bearerGrant) allow(o op) error {
-	if g.contributor {
+	switch {
+	case o == opGetACL || o == opSetACL:
+		return errPermission
+	case g.contributor:
 		return nil
 	}
 	switch o {
-	case opListTables, opRead, opGetACL, opGetService, opCapabilities:
+	case opListTables, opRead, opGetService, opCapabilities:
 		return nil
 	}
 	return errPermission

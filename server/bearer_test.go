@@ -109,6 +109,15 @@ func TestBearer(t *testing.T) {
 			t.Fatalf("endpoint audience %s: %d %s", aud, w.Code, w.Body)
 		}
 	}
+	// Azure Storage's resource URI, with or without the slash, and its
+	// application ID are accepted by default, as on Azure; other IDs
+	// are not.
+	for aud, code := range map[string]int{StorageAudience + "/": 200, StorageAppID: 200,
+		strings.ToUpper(StorageAppID): 200, "e406a681-f3d4-42a8-90b6-c2b029497af2": 401, "https://storage.azure.com/x": 401} {
+		if w := do("GET", "/devstoreaccount1/Tables", "", rsaTok(claims(func(c jwt.MapClaims) { c["aud"] = aud }), rk, "rsa1"), true); w.Code != code {
+			t.Errorf("audience %s: %d, want %d: %s", aud, w.Code, code, w.Body)
+		}
+	}
 	// An endpoint of another deployment is refused, even when the
 	// request's Host names it (httptest's requests name example.com).
 	for _, aud := range []string{"https://example.com/devstoreaccount1", "https://tables.example:10002/otheraccount",
@@ -133,6 +142,16 @@ func TestBearer(t *testing.T) {
 	} {
 		if w := do(tc.method, tc.path, tc.body, reader, true); w.Code != 403 || w.Header().Get("x-ms-error-code") != "AuthorizationPermissionMismatch" {
 			t.Errorf("reader %s %s: %d %s", tc.method, tc.path, w.Code, w.Body)
+		}
+	}
+	// Get and Set Table ACL are the account owner's: no token may call
+	// them, whatever its role.
+	contributor := rsaTok(claims(func(c jwt.MapClaims) { c["roles"] = []string{roleContributorID} }), rk, "rsa1")
+	for _, tok := range []string{reader, contributor} {
+		for _, m := range []string{"GET", "PUT"} {
+			if w := do(m, "/devstoreaccount1/things?comp=acl", "", tok, true); w.Code != 403 || w.Header().Get("x-ms-error-code") != "AuthorizationPermissionMismatch" {
+				t.Errorf("%s ACL with a token: %d %s", m, w.Code, w.Body)
+			}
 		}
 	}
 	mapped := rsaTok(claims(func(c jwt.MapClaims) { delete(c, "roles"); c["oid"] = "mapped-reader" }), rk, "rsa1")

@@ -30,10 +30,10 @@ import (
 //     and, unless the rule allows every origin, Vary: Origin and
 //     Access-Control-Allow-Credentials: true. With rules but no match,
 //     a GET or HEAD gets Vary: Origin only.
-//   - A GET or HEAD without Origin, when there are rules, gets
-//     Access-Control-Allow-Origin: * (and Expose-Headers) from a rule
-//     allowing every origin and the method, else Vary: Origin (Azure's
-//     table of when Vary is set).
+//   - A request without Origin gets no Access-Control header (Azure's
+//     table of CORS scenarios); a GET or HEAD, when there are rules,
+//     gets Vary: Origin unless a rule allowing every origin and the
+//     method matches (Azure's table of when Vary is set).
 //   - With no rules there are no CORS headers at all.
 
 // corsRule is one parsed CorsRule.
@@ -195,19 +195,16 @@ func (q *request) cors() {
 	hd := q.w.Header()
 	getHead := q.r.Method == http.MethodGet || q.r.Method == http.MethodHead
 	if origin == "" {
-		// A GET or HEAD without Origin, with rules: * from a rule allowing
-		// every origin, else Vary: Origin, so caches keep the answers to
-		// cross-origin requests apart.
+		// A GET or HEAD without Origin, with rules: no Access-Control
+		// header; Vary: Origin unless a rule allowing every origin and
+		// the method answers every origin alike, so caches keep the
+		// answers to cross-origin requests apart.
 		if !getHead {
 			return
 		}
 		for i := range *rules {
 			r := &(*rules)[i]
 			if r.anyOrig && r.allowsMethod(q.r.Method) {
-				hd.Set("Access-Control-Allow-Origin", "*")
-				if len(r.exposed) > 0 {
-					q.w = &corsWriter{ResponseWriter: q.w, exposed: r.exposed}
-				}
 				return
 			}
 		}

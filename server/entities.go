@@ -143,6 +143,10 @@ func checkConditionalHeaders(r *http.Request) error {
 }
 
 func (q *request) insertEntity() error {
+	if preferNoContent(q.r) {
+		// Azure says so on a failed insert too (a 400 was recorded).
+		q.w.Header().Set("Preference-Applied", "return-no-content")
+	}
 	l, err := q.metadataLevel()
 	if err != nil {
 		return err
@@ -167,13 +171,14 @@ func (q *request) insertEntity() error {
 	setExact(hd, "ETag", string(e.etag()))
 	hd.Set("Location", loc)
 	if preferNoContent(q.r) {
-		hd.Set("Preference-Applied", "return-no-content")
 		hd.Set("DataServiceId", loc)
 		hd.Set("Content-Length", "0")
 		q.w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	hd.Set("Preference-Applied", "return-content")
+	if q.r.Header.Get("Prefer") != "" {
+		hd.Set("Preference-Applied", "return-content") // Azure sends none to a request without Prefer
+	}
 	o := q.jsonOptions(l)
 	b, err := q.oneEntity(l, func(b []byte) ([]byte, error) { return e.appendJSON(b, &o) })
 	if err != nil {
@@ -224,13 +229,7 @@ func (q *request) getEntity() error {
 	if err != nil {
 		return err
 	}
-	o := q.jsonOptions(l)
-	o.Select = selectList(q)
-	var etag tablestore.ETag
-	b, err := q.oneEntity(l, func(b []byte) (out []byte, err error) {
-		out, etag, err = q.h.db.Table(q.res.table).GetJSON(q.r.Context(), b, q.res.pk, q.res.rk, &o)
-		return out, err
-	})
+	b, etag, err := q.readEntity(l)
 	if err != nil {
 		return err
 	}
@@ -241,6 +240,18 @@ func (q *request) getEntity() error {
 	setExact(q.w.Header(), "ETag", string(etag))
 	q.writeJSON(http.StatusOK, l, b)
 	return nil
+}
+
+// readEntity returns the body of Get Entity for the entity q.res names,
+// at level l and with q.res's $select, and the entity's ETag.
+func (q *request) readEntity(l tablestore.JSONMetadata) (b []byte, etag tablestore.ETag, err error) {
+	o := q.jsonOptions(l)
+	o.Select = selectList(q)
+	b, err = q.oneEntity(l, func(b []byte) (out []byte, err error) {
+		out, etag, err = q.h.db.Table(q.res.table).GetJSON(q.r.Context(), b, q.res.pk, q.res.rk, &o)
+		return out, err
+	})
+	return b, etag, err
 }
 
 // writeEntity serves PUT (Replace) and MERGE/PATCH (Merge): an update

@@ -185,7 +185,7 @@ func (q *request) answer(err error) {
 	if q.xml {
 		hd.Set("Content-Type", "application/xml")
 		var b strings.Builder
-		b.WriteString(`<?xml version="1.0" encoding="utf-8"?><m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><m:code>`)
+		b.WriteString(xmlDeclaration + `<m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><m:code>`)
 		_ = xml.EscapeText(&b, []byte(ae.code))
 		b.WriteString(`</m:code><m:message xml:lang="en-US">`)
 		_ = xml.EscapeText(&b, []byte(msg))

@@ -83,6 +83,8 @@ func FuzzBatchBody(f *testing.F) {
 	f.Add(seed)
 	f.Add(strings.ReplaceAll(seed, "\r\n", "\n"))
 	f.Add("--b\n\n--b--")
+	f.Add("--b\r\nContent-Type: application/http\r\n\r\nGET http://h/devstoreaccount1/fzz(PartitionKey='p',RowKey='keep') HTTP/1.1\r\nAccept: application/json;odata=nometadata\r\n\r\n--b--\r\n")
+	f.Add("--b\nContent-Type: application/http\n\nGET /devstoreaccount1/fzz(PartitionKey='p',RowKey='none')?$select=V HTTP/1.1\n\n--b--\n")
 	f.Add("preamble\n--b\nContent-Type: multipart/mixed; boundary=c\n\n--c\n\nMERGE /fz(PartitionKey='p',RowKey='x') HTTP/1.1\n\n{}\n--c--\n--b--\n")
 	h, db := fuzzHandler(f)
 	defer db.Close()

@@ -29,6 +29,9 @@ type resource struct {
 	table  string // kindTable, kindEntities, kindEntity, kindACL
 	pk, rk string // kindEntity
 	comp   string // kindService: properties or stats
+	// secondary says the request names the secondary endpoint
+	// (ACCOUNT-secondary).
+	secondary bool
 	// rawPath is the path exactly as the request-target carries it; the
 	// SharedKey signatures cover it.
 	rawPath string
@@ -59,7 +62,7 @@ func (h *handler) route(r *http.Request) (resource, error) {
 		return res, errHostAccount
 	}
 	rest, pathStyle := h.stripAccount(r.Host, res.rawPath)
-	if err := h.checkSecondary(r, res.rawPath); err != nil { // accounts.go: ACCOUNT-secondary is read-only
+	if res.secondary, err = h.checkSecondary(r, res.rawPath); err != nil { // accounts.go: ACCOUNT-secondary is read-only
 		return res, err
 	}
 	res.base = scheme + "://" + r.Host + "/"

@@ -464,7 +464,7 @@ func (q *request) commonHeaders() {
 	// shared slice; nothing writes into one.)
 	hd := q.w.Header()
 	hd["X-Ms-Request-Id"] = []string{q.id}
-	if v := q.r.Header.Get("x-ms-version"); v != "" {
+	if v := q.r.Header.Get("x-ms-version"); headerVersion[v] {
 		hd["X-Ms-Version"] = []string{v}
 	} else {
 		hd["X-Ms-Version"] = defaultVersion
@@ -520,6 +520,9 @@ func (q *request) serve() error {
 		return err
 	}
 	q.res = res
+	if err := q.checkVersion(); err != nil {
+		return err
+	}
 	method, err := effectiveMethod(q.r)
 	if err != nil {
 		return err

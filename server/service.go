@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/tablestore/tablestore/edm"
 )
 
 // Table service properties (Get and Set Table Service Properties) are
@@ -21,13 +23,18 @@ var serviceSections = []struct{ name, def string }{
 	{"Cors", `<Cors />`},
 }
 
-// retentionRule: Enabled, and Days (1 to 365) exactly when enabled.
+// retentionRule: Enabled, and Days (1 to 365) exactly when enabled. Days
+// out of range fails the element's check, not the leaf's value: Azure
+// answers 366 days InvalidXmlDocument, as recorded by the Go SDK's tests.
 var retentionRule = &xmlRule{
 	children: []xmlChild{
 		{name: "Enabled", rule: leaf(xmlBool), min: 1, max: 1},
-		{name: "Days", rule: leaf(xmlIntRange(1, 365)), min: 0, max: 1},
+		{name: "Days", rule: leaf(nil), min: 0, max: 1},
 	},
-	check: func(e *xmlElem) bool { return (e.child("Enabled").text == "true") == (e.child("Days") != nil) },
+	check: func(e *xmlElem) bool {
+		days := e.child("Days")
+		return (e.child("Enabled").text == "true") == (days != nil) && (days == nil || xmlIntRange(1, 365)(days.text))
+	},
 }
 
 // metricsRule is HourMetrics' and MinuteMetrics' schema: IncludeAPIs is
@@ -114,7 +121,7 @@ func defaultServiceProperties() []byte {
 // canonical sections given, the defaults for the others.
 func serviceDocument(sections map[string][]byte) []byte {
 	var b bytes.Buffer
-	b.WriteString(`<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties>`)
+	b.WriteString(xmlDeclaration + `<StorageServiceProperties>`)
 	for _, s := range serviceSections {
 		if sec := sections[s.name]; sec != nil {
 			b.Write(sec)
@@ -184,16 +191,35 @@ func (q *request) setServiceProperties() error {
 	return nil
 }
 
+// errStatsOnPrimary is Azure's answer to Get Table Service Stats on the
+// primary endpoint: the operation exists only on the secondary.
+var errStatsOnPrimary = apiError(http.StatusBadRequest, edm.CodeInvalidQueryParameterValue,
+	"Value for one of the query parameters specified in the request URI is invalid.")
+
+// getServiceStats serves Get Table Service Stats, on the secondary
+// endpoint only, as Azure documents it.
 func (q *request) getServiceStats() error {
-	body := `<?xml version="1.0" encoding="utf-8"?><StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>` +
+	if !q.res.secondary {
+		return errStatsOnPrimary
+	}
+	body := xmlDeclaration + `<StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>` +
 		time.Now().UTC().Format(http.TimeFormat) + `</LastSyncTime></GeoReplication></StorageServiceStats>`
 	q.writeXML(http.StatusOK, []byte(body))
 	return nil
 }
 
+// xmlDeclaration begins every XML body, in Azure's spelling.
+const xmlDeclaration = `<?xml version="1.0" encoding="utf-8"?>`
+
+// utf8BOM is the byte-order mark Azure puts before a successful
+// operation's XML body (not before an XML error).
+const utf8BOM = "\ufeff"
+
+// writeXML sends a successful operation's XML body, after a byte-order
+// mark as Azure does.
 func (q *request) writeXML(status int, body []byte) {
 	q.w.Header().Set("Content-Type", "application/xml")
-	q.w.Header().Set("Content-Length", itoa(len(body)))
+	q.w.Header().Set("Content-Length", itoa(len(utf8BOM)+len(body)))
 	q.w.WriteHeader(status)
-	_, _ = q.w.Write(body)
+	_, _ = q.w.Write(append([]byte(utf8BOM), body...))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,7 +134,11 @@ func TestStrictServiceProperties(t *testing.T) {
 		{"Logging without Version", doc(strings.Replace(logging, "<Version>1.0</Version>", "", 1))},
 		{"Logging repeated", doc(logging + logging)},
 		{"retention enabled without Days", doc(strings.Replace(logging, "<Days>7</Days>", "", 1))},
-		{"value: Days out of range", doc(strings.Replace(logging, "<Days>7</Days>", "<Days>366</Days>", 1))},
+		// Azure's recorded answer to 366 days (the Go SDK's
+		// TestRetentionTooLong) is InvalidXmlDocument.
+		{"Days out of range", doc(strings.Replace(logging, "<Days>7</Days>", "<Days>366</Days>", 1))},
+		{"Days zero", doc(strings.Replace(logging, "<Days>7</Days>", "<Days>0</Days>", 1))},
+		{"Days not a number", doc(strings.Replace(logging, "<Days>7</Days>", "<Days>x</Days>", 1))},
 		{"value: not a boolean", doc(strings.Replace(logging, "<Delete>true</Delete>", "<Delete>yes</Delete>", 1))},
 		{"value: bad version", doc(strings.Replace(logging, "1.0", "2.0", 1))},
 		{"metrics enabled without IncludeAPIs", doc(`<HourMetrics>` + strings.Replace(metrics, "<IncludeAPIs>false</IncludeAPIs>", "", 1) + `</HourMetrics>`)},
@@ -218,6 +223,25 @@ func TestSASVersion(t *testing.T) {
 	}
 }
 
+// TestSASRepeatedParameter: a SAS whose parameters include one twice
+// (sig first of all) is refused, whichever copy is the valid one.
+func TestSASRepeatedParameter(t *testing.T) {
+	hd, _ := newTestHandler(t, nil)
+	future := time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04:05Z")
+	q := signServiceSAS(map[string]string{"sv": "2019-02-02", "tn": "things", "sp": "r", "se": future})
+	if w := serve(hd, httptest.NewRequest("GET", "/devstoreaccount1/things()?"+q, nil)); w.Code != 200 {
+		t.Fatalf("valid SAS: %d %s", w.Code, w.Body)
+	}
+	for _, extra := range []string{"sig=AAAA", "sp=r", "sv=2019-02-02", "se=" + future, "tn=things"} {
+		for _, target := range []string{q + "&" + extra, extra + "&" + q} {
+			w := serve(hd, httptest.NewRequest("GET", "/devstoreaccount1/things()?"+target, nil))
+			if w.Code != 403 || w.Header().Get("x-ms-error-code") != "AuthenticationFailed" {
+				t.Errorf("SAS with %s twice: %d %s", extra, w.Code, w.Body)
+			}
+		}
+	}
+}
+
 // TestHostAccount: a host-style Host names the account; it must be the
 // server's, whatever the path or the signature say.
 func TestHostAccount(t *testing.T) {
@@ -256,17 +280,18 @@ func TestHostAccount(t *testing.T) {
 	}
 }
 
-// TestServiceVersions: the versions list is Azure's date format, in
-// order, without repeats, and every version in it is accepted in
-// x-ms-version and echoed.
+// TestServiceVersions: the versions lists are Azure's date format, in
+// order, without repeats, every version in them is accepted in
+// x-ms-version and echoed, and any other value is refused.
 func TestServiceVersions(t *testing.T) {
 	hd, _ := newTestHandler(t, &Options{Anonymous: true})
-	for i, v := range serviceVersions {
+	all := append(slices.Clone(olderVersions), serviceVersions...)
+	for i, v := range all {
 		if _, err := time.Parse("2006-01-02", v); err != nil {
 			t.Errorf("version %q is not a date: %v", v, err)
 		}
-		if i > 0 && serviceVersions[i-1] >= v {
-			t.Errorf("version %q does not follow %q", v, serviceVersions[i-1])
+		if i > 0 && all[i-1] >= v {
+			t.Errorf("version %q does not follow %q", v, all[i-1])
 		}
 		r := httptest.NewRequest("GET", "/devstoreaccount1/Tables", nil)
 		r.Header.Set("x-ms-version", v)
@@ -274,5 +299,19 @@ func TestServiceVersions(t *testing.T) {
 		if w.Code != 200 || w.Header().Get("x-ms-version") != v {
 			t.Errorf("x-ms-version %s: %d, echoed %q: %s", v, w.Code, w.Header().Get("x-ms-version"), w.Body)
 		}
+	}
+	// Anything else is Azure's 400 InvalidHeaderValue, answered at the
+	// default version; no header is the default version.
+	for _, v := range []string{"invalid", "2019-02-03", "2099-01-01", "2019-02-02 x", "2019-2-2"} {
+		r := httptest.NewRequest("GET", "/devstoreaccount1/Tables", nil)
+		r.Header.Set("x-ms-version", v)
+		w := serve(hd, r)
+		if w.Code != 400 || w.Header().Get("x-ms-error-code") != "InvalidHeaderValue" || w.Header().Get("x-ms-version") != "2019-02-02" {
+			t.Errorf("x-ms-version %q: %d %s, echoed %q", v, w.Code, w.Header().Get("x-ms-error-code"), w.Header().Get("x-ms-version"))
+		}
+	}
+	w := serve(hd, httptest.NewRequest("GET", "/devstoreaccount1/Tables", nil))
+	if w.Code != 200 || w.Header().Get("x-ms-version") != "2019-02-02" {
+		t.Errorf("no x-ms-version: %d, echoed %q", w.Code, w.Header().Get("x-ms-version"))
 	}
 }

@@ -1,10 +1,18 @@
 package server
 
+import (
+	"net/http"
+	"slices"
+
+	"github.com/tablestore/tablestore/edm"
+)
+
 // serviceVersions are Azure Storage's published service versions from
 // 2015-04-05 (the first whose SAS string-to-sign this server computes,
 // with signedIP and signedProtocol) on, oldest first. A SAS's sv must be
-// one of them; an x-ms-version header may name any of them (and is
-// echoed as sent). Add each new version Azure publishes here, and only
+// one of them; an x-ms-version header may name any of them or of
+// olderVersions (and is echoed as sent), and naming another is 400
+// InvalidHeaderValue. Add each new version Azure publishes here, and only
 // here.
 var serviceVersions = []string{
 	"2015-04-05", "2015-07-08", "2015-12-11", "2016-05-31",
@@ -20,11 +28,38 @@ var serviceVersions = []string{
 	"2026-06-06",
 }
 
+// olderVersions are the published service versions before
+// serviceVersions, which an x-ms-version header may still name (Azure
+// keeps serving them) but a SAS's sv may not.
+var olderVersions = []string{
+	"2009-04-14", "2009-07-17", "2009-09-19", "2011-08-18",
+	"2012-02-12", "2013-08-15", "2014-02-14", "2015-02-21",
+}
+
 // knownVersion reports whether v is one of serviceVersions.
-var knownVersion = func() map[string]bool {
-	m := make(map[string]bool, len(serviceVersions))
-	for _, v := range serviceVersions {
+var knownVersion = versionSet(serviceVersions)
+
+// headerVersion reports whether v is a version an x-ms-version header
+// may name: one of olderVersions or serviceVersions.
+var headerVersion = versionSet(append(slices.Clone(olderVersions), serviceVersions...))
+
+func versionSet(vs []string) map[string]bool {
+	m := make(map[string]bool, len(vs))
+	for _, v := range vs {
 		m[v] = true
 	}
 	return m
-}()
+}
+
+// errBadVersion is Azure's answer to an x-ms-version header that names no
+// published version.
+var errBadVersion = apiError(http.StatusBadRequest, edm.CodeInvalidHeaderValue, "The value for one of the HTTP headers is not in the correct format.")
+
+// checkVersion refuses an x-ms-version header that names no published
+// version; a request without one is served at the default version.
+func (q *request) checkVersion() error {
+	if v := q.r.Header.Get("x-ms-version"); v != "" && !headerVersion[v] {
+		return errBadVersion
+	}
+	return nil
+}

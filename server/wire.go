@@ -37,7 +37,13 @@ var jsonContentTypes = [...][]string{
 // metadataLevel reads $format, which takes precedence, or Accept. Plain
 // application/json and a missing header mean minimal metadata.
 func (q *request) metadataLevel() (tablestore.JSONMetadata, error) {
-	if f := q.res.query.Get("$format"); f != "" {
+	return metadataLevelOf(q.res.query.Get("$format"), q.r.Header.Get("Accept"))
+}
+
+// metadataLevelOf is the metadata level a request asks for by its
+// $format (which wins) and Accept header.
+func metadataLevelOf(format, accept string) (tablestore.JSONMetadata, error) {
+	if f := format; f != "" {
 		l, ok := parseFormat(f)
 		if !ok {
 			if strings.Contains(strings.ToLower(f), "atom") || strings.Contains(strings.ToLower(f), "xml") {
@@ -47,7 +53,6 @@ func (q *request) metadataLevel() (tablestore.JSONMetadata, error) {
 		}
 		return l, nil
 	}
-	accept := q.r.Header.Get("Accept")
 	for _, part := range strings.Split(accept, ",") {
 		if l, ok := parseFormat(part); ok {
 			return l, nil

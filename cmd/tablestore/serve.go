@@ -177,7 +177,7 @@ tablestore serve --dir data --replicate-to "$MIRROR_CONN" --replicate-table Orde
 			f.accounts = fs.String("accounts", "", "serve the accounts in this file (account:key1[:key2], one a line or ;-separated, as Azurite's $AZURITE_ACCOUNTS, which is read when this is not given; or a JSON array that also gives each account's bearer settings, see docs/server.md), each with its own store under --dir/ACCOUNT")
 			f.jwks = fs.String("bearer-jwks", "", "accept Entra ID bearer tokens (over https only) signed by the keys in this JWKS file")
 			fs.Var(&f.issuers, "bearer-issuer", "an accepted token issuer (iss), repeatable, such as https://sts.windows.net/TENANT/")
-			fs.Var(&f.audiences, "bearer-audience", "an accepted token audience besides https://storage.azure.com and the account endpoint, repeatable")
+			fs.Var(&f.audiences, "bearer-audience", "an accepted token audience besides https://storage.azure.com, Azure Storage's application ID and the account endpoint, repeatable")
 			f.roles = fs.String("bearer-roles", "", "a JSON file mapping principals (oid or sub) to \"Storage Table Data Reader\" or \"Storage Table Data Contributor\", for tokens without roles")
 			fs.Var(&f.publicEndpoints, "public-endpoint", "a service root clients reach the server by (https://host:port), repeatable: a token whose audience is an account's endpoint must name one (default: the listen address and the TLS certificate's DNS names)")
 			f.insecureTokens = fs.Bool("insecure-accept-any-bearer-token", false, "accept every bearer token unverified, as a contributor (local development only)")

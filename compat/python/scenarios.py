@@ -104,6 +104,26 @@ def empty_keys():
         svc.delete_table(name)
 
 
+def health_check():
+    """The Azure client libraries' health check queries with the filter
+    false: 200 and nothing, for tables and entities; true is no condition."""
+    svc = TableServiceClient.from_connection_string(CS, **KW)
+    name = "pyhealth%d" % (time.time_ns() % 10**9)
+    svc.create_table(name)
+    try:
+        assert list(svc.query_tables("false")) == []
+        assert [t.name for t in svc.query_tables("not false and TableName eq '%s'" % name)] == [name]
+        tc = svc.get_table_client(name)
+        tc.create_entity({"PartitionKey": "p", "RowKey": "1", "n": 1})
+        tc.create_entity({"PartitionKey": "p", "RowKey": "2", "n": 2})
+        assert list(tc.query_entities("false")) == []
+        assert len(list(tc.query_entities("true"))) == 2
+        got = [e["RowKey"] for e in tc.query_entities("(true and n gt 1) or false")]
+        assert got == ["2"], got
+    finally:
+        svc.delete_table(name)
+
+
 class StaticToken:
     """A credential whose get_token returns a token made by the Go test."""
 
@@ -217,7 +237,8 @@ def testkit():
     assert [t.name for t in svc.list_tables()] == []
 
 
-SCENARIOS = {"tls_basics": tls_basics, "bearer_tokens": bearer_tokens, "empty_keys": empty_keys, "testkit": testkit}
+SCENARIOS = {"tls_basics": tls_basics, "bearer_tokens": bearer_tokens, "empty_keys": empty_keys, "testkit": testkit,
+             "health_check": health_check}
 
 
 def main():

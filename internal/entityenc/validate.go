@@ -263,7 +263,8 @@ func PageSize(top int) (int, error) {
 
 // CheckIfMatch checks the syntax of an If-Match value. A well-formed
 // value is "*" or an HTTP entity-tag (RFC 9110, section 8.8.3): an
-// optional weak prefix W/, then a double-quoted string of visible ASCII
+// optional weak prefix W/ (or w/, which Azure takes as weak too; see
+// NormalizeIfMatch), then a double-quoted string of visible ASCII
 // characters other than '"' (non-ASCII bytes are allowed too, as the
 // RFC's obs-text). That covers every ETag this library issues,
 // W/"datetime'2026-11-22T10%3A00%3A00.1234567Z'", and every form an Azure
@@ -276,7 +277,7 @@ func CheckIfMatch(tag string) error {
 		return nil
 	}
 	s := tag
-	if len(s) >= 2 && s[0] == 'W' && s[1] == '/' {
+	if len(s) >= 2 && (s[0] == 'W' || s[0] == 'w') && s[1] == '/' {
 		s = s[2:]
 	}
 	ok := len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"'
@@ -289,6 +290,15 @@ func CheckIfMatch(tag string) error {
 			QuoteShort(tag))
 	}
 	return nil
+}
+
+// NormalizeIfMatch returns a well-formed If-Match value with a weak
+// prefix w/ spelled W/, as the ETags it is compared with are.
+func NormalizeIfMatch(tag string) string {
+	if strings.HasPrefix(tag, "w/") {
+		return "W/" + tag[2:]
+	}
+	return tag
 }
 
 // QuoteShort quotes s for an error message, cutting it after 64 bytes.

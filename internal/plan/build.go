@@ -14,7 +14,7 @@ const (
 )
 
 // New plans a checked filter; nil matches every entity and plans as a
-// table scan of the whole table.
+// table scan of the whole table, and the constant false reads nothing.
 //
 // The key constraints come from comparisons of PartitionKey or RowKey with
 // a string literal (eq, gt, ge, lt, le) combined with and and or. A
@@ -109,6 +109,11 @@ func keySet(n filter.Node) (boxSet, bool) {
 		return r, xExact && yExact && ok
 	case *filter.CompareNode:
 		return compareSet(n)
+	case *filter.ConstNode:
+		if n.Value {
+			return fullSet, true
+		}
+		return nil, true
 	}
 	// not, and any node type this planner does not know, read everything.
 	return fullSet, false

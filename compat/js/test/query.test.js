@@ -50,6 +50,17 @@ h.scenario("query: filter, select and order across partitions", async (t) => {
   await h.expectRestError(h.collect(c.listEntities({ queryOptions: { filter: "i eq" } })), 400);
 });
 
+h.scenario("query: the constant false answers nothing (the health-check probe), true everything", async (t) => {
+  const c = await h.freshTable(t, "jshc");
+  await load(c, ["a"], 5);
+  assert.deepEqual(await h.collect(c.listEntities({ queryOptions: { filter: "false" } })), []);
+  assert.equal((await h.collect(c.listEntities({ queryOptions: { filter: "true" } }))).length, 5);
+  const folded = await h.collect(c.listEntities({ queryOptions: { filter: "(true and i ge 3) or false" } }));
+  assert.deepEqual(folded.map((e) => e.i), [3, 4]);
+  const svc = h.serviceClient();
+  assert.deepEqual(await h.collect(svc.listTables({ queryOptions: { filter: "false" } })), []);
+});
+
 h.scenario("query: byPage continuation tokens across several pages", async (t) => {
   const c = await h.freshTable(t, "jspg");
   await load(c, ["p1", "p2", "p3"], 250);

@@ -82,7 +82,7 @@ func (m *Model) Update(tableName string, e *ts.Entity, mode ts.UpdateMode, ifMat
 	if !ok {
 		return "", fail(edm.CodeResourceNotFound)
 	}
-	if ifMatch != ts.ETagAny && ifMatch != old.ETag {
+	if ifMatch != ts.ETagAny && weakUpper(ifMatch) != old.ETag {
 		return "", fail(edm.CodeUpdateConditionNotSatisfied)
 	}
 	s := m.write(old, e, mode)
@@ -137,7 +137,7 @@ func (m *Model) Delete(tableName, pk, rk string, ifMatch ts.ETag) error {
 	if !ok {
 		return fail(edm.CodeResourceNotFound)
 	}
-	if ifMatch != ts.ETagAny && ifMatch != old.ETag {
+	if ifMatch != ts.ETagAny && weakUpper(ifMatch) != old.ETag {
 		return fail(edm.CodeUpdateConditionNotSatisfied)
 	}
 	m.remove(t, k)

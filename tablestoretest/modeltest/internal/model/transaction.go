@@ -76,7 +76,7 @@ func (m *Model) SubmitTransaction(tableName string, actions []ts.TransactionActi
 			if !exists {
 				return nil, failAt(edm.CodeResourceNotFound, i)
 			}
-			if a.IfMatch != ts.ETagAny && a.IfMatch != old.ETag {
+			if a.IfMatch != ts.ETagAny && weakUpper(a.IfMatch) != old.ETag {
 				return nil, failAt(edm.CodeUpdateConditionNotSatisfied, i)
 			}
 		}

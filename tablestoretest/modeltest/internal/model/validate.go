@@ -271,16 +271,24 @@ func dataSize(e *ts.Entity, keysOnly bool) int {
 }
 
 // wellFormedETag reports whether an If-Match value is "*" or an HTTP
-// entity-tag: W/ optionally, then "..." holding no '"', space or control
-// character. The empty value is not one.
+// entity-tag: W/ (or w/) optionally, then "..." holding no '"', space or
+// control character. The empty value is not one.
 func wellFormedETag(tag ts.ETag) bool {
 	if tag == ts.ETagAny {
 		return true
 	}
-	body, ok := strings.CutPrefix(strings.TrimPrefix(string(tag), "W/"), `"`)
+	body, ok := strings.CutPrefix(strings.TrimPrefix(string(weakUpper(tag)), "W/"), `"`)
 	if !ok {
 		return false
 	}
 	body, ok = strings.CutSuffix(body, `"`)
 	return ok && !strings.ContainsFunc(body, func(r rune) bool { return r <= ' ' || r == '"' || r == 0x7f })
+}
+
+// weakUpper spells a weak prefix w/ as W/, the form ETags are compared in.
+func weakUpper(tag ts.ETag) ts.ETag {
+	if strings.HasPrefix(string(tag), "w/") {
+		return "W/" + tag[2:]
+	}
+	return tag
 }
