@@ -150,7 +150,7 @@ func (q *request) corsOn() bool { return q.h.cosmos == nil || q.h.cosmos.opt.COR
 func (q *request) cosmosBefore(o *opRoute) error {
 	c := q.h.cosmos
 	q.cq = &cosmosReq{}
-	q.cosmosRoute(o) // cosmos_order.go
+	q.cosmosRoute(o)                     // cosmos_order.go
 	if err := q.throttle(); err != nil { // cosmos_ru.go
 		return err
 	}

@@ -77,7 +77,7 @@ func cosmosETag(q *request) string {
 
 // cosmosMessages are Cosmos DB's texts where they differ from Storage's.
 var cosmosMessages = map[edm.Code]string{
-	edm.CodeTableAlreadyExists: "The specified table already exists.",
+	edm.CodeTableAlreadyExists:  "The specified table already exists.",
 	edm.CodePropertiesNeedValue: "PartitionKey/RowKey cannot be empty",
 }
 

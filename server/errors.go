@@ -171,7 +171,7 @@ func (q *request) answer(err error) {
 		return
 	}
 	ae := q.failed(toAPIError(err)) // ops.go: the log's reason; Azure's message for auth failures
-	if q.cosmosAnswer(ae) { // cosmos_wire.go: Cosmos DB's error shape
+	if q.cosmosAnswer(ae) {         // cosmos_wire.go: Cosmos DB's error shape
 		return
 	}
 	hd := q.w.Header()
