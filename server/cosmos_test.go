@@ -112,3 +112,127 @@ func formatCosmosResponse(resp *http.Response) string {
 	}
 	return b.String()
 }
+
+// cosmosHandler is a Cosmos-flavored handler over a fresh store, on the
+// clock *now.
+func cosmosHandler(t *testing.T, c *Cosmos, now *time.Time) http.Handler {
+	t.Helper()
+	db, err := tablestore.OpenInMemory(&tablestore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	opts := &Options{Account: CosmosDevAccount, Keys: []string{CosmosDevKey}, Cosmos: c, Now: func() time.Time { return *now }}
+	if c == nil {
+		opts = &Options{Account: CosmosDevAccount, Keys: []string{CosmosDevKey}, Now: opts.Now}
+	}
+	h, err := New(db, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// cosmosDo sends one request, host-style, to h.
+func cosmosDo(h http.Handler, method, target, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, "http://localhost:8902"+target, strings.NewReader(body))
+	r.RequestURI = target
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json;odata=nometadata")
+	r.Header.Set("Prefer", "return-no-content")
+	signLite(r, CosmosDevAccount, CosmosDevKey, time.Now())
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// TestCosmosDifferences: code that relies on Storage's key order, on a
+// RowKey over 255 bytes or on case-insensitive table names works on the
+// Storage flavor and fails on the Cosmos one, each difference alone.
+func TestCosmosDifferences(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	sortedQuery := func(h http.Handler) bool {
+		for _, rk := range []string{"2", "10", "1"} {
+			cosmosDo(h, "POST", "/Things", `{"PartitionKey":"p","RowKey":"`+rk+`"}`)
+		}
+		w := cosmosDo(h, "GET", "/Things()?$select=RowKey", "")
+		return strings.Index(w.Body.String(), `"RowKey":"1"`) < strings.Index(w.Body.String(), `"RowKey":"10"`) &&
+			strings.Index(w.Body.String(), `"RowKey":"10"`) < strings.Index(w.Body.String(), `"RowKey":"2"`)
+	}
+	longRowKey := func(h http.Handler) bool {
+		return cosmosDo(h, "POST", "/Things", `{"PartitionKey":"p","RowKey":"`+strings.Repeat("r", 300)+`"}`).Code == http.StatusNoContent
+	}
+	caseInsensitive := func(h http.Handler) bool {
+		return cosmosDo(h, "POST", "/THINGS", `{"PartitionKey":"p","RowKey":"x"}`).Code == http.StatusNoContent
+	}
+	for _, tc := range []struct {
+		name string
+		uses func(http.Handler) bool
+		off  Cosmos // the Cosmos flavor with this difference switched off
+	}{
+		{"sorted results", sortedQuery, Cosmos{Order: OrderSorted}},
+		{"300-byte RowKey", longRowKey, Cosmos{StorageLimits: true}},
+		{"case-insensitive table name", caseInsensitive, Cosmos{CaseInsensitiveTables: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, flavor := range []struct {
+				name string
+				c    *Cosmos
+				want bool
+			}{{"storage", nil, true}, {"cosmos", &Cosmos{}, false}, {"cosmos, switched off", &tc.off, true}} {
+				h := cosmosHandler(t, flavor.c, &now)
+				if w := cosmosDo(h, "POST", "/Tables", `{"TableName":"Things"}`); w.Code != http.StatusNoContent {
+					t.Fatalf("create table: %d %s", w.Code, w.Body)
+				}
+				if got := tc.uses(h); got != flavor.want {
+					t.Errorf("%s: works %v, want %v", flavor.name, got, flavor.want)
+				}
+			}
+		})
+	}
+}
+
+// TestCosmosThrottle: a client writing 1 KB entities as fast as it can
+// against 100 RU/s gets 100 RU/s within 10 % over a minute of the
+// handler's clock, and every 429 carries x-ms-retry-after-ms. Each
+// answer takes a millisecond; a throttled client waits what it is told.
+func TestCosmosThrottle(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	h := cosmosHandler(t, &Cosmos{RequestUnitsPerSecond: 100, ChargeHeader: true}, &now)
+	cosmosDo(h, "POST", "/Tables", `{"TableName":"Load"}`)
+	start := now.Add(time.Second) // past the bucket's first second
+	var charged float64
+	throttled := 0
+	value := strings.Repeat("v", 950)
+	for i := 0; now.Before(start.Add(time.Minute)); i++ {
+		if i > 1_000_000 {
+			t.Fatal("the loop does not end")
+		}
+		w := cosmosDo(h, "POST", "/Load", fmt.Sprintf(`{"PartitionKey":"p","RowKey":"%08d","v":"%s"}`, i, value))
+		switch w.Code {
+		case http.StatusNoContent:
+			ru, err := strconv.ParseFloat(w.Header().Get("x-ms-request-charge"), 64)
+			if err != nil || ru <= 0 {
+				t.Fatalf("charge %q", w.Header().Get("x-ms-request-charge"))
+			}
+			if !now.Before(start) {
+				charged += ru
+			}
+			now = now.Add(time.Millisecond)
+		case http.StatusTooManyRequests:
+			throttled++
+			ms, err := strconv.Atoi(w.Header().Get("x-ms-retry-after-ms"))
+			if err != nil || ms <= 0 {
+				t.Fatalf("429 without x-ms-retry-after-ms: %q", w.Header().Get("x-ms-retry-after-ms"))
+			}
+			now = now.Add(time.Duration(ms) * time.Millisecond)
+		default:
+			t.Fatalf("write: %d %s", w.Code, w.Body)
+		}
+	}
+	rate := charged / 60
+	t.Logf("%.1f RU/s, %d throttled", rate, throttled)
+	if rate < 90 || rate > 110 || throttled == 0 {
+		t.Errorf("%.1f RU/s with %d throttled answers, want 100 ± 10 %% and some", rate, throttled)
+	}
+}
