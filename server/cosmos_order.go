@@ -36,10 +36,10 @@ func (q *request) cosmosRoute(o *opRoute) {
 	}
 }
 
-// cosmosPage is the slice [from, to) of n results a page gives, and
-// whether it carries a continuation: on every full page (the last one
-// too, so an empty page follows), or with StorageContinuation only when
-// more follow.
+// cosmosPage is the slice [from, to) of n ordered results a page
+// gives, and whether it carries a continuation: on every full page (the
+// last one too, so an empty page follows), or with StorageContinuation
+// only when more follow.
 func (q *request) cosmosPage(n, from, top int, given bool) (to int, more bool) {
 	if given && top == 0 {
 		return from, false
@@ -47,7 +47,6 @@ func (q *request) cosmosPage(n, from, top int, given bool) (to int, more bool) {
 	if top == 0 {
 		top = 1000
 	}
-	from = min(from, n)
 	to = min(from+top, n)
 	if q.h.cosmos.opt.StorageContinuation {
 		return to, to < n
@@ -55,17 +54,19 @@ func (q *request) cosmosPage(n, from, top int, given bool) (to int, more bool) {
 	return to, to-from == top
 }
 
-// rank orders results by c's order; keys are each result's, rank the
-// insertion numbers' or the seeded hashes' keys.
-func (c *cosmosState) rank(table string, keys [][2]string, raw [][]byte, entity bool) []uint64 {
-	r := make([]uint64, len(keys))
+// cosmosOrder orders results whose keys are keys (entities: PartitionKey
+// and RowKey; tables: the name first) and which came in key order. It
+// returns their indexes in the order given and each one's rank: results
+// go by rank, then key order.
+func (c *cosmosState) cosmosOrder(table string, keys [][2]string, raw [][]byte, entity bool) (idx []int, rank []uint64) {
+	rank = make([]uint64, len(keys))
 	for i, k := range keys {
 		switch c.opt.Order {
 		case OrderInsertion:
 			if entity {
-				r[i] = c.order(seqKey(table, k[0], k[1], true))
+				rank[i] = c.order(seqKey(table, k[0], k[1], true))
 			} else {
-				r[i] = c.order(seqKey(k[0], "", "", false))
+				rank[i] = c.order(seqKey(k[0], "", "", false))
 			}
 		case OrderSeeded:
 			h := fnv.New64a()
@@ -76,16 +77,75 @@ func (c *cosmosState) rank(table string, keys [][2]string, raw [][]byte, entity 
 			if k == ([2]string{}) && raw != nil {
 				h.Write(raw[i]) // a $select without the keys
 			}
-			r[i] = h.Sum64()
+			rank[i] = h.Sum64()
 		}
 	}
-	return r
+	idx = make([]int, len(keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(rank[a], rank[b]) })
+	return idx, rank
 }
 
-// sortByRank sorts idx by rank, stably (results of one rank keep key
-// order).
-func sortByRank(idx []int, rank []uint64) {
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(rank[a], rank[b]) })
+// cosmosPos is where a page ended: the rank and keys of its last result
+// and how many results came before and in it. Tokens carry it, so a page
+// resumes after that result even when writes came in between.
+type cosmosPos struct {
+	Rank uint64    `json:"r"`
+	Keys [2]string `json:"k"`
+	N    int       `json:"n"`
+}
+
+// resume is the index in the order (idx, rank) of the first result
+// after p; keyCmp compares keys in the order results came in.
+func resume(idx []int, rank []uint64, keys [][2]string, p *cosmosPos, keyCmp func(a, b [2]string) int) int {
+	if p == nil {
+		return 0
+	}
+	i, _ := slices.BinarySearchFunc(idx, p, func(j int, p *cosmosPos) int {
+		if c := cmp.Compare(rank[j], p.Rank); c != 0 {
+			return c
+		}
+		if keyCmp(keys[j], p.Keys) <= 0 {
+			return -1
+		}
+		return 1
+	})
+	return i
+}
+
+func encodePos(p cosmosPos) string {
+	b, _ := json.Marshal(p)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// decodePos reads encodePos's token. Errors: InvalidInput.
+func decodePos(s string) (*cosmosPos, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	var p cosmosPos
+	if err != nil || json.Unmarshal(b, &p) != nil || p.N < 0 {
+		return nil, errCosmosToken
+	}
+	return &p, nil
+}
+
+// entityKeyCmp is the store's order of entities: PartitionKey, then
+// RowKey.
+func entityKeyCmp(a, b [2]string) int {
+	if c := strings.Compare(a[0], b[0]); c != 0 {
+		return c
+	}
+	return strings.Compare(a[1], b[1])
+}
+
+// tableKeyCmp is the store's order of table names: case-insensitive,
+// then exact.
+func tableKeyCmp(a, b [2]string) int {
+	if c := strings.Compare(strings.ToLower(a[0]), strings.ToLower(b[0])); c != 0 {
+		return c
+	}
+	return strings.Compare(a[0], b[0])
 }
 
 var errCosmosToken = apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: the continuation token is malformed.")
@@ -104,7 +164,7 @@ func (q *request) cosmosQueryEntities() error {
 	if err != nil {
 		return err
 	}
-	from, err := parseEntityToken(q.res.query.Get("NextPartitionKey"))
+	pos, err := parseEntityToken(q.res.query.Get("NextPartitionKey"))
 	if err != nil {
 		return err
 	}
@@ -148,15 +208,9 @@ func (q *request) cosmosQueryEntities() error {
 		keys[i] = [2]string{k.PartitionKey, k.RowKey}
 		raws[i] = e
 	}
-	idx := make([]int, len(all))
-	for i := range idx {
-		idx[i] = i
-	}
-	if q.h.cosmos.opt.Order != OrderSorted {
-		sortByRank(idx, q.h.cosmos.rank(q.res.table, keys, raws, true))
-	}
+	idx, rank := q.h.cosmos.cosmosOrder(q.res.table, keys, raws, true)
+	from := resume(idx, rank, keys, pos, entityKeyCmp)
 	to, more := q.cosmosPage(len(all), from, top, given)
-	from = min(from, len(all))
 	q.cq.items, q.cq.counted = to-from, true
 	b := []byte(`{"value":[`)
 	for i, j := range idx[from:to] {
@@ -173,40 +227,40 @@ func (q *request) cosmosQueryEntities() error {
 	b = append(b, '}')
 	if more {
 		hd := q.w.Header()
-		setExact(hd, "x-ms-continuation-NextPartitionKey", entityToken(to))
+		last := idx[to-1]
+		setExact(hd, "x-ms-continuation-NextPartitionKey", entityToken(cosmosPos{Rank: rank[last], Keys: keys[last], N: given0(pos) + to - from}))
 		setExact(hd, "x-ms-continuation-NextRowKey", "NA")
 	}
 	q.writeJSON(http.StatusOK, l, b)
 	return nil
 }
 
-// entityToken is the continuation of Query Entities after n results,
-// in the shape Cosmos DB gives it: a JSON document in NextPartitionKey
-// (and NA in NextRowKey).
-func entityToken(n int) string {
-	tok := base64.StdEncoding.EncodeToString([]byte("ts:" + strconv.Itoa(n)))
-	return `{"token":"` + tok + `","range":{"min":"","max":"FF"}}`
+// entityToken is the continuation of Query Entities after p, in the
+// shape Cosmos DB gives it: a JSON document in NextPartitionKey (and NA
+// in NextRowKey).
+func entityToken(p cosmosPos) string {
+	return `{"token":"` + encodePos(p) + `","range":{"min":"","max":"FF"}}`
 }
 
-// parseEntityToken reads entityToken's count; 0 for none. Errors:
+// parseEntityToken reads entityToken's position; nil for none. Errors:
 // InvalidInput.
-func parseEntityToken(s string) (int, error) {
+func parseEntityToken(s string) (*cosmosPos, error) {
 	if s == "" {
-		return 0, nil
+		return nil, nil
 	}
 	var t struct{ Token string }
 	if json.Unmarshal([]byte(s), &t) != nil {
-		return 0, errCosmosToken
+		return nil, errCosmosToken
 	}
-	raw, err := base64.StdEncoding.DecodeString(t.Token)
-	if err != nil || !strings.HasPrefix(string(raw), "ts:") {
-		return 0, errCosmosToken
+	return decodePos(t.Token)
+}
+
+// given0 is how many results came before pos; 0 for none.
+func given0(p *cosmosPos) int {
+	if p == nil {
+		return 0
 	}
-	n, err := strconv.Atoi(string(raw[3:]))
-	if err != nil || n < 0 {
-		return 0, errCosmosToken
-	}
-	return n, nil
+	return p.N
 }
 
 // cosmosListTables serves Query Tables in the Cosmos flavor.
@@ -223,7 +277,7 @@ func (q *request) cosmosListTables() error {
 	if err != nil {
 		return err
 	}
-	from, page, err := parseTableToken(q.res.query.Get("NextTableName"))
+	pos, page, err := parseTableToken(q.res.query.Get("NextTableName"))
 	if err != nil {
 		return err
 	}
@@ -240,15 +294,9 @@ func (q *request) cosmosListTables() error {
 	for i, n := range names {
 		keys[i] = [2]string{n, ""}
 	}
-	idx := make([]int, len(names))
-	for i := range idx {
-		idx[i] = i
-	}
-	if q.h.cosmos.opt.Order != OrderSorted {
-		sortByRank(idx, q.h.cosmos.rank("", keys, nil, false))
-	}
+	idx, rank := q.h.cosmos.cosmosOrder("", keys, nil, false)
+	from := resume(idx, rank, keys, pos, tableKeyCmp)
 	to, more := q.cosmosPage(len(names), from, top, given)
-	from = min(from, len(names))
 	q.cq.items, q.cq.counted = to-from, true
 	b := []byte(`{"value":[`)
 	for i, j := range idx[from:to] {
@@ -264,35 +312,32 @@ func (q *request) cosmosListTables() error {
 	}
 	b = append(b, '}')
 	if more {
-		setExact(q.w.Header(), "x-ms-continuation-NextTableName", tableToken(page+1, to))
+		last := idx[to-1]
+		setExact(q.w.Header(), "x-ms-continuation-NextTableName",
+			tableToken(page+1, cosmosPos{Rank: rank[last], Keys: keys[last], N: given0(pos) + to - from}))
 	}
 	q.writeJSON(http.StatusOK, l, b)
 	return nil
 }
 
-// tableToken is Query Tables' continuation after page pages and n
-// names, in Cosmos DB's shape: -RID:~<id>#RT:<page>#TRC:<n>.
-func tableToken(page, n int) string {
-	var id [8]byte
-	binary.LittleEndian.PutUint64(id[:], uint64(n)*0x9e3779b97f4a7c15)
-	return "-RID:~" + base64.StdEncoding.EncodeToString(id[:]) + "#RT:" + strconv.Itoa(page) + "#TRC:" + strconv.Itoa(n)
+// tableToken is Query Tables' continuation after page pages ending at
+// p, in Cosmos DB's shape: -RID:~<position>#RT:<page>#TRC:<count>.
+func tableToken(page int, p cosmosPos) string {
+	return "-RID:~" + encodePos(p) + "#RT:" + strconv.Itoa(page) + "#TRC:" + strconv.Itoa(p.N)
 }
 
-// parseTableToken reads tableToken's page and count; zeros for none.
-// Errors: InvalidInput.
-func parseTableToken(s string) (n, page int, err error) {
+// parseTableToken reads tableToken's position and page; nil and 0 for
+// none. Errors: InvalidInput.
+func parseTableToken(s string) (*cosmosPos, int, error) {
 	if s == "" {
-		return 0, 0, nil
+		return nil, 0, nil
 	}
-	_, rest, ok := strings.Cut(s, "#RT:")
-	rt, trc, ok2 := strings.Cut(rest, "#TRC:")
-	if !ok || !ok2 || !strings.HasPrefix(s, "-RID:~") {
-		return 0, 0, errCosmosToken
+	rid, rest, ok := strings.Cut(strings.TrimPrefix(s, "-RID:~"), "#RT:")
+	rt, _, ok2 := strings.Cut(rest, "#TRC:")
+	page, err := strconv.Atoi(rt)
+	if !ok || !ok2 || !strings.HasPrefix(s, "-RID:~") || err != nil || page < 0 {
+		return nil, 0, errCosmosToken
 	}
-	page, err1 := strconv.Atoi(rt)
-	n, err2 := strconv.Atoi(trc)
-	if err1 != nil || err2 != nil || n < 0 || page < 0 {
-		return 0, 0, errCosmosToken
-	}
-	return n, page, nil
+	p, err := decodePos(rid)
+	return p, page, err
 }
