@@ -15,7 +15,8 @@ import (
 // x-ms-version, X-Content-Type-Options or DataServiceId headers; JSON
 // content types without streaming and charset; error bodies with lang
 // en-us and RequestID, without Time, and no x-ms-error-code header;
-// Create Table answers with an ETag.
+// Create Table answers with an ETag; a PUT's 204 has Content-Type
+// application/json.
 
 // cosmosStorageOnly are the headers Storage sends and Cosmos does not.
 var cosmosStorageOnly = []string{"Cache-Control", "Server", "X-Ms-Version", "X-Content-Type-Options", "DataServiceId"}
@@ -64,8 +65,11 @@ func (c *cosmosWriter) fix(code int) {
 		hd["Content-Type"] = []string{"application/json; odata=" + level}
 	}
 	q := c.q
-	if q.res.kind == kindTables && q.r.Method == http.MethodPost && code < 300 {
+	switch {
+	case q.res.kind == kindTables && q.r.Method == http.MethodPost && code < 300:
 		setExact(hd, "ETag", cosmosETag(q))
+	case q.res.kind == kindEntity && q.r.Method == http.MethodPut && code == http.StatusNoContent:
+		hd.Set("Content-Type", "application/json")
 	}
 }
 
@@ -122,13 +126,29 @@ func cosmosErrorJSON(code edm.Code, msg string) []byte {
 }
 
 // cosmosErrorType is an error's content type: full metadata for the
-// entity writes, minimal for the rest, spelled as recorded.
+// entity writes, minimal for the rest.
 func cosmosErrorType(q *request) string {
 	switch q.res.kind {
 	case kindEntities, kindEntity, kindBatch:
 		if q.r.Method != http.MethodGet && q.r.Method != http.MethodHead {
-			return "application/json;odata=fullmetadata"
+			return "application/json; odata=fullmetadata"
 		}
 	}
 	return "application/json; odata=minimalmetadata"
+}
+
+// cosmosFailure answers a batch operation's failure where Cosmos DB
+// answers it otherwise than Storage, and reports whether it did: a
+// repeated row refuses the whole batch, 400 InvalidDuplicateRow with the
+// operation's index before the message, not a 202 with a failed part.
+func (q *request) cosmosFailure(f *opFailure) bool {
+	if q.h.cosmos == nil || q.h.cosmos.opt.StorageWire {
+		return false
+	}
+	ae := toAPIError(f.err)
+	if ae.code != edm.CodeInvalidDuplicateRow {
+		return false
+	}
+	q.code = string(ae.code)
+	return q.cosmosAnswer(apiError(http.StatusBadRequest, ae.code, itoa(f.index)+":"+ae.msg))
 }

@@ -167,7 +167,9 @@ func (q *request) answer(err error) {
 		return
 	}
 	if f, ok := err.(*opFailure); ok {
-		q.answerFailure(f)
+		if !q.cosmosFailure(f) { // cosmos_wire.go
+			q.answerFailure(f)
+		}
 		return
 	}
 	ae := q.failed(toAPIError(err)) // ops.go: the log's reason; Azure's message for auth failures
