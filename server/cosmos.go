@@ -69,6 +69,10 @@ type Cosmos struct {
 	Order Order
 	// Seed draws OrderSeeded's order. Default 0.
 	Seed uint64
+	// StoragePropertyOrder gives properties in Storage's order
+	// (PartitionKey, RowKey, Timestamp, the rest by name). Default false:
+	// as written, a merge's new ones appended, Timestamp last.
+	StoragePropertyOrder bool
 	// StorageContinuation keeps Storage's continuation: key-based, none
 	// on the last page. Default false: an opaque token on every full
 	// page, the last one included, then an empty page. Ignored with
@@ -100,13 +104,16 @@ type cosmosState struct {
 	// written (OrderInsertion); keys are seqKey's.
 	seq  map[string]uint64
 	next uint64
+	// props are the entities' property orders, by seqKey
+	// (cosmos_props.go).
+	props map[string][]string
 	// buckets hold the throughput budgets, by lowercased table name
 	// ("" for the account's).
 	buckets map[string]*ruBucket
 }
 
 func newCosmosState(o *Cosmos, now func() time.Time) *cosmosState {
-	return &cosmosState{opt: *o, now: now, seq: map[string]uint64{}, buckets: map[string]*ruBucket{}}
+	return &cosmosState{opt: *o, now: now, seq: map[string]uint64{}, props: map[string][]string{}, buckets: map[string]*ruBucket{}}
 }
 
 // cosmosReq is one request's Cosmos state.
@@ -118,6 +125,10 @@ type cosmosReq struct {
 	checkedTable string
 	charge       float64
 	throttled    bool
+	// props are the property names of the entity the request writes, in
+	// order; merge says it merges them (cosmos_props.go).
+	props []string
+	merge bool
 	// items is how many results a query gave, when counted.
 	items   int
 	counted bool
@@ -163,6 +174,7 @@ func (q *request) cosmosBefore(o *opRoute) error {
 			return err
 		}
 	}
+	q.cosmosWritten() // cosmos_props.go
 	if q.res.kind == kindEntity && o.op != opRead {
 		return q.cosmosKeys(o.op, q.res.table, q.res.pk, q.res.rk)
 	}
@@ -240,6 +252,7 @@ func (q *request) cosmosAfter(o opRoute, d *deferredWriter) {
 	}
 	if status < 300 {
 		c.noteWrites(q, o)
+		q.cosmosReorder(d, status)
 	}
 	var in int64
 	if q.in != nil {
@@ -260,7 +273,11 @@ func (c *cosmosState) noteWrites(q *request, o opRoute) {
 	for _, t := range q.cq.touched {
 		if t.delete {
 			delete(c.seq, t.key)
+			delete(c.props, t.key)
 			continue
+		}
+		if len(q.cq.touched) == 1 {
+			c.noteProps(t.key, q.cq.props, q.cq.merge)
 		}
 		if _, ok := c.seq[t.key]; !ok {
 			c.next++
@@ -281,6 +298,11 @@ func (c *cosmosState) noteWrites(q *request, o opRoute) {
 		for key := range c.seq {
 			if strings.HasPrefix(key, prefix) {
 				delete(c.seq, key)
+			}
+		}
+		for key := range c.props {
+			if strings.HasPrefix(key, prefix) {
+				delete(c.props, key)
 			}
 		}
 	}

@@ -213,11 +213,16 @@ func (q *request) cosmosQueryEntities() error {
 	to, more := q.cosmosPage(len(all), from, top, given)
 	q.cq.items, q.cq.counted = to-from, true
 	b := []byte(`{"value":[`)
+	c := q.h.cosmos
 	for i, j := range idx[from:to] {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, all[j]...)
+		e := all[j]
+		if !c.opt.StoragePropertyOrder && keys[j] != ([2]string{}) {
+			e = reorderEntity(e, c.propsOf(seqKey(q.res.table, keys[j][0], keys[j][1], true)))
+		}
+		b = append(b, e...)
 	}
 	b = append(b, ']')
 	if len(meta) > 0 {

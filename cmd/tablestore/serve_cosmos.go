@@ -13,17 +13,18 @@ import (
 // cosmosFlags are serve's --cosmos flags: the Cosmos DB for Table
 // flavor (docs/cosmos.md).
 type cosmosFlags struct {
-	on                  *bool
-	order               *string
-	seed                *uint64
-	ruPerSecond         *float64
-	ruPerTable          *bool
-	chargeHeader        *bool
-	storageLimits       *bool
-	caseInsensitive     *bool
-	cors                *bool
-	storageWire         *bool
-	storageContinuation *bool
+	on                   *bool
+	order                *string
+	seed                 *uint64
+	ruPerSecond          *float64
+	ruPerTable           *bool
+	chargeHeader         *bool
+	storageLimits        *bool
+	caseInsensitive      *bool
+	cors                 *bool
+	storageWire          *bool
+	storageContinuation  *bool
+	storagePropertyOrder *bool
 }
 
 // cosmosDefaultAddr is where the Cosmos DB emulator serves its Table
@@ -41,6 +42,7 @@ func (c *cosmosFlags) register(fs *flag.FlagSet) {
 	c.caseInsensitive = fs.Bool("cosmos-case-insensitive-tables", false, "with --cosmos: find tables whatever the case of their names, as Storage does")
 	c.cors = fs.Bool("cosmos-cors", false, "with --cosmos: answer CORS as Storage does")
 	c.storageWire = fs.Bool("cosmos-storage-wire", false, "with --cosmos: keep Storage's error bodies, content types and headers")
+	c.storagePropertyOrder = fs.Bool("cosmos-storage-property-order", false, "with --cosmos: give properties in Storage's order instead of as written")
 	c.storageContinuation = fs.Bool("cosmos-storage-continuation", false, "with --cosmos: no continuation on the last page (with --cosmos-order sorted: Storage's key continuation)")
 }
 
@@ -51,7 +53,7 @@ var cosmosOrders = map[string]server.Order{"insertion": server.OrderInsertion, "
 func (c *cosmosFlags) apply(fs *flag.FlagSet, f *serveFlags) error {
 	if !*c.on {
 		for _, name := range []string{"cosmos-order", "cosmos-seed", "cosmos-ru-per-second", "cosmos-ru-per-table", "cosmos-request-charge",
-			"cosmos-storage-limits", "cosmos-case-insensitive-tables", "cosmos-cors", "cosmos-storage-wire", "cosmos-storage-continuation"} {
+			"cosmos-storage-limits", "cosmos-case-insensitive-tables", "cosmos-cors", "cosmos-storage-wire", "cosmos-storage-continuation", "cosmos-storage-property-order"} {
 			if isSet(fs, name) {
 				return usagef("--%s needs --cosmos", name)
 			}
@@ -88,7 +90,7 @@ func (c *cosmosFlags) options() *server.Cosmos {
 		Order: cosmosOrders[*c.order], Seed: *c.seed,
 		RequestUnitsPerSecond: *c.ruPerSecond, ThroughputPerTable: *c.ruPerTable, ChargeHeader: *c.chargeHeader,
 		StorageLimits: *c.storageLimits, CaseInsensitiveTables: *c.caseInsensitive, CORS: *c.cors,
-		StorageWire: *c.storageWire, StorageContinuation: *c.storageContinuation,
+		StorageWire: *c.storageWire, StorageContinuation: *c.storageContinuation, StoragePropertyOrder: *c.storagePropertyOrder,
 	}
 }
 
