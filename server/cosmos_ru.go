@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"strconv"
@@ -164,4 +165,33 @@ func ruCounter(m *Metrics) *prometheus.CounterVec {
 		m.reg.MustRegister(cv)
 	}
 	return v.(*prometheus.CounterVec)
+}
+
+// Outcome is what a handler reports of a request it answered, for test
+// kits' request logs: the error code answered (also when the answer
+// carries no x-ms-error-code header, as Cosmos DB's do) and the request
+// units the Cosmos flavor charged (0 on Storage's).
+type Outcome struct {
+	Code          string
+	RequestCharge float64
+}
+
+type outcomeKey struct{}
+
+// WithOutcome returns r carrying o, which the handler fills in once it
+// has answered r (before its ServeHTTP returns).
+func WithOutcome(r *http.Request, o *Outcome) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), outcomeKey{}, o))
+}
+
+// reportOutcome fills in the request's Outcome, if it carries one.
+func (q *request) reportOutcome() {
+	o, _ := q.r.Context().Value(outcomeKey{}).(*Outcome)
+	if o == nil {
+		return
+	}
+	o.Code = q.code
+	if q.cq != nil {
+		o.RequestCharge = q.cq.charge
+	}
 }

@@ -428,7 +428,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		q.releaseMemory()
-		q.finish(rec) // ops.go: metrics and the log line
+		q.finish(rec)     // ops.go: metrics and the log line
+		q.reportOutcome() // cosmos_ru.go
 	}()
 	q.commonHeaders()
 	if q.r.Method == http.MethodOptions && q.corsOn() {
