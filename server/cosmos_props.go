@@ -14,26 +14,48 @@ import (
 // remembers each entity's order as written through it, in memory;
 // entities it has no order for keep Storage's.
 
-// memberNames returns the names of a JSON object's top-level members in
-// order; nil if b is not an object.
-func memberNames(b []byte) []string {
+// member is one top-level member of a JSON object, its value as written.
+type member struct {
+	name string
+	raw  json.RawMessage
+}
+
+// objectMembers splits a JSON object into its top-level members, in
+// order; false if b is not an object.
+func objectMembers(b []byte) ([]member, bool) {
 	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
-		return nil
+		return nil, false
 	}
-	var names []string
+	var ms []member
 	for d.More() {
 		t, err := d.Token()
 		if err != nil {
-			return nil
+			return nil, false
 		}
 		name, _ := t.(string)
-		var skip json.RawMessage
-		if d.Decode(&skip) != nil {
-			return nil
+		var raw json.RawMessage
+		if d.Decode(&raw) != nil {
+			return nil, false
 		}
-		if !strings.HasPrefix(name, "odata.") && !strings.HasSuffix(name, "@odata.type") && name != "Timestamp" {
-			names = append(names, name)
+		ms = append(ms, member{name, raw})
+	}
+	return ms, true
+}
+
+// memberNames returns the names of an entity body's properties in
+// order, without odata annotations and Timestamp; nil if b is not an
+// object.
+func memberNames(b []byte) []string {
+	ms, ok := objectMembers(b)
+	if !ok {
+		return nil
+	}
+	names := []string{}
+	for _, m := range ms {
+		if !strings.HasPrefix(m.name, "odata.") && !strings.HasSuffix(m.name, "@odata.type") && m.name != "Timestamp" {
+			names = append(names, m.name)
 		}
 	}
 	return names
@@ -100,27 +122,9 @@ func reorderEntity(obj []byte, order []string) []byte {
 	if order == nil {
 		return obj
 	}
-	type member struct {
-		name string
-		raw  json.RawMessage
-	}
-	d := json.NewDecoder(bytes.NewReader(obj))
-	d.UseNumber()
-	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+	ms, ok := objectMembers(obj)
+	if !ok {
 		return obj
-	}
-	var ms []member
-	for d.More() {
-		t, err := d.Token()
-		if err != nil {
-			return obj
-		}
-		name, _ := t.(string)
-		var raw json.RawMessage
-		if d.Decode(&raw) != nil {
-			return obj
-		}
-		ms = append(ms, member{name, raw})
 	}
 	rank := func(m member) int {
 		base := strings.TrimSuffix(m.name, "@odata.type")
