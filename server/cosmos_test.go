@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/tablestore/tablestore"
@@ -235,4 +236,76 @@ func TestCosmosThrottle(t *testing.T) {
 	if rate < 90 || rate > 110 || throttled == 0 {
 		t.Errorf("%.1f RU/s with %d throttled answers, want 100 ± 10 %% and some", rate, throttled)
 	}
+}
+
+// FuzzCosmosTokens: the continuation token readers refuse what is not
+// a token with InvalidInput, never panic, and read back every token the
+// writers make.
+func FuzzCosmosTokens(f *testing.F) {
+	f.Add("", uint64(0), "p", "r", 0)
+	f.Add(`{"token":"e30=","range":{}}`, uint64(7), "", "\x00", 3)
+	f.Add("-RID:~e30=#RT:1#TRC:2", uint64(1<<63), "ü", "'", 1000)
+	f.Fuzz(func(t *testing.T, s string, rank uint64, pk, rk string, n int) {
+		if p, err := parseEntityToken(s); err != nil && err != errCosmosToken || err == nil && s != "" && p == nil {
+			t.Fatalf("entity token %q: %v %v", s, p, err)
+		}
+		if p, _, err := parseTableToken(s); err != nil && err != errCosmosToken || err == nil && s != "" && p == nil {
+			t.Fatalf("table token %q: %v %v", s, p, err)
+		}
+		if n < 0 {
+			n = -(n + 1)
+		}
+		want := cosmosPos{Rank: rank, Keys: [2]string{pk, rk}, N: n}
+		got, err := parseEntityToken(entityToken(want))
+		if utf8.ValidString(pk) && utf8.ValidString(rk) && (err != nil || *got != want) {
+			t.Fatalf("entity token round trip: %+v, got %+v %v", want, got, err)
+		}
+		got, page, err := parseTableToken(tableToken(n, want))
+		if utf8.ValidString(pk) && utf8.ValidString(rk) && (err != nil || *got != want || page != n) {
+			t.Fatalf("table token round trip: %+v, got %+v %d %v", want, got, page, err)
+		}
+	})
+}
+
+// FuzzReorderEntity: reordering an entity keeps every member with its
+// value, puts odata members first and Timestamp last, and leaves what is
+// not a JSON object as it was.
+func FuzzReorderEntity(f *testing.F) {
+	f.Add([]byte(`{"odata.etag":"x","b":1,"Timestamp":"t","a":2,"a@odata.type":"Edm.Int64"}`), "a,b")
+	f.Add([]byte(`[1]`), "")
+	f.Add([]byte(`{"PartitionKey":"p","RowKey":"r","z":{"n":[1,2]}}`), "z,RowKey,PartitionKey")
+	f.Fuzz(func(t *testing.T, obj []byte, order string) {
+		out := reorderEntity(obj, strings.Split(order, ","))
+		before, ok := objectMembers(obj)
+		if !ok {
+			if string(out) != string(obj) {
+				t.Fatalf("not an object, yet rewritten: %q -> %q", obj, out)
+			}
+			return
+		}
+		after, ok := objectMembers(out)
+		if !ok || len(after) != len(before) {
+			t.Fatalf("%q -> %q: members lost", obj, out)
+		}
+		count := map[string]int{}
+		for _, m := range before {
+			count[m.name+"\x00"+string(m.raw)]++
+		}
+		for _, m := range after {
+			count[m.name+"\x00"+string(m.raw)]--
+		}
+		for k, n := range count {
+			if n != 0 {
+				t.Fatalf("%q -> %q: member %q changed", obj, out, k)
+			}
+		}
+		for i, m := range after {
+			if strings.HasPrefix(m.name, "odata.") && i > 0 && !strings.HasPrefix(after[i-1].name, "odata.") {
+				t.Fatalf("%q -> %q: an odata member after a property", obj, out)
+			}
+			if m.name == "Timestamp" && i < len(after)-1 && !strings.HasPrefix(after[len(after)-1].name, "Timestamp") {
+				t.Fatalf("%q -> %q: Timestamp not last", obj, out)
+			}
+		}
+	})
 }
