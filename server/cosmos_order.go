@@ -18,9 +18,9 @@ import (
 
 // Query Entities and Query Tables in the Cosmos flavor: results in
 // insertion order, a seeded order or key order, paged by an opaque
-// token that counts the results already given. Each page reads the
-// whole result and orders it again, so pages stay consistent while the
-// data does not change; the memory budget bounds the result.
+// token holding the position of a page's last result (cosmosPos). Each
+// page reads the whole result, orders it again and resumes after that
+// position; the memory budget bounds the result.
 
 // cosmosRoute swaps in the Cosmos flavor's query and table list.
 func (q *request) cosmosRoute(o *opRoute) {
