@@ -48,7 +48,9 @@ const (
 
 // Cosmos makes a handler answer as Cosmos DB for Table does where it
 // differs from Azure Table Storage. Its zero value emulates every
-// difference; each field turns one off (Storage...) or tunes it.
+// difference but throttling, which RequestUnitsPerSecond turns on; each
+// other field turns one off (Storage..., CORS, CaseInsensitiveTables) or
+// tunes it.
 type Cosmos struct {
 	// StorageLimits keeps Storage's limits: RowKey up to 1 KiB and a
 	// batch body up to MaxBodyBytes. Default false: RowKey at most
