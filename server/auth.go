@@ -150,6 +150,9 @@ func (q *request) authorizeOperation(o opRoute) error {
 // limits keys to its range. Shared key and anonymous requests may do
 // anything.
 func (q *request) authorize(o op, table, pk, rk string) error {
+	if err := q.cosmosKeys(o, table, pk, rk); err != nil { // cosmos.go
+		return err
+	}
 	if q.bearer != nil {
 		return q.bearer.allow(o) // bearer.go: the token's role
 	}

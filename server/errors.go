@@ -167,10 +167,15 @@ func (q *request) answer(err error) {
 		return
 	}
 	if f, ok := err.(*opFailure); ok {
-		q.answerFailure(f)
+		if !q.cosmosFailure(f) { // cosmos_wire.go
+			q.answerFailure(f)
+		}
 		return
 	}
 	ae := q.failed(toAPIError(err)) // ops.go: the log's reason; Azure's message for auth failures
+	if q.cosmosAnswer(ae) {         // cosmos_wire.go: Cosmos DB's error shape
+		return
+	}
 	hd := q.w.Header()
 	hd.Set("x-ms-error-code", string(ae.code))
 	if ae.status == http.StatusServiceUnavailable {

@@ -167,6 +167,10 @@ type Options struct {
 	// clock, as clients sign with theirs. Tests set it to a controllable
 	// clock (tablestoretest.Clock). Default time.Now.
 	Now func() time.Time
+
+	// Cosmos, if set, answers as Cosmos DB for Table does where it
+	// differs from Azure Table Storage (see cosmos.go). Default nil.
+	Cosmos *Cosmos
 }
 
 // budgetSize is the memory budget o (with defaults applied) asks for.
@@ -266,6 +270,8 @@ type handler struct {
 	// cors is the parsed CORS rules of the stored service properties;
 	// nil or empty: no CORS headers (cors.go).
 	cors atomic.Pointer[corsRules]
+	// cosmos is the Cosmos DB flavor; nil: Storage's (cosmos.go).
+	cosmos *cosmosState
 }
 
 // New returns a handler serving db. It is safe for concurrent use. Errors: a bad account name or a key
@@ -309,6 +315,9 @@ func New(db *tablestore.DB, opts *Options) (http.Handler, error) {
 	}
 	if h.now == nil {
 		h.now = time.Now
+	}
+	if o.Cosmos != nil {
+		h.cosmos = newCosmosState(o.Cosmos, h.now)
 	}
 	for _, k := range o.Keys {
 		key, err := base64.StdEncoding.DecodeString(k)
@@ -394,14 +403,16 @@ type request struct {
 	code    string        // the error code answered, if any
 	bearer  *bearerGrant  // set when a bearer token authorised the request
 	preflit bool          // a CORS preflight
+	cq      *cosmosReq    // the Cosmos flavor's state; nil on Storage's
 }
 
 // ServeHTTP serves one request through the admission stages described in
 // admission.go.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	rec := &statusWriter{ResponseWriter: w}
+	rec := &statusWriter{}
 	q := &request{h: h, r: r, w: rec, id: newRequestID(), start: start}
+	rec.ResponseWriter = q.cosmosWire(w) // cosmos_wire.go
 	q.begin()
 	defer func() {
 		if p := recover(); p != nil {
@@ -417,14 +428,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		q.releaseMemory()
-		q.finish(rec) // ops.go: metrics and the log line
+		q.finish(rec)     // ops.go: metrics and the log line
+		q.reportOutcome() // cosmos_ru.go
 	}()
 	q.commonHeaders()
-	if q.r.Method == http.MethodOptions {
+	if q.r.Method == http.MethodOptions && q.corsOn() {
 		q.answer(q.preflight()) // cors.go
 		return
 	}
-	q.cors() // cors.go: the CORS headers of a cross-origin response
+	if q.corsOn() {
+		q.cors() // cors.go: the CORS headers of a cross-origin response
+	}
 	q.answer(q.serve())
 	if q.respBuf != nil { // sent: the response no longer holds it
 		responseBuffers.put(q.respBuf)
@@ -548,6 +562,11 @@ func (q *request) serve() error {
 			return err
 		}
 	}
+	if q.cosmosOn() {
+		if err := q.cosmosBefore(&o); err != nil { // cosmos.go
+			return err
+		}
+	}
 	ctx := q.r.Context()
 	wait := q.h.wait
 	if len(q.body) > 0 {
@@ -577,6 +596,7 @@ func (q *request) serve() error {
 		q.w = dw
 		defer func() { q.w = dw.ResponseWriter }()
 		q.answer(o.run(q))
+		q.cosmosAfter(o, dw)
 	}()
 	q.send(dw)
 	return nil

@@ -94,12 +94,19 @@ func (k *Kit) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	info := server.Classify(r, k.account)
 	rec := &recorder{ResponseWriter: w}
 	in := countBody(r)
+	var out server.Outcome
+	r = server.WithOutcome(r, &out)
 	defer func() {
+		code := rec.Header().Get("x-ms-error-code")
+		if code == "" {
+			code = out.Code
+		}
 		k.log.add(RequestRecord{
 			RequestInfo:   info,
 			Method:        r.Method,
 			Status:        rec.status,
-			Code:          rec.Header().Get("x-ms-error-code"),
+			Code:          code,
+			RequestCharge: out.RequestCharge,
 			Dropped:       rec.dropped,
 			Duration:      time.Since(start),
 			RequestBytes:  in.count(),

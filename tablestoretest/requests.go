@@ -20,8 +20,12 @@ type RequestRecord struct {
 	// Status is the HTTP status answered; 0 when the connection was
 	// dropped without an answer (Dropped).
 	Status int
-	// Code is the x-ms-error-code answered, if any.
+	// Code is the error code answered, if any (x-ms-error-code; for the
+	// Cosmos flavor, whose answers carry none, the body's).
 	Code string
+	// RequestCharge is the request units the Cosmos flavor charged
+	// (NewCosmosServer); 0 otherwise.
+	RequestCharge float64
 	// Dropped reports a fault's Drop, or a client gone during Latency.
 	Dropped bool
 	// Duration is the time from arrival to the last byte written.

@@ -75,6 +75,7 @@ type serveFlags struct {
 	replicateTo, replicateState *string
 	replicateTables             stringList
 	kit                         testkitFlags // --testkit, --seed
+	cosmos                      cosmosFlags  // --cosmos... (serve_cosmos.go)
 }
 
 func serveCommand() *command {
@@ -199,6 +200,7 @@ tablestore serve --dir data --replicate-to "$MIRROR_CONN" --replicate-table Orde
 			fs.Var(&f.replicateTables, "replicate-table", "with --replicate-to: a table to mirror, repeatable (default: every table as serve starts)")
 			f.replicateState = fs.String("replicate-state", "", "with --replicate-to: the file that keeps the positions (default DIR.replicate.json)")
 			f.kit.register(fs)
+			f.cosmos.register(fs)
 			f.console = fs.Bool("console", false, "also serve the web console under /console/ on the admin listener (--admin-addr, "+defaultConsoleAddr+" when not given)")
 			return func(ctx context.Context, args []string) error {
 				if err := wantArgs(args, 0, 0, "no arguments"); err != nil {
@@ -262,7 +264,7 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	for _, line := range exposureWarnings(ln.Addr(), *f.anonymous, *f.insecureTokens, c.tls != nil) {
 		c.warn(line)
 	}
-	info := serveInfo{accounts: served, anonymous: *f.anonymous, tls: c.tls != nil, devKey: len(c.keys) == 0 && !f.multi()}
+	info := serveInfo{accounts: served, anonymous: *f.anonymous, tls: c.tls != nil, devKey: len(c.keys) == 0 && !f.multi(), cosmos: *f.cosmos.on}
 	if adminSrv != nil {
 		fmt.Fprintf(io.stderr, "serve: admin listening on %s (/metrics, /healthz, /readyz, POST /backup)\n", adminLn.Addr())
 		go func() { _ = adminSrv.Serve(adminLn) }()
@@ -304,6 +306,9 @@ func serveConfigFrom(fs *flag.FlagSet, f *serveFlags, io *stdio) (*serveConfig, 
 	}
 	if *f.console && *f.adminAddr == "" {
 		*f.adminAddr = defaultConsoleAddr // the console lives on the admin listener
+	}
+	if err := f.cosmos.apply(fs, f); err != nil {
+		return nil, err
 	}
 	c := &serveConfig{f: f, warn: func(msg string) { fmt.Fprintf(io.stderr, "serve: WARNING: %s\n", msg) }}
 	var err error
@@ -477,7 +482,7 @@ func (c *serveConfig) handler(io *stdio, served []server.Account, endpoints []st
 	f := c.f
 	opts := &server.Options{Anonymous: *f.anonymous, Logger: c.logger, Metrics: metrics, Bearer: c.bearer, PublicEndpoints: endpoints,
 		MaxConcurrentRequests: *f.maxRequests, MaxConcurrentUploads: *f.maxUploads, MemoryBudget: int64(f.budget),
-		MinBodyRate: int(f.minRate), BodyGracePeriod: *f.grace}
+		MinBodyRate: int(f.minRate), BodyGracePeriod: *f.grace, Cosmos: f.cosmos.options()}
 	limit, err := memoryLimit(*f.memLimit, opts, len(served))
 	if err != nil {
 		return nil, err
@@ -677,7 +682,7 @@ func (f *serveFlags) multi() bool {
 func (f *serveFlags) accountList(keys []string) ([]server.Account, error) {
 	if !f.multi() {
 		if len(keys) == 0 {
-			keys = []string{server.DevKey}
+			keys = []string{f.cosmos.devKey()}
 		}
 		return []server.Account{{Name: *f.account, Keys: keys}}, nil
 	}
@@ -1085,6 +1090,7 @@ type serveInfo struct {
 	anonymous bool
 	tls       bool
 	devKey    bool // the development key is in use: the connection string can show it
+	cosmos    bool // --cosmos: the emulator's key and connection string
 }
 
 // serve runs srv on ln until ctx ends, then shuts it down gracefully:
@@ -1101,6 +1107,13 @@ func serve(ctx context.Context, w io.Writer, srv *http.Server, ln net.Listener, 
 		key := "<key of " + a.Name + ">"
 		if info.devKey || info.anonymous {
 			key = server.DevKey
+		}
+		if info.cosmos {
+			if info.devKey || info.anonymous {
+				key = server.CosmosDevKey
+			}
+			printCosmosConnection(w, scheme, a.Name, key, ln.Addr())
+			continue
 		}
 		fmt.Fprintf(w, "serve: connection string: DefaultEndpointsProtocol=%s;AccountName=%s;AccountKey=%s;TableEndpoint=%s://%s/%s\n",
 			scheme, a.Name, key, scheme, dialable(ln.Addr()), a.Name)

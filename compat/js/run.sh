@@ -30,6 +30,10 @@ fi
 work=$(mktemp -d)
 pid=
 stop() {
+  if [ -n "${cosmos_pid:-}" ] && kill -0 "$cosmos_pid" 2>/dev/null; then
+    kill -TERM "$cosmos_pid" 2>/dev/null || true
+    wait "$cosmos_pid" 2>/dev/null || true
+  fi
   if [ -n "${kit_pid:-}" ] && kill -0 "$kit_pid" 2>/dev/null; then
     kill -TERM "$kit_pid" 2>/dev/null || true
     wait "$kit_pid" 2>/dev/null || true
@@ -150,6 +154,25 @@ if [ "$target" = tablestore ]; then
   done
 fi
 
+# The Cosmos DB pass (tablestore only): serve --cosmos, reached at
+# localhost, which the SDK takes for Cosmos DB.
+cosmos_pid=
+cosmos_port=
+if [ "$target" = tablestore ]; then
+  cosmos_port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+  "$bin" serve --cosmos --in-memory --addr "127.0.0.1:$cosmos_port" >"$work/server-cosmos.log" 2>&1 &
+  cosmos_pid=$!
+  for _ in $(seq 600); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$cosmos_port") 2>/dev/null; then break; fi
+    if ! kill -0 "$cosmos_pid" 2>/dev/null; then
+      echo "compat/js: the cosmos server exited:" >&2
+      cat "$work/server-cosmos.log" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+fi
+
 export TABLES_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;TableEndpoint=http://127.0.0.1:$port/devstoreaccount1;"
 echo "compat/js: @azure/data-tables scenarios against $target on 127.0.0.1:$port"
 status=0
@@ -170,6 +193,14 @@ if [ -n "$kit_port" ]; then
     node --test --test-concurrency=1 --test-reporter=spec "$@" test-testkit/*.test.js || status=$?
   if [ "$status" -ne 0 ] && [ -s "$work/server-kit.log" ]; then
     tail -n 20 "$work/server-kit.log" >&2
+  fi
+fi
+if [ -n "$cosmos_port" ]; then
+  echo "compat/js: the Cosmos DB scenarios against tablestore serve --cosmos on localhost:$cosmos_port"
+  TABLES_COSMOS_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=localhost;AccountKey=C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==;TableEndpoint=http://localhost:$cosmos_port/;" \
+    node --test --test-concurrency=1 --test-reporter=spec "$@" test-cosmos/*.test.js || status=$?
+  if [ "$status" -ne 0 ] && [ -s "$work/server-cosmos.log" ]; then
+    tail -n 20 "$work/server-cosmos.log" >&2
   fi
 fi
 if [ "$status" -ne 0 ] && [ -s "$work/server.log" ]; then

@@ -1,0 +1,311 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/tablestore/tablestore"
+)
+
+// TestCosmosExchanges replays testdata/cosmos: HTTP exchanges with the
+// Cosmos flavor. "new [option...]" starts a fresh store and handler:
+// storage-limits, case-insensitive, cors, storage-wire,
+// storage-continuation, charge, order=insertion|seeded|sorted, seed=N,
+// ru=N (per second), per-table. "request" is as in TestExchanges, signed
+// for the Cosmos account; the output shows every response header but
+// Date and Content-Length. "advance D" moves the handler's clock.
+func TestCosmosExchanges(t *testing.T) {
+	var h http.Handler
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	datadriven.RunTest(t, "testdata/cosmos", func(t *testing.T, d *datadriven.TestData) string {
+		switch d.Cmd {
+		case "new":
+			c := &Cosmos{}
+			for _, a := range d.CmdArgs {
+				switch a.Key {
+				case "storage-limits":
+					c.StorageLimits = true
+				case "case-insensitive":
+					c.CaseInsensitiveTables = true
+				case "cors":
+					c.CORS = true
+				case "storage-wire":
+					c.StorageWire = true
+				case "storage-continuation":
+					c.StorageContinuation = true
+				case "charge":
+					c.ChargeHeader = true
+				case "per-table":
+					c.ThroughputPerTable = true
+				case "order":
+					c.Order = map[string]Order{"insertion": OrderInsertion, "seeded": OrderSeeded, "sorted": OrderSorted}[a.Vals[0]]
+				case "seed":
+					c.Seed, _ = strconv.ParseUint(a.Vals[0], 10, 64)
+				case "ru":
+					c.RequestUnitsPerSecond, _ = strconv.ParseFloat(a.Vals[0], 64)
+				default:
+					t.Fatalf("unknown option %s", a.Key)
+				}
+			}
+			db, err := tablestore.OpenInMemory(&tablestore.Options{NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			h, err = New(db, &Options{Account: CosmosDevAccount, Keys: []string{CosmosDevKey}, Cosmos: c,
+				Now: func() time.Time { return now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ""
+		case "advance":
+			dur, err := time.ParseDuration(d.CmdArgs[0].Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			now = now.Add(dur)
+			return ""
+		case "request":
+			r := parseTestRequest(t, d.Input, d.HasArg("crlf"))
+			r.Host = "localhost:8902"
+			signLite(r, CosmosDevAccount, CosmosDevKey, time.Now())
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			return formatCosmosResponse(w.Result())
+		default:
+			t.Fatalf("unknown command %s", d.Cmd)
+			return ""
+		}
+	})
+}
+
+// formatCosmosResponse prints the status, every header but Date and
+// Content-Length, and the body, masked as formatResponse masks them.
+func formatCosmosResponse(resp *http.Response) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %s\n", resp.StatusCode, http.StatusText(resp.StatusCode))
+	var names []string
+	for k := range resp.Header {
+		if k != "Date" && k != "Content-Length" {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		fmt.Fprintf(&b, "%s: %s\n", k, mask(resp.Header[k][0]))
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if len(body) > 0 {
+		b.WriteString("\n")
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(mask(string(body)), "\r\n", "⏎\n"), "\\r\\n", "⏎"))
+		if !strings.HasSuffix(string(body), "\n") {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// cosmosHandler is a Cosmos-flavored handler over a fresh store, on the
+// clock *now.
+func cosmosHandler(t *testing.T, c *Cosmos, now *time.Time) http.Handler {
+	t.Helper()
+	db, err := tablestore.OpenInMemory(&tablestore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	opts := &Options{Account: CosmosDevAccount, Keys: []string{CosmosDevKey}, Cosmos: c, Now: func() time.Time { return *now }}
+	if c == nil {
+		opts = &Options{Account: CosmosDevAccount, Keys: []string{CosmosDevKey}, Now: opts.Now}
+	}
+	h, err := New(db, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// cosmosDo sends one request, host-style, to h.
+func cosmosDo(h http.Handler, method, target, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, "http://localhost:8902"+target, strings.NewReader(body))
+	r.RequestURI = target
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json;odata=nometadata")
+	r.Header.Set("Prefer", "return-no-content")
+	signLite(r, CosmosDevAccount, CosmosDevKey, time.Now())
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// TestCosmosDifferences: code that relies on Storage's key order, on a
+// RowKey over 255 bytes or on case-insensitive table names works on the
+// Storage flavor and fails on the Cosmos one, each difference alone.
+func TestCosmosDifferences(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	sortedQuery := func(h http.Handler) bool {
+		for _, rk := range []string{"2", "10", "1"} {
+			cosmosDo(h, "POST", "/Things", `{"PartitionKey":"p","RowKey":"`+rk+`"}`)
+		}
+		w := cosmosDo(h, "GET", "/Things()?$select=RowKey", "")
+		return strings.Index(w.Body.String(), `"RowKey":"1"`) < strings.Index(w.Body.String(), `"RowKey":"10"`) &&
+			strings.Index(w.Body.String(), `"RowKey":"10"`) < strings.Index(w.Body.String(), `"RowKey":"2"`)
+	}
+	longRowKey := func(h http.Handler) bool {
+		return cosmosDo(h, "POST", "/Things", `{"PartitionKey":"p","RowKey":"`+strings.Repeat("r", 300)+`"}`).Code == http.StatusNoContent
+	}
+	caseInsensitive := func(h http.Handler) bool {
+		return cosmosDo(h, "POST", "/THINGS", `{"PartitionKey":"p","RowKey":"x"}`).Code == http.StatusNoContent
+	}
+	for _, tc := range []struct {
+		name string
+		uses func(http.Handler) bool
+		off  Cosmos // the Cosmos flavor with this difference switched off
+	}{
+		{"sorted results", sortedQuery, Cosmos{Order: OrderSorted}},
+		{"300-byte RowKey", longRowKey, Cosmos{StorageLimits: true}},
+		{"case-insensitive table name", caseInsensitive, Cosmos{CaseInsensitiveTables: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, flavor := range []struct {
+				name string
+				c    *Cosmos
+				want bool
+			}{{"storage", nil, true}, {"cosmos", &Cosmos{}, false}, {"cosmos, switched off", &tc.off, true}} {
+				h := cosmosHandler(t, flavor.c, &now)
+				if w := cosmosDo(h, "POST", "/Tables", `{"TableName":"Things"}`); w.Code != http.StatusNoContent {
+					t.Fatalf("create table: %d %s", w.Code, w.Body)
+				}
+				if got := tc.uses(h); got != flavor.want {
+					t.Errorf("%s: works %v, want %v", flavor.name, got, flavor.want)
+				}
+			}
+		})
+	}
+}
+
+// TestCosmosThrottle: a client writing 1 KB entities as fast as it can
+// against 100 RU/s gets 100 RU/s within 10 % over a minute of the
+// handler's clock, and every 429 carries x-ms-retry-after-ms. Each
+// answer takes a millisecond; a throttled client waits what it is told.
+func TestCosmosThrottle(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	h := cosmosHandler(t, &Cosmos{RequestUnitsPerSecond: 100, ChargeHeader: true}, &now)
+	cosmosDo(h, "POST", "/Tables", `{"TableName":"Load"}`)
+	start := now.Add(time.Second) // past the bucket's first second
+	var charged float64
+	throttled := 0
+	value := strings.Repeat("v", 950)
+	for i := 0; now.Before(start.Add(time.Minute)); i++ {
+		if i > 1_000_000 {
+			t.Fatal("the loop does not end")
+		}
+		w := cosmosDo(h, "POST", "/Load", fmt.Sprintf(`{"PartitionKey":"p","RowKey":"%08d","v":"%s"}`, i, value))
+		switch w.Code {
+		case http.StatusNoContent:
+			ru, err := strconv.ParseFloat(w.Header().Get("x-ms-request-charge"), 64)
+			if err != nil || ru <= 0 {
+				t.Fatalf("charge %q", w.Header().Get("x-ms-request-charge"))
+			}
+			if !now.Before(start) {
+				charged += ru
+			}
+			now = now.Add(time.Millisecond)
+		case http.StatusTooManyRequests:
+			throttled++
+			ms, err := strconv.Atoi(w.Header().Get("x-ms-retry-after-ms"))
+			if err != nil || ms <= 0 {
+				t.Fatalf("429 without x-ms-retry-after-ms: %q", w.Header().Get("x-ms-retry-after-ms"))
+			}
+			now = now.Add(time.Duration(ms) * time.Millisecond)
+		default:
+			t.Fatalf("write: %d %s", w.Code, w.Body)
+		}
+	}
+	rate := charged / 60
+	t.Logf("%.1f RU/s, %d throttled", rate, throttled)
+	if rate < 90 || rate > 110 || throttled == 0 {
+		t.Errorf("%.1f RU/s with %d throttled answers, want 100 ± 10 %% and some", rate, throttled)
+	}
+}
+
+// FuzzCosmosTokens: the continuation token readers refuse what is not
+// a token with InvalidInput, never panic, and read back every token the
+// writers make.
+func FuzzCosmosTokens(f *testing.F) {
+	f.Add("", uint64(0), "p", "r", 0)
+	f.Add(`{"token":"e30=","range":{}}`, uint64(7), "", "\x00", 3)
+	f.Add("-RID:~e30=#RT:1#TRC:2", uint64(1<<63), "ü", "'", 1000)
+	f.Fuzz(func(t *testing.T, s string, rank uint64, pk, rk string, n int) {
+		if p, err := parseEntityToken(s); err != nil && err != errCosmosToken || err == nil && s != "" && p == nil {
+			t.Fatalf("entity token %q: %v %v", s, p, err)
+		}
+		if p, _, err := parseTableToken(s); err != nil && err != errCosmosToken || err == nil && s != "" && p == nil {
+			t.Fatalf("table token %q: %v %v", s, p, err)
+		}
+		if n < 0 {
+			n = -(n + 1)
+		}
+		want := cosmosPos{Rank: rank, Keys: [2]string{pk, rk}, N: n}
+		got, err := parseEntityToken(entityToken(want))
+		if utf8.ValidString(pk) && utf8.ValidString(rk) && (err != nil || *got != want) {
+			t.Fatalf("entity token round trip: %+v, got %+v %v", want, got, err)
+		}
+		got, page, err := parseTableToken(tableToken(n, want))
+		if utf8.ValidString(pk) && utf8.ValidString(rk) && (err != nil || *got != want || page != n) {
+			t.Fatalf("table token round trip: %+v, got %+v %d %v", want, got, page, err)
+		}
+	})
+}
+
+// FuzzReorderEntity: reordering an entity keeps every member with its
+// value, puts odata members first and Timestamp last, and leaves what is
+// not a JSON object as it was.
+func FuzzReorderEntity(f *testing.F) {
+	f.Add([]byte(`{"odata.etag":"x","b":1,"Timestamp":"t","a":2,"a@odata.type":"Edm.Int64"}`), "a,b")
+	f.Add([]byte(`[1]`), "")
+	f.Add([]byte(`{"PartitionKey":"p","RowKey":"r","z":{"n":[1,2]}}`), "z,RowKey,PartitionKey")
+	f.Fuzz(func(t *testing.T, obj []byte, order string) {
+		out := reorderEntity(obj, strings.Split(order, ","))
+		before, ok := objectMembers(obj)
+		if !ok {
+			if string(out) != string(obj) {
+				t.Fatalf("not an object, yet rewritten: %q -> %q", obj, out)
+			}
+			return
+		}
+		after, ok := objectMembers(out)
+		if !ok || len(after) != len(before) {
+			t.Fatalf("%q -> %q: members lost", obj, out)
+		}
+		count := map[string]int{}
+		for _, m := range before {
+			count[m.name+"\x00"+string(m.raw)]++
+		}
+		for _, m := range after {
+			count[m.name+"\x00"+string(m.raw)]--
+		}
+		for k, n := range count {
+			if n != 0 {
+				t.Fatalf("%q -> %q: member %q changed", obj, out, k)
+			}
+		}
+		for i, m := range after {
+			if strings.HasPrefix(m.name, "odata.") && i > 0 && !strings.HasPrefix(after[i-1].name, "odata.") {
+				t.Fatalf("%q -> %q: an odata member after a property", obj, out)
+			}
+			if m.name == "Timestamp" && i < len(after)-1 && !strings.HasPrefix(after[len(after)-1].name, "Timestamp") {
+				t.Fatalf("%q -> %q: Timestamp not last", obj, out)
+			}
+		}
+	})
+}

@@ -1,0 +1,77 @@
+package tablestoretest
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tablestore/tablestore/server"
+)
+
+// TestCosmosServerControls: the Cosmos flavor under the kit: the request
+// log carries each request's charge and the error codes Cosmos's answers
+// give only in their bodies, and throttling follows the kit's Clock.
+func TestCosmosServerControls(t *testing.T) {
+	s := NewServerWithOptions(t, &server.Options{Anonymous: true, Account: server.CosmosDevAccount,
+		Cosmos: &server.Cosmos{RequestUnitsPerSecond: 20}})
+	c := http.DefaultClient
+	if resp, body, err := send(t, c, "POST", s.URL()+"/Tables", `{"TableName":"Tee"}`, "Content-Type", "application/json"); err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create table: %v %s", err, body)
+	}
+	if resp, _, _ := send(t, c, "GET", s.URL()+"/tee()", ""); resp.StatusCode != http.StatusNotFound || resp.Header.Get("x-ms-error-code") != "" {
+		t.Fatalf("a table named in another case: %d, x-ms-error-code %q", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+	}
+	throttled := false
+	for i := 0; i < 20 && !throttled; i++ {
+		resp, body, err := send(t, c, "POST", s.URL()+"/Tee", `{"PartitionKey":"p","RowKey":"`+strconv.Itoa(i)+`"}`, "Content-Type", "application/json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch resp.StatusCode {
+		case http.StatusCreated:
+		case http.StatusTooManyRequests:
+			throttled = true
+			ms, err := strconv.Atoi(resp.Header.Get("x-ms-retry-after-ms"))
+			if err != nil || ms <= 0 {
+				t.Fatalf("429 without x-ms-retry-after-ms: %q", resp.Header.Get("x-ms-retry-after-ms"))
+			}
+			s.Clock().Advance(time.Duration(ms) * time.Millisecond)
+		default:
+			t.Fatalf("insert: %d %s", resp.StatusCode, body)
+		}
+	}
+	if !throttled {
+		t.Fatal("20 RU/s never throttled 20 writes")
+	}
+	if resp, body, _ := send(t, c, "POST", s.URL()+"/Tee", `{"PartitionKey":"p","RowKey":"after"}`, "Content-Type", "application/json"); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("after the advised wait on the kit's clock: %d %s", resp.StatusCode, body)
+	}
+	var codes []string
+	charged := 0
+	for _, r := range s.Requests() {
+		if r.Code != "" {
+			codes = append(codes, r.Code)
+		}
+		if r.Status < 400 && r.RequestCharge > 0 {
+			charged++
+		}
+	}
+	if got := strings.Join(codes, ","); got != "TableNotFound,TooManyRequests" {
+		t.Errorf("logged codes %q", got)
+	}
+	if charged != len(s.Requests())-2 {
+		t.Errorf("%d of %d successful requests logged a charge", charged, len(s.Requests())-2)
+	}
+}
+
+// TestCosmosConnectionString: the emulator's shape, at localhost.
+func TestCosmosConnectionString(t *testing.T) {
+	s := NewCosmosServer(t)
+	cs := s.CosmosConnectionString()
+	if !strings.HasPrefix(cs, "DefaultEndpointsProtocol=http;AccountName=localhost;AccountKey="+server.CosmosDevKey+";TableEndpoint=http://localhost:") ||
+		!strings.HasSuffix(cs, "/;") {
+		t.Errorf("connection string %q", cs)
+	}
+}
