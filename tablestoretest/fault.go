@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/suggest"
 	"github.com/tablestore/tablestore/server"
 )
 
@@ -137,6 +138,9 @@ var statusCodes = map[int]string{
 // action.
 func (f Fault) Validate() error {
 	if f.Operation != "" && !slices.Contains(server.Operations, f.Operation) {
+		if s := suggest.Nearest(f.Operation, server.Operations); s != "" {
+			return fmt.Errorf("Fault.Operation: unknown operation %q (did you mean %q?)", f.Operation, s)
+		}
 		return fmt.Errorf("Fault.Operation: unknown operation %q (want one of %v)", f.Operation, server.Operations)
 	}
 	if f.Status != 0 {
