@@ -40,7 +40,8 @@ type Fault struct {
 	// Partition matches the PartitionKey of the single-entity operations
 	// that address an entity in the URL (QueryEntity, UpdateEntity,
 	// MergeEntity, DeleteEntity, InsertOrReplaceEntity,
-	// InsertOrMergeEntity). Empty: every request.
+	// InsertOrMergeEntity) and the partition of a $batch
+	// (EntityGroupTransaction). Empty: every request.
 	Partition string `json:"partition,omitempty"`
 
 	// Status and Code are the error answered, with Azure's body, headers

@@ -760,3 +760,47 @@ func TestResetKeepsUntouchedStore(t *testing.T) {
 		t.Fatal("Reset to an empty baseline kept the table")
 	}
 }
+
+// batchBody is a $batch body inserting rows into table tbl of partition
+// pk, as the SDKs send it.
+func batchBody(pk string, rows ...string) string {
+	var b strings.Builder
+	b.WriteString("--batch_b\r\nContent-Type: multipart/mixed; boundary=cs\r\n\r\n")
+	for _, rk := range rows {
+		b.WriteString("--cs\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
+		b.WriteString("POST http://127.0.0.1/devstoreaccount1/tbl HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json;odata=minimalmetadata\r\n\r\n")
+		fmt.Fprintf(&b, `{"PartitionKey":%q,"RowKey":%q}`+"\r\n", pk, rk)
+	}
+	b.WriteString("--cs--\r\n--batch_b--\r\n")
+	return b.String()
+}
+
+// TestFaultBatchPartition: a fault can target one partition's $batch,
+// and the request log lists a batch's sub-operations.
+func TestFaultBatchPartition(t *testing.T) {
+	srv := anonServer(t)
+	c := srv.InProcessClient()
+	must(t, c, http.StatusCreated, "POST", srv.endpoint()+"/Tables", `{"TableName":"tbl"}`)
+	srv.ClearRequests()
+	srv.InjectFault(Fault{Operation: "EntityGroupTransaction", Partition: "hot", Code: "ServerBusy"})
+	ct := []string{"Content-Type", "multipart/mixed; boundary=batch_b"}
+	must(t, c, http.StatusAccepted, "POST", srv.endpoint()+"/$batch", batchBody("cold", "1", "2"), ct...)
+	must(t, c, http.StatusServiceUnavailable, "POST", srv.endpoint()+"/$batch", batchBody("hot", "1"), ct...)
+	recs := srv.Requests()
+	if len(recs) != 2 {
+		t.Fatalf("%d requests logged", len(recs))
+	}
+	want := []server.RequestInfo{
+		{Operation: "InsertEntity", Table: "tbl", PartitionKey: "cold", RowKey: "1"},
+		{Operation: "InsertEntity", Table: "tbl", PartitionKey: "cold", RowKey: "2"},
+	}
+	if r := recs[0]; r.Operation != "EntityGroupTransaction" || r.PartitionKey != "cold" || r.Status != http.StatusAccepted || !slices.Equal(r.Batch, want) {
+		t.Fatalf("batch record: %+v", r)
+	}
+	if r := recs[1]; r.PartitionKey != "hot" || r.Code != "ServerBusy" || len(r.Batch) != 1 {
+		t.Fatalf("faulted batch record: %+v", r)
+	}
+	if _, err := srv.DB().Table("tbl").Get(context.Background(), "hot", "1", nil); !errors.Is(err, tablestore.ErrResourceNotFound) {
+		t.Fatalf("the faulted batch wrote: %v", err)
+	}
+}
