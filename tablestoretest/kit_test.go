@@ -384,7 +384,7 @@ func queryAll(t *testing.T, srv *Server, c *http.Client) [][]string {
 			keys = append(keys, v.RowKey)
 		}
 		pages = append(pages, keys)
-		npk, nrk := resp.Header.Get(nextPKHeader), resp.Header.Get(nextRKHeader)
+		npk, nrk := resp.Header.Get("x-ms-continuation-NextPartitionKey"), resp.Header.Get("x-ms-continuation-NextRowKey")
 		if npk == "" {
 			return pages
 		}
