@@ -20,7 +20,7 @@ type RequestRecord struct {
 	// Batch lists a $batch's sub-operations, in order, with the keys of
 	// their entities; nil for other requests and for a body the server
 	// refuses as a batch.
-	Batch []server.RequestInfo
+	Batch  []server.RequestInfo
 	Method string
 	// Status is the HTTP status answered; 0 when the connection was
 	// dropped without an answer (Dropped).
