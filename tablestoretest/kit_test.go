@@ -804,3 +804,17 @@ func TestFaultBatchPartition(t *testing.T) {
 		t.Fatalf("the faulted batch wrote: %v", err)
 	}
 }
+
+// TestNewServerListensOnDemand: a server used only through
+// InProcessClient opens no listener; URL opens it.
+func TestNewServerListensOnDemand(t *testing.T) {
+	srv := NewServerWithOptions(t, &server.Options{Anonymous: true})
+	must(t, srv.InProcessClient(), http.StatusCreated, "POST", "http://in-process/"+srv.Account()+"/Tables", `{"TableName":"tbl"}`)
+	if srv.srv != nil {
+		t.Fatal("InProcessClient opened a listener")
+	}
+	must(t, srv.HTTPClient(), http.StatusOK, "GET", srv.URL()+"/"+srv.Account()+"/Tables", "")
+	if srv.srv == nil {
+		t.Fatal("no listener after URL")
+	}
+}
