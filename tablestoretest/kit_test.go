@@ -818,3 +818,44 @@ func TestNewServerListensOnDemand(t *testing.T) {
 		t.Fatal("no listener after URL")
 	}
 }
+
+// TestLoadFormats: Load takes Azure's JSON as a query answers it (full
+// metadata included), an array of entities, and CSV, typed or as
+// Storage Explorer exports it; a bad entity is named by its line.
+func TestLoadFormats(t *testing.T) {
+	want := `{"PartitionKey":"p","RowKey":"1","Age@odata.type":"Edm.Int64","Age":"42","Name":"Ada"}
+{"PartitionKey":"p","RowKey":"2","Age@odata.type":"Edm.Int64","Age":"7"}
+`
+	for name, in := range map[string]string{
+		"query answer": `{"odata.metadata":"http://127.0.0.1/devstoreaccount1/$metadata#people","value":[
+{"odata.type":"devstoreaccount1.people","odata.id":"http://127.0.0.1/devstoreaccount1/people(PartitionKey='p',RowKey='1')","odata.etag":"W/\"datetime'2024-05-01T10%3A00%3A00.123Z'\"","odata.editLink":"people(PartitionKey='p',RowKey='1')","PartitionKey":"p","RowKey":"1","Timestamp@odata.type":"Edm.DateTime","Timestamp":"2024-05-01T10:00:00.123Z","Age@odata.type":"Edm.Int64","Age":"42","Name":"Ada"},
+{"PartitionKey":"p","RowKey":"2","Age@odata.type":"Edm.Int64","Age":"7"}]}`,
+		"array": `[{"PartitionKey":"p","RowKey":"1","Age@odata.type":"Edm.Int64","Age":"42","Name":"Ada"},
+ {"PartitionKey":"p","RowKey":"2","Age@odata.type":"Edm.Int64","Age":"7"}]`,
+		"typed csv": "PartitionKey,RowKey,Age:Edm.Int64,Name\np,1,42,Ada\np,2,7,\n",
+		"explorer csv": "PartitionKey,RowKey,Timestamp,Age,Age@type,Name,Name@type\r\n" +
+			"p,1,2024-05-01T10:00:00.123Z,42,Edm.Int64,Ada,Edm.String\r\np,2,2024-05-01T10:00:00.123Z,7,Edm.Int64,,\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := NewDB(t)
+			d.Load("people", strings.NewReader(in))
+			got, err := dump(context.Background(), d.DB(), "people")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != want {
+				t.Fatalf("loaded\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+	d := NewDB(t)
+	for in, where := range map[string]string{
+		"{\"PartitionKey\":\"p\",\"RowKey\":\"1\"}\n\n{\"PartitionKey\":\"p\"}\n":      "line 3:",
+		"{\"value\":[{\"PartitionKey\":\"p\",\"RowKey\":\"1\"},\n{\"RowKey\":\"2\"}]}": "line 1, entity 2:",
+		"PartitionKey,RowKey,N:Edm.Int32\np,1,x\n":                                     "InvalidInput: line 2:",
+	} {
+		if err := load(context.Background(), d.DB(), "bad", strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), where) {
+			t.Errorf("%q: %v, want an error naming %q", in, err, where)
+		}
+	}
+}
