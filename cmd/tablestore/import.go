@@ -82,7 +82,9 @@ Edm.Boolean, Edm.DateTime, Edm.Guid, Edm.Binary (a bare NAME is
 Edm.String), and PartitionKey and RowKey columns. A cell holds the value as
 Azure's JSON writes it (DateTime 2026-01-02T03:04:05.0000000Z, Binary in
 base64, Guid canonical); an empty cell means no such property and a quoted
-empty cell ("") the empty string. A name may have one column per type.`,
+empty cell ("") the empty string. A name may have one column per type.
+Storage Explorer's CSV export reads as it is: a column NAME@type gives,
+row by row, the type of column NAME (an empty cell is Edm.String).`,
 		example: `tablestore import --store data People people.jsonl
 tablestore import --store data People people.csv --mode upsert --skip-bad rejected.csv
 tablestore import --store data People people.jsonl --resume`,
