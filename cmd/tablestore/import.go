@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,8 +39,11 @@ func importCommand() *command {
 		summary: "load JSON lines or CSV into a table",
 		help: `import loads FILE ("-" for standard input) into TABLE, creating the table if
 needed. FILE is JSON lines (one entity per line in Azure's JSON wire format,
-as export writes it) or CSV with a typed header (see "CSV format" below);
-the format follows the file name (.csv is CSV) unless --format says.
+as export writes it), Azure's JSON as one document (a query's answer
+{"value":[...]} or an array of entities; --resume reads it again from the
+start, skipping what was handled) or CSV with a typed header (see "CSV
+format" below); the format follows the file name (.csv is CSV) unless
+--format says.
 A --store directory that holds no store becomes a new one (import says so
 on standard error).
 
@@ -357,6 +361,14 @@ func (im *importer) dropNewResumeFile() {
 // returns the reader of its format.
 func (im *importer) openSource(in io.ReadCloser) (source, error) {
 	if im.format == "json" {
+		br := bufio.NewReaderSize(in, 1<<20)
+		head, err := br.Peek(1 << 20)
+		if isJSONDocument(head, err != nil) {
+			return newDocSource(br, im.state.Offset), nil
+		}
+		if im.state.Offset == 0 {
+			return newJSONSource(br, 0, 0), nil
+		}
 		if im.state.Offset > 0 {
 			if err := seekLineStart(in, im.state.Offset); err != nil {
 				return nil, err
