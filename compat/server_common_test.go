@@ -51,7 +51,7 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
-func mustJSON(t *testing.T, v any) []byte {
+func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {

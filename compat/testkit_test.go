@@ -15,7 +15,7 @@ import (
 
 // inProcessService returns a service client that reaches srv through
 // InProcessClient, with fast retries.
-func inProcessService(t *testing.T, srv *tablestoretest.Server) *aztables.ServiceClient {
+func inProcessService(t testing.TB, srv *tablestoretest.Server) *aztables.ServiceClient {
 	t.Helper()
 	svc, err := aztables.NewServiceClientFromConnectionString(srv.ConnectionString(), &aztables.ClientOptions{
 		ClientOptions: policy.ClientOptions{
@@ -53,17 +53,11 @@ func TestTestkitInProcessAztables(t *testing.T) {
 	}
 }
 
+// TestTestkitRetriesServerBusy: two ServerBusy answers without a
+// Retry-After, as Azure sends them, and azcore retries through them with
+// the retry settings docs/testing.md gives for tests.
 func TestTestkitRetriesServerBusy(t *testing.T) {
-	srv := tablestoretest.NewServer(t)
-	svc := inProcessService(t, srv)
-	c := svc.NewClient("busy")
-	if _, err := c.CreateTable(ctx(t), nil); err != nil {
-		t.Fatal(err)
-	}
-	srv.InjectFault(tablestoretest.Fault{Operation: "InsertEntity", Code: "ServerBusy", Times: 2, RetryAfter: time.Millisecond})
-	if _, err := c.AddEntity(ctx(t), mustJSON(t, map[string]any{"PartitionKey": "p", "RowKey": "r"}), nil); err != nil {
-		t.Fatalf("the SDK did not retry through ServerBusy: %v", err)
-	}
+	srv := retryServerBusy(t)
 	var codes []string
 	for _, r := range srv.Requests() {
 		if r.Operation == "InsertEntity" {
@@ -73,6 +67,47 @@ func TestTestkitRetriesServerBusy(t *testing.T) {
 	if len(codes) != 3 || codes[0] != "ServerBusy" || codes[1] != "ServerBusy" || codes[2] != "" {
 		t.Fatalf("InsertEntity attempts: %q", codes)
 	}
+}
+
+// BenchmarkTestkitRetriesServerBusy is that test's whole cost: a server,
+// a table, and an insert retried through two ServerBusy answers.
+func BenchmarkTestkitRetriesServerBusy(b *testing.B) {
+	for b.Loop() {
+		tb := &cleanupTB{TB: b}
+		retryServerBusy(tb)
+		tb.cleanup()
+	}
+}
+
+// cleanupTB runs its cleanups when told to, so a benchmark closes each
+// server it starts.
+type cleanupTB struct {
+	testing.TB
+	fns []func()
+}
+
+func (t *cleanupTB) Cleanup(f func()) { t.fns = append(t.fns, f) }
+
+func (t *cleanupTB) cleanup() {
+	for i := len(t.fns) - 1; i >= 0; i-- {
+		t.fns[i]()
+	}
+}
+
+// retryServerBusy starts a server, makes a table and inserts an entity
+// through two injected ServerBusy answers.
+func retryServerBusy(t testing.TB) *tablestoretest.Server {
+	srv := tablestoretest.NewServer(t)
+	svc := inProcessService(t, srv)
+	c := svc.NewClient("busy")
+	if _, err := c.CreateTable(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	srv.InjectFault(tablestoretest.Fault{Operation: "InsertEntity", Code: "ServerBusy", Times: 2})
+	if _, err := c.AddEntity(t.Context(), mustJSON(t, map[string]any{"PartitionKey": "p", "RowKey": "r"}), nil); err != nil {
+		t.Fatalf("the SDK did not retry through ServerBusy: %v", err)
+	}
+	return srv
 }
 
 func TestTestkitAmbiguousWrite(t *testing.T) {

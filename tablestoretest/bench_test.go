@@ -3,7 +3,9 @@ package tablestoretest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -15,25 +17,35 @@ import (
 )
 
 // BenchmarkNewServerFirstCreateTable is a test's setup cost: a server, its
-// in-process client and a first CreateTable through it.
+// in-process client and a first CreateTable through it; "in-process"
+// addresses it by a host of its own (no listener is opened), "listening"
+// asks for its URL, which opens its loopback listener.
 func BenchmarkNewServerFirstCreateTable(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		b.StopTimer()
-		sub := &benchTB{TB: b}
-		b.StartTimer()
-		srv := NewServerWithOptions(sub, &server.Options{Anonymous: true})
-		c := srv.InProcessClient()
-		req, _ := http.NewRequest("POST", srv.URL()+"/"+srv.Account()+"/Tables", strings.NewReader(`{"TableName":"first"}`))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := c.Do(req)
-		if err != nil || resp.StatusCode != http.StatusCreated {
-			b.Fatalf("create table: %v %v", resp, err)
-		}
-		resp.Body.Close()
-		b.StopTimer()
-		sub.cleanup()
-		b.StartTimer()
+	for _, listen := range []bool{false, true} {
+		b.Run(map[bool]string{false: "in-process", true: "listening"}[listen], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				sub := &benchTB{TB: b}
+				b.StartTimer()
+				srv := NewServerWithOptions(sub, &server.Options{Anonymous: true})
+				c := srv.InProcessClient()
+				root := "http://in-process"
+				if listen {
+					root = srv.URL()
+				}
+				req, _ := http.NewRequest("POST", root+"/"+srv.Account()+"/Tables", strings.NewReader(`{"TableName":"first"}`))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := c.Do(req)
+				if err != nil || resp.StatusCode != http.StatusCreated {
+					b.Fatalf("create table: %v %v", resp, err)
+				}
+				resp.Body.Close()
+				b.StopTimer()
+				sub.cleanup()
+				b.StartTimer()
+			}
+		})
 	}
 }
 
@@ -68,7 +80,7 @@ func BenchmarkReset(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		d.w.waitSpare()
+		d.w.waitAhead()
 		b.StartTimer()
 		d.Reset()
 	}
@@ -128,7 +140,7 @@ func BenchmarkRestore10k(b *testing.B) {
 		for b.Loop() {
 			d.Restore(snaps[0])
 			b.StopTimer()
-			d.w.waitSpare()
+			d.w.waitAhead()
 			b.StartTimer()
 		}
 		b.StopTimer()
@@ -184,4 +196,54 @@ func BenchmarkEngineOpenMemFS(b *testing.B) {
 		}
 		b.StartTimer()
 	}
+}
+
+// BenchmarkControlReset is POST /testkit/reset over loopback HTTP on a
+// kit seeded with a small table: "back-to-back" resets with nothing
+// between them; "after-write" resets after an insert (outside the timer,
+// as a test's own work, during which the next copy opens).
+func BenchmarkControlReset(b *testing.B) {
+	k, err := NewKit(&server.Options{Anonymous: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = k.Close() })
+	if err := k.Load("seed", strings.NewReader(`{"PartitionKey":"p","RowKey":"1","n":1}`+"\n")); err != nil {
+		b.Fatal(err)
+	}
+	snap, err := k.Snapshot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	k.SetBaseline(snap)
+	ctl := httptest.NewServer(ControlHandler(k))
+	b.Cleanup(ctl.Close)
+	reset := func(b *testing.B) {
+		resp, err := ctl.Client().Post(ctl.URL+ControlPrefix+"/reset", "application/json", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("reset: %s", resp.Status)
+		}
+	}
+	b.Run("back-to-back", func(b *testing.B) {
+		for b.Loop() {
+			reset(b)
+		}
+	})
+	b.Run("after-write", func(b *testing.B) {
+		ctx := context.Background()
+		for b.Loop() {
+			b.StopTimer()
+			if err := k.DB().Table("seed").Insert(ctx, &tablestore.Entity{PartitionKey: "p", RowKey: "2"}); err != nil {
+				b.Fatal(err)
+			}
+			k.w.waitAhead()
+			b.StartTimer()
+			reset(b)
+		}
+	})
 }

@@ -32,10 +32,10 @@ func NewCosmosServerWithOptions(t testing.TB, c *server.Cosmos) *Server {
 // DB emulator's shape: the service root at localhost, addressed by
 // host, so the SDKs take the server for Cosmos DB.
 func (s *Server) CosmosConnectionString() string {
-	u, err := url.Parse(s.url)
+	u, err := url.Parse(s.URL())
 	if err != nil {
 		s.t.Fatalf("tablestoretest: %v", err)
 	}
-	return "DefaultEndpointsProtocol=" + u.Scheme + ";AccountName=" + s.account + ";AccountKey=" + s.key +
+	return "DefaultEndpointsProtocol=" + u.Scheme + ";AccountName=" + s.Account() + ";AccountKey=" + s.Key() +
 		";TableEndpoint=" + u.Scheme + "://localhost:" + u.Port() + "/;"
 }

@@ -1,6 +1,7 @@
 package tablestoretest
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -23,6 +24,7 @@ type Kit struct {
 	log     requestLog
 	account string
 	key     string
+	maxBody int64 // the handler's MaxBodyBytes
 }
 
 // NewKit opens an empty in-memory store and the handler serving it with
@@ -33,7 +35,10 @@ func NewKit(opts *server.Options) (*Kit, error) {
 	if opts != nil {
 		o = *opts
 	}
-	k := &Kit{clock: new(Clock), account: server.DevAccount, key: server.DevKey}
+	k := &Kit{clock: new(Clock), account: server.DevAccount, key: server.DevKey, maxBody: o.MaxBodyBytes}
+	if k.maxBody <= 0 {
+		k.maxBody = server.DefaultMaxBodyBytes
+	}
 	if o.Now == nil {
 		o.Now = k.clock.Now
 	}
@@ -72,20 +77,29 @@ func (k *Kit) DB() *tablestore.DB { return k.w.cur.Load().db }
 // Clock is the kit's clock (see Clock).
 func (k *Kit) Clock() *Clock { return k.clock }
 
-// TakeSnapshot copies the whole state (see Snapshot).
-func (k *Kit) TakeSnapshot() (*Snapshot, error) { return k.w.snapshot() }
+// Snapshot copies the whole state (see the Snapshot type).
+func (k *Kit) Snapshot() (*Snapshot, error) { return k.w.snapshot() }
 
-// RestoreSnapshot replaces the state with snap's (see Server.Restore).
-func (k *Kit) RestoreSnapshot(snap *Snapshot) error { return k.w.restore(snap) }
+// Restore replaces the state with a copy of snap (see Server.Restore).
+func (k *Kit) Restore(snap *Snapshot) error { return k.w.restore(snap) }
 
-// ResetState replaces the state with an empty store (see Server.Reset).
-func (k *Kit) ResetState() error { return k.w.reset() }
+// SetBaseline makes Reset return the state to a copy of snap instead of
+// an empty store (nil: an empty store again).
+func (k *Kit) SetBaseline(snap *Snapshot) { k.w.setBaseline(snap) }
 
-// AddFault validates f and adds it (see Fault); remove takes it out.
-func (k *Kit) AddFault(f Fault) (remove func(), err error) { return k.faults.add(f) }
+// Reset gives a clean slate (see Server.Reset); with parts, only those.
+func (k *Kit) Reset(parts ...ResetPart) error {
+	return resetWorld(k.w, &k.faults, k.clock, &k.log, parts)
+}
 
-// LoadTable writes JSON lines into table (see Server.Load).
-func (k *Kit) LoadTable(table string, r io.Reader) error {
+// InjectFault validates f and adds it (see Fault); remove takes it out.
+func (k *Kit) InjectFault(f Fault) (remove func(), err error) {
+	_, remove, err = k.faults.add(f)
+	return remove, err
+}
+
+// Load writes JSON lines into table (see Server.Load).
+func (k *Kit) Load(table string, r io.Reader) error {
 	return load(context.Background(), k.DB(), table, r)
 }
 
@@ -96,6 +110,7 @@ func (k *Kit) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	in := countBody(r)
 	var out server.Outcome
 	r = server.WithOutcome(r, &out)
+	var batch []server.RequestInfo
 	defer func() {
 		code := rec.Header().Get("x-ms-error-code")
 		if code == "" {
@@ -103,6 +118,7 @@ func (k *Kit) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		k.log.add(RequestRecord{
 			RequestInfo:   info,
+			Batch:         batch,
 			Method:        r.Method,
 			Status:        rec.status,
 			Code:          code,
@@ -117,9 +133,37 @@ func (k *Kit) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if st == nil { // closed
 		abort(rec)
 	}
+	if info.Operation == "EntityGroupTransaction" {
+		batch = k.classifyBatch(r)
+		if len(batch) > 0 {
+			info.PartitionKey = batch[0].PartitionKey // a batch's one partition
+		}
+	}
 	if f, ok := k.faults.pick(info); ok {
 		k.applyFault(f, st, rec, r, info)
 		return
 	}
 	st.h.ServeHTTP(rec, r)
+}
+
+// classifyBatch names a $batch request's sub-operations
+// (server.ClassifyBatch), leaving its body to be read again; nil for a
+// body the handler will refuse.
+func (k *Kit) classifyBatch(r *http.Request) []server.RequestInfo {
+	if r.Body == nil {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, k.maxBody+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
+	if err != nil || int64(len(b)) > k.maxBody {
+		return nil
+	}
+	subs, err := server.ClassifyBatch(r.Header.Get("Content-Type"), b, k.account)
+	if err != nil {
+		return nil
+	}
+	return subs
 }

@@ -197,7 +197,7 @@ func TestFaultServerBusy(t *testing.T) {
 		if err := json.Unmarshal(b, &body); err != nil || body.Err.Code != "ServerBusy" || !strings.HasPrefix(body.Err.Message.Value, "The server is busy.\nRequestId:") {
 			t.Fatalf("request %d: body %s (%v)", i, b, err)
 		}
-		if resp.Header.Get("Retry-After") == "" || resp.Header.Get("x-ms-error-code") != "ServerBusy" {
+		if _, ok := resp.Header["Retry-After"]; ok || resp.Header.Get("x-ms-error-code") != "ServerBusy" {
 			t.Fatalf("request %d: headers %v", i, resp.Header)
 		}
 	}
@@ -219,6 +219,42 @@ func TestFaultServerBusy(t *testing.T) {
 	}
 	if got[3].RequestBytes != int64(len(`{"TableName":"tbl"}`)) || got[3].ResponseBytes == 0 {
 		t.Errorf("sizes: %+v", got[3])
+	}
+}
+
+// TestFaultRetryAfter: Azure Storage's errors ask for no wait unless the
+// rule gives one; Cosmos DB's 429 always carries x-ms-retry-after-ms.
+func TestFaultRetryAfter(t *testing.T) {
+	for _, tc := range []struct {
+		code      string
+		wait      *time.Duration
+		after, ms string // "-": absent
+	}{
+		{"ServerBusy", nil, "-", "-"},
+		{"OperationTimedOut", nil, "-", "-"},
+		{"ServerBusy", new(time.Duration(0)), "0", "-"},
+		{"ServerBusy", new(2 * time.Second), "2", "-"},
+		{"OperationTimedOut", new(20 * time.Millisecond), "-", "20"},
+		{"ServerBusy", new(1500 * time.Millisecond), "-", "1500"},
+		{"TooManyRequests", nil, "1", "1000"},
+		{"TooManyRequests", new(20 * time.Millisecond), "-", "20"},
+		{"TooManyRequests", new(time.Duration(0)), "0", "0"},
+	} {
+		srv := anonServer(t)
+		srv.InjectFault(Fault{Operation: "QueryTables", Code: tc.code, RetryAfter: tc.wait})
+		resp, _, err := send(t, srv.InProcessClient(), "GET", srv.endpoint()+"/Tables", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		header := func(name string) string {
+			if v, ok := resp.Header[http.CanonicalHeaderKey(name)]; ok {
+				return v[0]
+			}
+			return "-"
+		}
+		if a, ms := header("Retry-After"), header("x-ms-retry-after-ms"); a != tc.after || ms != tc.ms {
+			t.Errorf("%s %v: Retry-After %s, x-ms-retry-after-ms %s; want %s, %s", tc.code, tc.wait, a, ms, tc.after, tc.ms)
+		}
 	}
 }
 
@@ -348,7 +384,7 @@ func queryAll(t *testing.T, srv *Server, c *http.Client) [][]string {
 			keys = append(keys, v.RowKey)
 		}
 		pages = append(pages, keys)
-		npk, nrk := resp.Header.Get(nextPKHeader), resp.Header.Get(nextRKHeader)
+		npk, nrk := resp.Header.Get("x-ms-continuation-NextPartitionKey"), resp.Header.Get("x-ms-continuation-NextRowKey")
 		if npk == "" {
 			return pages
 		}
@@ -592,31 +628,31 @@ func TestKitWithoutTest(t *testing.T) {
 	}
 	hs := httptest.NewServer(k.Handler())
 	defer hs.Close()
-	if _, err := k.AddFault(Fault{Operation: "NoSuchOperation", Code: "ServerBusy"}); err == nil || !strings.HasPrefix(err.Error(), "Fault.Operation:") {
-		t.Fatalf("AddFault of an unknown operation: %v", err)
+	if _, err := k.InjectFault(Fault{Operation: "NoSuchOperation", Code: "ServerBusy"}); err == nil || !strings.HasPrefix(err.Error(), "Fault.Operation:") {
+		t.Fatalf("InjectFault of an unknown operation: %v", err)
 	}
 	var f Fault
 	if err := json.Unmarshal([]byte(`{"operation":"QueryTables","code":"ServerBusy","times":1}`), &f); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.AddFault(f); err != nil {
+	if _, err := k.InjectFault(f); err != nil {
 		t.Fatal(err)
 	}
 	url := hs.URL + "/" + k.Account() + "/Tables"
 	must(t, hs.Client(), http.StatusServiceUnavailable, "GET", url, "")
 	must(t, hs.Client(), http.StatusOK, "GET", url, "")
-	if err := k.LoadTable("tbl", strings.NewReader(fixture)); err != nil {
+	if err := k.Load("tbl", strings.NewReader(fixture)); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := k.TakeSnapshot()
+	snap, err := k.Snapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := k.ResetState(); err != nil {
+	if err := k.Reset(); err != nil {
 		t.Fatal(err)
 	}
 	must(t, hs.Client(), http.StatusNotFound, "GET", hs.URL+"/"+k.Account()+"/tbl()", "")
-	if err := k.RestoreSnapshot(snap); err != nil {
+	if err := k.Restore(snap); err != nil {
 		t.Fatal(err)
 	}
 	must(t, hs.Client(), http.StatusOK, "GET", hs.URL+"/"+k.Account()+"/tbl()", "")
@@ -645,12 +681,12 @@ func TestRestoreOpensAhead(t *testing.T) {
 		}
 		two := d.Snapshot()
 		d.Restore(one)
-		if w.restoreSpare != nil {
+		if w.ahead != nil {
 			t.Fatal("a copy opened ahead after the first Restore of a snapshot")
 		}
 		for range 3 {
 			d.Restore(one)
-			p := w.restoreSpare
+			p := w.ahead
 			if p == nil || p.snap != one {
 				t.Fatalf("no copy of the snapshot opened ahead: %+v", p)
 			}
@@ -668,14 +704,14 @@ func TestRestoreOpensAhead(t *testing.T) {
 			}
 		}
 		d.Restore(two)
-		if w.restoreSpare != nil {
+		if w.ahead != nil {
 			t.Fatal("a copy of the other snapshot kept")
 		}
 		if _, err := d.DB().Table("tbl").Get(ctx, "p", "2", nil); !errors.Is(err, tablestore.ErrResourceNotFound) {
 			t.Fatalf("restored the wrong snapshot: %v", err)
 		}
 		d.Restore(two)
-		p := w.restoreSpare
+		p := w.ahead
 		if p == nil {
 			t.Fatal("no copy opened ahead")
 		}
@@ -688,5 +724,138 @@ func TestRestoreOpensAhead(t *testing.T) {
 	})
 	if _, err := ahead.db.ListTables(ctx, nil); !errors.Is(err, tablestore.ErrClosed) {
 		t.Fatalf("the copy opened ahead is open after Cleanup: %v", err)
+	}
+}
+
+// TestResetKeepsUntouchedStore: a Reset of a store untouched since the
+// last one keeps it (no open); any write makes the next Reset swap in a
+// fresh copy of the baseline.
+func TestResetKeepsUntouchedStore(t *testing.T) {
+	ctx := context.Background()
+	d := NewDB(t)
+	d.Load("tbl", strings.NewReader(fixture))
+	d.SetBaseline(d.Snapshot())
+	d.Reset()
+	first := d.w.cur.Load()
+	d.Reset()
+	if d.w.cur.Load() != first {
+		t.Fatal("a Reset replaced an untouched store")
+	}
+	if _, err := d.DB().Table("tbl").Get(ctx, "p", "1", nil); err != nil {
+		t.Fatalf("baseline entity: %v", err)
+	}
+	if err := d.DB().Table("tbl").Delete(ctx, "p", "1", tablestore.ETagAny); err != nil {
+		t.Fatal(err)
+	}
+	d.Reset()
+	if d.w.cur.Load() == first {
+		t.Fatal("a Reset kept a store written to")
+	}
+	if _, err := d.DB().Table("tbl").Get(ctx, "p", "1", nil); err != nil {
+		t.Fatalf("after Reset: %v", err)
+	}
+	d.SetBaseline(nil)
+	d.Reset()
+	if ok, _ := d.DB().TableExists(ctx, "tbl"); ok {
+		t.Fatal("Reset to an empty baseline kept the table")
+	}
+}
+
+// batchBody is a $batch body inserting rows into table tbl of partition
+// pk, as the SDKs send it.
+func batchBody(pk string, rows ...string) string {
+	var b strings.Builder
+	b.WriteString("--batch_b\r\nContent-Type: multipart/mixed; boundary=cs\r\n\r\n")
+	for _, rk := range rows {
+		b.WriteString("--cs\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
+		b.WriteString("POST http://127.0.0.1/devstoreaccount1/tbl HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json;odata=minimalmetadata\r\n\r\n")
+		fmt.Fprintf(&b, `{"PartitionKey":%q,"RowKey":%q}`+"\r\n", pk, rk)
+	}
+	b.WriteString("--cs--\r\n--batch_b--\r\n")
+	return b.String()
+}
+
+// TestFaultBatchPartition: a fault can target one partition's $batch,
+// and the request log lists a batch's sub-operations.
+func TestFaultBatchPartition(t *testing.T) {
+	srv := anonServer(t)
+	c := srv.InProcessClient()
+	must(t, c, http.StatusCreated, "POST", srv.endpoint()+"/Tables", `{"TableName":"tbl"}`)
+	srv.ClearRequests()
+	srv.InjectFault(Fault{Operation: "EntityGroupTransaction", Partition: "hot", Code: "ServerBusy"})
+	ct := []string{"Content-Type", "multipart/mixed; boundary=batch_b"}
+	must(t, c, http.StatusAccepted, "POST", srv.endpoint()+"/$batch", batchBody("cold", "1", "2"), ct...)
+	must(t, c, http.StatusServiceUnavailable, "POST", srv.endpoint()+"/$batch", batchBody("hot", "1"), ct...)
+	recs := srv.Requests()
+	if len(recs) != 2 {
+		t.Fatalf("%d requests logged", len(recs))
+	}
+	want := []server.RequestInfo{
+		{Operation: "InsertEntity", Table: "tbl", PartitionKey: "cold", RowKey: "1"},
+		{Operation: "InsertEntity", Table: "tbl", PartitionKey: "cold", RowKey: "2"},
+	}
+	if r := recs[0]; r.Operation != "EntityGroupTransaction" || r.PartitionKey != "cold" || r.Status != http.StatusAccepted || !slices.Equal(r.Batch, want) {
+		t.Fatalf("batch record: %+v", r)
+	}
+	if r := recs[1]; r.PartitionKey != "hot" || r.Code != "ServerBusy" || len(r.Batch) != 1 {
+		t.Fatalf("faulted batch record: %+v", r)
+	}
+	if _, err := srv.DB().Table("tbl").Get(context.Background(), "hot", "1", nil); !errors.Is(err, tablestore.ErrResourceNotFound) {
+		t.Fatalf("the faulted batch wrote: %v", err)
+	}
+}
+
+// TestNewServerListensOnDemand: a server used only through
+// InProcessClient opens no listener; URL opens it.
+func TestNewServerListensOnDemand(t *testing.T) {
+	srv := NewServerWithOptions(t, &server.Options{Anonymous: true})
+	must(t, srv.InProcessClient(), http.StatusCreated, "POST", "http://in-process/"+srv.Account()+"/Tables", `{"TableName":"tbl"}`)
+	if srv.srv != nil {
+		t.Fatal("InProcessClient opened a listener")
+	}
+	must(t, srv.HTTPClient(), http.StatusOK, "GET", srv.URL()+"/"+srv.Account()+"/Tables", "")
+	if srv.srv == nil {
+		t.Fatal("no listener after URL")
+	}
+}
+
+// TestLoadFormats: Load takes Azure's JSON as a query answers it (full
+// metadata included), an array of entities, and CSV, typed or as
+// Storage Explorer exports it; a bad entity is named by its line.
+func TestLoadFormats(t *testing.T) {
+	want := `{"PartitionKey":"p","RowKey":"1","Age@odata.type":"Edm.Int64","Age":"42","Name":"Ada"}
+{"PartitionKey":"p","RowKey":"2","Age@odata.type":"Edm.Int64","Age":"7"}
+`
+	for name, in := range map[string]string{
+		"query answer": `{"odata.metadata":"http://127.0.0.1/devstoreaccount1/$metadata#people","value":[
+{"odata.type":"devstoreaccount1.people","odata.id":"http://127.0.0.1/devstoreaccount1/people(PartitionKey='p',RowKey='1')","odata.etag":"W/\"datetime'2024-05-01T10%3A00%3A00.123Z'\"","odata.editLink":"people(PartitionKey='p',RowKey='1')","PartitionKey":"p","RowKey":"1","Timestamp@odata.type":"Edm.DateTime","Timestamp":"2024-05-01T10:00:00.123Z","Age@odata.type":"Edm.Int64","Age":"42","Name":"Ada"},
+{"PartitionKey":"p","RowKey":"2","Age@odata.type":"Edm.Int64","Age":"7"}]}`,
+		"array": `[{"PartitionKey":"p","RowKey":"1","Age@odata.type":"Edm.Int64","Age":"42","Name":"Ada"},
+ {"PartitionKey":"p","RowKey":"2","Age@odata.type":"Edm.Int64","Age":"7"}]`,
+		"typed csv": "PartitionKey,RowKey,Age:Edm.Int64,Name\np,1,42,Ada\np,2,7,\n",
+		"explorer csv": "PartitionKey,RowKey,Timestamp,Age,Age@type,Name,Name@type\r\n" +
+			"p,1,2024-05-01T10:00:00.123Z,42,Edm.Int64,Ada,Edm.String\r\np,2,2024-05-01T10:00:00.123Z,7,Edm.Int64,,\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := NewDB(t)
+			d.Load("people", strings.NewReader(in))
+			got, err := dump(context.Background(), d.DB(), "people")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != want {
+				t.Fatalf("loaded\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+	d := NewDB(t)
+	for in, where := range map[string]string{
+		"{\"PartitionKey\":\"p\",\"RowKey\":\"1\"}\n\n{\"PartitionKey\":\"p\"}\n":      "line 3:",
+		"{\"value\":[{\"PartitionKey\":\"p\",\"RowKey\":\"1\"},\n{\"RowKey\":\"2\"}]}": "line 1, entity 2:",
+		"PartitionKey,RowKey,N:Edm.Int32\np,1,x\n":                                     "InvalidInput: line 2:",
+	} {
+		if err := load(context.Background(), d.DB(), "bad", strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), where) {
+			t.Errorf("%q: %v, want an error naming %q", in, err, where)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,8 +39,11 @@ func importCommand() *command {
 		summary: "load JSON lines or CSV into a table",
 		help: `import loads FILE ("-" for standard input) into TABLE, creating the table if
 needed. FILE is JSON lines (one entity per line in Azure's JSON wire format,
-as export writes it) or CSV with a typed header (see "CSV format" below);
-the format follows the file name (.csv is CSV) unless --format says.
+as export writes it), Azure's JSON as one document (a query's answer
+{"value":[...]} or an array of entities; --resume reads it again from the
+start, skipping what was handled) or CSV with a typed header (see "CSV
+format" below); the format follows the file name (.csv is CSV) unless
+--format says.
 A --store directory that holds no store becomes a new one (import says so
 on standard error).
 
@@ -82,7 +86,9 @@ Edm.Boolean, Edm.DateTime, Edm.Guid, Edm.Binary (a bare NAME is
 Edm.String), and PartitionKey and RowKey columns. A cell holds the value as
 Azure's JSON writes it (DateTime 2026-01-02T03:04:05.0000000Z, Binary in
 base64, Guid canonical); an empty cell means no such property and a quoted
-empty cell ("") the empty string. A name may have one column per type.`,
+empty cell ("") the empty string. A name may have one column per type.
+Storage Explorer's CSV export reads as it is: a column NAME@type gives,
+row by row, the type of column NAME (an empty cell is Edm.String).`,
 		example: `tablestore import --store data People people.jsonl
 tablestore import --store data People people.csv --mode upsert --skip-bad rejected.csv
 tablestore import --store data People people.jsonl --resume`,
@@ -355,6 +361,14 @@ func (im *importer) dropNewResumeFile() {
 // returns the reader of its format.
 func (im *importer) openSource(in io.ReadCloser) (source, error) {
 	if im.format == "json" {
+		br := bufio.NewReaderSize(in, 1<<20)
+		head, err := br.Peek(1 << 20)
+		if isJSONDocument(head, err != nil) {
+			return newDocSource(br, im.state.Offset), nil
+		}
+		if im.state.Offset == 0 {
+			return newJSONSource(br, 0, 0), nil
+		}
 		if im.state.Offset > 0 {
 			if err := seekLineStart(in, im.state.Offset); err != nil {
 				return nil, err

@@ -457,3 +457,51 @@ func TestImportUnsorted(t *testing.T) {
 	}
 	require.Len(t, seen, n)
 }
+
+// TestImportStorageExplorerCSV: a CSV exported by Storage Explorer, its
+// types in NAME@type columns, imports with every type.
+func TestImportStorageExplorerCSV(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	in := writeFile(t, dir, "people.csv", "PartitionKey,RowKey,Timestamp,Age,Age@type,Joined,Joined@type\r\n"+
+		"p,1,2024-05-01T10:00:00.123Z,42,Edm.Int64,2020-01-02T03:04:05.000Z,Edm.DateTime\r\n"+
+		"p,2,2024-05-01T10:00:00.123Z,7,Edm.Int32,,\r\n")
+	ok(t, "tables", "--store", store, "create", "People")
+	ok(t, "import", "--store", store, "People", in)
+	got := readEntities(t, store, "People")
+	require.Len(t, got, 2)
+	require.Equal(t, map[string]any{"Age": int64(42), "Joined": time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)}, got[0].Properties)
+	require.Equal(t, map[string]any{"Age": int32(7)}, got[1].Properties)
+}
+
+// TestImportAzureJSONDocument: Azure's JSON as a query answers it, over
+// several lines, or as an array imports; a bad entity is named by the
+// line it starts on.
+func TestImportAzureJSONDocument(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	ok(t, "tables", "--store", store, "create", "People")
+	answer := writeFile(t, dir, "answer.json", `{"odata.metadata":"http://127.0.0.1/devstoreaccount1/$metadata#People",
+"value":[
+{"odata.etag":"W/\"datetime'2024-05-01T10%3A00%3A00.123Z'\"","PartitionKey":"p","RowKey":"1","Timestamp":"2024-05-01T10:00:00.123Z","Age@odata.type":"Edm.Int64","Age":"42"},
+{"PartitionKey":"p","RowKey":"2","Age":7}
+]}
+`)
+	ok(t, "import", "--store", store, "People", answer)
+	array := writeFile(t, dir, "array.json", `[{"PartitionKey":"q","RowKey":"1"},
+ {"PartitionKey":"q","RowKey":"2","Name":"Ada"}]`)
+	ok(t, "import", "--store", store, "People", array)
+	got := readEntities(t, store, "People")
+	require.Equal(t, []string{"p/1", "p/2", "q/1", "q/2"}, keys(got))
+	require.Equal(t, map[string]any{"Age": int64(42)}, got[0].Properties)
+	require.Equal(t, map[string]any{"Name": "Ada"}, got[3].Properties)
+
+	bad := writeFile(t, dir, "bad.json", "[{\"PartitionKey\":\"r\",\"RowKey\":\"1\"},\n{\"PartitionKey\":\"r\"}]")
+	r := cli(t, "import", "--store", store, "People", bad)
+	require.Equal(t, exitFail, r.code, r.stderr)
+	require.Contains(t, r.stderr, "line 2")
+	r = cli(t, "import", "--store", store, "People", bad, "--resume", "--skip-bad", filepath.Join(dir, "rejected.json"))
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stderr, "rejected line 2")
+	require.Equal(t, []string{"p/1", "p/2", "q/1", "q/2", "r/1"}, keys(readEntities(t, store, "People")))
+}
