@@ -52,6 +52,8 @@ echo "== Python: pip install --no-index of the wheel into a venv, pytest of clie
   cp -r clients/python/examples "$scratch/py"
   cd "$scratch/py"
   PYTHONDONTWRITEBYTECODE=1 python -m pytest -p no:cacheprovider -v
+  echo "== the Python helper's figures (docs/testing-packages.md)"
+  PYTHONDONTWRITEBYTECODE=1 python measure.py
 )
 
 echo "== JavaScript: npm install of the tarballs into a scratch project, node --test of clients/js/examples"
@@ -80,4 +82,6 @@ EOF
   npm install --no-audit --no-fund --prefer-offline
   test -x "node_modules/@tablestore/testkit-$npm_platform/bin/tablestore"
   node --test --test-reporter=spec
+  echo "== the JavaScript helper's figures (docs/testing-packages.md)"
+  node measure.js
 )

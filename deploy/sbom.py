@@ -27,15 +27,22 @@ def purl(path, version):
     return "pkg:golang/%s@%s" % (path, version)
 
 
-def component(mod, scope="required"):
-    mod = mod.get("Replace") or mod
+def component(mod, release):
+    """A CycloneDX component for a module the binary links. A module of
+    this repository (built from its work tree: "(devel)", or replaced by a
+    directory) takes the release's version."""
+    rep = mod.get("Replace")
+    if rep and rep.get("Version"):
+        mod = rep
+    elif rep or mod.get("Version", "(devel)") == "(devel)":
+        mod = {"Path": mod["Path"], "Version": release}
     c = {
         "type": "library",
         "bom-ref": purl(mod["Path"], mod.get("Version", "")),
         "name": mod["Path"],
         "version": mod.get("Version", ""),
         "purl": purl(mod["Path"], mod.get("Version", "")),
-        "scope": scope,
+        "scope": "required",
     }
     s = mod.get("Sum", "")
     if s.startswith("h1:"):
@@ -55,7 +62,7 @@ def main(argv):
         settings = {s["Key"]: s["Value"] for s in bi.get("Settings", [])}
         platforms.append("%s/%s" % (settings.get("GOOS", "?"), settings.get("GOARCH", "?")))
         for mod in bi.get("Deps", []):
-            c = component(mod)
+            c = component(mod, version)
             components.setdefault(c["bom-ref"], c)
     main_ref = purl("github.com/tablestore/tablestore/cmd/tablestore", version)
     toolchain = {

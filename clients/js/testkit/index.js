@@ -177,11 +177,9 @@ class Tablestore {
   _call(method, p, body) {
     const data = body === undefined ? undefined : JSON.stringify(body);
     const u = new URL(this.controlUrl + p);
-    const headers = {};
-    if (data !== undefined) {
-      headers['Content-Type'] = 'application/json';
-      headers['Content-Length'] = Buffer.byteLength(data);
-    }
+    // A length even when empty: no chunked body for the server to wait on.
+    const headers = { 'Content-Length': data === undefined ? 0 : Buffer.byteLength(data) };
+    if (data !== undefined) headers['Content-Type'] = 'application/json';
     if (this._token) headers.Authorization = `Bearer ${this._token}`;
     return new Promise((resolve, reject) => {
       const req = http.request(u, { method, headers, agent: this._agent }, (res) => {
