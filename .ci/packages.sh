@@ -18,6 +18,7 @@ out=${1:-$scratch/release}
 echo "== release artifacts (deploy/release.sh)"
 bash deploy/release.sh "$out"
 ls -l "$out" "$out/python" "$out/npm"
+(cd "$out" && sha256sum --quiet -c SHA256SUMS)
 
 case $(uname -m) in
   x86_64) wheel_arch=x86_64 npm_platform=linux-x64 ;;
@@ -48,7 +49,13 @@ echo "== Python: pip install --no-index of the wheel into a venv, pytest of clie
     echo "packages: the wheel put no tablestore command on the venv's PATH" >&2
     exit 1
   fi
-  tablestore version
+  # The binary names the commit it was built from.
+  v=$(tablestore version)
+  echo "$v"
+  case $v in
+    *"revision $(git -C "$root" rev-parse HEAD)"*) ;;
+    *) echo "packages: the wheel's binary is not stamped with this commit" >&2; exit 1 ;;
+  esac
   cp -r clients/python/examples "$scratch/py"
   cd "$scratch/py"
   PYTHONDONTWRITEBYTECODE=1 python -m pytest -p no:cacheprovider -v
