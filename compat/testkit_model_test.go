@@ -74,7 +74,7 @@ func TestTestkitFaultModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	faults := []tablestoretest.Fault{
-		{Code: "ServerBusy", RetryAfter: time.Millisecond},
+		{Code: "ServerBusy", RetryAfter: new(time.Millisecond)},
 		{Code: "OperationTimedOut"},
 		{Drop: tablestoretest.DropBefore},
 		{Drop: tablestoretest.DropAfter},

@@ -60,7 +60,7 @@ func TestTestkitRetriesServerBusy(t *testing.T) {
 	if _, err := c.CreateTable(ctx(t), nil); err != nil {
 		t.Fatal(err)
 	}
-	srv.InjectFault(tablestoretest.Fault{Operation: "InsertEntity", Code: "ServerBusy", Times: 2, RetryAfter: time.Millisecond})
+	srv.InjectFault(tablestoretest.Fault{Operation: "InsertEntity", Code: "ServerBusy", Times: 2, RetryAfter: new(time.Millisecond)})
 	if _, err := c.AddEntity(ctx(t), mustJSON(t, map[string]any{"PartitionKey": "p", "RowKey": "r"}), nil); err != nil {
 		t.Fatalf("the SDK did not retry through ServerBusy: %v", err)
 	}

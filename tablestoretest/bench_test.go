@@ -3,7 +3,9 @@ package tablestoretest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -68,7 +70,7 @@ func BenchmarkReset(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		d.w.waitSpare()
+		d.w.waitAhead()
 		b.StartTimer()
 		d.Reset()
 	}
@@ -128,7 +130,7 @@ func BenchmarkRestore10k(b *testing.B) {
 		for b.Loop() {
 			d.Restore(snaps[0])
 			b.StopTimer()
-			d.w.waitSpare()
+			d.w.waitAhead()
 			b.StartTimer()
 		}
 		b.StopTimer()
@@ -184,4 +186,54 @@ func BenchmarkEngineOpenMemFS(b *testing.B) {
 		}
 		b.StartTimer()
 	}
+}
+
+// BenchmarkControlReset is POST /testkit/reset over loopback HTTP on a
+// kit seeded with a small table: "back-to-back" resets with nothing
+// between them; "after-write" resets after an insert (outside the timer,
+// as a test's own work, during which the next copy opens).
+func BenchmarkControlReset(b *testing.B) {
+	k, err := NewKit(&server.Options{Anonymous: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = k.Close() })
+	if err := k.Load("seed", strings.NewReader(`{"PartitionKey":"p","RowKey":"1","n":1}`+"\n")); err != nil {
+		b.Fatal(err)
+	}
+	snap, err := k.Snapshot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	k.SetBaseline(snap)
+	ctl := httptest.NewServer(ControlHandler(k))
+	b.Cleanup(ctl.Close)
+	reset := func(b *testing.B) {
+		resp, err := ctl.Client().Post(ctl.URL+ControlPrefix+"/reset", "application/json", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("reset: %s", resp.Status)
+		}
+	}
+	b.Run("back-to-back", func(b *testing.B) {
+		for b.Loop() {
+			reset(b)
+		}
+	})
+	b.Run("after-write", func(b *testing.B) {
+		ctx := context.Background()
+		for b.Loop() {
+			b.StopTimer()
+			if err := k.DB().Table("seed").Insert(ctx, &tablestore.Entity{PartitionKey: "p", RowKey: "2"}); err != nil {
+				b.Fatal(err)
+			}
+			k.w.waitAhead()
+			b.StartTimer()
+			reset(b)
+		}
+	})
 }

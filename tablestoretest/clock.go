@@ -37,3 +37,6 @@ func (c *Clock) Set(t time.Time) {
 func (c *Clock) Advance(d time.Duration) {
 	c.offset.Add(int64(d))
 }
+
+// Reset makes the clock read the wall clock again.
+func (c *Clock) Reset() { c.offset.Store(0) }

@@ -25,15 +25,17 @@ const ControlPrefix = "/testkit"
 // body (odata.error with code and message), 400 InvalidInput naming the
 // bad field, 404 ResourceNotFound naming what is missing.
 //
-//   - POST /testkit/reset: an empty store (faults, clock and request log
-//     are kept; DELETE them on their own).
+//   - POST /testkit/reset: a clean slate (Kit.Reset): the store back to
+//     its baseline (the --seed fixture, or empty), every fault removed,
+//     the clock back to real time, the request log empty. With
+//     ?only=state,faults,clock,requests (any of them), only those parts.
 //   - PUT /testkit/snapshots/NAME: saves the state as NAME (replacing a
 //     snapshot of that name); GET /testkit/snapshots lists the names;
 //     POST /testkit/snapshots/NAME/restore restores it;
 //     DELETE /testkit/snapshots/NAME forgets it.
 //   - POST /testkit/faults: adds a Fault given in its JSON form (durations
 //     also as strings such as "50ms"), answering {"id": N}; GET lists the
-//     rules added over HTTP; DELETE /testkit/faults removes every rule;
+//     rules in force with their ids; DELETE /testkit/faults removes every rule;
 //     DELETE /testkit/faults/N removes one.
 //   - GET /testkit/clock, POST /testkit/clock with {"advance": "1h"} or
 //     {"set": "RFC 3339 time"}: answers {"now": "RFC 3339 time"}.
@@ -43,7 +45,7 @@ const ControlPrefix = "/testkit"
 // It checks neither Host nor origin: mount it behind the guards the
 // listener needs.
 func ControlHandler(k *Kit) http.Handler {
-	c := &control{k: k, snaps: map[string]*Snapshot{}, faults: map[int]controlFault{}}
+	c := &control{k: k, snaps: map[string]*Snapshot{}}
 	mux := http.NewServeMux()
 	p := ControlPrefix
 	mux.HandleFunc("POST "+p+"/reset", c.reset)
@@ -66,16 +68,9 @@ func ControlHandler(k *Kit) http.Handler {
 }
 
 type control struct {
-	k      *Kit
-	mu     sync.Mutex
-	snaps  map[string]*Snapshot
-	faults map[int]controlFault
-	nextID int
-}
-
-type controlFault struct {
-	fault  Fault
-	remove func()
+	k     *Kit
+	mu    sync.Mutex
+	snaps map[string]*Snapshot
 }
 
 // snapshotName is what a snapshot may be called.
@@ -128,7 +123,15 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 }
 
 func (c *control) reset(w http.ResponseWriter, r *http.Request) {
-	if err := c.k.ResetState(); err != nil {
+	parts := ResetAll
+	if q := r.URL.Query(); q.Has("only") {
+		var err error
+		if parts, err = parseResetParts(q.Get("only")); err != nil {
+			badInput(w, err.Error())
+			return
+		}
+	}
+	if err := c.k.Reset(parts); err != nil {
 		writeControlError(w, http.StatusInternalServerError, string(edm.CodeInternalError), err.Error())
 		return
 	}
@@ -152,7 +155,7 @@ func (c *control) saveSnapshot(w http.ResponseWriter, r *http.Request) {
 		badInput(w, fmt.Sprintf("name: snapshot name %q is not 1 to 100 letters, digits, '.', '_' or '-'", name))
 		return
 	}
-	snap, err := c.k.TakeSnapshot()
+	snap, err := c.k.Snapshot()
 	if err != nil {
 		writeControlError(w, http.StatusInternalServerError, string(edm.CodeInternalError), err.Error())
 		return
@@ -179,7 +182,7 @@ func (c *control) restoreSnapshot(w http.ResponseWriter, r *http.Request) {
 	if snap == nil {
 		return
 	}
-	if err := c.k.RestoreSnapshot(snap); err != nil {
+	if err := c.k.Restore(snap); err != nil {
 		writeControlError(w, http.StatusInternalServerError, string(edm.CodeInternalError), err.Error())
 		return
 	}
@@ -231,46 +234,26 @@ func (c *control) addFault(w http.ResponseWriter, r *http.Request) {
 	}
 	f := in.Fault
 	if in.RetryAfter != nil {
-		f.RetryAfter = time.Duration(*in.RetryAfter)
+		d := time.Duration(*in.RetryAfter)
+		f.RetryAfter = &d
 	}
 	if in.Latency != nil {
 		f.Latency = time.Duration(*in.Latency)
 	}
-	remove, err := c.k.AddFault(f)
+	id, _, err := c.k.faults.add(f)
 	if err != nil {
 		badInput(w, err.Error())
 		return
 	}
-	c.mu.Lock()
-	c.nextID++
-	id := c.nextID
-	c.faults[id] = controlFault{f, remove}
-	c.mu.Unlock()
 	writeControlJSON(w, http.StatusCreated, map[string]any{"id": id})
 }
 
 func (c *control) listFaults(w http.ResponseWriter, r *http.Request) {
-	type item struct {
-		ID int `json:"id"`
-		Fault
-	}
-	c.mu.Lock()
-	out := make([]item, 0, len(c.faults))
-	for id, f := range c.faults {
-		out = append(out, item{id, f.fault})
-	}
-	c.mu.Unlock()
-	slices.SortFunc(out, func(a, b item) int { return a.ID - b.ID })
-	writeControlJSON(w, http.StatusOK, map[string]any{"faults": out})
+	writeControlJSON(w, http.StatusOK, map[string]any{"faults": c.k.faults.list()})
 }
 
 func (c *control) clearFaults(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	for id, f := range c.faults {
-		f.remove()
-		delete(c.faults, id)
-	}
-	c.mu.Unlock()
+	c.k.faults.clear()
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -281,15 +264,10 @@ func (c *control) deleteFault(w http.ResponseWriter, r *http.Request) {
 		badInput(w, fmt.Sprintf("id: %q is not a fault id", raw))
 		return
 	}
-	c.mu.Lock()
-	f, ok := c.faults[id]
-	delete(c.faults, id)
-	c.mu.Unlock()
-	if !ok {
+	if !c.k.faults.remove(id) {
 		writeControlError(w, http.StatusNotFound, string(edm.CodeResourceNotFound), fmt.Sprintf("id: no fault %d", id))
 		return
 	}
-	f.remove()
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -196,3 +196,59 @@ func TestControlClockAndRequests(t *testing.T) {
 		t.Fatalf("log after clear %+v", log.Requests)
 	}
 }
+
+// TestControlResetCleanSlate: one POST /testkit/reset puts the store back
+// to its baseline (not empty), removes the faults, sets the clock back
+// to real time and empties the request log; ?only= resets only the
+// parts named.
+func TestControlResetCleanSlate(t *testing.T) {
+	k, rest, ctl := controlKit(t)
+	if err := k.Load("seed", strings.NewReader(fixture)); err != nil {
+		t.Fatal(err)
+	}
+	base, err := k.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.SetBaseline(base)
+	dirty := func() {
+		t.Helper()
+		must(t, http.DefaultClient, http.StatusCreated, "POST", rest+"/Tables", `{"TableName":"extra"}`)
+		must(t, http.DefaultClient, http.StatusNoContent, "DELETE", rest+"/seed(PartitionKey='p',RowKey='1')", "", "If-Match", "*")
+		call(t, "POST", ctl+"/faults", `{"operation":"QueryEntity","code":"ServerBusy"}`, nil)
+		call(t, "POST", ctl+"/clock", `{"advance":"240h"}`, nil)
+	}
+	clean := func(want map[string]bool) {
+		t.Helper()
+		ctx := context.Background()
+		_, err := k.DB().Table("seed").Get(ctx, "p", "1", nil)
+		extra, _ := k.DB().TableExists(ctx, "extra")
+		var faults struct{ Faults []json.RawMessage }
+		call(t, "GET", ctl+"/faults", "", &faults)
+		skew := time.Until(k.Clock().Now()).Abs()
+		got := map[string]bool{
+			"state":    err == nil && !extra,
+			"faults":   len(faults.Faults) == 0,
+			"clock":    skew < time.Hour,
+			"requests": len(k.Requests()) == 0,
+		}
+		for part, w := range want {
+			if got[part] != w {
+				t.Errorf("%s reset: %v, want %v (get p/1: %v, extra table: %v, faults %d, clock off by %v, %d requests)",
+					part, got[part], w, err, extra, len(faults.Faults), skew, len(k.Requests()))
+			}
+		}
+	}
+	dirty()
+	if st, body := call(t, "POST", ctl+"/reset", "", nil); st != http.StatusOK {
+		t.Fatalf("reset: %d %s", st, body)
+	}
+	clean(map[string]bool{"state": true, "faults": true, "clock": true, "requests": true})
+	dirty()
+	if st, body := call(t, "POST", ctl+"/reset?only=state,clock", "", nil); st != http.StatusOK {
+		t.Fatalf("reset: %d %s", st, body)
+	}
+	clean(map[string]bool{"state": true, "faults": false, "clock": true, "requests": false})
+	st, body := call(t, "POST", ctl+"/reset?only=stat", "", nil)
+	wantError(t, st, body, http.StatusBadRequest, `"stat"`)
+}

@@ -62,10 +62,16 @@ func (d *DB) Restore(snap *Snapshot) {
 	}
 }
 
-// Reset replaces the store with an empty one (see Server.Reset).
-func (d *DB) Reset() {
+// SetBaseline makes Reset return the store to a copy of snap instead of
+// an empty store (nil: an empty store again).
+func (d *DB) SetBaseline(snap *Snapshot) { d.w.setBaseline(snap) }
+
+// Reset gives a clean slate: the store back to its baseline, faults
+// removed, the Clock back to the wall clock; given parts, only those
+// (see Server.Reset).
+func (d *DB) Reset(parts ...ResetPart) {
 	d.t.Helper()
-	if err := d.w.reset(); err != nil {
+	if err := resetWorld(d.w, &d.faults, d.clock, nil, parts); err != nil {
 		d.t.Fatalf("tablestoretest: reset: %v", err)
 	}
 }

@@ -220,7 +220,7 @@ func (d *DB) InjectFault(f Fault) (remove func()) {
 	if f.Page != "" {
 		d.t.Fatalf("tablestoretest: InjectFault: Fault.Page: paging faults need a Server")
 	}
-	remove, err := d.faults.add(f)
+	_, remove, err := d.faults.add(f)
 	if err != nil {
 		d.t.Fatalf("tablestoretest: InjectFault: %v", err)
 	}

@@ -43,21 +43,24 @@ type Fault struct {
 	Partition string `json:"partition,omitempty"`
 
 	// Status and Code are the error answered, with Azure's body, headers
-	// and message: 503 ServerBusy (with Retry-After), 500
-	// OperationTimedOut, 500 InternalError, 429 TooManyRequests (as Cosmos
-	// DB's Table API answers), or 412 UpdateConditionNotSatisfied, which
-	// is a real race: a competing write changes the entity first, then the
-	// request runs against it (for UpdateEntity, MergeEntity and
-	// DeleteEntity sent with If-Match). Either may be given alone; both
-	// must agree.
+	// and message: 503 ServerBusy, 500 OperationTimedOut, 500
+	// InternalError, 429 TooManyRequests (as Cosmos DB's Table API
+	// answers), or 412 UpdateConditionNotSatisfied, which is a real race:
+	// a competing write changes the entity first, then the request runs
+	// against it (for UpdateEntity, MergeEntity and DeleteEntity sent with
+	// If-Match). Either may be given alone; both must agree.
 	Status int    `json:"status,omitempty"`
 	Code   string `json:"code,omitempty"`
-	// RetryAfter is the wait a 503 or 429 asks for: Retry-After in whole
-	// seconds, rounded up, and for a wait under a second also
-	// x-ms-retry-after-ms (Cosmos DB's header, which azcore's retry
-	// policy reads first). azcore gives up at once when the wait exceeds
-	// its MaxRetryDelay. Default one second. In JSON, nanoseconds.
-	RetryAfter time.Duration `json:"retry_after,omitempty"`
+	// RetryAfter is the wait the error asks for; nil asks for none, as
+	// Azure Storage's ServerBusy and OperationTimedOut do (clients back
+	// off on their own), except that a 429 always carries one (one
+	// second by default). A whole number of seconds (0 included) is sent
+	// as Retry-After; any other wait as x-ms-retry-after-ms, Cosmos DB's
+	// header, which azcore and azure-core read, so a sub-second wait is
+	// not rounded up to a second. A 429 carries x-ms-retry-after-ms
+	// always, as Cosmos DB's do. In JSON, nanoseconds or a string such
+	// as "20ms".
+	RetryAfter *time.Duration `json:"retry_after,omitempty"`
 
 	// Times limits the fault to the first Times requests it would hit.
 	// Zero: no limit.
@@ -188,8 +191,10 @@ func (f Fault) Validate() error {
 		return fmt.Errorf("Fault.Every: %d is negative", f.Every)
 	case f.Probability < 0 || f.Probability > 1:
 		return fmt.Errorf("Fault.Probability: %v is not within 0 and 1", f.Probability)
-	case f.RetryAfter < 0:
-		return fmt.Errorf("Fault.RetryAfter: %v is negative", f.RetryAfter)
+	case f.RetryAfter != nil && *f.RetryAfter < 0:
+		return fmt.Errorf("Fault.RetryAfter: %v is negative", *f.RetryAfter)
+	case f.RetryAfter != nil && f.code() == "":
+		return fmt.Errorf("Fault.RetryAfter: a wait goes with an error (Status or Code)")
 	case f.Latency < 0:
 		return fmt.Errorf("Fault.Latency: %v is negative", f.Latency)
 	}
@@ -221,6 +226,7 @@ func (f Fault) matches(info server.RequestInfo) bool {
 // rule is an injected Fault with its counters.
 type rule struct {
 	Fault
+	id      int
 	matched int // requests matched so far
 	hits    int // requests hit so far
 	rng     *rand.Rand
@@ -229,27 +235,59 @@ type rule struct {
 // faultSet holds a Server's or DB's rules. It is safe for concurrent
 // use.
 type faultSet struct {
-	mu    sync.Mutex
-	rules []*rule
+	mu     sync.Mutex
+	rules  []*rule
+	nextID int
 }
 
-// add validates and adds f; remove takes it out again.
-func (s *faultSet) add(f Fault) (remove func(), err error) {
+// add validates and adds f, numbering it; remove takes it out again.
+func (s *faultSet) add(f Fault) (id int, remove func(), err error) {
 	if err := f.Validate(); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	r := &rule{Fault: f}
 	if f.Probability > 0 {
 		r.rng = rand.New(rand.NewPCG(f.Seed, f.Seed^0x9e3779b97f4a7c15))
 	}
 	s.mu.Lock()
+	s.nextID++
+	r.id = s.nextID
 	s.rules = append(s.rules, r)
 	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.rules = slices.DeleteFunc(s.rules, func(x *rule) bool { return x == r })
-	}, nil
+	return r.id, func() { s.remove(r.id) }, nil
+}
+
+// remove takes out the rule numbered id, reporting whether there was one.
+func (s *faultSet) remove(id int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.rules)
+	s.rules = slices.DeleteFunc(s.rules, func(x *rule) bool { return x.id == id })
+	return len(s.rules) < n
+}
+
+// clear removes every rule.
+func (s *faultSet) clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rules = nil
+}
+
+// numbered is a rule as the control API lists it.
+type numbered struct {
+	ID int `json:"id"`
+	Fault
+}
+
+// list returns the rules with their numbers, in order.
+func (s *faultSet) list() []numbered {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]numbered, len(s.rules))
+	for i, r := range s.rules {
+		out[i] = numbered{r.id, r.Fault}
+	}
+	return out
 }
 
 // pick returns the fault that hits a request, if any, counting it.

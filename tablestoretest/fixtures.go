@@ -143,7 +143,7 @@ func lineDiff(want, got string) string {
 // the line.
 func (s *Server) Load(table string, r io.Reader) {
 	s.t.Helper()
-	if err := s.LoadTable(table, r); err != nil {
+	if err := s.kit.Load(table, r); err != nil {
 		s.t.Fatalf("tablestoretest: load %s: %v", table, err)
 	}
 }
@@ -158,10 +158,9 @@ func (s *Server) Golden(t testing.TB, table, path string) {
 	golden(t, s.DB(), table, path)
 }
 
-// LoadTable writes JSON lines, in the form Server.Load takes, into
-// table of db (created if needed), replacing entities that exist. The
-// error names the line. `tablestore serve --seed` loads its files with
-// it.
-func LoadTable(ctx context.Context, db *tablestore.DB, table string, r io.Reader) error {
+// Load writes JSON lines, in the form Server.Load takes, into table of
+// db (created if needed), replacing entities that exist. The error names
+// the line. `tablestore serve --seed` loads its files with it.
+func Load(ctx context.Context, db *tablestore.DB, table string, r io.Reader) error {
 	return load(ctx, db, table, r)
 }

@@ -72,20 +72,29 @@ func (k *Kit) DB() *tablestore.DB { return k.w.cur.Load().db }
 // Clock is the kit's clock (see Clock).
 func (k *Kit) Clock() *Clock { return k.clock }
 
-// TakeSnapshot copies the whole state (see Snapshot).
-func (k *Kit) TakeSnapshot() (*Snapshot, error) { return k.w.snapshot() }
+// Snapshot copies the whole state (see the Snapshot type).
+func (k *Kit) Snapshot() (*Snapshot, error) { return k.w.snapshot() }
 
-// RestoreSnapshot replaces the state with snap's (see Server.Restore).
-func (k *Kit) RestoreSnapshot(snap *Snapshot) error { return k.w.restore(snap) }
+// Restore replaces the state with a copy of snap (see Server.Restore).
+func (k *Kit) Restore(snap *Snapshot) error { return k.w.restore(snap) }
 
-// ResetState replaces the state with an empty store (see Server.Reset).
-func (k *Kit) ResetState() error { return k.w.reset() }
+// SetBaseline makes Reset return the state to a copy of snap instead of
+// an empty store (nil: an empty store again).
+func (k *Kit) SetBaseline(snap *Snapshot) { k.w.setBaseline(snap) }
 
-// AddFault validates f and adds it (see Fault); remove takes it out.
-func (k *Kit) AddFault(f Fault) (remove func(), err error) { return k.faults.add(f) }
+// Reset gives a clean slate (see Server.Reset); with parts, only those.
+func (k *Kit) Reset(parts ...ResetPart) error {
+	return resetWorld(k.w, &k.faults, k.clock, &k.log, parts)
+}
 
-// LoadTable writes JSON lines into table (see Server.Load).
-func (k *Kit) LoadTable(table string, r io.Reader) error {
+// InjectFault validates f and adds it (see Fault); remove takes it out.
+func (k *Kit) InjectFault(f Fault) (remove func(), err error) {
+	_, remove, err = k.faults.add(f)
+	return remove, err
+}
+
+// Load writes JSON lines into table (see Server.Load).
+func (k *Kit) Load(table string, r io.Reader) error {
 	return load(context.Background(), k.DB(), table, r)
 }
 

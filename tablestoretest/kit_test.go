@@ -197,7 +197,7 @@ func TestFaultServerBusy(t *testing.T) {
 		if err := json.Unmarshal(b, &body); err != nil || body.Err.Code != "ServerBusy" || !strings.HasPrefix(body.Err.Message.Value, "The server is busy.\nRequestId:") {
 			t.Fatalf("request %d: body %s (%v)", i, b, err)
 		}
-		if resp.Header.Get("Retry-After") == "" || resp.Header.Get("x-ms-error-code") != "ServerBusy" {
+		if _, ok := resp.Header["Retry-After"]; ok || resp.Header.Get("x-ms-error-code") != "ServerBusy" {
 			t.Fatalf("request %d: headers %v", i, resp.Header)
 		}
 	}
@@ -219,6 +219,42 @@ func TestFaultServerBusy(t *testing.T) {
 	}
 	if got[3].RequestBytes != int64(len(`{"TableName":"tbl"}`)) || got[3].ResponseBytes == 0 {
 		t.Errorf("sizes: %+v", got[3])
+	}
+}
+
+// TestFaultRetryAfter: Azure Storage's errors ask for no wait unless the
+// rule gives one; Cosmos DB's 429 always carries x-ms-retry-after-ms.
+func TestFaultRetryAfter(t *testing.T) {
+	for _, tc := range []struct {
+		code      string
+		wait      *time.Duration
+		after, ms string // "-": absent
+	}{
+		{"ServerBusy", nil, "-", "-"},
+		{"OperationTimedOut", nil, "-", "-"},
+		{"ServerBusy", new(time.Duration(0)), "0", "-"},
+		{"ServerBusy", new(2 * time.Second), "2", "-"},
+		{"OperationTimedOut", new(20 * time.Millisecond), "-", "20"},
+		{"ServerBusy", new(1500 * time.Millisecond), "-", "1500"},
+		{"TooManyRequests", nil, "1", "1000"},
+		{"TooManyRequests", new(20 * time.Millisecond), "-", "20"},
+		{"TooManyRequests", new(time.Duration(0)), "0", "0"},
+	} {
+		srv := anonServer(t)
+		srv.InjectFault(Fault{Operation: "QueryTables", Code: tc.code, RetryAfter: tc.wait})
+		resp, _, err := send(t, srv.InProcessClient(), "GET", srv.endpoint()+"/Tables", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		header := func(name string) string {
+			if v, ok := resp.Header[http.CanonicalHeaderKey(name)]; ok {
+				return v[0]
+			}
+			return "-"
+		}
+		if a, ms := header("Retry-After"), header("x-ms-retry-after-ms"); a != tc.after || ms != tc.ms {
+			t.Errorf("%s %v: Retry-After %s, x-ms-retry-after-ms %s; want %s, %s", tc.code, tc.wait, a, ms, tc.after, tc.ms)
+		}
 	}
 }
 
@@ -592,31 +628,31 @@ func TestKitWithoutTest(t *testing.T) {
 	}
 	hs := httptest.NewServer(k.Handler())
 	defer hs.Close()
-	if _, err := k.AddFault(Fault{Operation: "NoSuchOperation", Code: "ServerBusy"}); err == nil || !strings.HasPrefix(err.Error(), "Fault.Operation:") {
-		t.Fatalf("AddFault of an unknown operation: %v", err)
+	if _, err := k.InjectFault(Fault{Operation: "NoSuchOperation", Code: "ServerBusy"}); err == nil || !strings.HasPrefix(err.Error(), "Fault.Operation:") {
+		t.Fatalf("InjectFault of an unknown operation: %v", err)
 	}
 	var f Fault
 	if err := json.Unmarshal([]byte(`{"operation":"QueryTables","code":"ServerBusy","times":1}`), &f); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.AddFault(f); err != nil {
+	if _, err := k.InjectFault(f); err != nil {
 		t.Fatal(err)
 	}
 	url := hs.URL + "/" + k.Account() + "/Tables"
 	must(t, hs.Client(), http.StatusServiceUnavailable, "GET", url, "")
 	must(t, hs.Client(), http.StatusOK, "GET", url, "")
-	if err := k.LoadTable("tbl", strings.NewReader(fixture)); err != nil {
+	if err := k.Load("tbl", strings.NewReader(fixture)); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := k.TakeSnapshot()
+	snap, err := k.Snapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := k.ResetState(); err != nil {
+	if err := k.Reset(); err != nil {
 		t.Fatal(err)
 	}
 	must(t, hs.Client(), http.StatusNotFound, "GET", hs.URL+"/"+k.Account()+"/tbl()", "")
-	if err := k.RestoreSnapshot(snap); err != nil {
+	if err := k.Restore(snap); err != nil {
 		t.Fatal(err)
 	}
 	must(t, hs.Client(), http.StatusOK, "GET", hs.URL+"/"+k.Account()+"/tbl()", "")
@@ -645,12 +681,12 @@ func TestRestoreOpensAhead(t *testing.T) {
 		}
 		two := d.Snapshot()
 		d.Restore(one)
-		if w.restoreSpare != nil {
+		if w.ahead != nil {
 			t.Fatal("a copy opened ahead after the first Restore of a snapshot")
 		}
 		for range 3 {
 			d.Restore(one)
-			p := w.restoreSpare
+			p := w.ahead
 			if p == nil || p.snap != one {
 				t.Fatalf("no copy of the snapshot opened ahead: %+v", p)
 			}
@@ -668,14 +704,14 @@ func TestRestoreOpensAhead(t *testing.T) {
 			}
 		}
 		d.Restore(two)
-		if w.restoreSpare != nil {
+		if w.ahead != nil {
 			t.Fatal("a copy of the other snapshot kept")
 		}
 		if _, err := d.DB().Table("tbl").Get(ctx, "p", "2", nil); !errors.Is(err, tablestore.ErrResourceNotFound) {
 			t.Fatalf("restored the wrong snapshot: %v", err)
 		}
 		d.Restore(two)
-		p := w.restoreSpare
+		p := w.ahead
 		if p == nil {
 			t.Fatal("no copy opened ahead")
 		}
@@ -688,5 +724,39 @@ func TestRestoreOpensAhead(t *testing.T) {
 	})
 	if _, err := ahead.db.ListTables(ctx, nil); !errors.Is(err, tablestore.ErrClosed) {
 		t.Fatalf("the copy opened ahead is open after Cleanup: %v", err)
+	}
+}
+
+// TestResetKeepsUntouchedStore: a Reset of a store untouched since the
+// last one keeps it (no open); any write makes the next Reset swap in a
+// fresh copy of the baseline.
+func TestResetKeepsUntouchedStore(t *testing.T) {
+	ctx := context.Background()
+	d := NewDB(t)
+	d.Load("tbl", strings.NewReader(fixture))
+	d.SetBaseline(d.Snapshot())
+	d.Reset()
+	first := d.w.cur.Load()
+	d.Reset()
+	if d.w.cur.Load() != first {
+		t.Fatal("a Reset replaced an untouched store")
+	}
+	if _, err := d.DB().Table("tbl").Get(ctx, "p", "1", nil); err != nil {
+		t.Fatalf("baseline entity: %v", err)
+	}
+	if err := d.DB().Table("tbl").Delete(ctx, "p", "1", tablestore.ETagAny); err != nil {
+		t.Fatal(err)
+	}
+	d.Reset()
+	if d.w.cur.Load() == first {
+		t.Fatal("a Reset kept a store written to")
+	}
+	if _, err := d.DB().Table("tbl").Get(ctx, "p", "1", nil); err != nil {
+		t.Fatalf("after Reset: %v", err)
+	}
+	d.SetBaseline(nil)
+	d.Reset()
+	if ok, _ := d.DB().TableExists(ctx, "tbl"); ok {
+		t.Fatal("Reset to an empty baseline kept the table")
 	}
 }

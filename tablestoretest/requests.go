@@ -70,8 +70,10 @@ func (k *Kit) RequestsDropped() int64 {
 }
 
 // ClearRequests empties the request log.
-func (k *Kit) ClearRequests() {
-	k.log.mu.Lock()
-	defer k.log.mu.Unlock()
-	k.log.recs, k.log.next, k.log.dropped = nil, 0, 0
+func (k *Kit) ClearRequests() { k.log.clear() }
+
+func (l *requestLog) clear() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs, l.next, l.dropped = nil, 0, 0
 }

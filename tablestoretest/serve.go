@@ -134,7 +134,7 @@ var xmlOperations = map[string]bool{
 
 // writeFault answers Azure's error for code: status, headers and body as
 // the service sends them.
-func (k *Kit) writeFault(w http.ResponseWriter, r *http.Request, info server.RequestInfo, code string, retryAfter time.Duration) {
+func (k *Kit) writeFault(w http.ResponseWriter, r *http.Request, info server.RequestInfo, code string, retryAfter *time.Duration) {
 	fe := faultErrors[code]
 	id := newRequestID()
 	now := k.clock.Now().UTC()
@@ -151,15 +151,7 @@ func (k *Kit) writeFault(w http.ResponseWriter, r *http.Request, info server.Req
 	hd.Set("Date", now.Format(http.TimeFormat))
 	hd.Set("x-ms-error-code", code)
 	hd.Set("Cache-Control", "no-cache")
-	if fe.status == http.StatusServiceUnavailable || fe.status == http.StatusTooManyRequests {
-		if retryAfter <= 0 {
-			retryAfter = time.Second
-		}
-		hd.Set("Retry-After", strconv.FormatInt(int64((retryAfter+time.Second-1)/time.Second), 10))
-		if retryAfter < time.Second {
-			hd.Set("x-ms-retry-after-ms", strconv.FormatInt(retryAfter.Milliseconds(), 10))
-		}
-	}
+	setRetryAfter(hd, fe.status, retryAfter)
 	if r.ContentLength != 0 {
 		hd.Set("Connection", "close") // the body is not read
 	}
@@ -190,6 +182,24 @@ func (k *Kit) writeFault(w http.ResponseWriter, r *http.Request, info server.Req
 	w.WriteHeader(fe.status)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)
+	}
+}
+
+// setRetryAfter sets the wait an error asks for (see Fault.RetryAfter).
+func setRetryAfter(hd http.Header, status int, wait *time.Duration) {
+	cosmos := status == http.StatusTooManyRequests
+	if wait == nil {
+		if !cosmos {
+			return
+		}
+		d := time.Second
+		wait = &d
+	}
+	if *wait%time.Second == 0 {
+		hd.Set("Retry-After", strconv.FormatInt(int64(*wait/time.Second), 10))
+	}
+	if cosmos || *wait%time.Second != 0 {
+		hd.Set("x-ms-retry-after-ms", strconv.FormatInt(wait.Milliseconds(), 10))
 	}
 }
 

@@ -19,18 +19,20 @@
 package tablestoretest
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/server"
 )
 
 // Server is a running test server over an in-memory store: a Kit served
 // on a loopback listener and through InProcessClient. Its methods are
 // safe for concurrent use; those taking no testing.TB fail the test given
-// to NewServer. The Kit's error-returning methods are there too.
+// to NewServer. Kit gives the error-returning methods.
 type Server struct {
-	*Kit
+	kit *Kit
 	t   testing.TB
 	srv *httptest.Server // nil for a TLS server (see tls.go)
 	url string
@@ -75,11 +77,11 @@ func newServer(t testing.TB, opts *server.Options) *Server {
 	if err != nil {
 		t.Fatalf("tablestoretest: %v", err)
 	}
-	return &Server{Kit: k, t: t}
+	return &Server{kit: k, t: t}
 }
 
 func (s *Server) closeWorld() {
-	if err := s.Close(); err != nil {
+	if err := s.kit.Close(); err != nil {
 		s.t.Errorf("tablestoretest: close store: %v", err)
 	}
 }
@@ -96,16 +98,46 @@ func (s *Server) ConnectionString() string {
 	if s.tls != nil {
 		proto = "https"
 	}
-	return "DefaultEndpointsProtocol=" + proto + ";AccountName=" + s.account +
-		";AccountKey=" + s.key +
-		";TableEndpoint=" + s.url + "/" + s.account
+	return "DefaultEndpointsProtocol=" + proto + ";AccountName=" + s.kit.account +
+		";AccountKey=" + s.kit.key +
+		";TableEndpoint=" + s.URL() + "/" + s.kit.account
 }
+
+// Kit is the server's machinery, whose methods return errors instead of
+// failing the test.
+func (s *Server) Kit() *Kit { return s.kit }
+
+// Handler serves the REST API (see Kit.Handler).
+func (s *Server) Handler() http.Handler { return s.kit.Handler() }
+
+// Account is the account name clients address.
+func (s *Server) Account() string { return s.kit.account }
+
+// Key is the (first) account key.
+func (s *Server) Key() string { return s.kit.key }
+
+// DB is the store served now. Restore and Reset replace it (and close
+// the one replaced): call DB again after either.
+func (s *Server) DB() *tablestore.DB { return s.kit.DB() }
+
+// Clock is the server's clock (see Clock).
+func (s *Server) Clock() *Clock { return s.kit.clock }
+
+// Requests returns the requests the server has answered so far (see
+// Kit.Requests).
+func (s *Server) Requests() []RequestRecord { return s.kit.Requests() }
+
+// RequestsDropped is how many old records Requests no longer holds.
+func (s *Server) RequestsDropped() int64 { return s.kit.RequestsDropped() }
+
+// ClearRequests empties the request log.
+func (s *Server) ClearRequests() { s.kit.ClearRequests() }
 
 // Snapshot copies the server's whole state (see Snapshot). It fails the
 // test on error.
 func (s *Server) Snapshot() *Snapshot {
 	s.t.Helper()
-	snap, err := s.TakeSnapshot()
+	snap, err := s.kit.Snapshot()
 	if err != nil {
 		s.t.Fatalf("tablestoretest: snapshot: %v", err)
 	}
@@ -120,28 +152,36 @@ func (s *Server) Snapshot() *Snapshot {
 // copy is open. It fails the test on error.
 func (s *Server) Restore(snap *Snapshot) {
 	s.t.Helper()
-	if err := s.RestoreSnapshot(snap); err != nil {
+	if err := s.kit.Restore(snap); err != nil {
 		s.t.Fatalf("tablestoretest: restore: %v", err)
 	}
 }
 
-// Reset replaces the server's state with an empty store, as NewServer
-// starts with. The store is opened ahead in the background after the
-// first Reset, so later ones cost a swap. Faults, the Clock and the
-// request log are kept. It fails the test on error.
-func (s *Server) Reset() {
+// SetBaseline makes Reset return the state to a copy of snap instead of
+// an empty store (nil: an empty store again), as `tablestore serve
+// --seed` does with its fixture.
+func (s *Server) SetBaseline(snap *Snapshot) { s.kit.SetBaseline(snap) }
+
+// Reset gives the test a clean slate: the state back to the baseline
+// (an empty store, as NewServer starts with, or SetBaseline's snapshot),
+// every fault removed, the Clock back to the wall clock, the request log
+// empty. Given parts, it resets only those (Reset(ResetState) keeps
+// faults, clock and log). A store still untouched since the last Reset
+// stays; otherwise the next copy, opened in the background after each
+// Reset, is swapped in. It fails the test on error.
+func (s *Server) Reset(parts ...ResetPart) {
 	s.t.Helper()
-	if err := s.ResetState(); err != nil {
+	if err := s.kit.Reset(parts...); err != nil {
 		s.t.Fatalf("tablestoretest: reset: %v", err)
 	}
 }
 
 // InjectFault adds a fault rule (see Fault) and returns a function that
-// removes it; rules also end with the test. An invalid rule fails the
-// test with a message naming the field.
+// removes it; rules also end with the test (and with Reset). An invalid
+// rule fails the test with a message naming the field.
 func (s *Server) InjectFault(f Fault) (remove func()) {
 	s.t.Helper()
-	remove, err := s.AddFault(f)
+	remove, err := s.kit.InjectFault(f)
 	if err != nil {
 		s.t.Fatalf("tablestoretest: InjectFault: %v", err)
 	}

@@ -31,14 +31,13 @@ type world struct {
 	cur atomic.Pointer[state]
 	// mu serializes Snapshot, Restore and Reset.
 	mu sync.Mutex
-	// spare is an empty store opened ahead of the next Reset, once a
-	// first Reset has shown the test uses them; nil until then.
-	spare chan spareResult
-	// restored is the snapshot the last Restore used; once a snapshot is
-	// restored a second time, restoreSpare is a copy of it opened ahead
-	// of the next Restore of it (nil when none).
-	restored     *Snapshot
-	restoreSpare *pendingStore
+	// baseline is what Reset returns the state to; nil: an empty store.
+	baseline *Snapshot
+	// last is the snapshot the last Restore or Reset copied (nil: an
+	// empty store); once one is copied a second time in a row (or by a
+	// Reset), ahead is the next copy of it, opened in the background.
+	last  *Snapshot
+	ahead *pendingStore
 	// closing counts stores replaced and being closed.
 	closing sync.WaitGroup
 	cpSeq   int
@@ -50,6 +49,17 @@ type state struct {
 	eng *engine.Engine
 	db  *tablestore.DB
 	h   http.Handler
+	// origin is the snapshot the store is a copy of (nil: it was opened
+	// empty), and logBytes the engine's LogBytes once open: while that
+	// has not moved, the store is still an exact copy of origin.
+	origin   *Snapshot
+	logBytes uint64
+}
+
+// pristine reports whether st still holds exactly a copy of snap (nil:
+// an empty store).
+func (st *state) pristine(snap *Snapshot) bool {
+	return st.origin == snap && st.eng.LogBytes() == st.logBytes
 }
 
 type spareResult struct {
@@ -57,8 +67,8 @@ type spareResult struct {
 	err error
 }
 
-// pendingStore is a copy of snap being opened in the background; its
-// channel holds the result once the open ends.
+// pendingStore is a copy of snap (nil: an empty store) being opened in
+// the background; its channel holds the result once the open ends.
 type pendingStore struct {
 	snap *Snapshot
 	done chan spareResult
@@ -66,12 +76,13 @@ type pendingStore struct {
 
 // openAhead opens a copy of snap in the background.
 func (w *world) openAhead(snap *Snapshot) *pendingStore {
-	p := &pendingStore{snap: snap, done: make(chan spareResult, 1)}
-	go func() {
-		st, err := w.openSnapshot(snap)
-		p.done <- spareResult{st, err}
-	}()
+	p := newPending(snap)
+	w.background(nil, p)
 	return p
+}
+
+func newPending(snap *Snapshot) *pendingStore {
+	return &pendingStore{snap: snap, done: make(chan spareResult, 1)}
 }
 
 // discard closes p's store once its open ends.
@@ -120,7 +131,7 @@ func (w *world) open(fs *vfs.MemFS) (*state, error) {
 		_ = e.Close()
 		return nil, err
 	}
-	st := &state{fs: fs, eng: e, db: db}
+	st := &state{fs: fs, eng: e, db: db, logBytes: e.LogBytes()}
 	if w.newHandler != nil {
 		if st.h, err = w.newHandler(db); err != nil {
 			_ = db.Close()
@@ -140,21 +151,34 @@ func (w *world) start() error {
 	return nil
 }
 
-// swap makes st current and closes the store it replaces in the
-// background (requests still running on it finish first).
-func (w *world) swap(st *state) {
-	old := w.cur.Swap(st)
-	if old == nil {
+// swap makes st current and, with next, opens a copy of next.snap; then
+// it closes the store st replaces (requests still running on it finish
+// first). Both run on one goroutine in the background.
+func (w *world) swap(st *state, next *pendingStore) {
+	w.background(w.cur.Swap(st), next)
+}
+
+// background opens next's copy (when not nil), then closes old (when
+// not nil), on a goroutine close waits for.
+func (w *world) background(old *state, next *pendingStore) {
+	if old == nil && next == nil {
 		return
 	}
 	w.closing.Add(1)
 	go func() {
 		defer w.closing.Done()
-		_ = old.db.Close()
+		if next != nil {
+			st, err := w.openCopy(next.snap)
+			next.done <- spareResult{st, err}
+		}
+		if old != nil {
+			_ = old.db.Close()
+		}
 	}()
 }
 
-// close closes the current store and any spare, after the replaced ones.
+// close closes the current store and any opened ahead, after the
+// replaced ones.
 func (w *world) close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -162,15 +186,9 @@ func (w *world) close() error {
 	if st := w.cur.Swap(nil); st != nil {
 		err = st.db.Close()
 	}
-	if w.spare != nil {
-		if r := <-w.spare; r.st != nil {
-			_ = r.st.db.Close()
-		}
-		w.spare = nil
-	}
-	if w.restoreSpare != nil {
-		w.restoreSpare.discard()
-		w.restoreSpare = nil
+	if w.ahead != nil {
+		w.ahead.discard()
+		w.ahead = nil
 	}
 	w.closing.Wait()
 	return err
@@ -249,19 +267,51 @@ func readMemFile(fs vfs.FS, path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// restore makes a copy of snap current. The first two Restores of a
-// snapshot open their copy; from the second on, the next copy is opened
-// in the background, so a test restoring one snapshot again and again
-// waits at most for the rest of that open.
+// restore makes a copy of snap current. From the second Restore of one
+// snapshot in a row on, the next copy is opened in the background, so a
+// test restoring one snapshot again and again waits at most for the rest
+// of that open.
 func (w *world) restore(snap *Snapshot) error {
 	if snap == nil {
 		return fmt.Errorf("nil snapshot")
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.replace(snap, w.last == snap)
+}
+
+// reset makes a copy of the baseline current (an empty store when
+// there is none), and opens the next copy in the background, so a Reset
+// costs a pointer swap once that copy is open.
+func (w *world) reset() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.replace(w.baseline, true)
+}
+
+// setBaseline makes Reset return to snap (nil: an empty store).
+func (w *world) setBaseline(snap *Snapshot) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.baseline = snap
+}
+
+// replace makes a copy of snap (nil: an empty store) current, taking the
+// copy opened ahead when it is one, and with ahead opens the next. A
+// current store that is still an untouched copy of snap stays: Resets
+// back to back cost no open.
+// REQUIRES: w.mu held.
+func (w *world) replace(snap *Snapshot, ahead bool) error {
+	w.last = snap
+	if cur := w.cur.Load(); cur != nil && cur.pristine(snap) {
+		if ahead && w.ahead == nil {
+			w.ahead = w.openAhead(snap)
+		}
+		return nil
+	}
 	var st *state
-	if p := w.restoreSpare; p != nil {
-		w.restoreSpare = nil
+	if p := w.ahead; p != nil {
+		w.ahead = nil
 		if p.snap == snap {
 			if r := <-p.done; r.err == nil {
 				st = r.st
@@ -276,16 +326,28 @@ func (w *world) restore(snap *Snapshot) error {
 	}
 	if st == nil {
 		var err error
-		if st, err = w.openSnapshot(snap); err != nil {
+		if st, err = w.openCopy(snap); err != nil {
 			return err
 		}
 	}
-	w.swap(st)
-	if w.restored == snap {
-		w.restoreSpare = w.openAhead(snap)
+	if ahead {
+		w.ahead = newPending(snap)
 	}
-	w.restored = snap
+	w.swap(st, w.ahead)
 	return nil
+}
+
+// openCopy opens a copy of snap, an empty store for nil.
+func (w *world) openCopy(snap *Snapshot) (*state, error) {
+	if snap == nil {
+		return w.open(nil)
+	}
+	st, err := w.openSnapshot(snap)
+	if err != nil {
+		return nil, err
+	}
+	st.origin = snap
+	return st, nil
 }
 
 // openSnapshot opens a store on a fresh MemFS holding snap's files.
@@ -318,44 +380,12 @@ func (w *world) openSnapshot(snap *Snapshot) (*state, error) {
 	return w.open(fs)
 }
 
-// reset makes an empty store current: the spare opened in the
-// background, so Reset costs a pointer swap once a spare is ready.
-func (w *world) reset() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var st *state
-	if w.spare == nil {
-		w.spare = make(chan spareResult, 1)
-		var err error
-		if st, err = w.open(nil); err != nil {
-			return err
-		}
-	} else {
-		r := <-w.spare
-		if r.err != nil {
-			w.spare = nil
-			return r.err
-		}
-		st = r.st
-	}
-	w.swap(st)
-	go func() {
-		st, err := w.open(nil)
-		w.spare <- spareResult{st, err}
-	}()
-	return nil
-}
-
-// waitSpare waits until the stores opened ahead are open (for
+// waitAhead waits until the store opened ahead is open (for
 // benchmarks).
-func (w *world) waitSpare() {
+func (w *world) waitAhead() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.spare != nil {
-		r := <-w.spare
-		w.spare <- r
-	}
-	if p := w.restoreSpare; p != nil {
+	if p := w.ahead; p != nil {
 		r := <-p.done
 		p.done <- r
 	}

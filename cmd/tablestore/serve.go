@@ -264,7 +264,14 @@ func runServe(ctx context.Context, fs *flag.FlagSet, f *serveFlags, io *stdio) (
 	}
 	info := serveInfo{accounts: served, anonymous: *f.anonymous, tls: c.tls != nil, devKey: len(c.keys) == 0 && !f.multi()}
 	if adminSrv != nil {
-		fmt.Fprintf(io.stderr, "serve: admin listening on %s (/metrics, /healthz, /readyz, POST /backup)\n", adminLn.Addr())
+		paths := "/metrics, /healthz, /readyz, POST /backup"
+		if f.kit.ctl != nil {
+			paths += ", /testkit/"
+			if f.kit.token != "" {
+				paths += " with its token"
+			}
+		}
+		fmt.Fprintf(io.stderr, "serve: admin listening on %s (%s)\n", adminLn.Addr(), paths)
 		go func() { _ = adminSrv.Serve(adminLn) }()
 		defer adminSrv.Close()
 	}
@@ -530,7 +537,11 @@ func (c *serveConfig) admin(io *stdio, h http.Handler, served []server.Account, 
 		printConsole(io.stderr, webConsole, ln.Addr(), len(served) > 1 || !*f.anonymous)
 	}
 	if !loopbackAddr(ln.Addr()) {
-		c.warn("the admin listener " + ln.Addr().String() + " is reachable beyond this machine and has no authentication: keep it on a private network")
+		what := "has no authentication"
+		if f.kit.token != "" {
+			what = "has no authentication but on /testkit/ (its token)"
+		}
+		c.warn("the admin listener " + ln.Addr().String() + " is reachable beyond this machine and " + what + ": keep it on a private network")
 	}
 	return srv, ln, nil
 }

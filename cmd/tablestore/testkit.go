@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -18,17 +19,25 @@ import (
 	"github.com/tablestore/tablestore/tablestoretest"
 )
 
-// testkitFlags are serve's --testkit and --seed, and the kit they start.
+// testkitFlags are serve's --testkit, --testkit-token-file and --seed,
+// and the kit they start.
 type testkitFlags struct {
-	on   *bool
-	seed *string
-	kit  *tablestoretest.Kit
-	ctl  http.Handler
+	on        *bool
+	seed      *string
+	tokenFile *string
+	token     string // the controls' bearer token; empty: none
+	kit       *tablestoretest.Kit
+	ctl       http.Handler
 }
+
+// testkitTokenEnv holds the controls' token itself (--testkit-token-file
+// names a file holding it).
+const testkitTokenEnv = "TABLESTORE_TESTKIT_TOKEN"
 
 // register declares the flags on fs.
 func (t *testkitFlags) register(fs *flag.FlagSet) {
-	t.on = fs.Bool("testkit", false, "serve the test kit's in-memory store (implies --in-memory) with its controls under /testkit/ on the admin listener (needs a loopback --admin-addr; for tests only)")
+	t.on = fs.Bool("testkit", false, "serve the test kit's in-memory store (implies --in-memory) with its controls under /testkit/ on the admin listener (a loopback --admin-addr, or any with a token; for tests only)")
+	t.tokenFile = fs.String("testkit-token-file", "", "with --testkit: require the token in this file (or in $"+testkitTokenEnv+") as 'Authorization: Bearer TOKEN' on every /testkit/ request; needed for a non-loopback --admin-addr")
 	t.seed = fs.String("seed", "", "with --in-memory or --testkit: load DIR/TABLE.jsonl (or .json), JSON lines as export writes them, into table TABLE at start")
 }
 
@@ -36,18 +45,24 @@ func (t *testkitFlags) register(fs *flag.FlagSet) {
 // without a store directory sets --in-memory.
 func (t *testkitFlags) check(f *serveFlags, where string) error {
 	if !*t.on {
-		if *t.seed != "" && where != "" {
+		switch {
+		case *t.seed != "" && where != "":
 			return usagef("--seed needs --in-memory or --testkit, not a store directory")
+		case *t.tokenFile != "":
+			return usagef("--testkit-token-file needs --testkit")
 		}
 		return nil
+	}
+	if err := t.readToken(); err != nil {
+		return err
 	}
 	switch {
 	case where != "":
 		return usagef("--testkit serves its own in-memory store, not --dir")
 	case *f.adminAddr == "":
-		return usagef("--testkit needs --admin-addr (a loopback address) for its controls")
-	case !loopbackHostPort(*f.adminAddr):
-		return usagef("--testkit needs a loopback --admin-addr (127.0.0.1:PORT, [::1]:PORT or localhost:PORT), not %q", *f.adminAddr)
+		return usagef("--testkit needs --admin-addr for its controls")
+	case !loopbackHostPort(*f.adminAddr) && t.token == "":
+		return usagef("--testkit needs a loopback --admin-addr (127.0.0.1:PORT, [::1]:PORT or localhost:PORT), not %q, unless a token guards the controls (--testkit-token-file or $%s)", *f.adminAddr, testkitTokenEnv)
 	case *f.accounts != "" || os.Getenv("AZURITE_ACCOUNTS") != "":
 		return usagef("--testkit serves one account, not --accounts")
 	case *f.console:
@@ -56,6 +71,36 @@ func (t *testkitFlags) check(f *serveFlags, where string) error {
 		return usagef("--testkit does not go with --replicate-to")
 	}
 	*f.inMemory = true
+	return nil
+}
+
+// readToken reads the controls' token from --testkit-token-file or
+// $TABLESTORE_TESTKIT_TOKEN (not both); a file's surrounding white space
+// is dropped.
+func (t *testkitFlags) readToken() error {
+	env, inEnv := os.LookupEnv(testkitTokenEnv)
+	switch {
+	case *t.tokenFile != "" && inEnv:
+		return usagef("give the test kit's token in --testkit-token-file or $%s, not both", testkitTokenEnv)
+	case *t.tokenFile != "":
+		b, err := os.ReadFile(*t.tokenFile)
+		if err != nil {
+			return usagef("--testkit-token-file: %v", err)
+		}
+		t.token = strings.TrimSpace(string(b))
+	case inEnv:
+		t.token = env
+	default:
+		return nil
+	}
+	for _, c := range t.token {
+		if c <= ' ' || c > '~' {
+			return usagef("the test kit's token must be printable ASCII without spaces")
+		}
+	}
+	if t.token == "" {
+		return usagef("the test kit's token is empty")
+	}
 	return nil
 }
 
@@ -79,7 +124,7 @@ func (t *testkitFlags) handler(h http.Handler, served []server.Account, opts *se
 	if !*t.on {
 		for _, a := range served {
 			load := func(table string, r io.Reader) error {
-				return tablestoretest.LoadTable(context.Background(), a.DB, table, r)
+				return tablestoretest.Load(context.Background(), a.DB, table, r)
 			}
 			if err := seedStore(*t.seed, load); err != nil {
 				return nil, err
@@ -97,8 +142,16 @@ func (t *testkitFlags) handler(h http.Handler, served []server.Account, opts *se
 		return nil, err
 	}
 	t.kit, t.ctl = kit, tablestoretest.ControlHandler(kit)
-	if err := seedStore(*t.seed, kit.LoadTable); err != nil {
-		return nil, err
+	if *t.seed != "" {
+		if err := seedStore(*t.seed, kit.Load); err != nil {
+			return nil, err
+		}
+		// POST /testkit/reset returns to the seed.
+		snap, err := kit.Snapshot()
+		if err != nil {
+			return nil, err
+		}
+		kit.SetBaseline(snap)
 	}
 	return kit.Handler(), nil
 }
@@ -117,27 +170,50 @@ func (t *testkitFlags) mount(ah http.Handler, hosts []string) http.Handler {
 		return ah
 	}
 	mux := http.NewServeMux()
-	mux.Handle(tablestoretest.ControlPrefix+"/", guardControls(t.ctl, hosts))
+	mux.Handle(tablestoretest.ControlPrefix+"/", guardControls(t.ctl, hosts, t.token))
 	mux.Handle("/", ah)
 	return mux
 }
 
 // guardControls applies the admin listener's guards: a foreign Host is
-// answered 421, a cross-site request that changes something 403.
-func guardControls(h http.Handler, hosts []string) http.Handler {
+// answered 421, a request without the token (when there is one) 401 and
+// with another 403, a cross-site request that changes something 403.
+func guardControls(h http.Handler, hosts []string, token string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !webguard.HostAllowed(r.Host, hosts) {
-			refuseControl(w, http.StatusMisdirectedRequest, "the admin listener answers only to IP addresses, localhost and its configured host names")
+			refuseControl(w, http.StatusMisdirectedRequest, string(edm.CodeAuthorizationFailure), "the admin listener answers only to IP addresses, localhost and its configured host names")
 			return
+		}
+		if token != "" {
+			got, ok := bearerToken(r)
+			if !ok {
+				w.Header().Set("WWW-Authenticate", "Bearer")
+				refuseControl(w, http.StatusUnauthorized, "NoAuthenticationInformation", "the test controls need 'Authorization: Bearer TOKEN' with the server's test kit token")
+				return
+			}
+			if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+				refuseControl(w, http.StatusForbidden, string(edm.CodeAuthenticationFailed), "the bearer token is not the server's test kit token")
+				return
+			}
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			if why := webguard.CrossSite(r); why != "" {
-				refuseControl(w, http.StatusForbidden, "refused: "+why)
+				refuseControl(w, http.StatusForbidden, string(edm.CodeAuthorizationFailure), "refused: "+why)
 				return
 			}
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// bearerToken is the token of an "Authorization: Bearer TOKEN" header.
+func bearerToken(r *http.Request) (string, bool) {
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
 }
 
 // seedStore loads every file DIR/NAME, DIR/NAME.jsonl or DIR/NAME.json
@@ -176,9 +252,8 @@ func seedStore(dir string, load func(string, io.Reader) error) error {
 }
 
 // refuseControl answers a refused control request with Azure's JSON
-// error body (AuthorizationFailure).
-func refuseControl(w http.ResponseWriter, status int, msg string) {
-	code := string(edm.CodeAuthorizationFailure)
+// error body.
+func refuseControl(w http.ResponseWriter, status int, code, msg string) {
 	body, _ := json.Marshal(map[string]any{"odata.error": map[string]any{
 		"code": code, "message": map[string]string{"lang": "en-US", "value": msg}}})
 	w.Header().Set("Content-Type", "application/json")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,14 +16,16 @@ import (
 // address, with a store directory, and --seed on a store on disk.
 func TestTestkitUsage(t *testing.T) {
 	for args, want := range map[string]string{
-		"--testkit":                                                   "--admin-addr",
-		"--testkit --admin-addr 0.0.0.0:0":                            "loopback",
-		"--testkit --admin-addr :0":                                   "loopback",
-		"--testkit --admin-addr example.com:0":                        "loopback",
-		"--testkit --admin-addr 127.0.0.1:0 --dir x":                  "--dir",
-		"--testkit --admin-addr 127.0.0.1:0 --console":                "--console",
-		"--dir x --seed y":                                            "--seed",
-		"--in-memory --seed /nonexistent-seed-dir --addr 127.0.0.1:0": "--seed",
+		"--testkit":                        "--admin-addr",
+		"--testkit --admin-addr 0.0.0.0:0": "loopback",
+		"--testkit --admin-addr 0.0.0.0:0 --testkit-token-file /nonexistent-token": "--testkit-token-file",
+		"--in-memory --testkit-token-file x":                                       "needs --testkit",
+		"--testkit --admin-addr :0":                                                "loopback",
+		"--testkit --admin-addr example.com:0":                                     "loopback",
+		"--testkit --admin-addr 127.0.0.1:0 --dir x":                               "--dir",
+		"--testkit --admin-addr 127.0.0.1:0 --console":                             "--console",
+		"--dir x --seed y":                                                         "--seed",
+		"--in-memory --seed /nonexistent-seed-dir --addr 127.0.0.1:0":              "--seed",
 	} {
 		r := cli(t, append([]string{"serve"}, strings.Fields(args)...)...)
 		require.Equal(t, exitUsage, r.code, "%s: %s", args, r.stderr)
@@ -42,8 +45,10 @@ func adminDo(t *testing.T, method, url, body string) (int, string) {
 }
 
 // TestTestkitServe: without --testkit /testkit answers 404 and --seed
-// loads an in-memory store; with it, a seeded table survives a snapshot,
-// a reset empties the store, a restore brings the table back, a fault
+// loads an in-memory store; with it, the banner names /testkit/, a
+// seeded table survives a snapshot, a reset returns to the seed (and
+// removes faults), ?only=state empties nothing else, a restore brings
+// back a snapshot, a fault
 // set over the admin listener hits the data listener, and a cross-site
 // request or a foreign Host is refused.
 func TestTestkitServe(t *testing.T) {
@@ -59,18 +64,36 @@ func TestTestkitServe(t *testing.T) {
 
 	p := startServe(t, nil, "--testkit", "--addr", "127.0.0.1:0", "--anonymous", "--admin-addr", "127.0.0.1:0", "--seed", seed)
 	admin := "http://" + p.adminAddr(t) + "/testkit"
+	p.waitOutput(t, `(?m)^serve: admin listening on \S+ \(.*/testkit/\)$`)
 	entity := "http://" + p.addr + "/devstoreaccount1/Seeded(PartitionKey='p',RowKey='1')"
 	code, body = adminDo(t, "GET", entity, "")
 	require.Equal(t, http.StatusOK, code, body)
 	require.Contains(t, body, `"n":"7"`)
 
-	code, body = adminDo(t, "PUT", admin+"/snapshots/seeded", "")
+	code, body = adminDo(t, "DELETE", entity, "")
+	require.Equal(t, http.StatusBadRequest, code, body) // no If-Match
+	code, body = adminDo(t, "POST", admin+"/faults", `{"operation":"QueryTables","code":"ServerBusy"}`)
+	require.Equal(t, http.StatusCreated, code, body)
+	req, _ := http.NewRequest("DELETE", entity, nil)
+	req.Header.Set("If-Match", "*")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	code, body = adminDo(t, "PUT", admin+"/snapshots/deleted", "")
 	require.Equal(t, http.StatusCreated, code, body)
 	code, body = adminDo(t, "POST", admin+"/reset", "")
 	require.Equal(t, http.StatusOK, code, body)
+	code, body = adminDo(t, "GET", entity, "")
+	require.Equal(t, http.StatusOK, code, "the reset did not return to the seed: %s", body)
+	code, body = adminDo(t, "GET", admin+"/faults", "")
+	require.Equal(t, http.StatusOK, code, body)
+	require.JSONEq(t, `{"faults":[]}`, body)
+	code, body = adminDo(t, "POST", admin+"/snapshots/deleted/restore", "")
+	require.Equal(t, http.StatusOK, code, body)
 	code, _ = adminDo(t, "GET", entity, "")
 	require.Equal(t, http.StatusNotFound, code)
-	code, body = adminDo(t, "POST", admin+"/snapshots/seeded/restore", "")
+	code, body = adminDo(t, "POST", admin+"/reset?only=state", "")
 	require.Equal(t, http.StatusOK, code, body)
 	code, _ = adminDo(t, "GET", entity, "")
 	require.Equal(t, http.StatusOK, code)
@@ -88,9 +111,9 @@ func TestTestkitServe(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Contains(t, body, "Fault.Status")
 
-	req, _ := http.NewRequest("POST", admin+"/reset", nil)
+	req, _ = http.NewRequest("POST", admin+"/reset", nil)
 	req.Header.Set("Origin", "https://evil.example")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err = http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
@@ -103,4 +126,68 @@ func TestTestkitServe(t *testing.T) {
 	require.Equal(t, http.StatusMisdirectedRequest, resp.StatusCode)
 	code, _ = adminDo(t, "GET", entity, "")
 	require.Equal(t, http.StatusOK, code, "a refused reset changed the store")
+}
+
+// TestTestkitToken: with a token (from a file or the environment) the
+// controls listen beyond loopback, and every /testkit/ request needs the
+// token: none is 401, another 403, both with Azure's JSON error body;
+// the Host and cross-site checks still apply.
+func TestTestkitToken(t *testing.T) {
+	const token = "s3cret-token-for-tests"
+	file := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(file, []byte(token+"\n"), 0o600))
+	for name, start := range map[string]func() *servedProcess{
+		"file": func() *servedProcess {
+			return startServe(t, nil, "--testkit", "--addr", "127.0.0.1:0", "--anonymous", "--admin-addr", "0.0.0.0:0", "--testkit-token-file", file)
+		},
+		"env": func() *servedProcess {
+			return startServe(t, []string{testkitTokenEnv + "=" + token}, "--testkit", "--addr", "127.0.0.1:0", "--anonymous", "--admin-addr", "127.0.0.1:0")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := start()
+			_, port, err := net.SplitHostPort(p.adminAddr(t))
+			require.NoError(t, err)
+			p.waitOutput(t, `(?m)^serve: admin listening on \S+ \(.*/testkit/ with its token\)$`)
+			url := "http://127.0.0.1:" + port + "/testkit/clock"
+			do := func(auth, origin, host string) (*http.Response, string) {
+				req, _ := http.NewRequest("POST", url, strings.NewReader(`{"advance":"1h"}`))
+				if auth != "" {
+					req.Header.Set("Authorization", auth)
+				}
+				if origin != "" {
+					req.Header.Set("Origin", origin)
+				}
+				if host != "" {
+					req.Host = host
+				}
+				resp, err := http.DefaultClient.Do(req)
+				require.NoError(t, err)
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return resp, string(b)
+			}
+			for _, tc := range []struct {
+				auth, origin, host string
+				status             int
+				code               string
+			}{
+				{"", "", "", http.StatusUnauthorized, "NoAuthenticationInformation"},
+				{"Bearer wrong", "", "", http.StatusForbidden, "AuthenticationFailed"},
+				{"Bearer " + token + "x", "", "", http.StatusForbidden, "AuthenticationFailed"},
+				{"Basic " + token, "", "", http.StatusUnauthorized, "NoAuthenticationInformation"},
+				{"Bearer " + token, "https://evil.example", "", http.StatusForbidden, "AuthorizationFailure"},
+				{"Bearer " + token, "", "evil.example", http.StatusMisdirectedRequest, "AuthorizationFailure"},
+				{"Bearer " + token, "", "", http.StatusOK, ""},
+			} {
+				resp, body := do(tc.auth, tc.origin, tc.host)
+				require.Equal(t, tc.status, resp.StatusCode, "%+v: %s", tc, body)
+				require.Equal(t, tc.code, resp.Header.Get("x-ms-error-code"), "%+v", tc)
+				if tc.code != "" {
+					require.Contains(t, body, `"odata.error"`)
+					require.Contains(t, body, tc.code)
+				}
+			}
+		})
+	}
 }

@@ -17,8 +17,9 @@ func newBook(t *testing.T) (*tablestoretest.Server, *Book) {
 	svc, err := aztables.NewServiceClientFromConnectionString(srv.ConnectionString(), &aztables.ClientOptions{
 		ClientOptions: policy.ClientOptions{
 			Transport: srv.InProcessClient(),
-			// Short waits keep retried tests fast; Retry-After above
-			// MaxRetryDelay makes azcore give up instead of waiting.
+			// Short backoff keeps retried tests fast (ServerBusy asks for
+			// no wait); a Retry-After above MaxRetryDelay makes azcore
+			// give up instead of waiting.
 			Retry: policy.RetryOptions{RetryDelay: time.Millisecond, MaxRetryDelay: 100 * time.Millisecond},
 		},
 	})

@@ -36,6 +36,11 @@ func (db *Engine) Checkpoint(ctx context.Context, dir string) error {
 	return nil
 }
 
+// LogBytes is the bytes of batches committed to the write-ahead log since
+// the store opened: a store whose figure has not moved holds what it
+// held at open (every write goes through the log).
+func (db *Engine) LogBytes() uint64 { return db.pdb.Metrics().WAL.BytesIn }
+
 // TableStats implements driver.StatsReader: the bytes of every sstable
 // that fall in the table's key span, and its entities as spanStats
 // counts or estimates them.
