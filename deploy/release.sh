@@ -62,7 +62,13 @@ for p in $platforms; do
   touch -d "@$epoch" "$work/archive/$name" "$work/archive/$name"/*
   if [ "$goos" = windows ]; then
     rm -f "$out/$name.zip"
-    (cd "$work/archive" && zip -q -X -r "$out/$name.zip" "$name")
+    (cd "$work/archive" && python3 - "$out/$name.zip" "$name"/* <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    for f in sorted(sys.argv[2:]):
+        z.write(f)
+PY
+    )
   else
     tar -C "$work/archive" --sort=name --owner=0 --group=0 --numeric-owner \
       --mtime="@$epoch" -cf - "$name" | gzip -n >"$out/$name.tar.gz"

@@ -22,17 +22,18 @@ beforeEach(() => ts.reset());
 
 async function spendCredit(region, name, amount) {
   const c = await customers.getEntity(region, name);
-  if (c.credit < amount) throw new Error('not enough credit');
-  await customers.updateEntity({ ...c, credit: c.credit - amount }, 'Replace', { etag: c.etag });
+  if (c.Credit < amount) throw new Error('not enough credit');
+  const updated = { partitionKey: region, rowKey: name, Name: c.Name, Credit: c.Credit - amount };
+  await customers.updateEntity(updated, 'Replace', { etag: c.etag });
 }
 
 test('seeded credit is spent', async () => {
   await spendCredit('eu', 'alice', 40);
-  assert.strictEqual((await customers.getEntity('eu', 'alice')).credit, 60);
+  assert.strictEqual((await customers.getEntity('eu', 'alice')).Credit, 60);
 });
 
 test('each test starts from the seed again', async () => {
-  assert.strictEqual((await customers.getEntity('eu', 'alice')).credit, 100);
+  assert.strictEqual((await customers.getEntity('eu', 'alice')).Credit, 100);
 });
 
 test('a concurrent change refuses the update', async () => {
@@ -45,7 +46,7 @@ test('snapshot and restore', async () => {
   await ts.snapshot('before');
   await spendCredit('us', 'carol', 75);
   await ts.restore('before');
-  assert.strictEqual((await customers.getEntity('us', 'carol')).credit, 75);
+  assert.strictEqual((await customers.getEntity('us', 'carol')).Credit, 75);
 });
 
 test('the clock moves entity timestamps', async () => {

@@ -12,7 +12,7 @@ def orders_of(table, customer):
 
 def spend_credit(customers, region, name, amount):
     """Takes amount from a customer's credit, refusing to go below zero,
-    with optimistic concurrency on the entity's ETag."""
+    with optimistic concurrency on the entity's ETag (a merge)."""
     entity = customers.get_entity(region, name)
     if entity["Credit"] < amount:
         raise ValueError("not enough credit")

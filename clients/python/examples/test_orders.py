@@ -62,7 +62,7 @@ def test_a_concurrent_change_refuses_the_update(tablestore, svc):
     # Status 412: a competing write changes the entity between the read
     # and the conditional update.
     customers = svc.get_table_client("customers")
-    with tablestore.fault("UpdateEntity", status=412, times=1):
+    with tablestore.fault("MergeEntity", status=412, times=1):
         with pytest.raises(ResourceModifiedError):
             spend_credit(customers, "eu", "bob", 5)
 
