@@ -59,6 +59,30 @@ echo "== Python: pip install --no-index of the wheel into a venv, pytest of clie
   cp -r clients/python/examples "$scratch/py"
   cd "$scratch/py"
   PYTHONDONTWRITEBYTECODE=1 python -m pytest -p no:cacheprovider -v
+  echo "== the same suite against a server configured as the container's test kit (docs/testing-packages.md): controls beyond loopback, with a token"
+  token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  port=$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  admin=$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  env TABLESTORE_DIR= TABLESTORE_CREATE=false TABLESTORE_TESTKIT=true TABLESTORE_TESTKIT_TOKEN="$token" \
+    TABLESTORE_ADDR="0.0.0.0:$port" TABLESTORE_ADMIN_ADDR="0.0.0.0:$admin" TABLESTORE_SEED=seed \
+    tablestore serve 2>"$scratch/container.log" &
+  server=$!
+  python - "$admin" <<'PY'
+import sys, time, urllib.request
+for _ in range(300):
+    try:
+        urllib.request.urlopen("http://127.0.0.1:%s/readyz" % sys.argv[1], timeout=1)
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.1)
+sys.exit("packages: the server did not become ready")
+PY
+  status=0
+  TABLESTORE_URL="http://127.0.0.1:$port/devstoreaccount1" TABLESTORE_CONTROL_URL="http://127.0.0.1:$admin/testkit" \
+    TABLESTORE_TESTKIT_TOKEN="$token" PYTHONDONTWRITEBYTECODE=1 python -m pytest -p no:cacheprovider -q || status=$?
+  kill "$server"
+  wait "$server" || true
+  [ "$status" -eq 0 ] || { cat "$scratch/container.log" >&2; exit "$status"; }
   echo "== the Python helper's figures (docs/testing-packages.md)"
   PYTHONDONTWRITEBYTECODE=1 python measure.py
 )
