@@ -4,7 +4,7 @@ const { TableClient } = require('@azure/data-tables');
 const { startTablestore } = require('@tablestore/testkit');
 
 // Retries for tests: waits of retryDelayInMs * 2**n, jittered, at most
-// maxRetryDelayInMs (the SDK's defaults are 800 ms and 64 s).
+// maxRetryDelayInMs (the SDK's defaults are 1 s and 64 s).
 const options = {
   allowInsecureConnection: true,
   retryOptions: { maxRetries: 3, retryDelayInMs: 1, maxRetryDelayInMs: 5 },
