@@ -255,6 +255,8 @@ function startTablestore({ seed, binary, args = [], timeout = 30000 } = {}) {
         process.once('exit', () => child.kill('SIGKILL'));
         resolve(new Tablestore({
           url: `http://${addr}/${DEV_ACCOUNT}`, controlUrl: `http://${admin}/testkit`, child, log,
+          // A token in the environment guards this server's controls too.
+          token: process.env.TABLESTORE_TESTKIT_TOKEN,
         }));
       }
     });

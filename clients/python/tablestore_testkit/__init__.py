@@ -12,6 +12,7 @@ Under pytest the plugin (tablestore_testkit.pytest_plugin, registered on
 install) gives the fixture ``tablestore``: one server for the session, a
 clean slate for each test.
 """
+import atexit
 import http.client
 import json
 import os
@@ -129,8 +130,11 @@ class Tablestore:
                 admin = line.split()[4]
             elif line.startswith("serve: listening on "):
                 addr = line.split()[3]
-        return cls("http://%s/%s" % (addr, DEV_ACCOUNT), "http://%s/testkit" % admin,
-                   process=proc, log=log)
+        # A token in the environment guards this server's controls too.
+        ts = cls("http://%s/%s" % (addr, DEV_ACCOUNT), "http://%s/testkit" % admin,
+                 token=os.environ.get("TABLESTORE_TESTKIT_TOKEN"), process=proc, log=log)
+        atexit.register(ts.stop)  # the server ends with this interpreter
+        return ts
 
     @classmethod
     def connect(cls, table_url=None, control_url=None, *, token=None):
