@@ -372,6 +372,7 @@ func FuzzReader(f *testing.F) {
 		"PartitionKey,RowKey,X:Edm.Binary,G:Edm.Guid,B:Edm.Boolean\na,b,AAE=,0f8fad5b-d9cb-469f-a165-70867728950e,TRUE\n",
 		"PartitionKey,RowKey,S\na,b,\"x\"\"y\"\na\"b,c\n\"open\n",
 		"\ufeffPartitionKey , RowKey,L:Edm.Int64\n,,\n",
+		"PartitionKey,RowKey,Timestamp,A,A@type,B@type,B\np,1,2024-05-01T10:00:00.123Z,7,Edm.Int64,Edm.Guid,x\n",
 	} {
 		f.Add(s)
 	}
@@ -518,4 +519,35 @@ func TestSpreadsheetSafe(t *testing.T) {
 			require.NotContains(t, "=+-@\t\r", string(f[0]), "column %s: %q", h[i], f)
 		}
 	}
+}
+
+// TestStorageExplorerExport reads Storage Explorer's CSV export: each
+// property's type row by row in its NAME@type column, the Timestamp
+// column kept as the entity's Timestamp, empty cells absent.
+func TestStorageExplorerExport(t *testing.T) {
+	in := "PartitionKey,RowKey,Timestamp,Age,Age@type,Name,Name@type,Born,Born@type,Big,Big@type\r\n" +
+		"p,1,2024-05-01T10:00:00.123Z,42,Edm.Int32,Ada,Edm.String,1815-12-10T00:00:00.000Z,Edm.DateTime,9007199254740993,Edm.Int64\r\n" +
+		"p,2,2024-05-01T10:00:00.123Z,4.5,Edm.Double,,,,,,\r\n" +
+		"p,3,2024-05-01T10:00:00.123Z,old,,true,Edm.Boolean,,,,\r\n"
+	r := NewReader(strings.NewReader(in))
+	var got []*tablestore.Entity
+	for {
+		e, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		got = append(got, e)
+	}
+	require.Len(t, got, 3)
+	require.Equal(t, map[string]any{"Age": int32(42), "Name": "Ada", "Born": time.Date(1815, 12, 10, 0, 0, 0, 0, time.UTC), "Big": int64(9007199254740993)}, got[0].Properties)
+	require.Equal(t, time.Date(2024, 5, 1, 10, 0, 0, 123e6, time.UTC), got[0].Timestamp)
+	require.Equal(t, map[string]any{"Age": 4.5}, got[1].Properties)
+	require.Equal(t, map[string]any{"Age": "old", "Name": true}, got[2].Properties)
+
+	_, err := ParseHeader([]string{"PartitionKey", "RowKey", "Age@type"})
+	require.ErrorContains(t, err, `no column "Age"`)
+	_, err = NewReader(strings.NewReader("PartitionKey,RowKey,Age,Age@type\np,1,7,Edm.Int9\n")).Read()
+	require.ErrorContains(t, err, `unknown type "Edm.Int9" in Age@type`)
+	require.True(t, errors.Is(err, tablestore.ErrInvalidInput))
 }

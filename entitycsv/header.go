@@ -14,7 +14,10 @@ import (
 // MaxColumns bounds the columns of a header.
 const MaxColumns = 4096
 
-// Column is one header column: a property name and its EDM type.
+// Column is one header column: a property name and its EDM type. In
+// Storage Explorer's export (see ParseHeader) a value column's Type is 0,
+// its type being each row's cell of the column NAME@type, whose own Type
+// is 0 too.
 type Column struct {
 	Name string
 	Type edm.Type
@@ -83,11 +86,19 @@ func Columns(props []Column) Header {
 	return append(h, slices.Compact(rest)...)
 }
 
+// typeSuffix ends the name of a column of Storage Explorer's export that
+// holds the type of the column named by the rest.
+const typeSuffix = "@type"
+
 // ParseHeader reads the header record's fields. Names and types are
 // trimmed of surrounding spaces, and a byte order mark before the first
-// name is dropped. Errors (*tablestore.Error, InvalidInput): more than
-// MaxColumns columns, an unknown type, an empty name, a repeated column,
-// a typed key other than Edm.String, or no PartitionKey or RowKey.
+// name is dropped. It also reads the header of Storage Explorer's CSV
+// export, where a column NAME@type holds, row by row, the EDM type of
+// the column NAME (Edm.Int32 and so on; an empty cell is Edm.String):
+// NAME and NAME@type then get Type 0. Errors (*tablestore.Error,
+// InvalidInput): more than MaxColumns columns, an unknown type, an empty
+// name, a repeated column, a typed key other than Edm.String, a NAME@type
+// without its NAME, or no PartitionKey or RowKey.
 func ParseHeader(fields []string) (Header, error) {
 	if len(fields) > MaxColumns {
 		return nil, invalid("header: %d columns, more than %d", len(fields), MaxColumns)
@@ -126,7 +137,27 @@ func ParseHeader(fields []string) (Header, error) {
 	if !pk || !rk {
 		return nil, invalid("header: PartitionKey and RowKey columns are required")
 	}
-	return h, nil
+	return h, explorerTypes(h)
+}
+
+// explorerTypes gives the columns NAME and NAME@type of Storage
+// Explorer's export Type 0 (keys keep Edm.String).
+func explorerTypes(h Header) error {
+	for i, c := range h {
+		name, ok := strings.CutSuffix(c.Name, typeSuffix)
+		if !ok || c.Type != edm.TypeString || name == "" {
+			continue
+		}
+		j := slices.IndexFunc(h, func(v Column) bool { return v.Name == name && v.Type == edm.TypeString })
+		if j < 0 {
+			return invalid("header column %d (%s): no column %s to give the type of", i+1, quote(c.Name), quote(name))
+		}
+		h[i].Type = 0
+		if !isKey(name) {
+			h[j].Type = 0
+		}
+	}
+	return nil
 }
 
 const typeNames = "Edm.String, Edm.Int32, Edm.Int64, Edm.Double, Edm.Boolean, Edm.DateTime, Edm.Guid, Edm.Binary"

@@ -4,7 +4,9 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -51,11 +53,21 @@ func (h Header) Entity(rec Record) (*tablestore.Entity, error) {
 			}
 			continue
 		}
+		t := c.Type
+		if t == 0 { // Storage Explorer's export
+			if strings.HasSuffix(c.Name, typeSuffix) {
+				continue // a type, read with its value
+			}
+			var err error
+			if t, err = h.rowType(rec, c.Name); err != nil {
+				return nil, err
+			}
+		}
 		if _, dup := e.Properties[c.Name]; dup {
 			return nil, &tablestore.Error{Code: edm.CodeDuplicatePropertiesSpecified,
 				Message: fmt.Sprintf("the property %q has values in two columns", c.Name)}
 		}
-		v, err := ParseValue(c.Type, s)
+		v, err := ParseValue(t, s)
 		if err != nil {
 			te := err.(*tablestore.Error)
 			return nil, &tablestore.Error{Code: te.Code, Message: fmt.Sprintf("property %q: %s", c.Name, te.Message)}
@@ -69,6 +81,20 @@ func (h Header) Entity(rec Record) (*tablestore.Entity, error) {
 		return nil, &tablestore.Error{Code: edm.CodePropertiesNeedValue, Message: "the entity has no RowKey"}
 	}
 	return e, nil
+}
+
+// rowType is the type rec's cell of the column name@type gives the
+// property name (Storage Explorer's export); an empty cell is Edm.String.
+func (h Header) rowType(rec Record, name string) (edm.Type, error) {
+	i := slices.IndexFunc(h, func(c Column) bool { return c.Type == 0 && c.Name == name+typeSuffix })
+	if i < 0 || rec.Fields[i] == "" {
+		return edm.TypeString, nil
+	}
+	t, ok := edm.ParseType(strings.TrimSpace(rec.Fields[i]))
+	if !ok {
+		return 0, invalid("property %q: unknown type %s in %s; want one of %s", name, quote(rec.Fields[i]), name+typeSuffix, typeNames)
+	}
+	return t, nil
 }
 
 // ParseValue reads a cell's text as a value of type t: string, int32,

@@ -16,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // TestClassify names each operation as the request log does, for
@@ -111,5 +112,34 @@ func TestOptionsNowBearer(t *testing.T) {
 	clock.Store(int64(2 * time.Hour))
 	if c := get(); c != http.StatusUnauthorized {
 		t.Fatalf("a token expired by Options.Now: %d, want 401", c)
+	}
+}
+
+// TestClassifyBatch: a $batch's sub-operations are named as requests of
+// their own, with the keys of their entities (an insert's from its
+// body); a body that is no batch is refused.
+func TestClassifyBatch(t *testing.T) {
+	body := "--" + batchBoundary + "\r\nContent-Type: multipart/mixed; boundary=cs\r\n\r\n" +
+		"--cs\r\nContent-Type: application/http\r\n\r\nPOST http://127.0.0.1/devstoreaccount1/things HTTP/1.1\r\nContent-Type: application/json\r\n\r\n" +
+		`{"PartitionKey":"p","RowKey":"1"}` + "\r\n" +
+		"--cs\r\nContent-Type: application/http\r\n\r\nMERGE http://127.0.0.1/devstoreaccount1/things(PartitionKey='p',RowKey='2') HTTP/1.1\r\nIf-Match: *\r\nContent-Type: application/json\r\n\r\n{}\r\n" +
+		"--cs\r\nContent-Type: application/http\r\n\r\nDELETE http://127.0.0.1/devstoreaccount1/things(PartitionKey='p',RowKey='3') HTTP/1.1\r\nIf-Match: *\r\n\r\n\r\n" +
+		"--cs\r\nContent-Type: application/http\r\n\r\nPUT http://127.0.0.1/devstoreaccount1/things(PartitionKey='p',RowKey='4') HTTP/1.1\r\nContent-Type: application/json\r\n\r\n{}\r\n" +
+		"--cs--\r\n--" + batchBoundary + "--\r\n"
+	got, err := ClassifyBatch("multipart/mixed; boundary="+batchBoundary, []byte(body), DevAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []RequestInfo{
+		{Operation: "InsertEntity", Table: "things", PartitionKey: "p", RowKey: "1"},
+		{Operation: "MergeEntity", Table: "things", PartitionKey: "p", RowKey: "2"},
+		{Operation: "DeleteEntity", Table: "things", PartitionKey: "p", RowKey: "3"},
+		{Operation: "InsertOrReplaceEntity", Table: "things", PartitionKey: "p", RowKey: "4"},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ClassifyBatch = %+v, want %+v", got, want)
+	}
+	if _, err := ClassifyBatch("application/json", []byte(body), DevAccount); tablestore.ErrorCode(err) != edm.CodeInvalidInput {
+		t.Fatalf("a body without a boundary: %v", err)
 	}
 }

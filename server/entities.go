@@ -302,9 +302,23 @@ func (q *request) queryEntities() error {
 		return err
 	}
 	sel := selectList(q)
-	b, next, err := q.queryPage(l, tablestore.Query{Filter: flt, Select: sel, Top: top, Continuation: cont}, given && top == 0)
+	empty := given && top == 0
+	shape := pageShape(q.r)
+	if empty {
+		shape = PageAsIs
+	}
+	switch shape {
+	case PageOne:
+		top = 1
+	case PageEmpty:
+		empty = true // the query is still checked
+	}
+	b, next, err := q.queryPage(l, tablestore.Query{Filter: flt, Select: sel, Top: top, Continuation: cont}, empty)
 	if err != nil {
 		return err
+	}
+	if shape == PageEmpty {
+		next = &[2]string{decodeNextKey(q.res.query.Get("NextPartitionKey")), decodeNextKey(q.res.query.Get("NextRowKey"))}
 	}
 	if next != nil {
 		hd := q.w.Header()
@@ -358,8 +372,12 @@ func (q *request) queryPage(l tablestore.JSONMetadata, query tablestore.Query, e
 	query.Top = remaining
 	b = append(b, `"value":[`...)
 	prefix := len(b)
+	var cut *partitionCut
+	if pageShape(q.r) == PagePartition {
+		cut = new(partitionCut)
+	}
 	keep := func(page []byte, n int) bool {
-		if empty {
+		if empty || cut != nil && !cut.keep(page, n) {
 			return false
 		}
 		// A page holds at least one entity; it ends before one that takes

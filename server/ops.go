@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
 )
 
@@ -197,13 +199,54 @@ func Classify(r *http.Request, account string) RequestInfo {
 	return info
 }
 
+// ClassifyBatch names the sub-operations of a $batch request, given its
+// Content-Type and body, for a handler serving account: one RequestInfo
+// a sub-request, in order, as Classify names a request sent alone, with
+// the keys of the entity each addresses (an insert's from its body). It
+// checks no credentials. Errors: a body the handler refuses as a batch
+// (InvalidInput).
+func ClassifyBatch(contentType string, body []byte, account string) ([]RequestInfo, error) {
+	h := &handler{account: account}
+	subs, err := h.parseBatch(contentType, body, new(batchScratch))
+	if err != nil {
+		return nil, publicError(err)
+	}
+	infos := make([]RequestInfo, len(subs))
+	var raw tablestore.RawEntity
+	for i := range subs {
+		s := &subs[i]
+		a, _, err := s.action(&raw, false)
+		if err != nil {
+			return nil, publicError(err)
+		}
+		pk, rk, _ := actionKeys(a.Entity)
+		infos[i] = RequestInfo{Operation: operationOf(s.method, s.ifMatch != "", s.res), Table: s.res.table, PartitionKey: pk, RowKey: rk}
+	}
+	return infos, nil
+}
+
+// publicError is err as the library's *tablestore.Error when it is the
+// handler's own answer.
+func publicError(err error) error {
+	var e *apiErr
+	if errors.As(err, &e) {
+		return &tablestore.Error{Code: e.code, Message: e.msg}
+	}
+	return err
+}
+
 // operationName names the operation of r, routed as res.
 func operationName(r *http.Request, res resource) string {
 	method, err := effectiveMethod(r)
 	if err != nil {
 		return "Unknown"
 	}
-	ifMatch := r.Header.Get("If-Match") != ""
+	return operationOf(method, r.Header.Get("If-Match") != "", res)
+}
+
+// operationOf names the operation of a request sent with method (and
+// with If-Match when ifMatch), routed as res.
+func operationOf(method string, ifMatch bool, res resource) string {
 	switch res.kind {
 	case kindService:
 		switch {

@@ -17,25 +17,35 @@ import (
 )
 
 // BenchmarkNewServerFirstCreateTable is a test's setup cost: a server, its
-// in-process client and a first CreateTable through it.
+// in-process client and a first CreateTable through it; "in-process"
+// addresses it by a host of its own (no listener is opened), "listening"
+// asks for its URL, which opens its loopback listener.
 func BenchmarkNewServerFirstCreateTable(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		b.StopTimer()
-		sub := &benchTB{TB: b}
-		b.StartTimer()
-		srv := NewServerWithOptions(sub, &server.Options{Anonymous: true})
-		c := srv.InProcessClient()
-		req, _ := http.NewRequest("POST", srv.URL()+"/"+srv.Account()+"/Tables", strings.NewReader(`{"TableName":"first"}`))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := c.Do(req)
-		if err != nil || resp.StatusCode != http.StatusCreated {
-			b.Fatalf("create table: %v %v", resp, err)
-		}
-		resp.Body.Close()
-		b.StopTimer()
-		sub.cleanup()
-		b.StartTimer()
+	for _, listen := range []bool{false, true} {
+		b.Run(map[bool]string{false: "in-process", true: "listening"}[listen], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				sub := &benchTB{TB: b}
+				b.StartTimer()
+				srv := NewServerWithOptions(sub, &server.Options{Anonymous: true})
+				c := srv.InProcessClient()
+				root := "http://in-process"
+				if listen {
+					root = srv.URL()
+				}
+				req, _ := http.NewRequest("POST", root+"/"+srv.Account()+"/Tables", strings.NewReader(`{"TableName":"first"}`))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := c.Do(req)
+				if err != nil || resp.StatusCode != http.StatusCreated {
+					b.Fatalf("create table: %v %v", resp, err)
+				}
+				resp.Body.Close()
+				b.StopTimer()
+				sub.cleanup()
+				b.StartTimer()
+			}
+		})
 	}
 }
 

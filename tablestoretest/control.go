@@ -307,6 +307,14 @@ func (c *control) setClock(w http.ResponseWriter, r *http.Request) {
 	c.writeClock(w)
 }
 
+// controlOp is a RequestInfo in JSON.
+type controlOp struct {
+	Operation    string `json:"operation"`
+	Table        string `json:"table,omitempty"`
+	PartitionKey string `json:"partition_key,omitempty"`
+	RowKey       string `json:"row_key,omitempty"`
+}
+
 // controlRecord is a RequestRecord in JSON.
 type controlRecord struct {
 	Operation     string `json:"operation"`
@@ -320,6 +328,8 @@ type controlRecord struct {
 	Duration      int64  `json:"duration"`
 	RequestBytes  int64  `json:"request_bytes"`
 	ResponseBytes int64  `json:"response_bytes"`
+	// Batch is a $batch's sub-operations.
+	Batch []controlOp `json:"batch,omitempty"`
 }
 
 func (c *control) requests(w http.ResponseWriter, r *http.Request) {
@@ -327,7 +337,10 @@ func (c *control) requests(w http.ResponseWriter, r *http.Request) {
 	out := make([]controlRecord, len(recs))
 	for i, rec := range recs {
 		out[i] = controlRecord{rec.Operation, rec.Table, rec.PartitionKey, rec.RowKey, rec.Method, rec.Status,
-			rec.Code, rec.Dropped, int64(rec.Duration), rec.RequestBytes, rec.ResponseBytes}
+			rec.Code, rec.Dropped, int64(rec.Duration), rec.RequestBytes, rec.ResponseBytes, nil}
+		for _, op := range rec.Batch {
+			out[i].Batch = append(out[i].Batch, controlOp{op.Operation, op.Table, op.PartitionKey, op.RowKey})
+		}
 	}
 	writeControlJSON(w, http.StatusOK, map[string]any{"requests": out, "dropped": c.k.RequestsDropped()})
 }

@@ -1,6 +1,7 @@
 package tablestoretest
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -44,5 +45,22 @@ func FuzzControlBodies(f *testing.F) {
 		if w.Code >= 500 {
 			t.Fatalf("POST %s %q: %d %s", path, body, w.Code, w.Body)
 		}
+	})
+}
+
+// FuzzLoad: any input loads or fails with an error; none panics.
+func FuzzLoad(f *testing.F) {
+	for _, s := range []string{
+		`{"PartitionKey":"p","RowKey":"1","n@odata.type":"Edm.Int64","n":"7"}` + "\n",
+		`{"value":[{"PartitionKey":"p","RowKey":"1"}]}`,
+		`[{"PartitionKey":"p","RowKey":"1"},{}]`,
+		"PartitionKey,RowKey,A,A@type\np,1,2,Edm.Int32\n",
+		"PartitionKey,RowKey,N:Edm.Double\np,1,NaN\n",
+	} {
+		f.Add(s)
+	}
+	d := NewDB(f)
+	f.Fuzz(func(t *testing.T, in string) {
+		_ = load(context.Background(), d.DB(), "fuzz", strings.NewReader(in))
 	})
 }

@@ -252,3 +252,11 @@ func TestControlResetCleanSlate(t *testing.T) {
 	st, body := call(t, "POST", ctl+"/reset?only=stat", "", nil)
 	wantError(t, st, body, http.StatusBadRequest, `"stat"`)
 }
+
+// TestControlFaultDidYouMean: a misspelled operation is refused naming
+// the operation meant.
+func TestControlFaultDidYouMean(t *testing.T) {
+	_, _, ctl := controlKit(t)
+	st, body := call(t, "POST", ctl+"/faults", `{"operation":"InsertEntiy","code":"ServerBusy"}`, nil)
+	wantError(t, st, body, http.StatusBadRequest, `unknown operation "InsertEntiy" (did you mean "InsertEntity"?)`)
+}

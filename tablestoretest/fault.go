@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/suggest"
 	"github.com/tablestore/tablestore/server"
 )
 
@@ -39,7 +40,8 @@ type Fault struct {
 	// Partition matches the PartitionKey of the single-entity operations
 	// that address an entity in the URL (QueryEntity, UpdateEntity,
 	// MergeEntity, DeleteEntity, InsertOrReplaceEntity,
-	// InsertOrMergeEntity). Empty: every request.
+	// InsertOrMergeEntity) and the partition of a $batch
+	// (EntityGroupTransaction). Empty: every request.
 	Partition string `json:"partition,omitempty"`
 
 	// Status and Code are the error answered, with Azure's body, headers
@@ -137,6 +139,9 @@ var statusCodes = map[int]string{
 // action.
 func (f Fault) Validate() error {
 	if f.Operation != "" && !slices.Contains(server.Operations, f.Operation) {
+		if s := suggest.Nearest(f.Operation, server.Operations); s != "" {
+			return fmt.Errorf("Fault.Operation: unknown operation %q (did you mean %q?)", f.Operation, s)
+		}
 		return fmt.Errorf("Fault.Operation: unknown operation %q (want one of %v)", f.Operation, server.Operations)
 	}
 	if f.Status != 0 {

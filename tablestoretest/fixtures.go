@@ -1,9 +1,9 @@
 package tablestoretest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,38 +15,102 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/entitycsv"
 )
 
 // update is the -tablestoretest.update flag: Golden rewrites its files
 // instead of comparing.
 var update = flag.Bool("tablestoretest.update", false, "rewrite the golden files Golden compares tables with")
 
-// load writes the entities of r, JSON lines in the form `tablestore
-// export` writes (Azure's JSON wire format with odata.type annotations,
-// one entity a line), into table, creating it if needed. An entity that
-// exists is replaced. Blank lines are skipped.
+// load writes the entities of r into table, creating it if needed; an
+// entity that exists is replaced. r holds JSON lines in the form
+// `tablestore export` writes (Azure's JSON wire format with odata.type
+// annotations, one entity a line, blank lines skipped), Azure's JSON
+// otherwise laid out (a query's answer {"value":[...]}, an array of
+// entities, or entities one after another), or CSV with a typed header
+// (entitycsv: `tablestore export --format csv`, or Storage Explorer's
+// export with its NAME@type columns). Errors name the line.
 func load(ctx context.Context, db *tablestore.DB, table string, r io.Reader) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
 	t, err := db.CreateTableIfNotExists(ctx, table)
 	if err != nil {
 		return err
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
-	for line := 1; sc.Scan(); line++ {
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		var e tablestore.Entity
-		if err := e.UnmarshalJSON(b); err != nil {
-			return fmt.Errorf("line %d: %w", line, err)
-		}
+	put := func(e *tablestore.Entity) error {
 		e.Timestamp, e.ETag = time.Time{}, ""
-		if err := t.Upsert(ctx, &e, tablestore.Replace); err != nil {
-			return fmt.Errorf("line %d: %w", line, err)
+		return t.Upsert(ctx, e, tablestore.Replace)
+	}
+	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	switch {
+	case len(trimmed) == 0:
+		return nil
+	case trimmed[0] == '{' || trimmed[0] == '[':
+		return loadJSON(data, put)
+	}
+	cr := entitycsv.NewReader(bytes.NewReader(data))
+	for {
+		e, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err == nil {
+			err = put(e)
+		}
+		if err != nil {
+			return fmt.Errorf("csv: %w", err)
 		}
 	}
-	return sc.Err()
+}
+
+// loadJSON puts every entity of data: JSON values one after another,
+// each an entity, an array of entities, or an object whose "value" is
+// one (a query's answer).
+func loadJSON(data []byte, put func(*tablestore.Entity) error) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		at := dec.InputOffset()
+		var v json.RawMessage
+		if err := dec.Decode(&v); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("line %d: %w", lineAt(data, dec.InputOffset()), err)
+		}
+		rest := data[at:]
+		line := lineAt(data, at+int64(len(rest)-len(bytes.TrimLeft(rest, " \t\r\n"))))
+		entities, where := []json.RawMessage{v}, fmt.Sprintf("line %d", line)
+		var page struct {
+			Value        []json.RawMessage `json:"value"`
+			PartitionKey *string
+		}
+		switch {
+		case v[0] == '[':
+			if err := json.Unmarshal(v, &entities); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+		case json.Unmarshal(v, &page) == nil && page.Value != nil && page.PartitionKey == nil:
+			entities = page.Value
+		}
+		for i, raw := range entities {
+			var e tablestore.Entity
+			err := e.UnmarshalJSON(raw)
+			if err == nil {
+				err = put(&e)
+			}
+			if err != nil && v[0] == '{' && len(page.Value) == 0 {
+				return fmt.Errorf("%s: %w", where, err)
+			} else if err != nil {
+				return fmt.Errorf("%s, entity %d: %w", where, i+1, err)
+			}
+		}
+	}
+}
+
+// lineAt is the line of data that offset falls on, from 1.
+func lineAt(data []byte, offset int64) int {
+	return 1 + bytes.Count(data[:min(offset, int64(len(data)))], []byte{'\n'})
 }
 
 // dump writes table's entities as `tablestore export` does: one JSON

@@ -1,6 +1,7 @@
 package tablestoretest
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -23,6 +24,7 @@ type Kit struct {
 	log     requestLog
 	account string
 	key     string
+	maxBody int64 // the handler's MaxBodyBytes
 }
 
 // NewKit opens an empty in-memory store and the handler serving it with
@@ -33,7 +35,10 @@ func NewKit(opts *server.Options) (*Kit, error) {
 	if opts != nil {
 		o = *opts
 	}
-	k := &Kit{clock: new(Clock), account: server.DevAccount, key: server.DevKey}
+	k := &Kit{clock: new(Clock), account: server.DevAccount, key: server.DevKey, maxBody: o.MaxBodyBytes}
+	if k.maxBody <= 0 {
+		k.maxBody = server.DefaultMaxBodyBytes
+	}
 	if o.Now == nil {
 		o.Now = k.clock.Now
 	}
@@ -103,9 +108,11 @@ func (k *Kit) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	info := server.Classify(r, k.account)
 	rec := &recorder{ResponseWriter: w}
 	in := countBody(r)
+	var batch []server.RequestInfo
 	defer func() {
 		k.log.add(RequestRecord{
 			RequestInfo:   info,
+			Batch:         batch,
 			Method:        r.Method,
 			Status:        rec.status,
 			Code:          rec.Header().Get("x-ms-error-code"),
@@ -119,9 +126,37 @@ func (k *Kit) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if st == nil { // closed
 		abort(rec)
 	}
+	if info.Operation == "EntityGroupTransaction" {
+		batch = k.classifyBatch(r)
+		if len(batch) > 0 {
+			info.PartitionKey = batch[0].PartitionKey // a batch's one partition
+		}
+	}
 	if f, ok := k.faults.pick(info); ok {
 		k.applyFault(f, st, rec, r, info)
 		return
 	}
 	st.h.ServeHTTP(rec, r)
+}
+
+// classifyBatch names a $batch request's sub-operations
+// (server.ClassifyBatch), leaving its body to be read again; nil for a
+// body the handler will refuse.
+func (k *Kit) classifyBatch(r *http.Request) []server.RequestInfo {
+	if r.Body == nil {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, k.maxBody+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
+	if err != nil || int64(len(b)) > k.maxBody {
+		return nil
+	}
+	subs, err := server.ClassifyBatch(r.Header.Get("Content-Type"), b, k.account)
+	if err != nil {
+		return nil
+	}
+	return subs
 }

@@ -384,7 +384,7 @@ func queryAll(t *testing.T, srv *Server, c *http.Client) [][]string {
 			keys = append(keys, v.RowKey)
 		}
 		pages = append(pages, keys)
-		npk, nrk := resp.Header.Get(nextPKHeader), resp.Header.Get(nextRKHeader)
+		npk, nrk := resp.Header.Get("x-ms-continuation-NextPartitionKey"), resp.Header.Get("x-ms-continuation-NextRowKey")
 		if npk == "" {
 			return pages
 		}
@@ -758,5 +758,104 @@ func TestResetKeepsUntouchedStore(t *testing.T) {
 	d.Reset()
 	if ok, _ := d.DB().TableExists(ctx, "tbl"); ok {
 		t.Fatal("Reset to an empty baseline kept the table")
+	}
+}
+
+// batchBody is a $batch body inserting rows into table tbl of partition
+// pk, as the SDKs send it.
+func batchBody(pk string, rows ...string) string {
+	var b strings.Builder
+	b.WriteString("--batch_b\r\nContent-Type: multipart/mixed; boundary=cs\r\n\r\n")
+	for _, rk := range rows {
+		b.WriteString("--cs\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
+		b.WriteString("POST http://127.0.0.1/devstoreaccount1/tbl HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json;odata=minimalmetadata\r\n\r\n")
+		fmt.Fprintf(&b, `{"PartitionKey":%q,"RowKey":%q}`+"\r\n", pk, rk)
+	}
+	b.WriteString("--cs--\r\n--batch_b--\r\n")
+	return b.String()
+}
+
+// TestFaultBatchPartition: a fault can target one partition's $batch,
+// and the request log lists a batch's sub-operations.
+func TestFaultBatchPartition(t *testing.T) {
+	srv := anonServer(t)
+	c := srv.InProcessClient()
+	must(t, c, http.StatusCreated, "POST", srv.endpoint()+"/Tables", `{"TableName":"tbl"}`)
+	srv.ClearRequests()
+	srv.InjectFault(Fault{Operation: "EntityGroupTransaction", Partition: "hot", Code: "ServerBusy"})
+	ct := []string{"Content-Type", "multipart/mixed; boundary=batch_b"}
+	must(t, c, http.StatusAccepted, "POST", srv.endpoint()+"/$batch", batchBody("cold", "1", "2"), ct...)
+	must(t, c, http.StatusServiceUnavailable, "POST", srv.endpoint()+"/$batch", batchBody("hot", "1"), ct...)
+	recs := srv.Requests()
+	if len(recs) != 2 {
+		t.Fatalf("%d requests logged", len(recs))
+	}
+	want := []server.RequestInfo{
+		{Operation: "InsertEntity", Table: "tbl", PartitionKey: "cold", RowKey: "1"},
+		{Operation: "InsertEntity", Table: "tbl", PartitionKey: "cold", RowKey: "2"},
+	}
+	if r := recs[0]; r.Operation != "EntityGroupTransaction" || r.PartitionKey != "cold" || r.Status != http.StatusAccepted || !slices.Equal(r.Batch, want) {
+		t.Fatalf("batch record: %+v", r)
+	}
+	if r := recs[1]; r.PartitionKey != "hot" || r.Code != "ServerBusy" || len(r.Batch) != 1 {
+		t.Fatalf("faulted batch record: %+v", r)
+	}
+	if _, err := srv.DB().Table("tbl").Get(context.Background(), "hot", "1", nil); !errors.Is(err, tablestore.ErrResourceNotFound) {
+		t.Fatalf("the faulted batch wrote: %v", err)
+	}
+}
+
+// TestNewServerListensOnDemand: a server used only through
+// InProcessClient opens no listener; URL opens it.
+func TestNewServerListensOnDemand(t *testing.T) {
+	srv := NewServerWithOptions(t, &server.Options{Anonymous: true})
+	must(t, srv.InProcessClient(), http.StatusCreated, "POST", "http://in-process/"+srv.Account()+"/Tables", `{"TableName":"tbl"}`)
+	if srv.srv != nil {
+		t.Fatal("InProcessClient opened a listener")
+	}
+	must(t, srv.HTTPClient(), http.StatusOK, "GET", srv.URL()+"/"+srv.Account()+"/Tables", "")
+	if srv.srv == nil {
+		t.Fatal("no listener after URL")
+	}
+}
+
+// TestLoadFormats: Load takes Azure's JSON as a query answers it (full
+// metadata included), an array of entities, and CSV, typed or as
+// Storage Explorer exports it; a bad entity is named by its line.
+func TestLoadFormats(t *testing.T) {
+	want := `{"PartitionKey":"p","RowKey":"1","Age@odata.type":"Edm.Int64","Age":"42","Name":"Ada"}
+{"PartitionKey":"p","RowKey":"2","Age@odata.type":"Edm.Int64","Age":"7"}
+`
+	for name, in := range map[string]string{
+		"query answer": `{"odata.metadata":"http://127.0.0.1/devstoreaccount1/$metadata#people","value":[
+{"odata.type":"devstoreaccount1.people","odata.id":"http://127.0.0.1/devstoreaccount1/people(PartitionKey='p',RowKey='1')","odata.etag":"W/\"datetime'2024-05-01T10%3A00%3A00.123Z'\"","odata.editLink":"people(PartitionKey='p',RowKey='1')","PartitionKey":"p","RowKey":"1","Timestamp@odata.type":"Edm.DateTime","Timestamp":"2024-05-01T10:00:00.123Z","Age@odata.type":"Edm.Int64","Age":"42","Name":"Ada"},
+{"PartitionKey":"p","RowKey":"2","Age@odata.type":"Edm.Int64","Age":"7"}]}`,
+		"array": `[{"PartitionKey":"p","RowKey":"1","Age@odata.type":"Edm.Int64","Age":"42","Name":"Ada"},
+ {"PartitionKey":"p","RowKey":"2","Age@odata.type":"Edm.Int64","Age":"7"}]`,
+		"typed csv": "PartitionKey,RowKey,Age:Edm.Int64,Name\np,1,42,Ada\np,2,7,\n",
+		"explorer csv": "PartitionKey,RowKey,Timestamp,Age,Age@type,Name,Name@type\r\n" +
+			"p,1,2024-05-01T10:00:00.123Z,42,Edm.Int64,Ada,Edm.String\r\np,2,2024-05-01T10:00:00.123Z,7,Edm.Int64,,\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := NewDB(t)
+			d.Load("people", strings.NewReader(in))
+			got, err := dump(context.Background(), d.DB(), "people")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != want {
+				t.Fatalf("loaded\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+	d := NewDB(t)
+	for in, where := range map[string]string{
+		"{\"PartitionKey\":\"p\",\"RowKey\":\"1\"}\n\n{\"PartitionKey\":\"p\"}\n":      "line 3:",
+		"{\"value\":[{\"PartitionKey\":\"p\",\"RowKey\":\"1\"},\n{\"RowKey\":\"2\"}]}": "line 1, entity 2:",
+		"PartitionKey,RowKey,N:Edm.Int32\np,1,x\n":                                     "InvalidInput: line 2:",
+	} {
+		if err := load(context.Background(), d.DB(), "bad", strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), where) {
+			t.Errorf("%q: %v, want an error naming %q", in, err, where)
+		}
 	}
 }

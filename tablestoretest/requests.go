@@ -14,8 +14,13 @@ const MaxRequests = 10_000
 // RequestRecord is one request a Server served (or dropped).
 type RequestRecord struct {
 	// RequestInfo names the operation, table and, for the single-entity
-	// operations, the keys (see server.RequestInfo).
+	// operations, the keys (see server.RequestInfo); for a $batch
+	// (EntityGroupTransaction), PartitionKey is its partition.
 	server.RequestInfo
+	// Batch lists a $batch's sub-operations, in order, with the keys of
+	// their entities; nil for other requests and for a body the server
+	// refuses as a batch.
+	Batch  []server.RequestInfo
 	Method string
 	// Status is the HTTP status answered; 0 when the connection was
 	// dropped without an answer (Dropped).

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -107,7 +105,7 @@ func (k *Kit) applyFault(f Fault, st *state, w *recorder, r *http.Request, info 
 	case code != "":
 		k.writeFault(w, r, info, code, f.RetryAfter)
 	case f.Page != "":
-		servePageFault(f.Page, st.h, w, r)
+		st.h.ServeHTTP(w, r.WithContext(server.WithPageShape(r.Context(), pageShapes[f.Page])))
 	default:
 		st.h.ServeHTTP(w, r)
 	}
@@ -211,112 +209,5 @@ func newRequestID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
-// Continuation headers of a query page.
-const (
-	nextPKHeader = "x-ms-continuation-NextPartitionKey"
-	nextRKHeader = "x-ms-continuation-NextRowKey"
-)
-
-// encodeNextKey writes a key as the server's continuation headers carry
-// it: "1!", the payload's length, "!", the key in unpadded base64url.
-func encodeNextKey(k string) string {
-	p := base64.RawURLEncoding.EncodeToString([]byte(k))
-	return "1!" + strconv.Itoa(len(p)) + "!" + p
-}
-
-// servePageFault serves a QueryEntities request with its page bent (see
-// Fault.Page).
-func servePageFault(kind string, h http.Handler, w http.ResponseWriter, r *http.Request) {
-	if kind == PageShort {
-		r.URL.RawQuery = withTop1(r.URL.RawQuery)
-		h.ServeHTTP(w, r)
-		return
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, r)
-	body := rec.Body.Bytes()
-	var page struct {
-		Metadata json.RawMessage   `json:"odata.metadata"`
-		Value    []json.RawMessage `json:"value"`
-	}
-	if rec.Code == http.StatusOK && json.Unmarshal(body, &page) == nil {
-		switch kind {
-		case PageEmpty:
-			q := r.URL.Query()
-			npk, nrk := q.Get("NextPartitionKey"), q.Get("NextRowKey")
-			if npk == "" && nrk == "" { // from the start: the empty key
-				npk, nrk = encodeNextKey(""), encodeNextKey("")
-			}
-			page.Value = page.Value[:0]
-			rec.Header().Set(nextPKHeader, npk)
-			rec.Header().Set(nextRKHeader, nrk)
-			body = encodePage(page.Metadata, page.Value)
-		case PagePartition:
-			if i, pk, rk, ok := partitionEnd(page.Value); ok {
-				rec.Header().Set(nextPKHeader, encodeNextKey(pk))
-				rec.Header().Set(nextRKHeader, encodeNextKey(rk))
-				body = encodePage(page.Metadata, page.Value[:i])
-			}
-		}
-	}
-	for k, v := range rec.Header() {
-		w.Header()[k] = v
-	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(rec.Code)
-	_, _ = w.Write(body)
-}
-
-// withTop1 sets $top=1 in a raw query string.
-func withTop1(raw string) string {
-	parts := strings.Split(raw, "&")
-	out := parts[:0]
-	for _, p := range parts {
-		if k, _, _ := strings.Cut(p, "="); k != "$top" && k != "%24top" && p != "" {
-			out = append(out, p)
-		}
-	}
-	return strings.Join(append(out, "$top=1"), "&")
-}
-
-// partitionEnd finds the first entity of a page in another partition
-// than the page's first: its index and keys.
-func partitionEnd(values []json.RawMessage) (i int, pk, rk string, ok bool) {
-	type keys struct {
-		PartitionKey *string
-		RowKey       *string
-	}
-	var first keys
-	if len(values) == 0 || json.Unmarshal(values[0], &first) != nil || first.PartitionKey == nil {
-		return 0, "", "", false
-	}
-	for i, v := range values[1:] {
-		var k keys
-		if json.Unmarshal(v, &k) != nil || k.PartitionKey == nil || k.RowKey == nil {
-			return 0, "", "", false
-		}
-		if *k.PartitionKey != *first.PartitionKey {
-			return i + 1, *k.PartitionKey, *k.RowKey, true
-		}
-	}
-	return 0, "", "", false
-}
-
-func encodePage(metadata json.RawMessage, values []json.RawMessage) []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	if metadata != nil {
-		b.WriteString(`"odata.metadata":`)
-		b.Write(metadata)
-		b.WriteByte(',')
-	}
-	b.WriteString(`"value":[`)
-	for i, v := range values {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(v)
-	}
-	b.WriteString("]}")
-	return b.Bytes()
-}
+// pageShapes are the server's shapes of Fault.Page's values.
+var pageShapes = map[string]server.PageShape{PageEmpty: server.PageEmpty, PageShort: server.PageOne, PagePartition: server.PagePartition}

@@ -21,6 +21,7 @@ package tablestoretest
 import (
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 
 	"github.com/tablestore/tablestore"
@@ -34,13 +35,16 @@ import (
 type Server struct {
 	kit *Kit
 	t   testing.TB
-	srv *httptest.Server // nil for a TLS server (see tls.go)
-	url string
+	// listen opens the listener on its first call and returns its URL.
+	listen func() string
+	mu     sync.Mutex
+	srv    *httptest.Server // the listener once open; nil for a TLS server
 	tls *TLSFiles // set for a TLS server
 }
 
 // NewServer starts a server for the development account
-// (server.DevAccount, server.DevKey) on a loopback port. It fails t if
+// (server.DevAccount, server.DevKey), on a loopback port opened when URL
+// or ConnectionString is first asked for. It fails t if
 // the store or the server cannot start, and closes both when the test
 // ends.
 func NewServer(t testing.TB) *Server {
@@ -54,17 +58,28 @@ func NewServer(t testing.TB) *Server {
 func NewServerWithOptions(t testing.TB, opts *server.Options) *Server {
 	t.Helper()
 	s := newServer(t, opts)
-	ts := httptest.NewUnstartedServer(s.Handler())
-	hs := server.NewHTTPServer("", nil)
-	ts.Config.ReadHeaderTimeout = hs.ReadHeaderTimeout
-	ts.Config.ReadTimeout = hs.ReadTimeout
-	ts.Config.WriteTimeout = hs.WriteTimeout
-	ts.Config.IdleTimeout = hs.IdleTimeout
-	ts.Config.MaxHeaderBytes = hs.MaxHeaderBytes
-	ts.Start()
-	s.srv, s.url = ts, ts.URL
+	s.listen = func() string {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.srv == nil {
+			ts := httptest.NewUnstartedServer(s.Handler())
+			hs := server.NewHTTPServer("", nil)
+			ts.Config.ReadHeaderTimeout = hs.ReadHeaderTimeout
+			ts.Config.ReadTimeout = hs.ReadTimeout
+			ts.Config.WriteTimeout = hs.WriteTimeout
+			ts.Config.IdleTimeout = hs.IdleTimeout
+			ts.Config.MaxHeaderBytes = hs.MaxHeaderBytes
+			ts.Start()
+			s.srv = ts
+		}
+		return s.srv.URL
+	}
 	t.Cleanup(func() {
-		ts.Close()
+		s.mu.Lock()
+		if s.srv != nil {
+			s.srv.Close()
+		}
+		s.mu.Unlock()
 		s.closeWorld()
 	})
 	return s
@@ -87,8 +102,10 @@ func (s *Server) closeWorld() {
 }
 
 // URL is the server's root, such as http://127.0.0.1:41234; the table
-// endpoint is URL() + "/" + account.
-func (s *Server) URL() string { return s.url }
+// endpoint is URL() + "/" + account. The server opens its loopback
+// listener on the first call of URL (or ConnectionString): a test that
+// only uses InProcessClient, with an endpoint of its own, binds no port.
+func (s *Server) URL() string { return s.listen() }
 
 // ConnectionString returns an Azure storage connection string for the
 // server's account, in the explicit form aztables'

@@ -133,7 +133,8 @@ func NewTLSServerWithOptions(t testing.TB, opts *server.Options) *Server {
 	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(server.NewTLSListener(ln, hs.TLSConfig)) }()
-	s.url, s.tls = "https://"+ln.Addr().String(), files
+	url := "https://" + ln.Addr().String()
+	s.listen, s.tls = func() string { return url }, files
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

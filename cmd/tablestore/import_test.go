@@ -457,3 +457,19 @@ func TestImportUnsorted(t *testing.T) {
 	}
 	require.Len(t, seen, n)
 }
+
+// TestImportStorageExplorerCSV: a CSV exported by Storage Explorer, its
+// types in NAME@type columns, imports with every type.
+func TestImportStorageExplorerCSV(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	in := writeFile(t, dir, "people.csv", "PartitionKey,RowKey,Timestamp,Age,Age@type,Joined,Joined@type\r\n"+
+		"p,1,2024-05-01T10:00:00.123Z,42,Edm.Int64,2020-01-02T03:04:05.000Z,Edm.DateTime\r\n"+
+		"p,2,2024-05-01T10:00:00.123Z,7,Edm.Int32,,\r\n")
+	ok(t, "tables", "--store", store, "create", "People")
+	ok(t, "import", "--store", store, "People", in)
+	got := readEntities(t, store, "People")
+	require.Len(t, got, 2)
+	require.Equal(t, map[string]any{"Age": int64(42), "Joined": time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)}, got[0].Properties)
+	require.Equal(t, map[string]any{"Age": int32(7)}, got[1].Properties)
+}

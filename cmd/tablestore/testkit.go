@@ -38,7 +38,7 @@ const testkitTokenEnv = "TABLESTORE_TESTKIT_TOKEN"
 func (t *testkitFlags) register(fs *flag.FlagSet) {
 	t.on = fs.Bool("testkit", false, "serve the test kit's in-memory store (implies --in-memory) with its controls under /testkit/ on the admin listener (a loopback --admin-addr, or any with a token; for tests only)")
 	t.tokenFile = fs.String("testkit-token-file", "", "with --testkit: require the token in this file (or in $"+testkitTokenEnv+") as 'Authorization: Bearer TOKEN' on every /testkit/ request; needed for a non-loopback --admin-addr")
-	t.seed = fs.String("seed", "", "with --in-memory or --testkit: load DIR/TABLE.jsonl (or .json), JSON lines as export writes them, into table TABLE at start")
+	t.seed = fs.String("seed", "", "with --in-memory or --testkit: load DIR/TABLE.jsonl (.json, .csv) into table TABLE at start: JSON lines as export writes them, Azure's JSON (a query's answer or an array), typed CSV or Storage Explorer's CSV export; POST /testkit/reset returns to it")
 }
 
 // check refuses --testkit and --seed where they do not belong; --testkit
@@ -216,9 +216,9 @@ func bearerToken(r *http.Request) (string, bool) {
 	return tok, tok != ""
 }
 
-// seedStore loads every file DIR/NAME, DIR/NAME.jsonl or DIR/NAME.json
-// (dot files and directories skipped) into table NAME
-// with load; "" loads nothing.
+// seedStore loads with load every file DIR/NAME, DIR/NAME.jsonl,
+// DIR/NAME.json or DIR/NAME.csv (dot files and directories skipped) into
+// table NAME, in any form tablestoretest.Load reads; "" loads nothing.
 func seedStore(dir string, load func(string, io.Reader) error) error {
 	if dir == "" {
 		return nil
@@ -230,7 +230,10 @@ func seedStore(dir string, load func(string, io.Reader) error) error {
 	n := 0
 	for _, e := range entries {
 		name := e.Name()
-		table := strings.TrimSuffix(strings.TrimSuffix(name, ".jsonl"), ".json")
+		table := name
+		for _, ext := range []string{".jsonl", ".json", ".csv"} {
+			table = strings.TrimSuffix(table, ext)
+		}
 		if e.IsDir() || strings.HasPrefix(name, ".") {
 			continue
 		}

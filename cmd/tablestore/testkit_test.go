@@ -55,6 +55,8 @@ func TestTestkitServe(t *testing.T) {
 	seed := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(seed, "Seeded.jsonl"),
 		[]byte(`{"PartitionKey":"p","RowKey":"1","n@odata.type":"Edm.Int64","n":"7"}`+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(seed, "Explored.csv"),
+		[]byte("PartitionKey,RowKey,Timestamp,n,n@type\r\np,1,2024-05-01T10:00:00.123Z,8,Edm.Int64\r\n"), 0o644))
 
 	plain := startServe(t, nil, "--in-memory", "--addr", "127.0.0.1:0", "--anonymous", "--admin-addr", "127.0.0.1:0", "--seed", seed)
 	code, _ := adminDo(t, "POST", "http://"+plain.adminAddr(t)+"/testkit/reset", "")
@@ -69,6 +71,9 @@ func TestTestkitServe(t *testing.T) {
 	code, body = adminDo(t, "GET", entity, "")
 	require.Equal(t, http.StatusOK, code, body)
 	require.Contains(t, body, `"n":"7"`)
+	code, body = adminDo(t, "GET", "http://"+p.addr+"/devstoreaccount1/Explored(PartitionKey='p',RowKey='1')", "")
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, `"n@odata.type":"Edm.Int64","n":"8"`)
 
 	code, body = adminDo(t, "DELETE", entity, "")
 	require.Equal(t, http.StatusBadRequest, code, body) // no If-Match
