@@ -67,6 +67,7 @@ echo "== Python: pip install --no-index of the wheel into a venv, pytest of clie
     TABLESTORE_ADDR="0.0.0.0:$port" TABLESTORE_ADMIN_ADDR="0.0.0.0:$admin" TABLESTORE_SEED=seed \
     tablestore serve 2>"$scratch/container.log" &
   server=$!
+  trap 'kill "$server" 2>/dev/null || true' EXIT
   python - "$admin" <<'PY'
 import sys, time, urllib.request
 for _ in range(300):
