@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/base64"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -111,6 +112,11 @@ func TestContainerfileEnv(t *testing.T) {
 	p := startServe(t, env, "--anonymous")
 	admin := "http://" + p.adminAddr(t)
 	ok(t, "healthcheck", admin+"/healthz")
+	// The image's HEALTHCHECK asks the admin port the ENV sets, and passes.
+	hc := regexp.MustCompile(`(?m)^HEALTHCHECK .*CMD \["/usr/local/bin/tablestore", "healthcheck", "http://127\.0\.0\.1:9090(/\w+)"\]$`).FindStringSubmatch(text)
+	require.NotNil(t, hc, "the Containerfile's HEALTHCHECK runs tablestore healthcheck on the admin port")
+	require.Contains(t, m[1], "TABLESTORE_ADMIN_ADDR=0.0.0.0:9090")
+	ok(t, "healthcheck", admin+hc[1])
 	resp, err := http.Get("http://" + p.addr + "/devstoreaccount1/Tables")
 	require.NoError(t, err)
 	resp.Body.Close()
@@ -118,6 +124,33 @@ func TestContainerfileEnv(t *testing.T) {
 	entries, err := os.ReadDir(data)
 	require.NoError(t, err)
 	require.NotEmpty(t, entries)
+}
+
+// TestContainerTestkit runs serve as docs/testing-packages.md runs the
+// image's test kit: the Containerfile's ENV with the store settings
+// switched off, the controls beyond loopback, a token from the
+// environment that every control request needs.
+func TestContainerTestkit(t *testing.T) {
+	env := containerEnv(t, "")
+	env["TABLESTORE_CREATE"] = "false"
+	env["TABLESTORE_TESTKIT"] = "true"
+	env["TABLESTORE_TESTKIT_TOKEN"] = "container-token"
+	env["TABLESTORE_ADMIN_ADDR"] = "0.0.0.0:0"
+	p := startServe(t, envList(env))
+	_, port, err := net.SplitHostPort(p.adminAddr(t))
+	require.NoError(t, err)
+	reset := "http://127.0.0.1:" + port + "/testkit/reset"
+	for token, want := range map[string]int{"": http.StatusUnauthorized, "container-token": http.StatusOK} {
+		req, err := http.NewRequest(http.MethodPost, reset, nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, want, resp.StatusCode, "token %q", token)
+	}
 }
 
 // composeService reads one compose file's service "tablestore": its
