@@ -39,7 +39,7 @@ type Server struct {
 	listen func() string
 	mu     sync.Mutex
 	srv    *httptest.Server // the listener once open; nil for a TLS server
-	tls *TLSFiles // set for a TLS server
+	tls    *TLSFiles        // set for a TLS server
 }
 
 // NewServer starts a server for the development account
