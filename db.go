@@ -97,7 +97,7 @@ func (db *DB) Close() error {
 // It does not check that the table exists: operations on a missing table
 // fail with TableNotFound.
 func (db *DB) Table(name string) *Table {
-	return &Table{db: db, name: name, drv: db.opts.sealer.wrap(name, db.conn.Table(name))}
+	return &Table{db: db, name: name, drv: db.opts.sealer.Table(name, db.conn.Table(name))}
 }
 
 // checkContext returns ctx's error, or ErrClosed if db is closed. Calls

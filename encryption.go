@@ -9,6 +9,7 @@ import (
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/encfs"
+	"github.com/tablestore/tablestore/internal/propseal"
 )
 
 // EncryptionKeySize is the size of an encryption key: 32 bytes, for
@@ -203,4 +204,70 @@ func (db *DB) CheckpointEncrypted(ctx context.Context, dir string, enc *Encrypti
 		return newError(edm.CodeNotImplemented, "this store's driver cannot write a checkpoint")
 	}
 	return mapError(cp.CheckpointTo(ctx, dir, enc.keys()), false)
+}
+
+// PropertyEncryption encrypts chosen properties of chosen tables on the
+// client, before they reach the driver: with the remote driver (the azure
+// module) the service stores and returns only ciphertext; the embedded
+// engine offers the same. Each value is sealed with AES-256-GCM under a
+// random nonce, with the entity's PartitionKey and RowKey and the
+// property's name as associated data, so a value copied to another
+// entity or property fails to decrypt (ErrCorrupt) instead of reading as
+// data. It is stored as an Edm.Binary value: the key ID, the nonce, and
+// the sealed type and value. Keys are named by ID; every write seals
+// under CurrentKeyID, so rewriting an entity moves its values to the
+// current key, and values under older keys read as long as their key is
+// in Keys.
+//
+// A $filter that names an encrypted property of the table is refused
+// with InvalidInput naming it: the store holds only ciphertext, so it
+// could not answer it. On a table with encrypted properties the table
+// handle offers reads, writes, transactions, bulk writes, queries
+// (reverse ones included), partition deletes and secondary indexes on
+// the other properties (one on an encrypted property is InvalidInput
+// naming it); change feeds and TTL answer NotImplemented there. Names, keys, types of the other
+// properties, and the size of each value stay visible.
+type PropertyEncryption struct {
+	// Keys are the keys by ID: each EncryptionKeySize bytes, each ID 1 to
+	// 255 bytes.
+	Keys map[string][]byte
+	// CurrentKeyID is the ID, in Keys, of the key new values are sealed
+	// under.
+	CurrentKeyID string
+	// Tables maps a table name (matched case-insensitively) to the names
+	// of its encrypted properties (matched exactly, as Azure matches
+	// property names). PartitionKey, RowKey and Timestamp cannot be
+	// encrypted.
+	Tables map[string][]string
+	// AllowPlaintext reads a value of an encrypted property that is not
+	// sealed (written before its property was encrypted) as it is;
+	// without it, such a value is ErrCorrupt. Writes always seal.
+	AllowPlaintext bool
+}
+
+// build validates p and prepares its keys; nil for a nil p.
+func (p *PropertyEncryption) build() (*propseal.Sealer, error) {
+	if p == nil {
+		return nil, nil
+	}
+	for id, k := range p.Keys {
+		if len(id) == 0 || len(id) > 255 {
+			return nil, newError(edm.CodeInvalidInput, "PropertyEncryption: key ID %q must be 1 to 255 bytes", id)
+		}
+		if len(k) != EncryptionKeySize {
+			return nil, newError(edm.CodeInvalidInput, "PropertyEncryption: key %q must be %d bytes, not %d", id, EncryptionKeySize, len(k))
+		}
+	}
+	if _, ok := p.Keys[p.CurrentKeyID]; !ok {
+		return nil, newError(edm.CodeInvalidInput, "PropertyEncryption: CurrentKeyID %q is not in Keys", p.CurrentKeyID)
+	}
+	for table, names := range p.Tables {
+		for _, n := range names {
+			switch n {
+			case "PartitionKey", "RowKey", "Timestamp", "":
+				return nil, newError(edm.CodeInvalidInput, "PropertyEncryption: property %q of table %q cannot be encrypted", n, table)
+			}
+		}
+	}
+	return propseal.New(p.Keys, p.CurrentKeyID, p.Tables, p.AllowPlaintext)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/engine"
+	"github.com/tablestore/tablestore/internal/propseal"
 )
 
 // Options configure a DB. A nil *Options, and every zero field, means the
@@ -126,7 +127,7 @@ type Options struct {
 	PropertyEncryption *PropertyEncryption
 
 	// sealer is PropertyEncryption validated, set by validate.
-	sealer *propCrypt
+	sealer *propseal.Sealer
 	// ContinuousBackup, if set, keeps a continuous backup of the store
 	// in a directory, from which Restore recreates the store as it was
 	// at any instant of its window (see ContinuousBackup and

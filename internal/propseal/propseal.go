@@ -1,4 +1,9 @@
-package tablestore
+// Package propseal seals chosen properties of a table's entities before
+// they reach a driver and opens them in every entity read: a driver.Table
+// decorator, as internal/encfs decorates a file system. The root package
+// validates its options (tablestore.PropertyEncryption) and wraps each
+// table handle's driver table with Sealer.Table.
+package propseal
 
 import (
 	"context"
@@ -17,110 +22,55 @@ import (
 	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
-// PropertyEncryption encrypts chosen properties of chosen tables on the
-// client, before they reach the driver: with the remote driver (the azure
-// module) the service stores and returns only ciphertext; the embedded
-// engine offers the same. Each value is sealed with AES-256-GCM under a
-// random nonce, with the entity's PartitionKey and RowKey and the
-// property's name as associated data, so a value copied to another
-// entity or property fails to decrypt (ErrCorrupt) instead of reading as
-// data. It is stored as an Edm.Binary value: the key ID, the nonce, and
-// the sealed type and value. Keys are named by ID; every write seals
-// under CurrentKeyID, so rewriting an entity moves its values to the
-// current key, and values under older keys read as long as their key is
-// in Keys.
-//
-// A $filter that names an encrypted property of the table is refused
-// with InvalidInput naming it: the store holds only ciphertext, so it
-// could not answer it. On a table with encrypted properties the table
-// handle offers reads, writes, transactions, bulk writes, queries
-// (reverse ones included), partition deletes and secondary indexes on
-// the other properties (one on an encrypted property is InvalidInput
-// naming it); change feeds and TTL answer NotImplemented there. Names, keys, types of the other
-// properties, and the size of each value stay visible.
-type PropertyEncryption struct {
-	// Keys are the keys by ID: each EncryptionKeySize bytes, each ID 1 to
-	// 255 bytes.
-	Keys map[string][]byte
-	// CurrentKeyID is the ID, in Keys, of the key new values are sealed
-	// under.
-	CurrentKeyID string
-	// Tables maps a table name (matched case-insensitively) to the names
-	// of its encrypted properties (matched exactly, as Azure matches
-	// property names). PartitionKey, RowKey and Timestamp cannot be
-	// encrypted.
-	Tables map[string][]string
-	// AllowPlaintext reads a value of an encrypted property that is not
-	// sealed (written before its property was encrypted) as it is;
-	// without it, such a value is ErrCorrupt. Writes always seal.
-	AllowPlaintext bool
-}
-
-// propCrypt is a validated PropertyEncryption.
-type propCrypt struct {
+// Sealer holds the keys and the encrypted properties of each table.
+type Sealer struct {
 	current string
 	aeads   map[string]cipher.AEAD
 	tables  map[string][]string // by lowercase name, sorted
 	plain   bool
 }
 
-// build validates p and prepares its keys; nil for a nil p.
-func (p *PropertyEncryption) build() (*propCrypt, error) {
-	if p == nil {
-		return nil, nil
-	}
-	pc := &propCrypt{current: p.CurrentKeyID, aeads: map[string]cipher.AEAD{}, tables: map[string][]string{}, plain: p.AllowPlaintext}
-	for id, k := range p.Keys {
-		if len(id) == 0 || len(id) > 255 {
-			return nil, newError(edm.CodeInvalidInput, "PropertyEncryption: key ID %q must be 1 to 255 bytes", id)
-		}
-		if len(k) != EncryptionKeySize {
-			return nil, newError(edm.CodeInvalidInput, "PropertyEncryption: key %q must be %d bytes, not %d", id, EncryptionKeySize, len(k))
-		}
+// New returns the Sealer of keys (each 32 bytes, checked by the caller)
+// that seals under current the properties tables names (matched
+// case-insensitively by table); plain reads an unsealed value as it is.
+func New(keys map[string][]byte, current string, tables map[string][]string, plain bool) (*Sealer, error) {
+	s := &Sealer{current: current, aeads: map[string]cipher.AEAD{}, tables: map[string][]string{}, plain: plain}
+	for id, k := range keys {
 		block, err := aes.NewCipher(k)
 		if err != nil {
 			return nil, err
 		}
-		if pc.aeads[id], err = cipher.NewGCM(block); err != nil {
+		if s.aeads[id], err = cipher.NewGCM(block); err != nil {
 			return nil, err
 		}
 	}
-	if _, ok := pc.aeads[p.CurrentKeyID]; !ok {
-		return nil, newError(edm.CodeInvalidInput, "PropertyEncryption: CurrentKeyID %q is not in Keys", p.CurrentKeyID)
-	}
-	for table, names := range p.Tables {
-		for _, n := range names {
-			switch n {
-			case "PartitionKey", "RowKey", "Timestamp", "":
-				return nil, newError(edm.CodeInvalidInput, "PropertyEncryption: property %q of table %q cannot be encrypted", n, table)
-			}
-		}
+	for table, names := range tables {
 		key := strings.ToLower(table)
-		pc.tables[key] = append(pc.tables[key], names...)
-		slices.Sort(pc.tables[key])
-		pc.tables[key] = slices.Compact(pc.tables[key])
+		s.tables[key] = append(s.tables[key], names...)
+		slices.Sort(s.tables[key])
+		s.tables[key] = slices.Compact(s.tables[key])
 	}
-	return pc, nil
+	return s, nil
 }
 
-// wrap returns drv, or for a table with encrypted properties a driver
-// table that seals and opens them.
-func (pc *propCrypt) wrap(name string, drv driver.Table) driver.Table {
-	if pc == nil {
+// Table returns drv, or for a table with encrypted properties a driver
+// table that seals and opens them; drv for a nil s.
+func (s *Sealer) Table(name string, drv driver.Table) driver.Table {
+	if s == nil {
 		return drv
 	}
-	props := pc.tables[strings.ToLower(name)]
+	props := s.tables[strings.ToLower(name)]
 	if len(props) == 0 {
 		return drv
 	}
-	return &sealedTable{Table: drv, pc: pc, name: name, props: props}
+	return &sealedTable{Table: drv, s: s, name: name, props: props}
 }
 
 // sealedTable seals the encrypted properties of every entity written and
 // opens them in every entity read.
 type sealedTable struct {
 	driver.Table
-	pc    *propCrypt
+	s     *Sealer
 	name  string
 	props []string // sorted
 }
@@ -143,38 +93,38 @@ func sealAAD(keyID, pk, rk, name string) []byte {
 }
 
 // seal encrypts v, the value of property name of entity (pk, rk).
-func (pc *propCrypt) seal(pk, rk, name string, v edm.Value) (edm.Value, error) {
-	aead := pc.aeads[pc.current]
+func (s *Sealer) seal(pk, rk, name string, v edm.Value) (edm.Value, error) {
+	aead := s.aeads[s.current]
 	plain := make([]byte, 0, 17+len(v.Bytes))
 	plain = append(plain, byte(v.Type))
 	plain = binary.BigEndian.AppendUint64(plain, uint64(v.Int))
 	plain = binary.BigEndian.AppendUint64(plain, math.Float64bits(v.Float))
 	plain = append(plain, v.Bytes...)
-	out := make([]byte, 0, 2+len(pc.current)+aead.NonceSize()+len(plain)+aead.Overhead())
-	out = append(out, sealVersion, byte(len(pc.current)))
-	out = append(out, pc.current...)
+	out := make([]byte, 0, 2+len(s.current)+aead.NonceSize()+len(plain)+aead.Overhead())
+	out = append(out, sealVersion, byte(len(s.current)))
+	out = append(out, s.current...)
 	nonce := out[len(out) : len(out)+aead.NonceSize()]
 	if _, err := rand.Read(nonce); err != nil {
 		return edm.Value{}, err
 	}
 	out = out[:len(out)+aead.NonceSize()]
-	out = aead.Seal(out, nonce, plain, sealAAD(pc.current, pk, rk, name))
+	out = aead.Seal(out, nonce, plain, sealAAD(s.current, pk, rk, name))
 	return edm.Value{Type: edm.TypeBinary, Bytes: out}, nil
 }
 
 // open decrypts a sealed value; a value that is not sealed is returned
 // as it is when AllowPlaintext is set.
-func (pc *propCrypt) open(table, pk, rk, name string, v edm.Value) (edm.Value, error) {
+func (s *Sealer) open(table, pk, rk, name string, v edm.Value) (edm.Value, error) {
 	where := fmt.Sprintf("property %q of entity (%s, %s) in table %s", name, entityenc.QuoteShort(pk), entityenc.QuoteShort(rk), table)
 	b := v.Bytes
 	if v.Type != edm.TypeBinary || len(b) < 2 || b[0] != sealVersion || len(b) < 2+int(b[1]) {
-		if pc.plain {
+		if s.plain {
 			return v, nil
 		}
 		return edm.Value{}, &driver.CorruptError{Op: "decrypt of " + where, Err: fmt.Errorf("the value is not encrypted")}
 	}
 	keyID := string(b[2 : 2+int(b[1])])
-	aead, ok := pc.aeads[keyID]
+	aead, ok := s.aeads[keyID]
 	if !ok {
 		return edm.Value{}, &driver.EncryptionKeyError{KeyID: keyID, File: where}
 	}
@@ -214,7 +164,7 @@ func (t *sealedTable) Commit(ctx context.Context, actions []driver.Action) (driv
 			if !t.encrypted(props[j].Name) {
 				continue
 			}
-			v, err := t.pc.seal(a.PartitionKey, a.RowKey, props[j].Name, props[j].Value)
+			v, err := t.s.seal(a.PartitionKey, a.RowKey, props[j].Name, props[j].Value)
 			if err != nil {
 				return driver.CommitResult{}, err
 			}
@@ -240,7 +190,7 @@ func (t *sealedTable) openRow(r driver.Row) (driver.Row, error) {
 		if !t.encrypted(props[j].Name) {
 			continue
 		}
-		if props[j].Value, err = t.pc.open(t.name, r.PartitionKey, r.RowKey, props[j].Name, props[j].Value); err != nil {
+		if props[j].Value, err = t.s.open(t.name, r.PartitionKey, r.RowKey, props[j].Name, props[j].Value); err != nil {
 			return r, err
 		}
 		changed = true
