@@ -194,6 +194,7 @@ func TestExtAuthorizationMatrix(t *testing.T) {
 			})
 		}
 	}
+	t.Run("streams end with their credential", testLiveCredentials)
 }
 
 // cancelOnWrite cancels the request once the handler writes.
