@@ -275,15 +275,26 @@ type Capabilities struct {
 	MaxChangesPage int `json:"maxChangesPage"`
 	// MaxWaitSeconds is the longest long-poll wait.
 	MaxWaitSeconds int `json:"maxWaitSeconds"`
+	// KeyRangeSAS lists the endpoints a service SAS limited to a key
+	// range (spk, srk, epk, erk) may use, by the names of Features:
+	// "indexQuery" and "reverseQuery" answer for its range alone, "ttl"
+	// holds no data. The others reach the whole table (its feed, sizes,
+	// split positions, indexes' counts) and are refused with 403
+	// AuthorizationPermissionMismatch.
+	KeyRangeSAS []string `json:"keyRangeSAS"`
 }
 
 // ExtFeatures are the features the capability document lists.
 var ExtFeatures = []string{"changes", "changes-sse", "changefeed", "indexes", "indexQuery", "ttl", "deleteRange", "stats", "reverseQuery", "segments"}
 
+// extKeyRangeFeatures are the features a key-range SAS may use.
+var extKeyRangeFeatures = []string{"indexQuery", "reverseQuery", "ttl"}
+
 func (q *request) extCapabilities() error {
 	return q.writeExtJSON(http.StatusOK, Capabilities{
 		Server: "tablestore", APIVersion: extAPIVersion, Features: ExtFeatures,
 		MaxChangesPage: tablestore.MaxChangesPage, MaxWaitSeconds: int(maxChangesWait / time.Second),
+		KeyRangeSAS: extKeyRangeFeatures,
 	})
 }
 
@@ -305,6 +316,9 @@ func imagesName(m tablestore.ImageMode) string {
 }
 
 func (q *request) extGetFeed() error {
+	if err := q.refuseKeyRange(); err != nil {
+		return err // its oldest and latest positions are the whole table's
+	}
 	st, err := q.h.db.Table(q.res.table).ChangeFeed(q.r.Context())
 	if err != nil {
 		return extError(err)
@@ -377,6 +391,9 @@ func indexJSON(ix tablestore.IndexInfo) IndexJSON {
 }
 
 func (q *request) extListIndexes() error {
+	if err := q.refuseKeyRange(); err != nil {
+		return err // each index's entries and bytes are the whole table's
+	}
 	ixs, err := q.h.db.Table(q.res.table).Indexes(q.r.Context())
 	if err != nil {
 		return extError(err)
@@ -405,6 +422,9 @@ func (q *request) findIndex() (tablestore.IndexInfo, error) {
 }
 
 func (q *request) extGetIndex() error {
+	if err := q.refuseKeyRange(); err != nil {
+		return err
+	}
 	ix, err := q.findIndex()
 	if err != nil {
 		return err
@@ -507,6 +527,9 @@ type StatsJSON struct {
 }
 
 func (q *request) extStats() error {
+	if err := q.refuseKeyRange(); err != nil {
+		return err
+	}
 	t := q.h.db.Table(q.res.table)
 	st, err := t.Stats(q.r.Context())
 	if err != nil {
