@@ -239,10 +239,14 @@ func (q *request) writeExtJSON(status int, v any) error {
 }
 
 // decodeExtBody decodes the request body into v strictly: one JSON
-// object, no unknown members.
+// object (not null, an array or a scalar), no unknown members.
 func (q *request) decodeExtBody(v any) error {
-	if len(bytes.TrimSpace(q.body)) == 0 {
+	b := bytes.TrimSpace(q.body)
+	if len(b) == 0 {
 		return badBody("the request needs a JSON body.")
+	}
+	if b[0] != '{' {
+		return badBody("the body must be one JSON object.")
 	}
 	d := json.NewDecoder(bytes.NewReader(q.body))
 	d.DisallowUnknownFields()
@@ -343,8 +347,8 @@ func (q *request) extSetFeed() error {
 	var opts tablestore.ChangeFeedOptions
 	if in.RetentionSeconds != nil {
 		s := *in.RetentionSeconds
-		if s <= 0 || s > float64(tablestore.MaxTTLDefault/time.Second) {
-			return badBody("retentionSeconds must be a positive number of seconds (at most 100 years).")
+		if s < 1 || s > float64(tablestore.MaxTTLDefault/time.Second) {
+			return badBody("retentionSeconds must be a number of seconds from 1 to 3153600000 (100 years).")
 		}
 		opts.Retention = time.Duration(s * float64(time.Second))
 	}
@@ -484,8 +488,8 @@ func (q *request) extSetTTL() error {
 	if err := q.decodeExtBody(&in); err != nil {
 		return err
 	}
-	if in.DefaultSeconds < 0 || in.DefaultSeconds > float64(tablestore.MaxTTLDefault/time.Second) {
-		return badBody("defaultSeconds must be within 0 and 3153600000 (100 years).")
+	if in.DefaultSeconds != 0 && (in.DefaultSeconds < 1 || in.DefaultSeconds > float64(tablestore.MaxTTLDefault/time.Second)) {
+		return badBody("defaultSeconds must be 0 (no default) or a number of seconds from 1 to 3153600000 (100 years).")
 	}
 	s := tablestore.TTL{Default: time.Duration(in.DefaultSeconds * float64(time.Second)), Property: in.Property}
 	t := q.h.db.Table(q.res.table)
