@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/internal/engine"
@@ -153,4 +154,31 @@ func TestStatsAccuracyUneven(t *testing.T) {
 	check("after the load")
 	require.NoError(t, ttlEngine(db).Compact())
 	check("after a compaction")
+
+	// While writes go on, one a millisecond: replacing entities keeps
+	// their number.
+	stop, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i = (i + 7919) % n {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			case <-tick.C:
+			}
+			props := map[string]any{"Name": fmt.Sprintf("user %d", i), "Age": int32(i % 90)}
+			if i%4 == 0 {
+				props["Nickname"] = fmt.Sprintf("nick-%s-%d", strings.Repeat(string(rune('a'+i%10)), 8), i)
+			}
+			if err := tb.Upsert(ctx, ent(fmt.Sprintf("pk%05d", i/100), strconv.Itoa(i), props), Replace); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	check("while writes go on")
+	close(stop)
+	require.NoError(t, <-done)
 }
