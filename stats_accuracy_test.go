@@ -71,26 +71,39 @@ func TestStatsAccuracy(t *testing.T) {
 				}
 			}
 			check := func(when string) {
-				for _, budget := range []int{0, n / 4} {
-					if budget > 0 {
-						defer engine.SetStatsCountBudget(budget)()
-					}
-					st, err := tb.Stats(ctx)
-					require.NoError(t, err)
-					require.InEpsilon(t, n, st.Entities, 0.1, "%s, budget %d: table", when, budget)
-					infos, err := tb.Indexes(ctx)
-					require.NoError(t, err)
-					require.InEpsilon(t, n, infos[0].Entries, 0.1, "%s, budget %d: index", when, budget)
+				requireEstimates(t, tb, n, when, func(budget int) {
 					small, err := before.Stats(ctx)
 					require.NoError(t, err)
 					require.InDelta(t, 3, small.Entities, 1, "%s, budget %d: small table", when, budget)
-					t.Logf("%s, budget %d: table %d, index %d", when, budget, st.Entities, infos[0].Entries)
-				}
+				})
 			}
 			check("after the load")
 			require.NoError(t, ttlEngine(db).Compact())
 			check("after a compaction")
 		})
+	}
+}
+
+// requireEstimates checks the estimated entities of tb and the entries of
+// its first index are within 10 % of n, with the default counting budget
+// and with a quarter of n counted; also, when not nil, checks more under
+// each budget.
+func requireEstimates(t *testing.T, tb *Table, n int, when string, also func(budget int)) {
+	t.Helper()
+	for _, budget := range []int{0, n / 4} {
+		if budget > 0 {
+			defer engine.SetStatsCountBudget(budget)()
+		}
+		st, err := tb.Stats(ctx)
+		require.NoError(t, err)
+		infos, err := tb.Indexes(ctx)
+		require.NoError(t, err)
+		t.Logf("%s, budget %d: table %d, index %d", when, budget, st.Entities, infos[0].Entries)
+		require.InEpsilon(t, n, st.Entities, 0.1, "%s, budget %d: table", when, budget)
+		require.InEpsilon(t, n, infos[0].Entries, 0.1, "%s, budget %d: index", when, budget)
+		if also != nil {
+			also(budget)
+		}
 	}
 }
 
@@ -137,20 +150,7 @@ func TestStatsAccuracyUneven(t *testing.T) {
 	}
 	require.NoError(t, w.Flush(ctx))
 	require.NoError(t, tb.CreateIndex(ctx, IndexSpec{Name: "ByNick", Properties: []string{"Nickname"}}))
-	check := func(when string) {
-		for _, budget := range []int{0, n / 4} {
-			if budget > 0 {
-				defer engine.SetStatsCountBudget(budget)()
-			}
-			st, err := tb.Stats(ctx)
-			require.NoError(t, err)
-			infos, err := tb.Indexes(ctx)
-			require.NoError(t, err)
-			t.Logf("%s, budget %d: table %d, index %d", when, budget, st.Entities, infos[0].Entries)
-			require.InEpsilon(t, n, st.Entities, 0.1, "%s, budget %d: table", when, budget)
-			require.InEpsilon(t, n, infos[0].Entries, 0.1, "%s, budget %d: index", when, budget)
-		}
-	}
+	check := func(when string) { requireEstimates(t, tb, n, when, nil) }
 	check("after the load")
 	require.NoError(t, ttlEngine(db).Compact())
 	check("after a compaction")

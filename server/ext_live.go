@@ -137,15 +137,7 @@ func EndStreams(h http.Handler) {
 // and streams they opened end with EndKeysRotated. Errors: an account h
 // does not serve, and New's errors for keys.
 func SetKeys(h http.Handler, account string, keys []string) error {
-	var a *handler
-	switch h := h.(type) {
-	case *handler:
-		if h.account == account {
-			a = h
-		}
-	case *multiAccount:
-		a = h.byName[account]
-	}
+	a := accountHandler(h, account)
 	if a == nil {
 		return fmt.Errorf("tablestore: server: account %q is not served by this handler", account)
 	}
