@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
@@ -62,14 +63,23 @@ func (db *Engine) TableStats(ctx context.Context, name string) (driver.TableStat
 	return st, nil
 }
 
+// statsFlushEvery is how often size estimates may flush the memtables.
+const statsFlushEvery = 30 * time.Second
+
 // flushForStats flushes the memtables before a size estimate, which
 // scales keys by disk usage: keys only in a memtable use none, and a key
 // range written since the last flush (an index built, the newest
 // partitions) would not count. It waits for the flush at most until ctx
-// ends, and does nothing in a read-only store or one with nothing
-// unflushed; a failed flush leaves the estimate as it would have been.
+// ends, and does nothing in a read-only store, one with nothing
+// unflushed, or when an estimate flushed less than statsFlushEvery ago
+// (estimates asked often under writes would otherwise make many small
+// files); a failed flush leaves the estimate as it would have been.
 func (db *Engine) flushForStats(ctx context.Context) {
 	if db.opts.readOnly || db.pdb.Metrics().WAL.Size == 0 {
+		return
+	}
+	now, last := time.Now().UnixNano(), db.statsFlush.Load()
+	if now-last < int64(statsFlushEvery) || !db.statsFlush.CompareAndSwap(last, now) {
 		return
 	}
 	done, err := db.pdb.AsyncFlush()

@@ -81,6 +81,9 @@ type Options struct {
 // safe for concurrent use by many goroutines.
 type Engine struct {
 	opts Options
+	// statsFlush is when a size estimate last flushed the memtables, in
+	// Unix nanoseconds (flushForStats).
+	statsFlush atomic.Int64
 	fs   vfs.FS
 	dir  string
 	enc  *encfs.FS // nil for a store that is not encrypted
