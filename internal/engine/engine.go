@@ -81,9 +81,6 @@ type Options struct {
 // safe for concurrent use by many goroutines.
 type Engine struct {
 	opts Options
-	// statsFlush is when a size estimate last flushed the memtables, in
-	// Unix nanoseconds (flushForStats).
-	statsFlush atomic.Int64
 	fs   vfs.FS
 	dir  string
 	enc  *encfs.FS // nil for a store that is not encrypted
@@ -142,6 +139,10 @@ type Engine struct {
 	// backup's state (see backup.go).
 	views  views
 	backup *backupLog
+
+	// statsFlush is when a size estimate last flushed the memtables, in
+	// Unix nanoseconds (flushForStats).
+	statsFlush atomic.Int64
 }
 
 var _ driver.Conn = (*Engine)(nil)
