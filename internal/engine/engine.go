@@ -139,6 +139,10 @@ type Engine struct {
 	// backup's state (see backup.go).
 	views  views
 	backup *backupLog
+
+	// statsFlush is when a size estimate last flushed the memtables, in
+	// Unix nanoseconds (flushForStats).
+	statsFlush atomic.Int64
 }
 
 var _ driver.Conn = (*Engine)(nil)
