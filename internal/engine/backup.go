@@ -99,6 +99,10 @@ type BackupOptions struct {
 	// BackgroundSync: a synced commit waits for its record's write but
 	// not its sync (see the package comment on background sync).
 	BackgroundSync bool
+	// FS, if set, is what the log's segments and the BASE files are
+	// written through instead of the OS's files (tests give one that
+	// fails its writes); it must reach the same files.
+	FS vfs.FS
 }
 
 // backupLazySyncDelay is how long the background syncer lets records
@@ -199,6 +203,12 @@ func (db *Engine) appendRecord(repr []byte, at int64) uint64 {
 	binary.BigEndian.PutUint64(head[16:], uint64(db.clock.durableCeiling()))
 	crc := crc32.Update(crc32.Checksum(head[:], backupCRC), backupCRC, repr)
 	l.mu.Lock()
+	if l.err != nil {
+		// The log stopped at its failure point: nothing is written
+		// after it.
+		l.mu.Unlock()
+		return l.seq
+	}
 	if l.bufFirst == 0 {
 		l.bufFirst = l.seq
 	}
@@ -256,7 +266,7 @@ func (db *Engine) applyBatch(b *pebble.Batch, cb *changeBatch, opts *pebble.Writ
 		c.seq = last
 	}
 	var at int64
-	if l != nil && l.opts.BackgroundSync {
+	if l != nil {
 		// The store keeps, with the batch, the record it becomes.
 		at = db.nextRecordTime()
 		var pos [16]byte
@@ -294,13 +304,14 @@ func (db *Engine) applyBatch(b *pebble.Batch, cb *changeBatch, opts *pebble.Writ
 			return err
 		}
 		if berr != nil {
-			return berr
+			err = berr
 		}
 	}
+	// The feed shows every applied commit, backed up or not.
 	if last > 0 {
 		c.publish(last)
 	}
-	return nil
+	return err
 }
 
 // commitBatch commits a batch that writes no feed records.
@@ -324,8 +335,9 @@ func (db *Engine) deleteKey(key []byte, opts *pebble.WriteOptions) error {
 }
 
 // backupSync returns once record seq is written and synced. A write
-// error faults the store: the commit is applied, but its backup is not,
-// and no later write can be acknowledged either.
+// error stops the log and faults the store: the commit is applied, but
+// its backup is not (driver.ErrAppliedBackupStopped), and later writes
+// are refused (driver.ErrBackupStopped) until the store is reopened.
 func (db *Engine) backupSync(seq uint64) error { return db.backupWrite(seq, true) }
 
 // backupWrite returns once record seq is written, and synced if sync.
@@ -341,9 +353,20 @@ func (db *Engine) backupWrite(seq uint64, sync bool) error {
 		l.flushLocked(db, sync)
 	}
 	if l.err != nil {
-		return fmt.Errorf("tablestore: the write is applied, but continuous backup failed: %w", l.err)
+		return fmt.Errorf("%w: writing into %q failed: %w", driver.ErrAppliedBackupStopped, l.opts.Dir, l.err)
 	}
 	return nil
+}
+
+// stopLog records err as the log's failure: nothing more is written,
+// and the store refuses writes until it is reopened.
+// REQUIRES: l.mu held.
+func (l *backupLog) stopLog(db *Engine, err error) {
+	if l.err != nil {
+		return
+	}
+	l.err = err
+	db.setFault(fmt.Errorf("%w: writing into %q failed, so writes are refused until the store is reopened: %w", driver.ErrBackupStopped, l.opts.Dir, err))
 }
 
 // flushLocked writes the buffer to the current segment, synced when
@@ -351,6 +374,12 @@ func (db *Engine) backupWrite(seq uint64, sync bool) error {
 // REQUIRES: l.mu held and no flush in progress; l.mu is released
 // during the I/O.
 func (l *backupLog) flushLocked(db *Engine, sync bool) {
+	if l.err != nil {
+		// Once a write failed, nothing more is written: the file ends
+		// at the failure point, where the next Open finds its end.
+		l.buf, l.bufFirst = l.buf[:0], 0
+		return
+	}
 	l.flushing = true
 	buf, first, upto := l.buf, l.bufFirst, l.bufLast
 	rotate := l.rotate || l.f == nil || l.fsize >= l.opts.SegmentBytes
@@ -367,9 +396,8 @@ func (l *backupLog) flushLocked(db *Engine, sync bool) {
 		err = l.f.SyncData()
 	}
 	l.mu.Lock()
-	if err != nil && l.err == nil {
-		l.err = err
-		db.setFault(fmt.Errorf("tablestore: continuous backup into %q: %w", l.opts.Dir, err))
+	if err != nil {
+		l.stopLog(db, err)
 	}
 	if rotate && len(buf) == 0 {
 		l.rotate = true // still due, for the next record
@@ -405,9 +433,11 @@ func (l *backupLog) write(buf []byte) error {
 		}
 		l.zeroEnd += grow
 	}
-	_, err := l.f.WriteAt(buf, l.fsize)
+	if _, err := l.f.WriteAt(buf, l.fsize); err != nil {
+		return err
+	}
 	l.fsize = end
-	return err
+	return nil
 }
 
 // startSegment syncs and closes the current segment and creates the
@@ -439,11 +469,14 @@ func baseName(lo uint64) string       { return fmt.Sprintf("base-%020d", lo) }
 
 // backupFS returns the FS a backup directory's files are read and
 // written through: encrypted under keys, or plain when keys is nil.
-func backupFS(keys encfs.KeyProvider) vfs.FS {
-	if keys == nil {
-		return vfs.Default
+func backupFS(base vfs.FS, keys encfs.KeyProvider) vfs.FS {
+	if base == nil {
+		base = vfs.Default
 	}
-	return encfs.New(vfs.Default, keys)
+	if keys == nil {
+		return base
+	}
+	return encfs.New(base, keys)
 }
 
 // checkBackupFile fails with a *driver.EncryptionKeyError when the file
@@ -565,7 +598,7 @@ func (db *Engine) startBackup() error {
 	if err := dropEmptyLastSegment(o.Dir, inv); err != nil {
 		return err
 	}
-	l := &backupLog{opts: o, fs: backupFS(db.opts.Keys), stop: make(chan struct{}), kick: make(chan struct{}, 1), syncKick: make(chan struct{}, 1)}
+	l := &backupLog{opts: o, fs: backupFS(o.FS, db.opts.Keys), stop: make(chan struct{}), kick: make(chan struct{}, 1), syncKick: make(chan struct{}, 1)}
 	l.cond.L = &l.mu
 	l.seq, l.last = inv.lastSeq, inv.lastTime
 	// A position past the last whole record: records the store holds
@@ -685,10 +718,7 @@ func (l *backupLog) syncWritten(db *Engine) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
-		if l.err == nil {
-			l.err = err
-			db.setFault(fmt.Errorf("tablestore: continuous backup into %q: %w", l.opts.Dir, err))
-		}
+		l.stopLog(db, err)
 		return
 	}
 	l.durable = max(l.durable, upto)
@@ -760,7 +790,7 @@ func (db *Engine) stopBackup() error {
 	for l.flushing {
 		l.cond.Wait()
 	}
-	if len(l.buf) > 0 || l.durable < l.bufLast {
+	if l.err == nil && (len(l.buf) > 0 || l.durable < l.bufLast) {
 		l.flushLocked(db, true)
 	}
 	err := l.err
@@ -892,7 +922,7 @@ type segmentInfo struct {
 // under keys (nil: plain); a file the keys cannot read fails the scan
 // with a *driver.EncryptionKeyError.
 func scanBackup(dir string, keys encfs.KeyProvider, clean bool) (*backupInventory, error) {
-	fs := backupFS(keys)
+	fs := backupFS(nil, keys)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("tablestore: read the backup directory: %w", err)
