@@ -85,6 +85,21 @@ func (c *ContinuousBackup) engineOptions() *engine.BackupOptions {
 	return o
 }
 
+// ContinuousBackupDir returns the absolute path of the store's
+// continuous backup directory: the one it keeps (Options.ContinuousBackup),
+// else the one it kept when it was last opened with one; "" for none.
+// Rekey rotates that backup's keys too. A store restored from a backup
+// has none. Errors: NotImplemented for a driver without continuous
+// backup, ErrClosed, I/O errors.
+func (db *DB) ContinuousBackupDir() (string, error) {
+	b, ok := db.conn.(interface{ BackupDir() (string, error) })
+	if !ok {
+		return "", newError(edm.CodeNotImplemented, "this store's driver has no continuous backup")
+	}
+	dir, err := b.BackupDir()
+	return dir, mapError(err, false)
+}
+
 // BackupWindow describes a continuous backup directory: Restore accepts
 // any instant from Oldest to Newest but those inside a hole (see
 // Ranges).

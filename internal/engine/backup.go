@@ -117,6 +117,54 @@ func backupPositionKey() []byte {
 	return append(keys.TablePrefix(nil, keys.MetaTableID), backupPositionTag)
 }
 
+// backupDirTag keys, in the meta table, the absolute path of the
+// directory of the store's continuous backup, so that Rekey finds it
+// when the store is opened without it. A restore drops it.
+const backupDirTag = 'D'
+
+func backupDirKey() []byte {
+	return append(keys.TablePrefix(nil, keys.MetaTableID), backupDirTag)
+}
+
+// BackupDir returns the directory of the store's continuous backup: the
+// one it keeps, else the one it last kept; "" for none.
+func (db *Engine) BackupDir() (string, error) {
+	release, err := db.enter(context.Background())
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	return db.backupDir()
+}
+
+func (db *Engine) backupDir() (string, error) {
+	if db.backup != nil {
+		return filepath.Abs(db.backup.opts.Dir)
+	}
+	v, closer, err := db.pdb.Get(backupDirKey())
+	if errors.Is(err, pebble.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("tablestore: read the continuous backup's directory: %w", err)
+	}
+	defer closer.Close()
+	return string(v), nil
+}
+
+// recordBackupDir records the backup's directory in the store unless it
+// is recorded already.
+func (db *Engine) recordBackupDir(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("tablestore: continuous backup: %w", err)
+	}
+	if cur, err := db.backupDir(); err != nil || cur == abs {
+		return err
+	}
+	return db.setKey(backupDirKey(), []byte(abs), pebble.Sync)
+}
+
 const (
 	backupFlushInterval = 50 * time.Millisecond
 	backupFlushBytes    = 1 << 20
@@ -548,6 +596,46 @@ func (l *backupLog) rewrap(ctx context.Context, rewrite bool) (int, error) {
 	return n, nil
 }
 
+// checkKeys opens every file of the backup (its segments and its
+// bases' files) under its keys, so that a rotation fails before it
+// changes anything when one cannot be read.
+func (l *backupLog) checkKeys(keys encfs.KeyProvider) error {
+	enc, ok := l.fs.(*encfs.FS)
+	if !ok {
+		return nil
+	}
+	dirs := []string{l.opts.Dir}
+	for i := 0; i < len(dirs); i++ {
+		ents, err := os.ReadDir(dirs[i])
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			path := filepath.Join(dirs[i], e.Name())
+			switch {
+			case e.IsDir() && i == 0 && strings.HasPrefix(e.Name(), "base-"):
+				dirs = append(dirs, path)
+			case e.Type().IsRegular() && e.Name() != "LOCK":
+				if fi, err := e.Info(); err != nil || fi.Size() == 0 {
+					continue // removed meanwhile, or empty
+				}
+				if err := checkBackupFile(path, keys); err != nil {
+					return err
+				}
+				f, err := enc.Open(path)
+				if errors.Is(err, os.ErrNotExist) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				_ = f.Close()
+			}
+		}
+	}
+	return nil
+}
+
 func syncOSDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -596,6 +684,9 @@ func (db *Engine) startBackup() error {
 		return err
 	}
 	if err := dropEmptyLastSegment(o.Dir, inv); err != nil {
+		return err
+	}
+	if err := db.recordBackupDir(o.Dir); err != nil {
 		return err
 	}
 	l := &backupLog{opts: o, fs: backupFS(o.FS, db.opts.Keys), stop: make(chan struct{}), kick: make(chan struct{}, 1), syncKick: make(chan struct{}, 1)}

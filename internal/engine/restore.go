@@ -236,6 +236,9 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 	})
 	if replayErr == nil {
 		applyStart := time.Now()
+		// The result is a store of its own: the source's backup is not
+		// its backup.
+		_ = group.Delete(backupDirKey(), nil)
 		replayErr = apply()
 		res.Phases.Apply += time.Since(applyStart)
 	}
