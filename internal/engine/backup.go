@@ -1158,20 +1158,28 @@ func readSegment(fs vfs.FS, keys encfs.KeyProvider, dir string, first uint64, fn
 			buf = make([]byte, n+4)
 		}
 		buf = buf[:n+4]
-		if _, err := io.ReadFull(r, buf); err != nil {
-			if err == io.ErrUnexpectedEOF || err == io.EOF {
-				return &tornError{*damaged("partial record at the end")}
+		if m, err := io.ReadFull(r, buf); err != nil {
+			if err != io.ErrUnexpectedEOF && err != io.EOF {
+				return err
 			}
-			return err
+			if recordWithin(buf[:m], want+1) {
+				return damaged(fmt.Sprintf("record length %d runs past the end of the segment, over later records", n))
+			}
+			return &tornError{*damaged("partial record at the end")}
 		}
 		body := buf[4:]
 		if crc32.Checksum(body, backupCRC) != binary.BigEndian.Uint32(buf) {
-			if zerosToEnd(r) {
-				// The last record, partly written when the writer
-				// stopped: its tail is still the file's zeros.
-				return &tornError{*damaged("partial record at the end")}
+			switch {
+			case !zerosToEnd(r):
+				return damaged("checksum mismatch")
+			case recordWithin(buf, want+1):
+				// A whole later record inside this one: its length
+				// is damaged, it was not torn.
+				return damaged(fmt.Sprintf("checksum mismatch; record length %d runs over later records", n))
 			}
-			return damaged("checksum mismatch")
+			// The last record, partly written when the writer stopped:
+			// its tail is still the file's zeros.
+			return &tornError{*damaged("partial record at the end")}
 		}
 		rec := backupRecord{seq: binary.BigEndian.Uint64(body), time: int64(binary.BigEndian.Uint64(body[8:])), ceiling: binary.BigEndian.Uint64(body[16:]), batch: body[backupRecordHeader:]}
 		if rec.seq != want {
@@ -1183,6 +1191,24 @@ func readSegment(fs vfs.FS, keys encfs.KeyProvider, dir string, first uint64, fn
 		}
 		off += int64(uvarintLen(n)) + int64(n) + 4
 	}
+}
+
+// recordWithin reports whether a whole, valid record numbered seq
+// starts anywhere in buf past its first byte: a torn record's bytes are
+// a prefix of it followed by zeros, never a later record.
+func recordWithin(buf []byte, seq uint64) bool {
+	for p := 1; p < len(buf); p++ {
+		n, k := binary.Uvarint(buf[p:])
+		if k <= 0 || n < backupRecordHeader || p+k+4 > len(buf) || uint64(len(buf)-p-k-4) < n {
+			continue
+		}
+		frame := buf[p+k:]
+		body := frame[4 : 4+n]
+		if binary.BigEndian.Uint64(body) == seq && crc32.Checksum(body, backupCRC) == binary.BigEndian.Uint32(frame) {
+			return true
+		}
+	}
+	return false
 }
 
 // zerosToEnd reports whether r holds only zeros to its end.
