@@ -152,6 +152,39 @@ func (db *Engine) backupDir() (string, error) {
 	return string(v), nil
 }
 
+// backupUnbackedTag keys, in the meta table, a mark that the store was
+// opened without the continuous backup it keeps (backupDirTag): it may
+// have changed unseen, so the next Open with the backup takes a base.
+const backupUnbackedTag = 'U'
+
+func backupUnbackedKey() []byte {
+	return append(keys.TablePrefix(nil, keys.MetaTableID), backupUnbackedTag)
+}
+
+// markUnbacked sets the unbacked mark when the store keeps a backup
+// but is opened without it.
+func (db *Engine) markUnbacked() error {
+	dir, err := db.backupDir()
+	if err != nil || dir == "" {
+		return err
+	}
+	if marked, err := db.hasKey(backupUnbackedKey()); err != nil || marked {
+		return err
+	}
+	return db.setKey(backupUnbackedKey(), nil, pebble.Sync)
+}
+
+func (db *Engine) hasKey(key []byte) (bool, error) {
+	_, closer, err := db.pdb.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, closer.Close()
+}
+
 // recordBackupDir records the backup's directory in the store unless it
 // is recorded already.
 func (db *Engine) recordBackupDir(dir string) error {
@@ -206,6 +239,7 @@ type backupLog struct {
 	rotate   bool  // start a new segment at the next flush
 	err      error // the first write error; the log stops
 	f        vfs.File
+	fpath    string
 	fsize    int64 // the end of the records written
 	zeroEnd  int64 // the end of the file, zeros past fsize
 
@@ -469,8 +503,9 @@ func (l *backupLog) flushLocked(db *Engine, sync bool) {
 func (l *backupLog) write(buf []byte) error {
 	end := l.fsize + int64(len(buf))
 	if end > l.zeroEnd {
-		grow := (end/backupZeroStep+1)*backupZeroStep - l.zeroEnd
-		zeros := make([]byte, min(grow, backupZeroStep))
+		step := max(min(backupZeroStep, l.opts.SegmentBytes), 1)
+		grow := (end/step+1)*step - l.zeroEnd
+		zeros := make([]byte, min(grow, step))
 		for off := l.zeroEnd; off < l.zeroEnd+grow; off += int64(len(zeros)) {
 			if _, err := l.f.WriteAt(zeros, off); err != nil {
 				return err
@@ -493,12 +528,8 @@ func (l *backupLog) write(buf []byte) error {
 func (l *backupLog) startSegment(first uint64) error {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
-	if l.f != nil {
-		err := errors.Join(l.f.Sync(), l.f.Close())
-		l.f = nil
-		if err != nil {
-			return err
-		}
+	if err := l.closeSegment(); err != nil {
+		return err
 	}
 	path := filepath.Join(l.opts.Dir, segmentName(first))
 	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
@@ -508,8 +539,29 @@ func (l *backupLog) startSegment(first uint64) error {
 	if err != nil {
 		return err
 	}
-	l.f, l.fsize, l.zeroEnd = f, 0, 0
+	l.f, l.fpath, l.fsize, l.zeroEnd = f, path, 0, 0
 	return syncOSDir(l.opts.Dir)
+}
+
+// closeSegment syncs and closes the current segment, cutting off the
+// zeros past its records: a closed segment takes what its records take.
+func (l *backupLog) closeSegment() error {
+	if l.f == nil {
+		return nil
+	}
+	err := errors.Join(l.f.Sync(), l.f.Close())
+	l.f = nil
+	if err != nil {
+		return err
+	}
+	size := l.fsize
+	if _, ok := l.fs.(*encfs.FS); ok {
+		size += encfs.HeaderSize
+	}
+	if err := os.Truncate(l.fpath, size); err != nil {
+		return err
+	}
+	return syncOSFile(l.fpath)
 }
 
 func segmentName(first uint64) string { return fmt.Sprintf("seg-%020d.log", first) }
@@ -636,6 +688,14 @@ func (l *backupLog) checkKeys(keys encfs.KeyProvider) error {
 	return nil
 }
 
+func syncOSFile(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
+}
+
 func syncOSDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -714,9 +774,24 @@ func (db *Engine) startBackup() error {
 	db.changes.mu.Lock()
 	db.backupMark()
 	db.changes.mu.Unlock()
-	if err := db.takeBase(); err != nil {
+	// A base only when the store may differ from the newest one: a
+	// commit after it, a hole, or writes while the backup was off.
+	unbacked, err := db.hasKey(backupUnbackedKey())
+	if err != nil {
 		db.backup = nil
 		return err
+	}
+	if unbacked || l.gap != nil || len(inv.bases) == 0 || pos.seq == 0 || pos.seq > inv.bases[len(inv.bases)-1].Lo {
+		if err := db.takeBase(); err != nil {
+			db.backup = nil
+			return err
+		}
+	}
+	if unbacked {
+		if err := db.deleteKey(backupUnbackedKey(), pebble.Sync); err != nil {
+			db.backup = nil
+			return err
+		}
 	}
 	l.done.Add(1)
 	go db.runBackup()
@@ -884,12 +959,15 @@ func (db *Engine) stopBackup() error {
 	if l.err == nil && (len(l.buf) > 0 || l.durable < l.bufLast) {
 		l.flushLocked(db, true)
 	}
-	err := l.err
-	if l.f != nil {
-		err = errors.Join(err, l.f.Close())
-		l.f = nil
+	if l.err != nil {
+		// The file ends at the failure point, as it is.
+		if l.f != nil {
+			_ = l.f.Close()
+			l.f = nil
+		}
+		return l.err
 	}
-	return err
+	return l.closeSegment()
 }
 
 // takeBase writes a new base checkpoint and prunes what retention lets
