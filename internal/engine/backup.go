@@ -743,6 +743,24 @@ func (db *Engine) startBackup() error {
 	if err != nil {
 		return err
 	}
+	pos, err := db.backupPosition()
+	if err != nil {
+		return err
+	}
+	if pos.seq > 0 && inv.lastSeq > pos.seq {
+		// The log may hold commits the store lost (in flight at a
+		// crash): they are cut off, so no restore holds them and their
+		// numbers go to the store's next commits.
+		cut, err := cutUncommitted(o.Dir, db.opts.Keys, inv, pos.seq)
+		if err != nil {
+			return err
+		}
+		if cut {
+			if inv, err = scanBackup(o.Dir, db.opts.Keys, false); err != nil {
+				return err
+			}
+		}
+	}
 	if err := dropEmptyLastSegment(o.Dir, inv); err != nil {
 		return err
 	}
@@ -753,11 +771,7 @@ func (db *Engine) startBackup() error {
 	l.cond.L = &l.mu
 	l.seq, l.last = inv.lastSeq, inv.lastTime
 	// A position past the last whole record: records the store holds
-	// were lost (set only in background sync mode, but read in either).
-	pos, err := db.backupPosition()
-	if err != nil {
-		return err
-	}
+	// were lost.
 	if pos.seq > l.seq {
 		if len(inv.bases) > 0 {
 			l.gap = &backupGap{From: l.seq + 1, To: pos.seq, After: inv.lastTime}
@@ -800,6 +814,58 @@ func (db *Engine) startBackup() error {
 		go db.runBackupSyncer()
 	}
 	return nil
+}
+
+// cutUncommitted removes from the log in dir every record from the
+// first commit after record pos on: the store, whose last commit is pos,
+// does not hold it. Marks before it stay. It reports whether it cut.
+func cutUncommitted(dir string, keys encfs.KeyProvider, inv *backupInventory, pos uint64) (bool, error) {
+	fs := backupFS(nil, keys)
+	errFound := errors.New("found")
+	for i, s := range inv.segments {
+		if i+1 < len(inv.segments) && inv.segments[i+1].first <= pos+1 {
+			continue // every record of s is at or below pos
+		}
+		var at int64 = -1
+		var seq uint64
+		err := readSegment(fs, keys, dir, s.first, func(r backupRecord) error {
+			if r.seq > pos && len(r.batch) > 0 {
+				at, seq = r.off, r.seq
+				return errFound
+			}
+			return nil
+		})
+		if at < 0 {
+			var torn *tornError
+			if err != nil && !errors.As(err, &torn) {
+				return false, err
+			}
+			continue
+		}
+		size := at
+		if keys != nil {
+			size += encfs.HeaderSize
+		}
+		path := filepath.Join(dir, segmentName(s.first))
+		if err := os.Truncate(path, size); err != nil {
+			return false, fmt.Errorf("tablestore: continuous backup: cut the commits the store lost: %w", err)
+		}
+		errs := []error{syncOSFile(path)}
+		for _, later := range inv.segments[i+1:] {
+			errs = append(errs, os.Remove(filepath.Join(dir, segmentName(later.first))))
+		}
+		for _, b := range inv.bases {
+			if b.Lo >= seq { // it would hold what the store lost
+				errs = append(errs, os.RemoveAll(filepath.Join(dir, baseName(b.Lo))))
+			}
+		}
+		errs = append(errs, syncOSDir(dir))
+		if err := errors.Join(errs...); err != nil {
+			return false, fmt.Errorf("tablestore: continuous backup: cut the commits the store lost: %w", err)
+		}
+		return true, nil
+	}
+	return false, nil
 }
 
 // dropEmptyLastSegment removes the last segment when it holds no whole
@@ -1169,6 +1235,7 @@ func scanBackup(dir string, keys encfs.KeyProvider, clean bool) (*backupInventor
 
 // backupRecord is one decoded record; batch aliases the reader's buffer.
 type backupRecord struct {
+	off          int64 // in its segment
 	seq, ceiling uint64
 	time         int64
 	batch        []byte
@@ -1259,7 +1326,7 @@ func readSegment(fs vfs.FS, keys encfs.KeyProvider, dir string, first uint64, fn
 			// its tail is still the file's zeros.
 			return &tornError{*damaged("partial record at the end")}
 		}
-		rec := backupRecord{seq: binary.BigEndian.Uint64(body), time: int64(binary.BigEndian.Uint64(body[8:])), ceiling: binary.BigEndian.Uint64(body[16:]), batch: body[backupRecordHeader:]}
+		rec := backupRecord{off: off, seq: binary.BigEndian.Uint64(body), time: int64(binary.BigEndian.Uint64(body[8:])), ceiling: binary.BigEndian.Uint64(body[16:]), batch: body[backupRecordHeader:]}
 		if rec.seq != want {
 			return damaged(fmt.Sprintf("record %d where %d was due", rec.seq, want))
 		}
