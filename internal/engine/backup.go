@@ -26,13 +26,21 @@ package engine
 // the commit returns, but synced by a background syncer within about
 // backupLazySyncDelay, so the commit waits for one disk sync, the
 // store's own. A power loss may then drop the last records of commits
-// the store kept. So in this mode each batch also sets the store's
-// backup position (backupPositionKey: the seq and time of the record
-// it is written as), durable with the batch itself. At Open, a
-// position past the directory's last whole record is a hole: its
-// records are gone, the new base's BASE file says so (its Gap), record
-// numbers go on after the position, and the window excludes the hole's
-// times (see BackupWindow.Holes).
+// the store kept.
+//
+// The store's position: every batch also sets the store's backup
+// position (backupPositionKey: the seq and time of the record it is
+// written as), durable with the batch itself. At Open, a position past
+// the directory's last whole record is a hole (a power loss in
+// background sync mode, a kill -9 with commits in flight, a failed log
+// write): its records are gone, the new base's BASE file says so (its
+// Gap), record numbers go on after the position, and the window
+// excludes the hole's times (see BackupWindow.Holes). Commit records
+// past the position are commits the store lost: Open cuts them off
+// (cutUncommitted).
+//
+// A failed write of the log stops it (stopLog): nothing is written
+// after the failure point, so the next Open finds the log's end there.
 //
 // Directory layout (DIR is the backup directory):
 //
