@@ -92,12 +92,7 @@ func TestBackupDiskFull(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fs := newFullFS()
-			dir, bdir := t.TempDir(), filepath.Join(t.TempDir(), "backup")
-			opts := &Options{ContinuousBackup: &ContinuousBackup{Dir: bdir, SegmentBytes: c.segmentBytes, fs: fs}}
-			db, err := Open(dir, opts)
-			require.NoError(t, err)
-			tb, err := db.CreateTable(ctx, "Alpha")
-			require.NoError(t, err)
+			dir, bdir, opts, db, tb := openBackedUp(t, ContinuousBackup{SegmentBytes: c.segmentBytes, fs: fs})
 			require.NoError(t, tb.EnableChangeFeed(ctx, ChangeFeedOptions{}))
 			row := func(i int) *Entity {
 				return &Entity{PartitionKey: "p", RowKey: fmt.Sprintf("%04d", i), Properties: map[string]any{"N": int64(i)}}
@@ -114,6 +109,7 @@ func TestBackupDiskFull(t *testing.T) {
 			beforeAt, beforeDump := snap()
 
 			fs.budget.Store(c.budget)
+			var err error
 			i := 20
 			for ; i < 1000; i++ {
 				if err = tb.Insert(ctx, row(i)); err != nil {

@@ -12,6 +12,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// openBackedUp opens a new store with continuous backup cb (its Dir
+// set to a new directory) and creates table Alpha in it.
+func openBackedUp(t *testing.T, cb ContinuousBackup) (dir, bdir string, opts *Options, db *DB, tb *Table) {
+	t.Helper()
+	dir, cb.Dir = t.TempDir(), filepath.Join(t.TempDir(), "backup")
+	opts = &Options{ContinuousBackup: &cb}
+	db, err := Open(dir, opts)
+	require.NoError(t, err)
+	tb, err = db.CreateTable(ctx, "Alpha")
+	require.NoError(t, err)
+	return dir, cb.Dir, opts, db, tb
+}
+
 // dirBytes is the size of the regular files under dir.
 func dirBytes(t *testing.T, dir string) int64 {
 	t.Helper()
@@ -30,16 +43,12 @@ func dirBytes(t *testing.T, dir string) int64 {
 // store changed since the newest one, and a closed segment takes what
 // its records take.
 func TestBackupGrowthAcrossOpens(t *testing.T) {
-	dir, bdir := t.TempDir(), filepath.Join(t.TempDir(), "backup")
-	opts := &Options{ContinuousBackup: &ContinuousBackup{Dir: bdir}}
-	db, err := Open(dir, opts)
-	require.NoError(t, err)
-	tb, err := db.CreateTable(ctx, "Alpha")
-	require.NoError(t, err)
+	dir, bdir, opts, db, tb := openBackedUp(t, ContinuousBackup{})
 	for i := range 100 {
 		require.NoError(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: fmt.Sprintf("%03d", i), Properties: map[string]any{"V": strings.Repeat("v", 100)}}))
 	}
 	require.NoError(t, db.Close())
+	var err error
 	for range 10 {
 		db, err = Open(dir, opts)
 		require.NoError(t, err)
@@ -71,11 +80,7 @@ func TestBackupGrowthAcrossOpens(t *testing.T) {
 // plus one segment, while the store is open and after it closes.
 func TestBackupLogSize(t *testing.T) {
 	const segmentBytes = 64 << 10
-	dir, bdir := t.TempDir(), filepath.Join(t.TempDir(), "backup")
-	db, err := Open(dir, &Options{ContinuousBackup: &ContinuousBackup{Dir: bdir, SegmentBytes: segmentBytes}})
-	require.NoError(t, err)
-	tb, err := db.CreateTable(ctx, "Alpha")
-	require.NoError(t, err)
+	_, bdir, _, db, tb := openBackedUp(t, ContinuousBackup{SegmentBytes: segmentBytes})
 	for i := range 2000 {
 		require.NoError(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: fmt.Sprintf("%05d", i), Properties: map[string]any{"V": strings.Repeat("v", 100)}}))
 	}

@@ -109,12 +109,7 @@ func TestBackupHoleAfterPowerLoss(t *testing.T) {
 // one was, restore as the store holds them, change feed sequence
 // numbers included.
 func TestBackupCutsCommitsTheStoreLost(t *testing.T) {
-	dir, bdir := t.TempDir(), filepath.Join(t.TempDir(), "backup")
-	opts := &Options{ContinuousBackup: &ContinuousBackup{Dir: bdir}}
-	db, err := Open(dir, opts)
-	require.NoError(t, err)
-	tb, err := db.CreateTable(ctx, "Alpha")
-	require.NoError(t, err)
+	dir, bdir, opts, db, tb := openBackedUp(t, ContinuousBackup{})
 	require.NoError(t, tb.EnableChangeFeed(ctx, ChangeFeedOptions{}))
 	row := func(k string) *Entity { return &Entity{PartitionKey: "p", RowKey: k} }
 	for i := range 5 {
@@ -124,7 +119,7 @@ func TestBackupCutsCommitsTheStoreLost(t *testing.T) {
 	before := t.TempDir()
 	copyDir(t, dir, before)
 
-	db, err = Open(dir, opts)
+	db, err := Open(dir, opts)
 	require.NoError(t, err)
 	require.NoError(t, db.Table("Alpha").Insert(ctx, row("lost")))
 	require.NoError(t, db.Close())
