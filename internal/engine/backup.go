@@ -125,9 +125,11 @@ func backupPositionKey() []byte {
 	return append(keys.TablePrefix(nil, keys.MetaTableID), backupPositionTag)
 }
 
-// backupDirTag keys, in the meta table, the absolute path of the
-// directory of the store's continuous backup, so that Rekey finds it
-// when the store is opened without it. A restore drops it.
+// backupDirTag keys, in the meta table, the absolute paths of the
+// store's directory and of its continuous backup's, a line each, so that
+// Rekey finds the backup when the store is opened without it. A copy
+// of the store elsewhere (a checkpoint) does not take it for its own,
+// and a restore drops it.
 const backupDirTag = 'D'
 
 func backupDirKey() []byte {
@@ -157,7 +159,11 @@ func (db *Engine) backupDir() (string, error) {
 		return "", fmt.Errorf("tablestore: read the continuous backup's directory: %w", err)
 	}
 	defer closer.Close()
-	return string(v), nil
+	store, dir, ok := strings.Cut(string(v), "\n")
+	if here, err := filepath.Abs(db.dir); !ok || err != nil || here != store {
+		return "", nil
+	}
+	return dir, nil
 }
 
 // backupUnbackedTag keys, in the meta table, a mark that the store was
@@ -169,11 +175,13 @@ func backupUnbackedKey() []byte {
 	return append(keys.TablePrefix(nil, keys.MetaTableID), backupUnbackedTag)
 }
 
-// markUnbacked sets the unbacked mark when the store keeps a backup
+// markUnbacked sets the unbacked mark when the store has kept a backup
 // but is opened without it.
 func (db *Engine) markUnbacked() error {
-	dir, err := db.backupDir()
-	if err != nil || dir == "" {
+	// The key, wherever the store was then: a store moved since is
+	// still one that kept a backup.
+	kept, err := db.hasKey(backupDirKey())
+	if err != nil || !kept {
 		return err
 	}
 	if marked, err := db.hasKey(backupUnbackedKey()); err != nil || marked {
@@ -203,7 +211,11 @@ func (db *Engine) recordBackupDir(dir string) error {
 	if cur, err := db.backupDir(); err != nil || cur == abs {
 		return err
 	}
-	return db.setKey(backupDirKey(), []byte(abs), pebble.Sync)
+	store, err := filepath.Abs(db.dir)
+	if err != nil {
+		return fmt.Errorf("tablestore: continuous backup: %w", err)
+	}
+	return db.setKey(backupDirKey(), []byte(store+"\n"+abs), pebble.Sync)
 }
 
 const (
