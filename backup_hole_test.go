@@ -154,3 +154,47 @@ func TestBackupCutsCommitsTheStoreLost(t *testing.T) {
 	}
 	require.Equal(t, feed, rfeed, "a sequence number means the same change in the store and the restore")
 }
+
+// TestBackupKeptByRestoredStore: a store restored to an earlier instant
+// and then given the original's backup directory (the store swapped
+// for its restore) leaves the log it did not write as it is, so every
+// instant before the swap still restores, and takes a base, so now
+// restores the restored store.
+func TestBackupKeptByRestoredStore(t *testing.T) {
+	dir, bdir, opts, db, tb := openBackedUp(t, ContinuousBackup{})
+	for i := range 5 {
+		require.NoError(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}))
+	}
+	s, err := db.Snapshot(ctx)
+	require.NoError(t, err)
+	early := s.Time()
+	require.NoError(t, s.Close())
+	for i := 5; i < 10; i++ {
+		require.NoError(t, tb.Insert(ctx, &Entity{PartitionKey: "p", RowKey: fmt.Sprint(i)}))
+	}
+	late := dumpDB(t, db)
+	s, err = db.Snapshot(ctx)
+	require.NoError(t, err)
+	lateAt := s.Time()
+	require.NoError(t, s.Close())
+	require.NoError(t, db.Close())
+
+	swapped := filepath.Join(t.TempDir(), "swapped")
+	_, err = Restore(ctx, bdir, early, swapped, nil)
+	require.NoError(t, err)
+	require.NoError(t, os.RemoveAll(dir))
+	require.NoError(t, os.Rename(swapped, dir))
+	db, err = Open(dir, opts)
+	require.NoError(t, err)
+	now := dumpDB(t, db)
+	require.NoError(t, db.Close())
+
+	into := filepath.Join(t.TempDir(), "late")
+	_, err = Restore(ctx, bdir, lateAt, into, nil)
+	require.NoError(t, err)
+	requireRestored(t, into, late)
+	into = filepath.Join(t.TempDir(), "now")
+	_, err = Restore(ctx, bdir, time.Time{}, into, nil)
+	require.NoError(t, err)
+	requireRestored(t, into, now)
+}

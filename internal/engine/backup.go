@@ -767,7 +767,19 @@ func (db *Engine) startBackup() error {
 	if err != nil {
 		return err
 	}
-	if pos.seq > 0 && inv.lastSeq > pos.seq {
+	// Only the store that wrote the log, where it wrote it, is held to
+	// its records: a restored or moved store given the directory gets
+	// a base, and the log it did not write is left as it is.
+	recorded, err := db.backupDir()
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return fmt.Errorf("tablestore: continuous backup: %w", err)
+	}
+	owner := recorded == abs
+	if owner && pos.seq > 0 && inv.lastSeq > pos.seq {
 		// The log may hold commits the store lost (in flight at a
 		// crash): they are cut off, so no restore holds them and their
 		// numbers go to the store's next commits.
@@ -815,7 +827,7 @@ func (db *Engine) startBackup() error {
 		db.backup = nil
 		return err
 	}
-	if unbacked || l.gap != nil || len(inv.bases) == 0 || pos.seq == 0 || pos.seq > inv.bases[len(inv.bases)-1].Lo {
+	if !owner || unbacked || l.gap != nil || len(inv.bases) == 0 || pos.seq == 0 || pos.seq > inv.bases[len(inv.bases)-1].Lo {
 		if err := db.takeBase(); err != nil {
 			db.backup = nil
 			return err
