@@ -190,7 +190,7 @@ previous key comes from --old-encryption-key-file (or
 $TABLESTORE_OLD_ENCRYPTION_KEY), and so is every file of the store's
 continuous backup: the directory --continuous-backup names, or else the
 one the store last kept (the store records it). If a file of the backup
-cannot be read under the keys given, rekey fails before it changes
+cannot be read under the keys given, rekey fails before it rotates
 anything, naming it. Each file's header is rewritten in place,
 a crash-safe half at a time; the file contents stay as they are. Afterwards
 the store opens with the new key alone. This command opens the store
