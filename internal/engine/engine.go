@@ -250,6 +250,8 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 	}
 	if err == nil && o.Backup != nil && !o.readOnly {
 		err = db.startBackup()
+	} else if err == nil && !o.readOnly {
+		err = db.markUnbacked()
 	}
 	if err != nil {
 		db.stopChanges()
