@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/engine"
 	"github.com/tablestore/tablestore/internal/entityenc"
@@ -44,6 +45,9 @@ type ContinuousBackup struct {
 	// window gets a hole (BackupWindow.Holes) that Restore refuses; the
 	// instants before and after it restore as usual. Off by default.
 	BackgroundSync bool
+
+	// fs, in tests, is what the log is written through (nil: the OS).
+	fs vfs.FS
 }
 
 const (
@@ -68,7 +72,7 @@ func (c *ContinuousBackup) engineOptions() *engine.BackupOptions {
 	if c == nil {
 		return nil
 	}
-	o := &engine.BackupOptions{Dir: c.Dir, BaseInterval: c.BaseInterval, Retention: c.Retention, SegmentBytes: c.SegmentBytes, BackgroundSync: c.BackgroundSync}
+	o := &engine.BackupOptions{Dir: c.Dir, BaseInterval: c.BaseInterval, Retention: c.Retention, SegmentBytes: c.SegmentBytes, BackgroundSync: c.BackgroundSync, FS: c.fs}
 	if o.BaseInterval == 0 {
 		o.BaseInterval = defaultBaseInterval
 	}
@@ -79,6 +83,21 @@ func (c *ContinuousBackup) engineOptions() *engine.BackupOptions {
 		o.SegmentBytes = defaultSegmentBytes
 	}
 	return o
+}
+
+// ContinuousBackupDir returns the absolute path of the store's
+// continuous backup directory: the one it keeps (Options.ContinuousBackup),
+// else the one it kept when it was last opened with one; "" for none.
+// Rekey rotates that backup's keys too. A store restored from a backup
+// has none. Errors: NotImplemented for a driver without continuous
+// backup, ErrClosed, I/O errors.
+func (db *DB) ContinuousBackupDir() (string, error) {
+	b, ok := db.conn.(interface{ BackupDir() (string, error) })
+	if !ok {
+		return "", newError(edm.CodeNotImplemented, "this store's driver has no continuous backup")
+	}
+	dir, err := b.BackupDir()
+	return dir, mapError(err, false)
 }
 
 // BackupWindow describes a continuous backup directory: Restore accepts

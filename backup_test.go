@@ -330,6 +330,7 @@ func TestRestoreStopsAtDamage(t *testing.T) {
 		require.Positive(t, k)
 		off += k + 4 + int(n)
 	}
+	orig := data[off]
 	data[off] = 0
 	require.NoError(t, os.WriteFile(last, data, 0o644))
 	w, err := ListBackups(bdir, nil)
@@ -337,6 +338,23 @@ func TestRestoreStopsAtDamage(t *testing.T) {
 	require.NotNil(t, w.Damaged)
 	require.Equal(t, int64(off), w.Damaged.Offset)
 	_, err = Restore(ctx, bdir, time.Time{}, filepath.Join(t.TempDir(), "zeroed"), nil)
+	require.True(t, errors.As(err, &damaged), "error: %v", err)
+	require.Equal(t, int64(off), damaged.Offset)
+
+	// A length damaged so that the record runs over the later ones is
+	// damage too, never a crash's torn tail: the restore to now fails
+	// rather than end quietly before the commits that follow.
+	data[off] = orig
+	n, k := binary.Uvarint(data[off:])
+	require.Equal(t, 2, k, "a record of %d bytes", n)
+	copy(data[off:], []byte{0xff, 0x7f}) // 16383
+	require.NoError(t, os.WriteFile(last, data, 0o644))
+	w, err = ListBackups(bdir, nil)
+	require.NoError(t, err)
+	require.Empty(t, w.Torn)
+	require.NotNil(t, w.Damaged)
+	require.Equal(t, int64(off), w.Damaged.Offset)
+	_, err = Restore(ctx, bdir, time.Time{}, filepath.Join(t.TempDir(), "long"), nil)
 	require.True(t, errors.As(err, &damaged), "error: %v", err)
 	require.Equal(t, int64(off), damaged.Offset)
 }

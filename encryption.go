@@ -146,12 +146,17 @@ type RekeyOptions struct {
 
 // Rekey rewraps the data key of every file of the store under the
 // current key (Encryption.Key, or the provider's current key), and of
-// its continuous backup (Options.ContinuousBackup), while the store
+// its continuous backup (Options.ContinuousBackup, or else the one the
+// store last kept: see ContinuousBackupDir), while the store
 // stays open: reads and writes go on meanwhile, and files written
 // since Open are under the current key already. Afterwards the store
 // opens with the current key alone. It returns how many files it
 // rewrapped (or rewrote, with opts.Rewrite). Without opts.Rewrite only
 // the wrapping changes, not the files' data keys or contents.
+//
+// Every file of that backup is opened under the keys first: one that
+// does not open fails Rekey (an *EncryptionKeyError naming it) before
+// it rewraps anything.
 //
 // Errors: InvalidInput for a store that is not encrypted,
 // NotImplemented for a driver without encryption at rest, ErrClosed,

@@ -71,6 +71,20 @@ var ErrClosed = driver.ErrClosed
 // the disk filled up can complete once space returns.
 var ErrNoSpace = driver.ErrNoSpace
 
+// ErrBackupStopped is matched by the error (code InternalError, not
+// ServerBusy: waiting does not clear it) of a write refused because the
+// store's continuous backup could not write its log (a full or failing
+// backup disk), and by Health's. The log ends at its failure point; the
+// store refuses writes until it is reopened, and the reopened store
+// records the commits the log lost as a hole (BackupWindow.Holes).
+var ErrBackupStopped = driver.ErrBackupStopped
+
+// ErrAppliedBackupStopped is matched by the error of the write whose
+// backup record could not be written: the write IS applied, and shows
+// in the change feed, so it must not be retried; the backup has stopped
+// as for ErrBackupStopped, which the error matches too.
+var ErrAppliedBackupStopped = driver.ErrAppliedBackupStopped
+
 // ErrCursorExpired is matched by the error (code OutOfRangeInput) of a
 // change feed read from a cursor older than the feed's retention.
 var ErrCursorExpired = driver.ErrCursorExpired

@@ -63,6 +63,9 @@ type recording struct {
 func TestCosmosRecordings(t *testing.T) {
 	dir := cosmosRecordingsDir()
 	if dir == "" {
+		if os.Getenv("TABLESTORE_REQUIRE_COSMOS_RECORDINGS") != "" {
+			t.Fatal("no Cosmos DB recordings, and TABLESTORE_REQUIRE_COSMOS_RECORDINGS is set")
+		}
 		t.Skip("no Cosmos DB recordings: go mod download github.com/Azure/azure-sdk-for-go/sdk/data/aztables@v0.7.0, or set TABLESTORE_COSMOS_RECORDINGS")
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*", "*_cosmos.json"))

@@ -56,7 +56,10 @@
 // 4 live change streams per session and 32 in all (beyond them a stream is
 // refused, 429 for the session's bound, 503 with Retry-After for the
 // console's), and at most 4 imports per session and 16 in all, an import
-// ending after 2 minutes without a chunk. With Options.Memory or
+// ending after 2 minutes without a chunk. With several Accounts, each
+// account's sessions together take at most an even share of the overall
+// bounds (32 and 16 split between the accounts, at least one each), so
+// one account's key holders cannot starve another's. With Options.Memory or
 // Options.AccountMemory, each stream reserves 128 KiB of the session's budget
 // while it is open, and each import what its chunk needs while it is taken
 // (about twice the chunk and its unfinished record, plus the transaction's
@@ -205,6 +208,11 @@ type Console struct {
 	streamsPerSession int
 	imports           map[string]*importJob
 	maxImports        int
+	// accountStreams and accountImports count them by account (its name;
+	// "" without Accounts): each account takes its share of the bounds
+	// only (accountShare), so one cannot starve another's sessions.
+	accountStreams map[string]int
+	accountImports map[string]int
 }
 
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`)
@@ -282,7 +290,8 @@ func New(db *tablestore.DB, opts *Options) (*Console, error) {
 		sessions:   newSessionStore(o.SessionTTL, o.MaxSessions, o.Clock),
 		streamLife: streamLife, streamTick: streamKeepAlive, streamMax: streamMax, stopped: make(chan struct{}),
 		maxStreams: maxStreams, streamsPerSession: maxStreamsPerSession,
-		imports: map[string]*importJob{}, maxImports: maxImports}
+		imports: map[string]*importJob{}, maxImports: maxImports,
+		accountStreams: map[string]int{}, accountImports: map[string]int{}}
 	c.routes()
 	return c, nil
 }

@@ -51,6 +51,7 @@ var importModes = map[string]tablestore.ActionType{
 type importJob struct {
 	id     string
 	owner  *session
+	acct   string // the account it counts against (accountKey)
 	table  *tablestore.Table
 	format string // "jsonl" or "csv"
 	action tablestore.ActionType
@@ -155,6 +156,7 @@ func (c *Console) startImport(w http.ResponseWriter, r *http.Request) {
 	c.sweepImports()
 	j := &importJob{id: randomToken()[:16], owner: s, table: t, format: format, action: action, skip: onError == "skip",
 		mem: c.memory(s), used: c.o.Clock(), rowKeys: map[string]bool{}}
+	j.acct = accountKey(s)
 	c.liveMu.Lock()
 	switch {
 	case s.imports >= maxImportsPerSession:
@@ -167,8 +169,15 @@ func (c *Console) startImport(w http.ResponseWriter, r *http.Request) {
 		bad(http.StatusServiceUnavailable, fmt.Sprintf("the console runs %d imports already, its most: try again when one ends "+
 			"(an import left without a chunk for %s ends)", len(c.imports), importIdle))
 		return
+	case c.accountImports[j.acct] >= c.accountShare(c.maxImports):
+		c.liveMu.Unlock()
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		bad(http.StatusServiceUnavailable, fmt.Sprintf("this account's sessions run %d imports already, its share: try again when one ends "+
+			"(an import left without a chunk for %s ends)", c.accountImports[j.acct], importIdle))
+		return
 	}
 	s.imports++
+	c.accountImports[j.acct]++
 	c.imports[j.id] = j
 	j.idle = time.AfterFunc(importIdle, c.sweepImports)
 	c.liveMu.Unlock()
@@ -254,6 +263,7 @@ func (c *Console) sweepImports() {
 			j.idle.Stop()
 			delete(c.imports, id)
 			j.owner.imports--
+			c.accountImports[j.acct]--
 		}
 		j.mu.Unlock()
 	}

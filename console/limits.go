@@ -32,6 +32,24 @@ const (
 	retryAfter = 2
 )
 
+// accountShare is what one account may take of a bound of the whole
+// console: the bound split evenly between the accounts, at least one;
+// the whole bound without Accounts or with one.
+func (c *Console) accountShare(bound int) int {
+	if n := len(c.accounts); n > 1 {
+		return max(1, bound/n)
+	}
+	return bound
+}
+
+// accountKey names the account s acts on in the per-account counts.
+func accountKey(s *session) string {
+	if a := s.account(); a != nil {
+		return a.Name
+	}
+	return ""
+}
+
 // memory returns the budget of the store s acts on, or nil.
 func (c *Console) memory(s *session) Memory {
 	if a := s.account(); a != nil {
@@ -65,6 +83,7 @@ var errNoMemory = &refusal{http.StatusServiceUnavailable,
 // memory is mem (nil: none), or says why not. The returned function ends
 // the stream's admission; call it exactly once.
 func (c *Console) openStream(ctx context.Context, s *session, mem Memory) (func(), *refusal) {
+	acct := accountKey(s)
 	c.liveMu.Lock()
 	switch {
 	case s.streams >= c.streamsPerSession:
@@ -75,14 +94,20 @@ func (c *Console) openStream(ctx context.Context, s *session, mem Memory) (func(
 		c.liveMu.Unlock()
 		return nil, &refusal{http.StatusServiceUnavailable, fmt.Sprintf(
 			"the console serves %d live change streams already, its most: try again when one ends", c.streams)}
+	case c.accountStreams[acct] >= c.accountShare(c.maxStreams):
+		c.liveMu.Unlock()
+		return nil, &refusal{http.StatusServiceUnavailable, fmt.Sprintf(
+			"this account's sessions have %d live change streams open already, its share: try again when one ends", c.accountStreams[acct])}
 	}
 	s.streams++
 	c.streams++
+	c.accountStreams[acct]++
 	c.liveMu.Unlock()
 	closeStream := func() {
 		c.liveMu.Lock()
 		s.streams--
 		c.streams--
+		c.accountStreams[acct]--
 		c.liveMu.Unlock()
 	}
 	if mem != nil {

@@ -264,3 +264,59 @@ func TestImportLimits(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, e.Properties["N"], 2000)
 }
+
+// TestAccountLimits checks that with several accounts each account's
+// sessions take only their share of the console's bounds on streams and
+// imports, so one account's key holders cannot take every place.
+func TestAccountLimits(t *testing.T) {
+	ctx := context.Background()
+	other, err := tablestore.OpenInMemory(nil)
+	require.NoError(t, err)
+	defer other.Close()
+	h := newHarness(t, &Options{Accounts: []server.Account{
+		{Name: "alpha", Keys: []string{"key-a"}},
+		{Name: "beta", Keys: []string{"key-b"}, DB: other},
+	}})
+	h.c.maxStreams, h.c.maxImports = 2, 2 // a share of one each
+	for _, db := range []*tablestore.DB{h.db, other} {
+		tb, err := db.CreateTable(ctx, "Feed")
+		require.NoError(t, err)
+		require.NoError(t, tb.EnableChangeFeed(ctx, tablestore.ChangeFeedOptions{}))
+	}
+	signIn := func(account, key string) *harness {
+		x := h.fork()
+		x.get("/?token=" + testToken)
+		x.get("/signin")
+		status, _, _ := x.post("/signin", url.Values{"account": {account}, "key": {key}})
+		require.Equal(t, http.StatusSeeOther, status)
+		_, body, _ := x.get("/tables")
+		m := csrfAttr.FindStringSubmatch(body)
+		require.NotNil(t, m, body)
+		x.csrf = m[1]
+		return x
+	}
+	a1, a2, b := signIn("alpha", "key-a"), signIn("alpha", "key-a"), signIn("beta", "key-b")
+	const path = "/tables/Feed/changes/stream?from=now"
+
+	s := a1.stream(path, "")
+	s.expect("ready")
+	defer s.cancel()
+	status, body, _ := a2.get(path)
+	require.Equal(t, http.StatusServiceUnavailable, status)
+	require.Contains(t, body, "this account's sessions have 1 live change streams open already")
+	sb := b.stream(path, "")
+	sb.expect("ready") // beta's place was kept
+	defer sb.cancel()
+
+	start := func(x *harness) (int, string) {
+		return x.postRaw("/tables/Feed/import", "application/x-www-form-urlencoded",
+			url.Values{"format": {"jsonl"}, "mode": {"insert"}, "onerror": {"stop"}}.Encode())
+	}
+	status, body = start(a1)
+	require.Equal(t, http.StatusCreated, status, body)
+	status, body = start(a2)
+	require.Equal(t, http.StatusServiceUnavailable, status, body)
+	require.Contains(t, body, "this account's sessions run 1 imports already")
+	status, body = start(b)
+	require.Equal(t, http.StatusCreated, status, body)
+}

@@ -326,7 +326,25 @@ var (
 	// store's disk is full (or the store cannot keep up with writes);
 	// reads go on, and writes resume by themselves once space returns.
 	ErrNoSpace = errors.New("tablestore: no space left on the store's disk")
+	// ErrBackupStopped, wrapped, is the error of a write refused
+	// because the store's continuous backup could not write its log;
+	// the store refuses writes until it is reopened.
+	ErrBackupStopped = errors.New("tablestore: continuous backup has stopped")
+	// ErrAppliedBackupStopped, wrapped, is the error of the write whose
+	// backup record could not be written: the write is applied (do not
+	// retry it), and the backup has stopped. It matches
+	// ErrBackupStopped too.
+	ErrAppliedBackupStopped error = &narrowed{"tablestore: the write is applied, but continuous backup has stopped", ErrBackupStopped}
 )
+
+// narrowed is a sentinel that matches a broader one too.
+type narrowed struct {
+	msg   string
+	broad error
+}
+
+func (e *narrowed) Error() string { return e.msg }
+func (e *narrowed) Unwrap() error { return e.broad }
 
 // AccessPolicy is one stored access policy of a table (Azure's
 // SignedIdentifier). Zero times and an empty Permission mean the field is

@@ -18,6 +18,9 @@ type EncryptionKeyError struct {
 	KeyID string
 	// File is the path of the file that needs the key.
 	File string
+	// Given names the current key of those given, when keys were given
+	// but none of them opens the file.
+	Given string
 	// Err is the key provider's error, if it gave one.
 	Err error
 }
@@ -27,6 +30,9 @@ func (e *EncryptionKeyError) Error() string {
 		return fmt.Sprintf("tablestore: %s is not encrypted, but an encryption key was given (convert the store with tablestore encrypt, or open it without a key)", e.File)
 	}
 	msg := fmt.Sprintf("tablestore: %s needs encryption key %q, which was not given", e.File, e.KeyID)
+	if e.Given != "" {
+		msg = fmt.Sprintf("tablestore: %s needs encryption key %q; another key was given (%q)", e.File, e.KeyID, e.Given)
+	}
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}

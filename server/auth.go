@@ -57,6 +57,7 @@ func (q *request) authenticate() error {
 			return err
 		}
 		q.sas = g
+		q.signed = g.signed
 		return nil
 	}
 	return apiError(http.StatusForbidden, edm.CodeAuthenticationFailed, "Server failed to authenticate the request: no Authorization header or shared access signature.")
@@ -97,6 +98,7 @@ func (q *request) checkSharedKey(auth string) error {
 	if !q.h.verify(toSign, sig) {
 		return apiError(http.StatusForbidden, edm.CodeAuthenticationFailed, "Server failed to authenticate the request. Make sure the value of the Authorization header is formed correctly including the signature.")
 	}
+	q.signed = signature{toSign, sig}
 	return nil
 }
 
@@ -117,7 +119,7 @@ func (h *handler) verify(s, sig string) bool {
 	if err != nil {
 		return false
 	}
-	for _, k := range h.keys {
+	for _, k := range *h.keys.Load() {
 		m := hmac.New(sha256.New, k)
 		m.Write([]byte(s))
 		if hmac.Equal(m.Sum(nil), got) {

@@ -191,6 +191,10 @@ func (b *Bearer) init() error {
 type bearerGrant struct {
 	principal   string
 	contributor bool // else reader
+	// until is when the token stops being accepted (its exp plus the
+	// skew), now the clock that says so; zero: never (ext_live.go).
+	until time.Time
+	now   func() time.Time
 }
 
 // tokenClaims are the claims read from a token.
@@ -271,7 +275,10 @@ func (q *request) checkBearer(auth string) error {
 	if !accepted {
 		return refuse(fmt.Sprintf("audience %v is not accepted", []string(claims.Audience)))
 	}
-	g := &bearerGrant{principal: claims.OID}
+	g := &bearerGrant{principal: claims.OID, now: now}
+	if claims.ExpiresAt != nil {
+		g.until = claims.ExpiresAt.Add(skew)
+	}
 	if g.principal == "" {
 		g.principal = claims.Subject
 	}

@@ -105,6 +105,8 @@ var (
 	errInternal              = apiError(http.StatusInternalServerError, edm.CodeInternalError, "The server encountered an internal error. Please retry the request.")
 	errServerBusy            = apiError(http.StatusServiceUnavailable, edm.CodeServerBusy, "The server is busy; retry the request.")
 	errNoSpace               = apiError(http.StatusServiceUnavailable, edm.CodeServerBusy, "The server's disk is full: writes are refused until space is freed; reads go on. Retry the request later.")
+	errAppliedBackupStopped  = apiError(http.StatusInternalServerError, edm.CodeInternalError, "The write is applied, but the server's continuous backup has stopped: do not retry it. Writes are refused until the server is restarted.")
+	errBackupStopped         = apiError(http.StatusInternalServerError, edm.CodeInternalError, "The server's continuous backup has stopped: writes are refused until the server is restarted.")
 	errBodyTooLarge          = apiError(http.StatusRequestEntityTooLarge, edm.CodeRequestBodyTooLarge, "The request body is too large and exceeds the maximum permissible limit.")
 	errHeadersTooLarge       = apiError(http.StatusRequestHeaderFieldsTooLarge, edm.CodeRequestHeaderFieldsTooLarge, "The request headers are too large.")
 	errXMethodNotUsingPost   = apiError(http.StatusBadRequest, edm.CodeXMethodNotUsingPost, "The HTTP method specified by the X-HTTP-Method header must be used with POST.")
@@ -126,6 +128,10 @@ func toAPIError(err error) *apiErr {
 		return ae
 	}
 	switch {
+	case errors.Is(err, tablestore.ErrAppliedBackupStopped):
+		return errAppliedBackupStopped
+	case errors.Is(err, tablestore.ErrBackupStopped):
+		return errBackupStopped
 	case errors.Is(err, tablestore.ErrNoSpace):
 		return errNoSpace
 	case errors.Is(err, tablestore.ErrClosed):

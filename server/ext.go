@@ -239,10 +239,14 @@ func (q *request) writeExtJSON(status int, v any) error {
 }
 
 // decodeExtBody decodes the request body into v strictly: one JSON
-// object, no unknown members.
+// object (not null, an array or a scalar), no unknown members.
 func (q *request) decodeExtBody(v any) error {
-	if len(bytes.TrimSpace(q.body)) == 0 {
+	b := bytes.TrimSpace(q.body)
+	if len(b) == 0 {
 		return badBody("the request needs a JSON body.")
+	}
+	if b[0] != '{' {
+		return badBody("the body must be one JSON object.")
 	}
 	d := json.NewDecoder(bytes.NewReader(q.body))
 	d.DisallowUnknownFields()
@@ -275,15 +279,26 @@ type Capabilities struct {
 	MaxChangesPage int `json:"maxChangesPage"`
 	// MaxWaitSeconds is the longest long-poll wait.
 	MaxWaitSeconds int `json:"maxWaitSeconds"`
+	// KeyRangeSAS lists the endpoints a service SAS limited to a key
+	// range (spk, srk, epk, erk) may use, by the names of Features:
+	// "indexQuery" and "reverseQuery" answer for its range alone, "ttl"
+	// holds no data. The others reach the whole table (its feed, sizes,
+	// split positions, indexes' counts) and are refused with 403
+	// AuthorizationPermissionMismatch.
+	KeyRangeSAS []string `json:"keyRangeSAS"`
 }
 
 // ExtFeatures are the features the capability document lists.
 var ExtFeatures = []string{"changes", "changes-sse", "changefeed", "indexes", "indexQuery", "ttl", "deleteRange", "stats", "reverseQuery", "segments"}
 
+// extKeyRangeFeatures are the features a key-range SAS may use.
+var extKeyRangeFeatures = []string{"indexQuery", "reverseQuery", "ttl"}
+
 func (q *request) extCapabilities() error {
 	return q.writeExtJSON(http.StatusOK, Capabilities{
 		Server: "tablestore", APIVersion: extAPIVersion, Features: ExtFeatures,
 		MaxChangesPage: tablestore.MaxChangesPage, MaxWaitSeconds: int(maxChangesWait / time.Second),
+		KeyRangeSAS: extKeyRangeFeatures,
 	})
 }
 
@@ -305,6 +320,9 @@ func imagesName(m tablestore.ImageMode) string {
 }
 
 func (q *request) extGetFeed() error {
+	if err := q.refuseKeyRange(); err != nil {
+		return err // its oldest and latest positions are the whole table's
+	}
 	st, err := q.h.db.Table(q.res.table).ChangeFeed(q.r.Context())
 	if err != nil {
 		return extError(err)
@@ -329,8 +347,8 @@ func (q *request) extSetFeed() error {
 	var opts tablestore.ChangeFeedOptions
 	if in.RetentionSeconds != nil {
 		s := *in.RetentionSeconds
-		if s <= 0 || s > float64(tablestore.MaxTTLDefault/time.Second) {
-			return badBody("retentionSeconds must be a positive number of seconds (at most 100 years).")
+		if s < 1 || s > float64(tablestore.MaxTTLDefault/time.Second) {
+			return badBody("retentionSeconds must be a number of seconds from 1 to 3153600000 (100 years).")
 		}
 		opts.Retention = time.Duration(s * float64(time.Second))
 	}
@@ -377,6 +395,9 @@ func indexJSON(ix tablestore.IndexInfo) IndexJSON {
 }
 
 func (q *request) extListIndexes() error {
+	if err := q.refuseKeyRange(); err != nil {
+		return err // each index's entries and bytes are the whole table's
+	}
 	ixs, err := q.h.db.Table(q.res.table).Indexes(q.r.Context())
 	if err != nil {
 		return extError(err)
@@ -405,6 +426,9 @@ func (q *request) findIndex() (tablestore.IndexInfo, error) {
 }
 
 func (q *request) extGetIndex() error {
+	if err := q.refuseKeyRange(); err != nil {
+		return err
+	}
 	ix, err := q.findIndex()
 	if err != nil {
 		return err
@@ -464,8 +488,8 @@ func (q *request) extSetTTL() error {
 	if err := q.decodeExtBody(&in); err != nil {
 		return err
 	}
-	if in.DefaultSeconds < 0 || in.DefaultSeconds > float64(tablestore.MaxTTLDefault/time.Second) {
-		return badBody("defaultSeconds must be within 0 and 3153600000 (100 years).")
+	if in.DefaultSeconds != 0 && (in.DefaultSeconds < 1 || in.DefaultSeconds > float64(tablestore.MaxTTLDefault/time.Second)) {
+		return badBody("defaultSeconds must be 0 (no default) or a number of seconds from 1 to 3153600000 (100 years).")
 	}
 	s := tablestore.TTL{Default: time.Duration(in.DefaultSeconds * float64(time.Second)), Property: in.Property}
 	t := q.h.db.Table(q.res.table)
@@ -507,6 +531,9 @@ type StatsJSON struct {
 }
 
 func (q *request) extStats() error {
+	if err := q.refuseKeyRange(); err != nil {
+		return err
+	}
 	t := q.h.db.Table(q.res.table)
 	st, err := t.Stats(q.r.Context())
 	if err != nil {

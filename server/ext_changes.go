@@ -58,6 +58,10 @@ type ChangesPageJSON struct {
 	Cursor  string `json:"cursor"`
 	More    bool   `json:"more"`
 	Dropped bool   `json:"dropped"`
+	// End says why a long-poll was answered before its wait: EndShutdown
+	// (read again later) or a reason to authorize again
+	// (EndCredentialExpired, EndPolicyChanged, EndKeysRotated).
+	End string `json:"end,omitempty"`
 }
 
 var commitKindNames = [...]string{"single", "bulk", "rangeDelete", "dropTable", "sweep"}
@@ -184,10 +188,12 @@ func (q *request) extReadChanges() error {
 	if q.wantsEventStream() {
 		return q.streamChanges(t, p)
 	}
-	ctx := q.r.Context()
+	ctx, live := q.r.Context(), q.r.Context()
 	if p.wait > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.wait)
+		var stop, cancel context.CancelFunc
+		live, stop = q.liveContext()
+		defer stop()
+		ctx, cancel = context.WithTimeout(live, p.wait)
 		defer cancel()
 		p.query.Follow = true
 	}
@@ -202,6 +208,7 @@ func (q *request) extReadChanges() error {
 	if err != nil {
 		return err
 	}
+	out.End = endReason(live)
 	return q.writeExtJSON(http.StatusOK, out)
 }
 
@@ -213,10 +220,12 @@ func (q *request) extReadChanges() error {
 // none comes, a heartbeat comment goes out every heartbeat, with the
 // position reached as its id, so a client resuming with Last-Event-ID
 // never reads a change twice or misses one. The stream ends after the
-// table's drop change, when the client goes away, or when the server
-// shuts down.
+// table's drop change, when the client goes away, or, with a final
+// "end" event naming the reason, when the server shuts down or the
+// credential stops being valid (ext_live.go).
 func (q *request) streamChanges(t *tablestore.Table, p changesParams) error {
-	ctx := q.r.Context()
+	ctx, stop := q.liveContext()
+	defer stop()
 	page, err := t.ReadChanges(ctx, p.query, p.limit)
 	if err != nil {
 		return extError(err)
@@ -262,12 +271,22 @@ func (q *request) streamChanges(t *tablestore.Table, p changesParams) error {
 			cancel()
 		}
 		if ctx.Err() != nil {
+			if why := endReason(ctx); why != "" {
+				q.streamEnd(rc, p.query.From.String(), why)
+			}
 			return nil
 		}
 		if err != nil {
 			return q.streamError(rc, err)
 		}
 	}
+}
+
+// streamEnd ends an event stream with an "end" event whose id is the
+// position reached and whose data names the reason, {"reason":"..."}.
+func (q *request) streamEnd(rc *http.ResponseController, cursor, why string) {
+	b := []byte("id: " + cursor + "\nevent: end\ndata: {\"reason\":\"" + why + "\"}\n\n")
+	q.streamWrite(rc, b, defaultHeartbeat)
 }
 
 // streamWrite writes one chunk of the event stream and flushes it; the

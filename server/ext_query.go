@@ -93,6 +93,9 @@ type SplitJSON struct {
 }
 
 func (q *request) extSegments() error {
+	if err := q.refuseKeyRange(); err != nil {
+		return err // the split positions are keys of every partition
+	}
 	n, err := strconv.Atoi(q.res.query.Get("n"))
 	if err != nil {
 		return badParam("n, the number of segments, is an integer.")

@@ -7,9 +7,11 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +48,10 @@ var extRoutes = []extRoute{
 	{"delete range", "DELETE", "/$tablestore/tables/things/partition?pk=p", "", "keyspace"},
 }
 
+// keyRangeRoutes are the routes a SAS limited to a key range may use;
+// the capability document lists them (TestExtCapabilitiesKeyRange).
+var keyRangeRoutes = map[string]bool{"get TTL": true, "index-order query": true, "reverse query": true}
+
 // extFixture is a store with table things: a feed (new images), an
 // index ByN, one entity; fingerprint summarizes what the admin and
 // keyspace routes change.
@@ -65,6 +71,10 @@ func extFixture(t *testing.T) *tablestore.DB {
 		t.Fatal(err)
 	}
 	if err := tb.Insert(ctx, &tablestore.Entity{PartitionKey: "p", RowKey: "1", Properties: map[string]any{"N": int32(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	// Outside the key range (a to q) of the matrix's ranged SAS.
+	if err := tb.Insert(ctx, &tablestore.Entity{PartitionKey: "z", RowKey: "9", Properties: map[string]any{"N": int32(9)}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := tb.CreateIndex(ctx, tablestore.IndexSpec{Name: "ByN", Properties: []string{"N"}}); err != nil {
@@ -145,7 +155,7 @@ func TestExtAuthorizationMatrix(t *testing.T) {
 		{serviceSASCred("aud"), "caps keyspace"},
 		{serviceSASCred("a"), "caps"},
 		{otherTableSAS, "caps"},
-		{rangedSAS, "caps readmeta"},
+		{rangedSAS, "caps ranged"},
 		{accountSASCred("r"), "caps read"},
 		{accountSASCred("rl"), "caps read"},
 		{accountSASCred("w"), "caps admin"},
@@ -194,6 +204,7 @@ func TestExtAuthorizationMatrix(t *testing.T) {
 			})
 		}
 	}
+	t.Run("streams end with their credential", testLiveCredentials)
 }
 
 // cancelOnWrite cancels the request once the handler writes.
@@ -212,15 +223,22 @@ func checkExtAnswer(t *testing.T, allowed string, rt extRoute, w *httptest.Respo
 	classes := strings.Fields(allowed)
 	ok := false
 	for _, c := range classes {
-		// readmeta: the table's settings and sizes, not its data (the
-		// feed): a SAS limited to a key range reads those only.
-		ok = ok || c == rt.class || c == "readmeta" && rt.class == "read" && !strings.Contains(rt.path, "/changes")
+		// ranged: a SAS limited to a key range reads what answers for
+		// its range alone, or holds no data; never what reaches the
+		// whole table (the feed, sizes, split keys, index counts).
+		ok = ok || c == rt.class || c == "ranged" && keyRangeRoutes[rt.name]
 	}
 	if ok {
 		if w.Code >= 300 {
 			t.Fatalf("allowed, answered %d %s", w.Code, w.Body)
 		}
+		if slices.Contains(classes, "ranged") && strings.Contains(w.Body.String(), `"z"`) {
+			t.Fatalf("a key-range SAS read a key outside its range: %s", w.Body)
+		}
 		return
+	}
+	if slices.Contains(classes, "ranged") && rt.class == "read" && !strings.Contains(w.Body.String(), "AuthorizationPermissionMismatch") {
+		t.Fatalf("a key-range SAS refused without AuthorizationPermissionMismatch: %s", w.Body)
 	}
 	if w.Code != http.StatusForbidden {
 		t.Fatalf("refused expected, answered %d %s", w.Code, w.Body)
@@ -278,5 +296,36 @@ func TestExtAccountIsolation(t *testing.T) {
 	signAs(r, "alpha", keyA)
 	if w := serve(h, r); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"op":"insert"`) {
 		t.Fatalf("A's own feed: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestExtCapabilitiesKeyRange checks the capability document lists
+// the endpoints a key-range SAS may use, as the matrix allows them.
+func TestExtCapabilitiesKeyRange(t *testing.T) {
+	h, err := New(extFixture(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "http://127.0.0.1:10002/"+DevAccount+"/$tablestore", nil)
+	w := serve(h, r)
+	var c Capabilities
+	if err := json.Unmarshal(w.Body.Bytes(), &c); err != nil || w.Code != 200 {
+		t.Fatalf("%d %s: %v", w.Code, w.Body, err)
+	}
+	byFeature := map[string]string{"indexQuery": "index-order query", "reverseQuery": "reverse query", "ttl": "get TTL"}
+	var listed []string
+	for _, f := range c.KeyRangeSAS {
+		if !slices.Contains(c.Features, f) {
+			t.Fatalf("keyRangeSAS names %q, not a feature", f)
+		}
+		listed = append(listed, byFeature[f])
+	}
+	for name := range keyRangeRoutes {
+		if !slices.Contains(listed, name) {
+			t.Fatalf("%s is allowed to a key-range SAS but not listed: %v", name, c.KeyRangeSAS)
+		}
+	}
+	if len(listed) != len(keyRangeRoutes) {
+		t.Fatalf("keyRangeSAS %v, the matrix allows %v", c.KeyRangeSAS, keyRangeRoutes)
 	}
 }

@@ -20,19 +20,25 @@ type Memory struct {
 // that h serves, h being a handler New or NewAccounts returned; nil when h
 // is neither or serves no such account.
 func AccountMemory(h http.Handler, account string) *Memory {
-	var a *handler
-	switch h := h.(type) {
-	case *handler:
-		if h.account == account {
-			a = h
-		}
-	case *multiAccount:
-		a = h.byName[account]
-	}
+	a := accountHandler(h, account)
 	if a == nil {
 		return nil
 	}
 	return &Memory{b: a.mem, wait: a.wait}
+}
+
+// accountHandler is the handler of account in h, a handler New or
+// NewAccounts returned; nil when h is neither or serves no such account.
+func accountHandler(h http.Handler, account string) *handler {
+	switch h := h.(type) {
+	case *handler:
+		if h.account == account {
+			return h
+		}
+	case *multiAccount:
+		return h.byName[account]
+	}
+	return nil
 }
 
 // Reserve reserves n bytes, waiting up to Options.QueueWait for them, as a

@@ -20,6 +20,12 @@ type sasGrant struct {
 	// Service SAS key range, inclusive; has* says which bounds are set.
 	spk, srk, epk, erk             string
 	hasSPK, hasSRK, hasEPK, hasERK bool
+	// What a stream rechecks while it runs (ext_live.go): the signed
+	// text, the expiry, the stored access policy named (si) as it was.
+	signed signature
+	end    time.Time
+	si     string
+	policy tablestore.AccessPolicy
 }
 
 // sasTimeLayouts are the ISO 8601 forms accepted for st and se.
@@ -124,7 +130,8 @@ func (h *handler) checkAccountSAS(res resource, sig string) (*sasGrant, error) {
 	if v.Get("sv") >= "2020-12-06" {
 		lines = append(lines, v.Get("ses"))
 	}
-	if !h.verify(strings.Join(lines, "\n")+"\n", sig) {
+	signed := signature{strings.Join(lines, "\n") + "\n", sig}
+	if !h.verify(signed.text, sig) {
 		return nil, sasFailed("the signature does not match.")
 	}
 	if err := checkTimes(h.now(), v.Get("st"), v.Get("se")); err != nil {
@@ -133,7 +140,8 @@ func (h *handler) checkAccountSAS(res resource, sig string) (*sasGrant, error) {
 	if !strings.Contains(ss, "t") {
 		return nil, apiError(http.StatusForbidden, edm.CodeAuthorizationServiceMismatch, "This request is not authorized to perform this operation using this service.")
 	}
-	return &sasGrant{account: true, perms: sp, srt: srt}, nil
+	end, _ := parseSASTime(v.Get("se"))
+	return &sasGrant{account: true, perms: sp, srt: srt, signed: signed, end: end}, nil
 }
 
 func (h *handler) checkServiceSAS(r *http.Request, res resource, sig string) (*sasGrant, error) {
@@ -149,6 +157,7 @@ func (h *handler) checkServiceSAS(r *http.Request, res resource, sig string) (*s
 	if !h.verify(toSign, sig) {
 		return nil, sasFailed("the signature does not match.")
 	}
+	var policy tablestore.AccessPolicy
 	if si := v.Get("si"); si != "" {
 		pols, err := h.db.Table(tn).AccessPolicies(r.Context())
 		if err != nil && tablestore.ErrorCode(err) != edm.CodeTableNotFound {
@@ -163,6 +172,7 @@ func (h *handler) checkServiceSAS(r *http.Request, res resource, sig string) (*s
 		if found == nil {
 			return nil, sasFailed("the stored access policy named by si does not exist.")
 		}
+		policy = *found
 		both := apiError(http.StatusBadRequest, edm.CodeInvalidQueryParameterValue, "A field of the access policy is given both in the stored policy and in the signature.")
 		if found.Permission != "" {
 			if sp != "" {
@@ -189,7 +199,8 @@ func (h *handler) checkServiceSAS(r *http.Request, res resource, sig string) (*s
 	if err := checkTimes(h.now(), st, se); err != nil {
 		return nil, err
 	}
-	g := &sasGrant{perms: sp, table: strings.ToLower(tn)}
+	end, _ := parseSASTime(se)
+	g := &sasGrant{perms: sp, table: strings.ToLower(tn), signed: signature{toSign, sig}, end: end, si: v.Get("si"), policy: policy}
 	g.spk, g.hasSPK = v.Get("spk"), v.Has("spk")
 	g.srk, g.hasSRK = v.Get("srk"), v.Has("srk")
 	g.epk, g.hasEPK = v.Get("epk"), v.Has("epk")

@@ -41,7 +41,6 @@ package server
 
 import (
 	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -235,7 +234,7 @@ func RecommendedMemoryLimit(opts *Options) int64 {
 type handler struct {
 	db      *tablestore.DB
 	account string
-	keys    [][]byte
+	keys    atomic.Pointer[[][]byte] // SetKeys replaces them
 	anon    bool
 	log     *slog.Logger
 	work    slots // operations running
@@ -248,6 +247,10 @@ type handler struct {
 	minRate int
 	grace   time.Duration
 	now     func() time.Time // Options.Now
+	// closing is closed when the server shuts down: streams and
+	// long-polls end (ext_live.go).
+	closing   chan struct{}
+	closeOnce sync.Once
 
 	propsMu sync.Mutex
 	props   []byte // the service properties document; nil: the defaults
@@ -312,6 +315,7 @@ func New(db *tablestore.DB, opts *Options) (http.Handler, error) {
 		minRate: o.MinBodyRate,
 		grace:   o.BodyGracePeriod,
 		now:     o.Now,
+		closing: make(chan struct{}),
 	}
 	if h.now == nil {
 		h.now = time.Now
@@ -319,12 +323,8 @@ func New(db *tablestore.DB, opts *Options) (http.Handler, error) {
 	if o.Cosmos != nil {
 		h.cosmos = newCosmosState(o.Cosmos, h.now)
 	}
-	for _, k := range o.Keys {
-		key, err := base64.StdEncoding.DecodeString(k)
-		if err != nil || len(key) == 0 {
-			return nil, fmt.Errorf("tablestore: server: account key is not base64")
-		}
-		h.keys = append(h.keys, key)
+	if err := h.setKeys(o.Keys); err != nil {
+		return nil, err
 	}
 	if err := h.initOps(&o); err != nil {
 		return nil, err
@@ -352,13 +352,13 @@ func validAccount(s string) bool {
 // limit is lower, answers oversized headers with Azure's error body.
 // Start it with Serve(NewListener(ln)), which also gives Azure's body to
 // headers beyond the wire limit, or ListenAndServe; stop it with
-// Shutdown.
+// Shutdown, which ends h's event streams and long-polls (EndStreams).
 //
 // ReadTimeout bounds the request line, headers and a body the handler
 // does not read; the handler reads bodies at MinBodyRate, with deadlines
 // of its own.
 func NewHTTPServer(addr string, h http.Handler) *http.Server {
-	return &http.Server{
+	srv := &http.Server{
 		Addr:              addr,
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -367,6 +367,8 @@ func NewHTTPServer(addr string, h http.Handler) *http.Server {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    wireHeaderBytes,
 	}
+	srv.RegisterOnShutdown(func() { EndStreams(h) })
+	return srv
 }
 
 // wireHeaderBytes is NewHTTPServer's MaxHeaderBytes.
@@ -381,7 +383,10 @@ type request struct {
 	start time.Time
 	res   resource
 	sas   *sasGrant // nil unless authorised by a shared access signature
-	xml   bool      // errors are written as XML (ACL, service operations)
+	// signed is what the account key signed (SharedKey or a SAS), which a
+	// stream verifies again while it runs (ext_live.go).
+	signed signature
+	xml    bool // errors are written as XML (ACL, service operations)
 	// body is the request body, read by receiveBody before the operation
 	// runs; bodyDone says it was read whole (or there was none).
 	body     []byte

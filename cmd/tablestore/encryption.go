@@ -50,7 +50,10 @@ func declareEncryptionFlags(fs *flag.FlagSet) keyFlags {
 // variable names ($TABLESTORE_ENCRYPTION_KEY_FILE for
 // --encryption-key-file), else from the environment variable env, which
 // holds the key itself; nil when none is set. flagName names the flag.
-func loadKey(file, flagName, env string) ([]byte, error) {
+//
+// A key file others may write is refused; one others may read draws a
+// warning on warn.
+func loadKey(file, flagName, env string, warn io.Writer) ([]byte, error) {
 	var text []byte
 	from := ""
 	if file == "" {
@@ -61,6 +64,9 @@ func loadKey(file, flagName, env string) ([]byte, error) {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			return nil, fmt.Errorf("--%s: %w", flagName, err)
+		}
+		if err := checkKeyFileMode(file, flagName, warn); err != nil {
+			return nil, err
 		}
 		text, from = b, "--"+flagName+" "+file
 	case os.Getenv(env) != "":
@@ -75,14 +81,30 @@ func loadKey(file, flagName, env string) ([]byte, error) {
 	return key, nil
 }
 
+// checkKeyFileMode refuses a key file that its group or others may
+// write, and warns on warn about one they may read.
+func checkKeyFileMode(file, flagName string, warn io.Writer) error {
+	fi, err := os.Stat(file)
+	if err != nil {
+		return fmt.Errorf("--%s: %w", flagName, err)
+	}
+	switch mode := fi.Mode().Perm(); {
+	case mode&0o022 != 0:
+		return fmt.Errorf("--%s %s: the key file is writable by its group or others (mode %04o), so anyone could replace the key; make it private: chmod 600 %s", flagName, file, mode, file)
+	case mode&0o044 != 0:
+		fmt.Fprintf(warn, "tablestore: warning: --%s %s: the key file is readable by its group or others (mode %04o); make it private: chmod 600 %s\n", flagName, file, mode, file)
+	}
+	return nil
+}
+
 // loadEncryption sets storeEncryption from the flags' values and the
-// environment.
-func loadEncryption(f keyFlags) error {
-	key, err := loadKey(*f.key, encryptionKeyFlag, encryptionKeyEnv)
+// environment; warnings go to warn.
+func loadEncryption(f keyFlags, warn io.Writer) error {
+	key, err := loadKey(*f.key, encryptionKeyFlag, encryptionKeyEnv, warn)
 	if err != nil {
 		return err
 	}
-	old, err := loadKey(*f.old, oldEncryptionKeyFlag, oldEncryptionKeyEnv)
+	old, err := loadKey(*f.old, oldEncryptionKeyFlag, oldEncryptionKeyEnv, warn)
 	if err != nil {
 		return err
 	}
@@ -165,7 +187,11 @@ func rekeyCommand() *command {
 		help: `rekey rewraps the data key of every file of an encrypted local store under
 the key of --encryption-key-file (or $TABLESTORE_ENCRYPTION_KEY); the
 previous key comes from --old-encryption-key-file (or
-$TABLESTORE_OLD_ENCRYPTION_KEY). Each file's header is rewritten in place,
+$TABLESTORE_OLD_ENCRYPTION_KEY), and so is every file of the store's
+continuous backup: the directory --continuous-backup names, or else the
+one the store last kept (the store records it). If a file of the backup
+cannot be read under the keys given, rekey fails before it rotates
+anything, naming it. Each file's header is rewritten in place,
 a crash-safe half at a time; the file contents stay as they are. Afterwards
 the store opens with the new key alone. This command opens the store
 itself, so it must not be open in another process; serve given both keys
@@ -181,6 +207,7 @@ It reports the files rewritten and the rate.`,
 		flags: func(fs *flag.FlagSet, io *stdio) func(context.Context, []string) error {
 			store := storeFlag(fs)
 			rewrite := fs.Bool("rewrite", false, "re-encrypt every file under a fresh data key, instead of rewrapping the data keys")
+			backup := fs.String("continuous-backup", "", "the store's continuous backup directory, rotated too (default: the one the store last kept, found through the store)")
 			return func(ctx context.Context, args []string) error {
 				if len(args) > 0 {
 					return usagef("rekey takes no arguments")
@@ -195,13 +222,21 @@ It reports the files rewritten and the rate.`,
 				if enc == nil {
 					return usagef("rekey needs the new key: give --%s FILE or set $%s", encryptionKeyFlag, encryptionKeyEnv)
 				}
-				db, err := openStore(*store, nil)
+				var opts *tablestore.Options
+				if *backup != "" {
+					opts = &tablestore.Options{ContinuousBackup: &tablestore.ContinuousBackup{Dir: *backup}}
+				}
+				db, err := openStore(*store, opts)
 				if err != nil {
 					return err
 				}
 				start := time.Now()
 				n, err := db.Rekey(ctx, &tablestore.RekeyOptions{Rewrite: *rewrite})
 				elapsed := time.Since(start)
+				what := "the store " + *store
+				if bdir, berr := db.ContinuousBackupDir(); berr == nil && bdir != "" {
+					what += " and its continuous backup " + bdir
+				}
 				if cerr := db.Close(); err == nil {
 					err = cerr
 				}
@@ -209,11 +244,11 @@ It reports the files rewritten and the rate.`,
 					return err
 				}
 				if !*rewrite {
-					fmt.Fprintf(io.stdout, "rekey: %d files rewrapped under key %s\n", n, tablestore.EncryptionKeyID(enc.Key))
+					fmt.Fprintf(io.stdout, "rekey: %d files of %s rewrapped under key %s\n", n, what, tablestore.EncryptionKeyID(enc.Key))
 					return nil
 				}
 				size := dirSize(*store)
-				fmt.Fprintf(io.stdout, "rekey: %d files re-encrypted under key %s in %s (%.1f MB/s)\n", n, tablestore.EncryptionKeyID(enc.Key), elapsed.Round(time.Millisecond), float64(size)/1e6/max(elapsed.Seconds(), 1e-3))
+				fmt.Fprintf(io.stdout, "rekey: %d files of %s re-encrypted under key %s in %s (%.1f MB/s)\n", n, what, tablestore.EncryptionKeyID(enc.Key), elapsed.Round(time.Millisecond), float64(size)/1e6/max(elapsed.Seconds(), 1e-3))
 				return nil
 			}
 		},

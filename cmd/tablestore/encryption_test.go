@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -23,7 +24,90 @@ import (
 func keyFile(t *testing.T, dir, name string, b byte) (path string, key []byte) {
 	t.Helper()
 	key = bytes.Repeat([]byte{b}, 32)
-	return writeFile(t, dir, name, base64.StdEncoding.EncodeToString(key)+"\n"), key
+	path = writeFile(t, dir, name, base64.StdEncoding.EncodeToString(key)+"\n")
+	require.NoError(t, os.Chmod(path, 0o600))
+	return path, key
+}
+
+// TestKeyFileModes: a key file others may write is refused, one they may
+// read draws a warning.
+func TestKeyFileModes(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	k, _ := keyFile(t, dir, "k", 1)
+	r := ok(t, "tables", "--store", store, "--encryption-key-file", k, "create", "Tab")
+	require.NotContains(t, r.stderr, "warning")
+	require.NoError(t, os.Chmod(k, 0o640))
+	r = ok(t, "tables", "--store", store, "--encryption-key-file", k, "list")
+	require.Contains(t, r.stderr, "warning: --encryption-key-file "+k+": the key file is readable by its group or others (mode 0640)")
+	require.NoError(t, os.Chmod(k, 0o666))
+	r = cli(t, "tables", "--store", store, "--encryption-key-file", k, "list")
+	require.Equal(t, exitFail, r.code)
+	require.Contains(t, r.stderr, "writable by its group or others (mode 0666)")
+}
+
+// TestRekeyRotatesContinuousBackup: rekey and rekey --rewrite on a closed
+// store rotate its continuous backup too, found through the store, and
+// say so; afterwards the store and its backup open with the new key
+// alone and not with the old one. A backup file no key given opens
+// fails the command before it rotates anything.
+func TestRekeyRotatesContinuousBackup(t *testing.T) {
+	for _, rewrite := range []bool{false, true} {
+		t.Run(fmt.Sprint("rewrite=", rewrite), func(t *testing.T) {
+			dir := t.TempDir()
+			store, bdir := filepath.Join(dir, "store"), filepath.Join(dir, "backup")
+			k1, key1 := keyFile(t, dir, "k1", 1)
+			k2, key2 := keyFile(t, dir, "k2", 2)
+			_, key3 := keyFile(t, dir, "k3", 3)
+			open := func(key []byte) (*tablestore.DB, error) {
+				return tablestore.Open(store, &tablestore.Options{Encryption: &tablestore.Encryption{Key: key},
+					ContinuousBackup: &tablestore.ContinuousBackup{Dir: bdir}})
+			}
+			db, err := open(key1)
+			require.NoError(t, err)
+			tb, err := db.CreateTable(context.Background(), "Secrets")
+			require.NoError(t, err)
+			require.NoError(t, tb.Insert(context.Background(), &tablestore.Entity{PartitionKey: "p", RowKey: "1"}))
+			require.NoError(t, db.Close())
+
+			// A backup file under a key not given: nothing is changed.
+			stray := filepath.Join(bdir, "seg-99999999999999999999.log")
+			sdb, err := tablestore.Open(filepath.Join(dir, "other"), &tablestore.Options{Encryption: &tablestore.Encryption{Key: key3},
+				ContinuousBackup: &tablestore.ContinuousBackup{Dir: filepath.Join(dir, "otherbackup")}})
+			require.NoError(t, err)
+			require.NoError(t, sdb.Close())
+			segs, err := filepath.Glob(filepath.Join(dir, "otherbackup", "seg-*.log"))
+			require.NoError(t, err)
+			require.NotEmpty(t, segs)
+			data, err := os.ReadFile(segs[0])
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(stray, data, 0o600))
+			args := []string{"rekey", "--store", store, "--encryption-key-file", k2, "--old-encryption-key-file", k1}
+			if rewrite {
+				args = append(args, "--rewrite")
+			}
+			r := cli(t, args...)
+			require.Equal(t, exitFail, r.code, "stdout: %s", r.stdout)
+			require.Contains(t, r.stderr, stray)
+			require.Contains(t, r.stderr, "nothing was changed")
+			require.NoError(t, os.Remove(stray))
+			ok(t, "backups", "list", bdir, "--encryption-key-file", k1) // not rotated
+
+			r = ok(t, args...)
+			require.Contains(t, r.stdout, "its continuous backup "+bdir)
+			require.Contains(t, r.stdout, "under key "+tablestore.EncryptionKeyID(key2))
+			db, err = open(key2)
+			require.NoError(t, err, "the new key alone opens the store and its backup")
+			require.NoError(t, db.Close())
+			ok(t, "backups", "list", bdir, "--encryption-key-file", k2)
+			r = cli(t, "backups", "list", bdir, "--encryption-key-file", k1)
+			require.Equal(t, exitFail, r.code)
+			require.Contains(t, r.stderr, "another key was given")
+			require.Contains(t, r.stderr, tablestore.EncryptionKeyID(key1))
+			_, err = open(key1)
+			require.ErrorIs(t, err, tablestore.ErrEncryptionKey)
+		})
+	}
 }
 
 // noMarker fails if a file under dir holds marker.

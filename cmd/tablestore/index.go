@@ -200,7 +200,7 @@ func listIndexes(ctx context.Context, io *stdio, db *tablestore.DB, tables []str
 			r.State, buildProgress(r), "~" + count(r.EstimatedEntries), "~" + size(r.EstimatedBytes)})
 	}
 	writeAligned(out, cells)
-	fmt.Fprintln(out, "~ estimated from data-file metadata; the newest writes, still in memory, are not counted")
+	fmt.Fprintln(out, statsFootnote)
 	return nil
 }
 

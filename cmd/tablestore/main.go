@@ -137,7 +137,7 @@ func run(ctx context.Context, args []string, io *stdio) int {
 		return exitUsage
 	}
 	if keys != nil {
-		err = loadEncryption(*keys)
+		err = loadEncryption(*keys, io.stderr)
 		defer storeEncryption.Store(nil)
 	}
 	if err == nil {

@@ -366,3 +366,64 @@ func inFlight(adminAddr string) int {
 	n, _ := strconv.Atoi(string(m[1]))
 	return n
 }
+
+// TestServeShutdownEndsStreams checks that SIGTERM ends an open change
+// feed stream and a long-poll at once, the stream with its final end
+// event naming the shutdown, and that serve then exits 0 well within its
+// shutdown timeout.
+func TestServeShutdownEndsStreams(t *testing.T) {
+	cmd, base, lines := startServeBin(t, "--in-memory", "--anonymous", "--shutdown-timeout", "20s")
+	do := func(method, path, body string) *http.Response {
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json;odata=nometadata")
+		resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
+		require.NoError(t, err)
+		return resp
+	}
+	resp := do("POST", "/Tables", `{"TableName":"Feed"}`)
+	resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	resp = do("PUT", "/$tablestore/tables/Feed/changefeed", `{}`)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	req, err := http.NewRequest("GET", base+"/$tablestore/tables/Feed/changes?from=now&heartbeat=10", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	stream, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer stream.Body.Close()
+	sc := bufio.NewScanner(stream.Body)
+	require.True(t, sc.Scan(), "the stream's first heartbeat")
+	poll := make(chan *http.Response, 1)
+	go func() {
+		r, err := http.Get(base + "/$tablestore/tables/Feed/changes?from=now&wait=60")
+		if err != nil {
+			r = nil
+		}
+		poll <- r
+	}()
+	time.Sleep(200 * time.Millisecond) // the long-poll reaches the server
+
+	start := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	var events []string
+	for sc.Scan() {
+		events = append(events, sc.Text())
+	}
+	require.Contains(t, strings.Join(events, "\n"), "event: end\ndata: {\"reason\":\"shutdown\"}")
+	if r := <-poll; r != nil {
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		require.Contains(t, string(b), `"end":"shutdown"`)
+	}
+	var log []string
+	for l := range lines {
+		log = append(log, l)
+	}
+	require.NoError(t, cmd.Wait(), strings.Join(log, "\n"))
+	require.Less(t, time.Since(start), 5*time.Second, "serve waited on the streams")
+	require.Contains(t, strings.Join(log, "\n"), "serve: stopped; closing the store")
+}

@@ -19,8 +19,9 @@ func statsCommand() *command {
 		summary: "estimate entities and bytes per table",
 		help: `stats prints, for each named table (every table without names), an estimate
 of its entities and of the disk space its data takes, in bounded time
-whatever the table's size: up to 20,000 entities are counted, the rest
-estimated from the disk usage of the table's key range. Estimates are
+whatever the table's size: up to 20,000 entities are counted; past that,
+the table's disk usage is scaled by the entities per byte of runs of
+entities counted at 8 places spread over it. Estimates are
 marked with "~"; the newest writes, still in memory, are counted among
 the entities but not in the bytes (the output says so when there are
 any). Under each table, one line per
@@ -122,9 +123,12 @@ tablestore stats --store data People --exact`,
 						}
 					}
 					writeAligned(out, cells)
-					fmt.Fprintln(out, "~ estimated from data-file metadata, without reading the tables")
+					fmt.Fprintln(out, statsFootnote)
 				}
-				if unflushed {
+				if err := out.Flush(); err != nil {
+					return err
+				}
+				if unflushed { // after the table, which it is about
 					fmt.Fprintln(io.stderr, "stats: the newest writes are still in memory and not in the byte estimates")
 				}
 				return nil
@@ -132,6 +136,9 @@ tablestore stats --store data People --exact`,
 		},
 	}
 }
+
+// statsFootnote says how stats' estimates are made.
+const statsFootnote = "~ estimated: up to 20,000 counted, the rest from disk usage at the density of runs counted in 8 places"
 
 // countEntities counts a table's entities by reading them all.
 func countEntities(ctx context.Context, t *tablestore.Table) (int64, error) {

@@ -219,7 +219,7 @@ func decodeHeader(h []byte, keys KeyProvider, path string) (fileKeys, error) {
 					firstErr = err
 				}
 			} else if keyErr == nil {
-				keyErr = &driver.EncryptionKeyError{KeyID: s.keyID, File: path, Err: providerErr(err)}
+				keyErr = &driver.EncryptionKeyError{KeyID: s.keyID, File: path, Given: keys.CurrentKeyID(), Err: providerErr(err)}
 			}
 			continue
 		}

@@ -26,13 +26,21 @@ package engine
 // the commit returns, but synced by a background syncer within about
 // backupLazySyncDelay, so the commit waits for one disk sync, the
 // store's own. A power loss may then drop the last records of commits
-// the store kept. So in this mode each batch also sets the store's
-// backup position (backupPositionKey: the seq and time of the record
-// it is written as), durable with the batch itself. At Open, a
-// position past the directory's last whole record is a hole: its
-// records are gone, the new base's BASE file says so (its Gap), record
-// numbers go on after the position, and the window excludes the hole's
-// times (see BackupWindow.Holes).
+// the store kept.
+//
+// The store's position: every batch also sets the store's backup
+// position (backupPositionKey: the seq and time of the record it is
+// written as), durable with the batch itself. At Open, a position past
+// the directory's last whole record is a hole (a power loss in
+// background sync mode, a kill -9 with commits in flight, a failed log
+// write): its records are gone, the new base's BASE file says so (its
+// Gap), record numbers go on after the position, and the window
+// excludes the hole's times (see BackupWindow.Holes). Commit records
+// past the position are commits the store lost: Open cuts them off
+// (cutUncommitted).
+//
+// A failed write of the log stops it (stopLog): nothing is written
+// after the failure point, so the next Open finds the log's end there.
 //
 // Directory layout (DIR is the backup directory):
 //
@@ -99,6 +107,10 @@ type BackupOptions struct {
 	// BackgroundSync: a synced commit waits for its record's write but
 	// not its sync (see the package comment on background sync).
 	BackgroundSync bool
+	// FS, if set, is what the log's segments and the BASE files are
+	// written through instead of the OS's files (tests give one that
+	// fails its writes); it must reach the same files.
+	FS vfs.FS
 }
 
 // backupLazySyncDelay is how long the background syncer lets records
@@ -111,6 +123,99 @@ const backupPositionTag = 'B'
 
 func backupPositionKey() []byte {
 	return append(keys.TablePrefix(nil, keys.MetaTableID), backupPositionTag)
+}
+
+// backupDirTag keys, in the meta table, the absolute paths of the
+// store's directory and of its continuous backup's, a line each, so that
+// Rekey finds the backup when the store is opened without it. A copy
+// of the store elsewhere (a checkpoint) does not take it for its own,
+// and a restore drops it.
+const backupDirTag = 'D'
+
+func backupDirKey() []byte {
+	return append(keys.TablePrefix(nil, keys.MetaTableID), backupDirTag)
+}
+
+// BackupDir returns the directory of the store's continuous backup: the
+// one it keeps, else the one it last kept; "" for none.
+func (db *Engine) BackupDir() (string, error) {
+	release, err := db.enter(context.Background())
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	return db.backupDir()
+}
+
+func (db *Engine) backupDir() (string, error) {
+	if db.backup != nil {
+		return filepath.Abs(db.backup.opts.Dir)
+	}
+	v, closer, err := db.pdb.Get(backupDirKey())
+	if errors.Is(err, pebble.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("tablestore: read the continuous backup's directory: %w", err)
+	}
+	defer closer.Close()
+	store, dir, ok := strings.Cut(string(v), "\n")
+	if here, err := filepath.Abs(db.dir); !ok || err != nil || here != store {
+		return "", nil
+	}
+	return dir, nil
+}
+
+// backupUnbackedTag keys, in the meta table, a mark that the store was
+// opened without the continuous backup it keeps (backupDirTag): it may
+// have changed unseen, so the next Open with the backup takes a base.
+const backupUnbackedTag = 'U'
+
+func backupUnbackedKey() []byte {
+	return append(keys.TablePrefix(nil, keys.MetaTableID), backupUnbackedTag)
+}
+
+// markUnbacked sets the unbacked mark when the store has kept a backup
+// but is opened without it.
+func (db *Engine) markUnbacked() error {
+	// The key, wherever the store was then: a store moved since is
+	// still one that kept a backup.
+	kept, err := db.hasKey(backupDirKey())
+	if err != nil || !kept {
+		return err
+	}
+	if marked, err := db.hasKey(backupUnbackedKey()); err != nil || marked {
+		return err
+	}
+	return db.setKey(backupUnbackedKey(), nil, pebble.Sync)
+}
+
+func (db *Engine) hasKey(key []byte) (bool, error) {
+	_, closer, err := db.pdb.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, closer.Close()
+}
+
+// recordBackupDir records the backup's directory in the store unless it
+// is recorded already.
+func (db *Engine) recordBackupDir(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("tablestore: continuous backup: %w", err)
+	}
+	if cur, err := db.backupDir(); err != nil || cur == abs {
+		return err
+	}
+	store, err := filepath.Abs(db.dir)
+	if err != nil {
+		return fmt.Errorf("tablestore: continuous backup: %w", err)
+	}
+	return db.setKey(backupDirKey(), []byte(store+"\n"+abs), pebble.Sync)
 }
 
 const (
@@ -154,6 +259,7 @@ type backupLog struct {
 	rotate   bool  // start a new segment at the next flush
 	err      error // the first write error; the log stops
 	f        vfs.File
+	fpath    string
 	fsize    int64 // the end of the records written
 	zeroEnd  int64 // the end of the file, zeros past fsize
 
@@ -199,6 +305,12 @@ func (db *Engine) appendRecord(repr []byte, at int64) uint64 {
 	binary.BigEndian.PutUint64(head[16:], uint64(db.clock.durableCeiling()))
 	crc := crc32.Update(crc32.Checksum(head[:], backupCRC), backupCRC, repr)
 	l.mu.Lock()
+	if l.err != nil {
+		// The log stopped at its failure point: nothing is written
+		// after it.
+		l.mu.Unlock()
+		return l.seq
+	}
 	if l.bufFirst == 0 {
 		l.bufFirst = l.seq
 	}
@@ -256,7 +368,7 @@ func (db *Engine) applyBatch(b *pebble.Batch, cb *changeBatch, opts *pebble.Writ
 		c.seq = last
 	}
 	var at int64
-	if l != nil && l.opts.BackgroundSync {
+	if l != nil {
 		// The store keeps, with the batch, the record it becomes.
 		at = db.nextRecordTime()
 		var pos [16]byte
@@ -294,13 +406,14 @@ func (db *Engine) applyBatch(b *pebble.Batch, cb *changeBatch, opts *pebble.Writ
 			return err
 		}
 		if berr != nil {
-			return berr
+			err = berr
 		}
 	}
+	// The feed shows every applied commit, backed up or not.
 	if last > 0 {
 		c.publish(last)
 	}
-	return nil
+	return err
 }
 
 // commitBatch commits a batch that writes no feed records.
@@ -324,8 +437,9 @@ func (db *Engine) deleteKey(key []byte, opts *pebble.WriteOptions) error {
 }
 
 // backupSync returns once record seq is written and synced. A write
-// error faults the store: the commit is applied, but its backup is not,
-// and no later write can be acknowledged either.
+// error stops the log and faults the store: the commit is applied, but
+// its backup is not (driver.ErrAppliedBackupStopped), and later writes
+// are refused (driver.ErrBackupStopped) until the store is reopened.
 func (db *Engine) backupSync(seq uint64) error { return db.backupWrite(seq, true) }
 
 // backupWrite returns once record seq is written, and synced if sync.
@@ -341,9 +455,20 @@ func (db *Engine) backupWrite(seq uint64, sync bool) error {
 		l.flushLocked(db, sync)
 	}
 	if l.err != nil {
-		return fmt.Errorf("tablestore: the write is applied, but continuous backup failed: %w", l.err)
+		return fmt.Errorf("%w: writing into %q failed: %w", driver.ErrAppliedBackupStopped, l.opts.Dir, l.err)
 	}
 	return nil
+}
+
+// stopLog records err as the log's failure: nothing more is written,
+// and the store refuses writes until it is reopened.
+// REQUIRES: l.mu held.
+func (l *backupLog) stopLog(db *Engine, err error) {
+	if l.err != nil {
+		return
+	}
+	l.err = err
+	db.setFault(fmt.Errorf("%w: writing into %q failed, so writes are refused until the store is reopened: %w", driver.ErrBackupStopped, l.opts.Dir, err))
 }
 
 // flushLocked writes the buffer to the current segment, synced when
@@ -351,6 +476,12 @@ func (db *Engine) backupWrite(seq uint64, sync bool) error {
 // REQUIRES: l.mu held and no flush in progress; l.mu is released
 // during the I/O.
 func (l *backupLog) flushLocked(db *Engine, sync bool) {
+	if l.err != nil {
+		// Once a write failed, nothing more is written: the file ends
+		// at the failure point, where the next Open finds its end.
+		l.buf, l.bufFirst = l.buf[:0], 0
+		return
+	}
 	l.flushing = true
 	buf, first, upto := l.buf, l.bufFirst, l.bufLast
 	rotate := l.rotate || l.f == nil || l.fsize >= l.opts.SegmentBytes
@@ -367,9 +498,8 @@ func (l *backupLog) flushLocked(db *Engine, sync bool) {
 		err = l.f.SyncData()
 	}
 	l.mu.Lock()
-	if err != nil && l.err == nil {
-		l.err = err
-		db.setFault(fmt.Errorf("tablestore: continuous backup into %q: %w", l.opts.Dir, err))
+	if err != nil {
+		l.stopLog(db, err)
 	}
 	if rotate && len(buf) == 0 {
 		l.rotate = true // still due, for the next record
@@ -393,8 +523,9 @@ func (l *backupLog) flushLocked(db *Engine, sync bool) {
 func (l *backupLog) write(buf []byte) error {
 	end := l.fsize + int64(len(buf))
 	if end > l.zeroEnd {
-		grow := (end/backupZeroStep+1)*backupZeroStep - l.zeroEnd
-		zeros := make([]byte, min(grow, backupZeroStep))
+		step := max(min(backupZeroStep, l.opts.SegmentBytes), 1)
+		grow := (end/step+1)*step - l.zeroEnd
+		zeros := make([]byte, min(grow, step))
 		for off := l.zeroEnd; off < l.zeroEnd+grow; off += int64(len(zeros)) {
 			if _, err := l.f.WriteAt(zeros, off); err != nil {
 				return err
@@ -405,9 +536,11 @@ func (l *backupLog) write(buf []byte) error {
 		}
 		l.zeroEnd += grow
 	}
-	_, err := l.f.WriteAt(buf, l.fsize)
+	if _, err := l.f.WriteAt(buf, l.fsize); err != nil {
+		return err
+	}
 	l.fsize = end
-	return err
+	return nil
 }
 
 // startSegment syncs and closes the current segment and creates the
@@ -415,12 +548,8 @@ func (l *backupLog) write(buf []byte) error {
 func (l *backupLog) startSegment(first uint64) error {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
-	if l.f != nil {
-		err := errors.Join(l.f.Sync(), l.f.Close())
-		l.f = nil
-		if err != nil {
-			return err
-		}
+	if err := l.closeSegment(); err != nil {
+		return err
 	}
 	path := filepath.Join(l.opts.Dir, segmentName(first))
 	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
@@ -430,8 +559,29 @@ func (l *backupLog) startSegment(first uint64) error {
 	if err != nil {
 		return err
 	}
-	l.f, l.fsize, l.zeroEnd = f, 0, 0
+	l.f, l.fpath, l.fsize, l.zeroEnd = f, path, 0, 0
 	return syncOSDir(l.opts.Dir)
+}
+
+// closeSegment syncs and closes the current segment, cutting off the
+// zeros past its records: a closed segment takes what its records take.
+func (l *backupLog) closeSegment() error {
+	if l.f == nil {
+		return nil
+	}
+	err := errors.Join(l.f.Sync(), l.f.Close())
+	l.f = nil
+	if err != nil {
+		return err
+	}
+	size := l.fsize
+	if _, ok := l.fs.(*encfs.FS); ok {
+		size += encfs.HeaderSize
+	}
+	if err := os.Truncate(l.fpath, size); err != nil {
+		return err
+	}
+	return syncOSFile(l.fpath)
 }
 
 func segmentName(first uint64) string { return fmt.Sprintf("seg-%020d.log", first) }
@@ -439,11 +589,14 @@ func baseName(lo uint64) string       { return fmt.Sprintf("base-%020d", lo) }
 
 // backupFS returns the FS a backup directory's files are read and
 // written through: encrypted under keys, or plain when keys is nil.
-func backupFS(keys encfs.KeyProvider) vfs.FS {
-	if keys == nil {
-		return vfs.Default
+func backupFS(base vfs.FS, keys encfs.KeyProvider) vfs.FS {
+	if base == nil {
+		base = vfs.Default
 	}
-	return encfs.New(vfs.Default, keys)
+	if keys == nil {
+		return base
+	}
+	return encfs.New(base, keys)
 }
 
 // checkBackupFile fails with a *driver.EncryptionKeyError when the file
@@ -515,6 +668,54 @@ func (l *backupLog) rewrap(ctx context.Context, rewrite bool) (int, error) {
 	return n, nil
 }
 
+// checkKeys opens every file of the backup (its segments and its
+// bases' files) under its keys, so that a rotation fails before it
+// changes anything when one cannot be read.
+func (l *backupLog) checkKeys(keys encfs.KeyProvider) error {
+	enc, ok := l.fs.(*encfs.FS)
+	if !ok {
+		return nil
+	}
+	dirs := []string{l.opts.Dir}
+	for i := 0; i < len(dirs); i++ {
+		ents, err := os.ReadDir(dirs[i])
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			path := filepath.Join(dirs[i], e.Name())
+			switch {
+			case e.IsDir() && i == 0 && strings.HasPrefix(e.Name(), "base-"):
+				dirs = append(dirs, path)
+			case e.Type().IsRegular() && e.Name() != "LOCK":
+				if fi, err := e.Info(); err != nil || fi.Size() == 0 {
+					continue // removed meanwhile, or empty
+				}
+				if err := checkBackupFile(path, keys); err != nil {
+					return err
+				}
+				f, err := enc.Open(path)
+				if errors.Is(err, os.ErrNotExist) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				_ = f.Close()
+			}
+		}
+	}
+	return nil
+}
+
+func syncOSFile(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
+}
+
 func syncOSDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -562,18 +763,47 @@ func (db *Engine) startBackup() error {
 	if err != nil {
 		return err
 	}
-	if err := dropEmptyLastSegment(o.Dir, inv); err != nil {
-		return err
-	}
-	l := &backupLog{opts: o, fs: backupFS(db.opts.Keys), stop: make(chan struct{}), kick: make(chan struct{}, 1), syncKick: make(chan struct{}, 1)}
-	l.cond.L = &l.mu
-	l.seq, l.last = inv.lastSeq, inv.lastTime
-	// A position past the last whole record: records the store holds
-	// were lost (set only in background sync mode, but read in either).
 	pos, err := db.backupPosition()
 	if err != nil {
 		return err
 	}
+	// Only the store that wrote the log, where it wrote it, is held to
+	// its records: a restored or moved store given the directory gets
+	// a base, and the log it did not write is left as it is.
+	recorded, err := db.backupDir()
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return fmt.Errorf("tablestore: continuous backup: %w", err)
+	}
+	owner := recorded == abs
+	if owner && pos.seq > 0 && inv.lastSeq > pos.seq {
+		// The log may hold commits the store lost (in flight at a
+		// crash): they are cut off, so no restore holds them and their
+		// numbers go to the store's next commits.
+		cut, err := cutUncommitted(o.Dir, db.opts.Keys, inv, pos.seq)
+		if err != nil {
+			return err
+		}
+		if cut {
+			if inv, err = scanBackup(o.Dir, db.opts.Keys, false); err != nil {
+				return err
+			}
+		}
+	}
+	if err := dropEmptyLastSegment(o.Dir, inv); err != nil {
+		return err
+	}
+	if err := db.recordBackupDir(o.Dir); err != nil {
+		return err
+	}
+	l := &backupLog{opts: o, fs: backupFS(o.FS, db.opts.Keys), stop: make(chan struct{}), kick: make(chan struct{}, 1), syncKick: make(chan struct{}, 1)}
+	l.cond.L = &l.mu
+	l.seq, l.last = inv.lastSeq, inv.lastTime
+	// A position past the last whole record: records the store holds
+	// were lost.
 	if pos.seq > l.seq {
 		if len(inv.bases) > 0 {
 			l.gap = &backupGap{From: l.seq + 1, To: pos.seq, After: inv.lastTime}
@@ -590,9 +820,24 @@ func (db *Engine) startBackup() error {
 	db.changes.mu.Lock()
 	db.backupMark()
 	db.changes.mu.Unlock()
-	if err := db.takeBase(); err != nil {
+	// A base only when the store may differ from the newest one: a
+	// commit after it, a hole, or writes while the backup was off.
+	unbacked, err := db.hasKey(backupUnbackedKey())
+	if err != nil {
 		db.backup = nil
 		return err
+	}
+	if !owner || unbacked || l.gap != nil || len(inv.bases) == 0 || pos.seq == 0 || pos.seq > inv.bases[len(inv.bases)-1].Lo {
+		if err := db.takeBase(); err != nil {
+			db.backup = nil
+			return err
+		}
+	}
+	if unbacked {
+		if err := db.deleteKey(backupUnbackedKey(), pebble.Sync); err != nil {
+			db.backup = nil
+			return err
+		}
 	}
 	l.done.Add(1)
 	go db.runBackup()
@@ -601,6 +846,58 @@ func (db *Engine) startBackup() error {
 		go db.runBackupSyncer()
 	}
 	return nil
+}
+
+// cutUncommitted removes from the log in dir every record from the
+// first commit after record pos on: the store, whose last commit is pos,
+// does not hold it. Marks before it stay. It reports whether it cut.
+func cutUncommitted(dir string, keys encfs.KeyProvider, inv *backupInventory, pos uint64) (bool, error) {
+	fs := backupFS(nil, keys)
+	errFound := errors.New("found")
+	for i, s := range inv.segments {
+		if i+1 < len(inv.segments) && inv.segments[i+1].first <= pos+1 {
+			continue // every record of s is at or below pos
+		}
+		var at int64 = -1
+		var seq uint64
+		err := readSegment(fs, keys, dir, s.first, func(r backupRecord) error {
+			if r.seq > pos && len(r.batch) > 0 {
+				at, seq = r.off, r.seq
+				return errFound
+			}
+			return nil
+		})
+		if at < 0 {
+			var torn *tornError
+			if err != nil && !errors.As(err, &torn) {
+				return false, err
+			}
+			continue
+		}
+		size := at
+		if keys != nil {
+			size += encfs.HeaderSize
+		}
+		path := filepath.Join(dir, segmentName(s.first))
+		if err := os.Truncate(path, size); err != nil {
+			return false, fmt.Errorf("tablestore: continuous backup: cut the commits the store lost: %w", err)
+		}
+		errs := []error{syncOSFile(path)}
+		for _, later := range inv.segments[i+1:] {
+			errs = append(errs, os.Remove(filepath.Join(dir, segmentName(later.first))))
+		}
+		for _, b := range inv.bases {
+			if b.Lo >= seq { // it would hold what the store lost
+				errs = append(errs, os.RemoveAll(filepath.Join(dir, baseName(b.Lo))))
+			}
+		}
+		errs = append(errs, syncOSDir(dir))
+		if err := errors.Join(errs...); err != nil {
+			return false, fmt.Errorf("tablestore: continuous backup: cut the commits the store lost: %w", err)
+		}
+		return true, nil
+	}
+	return false, nil
 }
 
 // dropEmptyLastSegment removes the last segment when it holds no whole
@@ -685,10 +982,7 @@ func (l *backupLog) syncWritten(db *Engine) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
-		if l.err == nil {
-			l.err = err
-			db.setFault(fmt.Errorf("tablestore: continuous backup into %q: %w", l.opts.Dir, err))
-		}
+		l.stopLog(db, err)
 		return
 	}
 	l.durable = max(l.durable, upto)
@@ -760,15 +1054,18 @@ func (db *Engine) stopBackup() error {
 	for l.flushing {
 		l.cond.Wait()
 	}
-	if len(l.buf) > 0 || l.durable < l.bufLast {
+	if l.err == nil && (len(l.buf) > 0 || l.durable < l.bufLast) {
 		l.flushLocked(db, true)
 	}
-	err := l.err
-	if l.f != nil {
-		err = errors.Join(err, l.f.Close())
-		l.f = nil
+	if l.err != nil {
+		// The file ends at the failure point, as it is.
+		if l.f != nil {
+			_ = l.f.Close()
+			l.f = nil
+		}
+		return l.err
 	}
-	return err
+	return l.closeSegment()
 }
 
 // takeBase writes a new base checkpoint and prunes what retention lets
@@ -892,7 +1189,7 @@ type segmentInfo struct {
 // under keys (nil: plain); a file the keys cannot read fails the scan
 // with a *driver.EncryptionKeyError.
 func scanBackup(dir string, keys encfs.KeyProvider, clean bool) (*backupInventory, error) {
-	fs := backupFS(keys)
+	fs := backupFS(nil, keys)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("tablestore: read the backup directory: %w", err)
@@ -970,6 +1267,7 @@ func scanBackup(dir string, keys encfs.KeyProvider, clean bool) (*backupInventor
 
 // backupRecord is one decoded record; batch aliases the reader's buffer.
 type backupRecord struct {
+	off          int64 // in its segment
 	seq, ceiling uint64
 	time         int64
 	batch        []byte
@@ -1037,22 +1335,30 @@ func readSegment(fs vfs.FS, keys encfs.KeyProvider, dir string, first uint64, fn
 			buf = make([]byte, n+4)
 		}
 		buf = buf[:n+4]
-		if _, err := io.ReadFull(r, buf); err != nil {
-			if err == io.ErrUnexpectedEOF || err == io.EOF {
-				return &tornError{*damaged("partial record at the end")}
+		if m, err := io.ReadFull(r, buf); err != nil {
+			if err != io.ErrUnexpectedEOF && err != io.EOF {
+				return err
 			}
-			return err
+			if recordWithin(buf[:m], want+1) {
+				return damaged(fmt.Sprintf("record length %d runs past the end of the segment, over later records", n))
+			}
+			return &tornError{*damaged("partial record at the end")}
 		}
 		body := buf[4:]
 		if crc32.Checksum(body, backupCRC) != binary.BigEndian.Uint32(buf) {
-			if zerosToEnd(r) {
-				// The last record, partly written when the writer
-				// stopped: its tail is still the file's zeros.
-				return &tornError{*damaged("partial record at the end")}
+			switch {
+			case !zerosToEnd(r):
+				return damaged("checksum mismatch")
+			case recordWithin(buf, want+1):
+				// A whole later record inside this one: its length
+				// is damaged, it was not torn.
+				return damaged(fmt.Sprintf("checksum mismatch; record length %d runs over later records", n))
 			}
-			return damaged("checksum mismatch")
+			// The last record, partly written when the writer stopped:
+			// its tail is still the file's zeros.
+			return &tornError{*damaged("partial record at the end")}
 		}
-		rec := backupRecord{seq: binary.BigEndian.Uint64(body), time: int64(binary.BigEndian.Uint64(body[8:])), ceiling: binary.BigEndian.Uint64(body[16:]), batch: body[backupRecordHeader:]}
+		rec := backupRecord{off: off, seq: binary.BigEndian.Uint64(body), time: int64(binary.BigEndian.Uint64(body[8:])), ceiling: binary.BigEndian.Uint64(body[16:]), batch: body[backupRecordHeader:]}
 		if rec.seq != want {
 			return damaged(fmt.Sprintf("record %d where %d was due", rec.seq, want))
 		}
@@ -1062,6 +1368,24 @@ func readSegment(fs vfs.FS, keys encfs.KeyProvider, dir string, first uint64, fn
 		}
 		off += int64(uvarintLen(n)) + int64(n) + 4
 	}
+}
+
+// recordWithin reports whether a whole, valid record numbered seq
+// starts anywhere in buf past its first byte: a torn record's bytes are
+// a prefix of it followed by zeros, never a later record.
+func recordWithin(buf []byte, seq uint64) bool {
+	for p := 1; p < len(buf); p++ {
+		n, k := binary.Uvarint(buf[p:])
+		if k <= 0 || n < backupRecordHeader || p+k+4 > len(buf) || uint64(len(buf)-p-k-4) < n {
+			continue
+		}
+		frame := buf[p+k:]
+		body := frame[4 : 4+n]
+		if binary.BigEndian.Uint64(body) == seq && crc32.Checksum(body, backupCRC) == binary.BigEndian.Uint32(frame) {
+			return true
+		}
+	}
+	return false
 }
 
 // zerosToEnd reports whether r holds only zeros to its end.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/atomicfs"
@@ -86,15 +87,35 @@ func (db *Engine) Rekey(ctx context.Context, rewrite bool) (int, error) {
 	if db.opts.readOnly {
 		return 0, errors.New("tablestore: rekey: the store is open read-only")
 	}
+	// The backup the store keeps, or last kept: every file of it must
+	// open under the keys before anything is changed.
+	l := db.backup
+	if l == nil {
+		dir, err := db.backupDir()
+		if err != nil {
+			return 0, err
+		}
+		if dir != "" {
+			if _, err := os.Stat(dir); err != nil {
+				return 0, fmt.Errorf("tablestore: rekey: the store's continuous backup %q: %w", dir, err)
+			}
+			l = &backupLog{opts: BackupOptions{Dir: dir}, fs: backupFS(nil, db.opts.Keys)}
+		}
+	}
+	if l != nil {
+		if err := l.checkKeys(db.opts.Keys); err != nil {
+			return 0, fmt.Errorf("tablestore: rekey: the store's continuous backup %q cannot be rotated, so nothing was changed: %w", l.opts.Dir, err)
+		}
+	}
 	pass := db.enc.RewrapDir
 	if rewrite {
 		pass = db.enc.ReencryptDir
 	}
 	n, err := pass(ctx, db.dir)
-	if err != nil || db.backup == nil {
+	if err != nil || l == nil {
 		return n, err
 	}
-	m, err := db.backup.rewrap(ctx, rewrite)
+	m, err := l.rewrap(ctx, rewrite)
 	return n + m, err
 }
 

@@ -139,6 +139,10 @@ type Engine struct {
 	// backup's state (see backup.go).
 	views  views
 	backup *backupLog
+
+	// statsFlush is when a size estimate last flushed the memtables, in
+	// Unix nanoseconds (flushForStats).
+	statsFlush atomic.Int64
 }
 
 var _ driver.Conn = (*Engine)(nil)
@@ -246,6 +250,8 @@ func open(dir string, fs vfs.FS, o Options) (db *Engine, err error) {
 	}
 	if err == nil && o.Backup != nil && !o.readOnly {
 		err = db.startBackup()
+	} else if err == nil && !o.readOnly {
+		err = db.markUnbacked()
 	}
 	if err != nil {
 		db.stopChanges()

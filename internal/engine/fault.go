@@ -95,7 +95,7 @@ func (db *Engine) storageErr(op string, err error) error {
 	}
 	var ce *driver.CorruptError
 	var de *driver.Error
-	if errors.As(err, &ce) || errors.As(err, &de) || errors.Is(err, driver.ErrClosed) || errors.Is(err, driver.ErrNoSpace) ||
+	if errors.As(err, &ce) || errors.As(err, &de) || errors.Is(err, driver.ErrClosed) || errors.Is(err, driver.ErrNoSpace) || errors.Is(err, driver.ErrBackupStopped) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}

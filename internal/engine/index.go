@@ -405,6 +405,7 @@ func (t *table) IndexSizes(ctx context.Context) (map[string]driver.TableStats, e
 	if err != nil {
 		return nil, err
 	}
+	t.db.flushForStats(ctx)
 	unflushed := t.db.pdb.Metrics().WAL.Size > 0
 	out := make(map[string]driver.TableStats, len(list))
 	for _, ix := range list {

@@ -189,7 +189,7 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 	}
 	// No WAL while replaying: the result is flushed whole at the end,
 	// and a failed restore leaves nothing to recover.
-	fs := backupFS(opts.Keys)
+	fs := backupFS(nil, opts.Keys)
 	pdb, err := pebble.Open(into, &pebble.Options{FS: fs, FormatMajorVersion: pebble.FormatNewest, ErrorIfNotExists: true,
 		Logger: quietLogger{}, DisableWAL: true, MemTableSize: restoreMemTableBytes})
 	if err != nil {
@@ -236,6 +236,9 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 	})
 	if replayErr == nil {
 		applyStart := time.Now()
+		// The result is a store of its own: the source's backup is not
+		// its backup.
+		_ = group.Delete(backupDirKey(), nil)
 		replayErr = apply()
 		res.Phases.Apply += time.Since(applyStart)
 	}
