@@ -12,23 +12,6 @@ import (
 // a client asks for. The format lives in internal/wire; these are its
 // entries.
 
-// JSONObjectMembers is what ScanJSONObject finds at the top level of a
-// JSON object.
-type JSONObjectMembers struct {
-	Count                int  // how many members it has
-	PartitionKey, RowKey bool // it has the members PartitionKey and RowKey
-}
-
-// ScanJSONObject reads the top level of the JSON object b without
-// decoding it, as the entity decoder's own scan does: its member count
-// and whether the keys are present, for a server to bound or complete a
-// body before decoding it. ok is false when b is not a well-formed object
-// as far as the scan reads it (the decoder then says why).
-func ScanJSONObject(b []byte) (m JSONObjectMembers, ok bool) {
-	t, ok := wire.TopMembers(b)
-	return JSONObjectMembers{Count: t.Members, PartitionKey: t.PartitionKey, RowKey: t.RowKey}, ok
-}
-
 // JSONMetadata is a JSON metadata level, as Azure's clients ask for one
 // with Accept or $format (odata=minimalmetadata, nometadata,
 // fullmetadata).
@@ -69,8 +52,8 @@ type JSONOptions struct {
 	Type, ID, EditLink string
 	// LinkBase and LinkTable, when LinkTable is set, give each entity its
 	// own links at FullMetadata where ID and EditLink are empty: EditLink
-	// EntityPath(LinkTable, PartitionKey, RowKey) and ID LinkBase followed
-	// by it. A page of many entities (AppendPageJSON) is written this way.
+	// the entity's path in LinkTable, as EditLink above, and ID LinkBase
+	// followed by it. A page of many entities (AppendPageJSON) is written this way.
 	LinkBase, LinkTable string
 }
 
@@ -96,19 +79,6 @@ func AppendEntityJSON(dst []byte, e *Entity, opts *JSONOptions) ([]byte, error) 
 	return out, nil
 }
 
-// EntityPath returns an entity's address relative to the service root,
-// the odata.editLink Azure writes and the path of its Location headers:
-// table(PartitionKey='pk',RowKey='rk'), each key an OData string literal
-// (quotes doubled) percent-encoded as url.PathEscape encodes a path
-// segment, quotes kept. The REST server's links are written with it.
-func EntityPath(table, pk, rk string) string { return wire.EntityPath(table, pk, rk) }
-
-// AppendEntityPath appends EntityPath(table, pk, rk) to dst and returns
-// the extended buffer.
-func AppendEntityPath(dst []byte, table, pk, rk string) []byte {
-	return wire.AppendEntityPath(dst, table, pk, rk)
-}
-
 // wireOptions returns the wire format's options for opts (nil: minimal
 // metadata). Errors: InvalidInput for an unknown metadata level.
 func wireOptions(opts *JSONOptions) (wire.Options, error) {
@@ -121,14 +91,6 @@ func wireOptions(opts *JSONOptions) (wire.Options, error) {
 	return wire.Options{Level: levels[opts.Metadata], Select: opts.Select, Type: opts.Type, ID: opts.ID, EditLink: opts.EditLink,
 		LinkBase: opts.LinkBase, LinkTable: opts.LinkTable}, nil
 }
-
-// AppendJSONString appends s to dst as a JSON string, escaping '"', '\\'
-// and the control characters (\n, \r and \t by their short forms, the
-// others as \u00XX) and copying every other byte, and returns the
-// extended buffer. Invalid UTF-8 in s is copied as it is, so a strict
-// decoder (UnmarshalJSON) refuses the result rather than repairing it.
-// It is the string writer of AppendEntityJSON.
-func AppendJSONString(dst []byte, s string) []byte { return wire.AppendString(dst, s) }
 
 // MarshalJSON encodes e in Azure's minimal-metadata JSON form:
 // "odata.etag" (if ETag is set), PartitionKey, RowKey, Timestamp (if set,

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/entityenc"
+	"github.com/tablestore/tablestore/internal/wire"
 )
 
 // recordedQueryEntity is one entity of the minimal-metadata query response
@@ -560,8 +561,8 @@ func TestAppendEntityJSONLevels(t *testing.T) {
 // TestAppendJSONString checks the one string writer: escapes, and
 // invalid UTF-8 kept for a strict decoder to refuse.
 func TestAppendJSONString(t *testing.T) {
-	require.Equal(t, `x"a\"b\\c\n\r\t\u0001\u001f é/<>&"`, string(AppendJSONString([]byte("x"), "a\"b\\c\n\r\t\x01\x1f é/<>&")))
-	bad := AppendJSONString(nil, "a\xffb")
+	require.Equal(t, `x"a\"b\\c\n\r\t\u0001\u001f é/<>&"`, string(wire.AppendString([]byte("x"), "a\"b\\c\n\r\t\x01\x1f é/<>&")))
+	bad := wire.AppendString(nil, "a\xffb")
 	require.Equal(t, "\"a\xffb\"", string(bad))
 	var e Entity
 	requireCode(t, e.UnmarshalJSON([]byte(`{"PartitionKey":`+string(bad)+`,"RowKey":"r"}`)), edm.CodeInvalidInput)
@@ -619,14 +620,4 @@ func TestUnmarshalJSONBigIntegers(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","N":`+raw+`}`), &e), raw)
 		require.Equal(t, want, e.Properties["N"], raw)
 	}
-}
-
-// TestScanJSONObject: the root's scan reports the wire scan's member
-// count and keys, and refuses a body that is not an object.
-func TestScanJSONObject(t *testing.T) {
-	m, ok := ScanJSONObject([]byte(`{"PartitionKey":"p","Age":30,"Age@odata.type":"Edm.Int32"}`))
-	require.True(t, ok)
-	require.Equal(t, JSONObjectMembers{Count: 3, PartitionKey: true}, m)
-	_, ok = ScanJSONObject([]byte(`"PartitionKey"`))
-	require.False(t, ok)
 }

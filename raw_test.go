@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/wire"
 )
 
 // rawBodies are JSON bodies whose decoding and writing as a RawEntity
@@ -155,7 +156,7 @@ func TestAppendPageJSON(t *testing.T) {
 					}
 					o := *opts
 					o.Select = sel
-					o.EditLink = EntityPath("Allocs", e.PartitionKey, e.RowKey)
+					o.EditLink = wire.EntityPath("Allocs", e.PartitionKey, e.RowKey)
 					o.ID = "http://h/acct/" + o.EditLink
 					o.LinkBase, o.LinkTable = "", ""
 					b, err = AppendEntityJSON(b, e, &o)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/wire"
 )
 
 // A $batch body is multipart/mixed holding one changeset, itself
@@ -827,7 +828,7 @@ func appendBatchParts(b, heads []byte, insertLen, baseLen int, actions []tablest
 		case tablestore.ActionInsert:
 			b = append(b, insertHead...)
 			loc := len(b) - baseLen
-			b = tablestore.AppendEntityPath(b, subs[i].res.table, pk, rk)
+			b = wire.AppendEntityPath(b, subs[i].res.table, pk, rk)
 			locEnd := len(b)
 			b = append(b, "\r\nDataServiceId: "...)
 			b = append(b, b[loc:locEnd]...)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/internal/wire"
 )
 
 // appendBatchPartsByPieces is the parts of a successful changeset's
@@ -21,7 +22,7 @@ func appendBatchPartsByPieces(b []byte, lead, base string, actions []tablestore.
 			b = append(b, "Preference-Applied: return-no-content\r\nDataServiceVersion: 3.0;\r\nLocation: "...)
 			loc := len(b)
 			b = append(b, base...)
-			b = tablestore.AppendEntityPath(b, s.res.table, pk, rk)
+			b = wire.AppendEntityPath(b, s.res.table, pk, rk)
 			b = append(b, "\r\nDataServiceId: "...)
 			b = append(b, b[loc:len(b)-len("\r\nDataServiceId: ")]...)
 			b = append(b, "\r\n"...)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/internal/wire"
 )
 
 // entityBodies reads the shared corpus of entity bodies,
@@ -222,7 +223,7 @@ func checkSameStores(t *testing.T, rawH, mapH http.Handler, db *tablestore.DB) i
 			t.Fatalf("%s page:\n%s\nentities as maps:\n%s", level, page, want)
 		}
 		for _, e := range ents {
-			target := "/devstoreaccount1/" + tablestore.EntityPath("fzz", e.PartitionKey, e.RowKey)
+			target := "/devstoreaccount1/" + wire.EntityPath("fzz", e.PartitionKey, e.RowKey)
 			one := get(rawH, target, level)
 			if other := get(mapH, target, level); one != other {
 				t.Fatalf("%s entities differ:\n%s\n%s", level, one, other)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/wire"
 )
 
 // bodyEntity is a decoded write body: raw, its stored form, or with
@@ -167,7 +168,7 @@ func (q *request) insertEntity() error {
 		return err
 	}
 	hd := q.w.Header()
-	loc := q.res.base + tablestore.EntityPath(q.res.table, pk, rk)
+	loc := q.res.base + wire.EntityPath(q.res.table, pk, rk)
 	setExact(hd, "ETag", string(e.etag()))
 	hd.Set("Location", loc)
 	if preferNoContent(q.r) {
@@ -426,7 +427,7 @@ func (q *request) needMemory(n int64) bool {
 // that is not a JSON object is returned unchanged for the decoder to
 // reject. The body is copied only when a key is added.
 func withKeys(body []byte, pk, rk string) []byte {
-	top, ok := tablestore.ScanJSONObject(body)
+	top, ok := wire.TopMembers(body)
 	hasPK, hasRK := top.PartitionKey, top.RowKey
 	if !ok || hasPK && hasRK {
 		return body
@@ -468,9 +469,9 @@ func checkMembers(b []byte) error {
 	if len(b) < minObjectBytes(maxMembers+1) {
 		return nil
 	}
-	if info, ok := tablestore.ScanJSONObject(b); ok && info.Count > maxMembers {
+	if info, ok := wire.TopMembers(b); ok && info.Members > maxMembers {
 		return &tablestore.Error{Code: edm.CodeTooManyProperties,
-			Message: "the entity has " + itoa(info.Count) + " members; an entity has at most 255 properties"}
+			Message: "the entity has " + itoa(info.Members) + " members; an entity has at most 255 properties"}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
+	"github.com/tablestore/tablestore/internal/wire"
 )
 
 // opRoute is what a request asks for, as admission sees it.
@@ -277,7 +278,7 @@ func (q *request) createTable() error {
 		return err
 	}
 	badBody := apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One of the request inputs is not valid: the body must be a JSON object with TableName.")
-	if info, ok := tablestore.ScanJSONObject(q.body); !ok || info.Count > maxMembers {
+	if info, ok := wire.TopMembers(q.body); !ok || info.Members > maxMembers {
 		return badBody
 	}
 	var in map[string]json.RawMessage

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/wire"
 )
 
 // odataLevel is l as the odata parameter of a media type names it.
@@ -101,7 +102,7 @@ func (q *request) jsonOptions(l tablestore.JSONMetadata) tablestore.JSONOptions 
 }
 
 // appendString appends s as a JSON string, with the library's writer.
-func appendString(b []byte, s string) []byte { return tablestore.AppendJSONString(b, s) }
+func appendString(b []byte, s string) []byte { return wire.AppendString(b, s) }
 
 // writeJSON sends a JSON body with status.
 func (q *request) writeJSON(status int, l tablestore.JSONMetadata, body []byte) {
