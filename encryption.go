@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"strings"
 
-	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/encfs"
 	"github.com/tablestore/tablestore/internal/propseal"
@@ -54,12 +53,6 @@ type KeyProvider interface {
 	// reports an EncryptionKeyError naming keyID).
 	UnwrapKey(keyID string, wrapped, context []byte) ([]byte, error)
 }
-
-// ErrEncryptionKey is matched by Open's error (an *Error with code
-// InvalidInput, unwrapping to an *EncryptionKeyError that names the key
-// ID) when the store needs a key that was not given, or when a key was
-// given for a store that is not encrypted.
-var ErrEncryptionKey = driver.ErrEncryptionKey
 
 // EncryptionKeyID returns the ID of a key given as Encryption.Key: a
 // fingerprint that names it without revealing it.

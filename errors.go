@@ -98,6 +98,12 @@ var ErrCursorStale = driver.ErrCursorStale
 // but no store (an *Error with code InvalidInput).
 var ErrNotStore = driver.ErrNotStore
 
+// ErrEncryptionKey is matched by Open's error (an *Error with code
+// InvalidInput, unwrapping to an *EncryptionKeyError that names the key
+// ID) when the store needs a key that was not given, or when a key was
+// given for a store that is not encrypted.
+var ErrEncryptionKey = driver.ErrEncryptionKey
+
 // codeOf gives an error without an Azure code the code an Azure client
 // would see for it: StoreClosed for ErrClosed (not retryable), ServerBusy
 // for ErrNoSpace (503, retry later), OperationTimedOut for a context's
