@@ -13,7 +13,6 @@ import (
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/filter"
 )
 
 // Query Entities and Query Tables in the Cosmos flavor: results in
@@ -152,15 +151,7 @@ var errCosmosToken = apiError(http.StatusBadRequest, edm.CodeInvalidInput, "One 
 
 // cosmosQueryEntities serves Query Entities in the Cosmos flavor.
 func (q *request) cosmosQueryEntities() error {
-	l, err := q.metadataLevel()
-	if err != nil {
-		return err
-	}
-	top, given, err := parseTop(q)
-	if err != nil {
-		return err
-	}
-	flt, err := q.restrictFilter(q.res.query.Get("$filter"))
+	l, top, given, flt, err := q.entityQueryArgs()
 	if err != nil {
 		return err
 	}
@@ -270,15 +261,7 @@ func given0(p *cosmosPos) int {
 
 // cosmosListTables serves Query Tables in the Cosmos flavor.
 func (q *request) cosmosListTables() error {
-	l, err := q.metadataLevel()
-	if err != nil {
-		return err
-	}
-	f, err := filter.Compile(q.res.query.Get("$filter"), nil)
-	if err != nil {
-		return filterAPIError(err)
-	}
-	top, given, err := parseTop(q)
+	l, f, top, given, err := q.tableQueryArgs()
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,9 @@ func (c *cosmosWriter) fix(code int) {
 		level, _, _ := strings.Cut(strings.TrimPrefix(ct, "application/json;odata="), ";")
 		hd["Content-Type"] = []string{"application/json; odata=" + level}
 	}
+	if code >= 400 {
+		hd.Del("Preference-Applied") // Storage says it on a failed insert; Cosmos's recorded errors do not
+	}
 	q := c.q
 	switch {
 	case q.res.kind == kindTables && q.r.Method == http.MethodPost && code < 300:

@@ -294,18 +294,24 @@ func (q *request) deleteEntity() error {
 	return nil
 }
 
+// entityQueryArgs reads Query Entities' metadata level, $top (given
+// tells whether the request had one) and $filter (within a SAS's key
+// ranges).
+func (q *request) entityQueryArgs() (l tablestore.JSONMetadata, top int, given bool, flt string, err error) {
+	if l, err = q.metadataLevel(); err != nil {
+		return
+	}
+	if top, given, err = parseTop(q); err != nil {
+		return
+	}
+	flt, err = q.restrictFilter(q.res.query.Get("$filter"))
+	return
+}
+
 // queryEntities serves Query Entities: $filter, $select, $top and the
 // NextPartitionKey/NextRowKey continuation.
 func (q *request) queryEntities() error {
-	l, err := q.metadataLevel()
-	if err != nil {
-		return err
-	}
-	top, given, err := parseTop(q)
-	if err != nil {
-		return err
-	}
-	flt, err := q.restrictFilter(q.res.query.Get("$filter"))
+	l, top, given, flt, err := q.entityQueryArgs()
 	if err != nil {
 		return err
 	}

@@ -157,7 +157,7 @@ func awaitStreams(t *testing.T, h http.Handler, n int) {
 		if i > 500 {
 			t.Fatalf("%d streams did not start", n)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // sleep: the handler's stream slots give no event to wait on
 	}
 }
 

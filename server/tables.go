@@ -141,18 +141,24 @@ func (t tableName) Lookup(name string) (edm.Value, bool) {
 	return edm.Value{Type: edm.TypeString, Bytes: []byte(t)}, true
 }
 
+// tableQueryArgs reads Query Tables' metadata level, $filter (compiled)
+// and $top (given tells whether the request had one).
+func (q *request) tableQueryArgs() (l tablestore.JSONMetadata, f *filter.Filter, top int, given bool, err error) {
+	if l, err = q.metadataLevel(); err != nil {
+		return
+	}
+	if f, err = filter.Compile(q.res.query.Get("$filter"), nil); err != nil {
+		err = filterAPIError(err)
+		return
+	}
+	top, given, err = parseTop(q)
+	return
+}
+
 // listTables serves Query Tables: $filter on TableName, $top and
 // NextTableName.
 func (q *request) listTables() error {
-	l, err := q.metadataLevel()
-	if err != nil {
-		return err
-	}
-	f, err := filter.Compile(q.res.query.Get("$filter"), nil)
-	if err != nil {
-		return filterAPIError(err)
-	}
-	top, given, err := parseTop(q)
+	l, f, top, given, err := q.tableQueryArgs()
 	if err != nil {
 		return err
 	}

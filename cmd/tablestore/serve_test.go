@@ -405,7 +405,7 @@ func TestServeShutdownEndsStreams(t *testing.T) {
 		}
 		poll <- r
 	}()
-	time.Sleep(200 * time.Millisecond) // the long-poll reaches the server
+	time.Sleep(200 * time.Millisecond) // sleep: lets the long-poll reach the server, which gives no event for it; the test holds without it
 
 	start := time.Now()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
