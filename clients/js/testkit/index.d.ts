@@ -31,6 +31,8 @@ export interface RequestRecord {
   code?: string;
   dropped?: boolean;
   duration: number;
+  /** a Cosmos server's request units */
+  request_charge?: number;
   [field: string]: unknown;
 }
 

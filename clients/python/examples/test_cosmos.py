@@ -41,4 +41,6 @@ def test_cosmos_throttles_beyond_its_request_units():
                 table.create_entity({"PartitionKey": "alice", "RowKey": str(n), "Note": "x" * 1000})
         assert err.value.status_code == 429
         assert int(err.value.response.headers["x-ms-retry-after-ms"]) > 0
-        assert ts.requests()[-1]["status"] == 429
+        log = ts.requests()
+        assert log[-1]["status"] == 429 and "request_charge" not in log[-1]  # throttled: free
+        assert all(r["request_charge"] > 0 for r in log[:-1])

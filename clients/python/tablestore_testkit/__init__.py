@@ -234,7 +234,8 @@ class Tablestore:
     def requests(self):
         """The requests served since the last reset, oldest first: dicts
         with operation, table, partition_key, row_key, method, status,
-        code, dropped, duration (ns) and byte counts."""
+        code, dropped, duration (ns), byte counts and, from a Cosmos
+        server, request_charge (its request units)."""
         return self._call("GET", "/requests")["requests"]
 
     def clear_requests(self):
