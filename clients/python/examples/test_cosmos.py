@@ -32,7 +32,7 @@ def test_cosmos_refuses_a_300_byte_row_key(tablestore_cosmos):
 
 
 def test_cosmos_throttles_beyond_its_request_units():
-    # 10 RU a second, and no retries: a 1 KB insert costs 5 RU (docs/cosmos.md).
+    # 10 RU a second, and no retries: an insert of about 1 KB costs 5 or 10 RU (docs/cosmos.md).
     with Tablestore.start(cosmos=True, args=["--cosmos-ru-per-second", "10"]) as ts:
         svc = TableServiceClient.from_connection_string(ts.connection_string, retry_total=0)
         table = svc.create_table("orders")
