@@ -328,6 +328,8 @@ type controlRecord struct {
 	Duration      int64  `json:"duration"`
 	RequestBytes  int64  `json:"request_bytes"`
 	ResponseBytes int64  `json:"response_bytes"`
+	// RequestCharge is the Cosmos flavor's request units.
+	RequestCharge float64 `json:"request_charge,omitempty"`
 	// Batch is a $batch's sub-operations.
 	Batch []controlOp `json:"batch,omitempty"`
 }
@@ -337,7 +339,7 @@ func (c *control) requests(w http.ResponseWriter, r *http.Request) {
 	out := make([]controlRecord, len(recs))
 	for i, rec := range recs {
 		out[i] = controlRecord{rec.Operation, rec.Table, rec.PartitionKey, rec.RowKey, rec.Method, rec.Status,
-			rec.Code, rec.Dropped, int64(rec.Duration), rec.RequestBytes, rec.ResponseBytes, nil}
+			rec.Code, rec.Dropped, int64(rec.Duration), rec.RequestBytes, rec.ResponseBytes, rec.RequestCharge, nil}
 		for _, op := range rec.Batch {
 			out[i].Batch = append(out[i].Batch, controlOp{op.Operation, op.Table, op.PartitionKey, op.RowKey})
 		}

@@ -2,6 +2,7 @@ package tablestoretest
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,6 +64,24 @@ func TestCosmosServerControls(t *testing.T) {
 	}
 	if charged != len(s.Requests())-2 {
 		t.Errorf("%d of %d successful requests logged a charge", charged, len(s.Requests())-2)
+	}
+	// The controls' request log carries the charges too.
+	cs := httptest.NewServer(ControlHandler(s.Kit()))
+	defer cs.Close()
+	var log struct {
+		Requests []struct {
+			Status        int
+			RequestCharge float64 `json:"request_charge"`
+		}
+	}
+	call(t, "GET", cs.URL+ControlPrefix+"/requests", "", &log)
+	for i, r := range log.Requests {
+		if want := s.Requests()[i].RequestCharge; r.RequestCharge != want {
+			t.Errorf("control log %d: request_charge %v, the kit's %v", i, r.RequestCharge, want)
+		}
+	}
+	if len(log.Requests) != len(s.Requests()) || log.Requests[len(log.Requests)-1].RequestCharge < 5 {
+		t.Errorf("control log %+v", log.Requests)
 	}
 }
 

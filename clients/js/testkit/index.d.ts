@@ -31,6 +31,8 @@ export interface RequestRecord {
   code?: string;
   dropped?: boolean;
   duration: number;
+  /** a Cosmos server's request units */
+  request_charge?: number;
   [field: string]: unknown;
 }
 
@@ -42,6 +44,8 @@ export declare class TablestoreError extends Error {
 export declare class Tablestore {
   readonly url: string;
   readonly controlUrl: string;
+  /** Started with cosmos: answers as Cosmos DB for Table. */
+  readonly cosmos: boolean;
   readonly connectionString: string;
   readonly log: string[];
   readonly clock: {
@@ -63,6 +67,8 @@ export declare class Tablestore {
 
 export declare function startTablestore(options?: {
   seed?: string;
+  /** serve --cosmos: Cosmos DB for Table, with the emulator's connection string */
+  cosmos?: boolean;
   binary?: string;
   args?: string[];
   timeout?: number;
@@ -72,8 +78,11 @@ export declare function connectTablestore(options?: {
   url?: string;
   controlUrl?: string;
   token?: string;
+  cosmos?: boolean;
 }): Tablestore;
 
 export declare function binaryPath(): string;
 export declare const DEV_ACCOUNT: string;
 export declare const DEV_KEY: string;
+export declare const COSMOS_DEV_ACCOUNT: string;
+export declare const COSMOS_DEV_KEY: string;

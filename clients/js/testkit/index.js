@@ -13,6 +13,10 @@ const readline = require('node:readline');
 const DEV_ACCOUNT = 'devstoreaccount1';
 const DEV_KEY =
   'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
+// The Cosmos DB emulator's account and key, which serve --cosmos serves.
+const COSMOS_DEV_ACCOUNT = 'localhost';
+const COSMOS_DEV_KEY =
+  'C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==';
 
 /** The tablestore binary: $TABLESTORE_BIN, else the platform package's. */
 function binaryPath() {
@@ -54,13 +58,15 @@ const FAULT_FIELDS = {
 class Tablestore {
   /**
    * A server with test controls: use startTablestore() or
-   * connectTablestore() rather than this constructor.
+   * connectTablestore() rather than this constructor. With cosmos it
+   * answers as Cosmos DB for Table (docs/cosmos.md).
    */
-  constructor({ url, controlUrl, token, child, log, account = DEV_ACCOUNT, key = DEV_KEY }) {
+  constructor({ url, controlUrl, token, child, log, cosmos = false, account, key }) {
     this.url = url.replace(/\/+$/, '');
     this.controlUrl = controlUrl.replace(/\/+$/, '');
-    this.account = account;
-    this.key = key;
+    this.cosmos = cosmos;
+    this.account = account || (cosmos ? COSMOS_DEV_ACCOUNT : DEV_ACCOUNT);
+    this.key = key || (cosmos ? COSMOS_DEV_KEY : DEV_KEY);
     this._token = token;
     this._child = child;
     this._log = log || [];
@@ -75,10 +81,13 @@ class Tablestore {
     };
   }
 
-  /** A connection string for the development account; the endpoint is an
-   * IP address, which keeps the SDK in its Storage mode. */
+  /** A connection string for the development account. The endpoint is an
+   * IP address, which keeps the SDK in its Storage mode; for a Cosmos
+   * server it is the Cosmos DB emulator's (localhost, the service root),
+   * which puts the SDK in its Cosmos mode. */
   get connectionString() {
-    return `DefaultEndpointsProtocol=http;AccountName=${this.account};AccountKey=${this.key};TableEndpoint=${this.url};`;
+    const endpoint = this.cosmos ? `${this.url}/` : this.url;
+    return `DefaultEndpointsProtocol=http;AccountName=${this.account};AccountKey=${this.key};TableEndpoint=${endpoint};`;
   }
 
   /** The server's last lines of standard error (a started server only). */
@@ -151,7 +160,8 @@ class Tablestore {
   }
 
   /** Sets TABLESTORE_URL, TABLESTORE_CONTROL_URL and
-   * TABLESTORE_CONNECTION_STRING for test workers started afterwards. */
+   * TABLESTORE_CONNECTION_STRING for test workers started afterwards
+   * (connectTablestore({ cosmos: true }) for a Cosmos server's). */
   exportEnv(env = process.env) {
     env.TABLESTORE_URL = this.url;
     env.TABLESTORE_CONTROL_URL = this.controlUrl;
@@ -216,12 +226,15 @@ class Tablestore {
 
 /**
  * Starts `tablestore serve --testkit` on free loopback ports and resolves
- * once it listens. Options: seed (a directory of JSON lines files), binary,
- * args (more flags), timeout (ms, default 30000).
+ * once it listens. Options: seed (a directory of JSON lines files), cosmos
+ * (serve --cosmos: answers as Cosmos DB for Table, with a connection string
+ * in the Cosmos DB emulator's shape), binary, args (more flags, such as
+ * ['--cosmos-ru-per-second', '100']), timeout (ms, default 30000).
  */
-function startTablestore({ seed, binary, args = [], timeout = 30000 } = {}) {
+function startTablestore({ seed, cosmos = false, binary, args = [], timeout = 30000 } = {}) {
   const cmd = binary || binaryPath();
   const argv = ['serve', '--testkit', '--addr', '127.0.0.1:0', '--admin-addr', '127.0.0.1:0'];
+  if (cosmos) argv.push('--cosmos');
   if (seed) argv.push('--seed', seed);
   argv.push(...args);
   return new Promise((resolve, reject) => {
@@ -254,7 +267,9 @@ function startTablestore({ seed, binary, args = [], timeout = 30000 } = {}) {
         child.stderr.unref();
         process.once('exit', () => child.kill('SIGKILL'));
         resolve(new Tablestore({
-          url: `http://${addr}/${DEV_ACCOUNT}`, controlUrl: `http://${admin}/testkit`, child, log,
+          // Cosmos's account is the host, not a path segment.
+          url: cosmos ? `http://localhost:${addr.slice(addr.lastIndexOf(':') + 1)}` : `http://${addr}/${DEV_ACCOUNT}`,
+          controlUrl: `http://${admin}/testkit`, child, log, cosmos,
           // A token in the environment guards this server's controls too.
           token: process.env.TABLESTORE_TESTKIT_TOKEN,
         }));
@@ -266,16 +281,17 @@ function startTablestore({ seed, binary, args = [], timeout = 30000 } = {}) {
 /**
  * A server started elsewhere: by a global setup (which exports
  * TABLESTORE_URL and TABLESTORE_CONTROL_URL) or in a container (with
- * TABLESTORE_TESTKIT_TOKEN for its controls).
+ * TABLESTORE_TESTKIT_TOKEN for its controls). cosmos: the server runs
+ * with --cosmos and url is its service root (http://localhost:PORT).
  */
-function connectTablestore({ url, controlUrl, token } = {}) {
+function connectTablestore({ url, controlUrl, token, cosmos = false } = {}) {
   url = url || process.env.TABLESTORE_URL;
   controlUrl = controlUrl || process.env.TABLESTORE_CONTROL_URL;
   if (!url || !controlUrl) {
     throw new Error('tablestore: no server to connect to: TABLESTORE_URL and TABLESTORE_CONTROL_URL are unset ' +
       '(is the global setup configured?)');
   }
-  return new Tablestore({ url, controlUrl, token: token || process.env.TABLESTORE_TESTKIT_TOKEN });
+  return new Tablestore({ url, controlUrl, cosmos, token: token || process.env.TABLESTORE_TESTKIT_TOKEN });
 }
 
 exports.startTablestore = startTablestore;
@@ -285,3 +301,5 @@ exports.Tablestore = Tablestore;
 exports.TablestoreError = TablestoreError;
 exports.DEV_ACCOUNT = DEV_ACCOUNT;
 exports.DEV_KEY = DEV_KEY;
+exports.COSMOS_DEV_ACCOUNT = COSMOS_DEV_ACCOUNT;
+exports.COSMOS_DEV_KEY = COSMOS_DEV_KEY;

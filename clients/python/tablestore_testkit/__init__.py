@@ -27,12 +27,16 @@ import urllib.parse
 from datetime import datetime, timedelta, timezone
 
 __all__ = ["Tablestore", "Fault", "Clock", "TablestoreError", "binary_path",
-           "DEV_ACCOUNT", "DEV_KEY"]
+           "DEV_ACCOUNT", "DEV_KEY", "COSMOS_DEV_ACCOUNT", "COSMOS_DEV_KEY"]
 
 # Azure's development account, which tablestore serves by default.
 DEV_ACCOUNT = "devstoreaccount1"
 DEV_KEY = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
            "K1SZFPTOtr/KBHBeksoGMGw==")
+# The Cosmos DB emulator's account and key, which serve --cosmos serves.
+COSMOS_DEV_ACCOUNT = "localhost"
+COSMOS_DEV_KEY = ("C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEc"
+                  "aGQy67XIw/Jw==")
 
 
 class TablestoreError(Exception):
@@ -77,13 +81,16 @@ def _duration(d):
 
 class Tablestore:
     """One tablestore server with test controls: started by start(), or
-    reached over the network by connect() (a container with --testkit)."""
+    reached over the network by connect() (a container with --testkit).
+    With ``cosmos`` it answers as Cosmos DB for Table (docs/cosmos.md)."""
 
-    def __init__(self, table_url, control_url, *, account=DEV_ACCOUNT, key=DEV_KEY,
-                 token=None, process=None, log=None):
+    def __init__(self, table_url, control_url, *, account=None, key=None,
+                 token=None, process=None, log=None, cosmos=False):
         self.url = table_url.rstrip("/")
         self.control_url = control_url.rstrip("/")
-        self.account, self.key = account, key
+        self.cosmos = cosmos
+        self.account = account or (COSMOS_DEV_ACCOUNT if cosmos else DEV_ACCOUNT)
+        self.key = key or (COSMOS_DEV_KEY if cosmos else DEV_KEY)
         self._token = token
         self._process, self._log = process, log
         parsed = urllib.parse.urlsplit(self.control_url)
@@ -93,12 +100,17 @@ class Tablestore:
         self.clock = Clock(self)
 
     @classmethod
-    def start(cls, *, binary=None, seed=None, args=(), timeout=30.0):
+    def start(cls, *, binary=None, seed=None, cosmos=False, args=(), timeout=30.0):
         """Starts ``tablestore serve --testkit`` on free loopback ports
         (seeded from the directory ``seed`` when given) and waits until it
-        listens. Extra command-line flags go in ``args``."""
+        listens. ``cosmos`` adds --cosmos: the server answers as Cosmos DB
+        for Table, and connection_string has the Cosmos DB emulator's
+        shape. Extra command-line flags (such as
+        ``["--cosmos-ru-per-second", "100"]``) go in ``args``."""
         cmd = [binary or binary_path(), "serve", "--testkit",
                "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"]
+        if cosmos:
+            cmd.append("--cosmos")
         if seed:
             cmd += ["--seed", os.fspath(seed)]
         cmd += list(args)
@@ -130,29 +142,36 @@ class Tablestore:
                 admin = line.split()[4]
             elif line.startswith("serve: listening on "):
                 addr = line.split()[3]
+        # Cosmos's account is the host, not a path segment.
+        url = ("http://localhost:%s" % addr.rpartition(":")[2] if cosmos
+               else "http://%s/%s" % (addr, DEV_ACCOUNT))
         # A token in the environment guards this server's controls too.
-        ts = cls("http://%s/%s" % (addr, DEV_ACCOUNT), "http://%s/testkit" % admin,
-                 token=os.environ.get("TABLESTORE_TESTKIT_TOKEN"), process=proc, log=log)
+        ts = cls(url, "http://%s/testkit" % admin, token=os.environ.get("TABLESTORE_TESTKIT_TOKEN"),
+                 process=proc, log=log, cosmos=cosmos)
         atexit.register(ts.stop)  # the server ends with this interpreter
         return ts
 
     @classmethod
-    def connect(cls, table_url=None, control_url=None, *, token=None):
+    def connect(cls, table_url=None, control_url=None, *, token=None, cosmos=False):
         """A server started elsewhere (a container): its account URL and its
         controls' URL, by default from $TABLESTORE_URL and
         $TABLESTORE_CONTROL_URL; the controls' token from
-        $TABLESTORE_TESTKIT_TOKEN."""
+        $TABLESTORE_TESTKIT_TOKEN. ``cosmos``: the server runs with
+        --cosmos and table_url is its service root (http://localhost:PORT)."""
         table_url = table_url or os.environ["TABLESTORE_URL"]
         control_url = control_url or os.environ["TABLESTORE_CONTROL_URL"]
-        return cls(table_url, control_url,
+        return cls(table_url, control_url, cosmos=cosmos,
                    token=token or os.environ.get("TABLESTORE_TESTKIT_TOKEN"))
 
     @property
     def connection_string(self):
-        """A connection string for the development account; the endpoint
-        is an IP address, which keeps the SDKs in their Storage mode."""
+        """A connection string for the development account. The endpoint
+        is an IP address, which keeps the SDKs in their Storage mode; for
+        a Cosmos server it is the Cosmos DB emulator's (localhost, the
+        service root), which puts them in their Cosmos mode."""
+        endpoint = self.url + "/" if self.cosmos else self.url
         return ("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;TableEndpoint=%s;"
-                % (self.account, self.key, self.url))
+                % (self.account, self.key, endpoint))
 
     @property
     def log(self):
@@ -215,7 +234,8 @@ class Tablestore:
     def requests(self):
         """The requests served since the last reset, oldest first: dicts
         with operation, table, partition_key, row_key, method, status,
-        code, dropped, duration (ns) and byte counts."""
+        code, dropped, duration (ns), byte counts and, from a Cosmos
+        server, request_charge (its request units)."""
         return self._call("GET", "/requests")["requests"]
 
     def clear_requests(self):

@@ -9,6 +9,12 @@ entry point:
 - ``tablestore`` (each test): that server after a clean slate (state back
   to the seed, faults removed, clock real, request log empty), with
   ``connection_string`` and the controls.
+- ``tablestore_cosmos_server`` (session) and ``tablestore_cosmos`` (each
+  test): the same for a server started with --cosmos (Cosmos DB for
+  Table, docs/cosmos.md), whose ``connection_string`` puts
+  azure-data-tables in its Cosmos mode. Always started here, seeded as
+  ``tablestore_server`` is; more serve flags from the ini option
+  ``tablestore_cosmos_args``.
 """
 import os
 
@@ -20,6 +26,8 @@ from . import Tablestore
 def pytest_addoption(parser):
     parser.addini("tablestore_seed", "directory of JSON lines files tablestore starts with "
                   "(relative to the rootdir)", default="")
+    parser.addini("tablestore_cosmos_args", "more serve flags for tablestore_cosmos's server "
+                  "(such as --cosmos-order seeded)", type="args", default=[])
     parser.addoption("--tablestore-seed", default=None,
                      help="directory of JSON lines files tablestore starts with")
     parser.addoption("--tablestore-bin", default=None,
@@ -35,10 +43,17 @@ def tablestore_server(request):
         ts.stop()
         return
     config = request.config
-    seed = config.getoption("--tablestore-seed")
-    if not seed and config.getini("tablestore_seed"):
-        seed = os.path.join(str(config.rootpath), config.getini("tablestore_seed"))
-    ts = Tablestore.start(binary=config.getoption("--tablestore-bin"), seed=seed)
+    ts = Tablestore.start(binary=config.getoption("--tablestore-bin"), seed=_seed(config))
+    yield ts
+    ts.stop()
+
+
+@pytest.fixture(scope="session")
+def tablestore_cosmos_server(request):
+    """The session's tablestore server with --cosmos (started on first use)."""
+    config = request.config
+    ts = Tablestore.start(binary=config.getoption("--tablestore-bin"), seed=_seed(config),
+                          cosmos=True, args=config.getini("tablestore_cosmos_args"))
     yield ts
     ts.stop()
 
@@ -48,3 +63,17 @@ def tablestore(tablestore_server):
     """The session's server after a clean slate for this test."""
     tablestore_server.reset()
     return tablestore_server
+
+
+@pytest.fixture
+def tablestore_cosmos(tablestore_cosmos_server):
+    """The session's Cosmos server after a clean slate for this test."""
+    tablestore_cosmos_server.reset()
+    return tablestore_cosmos_server
+
+
+def _seed(config):
+    seed = config.getoption("--tablestore-seed")
+    if not seed and config.getini("tablestore_seed"):
+        seed = os.path.join(str(config.rootpath), config.getini("tablestore_seed"))
+    return seed
