@@ -125,11 +125,6 @@ type changesPageJSON struct {
 	Dropped bool         `json:"dropped"`
 }
 
-var commitKinds = map[string]driver.CommitKind{
-	"single": driver.CommitSingle, "bulk": driver.CommitBulk, "rangeDelete": driver.CommitRangeDelete,
-	"dropTable": driver.CommitDropTable, "sweep": driver.CommitSweep,
-}
-
 // record turns a change of the wire into the driver's record.
 func (c *changeJSON) record() (driver.ChangeRecord, error) {
 	bad := func(what string) error {
@@ -139,7 +134,7 @@ func (c *changeJSON) record() (driver.ChangeRecord, error) {
 	if !ok {
 		return driver.ChangeRecord{}, bad("the operation " + strconv.Quote(c.Op))
 	}
-	kind, ok := commitKinds[c.Kind]
+	kind, ok := driver.ParseCommitKind(c.Kind)
 	if !ok {
 		return driver.ChangeRecord{}, bad("the commit kind " + strconv.Quote(c.Kind))
 	}

@@ -115,6 +115,29 @@ const (
 	CommitSweep                         // a removal of expired entities
 )
 
+// String returns the kind's name in the feed's wire form: "single",
+// "bulk", "rangeDelete", "dropTable", "sweep"; "unknown" for any other
+// value.
+func (k CommitKind) String() string {
+	if int(k) < len(commitKindNames) {
+		return commitKindNames[k]
+	}
+	return "unknown"
+}
+
+var commitKindNames = [...]string{"single", "bulk", "rangeDelete", "dropTable", "sweep"}
+
+// ParseCommitKind is the inverse of CommitKind's String: it reports false
+// for a name no kind has ("unknown" included).
+func ParseCommitKind(s string) (CommitKind, bool) {
+	for k, n := range commitKindNames {
+		if n == s {
+			return CommitKind(k), true
+		}
+	}
+	return 0, false
+}
+
 // ChangeRecord is one record of a feed.
 type ChangeRecord struct {
 	Seq uint64

@@ -21,3 +21,21 @@ func TestChangeOpString(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitKindNames: every kind has its name, ParseCommitKind inverts
+// String, and other values and names are unknown.
+func TestCommitKindNames(t *testing.T) {
+	want := map[CommitKind]string{CommitSingle: "single", CommitBulk: "bulk", CommitRangeDelete: "rangeDelete",
+		CommitDropTable: "dropTable", CommitSweep: "sweep", CommitSweep + 1: "unknown", 255: "unknown"}
+	for k, name := range want {
+		if got := k.String(); got != name {
+			t.Errorf("CommitKind(%d).String() = %q, want %q", uint8(k), got, name)
+		}
+		if got, ok := ParseCommitKind(name); ok != (name != "unknown") || ok && got != k {
+			t.Errorf("ParseCommitKind(%q) = %d, %v", name, got, ok)
+		}
+	}
+	if _, ok := ParseCommitKind("Single"); ok {
+		t.Error("ParseCommitKind matched a name in another case")
+	}
+}

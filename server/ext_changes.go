@@ -64,16 +64,6 @@ type ChangesPageJSON struct {
 	End string `json:"end,omitempty"`
 }
 
-var commitKindNames = [...]string{"single", "bulk", "rangeDelete", "dropTable", "sweep"}
-
-// CommitKindName names a commit kind in the feed's JSON.
-func CommitKindName(k tablestore.CommitKind) string {
-	if int(k) < len(commitKindNames) {
-		return commitKindNames[k]
-	}
-	return "unknown"
-}
-
 func formatTicksTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
 }
@@ -86,7 +76,7 @@ func NewChangeJSON(c tablestore.Change) (ChangeJSON, error) {
 		Cursor: c.Cursor.String(), Seq: c.Seq, Op: c.Op.String(),
 		PartitionKey: c.PartitionKey, RowKey: c.RowKey, ToRowKey: c.ToRowKey,
 		Timestamp: formatTicksTime(c.Timestamp), ETag: string(c.ETag),
-		Commit: c.Commit, Index: c.Index, Count: c.Count, Kind: CommitKindName(c.Kind),
+		Commit: c.Commit, Index: c.Index, Count: c.Count, Kind: c.Kind.String(),
 	}
 	if !c.Expiry.IsZero() {
 		out.Expiry = formatTicksTime(c.Expiry)
