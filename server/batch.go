@@ -888,7 +888,7 @@ func (q *request) answerFailure(f *opFailure) {
 // would (insertPartHead).
 func (q *request) errorPart(prefix string, err error, insert bool) string {
 	ae := toAPIError(err)
-	msg := prefix + ae.msg + "\nRequestId:" + q.id + "\nTime:" + q.start.UTC().Format("2006-01-02T15:04:05.0000000Z")
+	msg := prefix + ae.msg + "\nRequestId:" + q.id + "\nTime:" + edm.FormatDateTimeJSON(q.start)
 	pref := ""
 	if insert {
 		pref = "Preference-Applied: return-no-content\r\n"

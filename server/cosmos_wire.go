@@ -78,7 +78,7 @@ func (c *cosmosWriter) fix(code int) {
 
 // cosmosETag is a weak ETag of the time now, in Cosmos's form.
 func cosmosETag(q *request) string {
-	t := q.h.now().UTC().Format("2006-01-02T15:04:05.0000000Z")
+	t := edm.FormatDateTimeJSON(q.h.now())
 	return `W/"datetime'` + url.QueryEscape(t) + `'"`
 }
 

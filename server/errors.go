@@ -192,7 +192,7 @@ func (q *request) answer(err error) {
 		// wait for a body nobody needs.
 		hd.Set("Connection", "close")
 	}
-	msg := ae.msg + "\nRequestId:" + q.id + "\nTime:" + q.h.now().UTC().Format("2006-01-02T15:04:05.0000000Z")
+	msg := ae.msg + "\nRequestId:" + q.id + "\nTime:" + edm.FormatDateTimeJSON(q.h.now())
 	if q.xml {
 		hd.Set("Content-Type", "application/xml")
 		var b strings.Builder

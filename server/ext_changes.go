@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/edm"
 )
 
 // The change feed over HTTP: GET /{account}/$tablestore/tables/{t}/changes
@@ -64,10 +65,6 @@ type ChangesPageJSON struct {
 	End string `json:"end,omitempty"`
 }
 
-func formatTicksTime(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
-}
-
 // NewChangeJSON is c in the feed's wire form (the tablestore command's
 // changes lines are the same). Its error is the entity image's encoding
 // error.
@@ -75,11 +72,11 @@ func NewChangeJSON(c tablestore.Change) (ChangeJSON, error) {
 	out := ChangeJSON{
 		Cursor: c.Cursor.String(), Seq: c.Seq, Op: c.Op.String(),
 		PartitionKey: c.PartitionKey, RowKey: c.RowKey, ToRowKey: c.ToRowKey,
-		Timestamp: formatTicksTime(c.Timestamp), ETag: string(c.ETag),
+		Timestamp: edm.FormatDateTimeJSON(c.Timestamp), ETag: string(c.ETag),
 		Commit: c.Commit, Index: c.Index, Count: c.Count, Kind: c.Kind.String(),
 	}
 	if !c.Expiry.IsZero() {
-		out.Expiry = formatTicksTime(c.Expiry)
+		out.Expiry = edm.FormatDateTimeJSON(c.Expiry)
 	}
 	if c.Entity != nil {
 		b, err := tablestore.AppendEntityJSON(nil, c.Entity, nil)

@@ -65,7 +65,7 @@ func (c azureErrorConn) Write(b []byte) (int, error) {
 // error, for a connection about to close.
 func wireError(err *apiErr) []byte {
 	id := newRequestID()
-	body := errorJSON(err.code, err.msg+"\nRequestId:"+id+"\nTime:"+time.Now().UTC().Format("2006-01-02T15:04:05.0000000Z"))
+	body := errorJSON(err.code, err.msg+"\nRequestId:"+id+"\nTime:"+edm.FormatDateTimeJSON(time.Now()))
 	var b bytes.Buffer
 	b.WriteString("HTTP/1.1 " + strconv.Itoa(err.status) + " " + http.StatusText(err.status) + "\r\n")
 	b.WriteString("Content-Type: " + contentType(tablestore.MinimalMetadata) + "\r\n")

@@ -153,7 +153,7 @@ func (k *Kit) writeFault(w http.ResponseWriter, r *http.Request, info server.Req
 	if r.ContentLength != 0 {
 		hd.Set("Connection", "close") // the body is not read
 	}
-	msg := fe.msg + "\nRequestId:" + id + "\nTime:" + now.Format("2006-01-02T15:04:05.0000000Z")
+	msg := fe.msg + "\nRequestId:" + id + "\nTime:" + edm.FormatDateTimeJSON(now)
 	var body []byte
 	if xmlOperations[info.Operation] {
 		var b bytes.Buffer
