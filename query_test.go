@@ -761,22 +761,6 @@ func TestPlanWarnings(t *testing.T) {
 	require.Empty(t, p.Warnings)
 }
 
-// TestFilterWarnings: the same warnings from entities a caller read.
-func TestFilterWarnings(t *testing.T) {
-	es := []*Entity{{Properties: map[string]any{"Amount": int32(1), "Status": "x"}}, {Properties: map[string]any{"Amount": 7}}}
-	w, err := FilterWarnings("Amount eq 1L or status eq 'x'", es)
-	require.NoError(t, err)
-	require.Equal(t, []string{
-		"Amount is compared (eq) with a literal of type Edm.Int64 but was seen only as Edm.Int32: such a comparison matches nothing",
-		"property status was never seen, but Status was: names are case-sensitive, so status eq ... matches nothing",
-	}, w)
-	w, err = FilterWarnings("Amount eq 1", es)
-	require.NoError(t, err)
-	require.Empty(t, w)
-	_, err = FilterWarnings("Amount eq", es)
-	requireCode(t, err, edm.CodeInvalidInput)
-}
-
 // explainText is the String of p's plan for q, or Plan's error.
 func explainText(p interface {
 	Plan(context.Context, Query) (*QueryPlan, error)

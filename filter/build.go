@@ -128,14 +128,24 @@ func placeholderError(format string, pos, arg int) *Error {
 // is not valid UTF-8, a NaN or infinite double (Azure's filters have no
 // literal for them), a time outside years 1 to 9999 UTC.
 func Literal(v any) (string, error) {
-	fail := func(msg string) (string, error) { return "", newError(edm.CodeInvalidInput, "", 0, msg) }
+	val, err := valueOf(v)
+	if err != nil {
+		return "", err
+	}
+	return FormatLiteral(val), nil
+}
+
+// valueOf is the EDM value of v by Literal's rules, with Literal's
+// errors.
+func valueOf(v any) (edm.Value, error) {
+	fail := func(msg string) (edm.Value, error) { return edm.Value{}, newError(edm.CodeInvalidInput, "", 0, msg) }
 	if t, ok := v.(time.Time); ok {
 		t = t.UTC()
 		if y := t.Year(); y < 1 || y > 9999 {
 			return fail("the time " + t.Format(time.RFC3339Nano) + " is outside years 1 to 9999")
 		}
 		ticks := edm.TicksFromTime(t)
-		return FormatLiteral(edm.Value{Type: edm.TypeDateTime, Int: ticks}), nil
+		return edm.Value{Type: edm.TypeDateTime, Int: ticks}, nil
 	}
 	if v == nil {
 		return fail("nil has no literal (Azure filters have no null)")
@@ -147,32 +157,32 @@ func Literal(v any) (string, error) {
 		if !utf8.ValidString(s) {
 			return fail("the string is not valid UTF-8")
 		}
-		return FormatLiteral(edm.Value{Type: edm.TypeString, Bytes: []byte(s)}), nil
+		return edm.Value{Type: edm.TypeString, Bytes: []byte(s)}, nil
 	case reflect.Int32:
-		return FormatLiteral(edm.Value{Type: edm.TypeInt32, Int: rv.Int()}), nil
+		return edm.Value{Type: edm.TypeInt32, Int: rv.Int()}, nil
 	case reflect.Int64:
-		return FormatLiteral(edm.Value{Type: edm.TypeInt64, Int: rv.Int()}), nil
+		return edm.Value{Type: edm.TypeInt64, Int: rv.Int()}, nil
 	case reflect.Float64:
 		f := rv.Float()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return fail("the double " + strconv.FormatFloat(f, 'g', -1, 64) + " has no filter literal")
 		}
-		return FormatLiteral(edm.Value{Type: edm.TypeDouble, Float: f}), nil
+		return edm.Value{Type: edm.TypeDouble, Float: f}, nil
 	case reflect.Bool:
 		b := int64(0)
 		if rv.Bool() {
 			b = 1
 		}
-		return FormatLiteral(edm.Value{Type: edm.TypeBoolean, Int: b}), nil
+		return edm.Value{Type: edm.TypeBoolean, Int: b}, nil
 	case reflect.Array:
 		if rv.Len() == 16 && rv.Type().Elem().Kind() == reflect.Uint8 {
 			g := make([]byte, 16)
 			reflect.Copy(reflect.ValueOf(g), rv)
-			return FormatLiteral(edm.Value{Type: edm.TypeGuid, Bytes: g}), nil
+			return edm.Value{Type: edm.TypeGuid, Bytes: g}, nil
 		}
 	case reflect.Slice:
 		if rv.Type().Elem().Kind() == reflect.Uint8 {
-			return FormatLiteral(edm.Value{Type: edm.TypeBinary, Bytes: rv.Bytes()}), nil
+			return edm.Value{Type: edm.TypeBinary, Bytes: rv.Bytes()}, nil
 		}
 	}
 	hint := ""

@@ -15,6 +15,7 @@ import (
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/entitycsv"
+	"github.com/tablestore/tablestore/filter"
 )
 
 // maxPage is the largest page a query reads (Azure's limit on $top).
@@ -125,15 +126,22 @@ func (t teeWriter) write(e *tablestore.Entity) error {
 func (t teeWriter) flush() error { return t.w.flush() }
 
 // printWarnings writes on w, one "warning: " line each, the comparisons
-// of q's filter that cannot tell read apart (tablestore.FilterWarnings),
+// of q's filter that cannot tell read apart (filter.Warnings),
 // or with nothing read those of q's plan, from the sample Plan reads.
 func printWarnings(ctx context.Context, w io.Writer, t *tablestore.Table, q tablestore.Query, read []*tablestore.Entity) error {
 	var warnings []string
 	if len(read) > 0 {
-		var err error
-		if warnings, err = tablestore.FilterWarnings(q.Filter, read); err != nil {
+		f, err := filter.Compile(q.Filter, nil)
+		if err != nil {
 			return err
 		}
+		var seen filter.Seen
+		for _, e := range read {
+			for name, v := range e.Properties {
+				seen.AddValue(name, v)
+			}
+		}
+		warnings = filter.Warnings(f.Root, &seen)
 	} else {
 		p, err := t.Plan(ctx, q)
 		if err != nil {

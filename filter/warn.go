@@ -1,4 +1,4 @@
-package plan
+package filter
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/filter"
 )
 
 // Seen records the property names and EDM types met in entities read, to
@@ -19,6 +18,14 @@ type Seen struct {
 // Add records that a property name held a value of type t.
 func (s *Seen) Add(name string, t edm.Type) {
 	s.name(name)[t] = true
+}
+
+// AddValue records that a property name held the Go value v, typed as
+// Literal types it; a value Literal refuses records nothing.
+func (s *Seen) AddValue(name string, v any) {
+	if val, err := valueOf(v); err == nil {
+		s.Add(name, val.Type)
+	}
 }
 
 // AddName records a property name whose types are unknown (a property
@@ -40,11 +47,11 @@ func (s *Seen) name(name string) map[edm.Type]bool {
 // Empty reports whether nothing was recorded.
 func (s *Seen) Empty() bool { return len(s.types) == 0 }
 
-// Comparable reports whether a property of type prop can compare with a
-// literal of type lit at all (filter.Eval's rules: an Int64 property
+// comparableTypes reports whether a property of type prop can compare with a
+// literal of type lit at all (Eval's rules: an Int64 property
 // takes Int32 and Int64 literals, a Double any number, every other type
 // only its own).
-func Comparable(prop, lit edm.Type) bool {
+func comparableTypes(prop, lit edm.Type) bool {
 	switch prop {
 	case edm.TypeInt64:
 		return lit == edm.TypeInt64 || lit == edm.TypeInt32
@@ -66,7 +73,7 @@ func Comparable(prop, lit edm.Type) bool {
 // Names never seen in any case and the system properties raise nothing.
 // Such filters are valid and, as on Azure, match nothing; the warnings
 // are advice for a person reading a plan or a result.
-func Warnings(root filter.Node, s *Seen) []string {
+func Warnings(root Node, s *Seen) []string {
 	if root == nil || s == nil || s.Empty() {
 		return nil
 	}
@@ -78,18 +85,18 @@ func Warnings(root filter.Node, s *Seen) []string {
 			out = append(out, w)
 		}
 	}
-	var walk func(n filter.Node)
-	walk = func(n filter.Node) {
+	var walk func(n Node)
+	walk = func(n Node) {
 		switch n := n.(type) {
-		case *filter.AndNode:
+		case *AndNode:
 			walk(n.X)
 			walk(n.Y)
-		case *filter.OrNode:
+		case *OrNode:
 			walk(n.X)
 			walk(n.Y)
-		case *filter.NotNode:
+		case *NotNode:
 			walk(n.X)
-		case *filter.CompareNode:
+		case *CompareNode:
 			if w := compareWarning(n, s); w != "" {
 				add(w)
 			}
@@ -99,7 +106,7 @@ func Warnings(root filter.Node, s *Seen) []string {
 	return out
 }
 
-func compareWarning(n *filter.CompareNode, s *Seen) string {
+func compareWarning(n *CompareNode, s *Seen) string {
 	switch n.Property {
 	case "PartitionKey", "RowKey", "Timestamp":
 		return ""
@@ -124,14 +131,14 @@ func compareWarning(n *filter.CompareNode, s *Seen) string {
 	}
 	var had []string
 	for t := range types {
-		if Comparable(t, n.Value.Type) {
+		if comparableTypes(t, n.Value.Type) {
 			return ""
 		}
 		had = append(had, t.String())
 	}
 	sort.Strings(had)
 	outcome := "matches nothing" // eq, gt, ge: false on a type mismatch
-	if n.Op == filter.OpNE || n.Op == filter.OpLT || n.Op == filter.OpLE {
+	if n.Op == OpNE || n.Op == OpLT || n.Op == OpLE {
 		outcome = "holds for every entity that has it" // true on a mismatch
 	}
 	return fmt.Sprintf("%s is compared (%s) with a literal of type %s but was seen only as %s: such a comparison %s",

@@ -1,4 +1,4 @@
-package plan
+package filter
 
 import (
 	"testing"
@@ -6,12 +6,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tablestore/tablestore/edm"
-	"github.com/tablestore/tablestore/filter"
 )
 
-func compile(t *testing.T, src string) filter.Node {
+func compile(t *testing.T, src string) Node {
 	t.Helper()
-	f, err := filter.Compile(src, nil)
+	f, err := Compile(src, nil)
 	require.NoError(t, err)
 	return f.Root
 }
@@ -49,7 +48,7 @@ func TestWarnings(t *testing.T) {
 	require.Nil(t, Warnings(compile(t, "Amount gt '5'"), &Seen{}), "nothing seen, nothing to warn of")
 }
 
-// oneProp is one property, for filter.Eval.
+// oneProp is one property, for Eval.
 type oneProp struct {
 	name string
 	v    edm.Value
@@ -57,9 +56,9 @@ type oneProp struct {
 
 func (p oneProp) Lookup(name string) (edm.Value, bool) { return p.v, name == p.name }
 
-// TestComparableMatchesEval checks Comparable against the evaluator: for
+// TestComparableMatchesEval checks comparableTypes against the evaluator: for
 // each property type a value equal to each literal where the types
-// compare, so `P eq literal` holds exactly when Comparable says they do.
+// compare, so `P eq literal` holds exactly when comparableTypes says they do.
 func TestComparableMatchesEval(t *testing.T) {
 	lits := map[edm.Type]string{
 		edm.TypeString: "'a'", edm.TypeInt32: "1", edm.TypeInt64: "1L", edm.TypeDouble: "1.0",
@@ -77,8 +76,23 @@ func TestComparableMatchesEval(t *testing.T) {
 	}
 	for pt, v := range vals {
 		for lt, lit := range lits {
-			eq := filter.Eval(compile(t, "P eq "+lit), oneProp{"P", v})
-			require.Equal(t, Comparable(pt, lt), eq, "%s property, %s literal", pt, lt)
+			eq := Eval(compile(t, "P eq "+lit), oneProp{"P", v})
+			require.Equal(t, comparableTypes(pt, lt), eq, "%s property, %s literal", pt, lt)
 		}
 	}
+}
+
+// TestSeenAddValue: values are typed as Literal types them, so the
+// warnings of entities a caller read match those of their stored types,
+// and a value Literal refuses records nothing.
+func TestSeenAddValue(t *testing.T) {
+	var s Seen
+	s.AddValue("Amount", int32(1))
+	s.AddValue("Status", "x")
+	s.AddValue("Odd", 7) // an int has no literal
+	require.Equal(t, []string{
+		"Amount is compared (eq) with a literal of type Edm.Int64 but was seen only as Edm.Int32: such a comparison matches nothing",
+		"property status was never seen, but Status was: names are case-sensitive, so status eq ... matches nothing",
+	}, Warnings(compile(t, "Amount eq 1L or status eq 'x' or Odd eq 1L"), &s))
+	require.Empty(t, Warnings(compile(t, "Amount eq 1"), &s))
 }
