@@ -15,7 +15,7 @@ import (
 	"github.com/tablestore/tablestore/tablestoretest"
 )
 
-// The change feed recipes of docs/server.md ("Following a change feed
+// The change feed recipes of docs/extensions.md ("Following a change feed
 // from Python and JavaScript"), run as written: compat/recipes holds them
 // and the docs quote them whole.
 
@@ -168,10 +168,10 @@ func TestFeedRecipes(t *testing.T) {
 	}
 }
 
-// TestFeedRecipesInDocs checks that docs/server.md quotes the recipes as
+// TestFeedRecipesInDocs checks that docs/extensions.md quotes the recipes as
 // they are run here.
 func TestFeedRecipesInDocs(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "server.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "extensions.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestFeedRecipesInDocs(t *testing.T) {
 		src, _ := io.ReadAll(f)
 		f.Close()
 		if !strings.Contains(string(doc), string(src)) {
-			t.Errorf("docs/server.md does not quote recipes/%s as it is", name)
+			t.Errorf("docs/extensions.md does not quote recipes/%s as it is", name)
 		}
 	}
 }

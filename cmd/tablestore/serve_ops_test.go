@@ -336,17 +336,17 @@ func TestServeEnv(t *testing.T) {
 	require.Contains(t, r.stderr, "$TABLESTORE_SHUTDOWN_TIMEOUT")
 }
 
-// TestServeFlagTable: docs/server.md's table names every flag of serve
+// TestServeFlagTable: docs/server-flags.md's table names every flag of serve
 // and its variable.
 func TestServeFlagTable(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "server.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "server-flags.md"))
 	require.NoError(t, err)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	serveCommand().flags(fs, &stdio{})
 	fs.VisitAll(func(f *flag.Flag) {
-		require.Contains(t, string(doc), "`--"+f.Name+"`", "docs/server.md lacks --%s", f.Name)
+		require.Contains(t, string(doc), "`--"+f.Name+"`", "docs/server-flags.md lacks --%s", f.Name)
 		if !envSkip[f.Name] {
-			require.Contains(t, string(doc), "`"+envName(f.Name)+"`", "docs/server.md lacks %s", envName(f.Name))
+			require.Contains(t, string(doc), "`"+envName(f.Name)+"`", "docs/server-flags.md lacks %s", envName(f.Name))
 		}
 	})
 }
