@@ -24,7 +24,7 @@ import (
 
 // tablestore's own server offers, beside Azure's API, extension
 // endpoints under {service root}/$tablestore/ (see the server's
-// docs/server.md): change feeds, indexes, TTL, range deletions and size
+// docs/extensions.md): change feeds, indexes, TTL, range deletions and size
 // estimates. The driver reads the capability document,
 // GET {root}$tablestore, once, at the first operation that needs it; a
 // service that does not answer it as tablestore's server (Azure,

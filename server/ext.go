@@ -18,7 +18,7 @@ import (
 // has no counterpart for (change feeds, secondary indexes, TTL, range
 // deletions, size estimates), under /{account}/$tablestore/. Azure never
 // gives a table a name starting with '$' but its own, so the SDKs'
-// requests never reach them. docs/server.md lists them.
+// requests never reach them. docs/extensions.md lists them.
 
 // extRoot is the first path segment of the extension endpoints.
 const extRoot = "$tablestore"

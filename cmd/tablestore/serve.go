@@ -85,7 +85,7 @@ loopback. Without --cert, --key is the old spelling of --account-key.
 Every flag can also come from the environment: TABLESTORE_ and the
 flag's name in capitals, '-' as '_' (TABLESTORE_ADMIN_ADDR for
 --admin-addr; a comma-separated list for a repeatable flag). The command
-line wins. See docs/server.md for the whole table.
+line wins. See docs/server-flags.md for the whole table.
 
 Each request is logged on standard error as one line at level info (with
 --log-level info or debug; warn and error show only failures, none
