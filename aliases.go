@@ -31,6 +31,30 @@ type DamagedFile = driver.DamagedFile
 // to it.
 type EncryptionKeyError = driver.EncryptionKeyError
 
+// BackupWindow describes a continuous backup directory, from
+// ListBackups: Restore accepts any instant from Oldest to Newest but
+// those inside a hole. Its fields, documented on driver.BackupWindow:
+// Oldest and Newest; Bases, the bases' times; Segments and Bytes of the
+// log; FirstSeq and LastSeq, the commits the window spans; Torn, a
+// partial last record; Damaged, a damaged last record; Holes, the
+// stretches whose commits were lost; and Ranges, the stretches Restore
+// accepts.
+type BackupWindow = driver.BackupWindow
+
+// BackupHole is a stretch of lost commits, records FirstSeq to LastSeq,
+// committed after instant After and before Before: Restore refuses any
+// instant strictly between the two.
+type BackupHole = driver.BackupHole
+
+// BackupRange is a stretch of instants Restore accepts, From and To
+// included.
+type BackupRange = driver.BackupRange
+
+// DamagedBackupError reports a damaged record of a backup's log (a
+// checksum mismatch, a bad length, a gap in the sequence) with its File
+// and byte Offset and the Reason; Restore never replays past one.
+type DamagedBackupError = driver.DamagedBackupError
+
 // GUID is an Edm.Guid value: 16 bytes in the order the canonical text
 // form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx shows them.
 type GUID = edm.GUID

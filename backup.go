@@ -3,7 +3,6 @@ package tablestore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -100,68 +99,6 @@ func (db *DB) ContinuousBackupDir() (string, error) {
 	return dir, mapError(err, false)
 }
 
-// BackupWindow describes a continuous backup directory: Restore accepts
-// any instant from Oldest to Newest but those inside a hole (see
-// Ranges).
-type BackupWindow struct {
-	// Oldest is the oldest base's time, Newest the last whole record's.
-	Oldest, Newest time.Time
-	// Bases are the bases' times, oldest first.
-	Bases []time.Time
-	// Segments and Bytes are the log's files and their size.
-	Segments int
-	Bytes    int64
-	// FirstSeq and LastSeq number the commits the window spans: the
-	// oldest base holds every commit up to FirstSeq.
-	FirstSeq, LastSeq uint64
-	// Torn, when not "", says the last segment ends in a partial record
-	// (a crash during an append); the window ends before it.
-	Torn string
-	// Damaged, when not nil, is a damaged record at the end of the log;
-	// the window ends before it and a restore past it fails.
-	Damaged *DamagedBackupError
-	// Holes are stretches whose commits the backup lost (a power loss
-	// with BackgroundSync), oldest first; Ranges are the stretches
-	// Restore accepts, ends included: [Oldest, Newest] without a hole,
-	// otherwise the ones between the holes.
-	Holes  []BackupHole
-	Ranges []BackupRange
-}
-
-// BackupHole is a stretch of lost commits: records FirstSeq to LastSeq,
-// committed after instant After and before Before. Restore refuses any
-// instant strictly between the two.
-type BackupHole struct {
-	After, Before     time.Time
-	FirstSeq, LastSeq uint64
-}
-
-// BackupRange is a stretch of instants Restore accepts, From and To
-// included.
-type BackupRange struct {
-	From, To time.Time
-}
-
-// DamagedBackupError reports a damaged record of a backup's log (a
-// checksum mismatch, a bad length, a gap in the sequence), with its file
-// and byte offset; Restore never replays past one.
-type DamagedBackupError struct {
-	File   string
-	Offset int64
-	Reason string
-}
-
-func (e *DamagedBackupError) Error() string {
-	return fmt.Sprintf("tablestore: backup segment %s is damaged at byte %d: %s", e.File, e.Offset, e.Reason)
-}
-
-func damagedOf(e *engine.DamagedBackupError) *DamagedBackupError {
-	if e == nil {
-		return nil
-	}
-	return &DamagedBackupError{File: e.File, Offset: e.Offset, Reason: e.Reason}
-}
-
 // ErrOutsideWindow is matched by Restore's error (code OutOfRangeInput)
 // for a time outside the backup's window; the message names the window.
 var ErrOutsideWindow = engine.ErrOutsideWindow
@@ -185,15 +122,7 @@ func ListBackups(dir string, opts *Options) (*BackupWindow, error) {
 	if err != nil {
 		return nil, causeError(edm.CodeInvalidInput, err)
 	}
-	bw := &BackupWindow{Oldest: w.Oldest, Newest: w.Newest, Bases: w.Bases, Segments: w.Segments, Bytes: w.Bytes,
-		FirstSeq: w.FirstSeq, LastSeq: w.LastSeq, Torn: w.Torn, Damaged: damagedOf(w.Damaged)}
-	for _, h := range w.Holes {
-		bw.Holes = append(bw.Holes, BackupHole(h))
-	}
-	for _, r := range w.Ranges {
-		bw.Ranges = append(bw.Ranges, BackupRange(r))
-	}
-	return bw, nil
+	return &w, nil
 }
 
 // RestoreResult describes a finished Restore.
@@ -279,12 +208,12 @@ func RestoreTable(ctx context.Context, from string, to time.Time, name, as, into
 
 // restoreError maps a restore's error to an *Error.
 func restoreError(err error) error {
-	var damaged *engine.DamagedBackupError
+	var damaged *DamagedBackupError
 	switch {
 	case errors.Is(err, ErrOutsideWindow):
 		return causeError(edm.CodeOutOfRangeInput, err)
 	case errors.As(err, &damaged):
-		return causeError(edm.CodeInternalError, damagedOf(damaged))
+		return causeError(edm.CodeInternalError, damaged)
 	}
 	return mapError(err, false)
 }

@@ -81,7 +81,7 @@ func TestBackupHoleAfterPowerLoss(t *testing.T) {
 	require.True(t, h.After.Before(inAt) && inAt.Before(h.Before), "hole %+v, lost instant %s", h, inAt)
 	require.False(t, afterAt.Before(h.Before))
 	require.LessOrEqual(t, h.FirstSeq, h.LastSeq)
-	require.Equal(t, []BackupRange{{w.Oldest, h.After}, {h.Before, w.Newest}}, w.Ranges)
+	require.Equal(t, []BackupRange{{From: w.Oldest, To: h.After}, {From: h.Before, To: w.Newest}}, w.Ranges)
 
 	_, err = Restore(ctx, bdir, inAt, filepath.Join(t.TempDir(), "hole"), nil)
 	requireCode(t, err, edm.CodeOutOfRangeInput)

@@ -1175,7 +1175,7 @@ type backupInventory struct {
 	// record there (a crash during its append); damaged is a damaged
 	// record in the last segment, after lastSeq.
 	tornAt  string
-	damaged *DamagedBackupError
+	damaged *driver.DamagedBackupError
 }
 
 type segmentInfo struct {
@@ -1243,7 +1243,7 @@ func scanBackup(dir string, keys encfs.KeyProvider, clean bool) (*backupInventor
 			return nil
 		})
 		var torn *tornError
-		var damaged *DamagedBackupError
+		var damaged *driver.DamagedBackupError
 		switch {
 		case errors.As(err, &torn):
 			if last {
@@ -1273,25 +1273,13 @@ type backupRecord struct {
 	batch        []byte
 }
 
-// DamagedBackupError reports a record that fails its checksum or does
-// not decode, with its file and byte offset.
-type DamagedBackupError struct {
-	File   string
-	Offset int64
-	Reason string
-}
-
-func (e *DamagedBackupError) Error() string {
-	return fmt.Sprintf("tablestore: backup segment %s is damaged at byte %d: %s", e.File, e.Offset, e.Reason)
-}
-
 // tornError is a segment that ends in a partial record.
-type tornError struct{ DamagedBackupError }
+type tornError struct{ driver.DamagedBackupError }
 
 // readSegment calls fn with each record of segment first, in order. A
 // partial record at the end is a *tornError; a damaged one a
-// *DamagedBackupError; records must run on from first without gaps.
-// Offsets are logical (past an encryption header).
+// *driver.DamagedBackupError; records must run on from first without
+// gaps. Offsets are logical (past an encryption header).
 func readSegment(fs vfs.FS, keys encfs.KeyProvider, dir string, first uint64, fn func(backupRecord) error) error {
 	path := filepath.Join(dir, segmentName(first))
 	if err := checkBackupFile(path, keys); err != nil {
@@ -1306,8 +1294,8 @@ func readSegment(fs vfs.FS, keys encfs.KeyProvider, dir string, first uint64, fn
 	var off int64
 	var buf []byte
 	want := first
-	damaged := func(reason string) *DamagedBackupError {
-		return &DamagedBackupError{File: path, Offset: off, Reason: reason}
+	damaged := func(reason string) *driver.DamagedBackupError {
+		return &driver.DamagedBackupError{File: path, Offset: off, Reason: reason}
 	}
 	for {
 		n, err := binary.ReadUvarint(r)

@@ -17,45 +17,8 @@ import (
 	"github.com/tablestore/tablestore/internal/encfs"
 )
 
-// BackupWindow describes what a continuous backup directory can
-// restore: any instant from Oldest (its oldest base) to Newest (its last
-// whole record, or newest base).
-type BackupWindow struct {
-	Oldest, Newest time.Time
-	Bases          []time.Time // each base's time, oldest first
-	Segments       int
-	Bytes          int64 // of the segments
-	// FirstSeq and LastSeq number the records the window spans.
-	FirstSeq, LastSeq uint64
-	// Torn, when not "", says the last segment ends in a partial record
-	// (a crash during an append, or damage at its end); the window ends
-	// at the last whole record before it.
-	Torn string
-	// Damaged, when not nil, is a damaged record of the last segment;
-	// the window ends before it, and a restore past it fails.
-	Damaged *DamagedBackupError
-	// Holes are stretches of lost records inside the window, oldest
-	// first (a power loss in background sync mode); Ranges are the
-	// restorable stretches between them: one, [Oldest, Newest], when
-	// there is no hole.
-	Holes  []BackupHole
-	Ranges []BackupRange
-}
-
-// BackupHole is a stretch of lost records: records FirstSeq to LastSeq
-// were committed after instant After and before Before, and are gone;
-// no instant strictly between After and Before can be restored.
-type BackupHole struct {
-	After, Before     time.Time
-	FirstSeq, LastSeq uint64
-}
-
-// BackupRange is a stretch of instants a restore accepts, ends included.
-type BackupRange struct {
-	From, To time.Time
-}
-
-func (w BackupWindow) rangesText() string {
+// rangesText lists the stretches w restores, for an error message.
+func rangesText(w driver.BackupWindow) string {
 	parts := make([]string, len(w.Ranges))
 	for i, r := range w.Ranges {
 		parts[i] = fmt.Sprintf("[%s, %s]", r.From.Format(time.RFC3339Nano), r.To.Format(time.RFC3339Nano))
@@ -70,20 +33,20 @@ var ErrOutsideWindow = errors.New("tablestore: the time is outside the backup's 
 // ListBackup describes the continuous backup in dir, whose files are
 // read under keys (nil: a plain backup). Errors: a directory without a
 // whole base; a *driver.EncryptionKeyError when keys cannot read it.
-func ListBackup(dir string, keys encfs.KeyProvider) (BackupWindow, error) {
+func ListBackup(dir string, keys encfs.KeyProvider) (driver.BackupWindow, error) {
 	inv, err := scanBackup(dir, keys, false)
 	if err != nil {
-		return BackupWindow{}, err
+		return driver.BackupWindow{}, err
 	}
 	return inv.window(dir)
 }
 
 // window describes the backup in dir that inv inventories.
-func (inv *backupInventory) window(dir string) (BackupWindow, error) {
+func (inv *backupInventory) window(dir string) (driver.BackupWindow, error) {
 	if len(inv.bases) == 0 {
-		return BackupWindow{}, fmt.Errorf("tablestore: %q holds no backup base", dir)
+		return driver.BackupWindow{}, fmt.Errorf("tablestore: %q holds no backup base", dir)
 	}
-	w := BackupWindow{
+	w := driver.BackupWindow{
 		Oldest:   time.Unix(0, inv.bases[0].Time).UTC(),
 		Newest:   time.Unix(0, inv.lastTime).UTC(),
 		Segments: len(inv.segments),
@@ -98,12 +61,12 @@ func (inv *backupInventory) window(dir string) (BackupWindow, error) {
 		if i == 0 || b.Gap == nil {
 			continue // the oldest base's gap is before the window
 		}
-		h := BackupHole{After: time.Unix(0, b.Gap.After).UTC(), Before: w.Bases[i], FirstSeq: b.Gap.From, LastSeq: b.Gap.To}
+		h := driver.BackupHole{After: time.Unix(0, b.Gap.After).UTC(), Before: w.Bases[i], FirstSeq: b.Gap.From, LastSeq: b.Gap.To}
 		w.Holes = append(w.Holes, h)
-		w.Ranges = append(w.Ranges, BackupRange{From: from, To: h.After})
+		w.Ranges = append(w.Ranges, driver.BackupRange{From: from, To: h.After})
 		from = h.Before
 	}
-	w.Ranges = append(w.Ranges, BackupRange{From: from, To: w.Newest})
+	w.Ranges = append(w.Ranges, driver.BackupRange{From: from, To: w.Newest})
 	for _, s := range inv.segments {
 		w.Bytes += s.size
 	}
@@ -138,8 +101,9 @@ type RestorePhases struct {
 // that open.
 //
 // Errors: ErrOutsideWindow (wrapped, naming the window), a
-// *DamagedBackupError for a damaged record or a gap in the records the
-// restore needs, an error for a non-empty into, and damage Check finds.
+// *driver.DamagedBackupError for a damaged record or a gap in the
+// records the restore needs, an error for a non-empty into, and damage
+// Check finds.
 func Restore(ctx context.Context, from string, to time.Time, into string, opts Options) (_ RestoreResult, err error) {
 	if err := emptyTarget(into); err != nil {
 		return RestoreResult{}, err
@@ -160,14 +124,14 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 		to = w.Newest
 	}
 	if to.Before(w.Oldest) || to.After(w.Newest) {
-		return RestoreResult{}, fmt.Errorf("%w: %s is not in %s", ErrOutsideWindow, to.UTC().Format(time.RFC3339Nano), w.rangesText())
+		return RestoreResult{}, fmt.Errorf("%w: %s is not in %s", ErrOutsideWindow, to.UTC().Format(time.RFC3339Nano), rangesText(w))
 	}
 	// Before a hole, the replay stops at its first lost record; inside
 	// one, there is nothing to restore.
 	upto := uint64(math.MaxUint64)
 	for _, h := range w.Holes {
 		if to.After(h.After) && to.Before(h.Before) {
-			return RestoreResult{}, fmt.Errorf("%w: %s is in a stretch whose commits the backup lost (records %d to %d); the backup restores %s", ErrOutsideWindow, to.UTC().Format(time.RFC3339Nano), h.FirstSeq, h.LastSeq, w.rangesText())
+			return RestoreResult{}, fmt.Errorf("%w: %s is in a stretch whose commits the backup lost (records %d to %d); the backup restores %s", ErrOutsideWindow, to.UTC().Format(time.RFC3339Nano), h.FirstSeq, h.LastSeq, rangesText(w))
 		}
 		if !to.After(h.After) {
 			upto = min(upto, h.FirstSeq-1)
@@ -299,7 +263,7 @@ func replay(ctx context.Context, fs vfs.FS, keys encfs.KeyProvider, dir string, 
 			continue // every record of s is at or below lo
 		}
 		if s.first > next {
-			return &DamagedBackupError{File: filepath.Join(dir, segmentName(s.first)), Offset: 0, Reason: fmt.Sprintf("records %d to %d are missing", next, s.first-1)}
+			return &driver.DamagedBackupError{File: filepath.Join(dir, segmentName(s.first)), Offset: 0, Reason: fmt.Sprintf("records %d to %d are missing", next, s.first-1)}
 		}
 		err := readSegment(fs, keys, dir, s.first, func(r backupRecord) error {
 			if r.seq < next {
