@@ -11,6 +11,7 @@ import (
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/entityenc"
 )
 
 // The change feed.
@@ -324,6 +325,11 @@ type ChangesQuery struct {
 	// new commits (woken by them, not by polling) until ctx ends, the
 	// table is deleted, or the store closes.
 	Follow bool
+	// Top is the most changes one ReadChanges page holds, 1 to
+	// MaxChangesPage, as Query.Top sizes a QueryPage; zero means
+	// MaxChangesPage, anything else is InvalidInput. Changes reads in
+	// pages of its own size and ignores it.
+	Top int
 }
 
 // changesPage is how many changes one read gathers.
@@ -510,7 +516,7 @@ func mapChangesError(err error) error {
 	return &Error{Code: code, Message: strings.TrimPrefix(err.Error(), "tablestore: "), err: err}
 }
 
-// MaxChangesPage is the most changes one ReadChanges call returns.
+// MaxChangesPage is the most changes one ReadChanges call returns (ChangesQuery.Top).
 const MaxChangesPage = 1000
 
 // ChangesPage is one read of a change feed (Table.ReadChanges).
@@ -529,7 +535,7 @@ type ChangesPage struct {
 	Dropped bool
 }
 
-// ReadChanges reads at most limit changes (1 to MaxChangesPage) of the
+// ReadChanges reads at most q.Top changes (zero: MaxChangesPage) of the
 // table's feed after q.From, in commit order: the page-at-a-time form
 // of Changes, for readers that hand cursors to other processes (the
 // REST server's feed endpoints). With q.Follow, a read that finds no
@@ -538,14 +544,15 @@ type ChangesPage struct {
 // returns the empty page, whose Cursor is still a position, with ctx's
 // error.
 //
-// Errors: InvalidInput for a limit out of range, and Changes' errors:
+// Errors: InvalidInput for a Top out of range, and Changes' errors:
 // TableNotFound, ResourceNotFound when the feed is off, ErrCursorExpired
 // (code OutOfRangeInput) for a cursor older than the retention,
 // ErrCursorStale (code InvalidInput), NotImplemented, ErrClosed, ctx's
 // error.
-func (t *Table) ReadChanges(ctx context.Context, q ChangesQuery, limit int) (*ChangesPage, error) {
-	if limit < 1 || limit > MaxChangesPage {
-		return nil, newError(edm.CodeInvalidInput, "change page limit %d is out of range 1..%d", limit, MaxChangesPage)
+func (t *Table) ReadChanges(ctx context.Context, q ChangesQuery) (*ChangesPage, error) {
+	limit, err := entityenc.PageSize(q.Top) // Query.Top's bounds: 1..MaxChangesPage, 0 the most
+	if err != nil {
+		return nil, coded(err)
 	}
 	if err := t.db.checkContext(ctx); err != nil {
 		return nil, mapChangesError(err)

@@ -156,7 +156,7 @@ func extOps(tb *ts.Table) []extOp {
 			return tb.EnableChangeFeed(ctx, ts.ChangeFeedOptions{Images: ts.ImagesNew})
 		}),
 		one("ReadChanges", "GET", "/changes", true, func(ctx context.Context) error {
-			_, err := tb.ReadChanges(ctx, ts.ChangesQuery{}, 10)
+			_, err := tb.ReadChanges(ctx, ts.ChangesQuery{Top: 10})
 			return err
 		}),
 		indexes,
@@ -423,7 +423,7 @@ func TestExtensionLongPollTryTimeout(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		page, err := tb.ReadChanges(ctx, ts.ChangesQuery{From: ts.CursorNow(), Follow: true}, 10)
+		page, err := tb.ReadChanges(ctx, ts.ChangesQuery{From: ts.CursorNow(), Follow: true, Top: 10})
 		done <- result{page, err}
 	}()
 	left := <-rec.polls

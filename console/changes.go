@@ -240,7 +240,8 @@ func (c *Console) changesStream(w http.ResponseWriter, r *http.Request) {
 			case <-rctx.Done():
 			}
 		}()
-		page, err := t.ReadChanges(rctx, q, min(streamPage, c.streamMax-sent))
+		q.Top = min(streamPage, c.streamMax-sent)
+		page, err := t.ReadChanges(rctx, q)
 		timedOut := err != nil && rctx.Err() != nil && r.Context().Err() == nil
 		if timedOut && page == nil { // the wait ended before the read began
 			page = &tablestore.ChangesPage{Cursor: q.From}

@@ -115,14 +115,13 @@ func (q *request) wantsEventStream() bool {
 // Last-Event-ID), partitionKey, limit, wait, heartbeat.
 type changesParams struct {
 	query     tablestore.ChangesQuery
-	limit     int
 	wait      time.Duration
 	heartbeat time.Duration
 }
 
 func (q *request) changesParams() (changesParams, error) {
 	v := q.res.query
-	p := changesParams{limit: defaultChangesLimit, heartbeat: defaultHeartbeat}
+	p := changesParams{heartbeat: defaultHeartbeat}
 	from := v.Get("from")
 	if id := strings.TrimSpace(q.r.Header.Get("Last-Event-ID")); id != "" {
 		from = id // a resumed event stream
@@ -131,13 +130,13 @@ func (q *request) changesParams() (changesParams, error) {
 	if err != nil {
 		return p, extError(err)
 	}
-	p.query = tablestore.ChangesQuery{From: c, PartitionKey: v.Get("partitionKey")}
+	p.query = tablestore.ChangesQuery{From: c, PartitionKey: v.Get("partitionKey"), Top: defaultChangesLimit}
 	if s := v.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > tablestore.MaxChangesPage {
 			return p, badParam("limit must be a whole number from 1 to " + itoa(tablestore.MaxChangesPage) + ".")
 		}
-		p.limit = n
+		p.query.Top = n
 	}
 	seconds := func(name string, lo, hi time.Duration) (time.Duration, error) {
 		s := v.Get(name)
@@ -184,7 +183,7 @@ func (q *request) extReadChanges() error {
 		defer cancel()
 		p.query.Follow = true
 	}
-	page, err := t.ReadChanges(ctx, p.query, p.limit)
+	page, err := t.ReadChanges(ctx, p.query)
 	if err != nil && !(page != nil && ctx.Err() != nil && q.r.Context().Err() == nil) {
 		return extError(err)
 	}
@@ -213,7 +212,7 @@ func (q *request) extReadChanges() error {
 func (q *request) streamChanges(t *tablestore.Table, p changesParams) error {
 	ctx, stop := q.liveContext()
 	defer stop()
-	page, err := t.ReadChanges(ctx, p.query, p.limit)
+	page, err := t.ReadChanges(ctx, p.query)
 	if err != nil {
 		return extError(err)
 	}
@@ -247,11 +246,11 @@ func (q *request) streamChanges(t *tablestore.Table, p changesParams) error {
 		p.query.From = page.Cursor
 		if page.More {
 			p.query.Follow = false
-			page, err = t.ReadChanges(ctx, p.query, p.limit)
+			page, err = t.ReadChanges(ctx, p.query)
 		} else {
 			p.query.Follow = true
 			wctx, cancel := context.WithTimeout(ctx, p.heartbeat)
-			page, err = t.ReadChanges(wctx, p.query, p.limit)
+			page, err = t.ReadChanges(wctx, p.query)
 			if err != nil && page != nil && wctx.Err() != nil && ctx.Err() == nil {
 				err = nil // the heartbeat is due
 			}

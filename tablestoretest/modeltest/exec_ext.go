@@ -132,7 +132,7 @@ func (r *runner) readChanges(op *Op) {
 // changes reads every change after from, through the iterator or by
 // pages of op.top.
 func (r *runner) changes(tb *ts.Table, op *Op, from ts.Cursor) ([]ts.Change, error) {
-	q := ts.ChangesQuery{From: from, PartitionKey: op.pk}
+	q := ts.ChangesQuery{From: from, PartitionKey: op.pk, Top: op.top}
 	var all []ts.Change
 	if op.iterate {
 		for c, err := range tb.Changes(r.ctx, q) {
@@ -150,7 +150,7 @@ func (r *runner) changes(tb *ts.Table, op *Op, from ts.Cursor) ([]ts.Change, err
 		if pages > 100_000 {
 			r.failf("change feed does not end")
 		}
-		p, err := tb.ReadChanges(r.ctx, q, op.top)
+		p, err := tb.ReadChanges(r.ctx, q)
 		if err != nil {
 			if pages > 0 {
 				r.failf("change page %d failed: %v", pages, err)
