@@ -183,12 +183,19 @@ var layerRules = []layerRule{
 		forbidden: isInternal,
 	},
 	{
-		name: "the console and the command use only public packages",
-		applies: func(p string) bool {
-			return strings.HasPrefix(p, module+"/console") || strings.HasPrefix(p, module+"/cmd/")
-		},
+		name:      "the console uses only public packages",
+		applies:   func(p string) bool { return strings.HasPrefix(p, module+"/console") },
 		imports:   direct,
 		forbidden: isInternal,
+	},
+	{
+		// The command's one exception: "did you mean" for its commands,
+		// flags and tables is internal/suggest, which the test kit's
+		// fault names also use.
+		name:      "the command uses only public packages and internal/suggest",
+		applies:   func(p string) bool { return strings.HasPrefix(p, module+"/cmd/") },
+		imports:   direct,
+		forbidden: func(q string) bool { return isInternal(q) && q != module+"/internal/suggest" },
 	},
 	{
 		// The one exception to public packages only: Azure's wire format

@@ -17,3 +17,18 @@ func TestNearest(t *testing.T) {
 		}
 	}
 }
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"ab", "ba", 1}, // an adjacent swap is one edit
+		{"", "abc", 3},
+		{"kitten", "sitting", 3},
+	} {
+		if got := editDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
