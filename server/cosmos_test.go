@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -103,14 +102,7 @@ func formatCosmosResponse(resp *http.Response) string {
 	for _, k := range names {
 		fmt.Fprintf(&b, "%s: %s\n", k, mask(resp.Header[k][0]))
 	}
-	body, _ := io.ReadAll(resp.Body)
-	if len(body) > 0 {
-		b.WriteString("\n")
-		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(mask(string(body)), "\r\n", "⏎\n"), "\\r\\n", "⏎"))
-		if !strings.HasSuffix(string(body), "\n") {
-			b.WriteString("\n")
-		}
-	}
+	writeExchangeBody(&b, resp.Body, "\\r\\n", "⏎")
 	return b.String()
 }
 

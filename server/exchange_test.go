@@ -140,15 +140,23 @@ func formatResponse(resp *http.Response) string {
 	if _, err := http.ParseTime(resp.Header.Get("Date")); err != nil || !strings.HasSuffix(resp.Header.Get("Date"), "GMT") {
 		fmt.Fprintf(&b, "BAD Date %q\n", resp.Header.Get("Date"))
 	}
-	body, _ := io.ReadAll(resp.Body)
-	if len(body) > 0 {
-		b.WriteString("\n")
-		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(mask(string(body)), "\r\n", "⏎\n"), "\ufeff", "<BOM>"))
-		if !strings.HasSuffix(string(body), "\n") {
-			b.WriteString("\n")
-		}
-	}
+	writeExchangeBody(&b, resp.Body, "\ufeff", "<BOM>")
 	return b.String()
+}
+
+// writeExchangeBody appends body to b as an exchange shows it: after a
+// blank line, masked, CRLF as ⏎ and a line break, each further old/new
+// pair replaced, ending with a line break.
+func writeExchangeBody(b *strings.Builder, body io.Reader, oldnew ...string) {
+	raw, _ := io.ReadAll(body)
+	if len(raw) == 0 {
+		return
+	}
+	b.WriteString("\n")
+	b.WriteString(strings.NewReplacer(oldnew...).Replace(strings.ReplaceAll(mask(string(raw)), "\r\n", "⏎\n")))
+	if !strings.HasSuffix(string(raw), "\n") {
+		b.WriteString("\n")
+	}
 }
 
 // TestBatchParserTolerance checks the JavaScript SDK's batch form: bare
