@@ -84,7 +84,8 @@ const (
 // SubmitTransaction applies 1 to 100 actions on one partition of the table
 // atomically and in order: either every action takes effect or none does.
 // Every entity written gets the same new Timestamp and ETag (on a remote
-// service that versions them one by one, as Azurite does, each its own).
+// service that versions them one by one, as Azurite does, each its own;
+// SubmitTransactionWith can ask for distinct ones).
 //
 // The whole transaction is validated before anything is read or written:
 // the action count (InvalidInput), one PartitionKey
@@ -101,13 +102,39 @@ const (
 // Transactions on one partition serialize; on different partitions they
 // run in parallel.
 func (t *Table) SubmitTransaction(ctx context.Context, actions []TransactionAction) error {
+	return t.SubmitTransactionWith(ctx, actions, TransactionOptions{})
+}
+
+// TransactionOptions adjust SubmitTransactionWith.
+type TransactionOptions struct {
+	// DistinctTimestamps gives each entity written its own Timestamp and
+	// ETag, each action's greater than the action's before it, as Cosmos
+	// DB for Table versions a batch's entities; by default they share
+	// one, as in Azure Table Storage. The store's clock (Options.Clock)
+	// gives the first; the others follow it in 100 ns steps when the
+	// clock has not moved on. A driver without driver.OptionCommitter
+	// fails it with NotImplemented.
+	DistinctTimestamps bool
+}
+
+// SubmitTransactionWith is SubmitTransaction with opts.
+func (t *Table) SubmitTransactionWith(ctx context.Context, actions []TransactionAction, opts TransactionOptions) error {
+	oc, ok := t.drv.(driver.OptionCommitter)
+	if opts.DistinctTimestamps && !ok {
+		return newError(edm.CodeNotImplemented, "this store's driver cannot give a transaction's entities distinct Timestamps")
+	}
 	s := getScratch()
 	defer putScratch(s)
 	txn, err := s.prepareTransaction(actions)
 	if err != nil {
 		return err
 	}
-	res, err := t.drv.Commit(ctx, txn)
+	var res driver.CommitResult
+	if opts.DistinctTimestamps {
+		res, err = oc.CommitWith(ctx, txn, driver.CommitOptions{DistinctTimestamps: true})
+	} else {
+		res, err = t.drv.Commit(ctx, txn)
+	}
 	if err != nil {
 		return mapError(err, true)
 	}

@@ -19,8 +19,13 @@ import (
 // TestBatchDataDriven runs testdata/batch: entity group transactions, what
 // they return and what they leave stored.
 //
-//	reset                       a new store with table "tbl"
-//	batch [table=name]          one action a line:
+//	reset [clock=RFC3339]       a new store with table "tbl" (clock: the
+//	                            store's clock, stopped at that instant)
+//	batch [table=name] [distinct] [timestamps]
+//	                            one action a line (distinct: with
+//	                            DistinctTimestamps; timestamps: each written
+//	                            entity's Timestamp, checked against the
+//	                            stored one):
 //	  insert|upsert-merge|upsert-replace|update-merge|update-replace|delete
 //	    PK RK [etag=*|current|stale|none] [Name=type:value ...]
 //	  repeat n=N <action line>  N copies, RowKey suffixed with the copy number
@@ -38,8 +43,16 @@ func TestBatchDataDriven(t *testing.T) {
 			if db != nil {
 				require.NoError(t, db.Close())
 			}
+			var opts *Options
+			if td.HasArg("clock") {
+				var at string
+				td.ScanArgs(t, "clock", &at)
+				stopped, err := time.Parse(time.RFC3339Nano, at)
+				require.NoError(t, err)
+				opts = &Options{Clock: func() time.Time { return stopped }}
+			}
 			var err error
-			db, err = OpenInMemory(nil)
+			db, err = OpenInMemory(opts)
 			require.NoError(t, err)
 			_, err = db.CreateTable(ctx, "tbl")
 			require.NoError(t, err)
@@ -52,15 +65,26 @@ func TestBatchDataDriven(t *testing.T) {
 			for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
 				actions = append(actions, parseActionLine(t, tbl, line)...)
 			}
-			err := tbl.SubmitTransaction(ctx, actions)
+			err := tbl.SubmitTransactionWith(ctx, actions, TransactionOptions{DistinctTimestamps: td.HasArg("distinct")})
 			if err == nil {
 				stamps := map[ETag]bool{}
+				var out strings.Builder
 				for _, a := range actions {
-					if a.Type != ActionDelete {
-						stamps[a.Entity.(*Entity).ETag] = true
+					if a.Type == ActionDelete {
+						continue
+					}
+					e := a.Entity.(*Entity)
+					stamps[e.ETag] = true
+					if td.HasArg("timestamps") {
+						stored, err := tbl.Get(ctx, e.PartitionKey, e.RowKey, nil)
+						require.NoError(t, err)
+						require.Equal(t, stored.ETag, e.ETag)
+						require.True(t, stored.Timestamp.Equal(e.Timestamp))
+						require.Equal(t, etagFor(e.Timestamp), e.ETag)
+						fmt.Fprintf(&out, "\n%s %s", e.RowKey, e.Timestamp.Format(time.RFC3339Nano))
 					}
 				}
-				return fmt.Sprintf("ok (%d distinct etags)", len(stamps))
+				return fmt.Sprintf("ok (%d distinct etags)", len(stamps)) + out.String()
 			}
 			be, ok := err.(*BatchError)
 			if !ok {

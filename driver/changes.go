@@ -147,8 +147,10 @@ type ChangeRecord struct {
 	// (the commit's identity is Seq-Index).
 	Kind         CommitKind
 	Index, Count int
-	// Timestamp is the commit's, in ticks (see edm); the ETag of every
-	// entity it wrote derives from it.
+	// Timestamp is the one the commit gave the record's entity, in ticks
+	// (see edm): the commit's, unless it gave each action its own
+	// (CommitOptions.DistinctTimestamps); the entity's ETag derives from
+	// it.
 	Timestamp                      int64
 	PartitionKey, RowKey, ToRowKey string
 	// Record is the new entity of a write with ImagesNew, as stored (its

@@ -97,6 +97,24 @@ type Segmenter interface {
 	Segments(ctx context.Context, n int) ([]Key, error)
 }
 
+// OptionCommitter is a Table whose Commit takes options.
+type OptionCommitter interface {
+	// CommitWith is Commit with opts; with the zero CommitOptions it is
+	// Commit.
+	CommitWith(ctx context.Context, actions []Action, opts CommitOptions) (CommitResult, error)
+}
+
+// CommitOptions adjust a CommitWith call.
+type CommitOptions struct {
+	// DistinctTimestamps gives each action its own Timestamp, greater
+	// than the action's before it, where Commit gives every action one:
+	// the entity written by action i gets the i-th and the ETag made of
+	// it, and CommitResult.Timestamps and ETags hold them (zero for a
+	// delete). Each is one the clock has never issued before, as
+	// Commit's is. Cosmos DB for Table versions a batch's entities so.
+	DistinctTimestamps bool
+}
+
 // BulkCommitter is a Table that can commit many independent single-entity
 // writes, on any partitions and in any order, together: what a bulk load
 // needs when its input is not grouped by partition.

@@ -19,6 +19,7 @@ import (
 // engine's tables have, so a wrapped table keeps them all.
 type fullTable interface {
 	driver.Table
+	driver.OptionCommitter
 	driver.BulkCommitter
 	driver.ChangeFeeder
 	driver.ExpiryStats
@@ -122,7 +123,11 @@ func (t *faultTable) QueryPage(ctx context.Context, q *driver.QueryRequest, emit
 	return res, err
 }
 
-func (t *faultTable) Commit(ctx context.Context, actions []driver.Action) (res driver.CommitResult, err error) {
+func (t *faultTable) Commit(ctx context.Context, actions []driver.Action) (driver.CommitResult, error) {
+	return t.CommitWith(ctx, actions, driver.CommitOptions{})
+}
+
+func (t *faultTable) CommitWith(ctx context.Context, actions []driver.Action, opts driver.CommitOptions) (res driver.CommitResult, err error) {
 	info := server.RequestInfo{Operation: "EntityGroupTransaction", Table: t.name}
 	var race func()
 	if len(actions) == 1 {
@@ -131,7 +136,7 @@ func (t *faultTable) Commit(ctx context.Context, actions []driver.Action) (res d
 		race = func() { t.competingWrite(ctx, a.PartitionKey, a.RowKey) }
 	}
 	err = hit(ctx, t.faults, info, race, func() error {
-		res, err = t.fullTable.Commit(ctx, actions)
+		res, err = t.fullTable.CommitWith(ctx, actions, opts)
 		return err
 	})
 	return res, err

@@ -56,7 +56,7 @@ func (t *table) commitBulk(ctx context.Context, actions []driver.Action, opts dr
 func (db *Engine) commitBulkOneByOne(ctx context.Context, tableID uint64, actions []driver.Action, stopAtFailure bool) (driver.BulkCommitResult, error) {
 	var res driver.BulkCommitResult
 	for i := range actions {
-		_, err := db.partition(tableID, actions[i].PartitionKey).commit(ctx, actions[i:i+1])
+		_, err := db.partition(tableID, actions[i].PartitionKey).commit(ctx, actions[i:i+1], driver.CommitOptions{})
 		if err == nil {
 			res.Applied++
 			continue
@@ -195,9 +195,9 @@ func (db *Engine) commitBulk(ctx context.Context, tableID uint64, actions []driv
 		_ = op.Finish()
 	}
 	if ttl != nil {
-		db.writeExpiries(b, ttl, tableID, actions, applied, reads, value, ts)
+		db.writeExpiries(b, ttl, tableID, actions, applied, reads, value, stamps{base: ts})
 	}
-	if err := db.commitChanges(ctx, b, db.changeRecords(tableID, driver.CommitBulk, ts, actions, applied, db.replacedExpired(tableID, ttl, reads, applied, now), value), db.writeOpts); err != nil {
+	if err := db.commitChanges(ctx, b, db.changeRecords(tableID, driver.CommitBulk, stamps{base: ts}, actions, applied, db.replacedExpired(tableID, ttl, reads, applied, now), value), db.writeOpts); err != nil {
 		return driver.BulkCommitResult{}, db.storageErr(fmt.Sprintf("bulk commit of %d entities to table #%d", res.Applied, tableID), err)
 	}
 	return res, nil

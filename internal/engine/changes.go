@@ -349,14 +349,14 @@ func decodeChange(seq uint64, v []byte) (driver.ChangeRecord, error) {
 }
 
 // changeRecords builds the records of a commit of actions to table id at
-// Timestamp ts, or returns nil when the table's feed is off; applied,
+// Timestamps ts, or returns nil when the table's feed is off; applied,
 // when not nil, says which actions the commit applies (a bulk commit),
 // value gives each action's stored value as commit computed it, and
 // gone, when not nil, the expired entities the actions replace: each
 // gets an expiry record just before its action's record.
 // REQUIRES: db.catMu held in read mode (the feed cannot be switched
 // meanwhile).
-func (db *Engine) changeRecords(id uint64, kind driver.CommitKind, ts int64, actions []driver.Action, applied []bool, gone []goneEntity, value func(int) ([]byte, []driver.Property)) *changeBatch {
+func (db *Engine) changeRecords(id uint64, kind driver.CommitKind, ts stamps, actions []driver.Action, applied []bool, gone []goneEntity, value func(int) ([]byte, []driver.Property)) *changeBatch {
 	s := db.changes.feed(id)
 	if s == nil {
 		return nil
@@ -399,18 +399,18 @@ func (db *Engine) changeRecords(id uint64, kind driver.CommitKind, ts int64, act
 		a := &actions[i]
 		if gone != nil && gone[i].ok {
 			start := len(slab)
-			slab = encodeExpire(slab, kind, len(cb.values), count, ts, a.PartitionKey, a.RowKey, gone[i].ts, gone[i].expiry)
+			slab = encodeExpire(slab, kind, len(cb.values), count, ts.of(i), a.PartitionKey, a.RowKey, gone[i].ts, gone[i].expiry)
 			cb.values = append(cb.values, slab[start:len(slab):len(slab)])
 		}
 		start := len(slab)
-		slab = encodeChange(slab, driver.ChangeOp(a.Type), kind, len(cb.values), count, ts, a.PartitionKey, a.RowKey, "", nil)
+		slab = encodeChange(slab, driver.ChangeOp(a.Type), kind, len(cb.values), count, ts.of(i), a.PartitionKey, a.RowKey, "", nil)
 		if s.Images == driver.ImagesNew && a.Type != driver.ActionDelete {
 			if rec, props := value(i); rec != nil {
 				n := len(slab)
 				slab = append(slab, rec...)
-				_ = driver.Record(slab[n:]).SetTimestamp(ts) // succeeded on the same record in the commit
+				_ = driver.Record(slab[n:]).SetTimestamp(ts.of(i)) // succeeded on the same record in the commit
 			} else {
-				slab, _ = driver.Encode(slab, ts, props) // succeeded on the same properties in the commit
+				slab, _ = driver.Encode(slab, ts.of(i), props) // succeeded on the same properties in the commit
 			}
 		}
 		cb.values = append(cb.values, slab[start:len(slab):len(slab)])

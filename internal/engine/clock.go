@@ -91,9 +91,17 @@ func (c *timestampClock) init(ceiling int64, persist func(int64) error, spawn fu
 // next returns a fresh Timestamp greater than floor and than any issued
 // before; now is the wall clock in ticks.
 func (c *timestampClock) next(now, floor int64) (int64, error) {
+	return c.nextRun(now, floor, 1)
+}
+
+// nextRun issues n >= 1 consecutive fresh Timestamps and returns the
+// first, which is greater than floor and than any issued before.
+func (c *timestampClock) nextRun(now, floor int64, n int) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.issueLocked(func() (int64, bool) { return max(now, c.last+1, floor+1), true })
+	span := int64(n - 1)
+	last, err := c.issueLocked(func() (int64, bool) { return max(now, c.last+1, floor+1) + span, true })
+	return last - span, err
 }
 
 // issueLocked makes the value want names the last issued and returns it,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore/driver"
@@ -19,16 +20,22 @@ import (
 // actions on the partition of the first action's PartitionKey (the caller
 // guarantees they all share it).
 func (t *table) Commit(ctx context.Context, actions []driver.Action) (res driver.CommitResult, err error) {
+	return t.CommitWith(ctx, actions, driver.CommitOptions{})
+}
+
+// CommitWith implements driver.OptionCommitter: Commit, with each
+// action's Timestamp its own under opts.DistinctTimestamps.
+func (t *table) CommitWith(ctx context.Context, actions []driver.Action, opts driver.CommitOptions) (res driver.CommitResult, err error) {
 	if t.db.opts.NoSync {
 		// boundedWrite would run it as it is: called directly, the
 		// commit needs no closure.
 		if err = ctx.Err(); err == nil {
-			res, err = t.commit(ctx, actions)
+			res, err = t.commit(ctx, actions, opts)
 		}
 	} else {
 		actions = cloneActions(actions)
 		res, err = boundedWrite(t.db, ctx, func(ctx context.Context) (driver.CommitResult, error) {
-			return t.commit(ctx, actions)
+			return t.commit(ctx, actions, opts)
 		})
 	}
 	if err != nil {
@@ -37,7 +44,7 @@ func (t *table) Commit(ctx context.Context, actions []driver.Action) (res driver
 	return res, nil
 }
 
-func (t *table) commit(ctx context.Context, actions []driver.Action) (_ driver.CommitResult, err error) {
+func (t *table) commit(ctx context.Context, actions []driver.Action, opts driver.CommitOptions) (_ driver.CommitResult, err error) {
 	release, err := t.db.enterWrite(ctx)
 	if err != nil {
 		return driver.CommitResult{}, err
@@ -53,19 +60,21 @@ func (t *table) commit(ctx context.Context, actions []driver.Action) (_ driver.C
 		return driver.CommitResult{}, err
 	}
 	defer t.db.catMu.RUnlock()
-	return t.db.partition(info.id, actions[0].PartitionKey).commit(ctx, actions)
+	return t.db.partition(info.id, actions[0].PartitionKey).commit(ctx, actions, opts)
 }
 
 // commit locks the partition, checks every action's precondition against
 // the stored entity, computes the new values, and commits one Pebble batch
 // in which every written entity gets the same new Timestamp, one the clock
-// has never issued before and greater than every replaced entity's. Keys
+// has never issued before and greater than every replaced entity's (with
+// opts.DistinctTimestamps, action i gets the i-th of as many consecutive
+// ones). Keys
 // are the partition's: an action's PartitionKey is not read, so a
 // transaction cannot reach another partition. The stored entities the
 // actions need are read in key order through one iterator; the first
 // failing action in action order is reported.
 // REQUIRES: db.catMu held in read mode.
-func (p partition) commit(ctx context.Context, actions []driver.Action) (driver.CommitResult, error) {
+func (p partition) commit(ctx context.Context, actions []driver.Action, opts driver.CommitOptions) (driver.CommitResult, error) {
 	db := p.db
 	defer p.lock().Unlock()
 
@@ -125,7 +134,12 @@ func (p partition) commit(ctx context.Context, actions []driver.Action) (driver.
 	if failErr != nil {
 		return driver.CommitResult{}, failErr
 	}
-	ts, err := db.clock.next(edm.TicksFromTime(db.opts.Clock()), floor)
+	ts := stamps{spaced: opts.DistinctTimestamps}
+	run := 1
+	if ts.spaced {
+		run = len(actions)
+	}
+	ts.base, err = db.clock.nextRun(edm.TicksFromTime(db.opts.Clock()), floor, run)
 	if err != nil {
 		return driver.CommitResult{}, err
 	}
@@ -159,10 +173,10 @@ func (p partition) commit(ctx context.Context, actions []driver.Action) (driver.
 		op := b.SetDeferred(p.keyLen(rk), valueLen(i))
 		p.key(op.Key[:0], rk)
 		if rec, props := value(i); rec != nil {
-			if err := driver.Record(append(op.Value[:0], rec...)).SetTimestamp(ts); err != nil {
+			if err := driver.Record(append(op.Value[:0], rec...)).SetTimestamp(ts.of(i)); err != nil {
 				return driver.CommitResult{}, fmt.Errorf("tablestore: the record of (%q, %q) to write: %w", p.pk, rk, err)
 			}
-		} else if _, err := driver.Encode(op.Value[:0], ts, props); err != nil {
+		} else if _, err := driver.Encode(op.Value[:0], ts.of(i), props); err != nil {
 			return driver.CommitResult{}, fmt.Errorf("tablestore: the properties of (%q, %q) to write: %w", p.pk, rk, err)
 		}
 		_ = op.Finish()
@@ -176,8 +190,44 @@ func (p partition) commit(ctx context.Context, actions []driver.Action) (driver.
 	if err := db.commitChanges(ctx, b, db.changeRecords(p.tableID, driver.CommitSingle, ts, actions, nil, db.replacedExpired(p.tableID, ttl, reads, nil, now), value), db.writeOpts); err != nil {
 		return driver.CommitResult{}, db.storageErr(fmt.Sprintf("commit to partition %q of table #%d", p.pk, p.tableID), err)
 	}
-	when := edm.TimeFromTicks(ts)
-	return driver.CommitResult{Timestamp: when, ETag: driver.FormatETag(when)}, nil
+	return ts.result(actions), nil
+}
+
+// stamps are the Timestamps of a commit's actions, in ticks: base for
+// every action, or base+i for action i when spaced.
+type stamps struct {
+	base   int64
+	spaced bool
+}
+
+// of is action i's Timestamp.
+func (s stamps) of(i int) int64 {
+	if s.spaced {
+		return s.base + int64(i)
+	}
+	return s.base
+}
+
+// result is the CommitResult of a commit of actions at s: when spaced,
+// with each written entity's Timestamp and ETag, the first written one's
+// as the result's own.
+func (s stamps) result(actions []driver.Action) driver.CommitResult {
+	if !s.spaced {
+		when := edm.TimeFromTicks(s.base)
+		return driver.CommitResult{Timestamp: when, ETag: driver.FormatETag(when)}
+	}
+	res := driver.CommitResult{Timestamps: make([]time.Time, len(actions)), ETags: make([]string, len(actions))}
+	for i := range actions {
+		if actions[i].Type == driver.ActionDelete {
+			continue
+		}
+		when := edm.TimeFromTicks(s.of(i))
+		res.Timestamps[i], res.ETags[i] = when, driver.FormatETag(when)
+		if res.ETag == "" {
+			res.Timestamp, res.ETag = when, res.ETags[i]
+		}
+	}
+	return res
 }
 
 // Sizes of a Pebble batch's encoding, to allocate a batch once: its

@@ -59,12 +59,12 @@ func splitExpiryKey(k []byte) (ticks int64, pk, rk []byte, err error) {
 }
 
 // writeExpiries adds to b the expiry index changes of actions committed
-// with Timestamp ts: each stored entity's entry deleted (reads[i], found
+// with Timestamps ts: each stored entity's entry deleted (reads[i], found
 // even when expired), each written entity's set. applied, if not nil,
 // says which actions are in the batch.
 // REQUIRES: the actions' partition locks and db.catMu (read mode) are held.
 func (db *Engine) writeExpiries(b *pebble.Batch, s *ttlSettings, id uint64, actions []driver.Action, applied []bool,
-	reads []storedEntity, value func(int) ([]byte, []driver.Property), ts int64) {
+	reads []storedEntity, value func(int) ([]byte, []driver.Property), ts stamps) {
 	var k []byte
 	for i := range actions {
 		if applied != nil && !applied[i] {
@@ -84,9 +84,9 @@ func (db *Engine) writeExpiries(b *pebble.Batch, s *ttlSettings, id uint64, acti
 		var e int64
 		var ok bool
 		if rec != nil {
-			e, ok = s.recordExpiry(driver.Record(rec), ts)
+			e, ok = s.recordExpiry(driver.Record(rec), ts.of(i))
 		} else {
-			e, ok = s.propsExpiry(props, ts)
+			e, ok = s.propsExpiry(props, ts.of(i))
 		}
 		if ok {
 			k = expiryKey(k[:0], id, e, a.PartitionKey, a.RowKey)

@@ -266,7 +266,7 @@ func (p partition) sweep(s *ttlSettings, entries []expiryEntry, now int64) error
 			}
 			iw.apply(b)
 		}
-		db.writeExpiries(b, s, p.tableID, dels, nil, delReads, none, 0)
+		db.writeExpiries(b, s, p.tableID, dels, nil, delReads, none, stamps{})
 		for i := range dels {
 			_ = b.Delete(delReads[i].key, nil)
 		}

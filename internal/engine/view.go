@@ -240,8 +240,9 @@ func (v *View) lookup(name string) (tableInfo, error) {
 type viewTable struct{ t *table }
 
 var (
-	_ driver.Table          = viewTable{}
-	_ driver.ReverseQuerier = viewTable{}
+	_ driver.Table           = viewTable{}
+	_ driver.ReverseQuerier  = viewTable{}
+	_ driver.OptionCommitter = viewTable{}
 )
 
 func (vt viewTable) Exists(ctx context.Context) error {
@@ -283,6 +284,10 @@ func (vt viewTable) QueryPageReverse(ctx context.Context, q *driver.QueryRequest
 
 func (vt viewTable) Commit(context.Context, []driver.Action) (driver.CommitResult, error) {
 	return driver.CommitResult{}, errViewReadOnly("write to table " + vt.t.name)
+}
+
+func (vt viewTable) CommitWith(ctx context.Context, actions []driver.Action, _ driver.CommitOptions) (driver.CommitResult, error) {
+	return vt.Commit(ctx, actions)
 }
 
 // reader is what t reads from: its view's snapshot, or the live store.

@@ -145,6 +145,28 @@ func (s *Sealer) open(table, pk, rk, name string, v edm.Value) (edm.Value, error
 
 // Commit seals the encrypted properties of each action.
 func (t *sealedTable) Commit(ctx context.Context, actions []driver.Action) (driver.CommitResult, error) {
+	out, err := t.seal(actions)
+	if err != nil {
+		return driver.CommitResult{}, err
+	}
+	return t.Table.Commit(ctx, out)
+}
+
+// CommitWith is Commit with opts, when the driver takes them.
+func (t *sealedTable) CommitWith(ctx context.Context, actions []driver.Action, opts driver.CommitOptions) (driver.CommitResult, error) {
+	oc, ok := t.Table.(driver.OptionCommitter)
+	if !ok {
+		return driver.CommitResult{}, &driver.Error{Code: edm.CodeNotImplemented, Message: "this store cannot give a transaction's entities distinct Timestamps"}
+	}
+	out, err := t.seal(actions)
+	if err != nil {
+		return driver.CommitResult{}, err
+	}
+	return oc.CommitWith(ctx, out, opts)
+}
+
+// seal returns a copy of actions with the encrypted properties sealed.
+func (t *sealedTable) seal(actions []driver.Action) ([]driver.Action, error) {
 	out := make([]driver.Action, len(actions))
 	for i, a := range actions {
 		out[i] = a
@@ -155,7 +177,7 @@ func (t *sealedTable) Commit(ctx context.Context, actions []driver.Action) (driv
 		if a.Record != nil {
 			var err error
 			if props, err = driver.Record(a.Record).Properties(); err != nil {
-				return driver.CommitResult{}, err
+				return nil, err
 			}
 		} else {
 			props = slices.Clone(props)
@@ -166,13 +188,13 @@ func (t *sealedTable) Commit(ctx context.Context, actions []driver.Action) (driv
 			}
 			v, err := t.s.seal(a.PartitionKey, a.RowKey, props[j].Name, props[j].Value)
 			if err != nil {
-				return driver.CommitResult{}, err
+				return nil, err
 			}
 			props[j].Value = v
 		}
 		out[i].Properties, out[i].Record = props, nil
 	}
-	return t.Table.Commit(ctx, out)
+	return out, nil
 }
 
 // openRow returns r with its encrypted properties opened.
