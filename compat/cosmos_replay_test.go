@@ -57,9 +57,10 @@ type recording struct {
 // TestCosmosRecordings replays each recorded request against a fresh
 // Cosmos-flavored server and compares the answer with Cosmos DB's: the
 // status, the error code, the content type, which of the headers that
-// tell Storage and Cosmos apart are there, continuation headers, and the
-// order of the entities a query gives. Continuation tokens in later
-// requests are swapped for the ones the server gave.
+// tell Storage and Cosmos apart are there, continuation headers, the
+// order of the entities a query gives, and a batch's parts (compareParts).
+// Continuation tokens and ETags in later requests, batch bodies
+// included, are swapped for the ones the server gave.
 func TestCosmosRecordings(t *testing.T) {
 	dir := cosmosRecordingsDir()
 	if dir == "" {
@@ -101,6 +102,11 @@ func TestCosmosRecordings(t *testing.T) {
 				u.RawQuery = q.Encode()
 				origin := u.Scheme + "://" + u.Host
 				body := bytes.ReplaceAll(replayBody(e.RequestBody), []byte(origin), []byte(srv.URL()))
+				for recorded, ours := range tokens {
+					if strings.HasPrefix(recorded, `W/"`) { // an ETag, which a batch's If-Match may hold
+						body = bytes.ReplaceAll(body, []byte(recorded), []byte(ours))
+					}
+				}
 				req, err := http.NewRequest(e.RequestMethod, srv.URL()+u.EscapedPath()+"?"+u.RawQuery, bytes.NewReader(body))
 				if err != nil {
 					t.Fatal(err)
@@ -129,6 +135,17 @@ func TestCosmosRecordings(t *testing.T) {
 				}
 				for _, d := range compareCosmos(e.StatusCode, e.ResponseHeaders, e.ResponseBody, resp, got) {
 					t.Errorf("%s: %s", where, d)
+				}
+				if strings.HasPrefix(e.ResponseHeaders["Content-Type"], "multipart/") {
+					want, have := batchParts(replayBody(e.ResponseBody)), batchParts(got)
+					for _, d := range compareParts(want, have) {
+						t.Errorf("%s: %s", where, d)
+					}
+					for j := range min(len(want), len(have)) {
+						if w := want[j].header["etag"]; w != "" {
+							tokens[w] = have[j].header["etag"]
+						}
+					}
 				}
 			}
 		})
@@ -204,4 +221,81 @@ func compareCosmos(status int, hdr map[string]string, body json.RawMessage, resp
 		}
 	}
 	return diffs
+}
+
+// batchPart is one part of a batch answer: its status line and headers,
+// the names in lower case.
+type batchPart struct {
+	status string
+	header map[string]string
+}
+
+// batchParts reads the parts of a batch answer: each starts with its
+// status line and ends its headers at a blank line (CRLF or LF).
+func batchParts(body []byte) []batchPart {
+	var parts []batchPart
+	var cur *batchPart
+	for line := range strings.Lines(string(body)) {
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case strings.HasPrefix(line, "HTTP/1.1 "):
+			parts = append(parts, batchPart{status: line, header: map[string]string{}})
+			cur = &parts[len(parts)-1]
+		case cur == nil:
+		case line == "":
+			cur = nil
+		default:
+			if k, v, ok := strings.Cut(line, ":"); ok {
+				cur.header[strings.ToLower(k)] = strings.TrimSpace(v)
+			}
+		}
+	}
+	return parts
+}
+
+// compareParts lists how a batch answer's parts differ from the
+// recorded ones: their number and statuses, which carry an ETag, each
+// one's Content-ID, and whether their ETags (the Timestamps) are one for
+// the batch or one each, increasing.
+func compareParts(want, have []batchPart) []string {
+	if len(want) != len(have) {
+		return []string{fmt.Sprintf("%d parts, Cosmos %d", len(have), len(want))}
+	}
+	var diffs []string
+	var wantTags, haveTags []string
+	for i := range want {
+		w, h := want[i], have[i]
+		if w.status != h.status {
+			diffs = append(diffs, fmt.Sprintf("part %d: %q, Cosmos %q", i, h.status, w.status))
+		}
+		if w.header["content-id"] != h.header["content-id"] {
+			diffs = append(diffs, fmt.Sprintf("part %d: Content-ID %q, Cosmos %q", i, h.header["content-id"], w.header["content-id"]))
+		}
+		if (w.header["etag"] != "") != (h.header["etag"] != "") {
+			diffs = append(diffs, fmt.Sprintf("part %d: ETag %q, Cosmos %q", i, h.header["etag"], w.header["etag"]))
+		} else if w.header["etag"] != "" {
+			wantTags, haveTags = append(wantTags, w.header["etag"]), append(haveTags, h.header["etag"])
+		}
+	}
+	if want, have := versioning(wantTags), versioning(haveTags); want != have {
+		diffs = append(diffs, fmt.Sprintf("the parts' ETags are %s, Cosmos's %s: %q", have, want, haveTags))
+	}
+	return diffs
+}
+
+// versioning says how a batch's ETags, in part order, relate: all one,
+// each later than the one before (they hold fixed-width Timestamps), or
+// neither.
+func versioning(etags []string) string {
+	if len(etags) < 2 {
+		return "too few to tell"
+	}
+	distinct := len(slices.Compact(slices.Clone(etags))) // all equal: 1
+	switch {
+	case distinct == 1:
+		return "one for the batch"
+	case distinct == len(etags) && slices.IsSorted(etags):
+		return "one each, increasing"
+	}
+	return "neither one nor increasing"
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -279,7 +280,10 @@ type subRequest struct {
 	// its first If-None-Match header has a value.
 	ifMatch     tablestore.ETag
 	ifNoneMatch bool
-	body        []byte // aliases the batch body
+	// contentID is its part's Content-ID: the MIME header's, else the
+	// first in its own header block; "" when it has none.
+	contentID string
+	body      []byte // aliases the batch body
 }
 
 // batchScratch is the working memory of one $batch request, kept in
@@ -375,6 +379,9 @@ func (h *handler) parseBatch(contentType string, body []byte, sc *batchScratch) 
 		if err != nil {
 			return nil, err
 		}
+		if id := p.header.get("Content-ID"); id != "" {
+			s.contentID = strings.Clone(id) // the body goes before the answer
+		}
 		subs = append(subs, s)
 	}
 	return subs, nil
@@ -412,6 +419,7 @@ type subHeaders struct {
 	ifNoneMatch []byte // the first If-None-Match's value
 	xMethod     []byte // the first X-HTTP-Method's value
 	xMethods    int    // X-HTTP-Method headers
+	contentID   []byte // the first Content-ID's value
 	body        []byte // what follows the header block's blank line
 }
 
@@ -424,7 +432,7 @@ type subHeaders struct {
 // equal to its reading through newPart and partHeader.
 func scanSubHeaders(b []byte) subHeaders {
 	var hs subHeaders
-	haveIfMatch, haveIfNoneMatch := false, false
+	haveIfMatch, haveIfNoneMatch, haveContentID := false, false, false
 	l := lines{b: b}
 	for {
 		line, _, ok := l.next()
@@ -445,13 +453,17 @@ func scanSubHeaders(b []byte) subHeaders {
 		if colon < 0 {
 			continue
 		}
-		// Only names of these lengths can be one of the three: their
+		// Only names of these lengths can be one of the four: their
 		// letters fold to no other UTF-8 length.
 		k := bytes.TrimSpace(line[:colon])
 		switch len(k) {
 		case len("If-Match"):
 			if !haveIfMatch && strings.EqualFold(string(k), "If-Match") {
 				hs.ifMatch, haveIfMatch = bytes.TrimSpace(line[colon+1:]), true
+			}
+		case len("Content-ID"):
+			if !haveContentID && strings.EqualFold(string(k), "Content-ID") {
+				hs.contentID, haveContentID = bytes.TrimSpace(line[colon+1:]), true
 			}
 		case len("If-None-Match"): // and X-HTTP-Method
 			switch {
@@ -511,6 +523,9 @@ func (h *handler) parseSubRequestWith(b []byte, memo *urlMemo, readHeaders func(
 	s.method = upperMethod(f[0])
 	s.body = bytes.TrimSpace(hs.body)
 	s.ifMatch, s.ifNoneMatch = tablestore.ETag(hs.ifMatch), len(hs.ifNoneMatch) > 0
+	if len(hs.contentID) > 0 {
+		s.contentID = string(hs.contentID) // a copy: the body goes before the answer
+	}
 	xMethod, xMethods := hs.xMethod, hs.xMethods
 	if xMethods > 0 {
 		switch {
@@ -775,7 +790,10 @@ func (q *request) batch() (err error) {
 	for i := range subs {
 		subs[i].body = nil
 	}
-	err = q.h.db.Table(table).SubmitTransaction(q.r.Context(), actions)
+	cosmos := q.h.cosmos != nil
+	cosmosContentIDs := cosmos && !q.h.cosmos.opt.StorageWire
+	err = q.h.db.Table(table).SubmitTransactionWith(q.r.Context(), actions,
+		tablestore.TransactionOptions{DistinctTimestamps: cosmos && !q.h.cosmos.opt.StorageTimestamps})
 	if err != nil {
 		var be *tablestore.BatchError
 		if as(err, &be) {
@@ -789,7 +807,7 @@ func (q *request) batch() (err error) {
 	}
 	q.writeBatch(func(b []byte, lead string) []byte {
 		sc.head = batchPartHeads(sc.head[:0], lead, base)
-		return appendBatchParts(b, sc.head, len(lead)+len(insertPartHead)+len(base), len(base), actions, subs)
+		return appendBatchParts(b, sc.head, len(lead)+len(insertPartHead)+len(base), len(base), actions, subs, cosmosContentIDs)
 	})
 	return nil
 }
@@ -817,9 +835,10 @@ func batchPartHeads(dst []byte, lead, base string) []byte {
 // the insert's first, of insertLen bytes ending with the base, of
 // baseLen. An insert's part carries its
 // Location and DataServiceId (the base and the entity's path) and its
-// ETag, an update's its ETag, a delete's neither; each ends with the
-// header block's blank line and the part's CRLF.
-func appendBatchParts(b, heads []byte, insertLen, baseLen int, actions []tablestore.TransactionAction, subs []subRequest) []byte {
+// ETag, an update's its ETag, a delete's neither; with contentIDs, each
+// then its Content-ID (partContentID); each ends with the header block's
+// blank line and the part's CRLF.
+func appendBatchParts(b, heads []byte, insertLen, baseLen int, actions []tablestore.TransactionAction, subs []subRequest, contentIDs bool) []byte {
 	insertHead, otherHead := heads[:insertLen], heads[insertLen:]
 	for i := range actions {
 		a := &actions[i]
@@ -835,16 +854,32 @@ func appendBatchParts(b, heads []byte, insertLen, baseLen int, actions []tablest
 			b = append(b, "\r\nETag: "...)
 		case tablestore.ActionDelete:
 			b = append(b, otherHead...)
-			b = append(b, "\r\n\r\n"...)
-			continue
 		default:
 			b = append(b, otherHead...)
 			b = append(b, "ETag: "...)
 		}
-		b = append(b, etag...)
-		b = append(b, "\r\n\r\n\r\n"...)
+		if a.Type != tablestore.ActionDelete {
+			b = append(b, etag...)
+			b = append(b, "\r\n"...)
+		}
+		if contentIDs {
+			b = append(b, "Content-ID: "...)
+			b = appendPartContentID(b, &subs[i], i)
+			b = append(b, "\r\n"...)
+		}
+		b = append(b, "\r\n\r\n"...)
 	}
 	return b
+}
+
+// appendPartContentID appends the Content-ID of the answer to s, the
+// changeset's part at index i: s's own, else i+1, as Cosmos DB numbers
+// the parts of requests that give none.
+func appendPartContentID(b []byte, s *subRequest, i int) []byte {
+	if s.contentID != "" {
+		return append(b, s.contentID...)
+	}
+	return strconv.AppendInt(b, int64(i+1), 10)
 }
 
 // actionKeys are the keys of an action's entity, a *RawEntity or an

@@ -12,7 +12,7 @@ import (
 // response as they were written before the parts' constant heads were
 // formatted once per batch: each part's lines appended piece by piece.
 // FuzzBatchParts holds appendBatchParts equal to it.
-func appendBatchPartsByPieces(b []byte, lead, base string, actions []tablestore.TransactionAction, subs []subRequest) []byte {
+func appendBatchPartsByPieces(b []byte, lead, base string, actions []tablestore.TransactionAction, subs []subRequest, contentIDs bool) []byte {
 	for i := range actions {
 		b = append(b, lead...)
 		a, s := &actions[i], &subs[i]
@@ -34,6 +34,13 @@ func appendBatchPartsByPieces(b []byte, lead, base string, actions []tablestore.
 			b = append(b, etag...)
 			b = append(b, "\r\n"...)
 		}
+		if contentIDs {
+			id := s.contentID
+			if id == "" {
+				id = itoa(i + 1)
+			}
+			b = append(b, "Content-ID: "+id+"\r\n"...)
+		}
 		b = append(b, "\r\n"...)
 		b = append(b, "\r\n"...)
 	}
@@ -41,8 +48,9 @@ func appendBatchPartsByPieces(b []byte, lead, base string, actions []tablestore.
 }
 
 // FuzzBatchParts: the parts appendBatchParts writes for any mix of
-// actions (kinds, raw or map entities), keys, table, base and ETags are
-// those written piece by piece, after any bytes already in the buffer.
+// actions (kinds, raw or map entities), keys, table, base, ETags and
+// Content-IDs (given or not, written or not) are those written piece by
+// piece, after any bytes already in the buffer.
 func FuzzBatchParts(f *testing.F) {
 	f.Add("/devstoreaccount1/", "things", "p1", "r'1 /?#%", `W/"datetime'2024-01-02T03%3A04%3A05.0000000Z'"`, uint64(0x0123456789), uint8(5))
 	f.Add("/", "t", "", "", "", uint64(0xffffffffffffffff), uint8(1))
@@ -66,12 +74,19 @@ func FuzzBatchParts(f *testing.F) {
 			}
 			subs[i].res.table = table
 		}
+		for i := range subs {
+			if mix>>(63-i%32)&1 != 0 {
+				subs[i].contentID = rk + itoa(i) // the request's own
+			}
+		}
 		prefix := []byte("already written\r\n")
 		heads := batchPartHeads(nil, lead, base)
-		got := appendBatchParts(bytes.Clone(prefix), heads, len(lead)+len(insertPartHead)+len(base), len(base), actions, subs)
-		want := appendBatchPartsByPieces(bytes.Clone(prefix), lead, base, actions, subs)
-		if !bytes.Equal(got, want) {
-			t.Fatalf("parts:\n%q\npiece by piece:\n%q", got, want)
+		for _, ids := range []bool{false, true} {
+			got := appendBatchParts(bytes.Clone(prefix), heads, len(lead)+len(insertPartHead)+len(base), len(base), actions, subs, ids)
+			want := appendBatchPartsByPieces(bytes.Clone(prefix), lead, base, actions, subs, ids)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("parts (Content-IDs %v):\n%q\npiece by piece:\n%q", ids, got, want)
+			}
 		}
 	})
 }
@@ -94,13 +109,13 @@ func BenchmarkBatchParts(b *testing.B) {
 	b.Run("heads", func(b *testing.B) {
 		for b.Loop() {
 			heads = batchPartHeads(heads[:0], lead, base)
-			buf = appendBatchParts(buf[:0], heads, len(lead)+len(insertPartHead)+len(base), len(base), actions, subs)
+			buf = appendBatchParts(buf[:0], heads, len(lead)+len(insertPartHead)+len(base), len(base), actions, subs, false)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*100), "ns/entity")
 	})
 	b.Run("pieces", func(b *testing.B) {
 		for b.Loop() {
-			buf = appendBatchPartsByPieces(buf[:0], lead, base, actions, subs)
+			buf = appendBatchPartsByPieces(buf[:0], lead, base, actions, subs, false)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*100), "ns/entity")
 	})

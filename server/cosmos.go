@@ -64,7 +64,8 @@ type Cosmos struct {
 	// Default false: no CORS headers, preflights refused.
 	CORS bool
 	// StorageWire keeps Storage's error bodies, content types and
-	// headers. Default false: Cosmos's (see cosmos_wire.go).
+	// headers, and batch answers without Content-ID. Default false:
+	// Cosmos's (see cosmos_wire.go).
 	StorageWire bool
 	// Order is the order of query results and table lists. Default
 	// OrderInsertion.
@@ -80,6 +81,10 @@ type Cosmos struct {
 	// page, the last one included, then an empty page. Ignored with
 	// OrderSorted, which pages as Storage does.
 	StorageContinuation bool
+	// StorageTimestamps gives the entities a batch writes one Timestamp,
+	// as Storage does. Default false: each operation its own, each later
+	// than the one before, as Cosmos DB's recorded batches show.
+	StorageTimestamps bool
 	// ChargeHeader sends each response's request charge in
 	// x-ms-request-charge. Default false, as Cosmos DB's recorded Table
 	// answers carry none.

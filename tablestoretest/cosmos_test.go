@@ -1,6 +1,7 @@
 package tablestoretest
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -92,5 +93,43 @@ func TestCosmosConnectionString(t *testing.T) {
 	if !strings.HasPrefix(cs, "DefaultEndpointsProtocol=http;AccountName=localhost;AccountKey="+server.CosmosDevKey+";TableEndpoint=http://localhost:") ||
 		!strings.HasSuffix(cs, "/;") {
 		t.Errorf("connection string %q", cs)
+	}
+}
+
+// TestCosmosBatchTimestampsFollowClock: under the kit, the Timestamps a
+// Cosmos batch gives its entities, one each and increasing, come from
+// the kit's Clock.
+func TestCosmosBatchTimestampsFollowClock(t *testing.T) {
+	s := NewServerWithOptions(t, &server.Options{Anonymous: true, Account: server.CosmosDevAccount, Cosmos: &server.Cosmos{}})
+	c := http.DefaultClient
+	if resp, body, err := send(t, c, "POST", s.URL()+"/Tables", `{"TableName":"Tee"}`); err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create table: %v %s", err, body)
+	}
+	at := time.Date(2040, 5, 6, 7, 8, 9, 0, time.UTC)
+	s.Clock().Set(at)
+	var b strings.Builder
+	b.WriteString("--b\r\nContent-Type: multipart/mixed; boundary=cs\r\n\r\n")
+	for i := range 3 {
+		b.WriteString("--cs\r\nContent-Type: application/http\r\n\r\nPOST " + s.URL() + "/Tee HTTP/1.1\r\nContent-Type: application/json\r\n\r\n" +
+			`{"PartitionKey":"p","RowKey":"` + strconv.Itoa(i) + `"}` + "\r\n")
+	}
+	b.WriteString("--cs--\r\n--b--\r\n")
+	if resp, body, err := send(t, c, "POST", s.URL()+"/$batch", b.String(), "Content-Type", "multipart/mixed; boundary=b"); err != nil || resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("batch: %v %s", err, body)
+	}
+	var prev time.Time
+	for i := range 3 {
+		_, body, err := send(t, c, "GET", s.URL()+"/Tee(PartitionKey='p',RowKey='"+strconv.Itoa(i)+"')", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Timestamp time.Time }
+		if err := json.Unmarshal(body, &e); err != nil {
+			t.Fatalf("%v: %s", err, body)
+		}
+		if e.Timestamp.Before(at) || e.Timestamp.After(at.Add(time.Minute)) || !e.Timestamp.After(prev) {
+			t.Errorf("row %d: Timestamp %v, want after %v, soon after %v", i, e.Timestamp, prev, at)
+		}
+		prev = e.Timestamp
 	}
 }

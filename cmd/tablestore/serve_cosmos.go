@@ -25,6 +25,7 @@ type cosmosFlags struct {
 	storageWire          *bool
 	storageContinuation  *bool
 	storagePropertyOrder *bool
+	storageTimestamps    *bool
 }
 
 // cosmosDefaultAddr is where the Cosmos DB emulator serves its Table
@@ -43,6 +44,7 @@ func (c *cosmosFlags) register(fs *flag.FlagSet) {
 	c.cors = fs.Bool("cosmos-cors", false, "with --cosmos: answer CORS as Storage does")
 	c.storageWire = fs.Bool("cosmos-storage-wire", false, "with --cosmos: keep Storage's error bodies, content types and headers")
 	c.storagePropertyOrder = fs.Bool("cosmos-storage-property-order", false, "with --cosmos: give properties in Storage's order instead of as written")
+	c.storageTimestamps = fs.Bool("cosmos-storage-timestamps", false, "with --cosmos: give the entities of a batch one Timestamp instead of one each, increasing")
 	c.storageContinuation = fs.Bool("cosmos-storage-continuation", false, "with --cosmos: no continuation on the last page (with --cosmos-order sorted: Storage's key continuation)")
 }
 
@@ -53,7 +55,7 @@ var cosmosOrders = map[string]server.Order{"insertion": server.OrderInsertion, "
 func (c *cosmosFlags) apply(fs *flag.FlagSet, f *serveFlags) error {
 	if !*c.on {
 		for _, name := range []string{"cosmos-order", "cosmos-seed", "cosmos-ru-per-second", "cosmos-ru-per-table", "cosmos-request-charge",
-			"cosmos-storage-limits", "cosmos-case-insensitive-tables", "cosmos-cors", "cosmos-storage-wire", "cosmos-storage-continuation", "cosmos-storage-property-order"} {
+			"cosmos-storage-limits", "cosmos-case-insensitive-tables", "cosmos-cors", "cosmos-storage-wire", "cosmos-storage-continuation", "cosmos-storage-property-order", "cosmos-storage-timestamps"} {
 			if isSet(fs, name) {
 				return usagef("--%s needs --cosmos", name)
 			}
@@ -91,6 +93,7 @@ func (c *cosmosFlags) options() *server.Cosmos {
 		RequestUnitsPerSecond: *c.ruPerSecond, ThroughputPerTable: *c.ruPerTable, ChargeHeader: *c.chargeHeader,
 		StorageLimits: *c.storageLimits, CaseInsensitiveTables: *c.caseInsensitive, CORS: *c.cors,
 		StorageWire: *c.storageWire, StorageContinuation: *c.storageContinuation, StoragePropertyOrder: *c.storagePropertyOrder,
+		StorageTimestamps: *c.storageTimestamps,
 	}
 }
 
