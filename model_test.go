@@ -83,6 +83,7 @@ type modelConfig struct {
 	noSync   bool
 	bigValue bool
 	encrypt  bool // Options.Encryption on
+	distinct bool // transactions with DistinctTimestamps
 }
 
 func TestModel(t *testing.T) {
@@ -91,8 +92,8 @@ func TestModel(t *testing.T) {
 	configs := []modelConfig{
 		{name: "InMemory", scanCap: 7},
 		{name: "OnDisk", onDisk: true, reopens: 2, memTable: 64 << 10, bigValue: true},
-		{name: "OnDiskNoSync", onDisk: true, noSync: true, reopens: 3, scanCap: 3},
-		{name: "OnDiskEncrypted", onDisk: true, reopens: 2, memTable: 64 << 10, scanCap: 5, encrypt: true},
+		{name: "OnDiskNoSync", onDisk: true, noSync: true, reopens: 3, scanCap: 3, distinct: true},
+		{name: "OnDiskEncrypted", onDisk: true, reopens: 2, memTable: 64 << 10, scanCap: 5, encrypt: true, distinct: true},
 	}
 	for _, cfg := range configs {
 		t.Run(cfg.name, func(t *testing.T) {
@@ -119,6 +120,7 @@ func TestModel(t *testing.T) {
 			}
 			modeltest.Run(t, open, modeltest.Config{
 				Name: cfg.name, Seed: seed, Ops: ops, Reopens: cfg.reopens, BigValue: cfg.bigValue, Dir: dir,
+				DistinctTimestamps: cfg.distinct,
 			})
 		})
 	}

@@ -344,3 +344,39 @@ func TestPropertyEncryptionTableFeatures(t *testing.T) {
 		}
 	}
 }
+
+// TestPropertyEncryptionDistinctTimestamps: a transaction with
+// DistinctTimestamps on a table with encrypted properties seals them and
+// gives each entity its own Timestamp, increasing.
+func TestPropertyEncryptionDistinctTimestamps(t *testing.T) {
+	ctx := context.Background()
+	db, err := ts.OpenInMemory(&ts.Options{PropertyEncryption: propEnc("k1", "k1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tb, err := db.CreateTable(ctx, "Secrets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []ts.TransactionAction
+	for _, rk := range []string{"1", "2", "3"} {
+		actions = append(actions, ts.TransactionAction{Type: ts.ActionInsert,
+			Entity: &ts.Entity{PartitionKey: "p", RowKey: rk, Properties: map[string]any{"SSN": "ssn " + rk}}})
+	}
+	if err := tb.SubmitTransactionWith(ctx, actions, ts.TransactionOptions{DistinctTimestamps: true}); err != nil {
+		t.Fatal(err)
+	}
+	var prev time.Time
+	for _, a := range actions {
+		e := a.Entity.(*ts.Entity)
+		got, err := tb.Get(ctx, e.PartitionKey, e.RowKey, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Properties["SSN"] != "ssn "+e.RowKey || got.ETag != e.ETag || !got.Timestamp.After(prev) {
+			t.Errorf("%s: %v %s %v, after %v", e.RowKey, got.Properties, got.ETag, got.Timestamp, prev)
+		}
+		prev = got.Timestamp
+	}
+}

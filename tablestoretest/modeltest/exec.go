@@ -296,7 +296,7 @@ func (r *runner) transaction(op *Op) {
 			}
 		}
 	}
-	gotErr := r.table(op).SubmitTransaction(r.ctx, submitted)
+	gotErr := r.table(op).SubmitTransactionWith(r.ctx, submitted, ts.TransactionOptions{DistinctTimestamps: r.cfg.DistinctTimestamps})
 	for i, v := range structs {
 		if v.IsValid() && storeActions[i].Type != ts.ActionDelete {
 			e := storeActions[i].Entity.(*ts.Entity)

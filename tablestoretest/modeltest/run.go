@@ -47,6 +47,10 @@ type Config struct {
 	// keeps its own clock (a server: tablestoretest.Clock's Advance).
 	// nil: the workload moves the clock it gives the Opener.
 	Advance func(d time.Duration)
+	// DistinctTimestamps submits every transaction with
+	// TransactionOptions.DistinctTimestamps (the store's driver must
+	// implement driver.OptionCommitter).
+	DistinctTimestamps bool
 }
 
 // Opener opens the store under test. The runner calls it once at the
@@ -78,7 +82,7 @@ func Run(t *testing.T, open Opener, cfg Config) {
 
 // Replay runs every operation of l against the store open gives and
 // against the model, then compares the table listing and every table's
-// contents. Of cfg it reads Name and Dir.
+// contents. Of cfg it reads Name, Dir and DistinctTimestamps.
 //
 // At the first divergence it saves the operations up to the failing one
 // in a file (in the directory -modeltest.logdir names, else
