@@ -65,19 +65,26 @@ export declare class Tablestore {
   stop(): Promise<void>;
 }
 
-export declare function startTablestore(options?: {
+export interface StartOptions {
   seed?: string;
   /** serve --cosmos: Cosmos DB for Table, with the emulator's connection string */
   cosmos?: boolean;
   binary?: string;
   args?: string[];
   timeout?: number;
-}): Promise<Tablestore>;
+}
+
+export declare function startTablestore(options?: StartOptions): Promise<Tablestore>;
+
+/** What the Jest and Vitest global setups start with: seed from
+ * TABLESTORE_SEED, cosmos from TABLESTORE_COSMOS, then options over them. */
+export declare function globalSetupOptions(options?: StartOptions): StartOptions;
 
 export declare function connectTablestore(options?: {
   url?: string;
   controlUrl?: string;
   token?: string;
+  /** default: TABLESTORE_COSMOS, which the global setups export */
   cosmos?: boolean;
 }): Tablestore;
 

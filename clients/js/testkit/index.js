@@ -159,13 +159,14 @@ class Tablestore {
     await this._call('DELETE', '/requests');
   }
 
-  /** Sets TABLESTORE_URL, TABLESTORE_CONTROL_URL and
-   * TABLESTORE_CONNECTION_STRING for test workers started afterwards
-   * (connectTablestore({ cosmos: true }) for a Cosmos server's). */
+  /** Sets TABLESTORE_URL, TABLESTORE_CONTROL_URL,
+   * TABLESTORE_CONNECTION_STRING and TABLESTORE_COSMOS for test workers
+   * started afterwards, whose connectTablestore() reaches this server. */
   exportEnv(env = process.env) {
     env.TABLESTORE_URL = this.url;
     env.TABLESTORE_CONTROL_URL = this.controlUrl;
     env.TABLESTORE_CONNECTION_STRING = this.connectionString;
+    env.TABLESTORE_COSMOS = String(this.cosmos);
   }
 
   /** Stops a started server and closes the controls' connection. */
@@ -234,7 +235,8 @@ class Tablestore {
 function startTablestore({ seed, cosmos = false, binary, args = [], timeout = 30000 } = {}) {
   const cmd = binary || binaryPath();
   const argv = ['serve', '--testkit', '--addr', '127.0.0.1:0', '--admin-addr', '127.0.0.1:0'];
-  if (cosmos) argv.push('--cosmos');
+  // Said either way: serve would otherwise read $TABLESTORE_COSMOS.
+  argv.push(cosmos ? '--cosmos' : '--cosmos=false');
   if (seed) argv.push('--seed', seed);
   argv.push(...args);
   return new Promise((resolve, reject) => {
@@ -278,13 +280,32 @@ function startTablestore({ seed, cosmos = false, binary, args = [], timeout = 30
   });
 }
 
+// envFlag reads a boolean environment variable as serve reads its flags
+// (1, t, true; 0, f, false; in any case); unset or empty is false.
+function envFlag(name) {
+  const v = (process.env[name] || '').toLowerCase();
+  if (v === '' || v === '0' || v === 'f' || v === 'false') return false;
+  if (v === '1' || v === 't' || v === 'true') return true;
+  throw new Error(`tablestore: $${name} is ${JSON.stringify(process.env[name])}, not true or false`);
+}
+
+/**
+ * The options the Jest and Vitest global setups give startTablestore:
+ * seed from TABLESTORE_SEED and cosmos from TABLESTORE_COSMOS, then
+ * options over them.
+ */
+function globalSetupOptions(options = {}) {
+  return { seed: process.env.TABLESTORE_SEED || undefined, cosmos: envFlag('TABLESTORE_COSMOS'), ...options };
+}
+
 /**
  * A server started elsewhere: by a global setup (which exports
- * TABLESTORE_URL and TABLESTORE_CONTROL_URL) or in a container (with
- * TABLESTORE_TESTKIT_TOKEN for its controls). cosmos: the server runs
- * with --cosmos and url is its service root (http://localhost:PORT).
+ * TABLESTORE_URL, TABLESTORE_CONTROL_URL and TABLESTORE_COSMOS) or in a
+ * container (with TABLESTORE_TESTKIT_TOKEN for its controls). cosmos
+ * (default: TABLESTORE_COSMOS): the server runs with --cosmos and url is
+ * its service root (http://localhost:PORT).
  */
-function connectTablestore({ url, controlUrl, token, cosmos = false } = {}) {
+function connectTablestore({ url, controlUrl, token, cosmos = envFlag('TABLESTORE_COSMOS') } = {}) {
   url = url || process.env.TABLESTORE_URL;
   controlUrl = controlUrl || process.env.TABLESTORE_CONTROL_URL;
   if (!url || !controlUrl) {
@@ -297,6 +318,7 @@ function connectTablestore({ url, controlUrl, token, cosmos = false } = {}) {
 exports.startTablestore = startTablestore;
 exports.connectTablestore = connectTablestore;
 exports.binaryPath = binaryPath;
+exports.globalSetupOptions = globalSetupOptions;
 exports.Tablestore = Tablestore;
 exports.TablestoreError = TablestoreError;
 exports.DEV_ACCOUNT = DEV_ACCOUNT;
