@@ -478,6 +478,20 @@ func scanSubHeaders(b []byte) subHeaders {
 	}
 }
 
+// checkContentIDs refuses, before the answer echoes them, Content-IDs
+// holding a control character, which would break its header lines.
+// Errors: InvalidInput.
+func checkContentIDs(subs []subRequest) error {
+	for i := range subs {
+		for _, c := range []byte(subs[i].contentID) {
+			if c < ' ' || c == 0x7f {
+				return errBadBatch("a part's Content-ID holds a control character")
+			}
+		}
+	}
+	return nil
+}
+
 // urlMemo is the URL of a changeset's last sub-request, as it was sent
 // (aliasing the batch body), and the resource it names. The inserts of
 // a bulk load all send one URL, read once.
@@ -759,6 +773,13 @@ func (q *request) batch() (err error) {
 	if sc.retrieve {
 		return q.batchRetrieve(&subs[0], sc.accept)
 	}
+	cosmos := q.h.cosmos != nil
+	cosmosContentIDs := cosmos && !q.h.cosmos.opt.StorageWire
+	if cosmosContentIDs {
+		if err := checkContentIDs(subs); err != nil {
+			return err
+		}
+	}
 	if len(subs) > tablestore.MaxTransactionActions {
 		// Azure was observed to answer this at index 99 (or 0).
 		return failAt(tablestore.MaxTransactionActions-1, apiError(http.StatusBadRequest, edm.CodeInvalidInput,
@@ -790,8 +811,6 @@ func (q *request) batch() (err error) {
 	for i := range subs {
 		subs[i].body = nil
 	}
-	cosmos := q.h.cosmos != nil
-	cosmosContentIDs := cosmos && !q.h.cosmos.opt.StorageWire
 	err = q.h.db.Table(table).SubmitTransactionWith(q.r.Context(), actions,
 		tablestore.TransactionOptions{DistinctTimestamps: cosmos && !q.h.cosmos.opt.StorageTimestamps})
 	if err != nil {

@@ -371,6 +371,19 @@ func TestCosmosBatchParts(t *testing.T) {
 			if tc.distinct && !increasing || !tc.distinct && !same {
 				t.Errorf("ETags %q, want distinct and increasing: %v", etags, tc.distinct)
 			}
+			// A Content-ID the answer could not echo as one header line is
+			// refused where the answer echoes them.
+			echoes := tc.contentIDs[0] != ""
+			bad := strings.Replace(body, "Content-ID: a1", "Content-ID: a1\rInjected: x", 1)
+			r = httptest.NewRequest("POST", "http://localhost:8902/$batch", strings.NewReader(bad))
+			r.RequestURI = "/$batch"
+			r.Header.Set("Content-Type", "multipart/mixed; boundary=b")
+			signLite(r, CosmosDevAccount, CosmosDevKey, time.Now())
+			w = httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if refused := w.Code == http.StatusBadRequest && strings.Contains(w.Body.String(), "InvalidInput"); refused != echoes {
+				t.Errorf("a Content-ID with a CR: %d %s", w.Code, w.Body)
+			}
 			// The entities are stored with the versions the parts gave.
 			for i, rk := range []string{"1", "2", "3"} {
 				g := cosmosDo(h, "GET", "/Things(PartitionKey='p',RowKey='"+rk+"')", "")

@@ -82,6 +82,7 @@ func FuzzBatchBody(f *testing.F) {
 		"--c--\r\n--b--\r\n"
 	f.Add(seed)
 	f.Add(strings.ReplaceAll(seed, "\r\n", "\n"))
+	f.Add(strings.Replace(seed, "Content-Type: application/http\r\n", "Content-Type: application/http\r\nContent-ID: 1\r\n", 1))
 	f.Add("--b\n\n--b--")
 	f.Add("--b\r\nContent-Type: application/http\r\n\r\nGET http://h/devstoreaccount1/fzz(PartitionKey='p',RowKey='keep') HTTP/1.1\r\nAccept: application/json;odata=nometadata\r\n\r\n--b--\r\n")
 	f.Add("--b\nContent-Type: application/http\n\nGET /devstoreaccount1/fzz(PartitionKey='p',RowKey='none')?$select=V HTTP/1.1\n\n--b--\n")

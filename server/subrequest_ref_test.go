@@ -51,6 +51,7 @@ func FuzzSubRequest(f *testing.F) {
 	f.Add([]byte("POST http://h/devstoreaccount1/t HTTP/1.1\r\nX-Http-Method: DELETE\r\nIf-\u212aatch: 1\r\n"), []byte("POST /x HTTP/1.1"))
 	f.Add([]byte("POST /devstoreaccount1/t HTTP/1.1\r\nContent-ID: 7\r\ncontent-id:8\r\n\r\n{}"),
 		[]byte("DELETE /devstoreaccount1/t(PartitionKey='p',RowKey='r') HTTP/1.1\r\nContent-ID:\r\nCONTENT-ID : x\r\nContent-\u0130D: k\r\n\r\n"))
+	f.Add([]byte("POST /devstoreaccount1/t HTTP/1.1\r\nContent-ID: a\rInjected: b\r\n\r\n{}"), []byte("POST /devstoreaccount1/t HTTP/1.1\nContent-ID: \x7f\n\n{}"))
 	f.Add([]byte("POST /devstoreaccount1/t HTTP/1.1\r\n"+strings.Repeat("A: b\r\n", maxPartHeaders)+"\r\n{}"),
 		[]byte("POST /devstoreaccount1/t HTTP/1.1\r\n"+strings.Repeat("If-Match: b\r\n", maxPartHeaders+1)+"\r\n{}"))
 	hd, db := fuzzHandler(f)
