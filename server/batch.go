@@ -855,7 +855,7 @@ func batchPartHeads(dst []byte, lead, base string) []byte {
 // baseLen. An insert's part carries its
 // Location and DataServiceId (the base and the entity's path) and its
 // ETag, an update's its ETag, a delete's neither; with contentIDs, each
-// then its Content-ID (partContentID); each ends with the header block's
+// then its Content-ID (appendPartContentID); each ends with the header block's
 // blank line and the part's CRLF.
 func appendBatchParts(b, heads []byte, insertLen, baseLen int, actions []tablestore.TransactionAction, subs []subRequest, contentIDs bool) []byte {
 	insertHead, otherHead := heads[:insertLen], heads[insertLen:]
