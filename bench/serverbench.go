@@ -167,6 +167,11 @@ type srvPhase struct {
 	// Switches is how many times the server's threads were switched
 	// out (voluntary and not) over the phase, -1 when unknown.
 	Switches int64 `json:"contextSwitches"`
+	// ServerWait and ClientWait are the seconds the server's and this
+	// process's threads waited, runnable, for a CPU over the phase
+	// (summed over threads; -1 when unknown).
+	ServerWait float64 `json:"serverRunQueueWait"`
+	ClientWait float64 `json:"clientRunQueueWait"`
 }
 
 // switchesPerRequest is the phase's context switches per request; NaN
@@ -289,7 +294,10 @@ type srvTarget struct {
 	endpoint string // http://host/account
 	pid      int
 	storeDir string // tablestore's directory
-	stop     func()
+	// metricsURL is the server's /metrics, whose request durations give
+	// its own time per get (gettail.go); "" for none.
+	metricsURL string
+	stop       func()
 }
 
 func runServerBench(ctx context.Context, args []string) error {
@@ -495,6 +503,7 @@ func (r *srvResult) measure(t *srvTarget, id string, run func() (float64, srvPha
 		logf("server: %s not idle after %.0f s; measuring %s anyway", r.Server, waited.Seconds(), id)
 	}
 	s0, c0, x0 := cpuSeconds(t.pid), float64(processCPU())/1e9, contextSwitches(t.pid)
+	sw0, cw0 := runQueueWait(t.pid), runQueueWait(os.Getpid())
 	t0 := time.Now()
 	v, ph, err := run()
 	if err != nil {
@@ -506,6 +515,7 @@ func (r *srvResult) measure(t *srvTarget, id string, run func() (float64, srvPha
 		quiesce(t.pid)
 	}
 	ph.ServerCPU, ph.ClientCPU = cpuSeconds(t.pid)-s0, c1
+	ph.ServerWait, ph.ClientWait = waitSince(t.pid, sw0), waitSince(os.Getpid(), cw0)
 	if x1 := contextSwitches(t.pid); x0 >= 0 && x1 >= 0 {
 		ph.Switches = x1 - x0
 	} else {
@@ -516,13 +526,13 @@ func (r *srvResult) measure(t *srvTarget, id string, run func() (float64, srvPha
 		r.Values[id] = v
 		r.Phases[id] = ph
 		// A get phase's latencies go with its best throughput round.
-		for _, q := range []string{"-p50", "-p99"} {
+		for _, q := range getCompanions {
 			if x, ok := r.pending[id+q]; ok {
 				r.Values[id+q] = x
 			}
 		}
 	}
-	for _, q := range []string{"-p50", "-p99"} {
+	for _, q := range getCompanions {
 		if x, ok := r.pending[id+q]; ok {
 			r.Rounds[id+q] = append(r.Rounds[id+q], x)
 			delete(r.pending, id+q)
@@ -718,9 +728,14 @@ func startServer(ctx context.Context, name string, c serverConfig, dataDir strin
 		return nil, err
 	}
 	host := "127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(c.bin, "serve", "--dir", dir, "--addr", host, "--log-level", "warn")
+	adminPort, err := freeLoopbackPort()
+	if err != nil {
+		return nil, err
+	}
+	admin := "127.0.0.1:" + strconv.Itoa(adminPort)
+	cmd := exec.Command(c.bin, "serve", "--dir", dir, "--addr", host, "--log-level", "warn", "--admin-addr", admin)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	how := "tablestore serve --dir (synced) --log-level warn"
+	how := "tablestore serve --dir (synced) --log-level warn --admin-addr (metrics on)"
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 		how += ", environment " + strings.Join(env, " ")
@@ -733,8 +748,8 @@ func startServer(ctx context.Context, name string, c serverConfig, dataDir strin
 		s.stop()
 		return nil, err
 	}
-	return &srvTarget{name: name, how: how, host: host,
-		endpoint: "http://" + host + "/" + azurite.Account, pid: s.pid, storeDir: dir, stop: s.stop}, nil
+	return &srvTarget{name: name, how: how, host: host, endpoint: "http://" + host + "/" + azurite.Account,
+		pid: s.pid, storeDir: dir, metricsURL: "http://" + admin + "/metrics", stop: s.stop}, nil
 }
 
 // startInProcess serves tablestore's REST handler over the store in dir
@@ -917,10 +932,12 @@ func srvGets(ctx context.Context, t *srvTarget, c serverConfig, conns, round int
 		wg.Wait()
 		return 0, srvPhase{}, err
 	}
+	hist0, _ := scrapeGetHist(t.metricsURL)
 	start = time.Now()
 	started.Done()
 	wg.Wait()
 	d := time.Since(start)
+	hist1, histOK := scrapeGetHist(t.metricsURL)
 	if err := errors.Join(errs...); err != nil {
 		return 0, srvPhase{}, err
 	}
@@ -937,6 +954,9 @@ func srvGets(ctx context.Context, t *srvTarget, c serverConfig, conns, round int
 	}
 	r.pending[id+"-p50"] = float64(all[len(all)/2].Microseconds())
 	r.pending[id+"-p99"] = float64(all[len(all)*99/100].Microseconds())
+	if p99, n := quantileBound(hist0, hist1, 0.99); histOK && n > 0 && !math.IsInf(p99, 1) {
+		r.pending[id+"-server-p99"] = p99 * 1e6
+	}
 	return rate(len(all), d), srvPhase{Requests: len(all), Entities: len(all)}, nil
 }
 
@@ -1224,6 +1244,13 @@ func printServer(w io.Writer, res *srvResults) {
 			}
 		}
 	}
+	var tails []*srvResult
+	for _, r := range []*srvResult{ts, az, res.Bare} {
+		if r != nil {
+			tails = append(tails, r)
+		}
+	}
+	printGetTail(w, tails)
 	if ts != nil {
 		fmt.Fprintln(w, "\ntablestore goals:")
 		batchCPU, pageCPU := math.NaN(), math.NaN()
