@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -21,25 +20,18 @@ import (
 // in seconds; -1 when it cannot be read. A thread that ends takes its
 // wait with it, so over a phase the difference can only miss wait.
 func runQueueWait(pid int) float64 {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	if err != nil {
-		return -1
-	}
 	var ns int64
-	for _, t := range tasks {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
-		if err != nil {
-			continue // the thread ended
-		}
+	ok := eachThreadFile(pid, "schedstat", func(b []byte) bool {
 		f := strings.Fields(string(b))
 		if len(f) < 2 {
-			return -1
+			return false
 		}
 		w, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil {
-			return -1
-		}
 		ns += w
+		return err == nil
+	})
+	if !ok {
+		return -1
 	}
 	return float64(ns) / 1e9
 }

@@ -188,28 +188,45 @@ func (p srvPhase) switchesPerRequest() float64 {
 // cannot be read. A thread that ends takes its count with it, so over a
 // phase the difference can only miss switches, not add any.
 func contextSwitches(pid int) int64 {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	if err != nil {
-		return -1
-	}
 	var n int64
-	for _, t := range tasks {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
-		if err != nil {
-			continue // the thread ended
-		}
+	ok := eachThreadFile(pid, "status", func(b []byte) bool {
 		for _, line := range strings.Split(string(b), "\n") {
 			k, v, ok := strings.Cut(line, ":")
 			if ok && (k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches") {
 				x, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 				if err != nil {
-					return -1
+					return false
 				}
 				n += x
 			}
 		}
+		return true
+	})
+	if !ok {
+		return -1
 	}
 	return n
+}
+
+// eachThreadFile calls f with the file name of each thread of process
+// pid (/proc/pid/task/*/name), skipping threads that end meanwhile,
+// until f returns false; it reports whether the threads could be listed
+// and f never returned false.
+func eachThreadFile(pid int, name string, f func([]byte) bool) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return false
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/%s", pid, t.Name(), name))
+		if err != nil {
+			continue // the thread ended
+		}
+		if !f(b) {
+			return false
+		}
+	}
+	return true
 }
 
 // srvResult is one server's figures.
