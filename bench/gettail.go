@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
@@ -49,14 +50,49 @@ func waitSince(pid int, w0 float64) float64 {
 // getCompanions are the figures a get phase records beside its rate:
 // the client's p50 and p99, and the least bucket bound of the server's
 // own duration histogram under which 99 % of its gets finished.
-var getCompanions = []string{"-p50", "-p99", "-server-p99"}
+var getCompanions = []string{"-p50", "-p99", "-server-p99", "-client-sched-p99"}
+
+// schedLatencies is this process's histogram of the time goroutines
+// spent runnable before they ran (runtime/metrics), cumulative.
+func schedLatencies() *metrics.Float64Histogram {
+	s := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return nil
+	}
+	return s[0].Value.Float64Histogram()
+}
+
+// schedQuantile returns the upper bound (seconds) of the bucket holding
+// quantile q of the scheduling latencies between before and after; NaN
+// when there are none.
+func schedQuantile(before, after *metrics.Float64Histogram, q float64) float64 {
+	if before == nil || after == nil || len(before.Counts) != len(after.Counts) {
+		return math.NaN()
+	}
+	var total uint64
+	for i := range after.Counts {
+		total += after.Counts[i] - before.Counts[i]
+	}
+	if total == 0 {
+		return math.NaN()
+	}
+	var sum uint64
+	for i := range after.Counts {
+		sum += after.Counts[i] - before.Counts[i]
+		if float64(sum) >= q*float64(total) {
+			return after.Buckets[i+1]
+		}
+	}
+	return math.NaN()
+}
 
 // printGetTail writes, for each get phase of each server, what its
 // latency is made of: the client's percentiles, the server's handler
 // p99, and per get the run-queue wait and CPU of the server and of this
 // process (the client).
 func printGetTail(w io.Writer, rs []*srvResult) {
-	fmt.Fprintln(w, "\npoint-get latency against its parts (best round): the client's p50 and p99; the server's own p99 (its /metrics request durations, a bucket bound); per get, the time the server's and this client's threads waited runnable for a CPU (/proc/<pid>/task/*/schedstat, summed over threads) and their CPU:")
+	fmt.Fprintln(w, "\npoint-get latency against its parts (best round): the client's p50 and p99; the server's own p99 (its /metrics request durations, a bucket bound); the p99 of the time this client's goroutines waited runnable for a P (runtime/metrics /sched/latencies, a bucket bound); per get, the time the server's and this client's threads waited runnable for a CPU (/proc/<pid>/task/*/schedstat, summed over threads) and their CPU:")
 	for _, id := range []string{"get1", "getN"} {
 		for _, r := range rs {
 			p, ok := r.Phases[id]
@@ -64,9 +100,12 @@ func printGetTail(w io.Writer, rs []*srvResult) {
 				continue
 			}
 			n := float64(p.Requests)
-			srv := "n/a"
+			srv, sched := "n/a", "n/a"
 			if v, ok := r.Values[id+"-server-p99"]; ok {
 				srv = "<= " + commas(v) + " µs"
+			}
+			if v, ok := r.Values[id+"-client-sched-p99"]; ok {
+				sched = "<= " + commas(v) + " µs"
 			}
 			wait := func(s float64) string {
 				if s < 0 {
@@ -74,8 +113,8 @@ func printGetTail(w io.Writer, rs []*srvResult) {
 				}
 				return commas(s/n*1e6) + " µs"
 			}
-			fmt.Fprintf(w, "  %-5s %-14s client p50 %s µs, p99 %s µs; server p99 %s; run-queue wait per get: server %s, client %s; CPU per get: server %.1f µs, client %.1f µs\n",
-				id, r.Server, commas(r.Values[id+"-p50"]), commas(r.Values[id+"-p99"]), srv, wait(p.ServerWait), wait(p.ClientWait),
+			fmt.Fprintf(w, "  %-5s %-14s client p50 %s µs, p99 %s µs; server p99 %s; client goroutines' wait for a P, p99 %s; run-queue wait per get: server %s, client %s; CPU per get: server %.1f µs, client %.1f µs\n",
+				id, r.Server, commas(r.Values[id+"-p50"]), commas(r.Values[id+"-p99"]), srv, sched, wait(p.ServerWait), wait(p.ClientWait),
 				p.ServerCPU/n*1e6, p.ClientCPU/n*1e6)
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"os"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,5 +66,24 @@ func TestRunQueueWait(t *testing.T) {
 	}
 	if runQueueWait(-1) != -1 || waitSince(-1, 0) != -1 {
 		t.Fatal("an unknown process's wait is not -1")
+	}
+}
+
+// TestSchedQuantile: the quantile of the scheduling latencies between two
+// reads is the upper bound of the bucket that reaches it.
+func TestSchedQuantile(t *testing.T) {
+	before := &metrics.Float64Histogram{Counts: []uint64{5, 5, 5}, Buckets: []float64{0, 1e-6, 1e-3, math.Inf(1)}}
+	after := &metrics.Float64Histogram{Counts: []uint64{95, 14, 6}, Buckets: before.Buckets} // 90, 9 and 1 more
+	if q := schedQuantile(before, after, 0.5); q != 1e-6 {
+		t.Fatalf("p50 %v, want 1e-6", q)
+	}
+	if q := schedQuantile(before, after, 0.99); q != 1e-3 {
+		t.Fatalf("p99 %v, want 1e-3", q)
+	}
+	if q := schedQuantile(after, after, 0.99); !math.IsNaN(q) {
+		t.Fatalf("no latencies: %v", q)
+	}
+	if h := schedLatencies(); h == nil || len(h.Buckets) != len(h.Counts)+1 {
+		t.Fatalf("this process's latencies: %+v", h)
 	}
 }

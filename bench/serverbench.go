@@ -950,10 +950,12 @@ func srvGets(ctx context.Context, t *srvTarget, c serverConfig, conns, round int
 		return 0, srvPhase{}, err
 	}
 	hist0, _ := scrapeGetHist(t.metricsURL)
+	sched0 := schedLatencies()
 	start = time.Now()
 	started.Done()
 	wg.Wait()
 	d := time.Since(start)
+	sched1 := schedLatencies()
 	hist1, histOK := scrapeGetHist(t.metricsURL)
 	if err := errors.Join(errs...); err != nil {
 		return 0, srvPhase{}, err
@@ -973,6 +975,9 @@ func srvGets(ctx context.Context, t *srvTarget, c serverConfig, conns, round int
 	r.pending[id+"-p99"] = float64(all[len(all)*99/100].Microseconds())
 	if p99, n := quantileBound(hist0, hist1, 0.99); histOK && n > 0 && !math.IsInf(p99, 1) {
 		r.pending[id+"-server-p99"] = p99 * 1e6
+	}
+	if p99 := schedQuantile(sched0, sched1, 0.99); !math.IsNaN(p99) && !math.IsInf(p99, 1) {
+		r.pending[id+"-client-sched-p99"] = p99 * 1e6
 	}
 	return rate(len(all), d), srvPhase{Requests: len(all), Entities: len(all)}, nil
 }
