@@ -167,6 +167,11 @@ type srvPhase struct {
 	// Switches is how many times the server's threads were switched
 	// out (voluntary and not) over the phase, -1 when unknown.
 	Switches int64 `json:"contextSwitches"`
+	// ServerWait and ClientWait are the seconds the server's and this
+	// process's threads waited, runnable, for a CPU over the phase
+	// (summed over threads; -1 when unknown).
+	ServerWait float64 `json:"serverRunQueueWait"`
+	ClientWait float64 `json:"clientRunQueueWait"`
 }
 
 // switchesPerRequest is the phase's context switches per request; NaN
@@ -183,28 +188,45 @@ func (p srvPhase) switchesPerRequest() float64 {
 // cannot be read. A thread that ends takes its count with it, so over a
 // phase the difference can only miss switches, not add any.
 func contextSwitches(pid int) int64 {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	if err != nil {
-		return -1
-	}
 	var n int64
-	for _, t := range tasks {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
-		if err != nil {
-			continue // the thread ended
-		}
+	ok := eachThreadFile(pid, "status", func(b []byte) bool {
 		for _, line := range strings.Split(string(b), "\n") {
 			k, v, ok := strings.Cut(line, ":")
 			if ok && (k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches") {
 				x, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 				if err != nil {
-					return -1
+					return false
 				}
 				n += x
 			}
 		}
+		return true
+	})
+	if !ok {
+		return -1
 	}
 	return n
+}
+
+// eachThreadFile calls f with the file name of each thread of process
+// pid (/proc/pid/task/*/name), skipping threads that end meanwhile,
+// until f returns false; it reports whether the threads could be listed
+// and f never returned false.
+func eachThreadFile(pid int, name string, f func([]byte) bool) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return false
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/%s", pid, t.Name(), name))
+		if err != nil {
+			continue // the thread ended
+		}
+		if !f(b) {
+			return false
+		}
+	}
+	return true
 }
 
 // srvResult is one server's figures.
@@ -289,7 +311,10 @@ type srvTarget struct {
 	endpoint string // http://host/account
 	pid      int
 	storeDir string // tablestore's directory
-	stop     func()
+	// metricsURL is the server's /metrics, whose request durations give
+	// its own time per get (gettail.go); "" for none.
+	metricsURL string
+	stop       func()
 }
 
 func runServerBench(ctx context.Context, args []string) error {
@@ -495,6 +520,7 @@ func (r *srvResult) measure(t *srvTarget, id string, run func() (float64, srvPha
 		logf("server: %s not idle after %.0f s; measuring %s anyway", r.Server, waited.Seconds(), id)
 	}
 	s0, c0, x0 := cpuSeconds(t.pid), float64(processCPU())/1e9, contextSwitches(t.pid)
+	sw0, cw0 := runQueueWait(t.pid), runQueueWait(os.Getpid())
 	t0 := time.Now()
 	v, ph, err := run()
 	if err != nil {
@@ -506,6 +532,7 @@ func (r *srvResult) measure(t *srvTarget, id string, run func() (float64, srvPha
 		quiesce(t.pid)
 	}
 	ph.ServerCPU, ph.ClientCPU = cpuSeconds(t.pid)-s0, c1
+	ph.ServerWait, ph.ClientWait = waitSince(t.pid, sw0), waitSince(os.Getpid(), cw0)
 	if x1 := contextSwitches(t.pid); x0 >= 0 && x1 >= 0 {
 		ph.Switches = x1 - x0
 	} else {
@@ -516,13 +543,13 @@ func (r *srvResult) measure(t *srvTarget, id string, run func() (float64, srvPha
 		r.Values[id] = v
 		r.Phases[id] = ph
 		// A get phase's latencies go with its best throughput round.
-		for _, q := range []string{"-p50", "-p99"} {
+		for _, q := range getCompanions {
 			if x, ok := r.pending[id+q]; ok {
 				r.Values[id+q] = x
 			}
 		}
 	}
-	for _, q := range []string{"-p50", "-p99"} {
+	for _, q := range getCompanions {
 		if x, ok := r.pending[id+q]; ok {
 			r.Rounds[id+q] = append(r.Rounds[id+q], x)
 			delete(r.pending, id+q)
@@ -718,9 +745,14 @@ func startServer(ctx context.Context, name string, c serverConfig, dataDir strin
 		return nil, err
 	}
 	host := "127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(c.bin, "serve", "--dir", dir, "--addr", host, "--log-level", "warn")
+	adminPort, err := freeLoopbackPort()
+	if err != nil {
+		return nil, err
+	}
+	admin := "127.0.0.1:" + strconv.Itoa(adminPort)
+	cmd := exec.Command(c.bin, "serve", "--dir", dir, "--addr", host, "--log-level", "warn", "--admin-addr", admin)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	how := "tablestore serve --dir (synced) --log-level warn"
+	how := "tablestore serve --dir (synced) --log-level warn --admin-addr (metrics on)"
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 		how += ", environment " + strings.Join(env, " ")
@@ -733,8 +765,8 @@ func startServer(ctx context.Context, name string, c serverConfig, dataDir strin
 		s.stop()
 		return nil, err
 	}
-	return &srvTarget{name: name, how: how, host: host,
-		endpoint: "http://" + host + "/" + azurite.Account, pid: s.pid, storeDir: dir, stop: s.stop}, nil
+	return &srvTarget{name: name, how: how, host: host, endpoint: "http://" + host + "/" + azurite.Account,
+		pid: s.pid, storeDir: dir, metricsURL: "http://" + admin + "/metrics", stop: s.stop}, nil
 }
 
 // startInProcess serves tablestore's REST handler over the store in dir
@@ -917,10 +949,14 @@ func srvGets(ctx context.Context, t *srvTarget, c serverConfig, conns, round int
 		wg.Wait()
 		return 0, srvPhase{}, err
 	}
+	hist0, _ := scrapeGetHist(t.metricsURL)
+	sched0 := schedLatencies()
 	start = time.Now()
 	started.Done()
 	wg.Wait()
 	d := time.Since(start)
+	sched1 := schedLatencies()
+	hist1, histOK := scrapeGetHist(t.metricsURL)
 	if err := errors.Join(errs...); err != nil {
 		return 0, srvPhase{}, err
 	}
@@ -937,6 +973,12 @@ func srvGets(ctx context.Context, t *srvTarget, c serverConfig, conns, round int
 	}
 	r.pending[id+"-p50"] = float64(all[len(all)/2].Microseconds())
 	r.pending[id+"-p99"] = float64(all[len(all)*99/100].Microseconds())
+	if p99, n := quantileBound(hist0, hist1, 0.99); histOK && n > 0 && !math.IsInf(p99, 1) {
+		r.pending[id+"-server-p99"] = p99 * 1e6
+	}
+	if p99 := schedQuantile(sched0, sched1, 0.99); !math.IsNaN(p99) && !math.IsInf(p99, 1) {
+		r.pending[id+"-client-sched-p99"] = p99 * 1e6
+	}
 	return rate(len(all), d), srvPhase{Requests: len(all), Entities: len(all)}, nil
 }
 
@@ -1224,6 +1266,13 @@ func printServer(w io.Writer, res *srvResults) {
 			}
 		}
 	}
+	var tails []*srvResult
+	for _, r := range []*srvResult{ts, az, res.Bare} {
+		if r != nil {
+			tails = append(tails, r)
+		}
+	}
+	printGetTail(w, tails)
 	if ts != nil {
 		fmt.Fprintln(w, "\ntablestore goals:")
 		batchCPU, pageCPU := math.NaN(), math.NaN()

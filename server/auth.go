@@ -4,9 +4,11 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"hash"
 	"net/http"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/tablestore/tablestore/edm"
 )
@@ -74,7 +76,7 @@ func (q *request) checkSharedKey(auth string) error {
 	if !ok || account != q.h.account {
 		return errAuthFailed
 	}
-	date := q.r.Header.Get("x-ms-date")
+	date := q.r.Header.Get("X-Ms-Date")
 	if date == "" {
 		date = q.r.Header.Get("Date")
 	}
@@ -115,18 +117,42 @@ func (q *request) canonicalResource() string {
 // verify reports whether sig is the base64 HMAC-SHA256 of s under one of
 // the account keys.
 func (h *handler) verify(s, sig string) bool {
-	got, err := base64.StdEncoding.DecodeString(sig)
+	km, _ := h.macs.Get().(*keyMACs)
+	if km == nil {
+		km = new(keyMACs)
+	}
+	defer h.macs.Put(km)
+	got, err := base64.StdEncoding.AppendDecode(km.got[:0], unsafe.Slice(unsafe.StringData(sig), len(sig)))
 	if err != nil {
 		return false
 	}
-	for _, k := range *h.keys.Load() {
-		m := hmac.New(sha256.New, k)
-		m.Write([]byte(s))
-		if hmac.Equal(m.Sum(nil), got) {
+	km.got = got[:0]
+	keys := h.keys.Load()
+	if km.keys != keys {
+		km.keys, km.macs = keys, km.macs[:0]
+		for _, k := range *keys {
+			km.macs = append(km.macs, hmac.New(sha256.New, k))
+		}
+	}
+	for _, m := range km.macs {
+		m.Reset()
+		m.Write(unsafe.Slice(unsafe.StringData(s), len(s))) // a hash keeps none of its input
+		if hmac.Equal(m.Sum(km.sum[:0]), got) {
 			return true
 		}
 	}
 	return false
+}
+
+// keyMACs are HMAC-SHA256 states for the account keys keys, reused by
+// verify from one request to the next (handler.macs): a new state hashes
+// its key's pads and allocates each time. got and sum hold the decoded
+// signature and the computed one.
+type keyMACs struct {
+	keys *[][]byte
+	macs []hash.Hash
+	got  []byte
+	sum  [sha256.Size]byte
 }
 
 // authorizeOperation checks everything about the credentials that the

@@ -110,7 +110,7 @@ func (q *request) finish(rec *statusWriter) {
 		attrs = append(attrs, slog.String("table", q.res.table))
 	}
 	attrs = append(attrs, slog.String("request_id", q.id))
-	if c := q.r.Header.Get("x-ms-client-request-id"); c != "" {
+	if c := q.r.Header.Get("X-Ms-Client-Request-Id"); c != "" {
 		attrs = append(attrs, slog.String("client_request_id", truncate(c, 128)))
 	}
 	attrs = append(attrs, slog.Int64("bytes_in", in), slog.Int64("bytes_out", rec.bytes), slog.Duration("duration", d))

@@ -235,6 +235,7 @@ type handler struct {
 	db      *tablestore.DB
 	account string
 	keys    atomic.Pointer[[][]byte] // SetKeys replaces them
+	macs    sync.Pool                // *keyMACs for verify (auth.go)
 	anon    bool
 	log     *slog.Logger
 	work    slots // operations running
@@ -483,12 +484,12 @@ func (q *request) commonHeaders() {
 	// shared slice; nothing writes into one.)
 	hd := q.w.Header()
 	hd["X-Ms-Request-Id"] = []string{q.id}
-	if v := q.r.Header.Get("x-ms-version"); headerVersion[v] {
+	if v := q.r.Header.Get("X-Ms-Version"); headerVersion[v] {
 		hd["X-Ms-Version"] = []string{v}
 	} else {
 		hd["X-Ms-Version"] = defaultVersion
 	}
-	if c := q.r.Header.Get("x-ms-client-request-id"); c != "" {
+	if c := q.r.Header.Get("X-Ms-Client-Request-Id"); c != "" {
 		hd["X-Ms-Client-Request-Id"] = []string{c}
 	}
 	hd["Date"] = httpDate(q.h.now())
@@ -677,7 +678,7 @@ func requestHeaderBytes(r *http.Request) int {
 
 // effectiveMethod applies verb tunnelling: POST with X-HTTP-Method.
 func effectiveMethod(r *http.Request) (string, error) {
-	xs := r.Header.Values("X-HTTP-Method")
+	xs := r.Header.Values("X-Http-Method") // canonical: no key to make
 	if len(xs) == 0 {
 		return r.Method, nil
 	}

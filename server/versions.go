@@ -58,7 +58,7 @@ var errBadVersion = apiError(http.StatusBadRequest, edm.CodeInvalidHeaderValue, 
 // checkVersion refuses an x-ms-version header that names no published
 // version; a request without one is served at the default version.
 func (q *request) checkVersion() error {
-	if v := q.r.Header.Get("x-ms-version"); v != "" && !headerVersion[v] {
+	if v := q.r.Header.Get("X-Ms-Version"); v != "" && !headerVersion[v] {
 		return errBadVersion
 	}
 	return nil

@@ -54,7 +54,9 @@ func metadataLevelOf(format, accept string) (tablestore.JSONMetadata, error) {
 		}
 		return l, nil
 	}
-	for _, part := range strings.Split(accept, ",") {
+	for rest, more := accept, true; more; {
+		var part string
+		part, rest, more = strings.Cut(rest, ",")
 		if l, ok := parseFormat(part); ok {
 			return l, nil
 		}
@@ -65,13 +67,15 @@ func metadataLevelOf(format, accept string) (tablestore.JSONMetadata, error) {
 // parseFormat reads one media type: application/json with an optional
 // odata= parameter, or the $format shorthand json.
 func parseFormat(s string) (tablestore.JSONMetadata, bool) {
-	parts := strings.Split(strings.ToLower(s), ";")
-	switch strings.TrimSpace(parts[0]) {
+	mt, params, more := strings.Cut(strings.ToLower(s), ";")
+	switch strings.TrimSpace(mt) {
 	case "application/json", "json":
 	default:
 		return 0, false
 	}
-	for _, p := range parts[1:] {
+	for more {
+		var p string
+		p, params, more = strings.Cut(params, ";")
 		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
 		if strings.TrimSpace(k) != "odata" {
 			continue
