@@ -111,14 +111,14 @@ func TestRawEntityMatchesEntity(t *testing.T) {
 			continue
 		}
 		e.RowKey, r.RowKey = "bulk"+e.RowKey, "bulk"+r.RowKey
-		errE, errR := wm.Add(ctx, &e), wr.AddRaw(ctx, &r)
+		errE, errR := wm.Add(ctx, &e), wr.Add(ctx, &r)
 		require.Equal(t, fmt.Sprint(errE), fmt.Sprint(errR), "bulk %d", i)
 	}
 	require.NoError(t, wm.Flush(ctx))
 	require.NoError(t, wr.Flush(ctx))
 	require.Equal(t, wm.Stats().Written, wr.Stats().Written)
 	var be *BulkError
-	require.True(t, errors.As(wr.AddRaw(ctx, nil), &be))
+	require.True(t, errors.As(wr.Add(ctx, (*RawEntity)(nil)), &be))
 	require.Equal(t, edm.CodeInvalidInput, ErrorCode(be))
 	for e, err := range maps.Query(ctx, Query{}) {
 		require.NoError(t, err)

@@ -155,6 +155,39 @@ func (t *Table) write(ctx context.Context, typ ActionType, e *Entity, ifMatch ET
 	return err
 }
 
+// writeEntity is write for any form of ActionEntity: an *Entity, a
+// *RawEntity or StructEntity(v), each as its own write path encodes it.
+func (t *Table) writeEntity(ctx context.Context, typ ActionType, e ActionEntity, ifMatch ETag) error {
+	switch e := e.(type) {
+	case *RawEntity:
+		if e != nil {
+			return t.writeRaw(ctx, typ, e, ifMatch)
+		}
+	case *structEntity:
+		if e != nil && e.v != nil {
+			return t.writeStruct(ctx, typ, e.v, ifMatch)
+		}
+	case *Entity:
+		return t.write(ctx, typ, e, ifMatch)
+	}
+	return errNilEntity()
+}
+
+// errNilEntity is the error of a write without an entity.
+func errNilEntity() error { return newError(edm.CodeInvalidInput, "entity is nil") }
+
+// writeRaw is write for an entity in its stored form.
+func (t *Table) writeRaw(ctx context.Context, typ ActionType, e *RawEntity, ifMatch ETag) error {
+	s := getScratch()
+	defer putScratch(s)
+	a, buf, _, err := prepareRaw(s.buf[:0], typ, e, ifMatch)
+	res, err := t.commitOne(ctx, s, a, buf, err)
+	if err == nil && typ != ActionDelete {
+		e.Timestamp, e.ETag = res.Timestamp, ETag(res.ETag)
+	}
+	return err
+}
+
 // commitOne commits the single action a, whose record (unless it is a
 // delete) is buf, keeping buf in s for reuse. prepareErr, the error of
 // preparing a, is returned as it is without committing.
@@ -195,7 +228,7 @@ func prepareAction(buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *e
 func prepareActionInto(a *driver.Action, buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *entityenc.NameCache, keys *keyMemo) ([]byte, int, error) {
 	if e == nil {
 		*a = driver.Action{}
-		return buf, 0, newError(edm.CodeInvalidInput, "entity is nil")
+		return buf, 0, errNilEntity()
 	}
 	keySize, err := prepareKeysInto(a, typ, e.PartitionKey, e.RowKey, ifMatch, keys)
 	if err != nil || typ == ActionDelete {
