@@ -259,16 +259,11 @@ func (db *DB) EngineMetrics(ctx context.Context) (*EngineMetrics, error) {
 	return &m, nil
 }
 
-// MaxServicePropertiesSize bounds the document SetServiceProperties keeps.
-const MaxServicePropertiesSize = 64 << 10
+// maxServicePropertiesSize bounds the service properties document.
+const maxServicePropertiesSize = 64 << 10
 
-// ServiceProperties returns the service properties document last stored
-// by SetServiceProperties, or nil when there is none. The library does
-// not interpret it: the REST server keeps Azure's Table Service
-// Properties XML (CORS rules, logging and metrics settings) here, so they
-// survive restarts and travel with backups. Errors: NotImplemented for a
-// driver that cannot keep one, ErrClosed, ctx's error.
-func (db *DB) ServiceProperties(ctx context.Context) ([]byte, error) {
+// serviceProperties is rootapi.API's ServiceProperties.
+func (db *DB) serviceProperties(ctx context.Context) ([]byte, error) {
 	if err := db.checkContext(ctx); err != nil {
 		return nil, err
 	}
@@ -280,16 +275,12 @@ func (db *DB) ServiceProperties(ctx context.Context) ([]byte, error) {
 	return doc, mapError(err, false)
 }
 
-// SetServiceProperties durably replaces the stored service properties
-// document (nil removes it). The document is opaque to the library.
-// Errors: InvalidInput for a document over MaxServicePropertiesSize,
-// NotImplemented as for ServiceProperties, ErrClosed, ctx's error, and
-// the store's faults (see Health).
-func (db *DB) SetServiceProperties(ctx context.Context, doc []byte) error {
+// setServiceProperties is rootapi.API's SetServiceProperties.
+func (db *DB) setServiceProperties(ctx context.Context, doc []byte) error {
 	if err := db.checkContext(ctx); err != nil {
 		return err
 	}
-	if len(doc) > MaxServicePropertiesSize {
+	if len(doc) > maxServicePropertiesSize {
 		return newError(edm.CodeInvalidInput, "the service properties document is larger than 64 KiB")
 	}
 	ps, ok := db.conn.(driver.ServicePropertiesStore)

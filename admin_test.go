@@ -233,13 +233,13 @@ func TestServicePropertiesPersist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if doc, err := db.ServiceProperties(ctx); err != nil || doc != nil {
+	if doc, err := db.serviceProperties(ctx); err != nil || doc != nil {
 		t.Fatalf("fresh store: %q %v", doc, err)
 	}
-	if err := db.SetServiceProperties(ctx, []byte("<doc/>")); err != nil {
+	if err := db.setServiceProperties(ctx, []byte("<doc/>")); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SetServiceProperties(ctx, make([]byte, MaxServicePropertiesSize+1)); ErrorCode(err) != edm.CodeInvalidInput {
+	if err := db.setServiceProperties(ctx, make([]byte, maxServicePropertiesSize+1)); ErrorCode(err) != edm.CodeInvalidInput {
 		t.Fatalf("oversized: %v", err)
 	}
 	// Service properties are not a table.
@@ -254,13 +254,13 @@ func TestServicePropertiesPersist(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if doc, err := db.ServiceProperties(ctx); err != nil || string(doc) != "<doc/>" {
+	if doc, err := db.serviceProperties(ctx); err != nil || string(doc) != "<doc/>" {
 		t.Fatalf("reopened: %q %v", doc, err)
 	}
-	if err := db.SetServiceProperties(ctx, nil); err != nil {
+	if err := db.setServiceProperties(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if doc, err := db.ServiceProperties(ctx); err != nil || doc != nil {
+	if doc, err := db.serviceProperties(ctx); err != nil || doc != nil {
 		t.Fatalf("removed: %q %v", doc, err)
 	}
 }

@@ -84,7 +84,7 @@ func TestAllocsPerEntity(t *testing.T) {
 	// transaction (here 100 entities share it).
 	buf := make([]byte, 0, 1<<20)
 	perEntity("page as JSON", 0.1, func() int {
-		b, _, err := tbl.AppendPageJSON(ctx, buf[:0], Query{Top: 1000}, nil, nil)
+		b, _, err := tbl.appendPageJSON(ctx, buf[:0], Query{Top: 1000}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

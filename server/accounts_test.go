@@ -81,7 +81,7 @@ func seedAccount(t *testing.T, db *tablestore.DB, marker string) {
 	if err := tb.SetAccessPolicies(ctx, []tablestore.AccessPolicy{{ID: "pol", Permission: "r", Expiry: time.Now().Add(time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SetServiceProperties(ctx, []byte(`<StorageServiceProperties><Cors/></StorageServiceProperties>`)); err != nil {
+	if err := root.SetServiceProperties(db, ctx, []byte(`<StorageServiceProperties><Cors/></StorageServiceProperties>`)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -107,7 +107,7 @@ func snapshot(t *testing.T, db *tablestore.DB) string {
 		pols, _ := db.Table(n).AccessPolicies(ctx)
 		fmt.Fprintf(&b, "  acl %v\n", pols)
 	}
-	props, _ := db.ServiceProperties(ctx)
+	props, _ := root.ServiceProperties(db, ctx)
 	fmt.Fprintf(&b, "props %s\n", props)
 	return b.String()
 }
