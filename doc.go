@@ -68,9 +68,8 @@
 //     the field's comment.
 //   - Administration. DB.Checkpoint (a consistent copy of a live store),
 //     Table.Stats (TableStats: estimates without reading), DB.Health,
-//     DB.Check and CheckDir (a CheckReport of each DamagedFile),
-//     DB.EngineMetrics (the engine's figures, for monitoring), and a
-//     table's stored AccessPolicy list, which the REST server uses.
+//     DB.Check and CheckDir (a CheckReport of each damaged file)
+//     and DB.EngineMetrics (the engine's figures, for monitoring).
 //   - Encryption. Options.Encryption encrypts every file of a store at
 //     rest (DB.Rekey rotates its key online, or re-encrypts every
 //     file, DB.CheckpointEncrypted converts a store);

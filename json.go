@@ -187,6 +187,8 @@ func init() {
 		},
 		ServiceProperties:    (*DB).serviceProperties,
 		SetServiceProperties: (*DB).setServiceProperties,
+		AccessPolicies:       (*Table).accessPolicies,
+		SetAccessPolicies:    (*Table).setAccessPolicies,
 	})
 }
 

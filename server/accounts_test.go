@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
 )
 
 var (
@@ -78,7 +79,7 @@ func seedAccount(t *testing.T, db *tablestore.DB, marker string) {
 	if err := tb.Insert(ctx, &tablestore.Entity{PartitionKey: "p", RowKey: "r1", Properties: map[string]any{"Secret": marker}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := tb.SetAccessPolicies(ctx, []tablestore.AccessPolicy{{ID: "pol", Permission: "r", Expiry: time.Now().Add(time.Hour)}}); err != nil {
+	if err := root.SetAccessPolicies(tb, ctx, []driver.AccessPolicy{{ID: "pol", Permission: "r", Expiry: time.Now().Add(time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := root.SetServiceProperties(db, ctx, []byte(`<StorageServiceProperties><Cors/></StorageServiceProperties>`)); err != nil {
@@ -104,7 +105,7 @@ func snapshot(t *testing.T, db *tablestore.DB) string {
 			}
 			fmt.Fprintf(&b, "  %s/%s %v %s\n", e.PartitionKey, e.RowKey, e.Properties, e.ETag)
 		}
-		pols, _ := db.Table(n).AccessPolicies(ctx)
+		pols, _ := root.AccessPolicies(db.Table(n), ctx)
 		fmt.Fprintf(&b, "  acl %v\n", pols)
 	}
 	props, _ := root.ServiceProperties(db, ctx)

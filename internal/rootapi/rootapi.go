@@ -1,7 +1,8 @@
 // Package rootapi is what the root package offers its REST server beyond
 // the public API: reads that write Azure's JSON straight from the stored
-// records, and the service properties document the server keeps in the
-// store. No library user needs them, so they are no exports of the root;
+// records, and what the server keeps in the store for Azure's REST API
+// alone (the service properties document, the tables' stored access
+// policies). No library user needs them, so they are no exports of the root;
 // being internal, this package is no part of the public API either. A
 // lint rule (internal/lint) lets only the server, and the bench module's
 // measures of the server's paths, import it.
@@ -11,7 +12,11 @@
 // server takes it back by naming the same types (Get).
 package rootapi
 
-import "context"
+import (
+	"context"
+
+	"github.com/tablestore/tablestore/driver"
+)
 
 // API is the root's operations on its types DB (*tablestore.DB), Table
 // (*tablestore.Table), Query, Page (*tablestore.Page) and JSONOptions.
@@ -63,6 +68,21 @@ type API[DB, Table, Query, Page, JSONOptions any] struct {
 	// NotImplemented as for ServiceProperties, ErrClosed, ctx's error,
 	// and the store's faults (see DB.Health).
 	SetServiceProperties func(db DB, ctx context.Context, doc []byte) error
+
+	// AccessPolicies returns the table's stored access policies (Azure's
+	// SignedIdentifiers, which a shared access signature names), in the
+	// order they were set (Azure's Get Table ACL). Errors: TableNotFound;
+	// NotImplemented for a driver that stores no policies.
+	AccessPolicies func(t Table, ctx context.Context) ([]driver.AccessPolicy, error)
+
+	// SetAccessPolicies replaces the table's stored access policies
+	// (Azure's Set Table ACL); nil or empty removes them all. Times are
+	// kept in UTC at 100 ns precision. Policies are deleted with the
+	// table. Errors: InvalidInput for more than 5 policies (Azure's
+	// limit), an empty or repeated ID, an ID over 64 characters, or a
+	// Permission that is not letters of "raud" in that order;
+	// TableNotFound; NotImplemented for a driver that stores no policies.
+	SetAccessPolicies func(t Table, ctx context.Context, policies []driver.AccessPolicy) error
 }
 
 // api is the API Set recorded.
