@@ -16,9 +16,10 @@ import (
 // cheap, safe for concurrent use, and addresses the table by name like
 // its Table.
 //
-// Its writes are the Table's writes with the PartitionKey filled in: an
-// entity whose PartitionKey is "" gets the partition's (the field is set
-// on the caller's entity), and one whose PartitionKey names another
+// Its writes are the Table's writes, of any ActionEntity, with the
+// PartitionKey filled in: an entity whose PartitionKey is "" gets the
+// partition's (the field is set on the caller's entity, or struct when
+// passed by pointer), and one whose PartitionKey names another
 // partition is rejected with InvalidInput (CommandsInBatchActOnDifferentPartitions
 // in a batch) before anything is read or written. Its queries read
 // nothing outside the partition.

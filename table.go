@@ -21,10 +21,12 @@ import (
 //
 // Its methods live by concept: reads and single writes here, queries and
 // plans in query.go, transactions in transaction.go and batch.go, typed
-// reads and writes (every name with Struct) in structs.go, reads as
-// Azure's JSON in json.go, secondary indexes in index.go, the change feed
-// in changes.go, expiry (TTL) in ttl.go, the bulk writer in bulk.go,
-// statistics and access policies in admin.go. Replication of tables is package replicate.
+// reads and writes (every name with Struct) in structs.go, secondary
+// indexes in index.go, the change feed in changes.go, expiry (TTL) in
+// ttl.go, the bulk writer in bulk.go, statistics in admin.go. Replication
+// of tables is package replicate. The writes that collect entities (a
+// Batch, a Partition, the bulk writer) take any ActionEntity; Table's own
+// take an *Entity, with the Struct shortcuts beside them.
 type Table struct {
 	db   *DB
 	name string
