@@ -208,8 +208,9 @@ func (t *Table) NewBulkWriter(opts *BulkOptions) (*BulkWriter, error) {
 
 // Add validates e (an *Entity; a *RawEntity, queued as it is; or
 // StructEntity(v), encoded as Table.InsertStruct encodes it) as the
-// single write of the writer's action would, and queues it. When e does not fit in the pending batch (see BatchEntities,
-// BatchBytes) or addresses an entity the batch holds, Add first starts
+// single write of the writer's action would, and queues it. When e does
+// not fit in the pending batch (see BatchEntities, BatchBytes) or
+// addresses an entity the batch holds, Add first starts
 // committing the batch, after the commit before it has ended: one commit
 // runs in the background while Add fills the next batch, so encoding
 // overlaps the commit's write and sync. e is encoded at once: the caller
@@ -236,39 +237,7 @@ func (w *BulkWriter) Add(ctx context.Context, e ActionEntity) error {
 	w.stats.Added++
 	b := w.fill
 	start := len(b.buf)
-	var (
-		a      driver.Action
-		buf    = b.buf
-		size   int
-		err    error
-		pk, rk string
-	)
-	switch e := e.(type) {
-	case *RawEntity:
-		if e == nil {
-			err = errNilEntity()
-			break
-		}
-		a, buf, size, err = prepareRaw(b.buf, w.opts.Action, e, "")
-		pk, rk = e.PartitionKey, e.RowKey
-	case *structEntity:
-		if e == nil || e.v == nil {
-			err = errNilEntity()
-			break
-		}
-		var r structmap.Ref
-		a, buf, size, r, err = prepareStruct(b.buf, w.opts.Action, e.v, "")
-		if r.Plan != nil {
-			pk, rk = r.Keys()
-		}
-	case *Entity:
-		a, buf, size, err = prepareAction(b.buf, w.opts.Action, e, "", &w.names)
-		if e != nil {
-			pk, rk = e.PartitionKey, e.RowKey
-		}
-	default:
-		err = errNilEntity()
-	}
+	a, buf, size, pk, rk, err := w.prepare(b.buf, e)
 	if err != nil {
 		b.buf = buf[:start]
 		w.stats.Invalid++
@@ -295,6 +264,35 @@ func (w *BulkWriter) Add(ctx context.Context, e ActionEntity) error {
 	b.bytes += n
 	b.keys[k] = struct{}{}
 	return nil
+}
+
+// prepare validates e for the writer's action and appends its record to
+// buf, as prepareAction does; it returns e's keys, as far as they are
+// known, for its *BulkError.
+func (w *BulkWriter) prepare(buf []byte, e ActionEntity) (a driver.Action, out []byte, size int, pk, rk string, err error) {
+	switch e := e.(type) {
+	case *RawEntity:
+		if e != nil {
+			a, out, size, err = prepareRaw(buf, w.opts.Action, e, "")
+			return a, out, size, e.PartitionKey, e.RowKey, err
+		}
+	case *structEntity:
+		if e != nil && e.v != nil {
+			var r structmap.Ref
+			a, out, size, r, err = prepareStruct(buf, w.opts.Action, e.v, "")
+			if r.Plan != nil {
+				pk, rk = r.Keys()
+			}
+			return a, out, size, pk, rk, err
+		}
+	case *Entity:
+		if e != nil {
+			pk, rk = e.PartitionKey, e.RowKey
+		}
+		a, out, size, err = prepareAction(buf, w.opts.Action, e, "", &w.names)
+		return a, out, size, pk, rk, err
+	}
+	return driver.Action{}, buf, 0, "", "", errNilEntity()
 }
 
 // Flush commits the pending entities and waits for every commit to end.
