@@ -129,28 +129,12 @@ func CheckDir(ctx context.Context, dir string, opts *Options) (*CheckReport, err
 	return &rep, nil
 }
 
-// AccessPolicy is one stored access policy of a table, Azure's
-// SignedIdentifier: a shared access signature that names the policy by ID
-// takes its start, expiry and permissions from it, and removing the
-// policy revokes every such signature. Zero times and an empty Permission
-// leave the field to the signature.
-type AccessPolicy struct {
-	ID     string
-	Start  time.Time
-	Expiry time.Time
-	// Permission holds letters of "raud" (read, add, update, delete), in
-	// that order.
-	Permission string
-}
-
-// MaxAccessPolicies is the most stored access policies a table holds, as
+// maxAccessPolicies is the most stored access policies a table holds, as
 // in Azure.
-const MaxAccessPolicies = 5
+const maxAccessPolicies = 5
 
-// AccessPolicies returns the table's stored access policies, in the order
-// they were set (Azure's Get Table ACL). Errors: TableNotFound;
-// NotImplemented for a driver that stores no policies.
-func (t *Table) AccessPolicies(ctx context.Context) ([]AccessPolicy, error) {
+// accessPolicies is rootapi.API's AccessPolicies.
+func (t *Table) accessPolicies(ctx context.Context) ([]driver.AccessPolicy, error) {
 	if err := t.db.checkContext(ctx); err != nil {
 		return nil, err
 	}
@@ -162,27 +146,16 @@ func (t *Table) AccessPolicies(ctx context.Context) ([]AccessPolicy, error) {
 	if err != nil {
 		return nil, mapError(err, false)
 	}
-	out := make([]AccessPolicy, len(ps))
-	for i, p := range ps {
-		out[i] = AccessPolicy(p)
-	}
-	return out, nil
+	return ps, nil
 }
 
-// SetAccessPolicies replaces the table's stored access policies (Azure's
-// Set Table ACL); nil or empty removes them all. Times are kept in UTC at
-// 100 ns precision. Policies are deleted with the table.
-//
-// Errors: InvalidInput for more than MaxAccessPolicies policies, an empty
-// or repeated ID, an ID over 64 characters, or a Permission that is not
-// letters of "raud" in that order; TableNotFound; NotImplemented for a
-// driver that stores no policies.
-func (t *Table) SetAccessPolicies(ctx context.Context, policies []AccessPolicy) error {
+// setAccessPolicies is rootapi.API's SetAccessPolicies.
+func (t *Table) setAccessPolicies(ctx context.Context, policies []driver.AccessPolicy) error {
 	if err := t.db.checkContext(ctx); err != nil {
 		return err
 	}
-	if len(policies) > MaxAccessPolicies {
-		return newError(edm.CodeInvalidInput, "a table holds at most %d access policies, got %d", MaxAccessPolicies, len(policies))
+	if len(policies) > maxAccessPolicies {
+		return newError(edm.CodeInvalidInput, "a table holds at most %d access policies, got %d", maxAccessPolicies, len(policies))
 	}
 	seen := make(map[string]bool, len(policies))
 	ps := make([]driver.AccessPolicy, len(policies))
@@ -259,16 +232,11 @@ func (db *DB) EngineMetrics(ctx context.Context) (*EngineMetrics, error) {
 	return &m, nil
 }
 
-// MaxServicePropertiesSize bounds the document SetServiceProperties keeps.
-const MaxServicePropertiesSize = 64 << 10
+// maxServicePropertiesSize bounds the service properties document.
+const maxServicePropertiesSize = 64 << 10
 
-// ServiceProperties returns the service properties document last stored
-// by SetServiceProperties, or nil when there is none. The library does
-// not interpret it: the REST server keeps Azure's Table Service
-// Properties XML (CORS rules, logging and metrics settings) here, so they
-// survive restarts and travel with backups. Errors: NotImplemented for a
-// driver that cannot keep one, ErrClosed, ctx's error.
-func (db *DB) ServiceProperties(ctx context.Context) ([]byte, error) {
+// serviceProperties is rootapi.API's ServiceProperties.
+func (db *DB) serviceProperties(ctx context.Context) ([]byte, error) {
 	if err := db.checkContext(ctx); err != nil {
 		return nil, err
 	}
@@ -280,16 +248,12 @@ func (db *DB) ServiceProperties(ctx context.Context) ([]byte, error) {
 	return doc, mapError(err, false)
 }
 
-// SetServiceProperties durably replaces the stored service properties
-// document (nil removes it). The document is opaque to the library.
-// Errors: InvalidInput for a document over MaxServicePropertiesSize,
-// NotImplemented as for ServiceProperties, ErrClosed, ctx's error, and
-// the store's faults (see Health).
-func (db *DB) SetServiceProperties(ctx context.Context, doc []byte) error {
+// setServiceProperties is rootapi.API's SetServiceProperties.
+func (db *DB) setServiceProperties(ctx context.Context, doc []byte) error {
 	if err := db.checkContext(ctx); err != nil {
 		return err
 	}
-	if len(doc) > MaxServicePropertiesSize {
+	if len(doc) > maxServicePropertiesSize {
 		return newError(edm.CodeInvalidInput, "the service properties document is larger than 64 KiB")
 	}
 	ps, ok := db.conn.(driver.ServicePropertiesStore)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 )
 
@@ -129,24 +130,24 @@ func TestAccessPolicies(t *testing.T) {
 	tb, err := db.CreateTable(ctx, "Acl")
 	require.NoError(t, err)
 
-	got, err := tb.AccessPolicies(ctx)
+	got, err := tb.accessPolicies(ctx)
 	require.NoError(t, err)
 	require.Empty(t, got)
 
 	start := time.Date(2025, 1, 2, 3, 4, 5, 123456789, time.FixedZone("x", 3600))
-	in := []AccessPolicy{
+	in := []driver.AccessPolicy{
 		{ID: "readers", Start: start, Expiry: start.Add(time.Hour), Permission: "r"},
 		{ID: "all", Permission: "raud"},
 		{ID: "none"},
 	}
-	require.NoError(t, tb.SetAccessPolicies(ctx, in))
+	require.NoError(t, tb.setAccessPolicies(ctx, in))
 
 	// Persisted: visible after reopening, in order, UTC, 100 ns precision.
 	require.NoError(t, db.Close())
 	db, err = Open(dir, nil)
 	require.NoError(t, err)
 	defer db.Close()
-	got, err = db.Table("acl").AccessPolicies(ctx)
+	got, err = db.Table("acl").accessPolicies(ctx)
 	require.NoError(t, err)
 	require.Len(t, got, 3)
 	require.Equal(t, "readers", got[0].ID)
@@ -155,7 +156,7 @@ func TestAccessPolicies(t *testing.T) {
 	require.Equal(t, "raud", got[1].Permission)
 	require.True(t, got[2].Start.IsZero() && got[2].Expiry.IsZero() && got[2].Permission == "")
 
-	for _, bad := range [][]AccessPolicy{
+	for _, bad := range [][]driver.AccessPolicy{
 		{{ID: "1"}, {ID: "2"}, {ID: "3"}, {ID: "4"}, {ID: "5"}, {ID: "6"}},
 		{{ID: ""}},
 		{{ID: strings.Repeat("x", 65)}},
@@ -164,24 +165,24 @@ func TestAccessPolicies(t *testing.T) {
 		{{ID: "a", Permission: "rr"}},
 		{{ID: "a", Permission: "w"}},
 	} {
-		err := db.Table("acl").SetAccessPolicies(ctx, bad)
+		err := db.Table("acl").setAccessPolicies(ctx, bad)
 		require.ErrorIs(t, err, ErrInvalidInput, "%+v", bad)
 	}
-	got, _ = db.Table("acl").AccessPolicies(ctx)
+	got, _ = db.Table("acl").accessPolicies(ctx)
 	require.Len(t, got, 3, "a refused set changed the policies")
 
 	// Removing, and deletion with the table.
-	require.NoError(t, db.Table("acl").SetAccessPolicies(ctx, nil))
-	got, _ = db.Table("acl").AccessPolicies(ctx)
+	require.NoError(t, db.Table("acl").setAccessPolicies(ctx, nil))
+	got, _ = db.Table("acl").accessPolicies(ctx)
 	require.Empty(t, got)
-	require.NoError(t, db.Table("acl").SetAccessPolicies(ctx, in[:1]))
+	require.NoError(t, db.Table("acl").setAccessPolicies(ctx, in[:1]))
 	require.NoError(t, db.DeleteTable(ctx, "acl"))
-	_, err = db.Table("acl").AccessPolicies(ctx)
+	_, err = db.Table("acl").accessPolicies(ctx)
 	require.ErrorIs(t, err, ErrTableNotFound)
-	require.ErrorIs(t, db.Table("acl").SetAccessPolicies(ctx, in[:1]), ErrTableNotFound)
+	require.ErrorIs(t, db.Table("acl").setAccessPolicies(ctx, in[:1]), ErrTableNotFound)
 	_, err = db.CreateTable(ctx, "acl")
 	require.NoError(t, err)
-	got, err = db.Table("acl").AccessPolicies(ctx)
+	got, err = db.Table("acl").accessPolicies(ctx)
 	require.NoError(t, err)
 	require.Empty(t, got, "a re-created table inherited policies")
 }
@@ -189,7 +190,7 @@ func TestAccessPolicies(t *testing.T) {
 func TestAccessPoliciesNotImplemented(t *testing.T) {
 	db, err := OpenDriver(failingConn{nil}, nil)
 	require.NoError(t, err)
-	_, err = db.Table("anything").AccessPolicies(context.Background())
+	_, err = db.Table("anything").accessPolicies(context.Background())
 	require.ErrorIs(t, err, ErrNotImplemented)
 }
 
@@ -233,13 +234,13 @@ func TestServicePropertiesPersist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if doc, err := db.ServiceProperties(ctx); err != nil || doc != nil {
+	if doc, err := db.serviceProperties(ctx); err != nil || doc != nil {
 		t.Fatalf("fresh store: %q %v", doc, err)
 	}
-	if err := db.SetServiceProperties(ctx, []byte("<doc/>")); err != nil {
+	if err := db.setServiceProperties(ctx, []byte("<doc/>")); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SetServiceProperties(ctx, make([]byte, MaxServicePropertiesSize+1)); ErrorCode(err) != edm.CodeInvalidInput {
+	if err := db.setServiceProperties(ctx, make([]byte, maxServicePropertiesSize+1)); ErrorCode(err) != edm.CodeInvalidInput {
 		t.Fatalf("oversized: %v", err)
 	}
 	// Service properties are not a table.
@@ -254,13 +255,13 @@ func TestServicePropertiesPersist(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if doc, err := db.ServiceProperties(ctx); err != nil || string(doc) != "<doc/>" {
+	if doc, err := db.serviceProperties(ctx); err != nil || string(doc) != "<doc/>" {
 		t.Fatalf("reopened: %q %v", doc, err)
 	}
-	if err := db.SetServiceProperties(ctx, nil); err != nil {
+	if err := db.setServiceProperties(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if doc, err := db.ServiceProperties(ctx); err != nil || doc != nil {
+	if doc, err := db.serviceProperties(ctx); err != nil || doc != nil {
 		t.Fatalf("removed: %q %v", doc, err)
 	}
 }

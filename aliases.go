@@ -10,20 +10,17 @@ import (
 // alias so users need not import driver for it: one type, two names,
 // the same values. Every public alias of the package is in this file (a
 // lint rule holds it); the constants and functions that come with
-// GUID, ChangeOp, ImageMode and CommitKind sit beside their uses, and
-// the error codes are edm's own constants (edm.Code*).
+// GUID, ChangeOp and ImageMode, and the commit kinds, sit beside their
+// uses, and the error codes are edm's own constants (edm.Code*).
 
 // EngineMetrics are the store engine's operational figures, returned by
 // DB.EngineMetrics; the fields are documented on driver.Metrics.
 type EngineMetrics = driver.Metrics
 
-// CheckReport is what a check found: the damaged files (empty when none)
-// and how many files and entities it read.
+// CheckReport is what a check found: the damaged files (empty when none;
+// each a driver.DamagedFile, with the tables it holds data of) and how
+// many files and entities it read.
 type CheckReport = driver.CheckReport
-
-// DamagedFile is one damaged file of a CheckReport, with the tables it
-// holds data of.
-type DamagedFile = driver.DamagedFile
 
 // EncryptionKeyError is the error, matching ErrEncryptionKey, that names
 // the key an encrypted store needs (KeyID), or says that a store given a
@@ -66,9 +63,6 @@ type ImageMode = driver.ImageMode
 // ChangeOp is what a change did. The entity writes' values are those
 // of ActionType.
 type ChangeOp = driver.ChangeOp
-
-// CommitKind says what kind of commit made a change.
-type CommitKind = driver.CommitKind
 
 // Code is one of Azure Table Storage's error codes, such as
 // "EntityAlreadyExists", spelled edm.CodeEntityAlreadyExists: package

@@ -23,7 +23,7 @@ func TestBatchStructActions(t *testing.T) {
 		return &v
 	}
 	a, b, byValue := c("p", "a"), c("p", "b"), *c("p", "v")
-	require.NoError(t, tbl.NewBatch().InsertStruct(a).InsertStruct(b).UpsertStruct(byValue, Replace).Submit(ctx))
+	require.NoError(t, tbl.NewBatch().Insert(StructEntity(a)).Insert(StructEntity(b)).Upsert(StructEntity(byValue), Replace).Submit(ctx))
 	require.NotEmpty(t, a.ETag, "a struct passed by pointer gets its ETag")
 	require.Equal(t, a.ETag, b.ETag)
 	require.False(t, a.Timestamp.IsZero())
@@ -42,10 +42,10 @@ func TestBatchStructActions(t *testing.T) {
 	// nothing.
 	first := a.ETag
 	a.Name = "changed"
-	require.NoError(t, tbl.NewBatch().UpdateStruct(a, Merge, a.ETag).Submit(ctx))
+	require.NoError(t, tbl.NewBatch().Update(StructEntity(a), Merge, a.ETag).Submit(ctx))
 	require.NotEqual(t, first, a.ETag)
 	b.Name = "never"
-	err = tbl.NewBatch().UpsertStruct(c("p", "c"), Merge).UpdateStruct(b, Replace, a.ETag).Submit(ctx)
+	err = tbl.NewBatch().Upsert(StructEntity(c("p", "c")), Merge).Update(StructEntity(b), Replace, a.ETag).Submit(ctx)
 	var be *BatchError
 	require.ErrorAs(t, err, &be)
 	require.Equal(t, 1, be.Index)
@@ -53,11 +53,11 @@ func TestBatchStructActions(t *testing.T) {
 	_, err = tbl.Get(ctx, "p", "c", nil)
 	requireCode(t, err, edm.CodeResourceNotFound)
 
-	// DeleteStruct reads the keys; an unknown mode fails at its action.
-	require.NoError(t, tbl.NewBatch().DeleteStruct(b, ETagAny).DeleteStruct(byValue, ETagAny).Submit(ctx))
+	// Delete takes the struct's keys; an unknown mode fails at its action.
+	require.NoError(t, tbl.NewBatch().Delete(b.PartitionKey, b.RowKey, ETagAny).Delete(byValue.PartitionKey, byValue.RowKey, ETagAny).Submit(ctx))
 	_, err = tbl.Get(ctx, "p", "b", nil)
 	requireCode(t, err, edm.CodeResourceNotFound)
-	err = tbl.NewBatch().UpsertStruct(a, UpdateMode(9)).Submit(ctx)
+	err = tbl.NewBatch().Upsert(StructEntity(a), UpdateMode(9)).Submit(ctx)
 	require.ErrorAs(t, err, &be)
 	requireCode(t, err, edm.CodeInvalidInput)
 
@@ -65,14 +65,14 @@ func TestBatchStructActions(t *testing.T) {
 	// partition's: in the caller's struct when passed by pointer.
 	p := tbl.Partition("q")
 	byPtr, byVal := c("", "1"), *c("", "2")
-	require.NoError(t, p.NewBatch().InsertStruct(byPtr).InsertStruct(byVal).Submit(ctx))
+	require.NoError(t, p.NewBatch().Insert(StructEntity(byPtr)).Insert(StructEntity(byVal)).Submit(ctx))
 	require.Equal(t, "q", byPtr.PartitionKey)
 	require.Empty(t, byVal.PartitionKey, "a struct passed by value is copied, not changed")
 	for _, rk := range []string{"1", "2"} {
 		_, err := GetStruct[Customer](ctx, tbl, "q", rk, nil)
 		require.NoError(t, err)
 	}
-	err = p.NewBatch().UpsertStruct(c("q", "3"), Merge).UpsertStruct(c("other", "4"), Merge).Submit(ctx)
+	err = p.NewBatch().Upsert(StructEntity(c("q", "3")), Merge).Upsert(StructEntity(c("other", "4")), Merge).Submit(ctx)
 	require.ErrorAs(t, err, &be)
 	require.Equal(t, 1, be.Index)
 	requireCode(t, err, edm.CodeCommandsInBatchActOnDifferentPartitions)
@@ -80,7 +80,7 @@ func TestBatchStructActions(t *testing.T) {
 	requireCode(t, err, edm.CodeResourceNotFound)
 
 	// A value that is no struct fails as SubmitTransaction fails it.
-	err = tbl.NewBatch().InsertStruct(7).Submit(ctx)
+	err = tbl.NewBatch().Insert(StructEntity(7)).Submit(ctx)
 	require.ErrorAs(t, err, &be)
 	requireCode(t, err, edm.CodeInvalidValueType)
 }

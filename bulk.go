@@ -8,6 +8,7 @@ import (
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/entityenc"
+	"github.com/tablestore/tablestore/internal/structmap"
 )
 
 // BulkOptions configure a BulkWriter. A nil *BulkOptions, and every zero
@@ -205,9 +206,11 @@ func (t *Table) NewBulkWriter(opts *BulkOptions) (*BulkWriter, error) {
 	return w, nil
 }
 
-// Add validates e as the single write of the writer's action would, and
-// queues it. When e does not fit in the pending batch (see BatchEntities,
-// BatchBytes) or addresses an entity the batch holds, Add first starts
+// Add validates e (an *Entity; a *RawEntity, queued as it is; or
+// StructEntity(v), encoded as Table.InsertStruct encodes it) as the
+// single write of the writer's action would, and queues it. When e does
+// not fit in the pending batch (see BatchEntities, BatchBytes) or
+// addresses an entity the batch holds, Add first starts
 // committing the batch, after the commit before it has ended: one commit
 // runs in the background while Add fills the next batch, so encoding
 // overlaps the commit's write and sync. e is encoded at once: the caller
@@ -220,19 +223,7 @@ func (t *Table) NewBulkWriter(opts *BulkOptions) (*BulkWriter, error) {
 // ErrClosed, ctx's error, an I/O error); e is then not queued, and the
 // writer is stopped: every later call returns the same error. ctx
 // applies to the commits Add starts.
-func (w *BulkWriter) Add(ctx context.Context, e *Entity) error {
-	return w.add(ctx, e, nil)
-}
-
-// AddRaw is Add for an entity in its stored form (see RawEntity), queued
-// as it is. Its validation and errors are those of Add for the entity it
-// holds. e may be reused when AddRaw returns.
-func (w *BulkWriter) AddRaw(ctx context.Context, e *RawEntity) error {
-	return w.add(ctx, nil, e) // a nil e fails as a nil *Entity does
-}
-
-// add is Add of e, or of raw when it is not nil.
-func (w *BulkWriter) add(ctx context.Context, e *Entity, raw *RawEntity) error {
+func (w *BulkWriter) Add(ctx context.Context, e ActionEntity) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -246,22 +237,7 @@ func (w *BulkWriter) add(ctx context.Context, e *Entity, raw *RawEntity) error {
 	w.stats.Added++
 	b := w.fill
 	start := len(b.buf)
-	var (
-		a      driver.Action
-		buf    []byte
-		size   int
-		err    error
-		pk, rk string
-	)
-	if raw != nil {
-		a, buf, size, err = prepareRaw(b.buf, w.opts.Action, raw, "")
-		pk, rk = raw.PartitionKey, raw.RowKey
-	} else {
-		a, buf, size, err = prepareAction(b.buf, w.opts.Action, e, "", &w.names)
-		if e != nil {
-			pk, rk = e.PartitionKey, e.RowKey
-		}
-	}
+	a, buf, size, pk, rk, err := w.prepare(b.buf, e)
 	if err != nil {
 		b.buf = buf[:start]
 		w.stats.Invalid++
@@ -288,6 +264,35 @@ func (w *BulkWriter) add(ctx context.Context, e *Entity, raw *RawEntity) error {
 	b.bytes += n
 	b.keys[k] = struct{}{}
 	return nil
+}
+
+// prepare validates e for the writer's action and appends its record to
+// buf, as prepareAction does; it returns e's keys, as far as they are
+// known, for its *BulkError.
+func (w *BulkWriter) prepare(buf []byte, e ActionEntity) (a driver.Action, out []byte, size int, pk, rk string, err error) {
+	switch e := e.(type) {
+	case *RawEntity:
+		if e != nil {
+			a, out, size, err = prepareRaw(buf, w.opts.Action, e, "")
+			return a, out, size, e.PartitionKey, e.RowKey, err
+		}
+	case *structEntity:
+		if e != nil && e.v != nil {
+			var r structmap.Ref
+			a, out, size, r, err = prepareStruct(buf, w.opts.Action, e.v, "")
+			if r.Plan != nil {
+				pk, rk = r.Keys()
+			}
+			return a, out, size, pk, rk, err
+		}
+	case *Entity:
+		if e != nil {
+			pk, rk = e.PartitionKey, e.RowKey
+		}
+		a, out, size, err = prepareAction(buf, w.opts.Action, e, "", &w.names)
+		return a, out, size, pk, rk, err
+	}
+	return driver.Action{}, buf, 0, "", "", errNilEntity()
 }
 
 // Flush commits the pending entities and waits for every commit to end.

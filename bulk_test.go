@@ -199,6 +199,41 @@ func TestBulkWriterValidation(t *testing.T) {
 	}
 }
 
+// TestBulkWriterStructs: Add takes StructEntity(v) and stores what
+// InsertStruct stores; a struct that does not encode is a *BulkError
+// with its keys and MarshalEntity's or Insert's code.
+func TestBulkWriterStructs(t *testing.T) {
+	db := openTestDB(t, nil)
+	tb, err := db.CreateTable(ctx, "BulkStructs")
+	require.NoError(t, err)
+	type row struct {
+		PartitionKey, RowKey string
+		N                    int32
+		S                    string
+	}
+	w, err := tb.NewBulkWriter(nil)
+	require.NoError(t, err)
+	require.NoError(t, w.Add(ctx, StructEntity(&row{"p", "a", 1, "x"})))
+	require.NoError(t, w.Add(ctx, StructEntity(row{"p", "b", 2, "y"})))
+	var be *BulkError
+	require.ErrorAs(t, w.Add(ctx, StructEntity(row{"p", "c/d", 3, ""})), &be)
+	require.Equal(t, [3]any{int64(2), "p", "c/d"}, [3]any{be.Seq, be.PartitionKey, be.RowKey})
+	requireCode(t, be, edm.CodeOutOfRangeInput)
+	requireCode(t, w.Add(ctx, StructEntity(7)), edm.CodeInvalidValueType)
+	requireCode(t, w.Add(ctx, StructEntity(nil)), edm.CodeInvalidInput)
+	requireCode(t, w.Add(ctx, nil), edm.CodeInvalidInput)
+	require.NoError(t, w.Flush(ctx))
+	require.Equal(t, int64(4), w.Stats().Invalid)
+
+	require.NoError(t, tb.InsertStruct(ctx, row{"q", "b", 2, "y"}))
+	want := mustGet(t, tb, "q", "b")
+	got := mustGet(t, tb, "p", "b")
+	requireSameProperties(t, want.Properties, got.Properties)
+	n, err := GetStruct[row](ctx, tb, "p", "a", nil)
+	require.NoError(t, err)
+	require.Equal(t, int32(1), n.N)
+}
+
 // TestBulkWriterRepeatedEntity adds entities more than once within one
 // batch: the later value wins (upserts), merges apply in order, and a
 // repeated insert is refused.

@@ -267,7 +267,8 @@ func ParseChangeOp(s string) (ChangeOp, bool) {
 	return 0, false
 }
 
-// The commit kinds.
+// The commit kinds, the values of Change.Kind (a driver.CommitKind,
+// whose String names them).
 const (
 	// CommitSingle is a single-entity write or an entity group
 	// transaction (Count > 1, or 1 for a transaction of one action).
@@ -309,7 +310,7 @@ type Change struct {
 	// Commit.
 	Commit       uint64
 	Index, Count int
-	Kind         CommitKind
+	Kind         driver.CommitKind // CommitSingle, CommitBulk, ...
 }
 
 // ChangesQuery says what Changes reads.

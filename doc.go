@@ -43,17 +43,18 @@
 //   - Expiry. Table.SetTTL (TTL: a default lifetime or a per-entity
 //     property) hides entities once they expire and a background sweeper
 //     removes them; ExpiredCount counts those not yet removed.
-//   - Bulk writes. Table.NewBulkWriter (BulkOptions) takes entities or
-//     RawEntity values in any order of partitions and commits them in
+//   - Bulk writes. Table.NewBulkWriter (BulkOptions) takes any
+//     ActionEntity in any order of partitions and commits them in
 //     batches that span partitions, with BulkStats and a *BulkError
 //     naming a refused entity.
 //   - Structs. MarshalEntity and UnmarshalEntity convert Go structs (tags
 //     `table:"Name,omitempty"`); "Struct" in a name means typed: the
 //     functions GetStruct, QueryStructs and QueryStructPage (StructPage)
 //     read records straight into structs, and Table's InsertStruct,
-//     UpdateStruct, UpsertStruct and DeleteStruct, the Batch's methods of
-//     the same names and a TransactionAction whose Entity is
-//     StructEntity(v) write them without a property map.
+//     UpdateStruct, UpsertStruct and DeleteStruct write them without a
+//     property map, as does StructEntity(v) wherever writes are collected
+//     (a TransactionAction, the Batch's verbs, a Partition's writes,
+//     BulkWriter.Add).
 //   - JSON. Entity's MarshalJSON and UnmarshalJSON speak Azure's wire
 //     format, with odata.type annotations, as Azure's SDKs read it;
 //     AppendEntityJSON writes it at any of Azure's three metadata levels
@@ -67,9 +68,8 @@
 //     the field's comment.
 //   - Administration. DB.Checkpoint (a consistent copy of a live store),
 //     Table.Stats (TableStats: estimates without reading), DB.Health,
-//     DB.Check and CheckDir (a CheckReport of each DamagedFile),
-//     DB.EngineMetrics (the engine's figures, for monitoring), and a
-//     table's stored AccessPolicy list, which the REST server uses.
+//     DB.Check and CheckDir (a CheckReport of each damaged file)
+//     and DB.EngineMetrics (the engine's figures, for monitoring).
 //   - Encryption. Options.Encryption encrypts every file of a store at
 //     rest (DB.Rekey rotates its key online, or re-encrypts every
 //     file, DB.CheckpointEncrypted converts a store);

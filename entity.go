@@ -164,7 +164,7 @@ func slabSize(prev int) int {
 // RawEntity is an entity held in its stored form: its keys, and its
 // properties validated and encoded as a write stores them, with no
 // property map. UnmarshalJSON fills one from Azure's JSON form; a
-// TransactionAction (field Raw) and BulkWriter.AddRaw write it. A service
+// TransactionAction, a Batch, a Partition or BulkWriter.Add writes it. A service
 // that receives entities as JSON and stores them as they are (a REST
 // front end, an import) saves building and encoding a map per entity.
 //

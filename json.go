@@ -8,6 +8,7 @@ import (
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/plan"
+	"github.com/tablestore/tablestore/internal/rootapi"
 	"github.com/tablestore/tablestore/internal/wire"
 )
 
@@ -57,7 +58,7 @@ type JSONOptions struct {
 	// LinkBase and LinkTable, when LinkTable is set, give each entity its
 	// own links at FullMetadata where ID and EditLink are empty: EditLink
 	// the entity's path in LinkTable, as EditLink above, and ID LinkBase
-	// followed by it. A page of many entities (AppendPageJSON) is written this way.
+	// followed by it. A page of many entities (the server's) is written this way.
 	LinkBase, LinkTable string
 }
 
@@ -172,27 +173,27 @@ func (e *Entity) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// AppendPageJSON reads one page of q as QueryPage does and appends its
-// entities to dst as JSON objects separated by commas (the elements of
-// a "value" array), each as AppendEntityJSON writes it at opts, straight
-// from the stored entities without building an Entity or a property map.
-// opts.Select is ignored: q.Select is the projection. It returns the
-// extended buffer and the page, whose Entities is nil and whose
-// Continuation and PageCost are QueryPage's.
-//
-// keep, when not nil, is called after each entity is appended, with
-// what this call has appended so far and the number of entities on the
-// page, this one included. When it returns false the entity is taken back out of the
-// buffer and the page ends before it: its continuation resumes at that
-// entity, and its PageCost is -1 (uncounted). A server uses it to bound a
-// page's bytes. A query through an index in index order (Query.Index with
-// an order the keys do not give) cannot end before an entity: keep must
-// then be nil.
-//
-// Errors: those of QueryPage and of AppendEntityJSON's options, and
-// InvalidInput for keep with an index-order read. On error dst's
-// contents past its length are undefined.
-func (t *Table) AppendPageJSON(ctx context.Context, dst []byte, q Query, opts *JSONOptions, keep func(b []byte, n int) bool) ([]byte, *Page, error) {
+// The server's reads, as internal/rootapi describes them; no exports of
+// the root, since only the server (and its measures in the bench module)
+// use them.
+func init() {
+	rootapi.Set(&rootapi.API[*DB, *Table, Query, *Page, JSONOptions]{
+		GetJSON: func(t *Table, ctx context.Context, dst []byte, pk, rk string, opts JSONOptions) ([]byte, string, error) {
+			out, etag, err := t.getJSON(ctx, dst, pk, rk, &opts)
+			return out, string(etag), err
+		},
+		AppendPageJSON: func(t *Table, ctx context.Context, dst []byte, q Query, opts JSONOptions, keep func([]byte, int) bool) ([]byte, *Page, error) {
+			return t.appendPageJSON(ctx, dst, q, &opts, keep)
+		},
+		ServiceProperties:    (*DB).serviceProperties,
+		SetServiceProperties: (*DB).setServiceProperties,
+		AccessPolicies:       (*Table).accessPolicies,
+		SetAccessPolicies:    (*Table).setAccessPolicies,
+	})
+}
+
+// appendPageJSON is rootapi.API's AppendPageJSON.
+func (t *Table) appendPageJSON(ctx context.Context, dst []byte, q Query, opts *JSONOptions, keep func(b []byte, n int) bool) ([]byte, *Page, error) {
 	o, err := wireOptions(opts)
 	if err != nil {
 		return dst, nil, err
@@ -235,18 +236,11 @@ func (t *Table) AppendPageJSON(ctx context.Context, dst []byte, q Query, opts *J
 	return dst, &Page{Continuation: cont, PageCost: cost}, nil
 }
 
-// errEndPage is how AppendPageJSON's keep ends a page.
+// errEndPage is how appendPageJSON's keep ends a page.
 var errEndPage = errors.New("tablestore: page ended by its caller")
 
-// GetJSON reads one entity as Get does and appends it to dst as one JSON
-// object, as AppendEntityJSON writes it at opts, straight from the stored
-// entity without building an Entity or a property map; opts.Select is
-// the projection (Get's Select). It returns the extended buffer and the
-// entity's ETag.
-//
-// Errors: those of Get and of AppendEntityJSON's options. On error dst is
-// returned at its length.
-func (t *Table) GetJSON(ctx context.Context, dst []byte, partitionKey, rowKey string, opts *JSONOptions) ([]byte, ETag, error) {
+// getJSON is rootapi.API's GetJSON.
+func (t *Table) getJSON(ctx context.Context, dst []byte, partitionKey, rowKey string, opts *JSONOptions) ([]byte, ETag, error) {
 	o, err := wireOptions(opts)
 	if err != nil {
 		return dst, "", err

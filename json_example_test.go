@@ -9,7 +9,8 @@ import (
 )
 
 // Entities that arrive as Azure's JSON are stored without a property map,
-// and pages are written as JSON straight from the store.
+// and written back as Azure's JSON at the metadata level a client asks
+// for.
 func ExampleRawEntity() {
 	ctx := context.Background()
 	db, err := tablestore.OpenInMemory(nil)
@@ -26,21 +27,29 @@ func ExampleRawEntity() {
 		`{"PartitionKey":"2026-11","RowKey":"0002","Total":99.0,"Items":1,"Big@odata.type":"Edm.Int64","Big":"9007199254740993"}`,
 	}
 	raws := make([]tablestore.RawEntity, len(bodies))
-	actions := make([]tablestore.TransactionAction, len(bodies))
+	batch := orders.NewBatch()
 	for i, body := range bodies {
 		if err := raws[i].UnmarshalJSON([]byte(body)); err != nil {
 			panic(err)
 		}
-		actions[i] = tablestore.TransactionAction{Type: tablestore.ActionInsert, Entity: &raws[i]}
+		batch.Insert(&raws[i])
 	}
-	if err := orders.SubmitTransaction(ctx, actions); err != nil {
+	if err := batch.Submit(ctx); err != nil {
 		panic(err)
 	}
 
-	page, _, err := orders.AppendPageJSON(ctx, []byte("["), tablestore.Query{Select: []string{"Total", "Big"}},
-		&tablestore.JSONOptions{Metadata: tablestore.NoMetadata}, nil)
-	if err != nil {
-		panic(err)
+	page := []byte("[")
+	opts := &tablestore.JSONOptions{Metadata: tablestore.NoMetadata}
+	for e, err := range orders.Query(ctx, tablestore.Query{Select: []string{"Total", "Big"}}) {
+		if err != nil {
+			panic(err)
+		}
+		if len(page) > 1 {
+			page = append(page, ',')
+		}
+		if page, err = tablestore.AppendEntityJSON(page, e, opts); err != nil {
+			panic(err)
+		}
 	}
 	// Timestamps vary from run to run: print the page without them.
 	var rows []map[string]any

@@ -8,6 +8,7 @@ import (
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 	"github.com/tablestore/tablestore/internal/entityenc"
+	"github.com/tablestore/tablestore/internal/structmap"
 )
 
 // Partition is a view of one PartitionKey of a table: the unit of Azure's
@@ -15,9 +16,10 @@ import (
 // cheap, safe for concurrent use, and addresses the table by name like
 // its Table.
 //
-// Its writes are the Table's writes with the PartitionKey filled in: an
-// entity whose PartitionKey is "" gets the partition's (the field is set
-// on the caller's entity), and one whose PartitionKey names another
+// Its writes are the Table's writes, of any ActionEntity, with the
+// PartitionKey filled in: an entity whose PartitionKey is "" gets the
+// partition's (the field is set on the caller's entity, or struct when
+// passed by pointer), and one whose PartitionKey names another
 // partition is rejected with InvalidInput (CommandsInBatchActOnDifferentPartitions
 // in a batch) before anything is read or written. Its queries read
 // nothing outside the partition.
@@ -41,28 +43,28 @@ func (p *Partition) Get(ctx context.Context, rowKey string, opts *GetOptions) (*
 	return p.t.Get(ctx, p.pk, rowKey, opts)
 }
 
-// Insert adds a new entity to the partition; see Table.Insert.
-func (p *Partition) Insert(ctx context.Context, e *Entity) error {
-	if err := p.own(e); err != nil {
-		return err
-	}
-	return p.t.Insert(ctx, e)
+// Insert adds a new entity to the partition; see Table.Insert (and
+// Table.InsertStruct for StructEntity(v)).
+func (p *Partition) Insert(ctx context.Context, e ActionEntity) error {
+	return p.write(ctx, ActionInsert, e, "")
 }
 
 // Update changes an existing entity of the partition; see Table.Update.
-func (p *Partition) Update(ctx context.Context, e *Entity, mode UpdateMode, ifMatch ETag) error {
-	if err := p.own(e); err != nil {
+func (p *Partition) Update(ctx context.Context, e ActionEntity, mode UpdateMode, ifMatch ETag) error {
+	typ, err := modeAction(mode, ActionUpdateMerge, ActionUpdateReplace)
+	if err != nil {
 		return err
 	}
-	return p.t.Update(ctx, e, mode, ifMatch)
+	return p.write(ctx, typ, e, ifMatch)
 }
 
 // Upsert inserts or updates an entity of the partition; see Table.Upsert.
-func (p *Partition) Upsert(ctx context.Context, e *Entity, mode UpdateMode) error {
-	if err := p.own(e); err != nil {
+func (p *Partition) Upsert(ctx context.Context, e ActionEntity, mode UpdateMode) error {
+	typ, err := modeAction(mode, ActionUpsertMerge, ActionUpsertReplace)
+	if err != nil {
 		return err
 	}
-	return p.t.Upsert(ctx, e, mode)
+	return p.write(ctx, typ, e, "")
 }
 
 // Delete removes the partition's entity rowKey; see Table.Delete.
@@ -70,20 +72,56 @@ func (p *Partition) Delete(ctx context.Context, rowKey string, ifMatch ETag) err
 	return p.t.Delete(ctx, p.pk, rowKey, ifMatch)
 }
 
-// own fills in an entity's empty PartitionKey with the partition's, and
-// rejects one naming another partition. A nil entity is left to the
-// write's own check.
-func (p *Partition) own(e *Entity) error {
-	if e == nil {
-		return nil
+// write is the table's write of e after own.
+func (p *Partition) write(ctx context.Context, typ ActionType, e ActionEntity, ifMatch ETag) error {
+	if pk, ok := p.own(e); ok && pk != p.pk {
+		return newError(edm.CodeInvalidInput, "partition key %q differs from the partition's %q", pk, p.pk)
 	}
-	if e.PartitionKey == "" {
-		e.PartitionKey = p.pk
+	return p.t.writeEntity(ctx, typ, e, ifMatch)
+}
+
+// own gives e the partition's key when its PartitionKey is empty (an
+// entity's field is set, and so is the PartitionKey field of a struct
+// passed by pointer; a struct passed by value is replaced by a copy
+// holding it) and returns e's PartitionKey. It reports false, changing
+// nothing, for an entity whose keys the write itself must reject: nil, or
+// a struct the field rules refuse.
+func (p *Partition) own(e ActionEntity) (string, bool) {
+	switch e := e.(type) {
+	case *Entity:
+		if e == nil {
+			return "", false
+		}
+		if e.PartitionKey == "" {
+			e.PartitionKey = p.pk
+		}
+		return e.PartitionKey, true
+	case *RawEntity:
+		if e == nil {
+			return "", false
+		}
+		if e.PartitionKey == "" {
+			e.PartitionKey = p.pk
+		}
+		return e.PartitionKey, true
+	case *structEntity:
+		if e == nil {
+			return "", false
+		}
+		r, ok, err := structmap.Resolve(e.v, nil)
+		if !ok || err != nil {
+			return "", false
+		}
+		pk, _ := r.Keys()
+		if pk == "" && r.SetPartitionKey(p.pk) {
+			pk = p.pk
+			if !r.Owned {
+				e.v = r.Pointer() // the copy holding the key
+			}
+		}
+		return pk, true
 	}
-	if e.PartitionKey != p.pk {
-		return newError(edm.CodeInvalidInput, "partition key %q differs from the partition's %q", e.PartitionKey, p.pk)
-	}
-	return nil
+	return "", false
 }
 
 // NewBatch starts an empty entity group transaction on the partition. Its

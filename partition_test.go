@@ -319,3 +319,67 @@ func TestDeleteLargePartition(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"bif/r", "bigg/r"}, keysOf(page.Entities))
 }
+
+// TestPartitionWritesEveryForm: a partition's writes take each form of
+// ActionEntity, fill an empty PartitionKey in each (a struct's by
+// pointer; one passed by value is not changed), and refuse another
+// partition's entity in each with InvalidInput before writing it.
+func TestPartitionWritesEveryForm(t *testing.T) {
+	tb := partitionTable(t, 0)
+	p := tb.Partition("b")
+	raw := func(pk, rk string) *RawEntity {
+		var r RawEntity
+		require.NoError(t, r.UnmarshalJSON([]byte(`{"PartitionKey":"`+pk+`","RowKey":"`+rk+`","N":1}`)))
+		return &r
+	}
+	type row struct {
+		PartitionKey, RowKey string
+		ETag                 ETag
+		N                    int32
+	}
+
+	r := raw("", "raw")
+	require.NoError(t, p.Insert(ctx, r))
+	require.Equal(t, "b", r.PartitionKey)
+	require.NotEmpty(t, r.ETag, "a raw entity gets its ETag")
+	s := &row{RowKey: "ptr", N: 2}
+	require.NoError(t, p.Insert(ctx, StructEntity(s)))
+	require.Equal(t, "b", s.PartitionKey)
+	require.NotEmpty(t, s.ETag, "a struct by pointer gets its ETag")
+	byValue := row{RowKey: "val", N: 3}
+	require.NoError(t, p.Upsert(ctx, StructEntity(byValue), Replace))
+	require.Empty(t, byValue.PartitionKey, "a struct passed by value is not changed")
+	require.NoError(t, p.Update(ctx, StructEntity(&row{RowKey: "ptr", N: 4}), Merge, s.ETag))
+	require.NoError(t, p.Update(ctx, raw("", "raw"), Replace, ETagAny))
+	for _, rk := range []string{"raw", "ptr", "val"} {
+		_, err := p.Get(ctx, rk, nil)
+		require.NoError(t, err, rk)
+	}
+	got, err := GetStruct[row](ctx, tb, "b", "ptr", nil)
+	require.NoError(t, err)
+	require.Equal(t, int32(4), got.N)
+
+	for name, e := range map[string]ActionEntity{
+		"entity": &Entity{PartitionKey: "a", RowKey: "x"},
+		"raw":    raw("a", "x"),
+		"struct": StructEntity(row{PartitionKey: "a", RowKey: "x"}),
+	} {
+		requireCode(t, p.Insert(ctx, e), edm.CodeInvalidInput)
+		requireCode(t, p.Upsert(ctx, e, Merge), edm.CodeInvalidInput)
+		requireCode(t, p.Update(ctx, e, Merge, ETagAny), edm.CodeInvalidInput)
+		_, err := tb.Get(ctx, "a", "x", nil)
+		requireCode(t, err, edm.CodeResourceNotFound)
+		err = p.NewBatch().Insert(&Entity{RowKey: "y"}).Insert(e).Submit(ctx)
+		var be *BatchError
+		require.ErrorAs(t, err, &be, name)
+		require.Equal(t, 1, be.Index, name)
+		requireCode(t, err, edm.CodeCommandsInBatchActOnDifferentPartitions)
+	}
+
+	// No entity, or a value that is no struct: the write's own errors.
+	requireCode(t, p.Insert(ctx, nil), edm.CodeInvalidInput)
+	requireCode(t, p.Insert(ctx, (*RawEntity)(nil)), edm.CodeInvalidInput)
+	requireCode(t, p.Insert(ctx, StructEntity(nil)), edm.CodeInvalidInput)
+	requireCode(t, p.Insert(ctx, StructEntity(7)), edm.CodeInvalidValueType)
+	requireCode(t, p.Update(ctx, StructEntity(s), UpdateMode(9), ETagAny), edm.CodeInvalidInput)
+}

@@ -111,14 +111,14 @@ func TestRawEntityMatchesEntity(t *testing.T) {
 			continue
 		}
 		e.RowKey, r.RowKey = "bulk"+e.RowKey, "bulk"+r.RowKey
-		errE, errR := wm.Add(ctx, &e), wr.AddRaw(ctx, &r)
+		errE, errR := wm.Add(ctx, &e), wr.Add(ctx, &r)
 		require.Equal(t, fmt.Sprint(errE), fmt.Sprint(errR), "bulk %d", i)
 	}
 	require.NoError(t, wm.Flush(ctx))
 	require.NoError(t, wr.Flush(ctx))
 	require.Equal(t, wm.Stats().Written, wr.Stats().Written)
 	var be *BulkError
-	require.True(t, errors.As(wr.AddRaw(ctx, nil), &be))
+	require.True(t, errors.As(wr.Add(ctx, (*RawEntity)(nil)), &be))
 	require.Equal(t, edm.CodeInvalidInput, ErrorCode(be))
 	for e, err := range maps.Query(ctx, Query{}) {
 		require.NoError(t, err)
@@ -145,7 +145,7 @@ func TestAppendPageJSON(t *testing.T) {
 			q := Query{Top: 100, Select: sel, Filter: "Bucket lt 50"}
 			opts := &JSONOptions{Metadata: md, Type: "acct.Allocs", LinkBase: "http://h/acct/", LinkTable: "Allocs"}
 			for {
-				got, page, err := tbl.AppendPageJSON(ctx, nil, q, opts, nil)
+				got, page, err := tbl.appendPageJSON(ctx, nil, q, opts, nil)
 				require.NoError(t, err)
 				want, err := tbl.QueryPage(ctx, q)
 				require.NoError(t, err)
@@ -167,7 +167,7 @@ func TestAppendPageJSON(t *testing.T) {
 					e := want.Entities[len(want.Entities)-1]
 					o := *opts
 					o.Select = sel
-					one, etag, err := tbl.GetJSON(ctx, nil, e.PartitionKey, e.RowKey, &o)
+					one, etag, err := tbl.getJSON(ctx, nil, e.PartitionKey, e.RowKey, &o)
 					require.NoError(t, err)
 					require.Equal(t, e.ETag, etag)
 					require.True(t, bytes.HasSuffix(b, one))
@@ -185,13 +185,13 @@ func TestAppendPageJSON(t *testing.T) {
 
 	// Pages of at most 7 entities cut by keep read the same entities, in
 	// order, as one page.
-	whole, _, err := tbl.AppendPageJSON(ctx, nil, Query{Top: 1000}, nil, nil)
+	whole, _, err := tbl.appendPageJSON(ctx, nil, Query{Top: 1000}, nil, nil)
 	require.NoError(t, err)
 	var joined []byte
 	q := Query{Top: 1000}
 	for pages := 0; ; pages++ {
 		require.Less(t, pages, 100)
-		b, page, err := tbl.AppendPageJSON(ctx, nil, q, nil, func(b []byte, n int) bool { return n <= 7 })
+		b, page, err := tbl.appendPageJSON(ctx, nil, q, nil, func(b []byte, n int) bool { return n <= 7 })
 		require.NoError(t, err)
 		if n := bytes.Count(b, []byte(`"PartitionKey"`)); page.Continuation != "" {
 			require.Equal(t, 7, n)
@@ -212,25 +212,25 @@ func TestAppendPageJSON(t *testing.T) {
 
 	// Bad options and queries are refused with Azure's codes, dst untouched.
 	dst := []byte("x")
-	out, _, err := tbl.AppendPageJSON(ctx, dst, Query{}, &JSONOptions{Metadata: 9}, nil)
+	out, _, err := tbl.appendPageJSON(ctx, dst, Query{}, &JSONOptions{Metadata: 9}, nil)
 	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
 	require.Equal(t, "x", string(out))
-	_, _, err = tbl.AppendPageJSON(ctx, nil, Query{Filter: "Name eq"}, nil, nil)
+	_, _, err = tbl.appendPageJSON(ctx, nil, Query{Filter: "Name eq"}, nil, nil)
 	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
-	_, _, err = tbl.GetJSON(ctx, nil, "p0000000", "r0000001", &JSONOptions{Metadata: 9})
+	_, _, err = tbl.getJSON(ctx, nil, "p0000000", "r0000001", &JSONOptions{Metadata: 9})
 	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
 
 	// GetJSON's refusals are Get's.
-	_, _, err = tbl.GetJSON(ctx, nil, "p0000000", "absent", nil)
+	_, _, err = tbl.getJSON(ctx, nil, "p0000000", "absent", nil)
 	require.Equal(t, edm.CodeResourceNotFound, ErrorCode(err))
-	_, _, err = tbl.GetJSON(ctx, nil, "p0000000", "r0000001", &JSONOptions{Select: []string{"bad name"}})
+	_, _, err = tbl.getJSON(ctx, nil, "p0000000", "r0000001", &JSONOptions{Select: []string{"bad name"}})
 	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
 	// An index-order read cannot be cut by keep.
 	require.NoError(t, tbl.CreateIndex(ctx, IndexSpec{Name: "byname", Properties: []string{"Name"}}))
 	byName := Query{Index: "byname", Top: 5}
-	_, _, err = tbl.AppendPageJSON(ctx, nil, byName, nil, func([]byte, int) bool { return true })
+	_, _, err = tbl.appendPageJSON(ctx, nil, byName, nil, func([]byte, int) bool { return true })
 	require.Equal(t, edm.CodeInvalidInput, ErrorCode(err))
-	b, page, err := tbl.AppendPageJSON(ctx, nil, byName, nil, nil)
+	b, page, err := tbl.appendPageJSON(ctx, nil, byName, nil, nil)
 	require.NoError(t, err)
 	require.Equal(t, 5, bytes.Count(b, []byte(`"PartitionKey"`)))
 	require.NotEmpty(t, page.Continuation)

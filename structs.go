@@ -14,8 +14,8 @@ import (
 
 // Go structs: MarshalEntity and UnmarshalEntity convert between a struct
 // and an Entity; GetStruct, QueryStructPage and QueryStructs read records straight
-// into structs, and InsertStruct, UpdateStruct, UpsertStruct (and the
-// Struct of a TransactionAction) write structs straight into records,
+// into structs, and InsertStruct, UpdateStruct, UpsertStruct (and
+// StructEntity(v) wherever writes are collected) write structs straight into records,
 // without a property map. The field rules are MarshalEntity's, and the
 // mapping lives in internal/structmap.
 
@@ -346,9 +346,8 @@ func (t *Table) UpsertStruct(ctx context.Context, v any, mode UpdateMode) error 
 }
 
 // DeleteStruct is Delete for the entity whose keys are the PartitionKey
-// and RowKey fields of the struct v (a struct or a pointer to one), as
-// Batch.DeleteStruct reads them; its other fields are not read and v is
-// not changed. Errors are those of Delete, and MarshalEntity's for a v
+// and RowKey fields of the struct v (a struct or a pointer to one); its
+// other fields are not read and v is not changed. Errors are those of Delete, and MarshalEntity's for a v
 // that is not such a struct.
 func (t *Table) DeleteStruct(ctx context.Context, v any, ifMatch ETag) error {
 	return t.writeStruct(ctx, ActionDelete, v, ifMatch)

@@ -21,10 +21,12 @@ import (
 //
 // Its methods live by concept: reads and single writes here, queries and
 // plans in query.go, transactions in transaction.go and batch.go, typed
-// reads and writes (every name with Struct) in structs.go, reads as
-// Azure's JSON in json.go, secondary indexes in index.go, the change feed
-// in changes.go, expiry (TTL) in ttl.go, the bulk writer in bulk.go,
-// statistics and access policies in admin.go. Replication of tables is package replicate.
+// reads and writes (every name with Struct) in structs.go, secondary
+// indexes in index.go, the change feed in changes.go, expiry (TTL) in
+// ttl.go, the bulk writer in bulk.go, statistics in admin.go. Replication
+// of tables is package replicate. The writes that collect entities (a
+// Batch, a Partition, the bulk writer) take any ActionEntity; Table's own
+// take an *Entity, with the Struct shortcuts beside them.
 type Table struct {
 	db   *DB
 	name string
@@ -155,6 +157,39 @@ func (t *Table) write(ctx context.Context, typ ActionType, e *Entity, ifMatch ET
 	return err
 }
 
+// writeEntity is write for any form of ActionEntity: an *Entity, a
+// *RawEntity or StructEntity(v), each as its own write path encodes it.
+func (t *Table) writeEntity(ctx context.Context, typ ActionType, e ActionEntity, ifMatch ETag) error {
+	switch e := e.(type) {
+	case *RawEntity:
+		if e != nil {
+			return t.writeRaw(ctx, typ, e, ifMatch)
+		}
+	case *structEntity:
+		if e != nil && e.v != nil {
+			return t.writeStruct(ctx, typ, e.v, ifMatch)
+		}
+	case *Entity:
+		return t.write(ctx, typ, e, ifMatch)
+	}
+	return errNilEntity()
+}
+
+// errNilEntity is the error of a write without an entity.
+func errNilEntity() error { return newError(edm.CodeInvalidInput, "entity is nil") }
+
+// writeRaw is write for an entity in its stored form.
+func (t *Table) writeRaw(ctx context.Context, typ ActionType, e *RawEntity, ifMatch ETag) error {
+	s := getScratch()
+	defer putScratch(s)
+	a, buf, _, err := prepareRaw(s.buf[:0], typ, e, ifMatch)
+	res, err := t.commitOne(ctx, s, a, buf, err)
+	if err == nil && typ != ActionDelete {
+		e.Timestamp, e.ETag = res.Timestamp, ETag(res.ETag)
+	}
+	return err
+}
+
 // commitOne commits the single action a, whose record (unless it is a
 // delete) is buf, keeping buf in s for reuse. prepareErr, the error of
 // preparing a, is returned as it is without committing.
@@ -195,7 +230,7 @@ func prepareAction(buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *e
 func prepareActionInto(a *driver.Action, buf []byte, typ ActionType, e *Entity, ifMatch ETag, names *entityenc.NameCache, keys *keyMemo) ([]byte, int, error) {
 	if e == nil {
 		*a = driver.Action{}
-		return buf, 0, newError(edm.CodeInvalidInput, "entity is nil")
+		return buf, 0, errNilEntity()
 	}
 	keySize, err := prepareKeysInto(a, typ, e.PartitionKey, e.RowKey, ifMatch, keys)
 	if err != nil || typ == ActionDelete {

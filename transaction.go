@@ -59,8 +59,7 @@ func (*RawEntity) actionEntity() {}
 // at the action of a v that is not such a struct, with InvalidInput for
 // nil or a nil pointer and otherwise MarshalEntity's error
 // (InvalidValueType for a value that is not a struct). Each call
-// allocates the small wrapper it returns; a Batch's struct methods share
-// blocks of them.
+// allocates the small wrapper it returns.
 func StructEntity(v any) ActionEntity { return &structEntity{v} }
 
 // structEntity is the ActionEntity of a struct.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/engine"
 )
@@ -463,7 +464,7 @@ type ttlFeedMark struct {
 	state   feedState
 	written map[string]time.Time
 	// expiries counts the ChangeExpire changes by commit kind.
-	expiries map[CommitKind]int
+	expiries map[driver.CommitKind]int
 }
 
 // replayTTLFeed replays q's changes onto s (written: the entities'
@@ -480,7 +481,7 @@ func replayTTLFeed(t *testing.T, tb *Table, q ChangesQuery, s feedState, written
 	}
 	var prev uint64
 	var commit uint64
-	expiries := map[CommitKind]int{}
+	expiries := map[driver.CommitKind]int{}
 	for _, c := range readChanges(t, tb, q) {
 		require.Greater(t, c.Seq, prev, "changes out of order")
 		prev = c.Seq

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/internal/rootapi"
 )
 
 // The library's floor under the server mode's two heaviest workloads:
@@ -326,13 +327,13 @@ func libraryInsertFloor(ctx context.Context, parent string, c serverConfig, n in
 
 // libraryPagingFloor opens the server's store in dir and pages through
 // the data set as the server's query handler does without HTTP:
-// Table.AppendPageJSON at no metadata, Top 1000, into one reused buffer.
+// the server's AppendPageJSON at no metadata, Top 1000, into one reused buffer.
 // A first pass warms the store's cache (the server's paging phase reads
 // a pass before it measures too) and checks the first page's JSON; then
 // c.rounds passes are measured, each with this process's CPU over it.
 func libraryPagingFloor(ctx context.Context, dir string, c serverConfig) (*srvFloor, error) {
 	return libraryPagingFloorAt(ctx, dir, c, &tablestore.JSONOptions{Metadata: tablestore.NoMetadata},
-		"Table.AppendPageJSON, no metadata, Top 1000, one reused buffer")
+		"the server's AppendPageJSON, no metadata, Top 1000, one reused buffer")
 }
 
 // libraryPagingFullFloor is libraryPagingFloor at full metadata, with the
@@ -341,7 +342,7 @@ func libraryPagingFloor(ctx context.Context, dir string, c serverConfig) (*srvFl
 func libraryPagingFullFloor(ctx context.Context, dir string, c serverConfig) (*srvFloor, error) {
 	opts := &tablestore.JSONOptions{Metadata: tablestore.FullMetadata, Type: "devstoreaccount1." + srvTable,
 		LinkBase: "http://127.0.0.1:10002/devstoreaccount1/", LinkTable: srvTable}
-	return libraryPagingFloorAt(ctx, dir, c, opts, "Table.AppendPageJSON, full metadata, Top 1000, one reused buffer")
+	return libraryPagingFloorAt(ctx, dir, c, opts, "the server's AppendPageJSON, full metadata, Top 1000, one reused buffer")
 }
 
 // libraryPagingFloorAt is libraryPagingFloor at opts; how describes it.
@@ -358,7 +359,7 @@ func libraryPagingFloorAt(ctx context.Context, dir string, c serverConfig, opts 
 		for {
 			var p *tablestore.Page
 			var err error
-			buf, p, err = t.AppendPageJSON(ctx, buf[:0], tablestore.Query{Top: pageTop, Continuation: token}, opts, nil)
+			buf, p, err = root.AppendPageJSON(t, ctx, buf[:0], tablestore.Query{Top: pageTop, Continuation: token}, *opts, nil)
 			if err != nil {
 				return 0, err
 			}
@@ -403,7 +404,7 @@ func libraryPagingFloorAt(ctx context.Context, dir string, c serverConfig, opts 
 const floorGets = 100_000
 
 // libraryGetFloor opens the server's store in dir and reads entities as
-// the server's get handler does without HTTP: Table.GetJSON at no
+// the server's get handler does without HTTP: the server's GetJSON at no
 // metadata into a reused buffer, conns goroutines each reading random
 // entities of the data set (as the get phases choose them) until
 // floorGets are done, c.rounds runs, each with this process's CPU over
@@ -416,7 +417,7 @@ func libraryGetFloor(ctx context.Context, dir string, c serverConfig, conns int)
 	defer db.Close()
 	t := db.Table(srvTable)
 	opts := &tablestore.JSONOptions{Metadata: tablestore.NoMetadata}
-	f := &srvFloor{How: fmt.Sprintf("Table.GetJSON, no metadata, %d goroutines, one reused buffer each", conns)}
+	f := &srvFloor{How: fmt.Sprintf("the server's GetJSON, no metadata, %d goroutines, one reused buffer each", conns)}
 	for round := range c.rounds {
 		var next atomic.Int64
 		errs := make([]error, conns)
@@ -431,7 +432,7 @@ func libraryGetFloor(ctx context.Context, dir string, c serverConfig, conns int)
 					i := rnd.IntN(c.entities)
 					pk, rk := partitionKey(i/partitionSize), rowKey(i%partitionSize)
 					var err error
-					if buf, _, err = t.GetJSON(ctx, buf[:0], pk, rk, opts); err != nil {
+					if buf, _, err = root.GetJSON(t, ctx, buf[:0], pk, rk, *opts); err != nil {
 						errs[w] = fmt.Errorf("get %s/%s: %w", pk, rk, err)
 						return
 					}
@@ -454,6 +455,10 @@ func libraryGetFloor(ctx context.Context, dir string, c serverConfig, conns int)
 	}
 	return f, nil
 }
+
+// root is the library's operations for the server (internal/rootapi): the
+// floors measure the server's own reads without HTTP.
+var root = rootapi.Get[*tablestore.DB, *tablestore.Table, tablestore.Query, *tablestore.Page, tablestore.JSONOptions]()
 
 // checkPageJSON decodes the elements AppendPageJSON wrote: n entities,
 // each with its keys and the data set's properties.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
 )
 
 var (
@@ -78,10 +79,10 @@ func seedAccount(t *testing.T, db *tablestore.DB, marker string) {
 	if err := tb.Insert(ctx, &tablestore.Entity{PartitionKey: "p", RowKey: "r1", Properties: map[string]any{"Secret": marker}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := tb.SetAccessPolicies(ctx, []tablestore.AccessPolicy{{ID: "pol", Permission: "r", Expiry: time.Now().Add(time.Hour)}}); err != nil {
+	if err := root.SetAccessPolicies(tb, ctx, []driver.AccessPolicy{{ID: "pol", Permission: "r", Expiry: time.Now().Add(time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SetServiceProperties(ctx, []byte(`<StorageServiceProperties><Cors/></StorageServiceProperties>`)); err != nil {
+	if err := root.SetServiceProperties(db, ctx, []byte(`<StorageServiceProperties><Cors/></StorageServiceProperties>`)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -104,10 +105,10 @@ func snapshot(t *testing.T, db *tablestore.DB) string {
 			}
 			fmt.Fprintf(&b, "  %s/%s %v %s\n", e.PartitionKey, e.RowKey, e.Properties, e.ETag)
 		}
-		pols, _ := db.Table(n).AccessPolicies(ctx)
+		pols, _ := root.AccessPolicies(db.Table(n), ctx)
 		fmt.Fprintf(&b, "  acl %v\n", pols)
 	}
-	props, _ := db.ServiceProperties(ctx)
+	props, _ := root.ServiceProperties(db, ctx)
 	fmt.Fprintf(&b, "props %s\n", props)
 	return b.String()
 }

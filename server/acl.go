@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 )
 
@@ -56,7 +57,7 @@ func validSASTime(s string) bool {
 }
 
 func (q *request) getACL() error {
-	pols, err := q.h.db.Table(q.res.table).AccessPolicies(q.r.Context())
+	pols, err := root.AccessPolicies(q.h.db.Table(q.res.table), q.r.Context())
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func (q *request) setACL() error {
 	if err != nil {
 		return err
 	}
-	if err := q.h.db.Table(q.res.table).SetAccessPolicies(q.r.Context(), pols); err != nil {
+	if err := root.SetAccessPolicies(q.h.db.Table(q.res.table), q.r.Context(), pols); err != nil {
 		// The library checks the policies (count, IDs, permissions);
 		// Azure reports those problems as a bad XML document.
 		if tablestore.ErrorCode(err) == edm.CodeInvalidInput {
@@ -110,7 +111,7 @@ func (q *request) setACL() error {
 // parseACL reads a SignedIdentifiers document; an empty body is no
 // policies. Errors: InvalidXmlDocument for anything aclRule refuses;
 // Table.SetAccessPolicies checks the rest.
-func parseACL(body []byte) ([]tablestore.AccessPolicy, error) {
+func parseACL(body []byte) ([]driver.AccessPolicy, error) {
 	if len(trimXMLSpace(body)) == 0 {
 		return nil, nil
 	}
@@ -124,9 +125,9 @@ func parseACL(body []byte) ([]tablestore.AccessPolicy, error) {
 	if err := aclRule.validate(root); err != nil {
 		return nil, errBadXML // Azure's code for any fault of an ACL
 	}
-	out := []tablestore.AccessPolicy{}
+	out := []driver.AccessPolicy{}
 	for _, si := range root.children {
-		p := tablestore.AccessPolicy{ID: si.child("Id").text}
+		p := driver.AccessPolicy{ID: si.child("Id").text}
 		if ap := si.child("AccessPolicy"); ap != nil {
 			if e := ap.child("Start"); e != nil && e.text != "" {
 				p.Start, _ = parseSASTime(e.text)

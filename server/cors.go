@@ -327,7 +327,7 @@ func sortStrings(s []string) {
 // stored document that no longer parses is served back but applies no
 // CORS rules.
 func (h *handler) loadServiceProperties() {
-	doc, err := h.db.ServiceProperties(context.Background())
+	doc, err := root.ServiceProperties(h.db, context.Background())
 	if err != nil || doc == nil {
 		return
 	}
@@ -346,7 +346,7 @@ func (h *handler) setServiceProperties(ctx context.Context, body []byte) error {
 		return err
 	}
 	doc := bytes.Clone(body)
-	if err := h.db.SetServiceProperties(ctx, doc); err != nil && tablestore.ErrorCode(err) != edm.CodeNotImplemented {
+	if err := root.SetServiceProperties(h.db, ctx, doc); err != nil && tablestore.ErrorCode(err) != edm.CodeNotImplemented {
 		return err
 	}
 	h.propsMu.Lock()

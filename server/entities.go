@@ -249,7 +249,9 @@ func (q *request) readEntity(l tablestore.JSONMetadata) (b []byte, etag tablesto
 	o := q.jsonOptions(l)
 	o.Select = selectList(q)
 	b, err = q.oneEntity(l, func(b []byte) (out []byte, err error) {
-		out, etag, err = q.h.db.Table(q.res.table).GetJSON(q.r.Context(), b, q.res.pk, q.res.rk, &o)
+		var tag string
+		out, tag, err = root.GetJSON(q.h.db.Table(q.res.table), q.r.Context(), b, q.res.pk, q.res.rk, o)
+		etag = tablestore.ETag(tag)
 		return out, err
 	})
 	return b, etag, err
@@ -405,7 +407,7 @@ func (q *request) queryPage(l tablestore.JSONMetadata, query tablestore.Query, e
 		size := prefix + len(page)
 		return n == 1 || size <= pageBytes && q.needMemory(int64(size)) && (n%pageTimeEvery != 0 || time.Since(q.start) <= pageTime)
 	}
-	b, page, err := q.h.db.Table(q.res.table).AppendPageJSON(q.r.Context(), b, query, &opts, keep)
+	b, page, err := root.AppendPageJSON(q.h.db.Table(q.res.table), q.r.Context(), b, query, opts, keep)
 	if err != nil || empty || page.Continuation == "" {
 		return append(b, "]}"...), nil, err
 	}

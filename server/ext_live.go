@@ -91,7 +91,7 @@ func (q *request) credentialEnd(ctx context.Context) string {
 			return EndCredentialExpired
 		}
 		if g.si != "" {
-			pols, err := q.h.db.Table(q.res.table).AccessPolicies(ctx)
+			pols, err := root.AccessPolicies(q.h.db.Table(q.res.table), ctx)
 			if err != nil && ctx.Err() != nil {
 				return ""
 			}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
 )
 
 // testClock is a server clock a test moves forward.
@@ -224,7 +225,7 @@ func testLiveCredentials(t *testing.T) {
 		sign(r)
 		return r
 	}
-	policy := []tablestore.AccessPolicy{{ID: "followers", Permission: "r"}}
+	policy := []driver.AccessPolicy{{ID: "followers", Permission: "r"}}
 	cases := []struct {
 		name string
 		// sign signs the request; end then makes the credential
@@ -241,7 +242,7 @@ func testLiveCredentials(t *testing.T) {
 			q := signServiceSAS(map[string]string{"sv": "2019-02-02", "tn": "things", "si": "followers", "se": s.clk.sasTime(time.Hour)})
 			return func(r *http.Request) { addQuery(r, q) }
 		}, func(t *testing.T, s setup, _ *liveCall) {
-			if err := s.db.Table("things").SetAccessPolicies(context.Background(), []tablestore.AccessPolicy{{ID: "followers", Permission: "a"}}); err != nil {
+			if err := root.SetAccessPolicies(s.db.Table("things"), context.Background(), []driver.AccessPolicy{{ID: "followers", Permission: "a"}}); err != nil {
 				t.Fatal(err)
 			}
 		}, EndPolicyChanged},
@@ -249,7 +250,7 @@ func testLiveCredentials(t *testing.T) {
 			q := signServiceSAS(map[string]string{"sv": "2019-02-02", "tn": "things", "si": "followers", "se": s.clk.sasTime(time.Hour)})
 			return func(r *http.Request) { addQuery(r, q) }
 		}, func(t *testing.T, s setup, _ *liveCall) {
-			if err := s.db.Table("things").SetAccessPolicies(context.Background(), nil); err != nil {
+			if err := root.SetAccessPolicies(s.db.Table("things"), context.Background(), nil); err != nil {
 				t.Fatal(err)
 			}
 		}, EndPolicyChanged},
@@ -290,7 +291,7 @@ func testLiveCredentials(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				s := newSetup(t)
-				if err := s.db.Table("things").SetAccessPolicies(context.Background(), policy); err != nil {
+				if err := root.SetAccessPolicies(s.db.Table("things"), context.Background(), policy); err != nil {
 					t.Fatal(err)
 				}
 				sign := c.sign(s)

@@ -206,7 +206,7 @@ func BenchmarkBatchParse(b *testing.B) {
 
 // BenchmarkPageOverFloor reads a page of 1,000 entities without
 // metadata through the handler ("handler", its response dropped) beside the library's floor
-// for the same page ("library": Table.AppendPageJSON into a reused
+// for the same page ("library": the library's AppendPageJSON into a reused
 // buffer); the difference of their ns/entity is the server's own cost
 // per paged entity without net/http.
 //
@@ -236,7 +236,7 @@ func BenchmarkPageOverFloor(b *testing.B) {
 		var buf []byte
 		for b.Loop() {
 			var err error
-			if buf, _, err = db.Table("t03").AppendPageJSON(context.Background(), buf[:0], tablestore.Query{Top: 1000}, opts, nil); err != nil {
+			if buf, _, err = root.AppendPageJSON(db.Table("t03"), context.Background(), buf[:0], tablestore.Query{Top: 1000}, *opts, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
 )
 
 // FuzzResourcePath: any path routes or fails with a 4xx, and key
@@ -180,7 +181,7 @@ func FuzzSASQuery(f *testing.F) {
 	if _, err := db.CreateTable(context.Background(), "fzz"); err != nil {
 		f.Fatal(err)
 	}
-	if err := db.Table("fzz").SetAccessPolicies(context.Background(), []tablestore.AccessPolicy{{ID: "pol", Expiry: time.Now().Add(time.Hour), Permission: "r"}}); err != nil {
+	if err := root.SetAccessPolicies(db.Table("fzz"), context.Background(), []driver.AccessPolicy{{ID: "pol", Expiry: time.Now().Add(time.Hour), Permission: "r"}}); err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, query string) {
@@ -211,9 +212,9 @@ func FuzzXMLBody(f *testing.F) {
 	h, db := fuzzHandler(f)
 	defer db.Close()
 	ctx := context.Background()
-	keep := []tablestore.AccessPolicy{{ID: "keep", Permission: "r"}}
+	keep := []driver.AccessPolicy{{ID: "keep", Permission: "r"}}
 	f.Fuzz(func(t *testing.T, body string, service bool) {
-		if err := db.Table("fzz").SetAccessPolicies(ctx, keep); err != nil {
+		if err := root.SetAccessPolicies(db.Table("fzz"), ctx, keep); err != nil {
 			t.Fatal(err)
 		}
 		target := "/devstoreaccount1/fzz?comp=acl"

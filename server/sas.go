@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/filter"
 )
@@ -25,7 +26,7 @@ type sasGrant struct {
 	signed signature
 	end    time.Time
 	si     string
-	policy tablestore.AccessPolicy
+	policy driver.AccessPolicy
 }
 
 // sasTimeLayouts are the ISO 8601 forms accepted for st and se.
@@ -157,13 +158,13 @@ func (h *handler) checkServiceSAS(r *http.Request, res resource, sig string) (*s
 	if !h.verify(toSign, sig) {
 		return nil, sasFailed("the signature does not match.")
 	}
-	var policy tablestore.AccessPolicy
+	var policy driver.AccessPolicy
 	if si := v.Get("si"); si != "" {
-		pols, err := h.db.Table(tn).AccessPolicies(r.Context())
+		pols, err := root.AccessPolicies(h.db.Table(tn), r.Context())
 		if err != nil && tablestore.ErrorCode(err) != edm.CodeTableNotFound {
 			return nil, err
 		}
-		var found *tablestore.AccessPolicy
+		var found *driver.AccessPolicy
 		for i := range pols {
 			if pols[i].ID == si {
 				found = &pols[i]

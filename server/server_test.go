@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
 )
 
 func newTestHandler(t *testing.T, opts *Options) (http.Handler, *tablestore.DB) {
@@ -305,7 +306,7 @@ func TestServiceSASRules(t *testing.T) {
 	h := hd.(*handler)
 	future := time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04:05Z")
 	past := time.Now().UTC().Add(-time.Hour).Format("2006-01-02T15:04Z")
-	if err := h.db.Table("things").SetAccessPolicies(context.Background(), []tablestore.AccessPolicy{{ID: "pol", Permission: "r", Expiry: time.Now().Add(time.Hour)}}); err != nil {
+	if err := root.SetAccessPolicies(h.db.Table("things"), context.Background(), []driver.AccessPolicy{{ID: "pol", Permission: "r", Expiry: time.Now().Add(time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

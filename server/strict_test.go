@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
 )
 
 // signedRequest builds a request for target (after the host) with body,
@@ -26,8 +26,8 @@ func signedRequest(method, target, body string) *http.Request {
 func TestStrictACL(t *testing.T) {
 	hd, db := newTestHandler(t, nil)
 	ctx := context.Background()
-	keep := []tablestore.AccessPolicy{{ID: "keep", Permission: "r", Expiry: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}}
-	if err := db.Table("things").SetAccessPolicies(ctx, keep); err != nil {
+	keep := []driver.AccessPolicy{{ID: "keep", Permission: "r", Expiry: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}}
+	if err := root.SetAccessPolicies(db.Table("things"), ctx, keep); err != nil {
 		t.Fatal(err)
 	}
 	const policy = `<AccessPolicy><Start>2024-01-01T00:00:00Z</Start><Expiry>2030-01-01T00:00:00Z</Expiry><Permission>r</Permission></AccessPolicy>`
@@ -66,7 +66,7 @@ func TestStrictACL(t *testing.T) {
 			!strings.Contains(w.Body.String(), "<m:code>InvalidXmlDocument</m:code>") {
 			t.Errorf("%s: %d %s", tc.name, w.Code, w.Body)
 		}
-		got, err := db.Table("things").AccessPolicies(ctx)
+		got, err := root.AccessPolicies(db.Table("things"), ctx)
 		if err != nil || len(got) != 1 || got[0].ID != "keep" || got[0].Permission != "r" {
 			t.Fatalf("%s: the policies changed: %+v %v", tc.name, got, err)
 		}
@@ -86,7 +86,7 @@ func TestStrictACL(t *testing.T) {
 		if w.Code != http.StatusNoContent {
 			t.Fatalf("%q: %d %s", tc.body, w.Code, w.Body)
 		}
-		got, err := db.Table("things").AccessPolicies(ctx)
+		got, err := root.AccessPolicies(db.Table("things"), ctx)
 		if err != nil || len(got) != len(tc.ids) {
 			t.Fatalf("%q: %+v %v", tc.body, got, err)
 		}

@@ -182,7 +182,7 @@ func (l *bulkLoader) add(rec *record) error {
 	l.next++
 	var err error
 	if rec.encoded != nil {
-		err = l.w.AddRaw(l.ctx, rec.encoded)
+		err = l.w.Add(l.ctx, rec.encoded)
 	} else {
 		err = l.w.Add(l.ctx, rec.entity)
 	}

@@ -151,6 +151,9 @@ func library(p string) bool {
 	return true
 }
 
+// rootAPI is the package the root hands its server-only operations to.
+const rootAPI = module + "/internal/rootapi"
+
 var layerRules = []layerRule{
 	{
 		name:      "edm imports nothing of this module",
@@ -198,15 +201,26 @@ var layerRules = []layerRule{
 		forbidden: func(q string) bool { return isInternal(q) && q != module+"/internal/suggest" },
 	},
 	{
-		// The one exception to public packages only: Azure's wire format
+		// The exceptions to public packages only: Azure's wire format
 		// (entity paths, the top-level scan of a body, JSON strings) has
 		// its home in internal/wire, which the root also uses, so the
 		// server reads it there rather than through root exports made for
-		// it alone.
-		name:      "the server uses only public packages and internal/wire",
+		// it alone; and internal/rootapi is what the root offers the
+		// server beyond its public API (see the next rule).
+		name:      "the server uses only public packages, internal/wire and internal/rootapi",
 		applies:   func(p string) bool { return strings.HasPrefix(p, module+"/server") },
 		imports:   direct,
-		forbidden: func(q string) bool { return isInternal(q) && q != module+"/internal/wire" },
+		forbidden: func(q string) bool { return isInternal(q) && q != module+"/internal/wire" && q != rootAPI },
+	},
+	{
+		// internal/rootapi holds the root's operations for its server
+		// (JSON straight from stored records, the service properties
+		// document): only the root that fills it in, the server, and the
+		// bench module's floors of the server's paths may use them.
+		name:      "only the root, the server and the bench floors import internal/rootapi, tests included",
+		applies:   func(p string) bool { return p != module && p != module+"/server" && p != module+"/bench" },
+		imports:   withTests,
+		forbidden: func(q string) bool { return q == rootAPI },
 	},
 	{
 		name:      "replicate is built on public packages only, tests included",
@@ -266,9 +280,11 @@ func TestLayeringRulesCatch(t *testing.T) {
 		{ImportPath: module + "/cmd/tablestore", Imports: []string{module + "/internal/wire"}},
 		{ImportPath: module + "/replicate", TestImports: []string{module + "/internal/engine"}},
 		{ImportPath: module, Imports: []string{module + "/tablestoretest/modeltest"}},
+		{ImportPath: module + "/tablestoretest", TestImports: []string{rootAPI}},
 	}
 	got := layerViolations(bad, layerRules)
-	for _, want := range []string{module + "/server imports " + module + "/internal/engine", module + "/cmd/tablestore imports " + module + "/internal/wire"} {
+	for _, want := range []string{module + "/server imports " + module + "/internal/engine", module + "/cmd/tablestore imports " + module + "/internal/wire",
+		module + "/tablestoretest imports " + rootAPI} {
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasSuffix(v, ": "+want) }) {
 			t.Errorf("%s went unreported: %v", want, got)
 		}
@@ -289,7 +305,8 @@ func TestLayeringRulesCatch(t *testing.T) {
 	good := []pkg{
 		{ImportPath: module + "/edm", Imports: []string{"time"}},
 		{ImportPath: module + "/filter", Imports: []string{module + "/edm"}},
-		{ImportPath: module + "/server", Imports: []string{module, module + "/internal/wire"}},
+		{ImportPath: module + "/server", Imports: []string{module, module + "/internal/wire", rootAPI}},
+		{ImportPath: module + "/bench", Imports: []string{module, rootAPI}},
 		{ImportPath: module + "/tablestoretest/modeltest", Imports: []string{module, module + "/internal/model"}},
 		{ImportPath: module + "/cmd/tablestore", Imports: []string{module, module + "/server", module + "/replicate"}},
 		{ImportPath: module + "/replicate", Imports: []string{module, "golang.org/x/sync/errgroup"}},
