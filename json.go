@@ -177,7 +177,7 @@ func (e *Entity) UnmarshalJSON(data []byte) error {
 // the root, since only the server (and its measures in the bench module)
 // use them.
 func init() {
-	rootapi.Set(&rootapi.API[*DB, *Table, Query, *Page, JSONOptions]{
+	rootapi.Set(&rootapi.API[*DB, *Table, Query, *Page, JSONOptions, TransactionAction]{
 		GetJSON: func(t *Table, ctx context.Context, dst []byte, pk, rk string, opts JSONOptions) ([]byte, string, error) {
 			out, etag, err := t.getJSON(ctx, dst, pk, rk, &opts)
 			return out, string(etag), err
@@ -189,6 +189,7 @@ func init() {
 		SetServiceProperties: (*DB).setServiceProperties,
 		AccessPolicies:       (*Table).accessPolicies,
 		SetAccessPolicies:    (*Table).setAccessPolicies,
+		SubmitTransaction:    (*Table).submitTransaction,
 	})
 }
 

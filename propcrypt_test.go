@@ -10,7 +10,9 @@ import (
 	"time"
 
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/rootapi"
 )
 
 func propEnc(current string, ids ...string) *ts.PropertyEncryption {
@@ -364,7 +366,7 @@ func TestPropertyEncryptionDistinctTimestamps(t *testing.T) {
 		actions = append(actions, ts.TransactionAction{Type: ts.ActionInsert,
 			Entity: &ts.Entity{PartitionKey: "p", RowKey: rk, Properties: map[string]any{"SSN": "ssn " + rk}}})
 	}
-	if err := tb.SubmitTransactionWith(ctx, actions, ts.TransactionOptions{DistinctTimestamps: true}); err != nil {
+	if err := rootAPI.SubmitTransaction(tb, ctx, actions, driver.CommitOptions{DistinctTimestamps: true}); err != nil {
 		t.Fatal(err)
 	}
 	var prev time.Time
@@ -380,3 +382,6 @@ func TestPropertyEncryptionDistinctTimestamps(t *testing.T) {
 		prev = got.Timestamp
 	}
 }
+
+// rootAPI reaches the root's transaction with options.
+var rootAPI = rootapi.Get[*ts.DB, *ts.Table, ts.Query, *ts.Page, ts.JSONOptions, ts.TransactionAction]()

@@ -83,8 +83,7 @@ const (
 // SubmitTransaction applies 1 to 100 actions on one partition of the table
 // atomically and in order: either every action takes effect or none does.
 // Every entity written gets the same new Timestamp and ETag (on a remote
-// service that versions them one by one, as Azurite does, each its own;
-// SubmitTransactionWith can ask for distinct ones).
+// service that versions them one by one, as Azurite does, each its own).
 //
 // The whole transaction is validated before anything is read or written:
 // the action count (InvalidInput), one PartitionKey
@@ -101,23 +100,15 @@ const (
 // Transactions on one partition serialize; on different partitions they
 // run in parallel.
 func (t *Table) SubmitTransaction(ctx context.Context, actions []TransactionAction) error {
-	return t.SubmitTransactionWith(ctx, actions, TransactionOptions{})
+	return t.submitTransaction(ctx, actions, driver.CommitOptions{})
 }
 
-// TransactionOptions adjust SubmitTransactionWith.
-type TransactionOptions struct {
-	// DistinctTimestamps gives each entity written its own Timestamp and
-	// ETag, each action's greater than the action's before it, as Cosmos
-	// DB for Table versions a batch's entities; by default they share
-	// one, as in Azure Table Storage. The store's clock (Options.Clock)
-	// gives the first; the others follow it in 100 ns steps when the
-	// clock has not moved on. A driver without driver.OptionCommitter
-	// fails it with NotImplemented.
-	DistinctTimestamps bool
-}
-
-// SubmitTransactionWith is SubmitTransaction with opts.
-func (t *Table) SubmitTransactionWith(ctx context.Context, actions []TransactionAction, opts TransactionOptions) error {
+// submitTransaction is SubmitTransaction with opts, and rootapi.API's
+// SubmitTransaction: opts.DistinctTimestamps gives each entity written its
+// own Timestamp and ETag, consecutive from the store's clock, as Cosmos DB
+// for Table versions a batch's entities. A driver without
+// driver.OptionCommitter fails it with NotImplemented.
+func (t *Table) submitTransaction(ctx context.Context, actions []TransactionAction, opts driver.CommitOptions) error {
 	oc, ok := t.drv.(driver.OptionCommitter)
 	if opts.DistinctTimestamps && !ok {
 		return newError(edm.CodeNotImplemented, "this store's driver cannot give a transaction's entities distinct Timestamps")
@@ -130,7 +121,7 @@ func (t *Table) SubmitTransactionWith(ctx context.Context, actions []Transaction
 	}
 	var res driver.CommitResult
 	if opts.DistinctTimestamps {
-		res, err = oc.CommitWith(ctx, txn, driver.CommitOptions{DistinctTimestamps: true})
+		res, err = oc.CommitWith(ctx, txn, opts)
 	} else {
 		res, err = t.drv.Commit(ctx, txn)
 	}

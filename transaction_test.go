@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/entityenc"
 )
@@ -65,7 +66,7 @@ func TestBatchDataDriven(t *testing.T) {
 			for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
 				actions = append(actions, parseActionLine(t, tbl, line)...)
 			}
-			err := tbl.SubmitTransactionWith(ctx, actions, TransactionOptions{DistinctTimestamps: td.HasArg("distinct")})
+			err := tbl.submitTransaction(ctx, actions, driver.CommitOptions{DistinctTimestamps: td.HasArg("distinct")})
 			if err == nil {
 				stamps := map[ETag]bool{}
 				var out strings.Builder

@@ -458,7 +458,7 @@ func libraryGetFloor(ctx context.Context, dir string, c serverConfig, conns int)
 
 // root is the library's operations for the server (internal/rootapi): the
 // floors measure the server's own reads without HTTP.
-var root = rootapi.Get[*tablestore.DB, *tablestore.Table, tablestore.Query, *tablestore.Page, tablestore.JSONOptions]()
+var root = rootapi.Get[*tablestore.DB, *tablestore.Table, tablestore.Query, *tablestore.Page, tablestore.JSONOptions, tablestore.TransactionAction]()
 
 // checkPageJSON decodes the elements AppendPageJSON wrote: n entities,
 // each with its keys and the data set's properties.

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/wire"
 )
@@ -811,8 +812,8 @@ func (q *request) batch() (err error) {
 	for i := range subs {
 		subs[i].body = nil
 	}
-	err = q.h.db.Table(table).SubmitTransactionWith(q.r.Context(), actions,
-		tablestore.TransactionOptions{DistinctTimestamps: cosmos && !q.h.cosmos.opt.StorageTimestamps})
+	err = root.SubmitTransaction(q.h.db.Table(table), q.r.Context(), actions,
+		driver.CommitOptions{DistinctTimestamps: cosmos && !q.h.cosmos.opt.StorageTimestamps})
 	if err != nil {
 		var be *tablestore.BatchError
 		if as(err, &be) {

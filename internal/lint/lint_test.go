@@ -215,10 +215,14 @@ var layerRules = []layerRule{
 	{
 		// internal/rootapi holds the root's operations for its server
 		// (JSON straight from stored records, the service properties
-		// document): only the root that fills it in, the server, and the
-		// bench module's floors of the server's paths may use them.
-		name:      "only the root, the server and the bench floors import internal/rootapi, tests included",
-		applies:   func(p string) bool { return p != module && p != module+"/server" && p != module+"/bench" },
+		// document, transactions with Cosmos's Timestamps): only the root
+		// that fills it in, the server, the model test that holds the
+		// root's transactions to the model, and the bench module's floors
+		// of the server's paths may use them.
+		name:      "only the root, the server, the model test and the bench floors import internal/rootapi, tests included",
+		applies: func(p string) bool {
+			return p != module && p != module+"/server" && p != module+"/bench" && p != module+"/tablestoretest/modeltest"
+		},
 		imports:   withTests,
 		forbidden: func(q string) bool { return q == rootAPI },
 	},

@@ -19,11 +19,12 @@ import (
 )
 
 // API is the root's operations on its types DB (*tablestore.DB), Table
-// (*tablestore.Table), Query, Page (*tablestore.Page) and JSONOptions.
+// (*tablestore.Table), Query, Page (*tablestore.Page), JSONOptions and
+// Action (TransactionAction).
 // The options are passed by value: through a function value the compiler
 // cannot tell that a pointer to the caller's would not be kept, and would
 // allocate them per call.
-type API[DB, Table, Query, Page, JSONOptions any] struct {
+type API[DB, Table, Query, Page, JSONOptions, Action any] struct {
 	// GetJSON reads one entity as Table.Get does and appends it to dst as
 	// one JSON object, as AppendEntityJSON writes it at opts, straight
 	// from the stored entity without building an Entity or a property
@@ -83,6 +84,15 @@ type API[DB, Table, Query, Page, JSONOptions any] struct {
 	// Permission that is not letters of "raud" in that order;
 	// TableNotFound; NotImplemented for a driver that stores no policies.
 	SetAccessPolicies func(t Table, ctx context.Context, policies []driver.AccessPolicy) error
+
+	// SubmitTransaction is Table.SubmitTransaction with opts:
+	// opts.DistinctTimestamps gives each entity written its own Timestamp
+	// and ETag, each action's greater than the one's before it (the
+	// store's clock gives the first, the others follow in 100 ns steps
+	// while the clock stands still), as Cosmos DB for Table versions a
+	// batch's entities. Errors: SubmitTransaction's, and NotImplemented
+	// for DistinctTimestamps on a driver without driver.OptionCommitter.
+	SubmitTransaction func(t Table, ctx context.Context, actions []Action, opts driver.CommitOptions) error
 }
 
 // api is the API Set recorded.
@@ -90,13 +100,13 @@ var api any
 
 // Set records the root's API. The root calls it once, from an init
 // function, so it is set before any importer of the root runs.
-func Set[DB, Table, Query, Page, JSONOptions any](a *API[DB, Table, Query, Page, JSONOptions]) {
+func Set[DB, Table, Query, Page, JSONOptions, Action any](a *API[DB, Table, Query, Page, JSONOptions, Action]) {
 	api = a
 }
 
 // Get returns the API Set recorded. Its type arguments must be Set's:
 // other types panic, at the caller's package initialization when it
 // keeps the result in a package variable, as the server does.
-func Get[DB, Table, Query, Page, JSONOptions any]() *API[DB, Table, Query, Page, JSONOptions] {
-	return api.(*API[DB, Table, Query, Page, JSONOptions])
+func Get[DB, Table, Query, Page, JSONOptions, Action any]() *API[DB, Table, Query, Page, JSONOptions, Action] {
+	return api.(*API[DB, Table, Query, Page, JSONOptions, Action])
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	ts "github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
+	"github.com/tablestore/tablestore/internal/rootapi"
 	"github.com/tablestore/tablestore/tablestoretest/modeltest/internal/model"
 )
 
@@ -296,7 +298,7 @@ func (r *runner) transaction(op *Op) {
 			}
 		}
 	}
-	gotErr := r.table(op).SubmitTransactionWith(r.ctx, submitted, ts.TransactionOptions{DistinctTimestamps: r.cfg.DistinctTimestamps})
+	gotErr := rootAPI.SubmitTransaction(r.table(op), r.ctx, submitted, driver.CommitOptions{DistinctTimestamps: r.cfg.DistinctTimestamps})
 	for i, v := range structs {
 		if v.IsValid() && storeActions[i].Type != ts.ActionDelete {
 			e := storeActions[i].Entity.(*ts.Entity)
@@ -597,3 +599,7 @@ func (r *runner) segments(op *Op) {
 	r.sameEntities(op.table, all, whole)
 	r.outcomes["segment-rows"] += len(all)
 }
+
+// rootAPI reaches the root's transaction with options (distinct
+// Timestamps, as the server's Cosmos flavor commits a batch).
+var rootAPI = rootapi.Get[*ts.DB, *ts.Table, ts.Query, *ts.Page, ts.JSONOptions, ts.TransactionAction]()

@@ -48,8 +48,9 @@ type Config struct {
 	// nil: the workload moves the clock it gives the Opener.
 	Advance func(d time.Duration)
 	// DistinctTimestamps submits every transaction with
-	// TransactionOptions.DistinctTimestamps (the store's driver must
-	// implement driver.OptionCommitter).
+	// driver.CommitOptions.DistinctTimestamps, as the server's Cosmos
+	// flavor does (the store's driver must implement
+	// driver.OptionCommitter).
 	DistinctTimestamps bool
 }
 
