@@ -271,6 +271,9 @@ type QueryRequest struct {
 	// short serial start, when the previous page examined more than that
 	// start.
 	PreviousExamined int
+	// NoETag says the caller reads no ETags: a driver may leave Row.ETag
+	// empty and save formatting one per row.
+	NoETag bool
 }
 
 // PageResult ends one page of a query.
