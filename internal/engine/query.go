@@ -331,6 +331,9 @@ func (r *pageReader) scan(ranges []driver.KeyRange) error {
 			if err := r.examine(pk, rk, "", "", val); err != nil {
 				return err
 			}
+			if r.q.Final && r.emitted >= r.q.Top {
+				return nil // no next page will resume: skip looking for one
+			}
 		}
 		if err := it.Error(); err != nil {
 			return err
