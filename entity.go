@@ -155,11 +155,14 @@ func slabSize(prev int) int {
 	switch {
 	case prev < 4:
 		return 4
-	case prev >= 256:
-		return 256
+	case prev >= maxSlab:
+		return maxSlab
 	}
 	return 2 * prev
 }
+
+// maxSlab is the longest slab.
+const maxSlab = 256
 
 // RawEntity is an entity held in its stored form: its keys, and its
 // properties validated and encoded as a write stores them, with no

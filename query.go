@@ -264,10 +264,13 @@ func (pq *preparedQuery) limiter(limit int) *limiter {
 	return &limiter{pq: pq, top: pq.req.Top, limit: limit}
 }
 
-// sizePage makes the next page no larger than what the limit leaves.
+// sizePage makes the next page no larger than what the limit leaves,
+// and marks it final when a full page reaches the limit.
 func (l *limiter) sizePage() {
 	if l.limit > 0 {
-		l.pq.req.Top = min(l.top, l.limit-l.yielded)
+		left := l.limit - l.yielded
+		l.pq.req.Top = min(l.top, left)
+		l.pq.req.Final = left <= l.top
 	}
 }
 

@@ -116,3 +116,49 @@ func TestQueryLimitIndexOrder(t *testing.T) {
 	}
 	require.Len(t, ns, 20, "QueryStructs reads every page in index order")
 }
+
+// TestQueryFinalPage: an iterator's page that its Limit ends is asked
+// for as final, and the engine then ends it at Top without looking for
+// a next entity; a page the limit does not end is not final.
+func TestQueryFinalPage(t *testing.T) {
+	tbl := allocTable(t, 50)
+	for _, c := range []struct {
+		top, limit, want int
+		finals           []bool
+	}{
+		{top: 10, limit: 10, want: 10, finals: []bool{true}},
+		{top: 10, limit: 25, want: 25, finals: []bool{false, false, true}},
+		{top: 10, limit: 0, want: 50, finals: []bool{false, false, false, false, false}},
+	} {
+		var finals []bool
+		orig := tbl.drv
+		tbl.drv = finalRecordingTable{orig, &finals}
+		n := 0
+		for _, err := range tbl.Query(ctx, Query{Top: c.top, Limit: c.limit}) {
+			require.NoError(t, err)
+			n++
+		}
+		tbl.drv = orig
+		require.Equal(t, c.finals, finals, "top %d limit %d", c.top, c.limit)
+		require.Equal(t, c.want, n)
+	}
+	for _, final := range []bool{false, true} {
+		req := driver.QueryRequest{Ranges: []driver.KeyRange{{Unbounded: true}}, Top: 10, Final: final}
+		rows := 0
+		res, err := tbl.drv.QueryPage(ctx, &req, func(driver.Row) error { rows++; return nil })
+		require.NoError(t, err)
+		require.Equal(t, 10, rows)
+		require.Equal(t, !final, res.More)
+	}
+}
+
+// finalRecordingTable records QueryRequest.Final of every page.
+type finalRecordingTable struct {
+	driver.Table
+	finals *[]bool
+}
+
+func (t finalRecordingTable) QueryPage(ctx context.Context, q *driver.QueryRequest, emit func(driver.Row) error) (driver.PageResult, error) {
+	*t.finals = append(*t.finals, q.Final)
+	return t.Table.QueryPage(ctx, q, emit)
+}

@@ -171,7 +171,7 @@ func QueryStructPage[T any](ctx context.Context, t *Table, q Query) (*StructPage
 	if err != nil {
 		return nil, err
 	}
-	pq, err := t.prepareIn(ctx, q, nil)
+	pq, err := t.prepareStructs(ctx, q, p)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func QueryStructs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, e
 			yield(nil, err)
 			return
 		}
-		pq, err := t.prepareIn(ctx, q, nil)
+		pq, err := t.prepareStructs(ctx, q, p)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -204,6 +204,10 @@ func QueryStructs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, e
 		for {
 			lim.sizePage()
 			rows = rows[:0]
+			if top := pq.req.Top; top <= maxSlab && cap(slab)-len(slab) < top {
+				// A short page (a Limit's) gets room for all it may hold at once.
+				slab = make([]T, 0, top)
+			}
 			d := &structmap.Decoder{Select: pq.req.Select}
 			cont, _, err := t.readRows(ctx, pq, func(r driver.Row) error {
 				v := next(&slab)
@@ -237,6 +241,17 @@ func QueryStructs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, e
 			pq.resume(from, table)
 		}
 	}
+}
+
+// prepareStructs is prepareIn for a query read into the struct type of
+// p: the rows carry no ETag when the struct has no field for it.
+func (t *Table) prepareStructs(ctx context.Context, q Query, p *structmap.Plan) (*preparedQuery, error) {
+	pq, err := t.prepareIn(ctx, q, nil)
+	if err != nil {
+		return nil, err
+	}
+	pq.req.NoETag = !p.HasETag()
+	return pq, nil
 }
 
 // readStructPage reads one page of a prepared query into values of T.

@@ -736,3 +736,49 @@ func TestStructSystemFieldsPromoted(t *testing.T) {
 		require.True(t, got.Timestamp.Equal(r.Timestamp), "%v, want %v", r.Timestamp, got.Timestamp)
 	}
 }
+
+// TestQueryStructsETag checks that a struct query fills an ETag field as
+// the map query does, and that for a struct without one the engine is
+// asked for no ETags and formats none.
+func TestQueryStructsETag(t *testing.T) {
+	tbl := allocTable(t, 10)
+	type withETag struct {
+		PartitionKey, RowKey string
+		Tag                  ETag
+		Name                 string
+	}
+	var want []ETag
+	for e, err := range tbl.Query(ctx, Query{Limit: 5}) {
+		require.NoError(t, err)
+		want = append(want, e.ETag)
+	}
+	var got []ETag
+	for v, err := range QueryStructs[withETag](ctx, tbl, Query{Limit: 5}) {
+		require.NoError(t, err)
+		got = append(got, v.Tag)
+	}
+	require.Equal(t, want, got)
+	page, err := QueryStructPage[withETag](ctx, tbl, Query{Top: 5})
+	require.NoError(t, err)
+	for i, v := range page.Entities {
+		require.Equal(t, want[i], v.Tag)
+	}
+
+	type noETag struct {
+		PartitionKey, RowKey string
+		Name                 string
+	}
+	p, err := planOf[noETag]()
+	require.NoError(t, err)
+	pq, err := tbl.prepareStructs(ctx, Query{Top: 5}, p)
+	require.NoError(t, err)
+	require.True(t, pq.req.NoETag)
+	rows := 0
+	_, _, err = tbl.readRows(ctx, pq, func(r driver.Row) error {
+		rows++
+		require.Empty(t, r.ETag)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, 5, rows)
+}

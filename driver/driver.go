@@ -271,6 +271,13 @@ type QueryRequest struct {
 	// short serial start, when the previous page examined more than that
 	// start.
 	PreviousExamined int
+	// NoETag says the caller reads no ETags: a driver may leave Row.ETag
+	// empty and save formatting one per row.
+	NoETag bool
+	// Final says the caller reads no page after this one (an iterator
+	// whose limit this page's Top reaches): a driver may end a page that
+	// has emitted Top rows without looking for more, with More false.
+	Final bool
 }
 
 // PageResult ends one page of a query.

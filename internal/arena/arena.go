@@ -8,7 +8,10 @@
 // from a page keeps its chunk (at most ChunkSize bytes) alive.
 package arena
 
-import "unsafe"
+import (
+	"strings"
+	"unsafe"
+)
 
 // Chunks start at firstChunk bytes and double up to ChunkSize, so one small
 // entity costs little and a long page few allocations; values longer than
@@ -30,7 +33,7 @@ func (a *Arena) String(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	return String(take(&a.text, b))
+	return String(take(&a.text, b, newText))
 }
 
 // Bytes returns a copy of b whose capacity is its length, so appending to
@@ -41,23 +44,38 @@ func (a *Arena) Bytes(b []byte) []byte {
 	if len(b) == 0 {
 		return []byte{}
 	}
-	return take(&a.bin, b)
+	return take(&a.bin, b, newBytes)
 }
 
-// take copies b to the end of *chunk, starting a new chunk when it is
-// full, and returns the copy.
-func take(chunk *[]byte, b []byte) []byte {
+// take copies b to the end of *chunk, starting a new chunk (of alloc)
+// when it is full, and returns the copy.
+func take(chunk *[]byte, b []byte, alloc func(n int) []byte) []byte {
 	c := *chunk
 	if cap(c)-len(c) < len(b) {
 		if len(b) > ChunkSize/4 {
-			return append(make([]byte, 0, len(b)), b...)
+			return append(alloc(len(b)), b...)
 		}
-		c = make([]byte, 0, max(min(2*cap(c), ChunkSize), firstChunk, len(b)))
+		c = alloc(max(min(2*cap(c), ChunkSize), firstChunk, len(b)))
 	}
 	start := len(c)
 	c = append(c, b...)
 	*chunk = c
 	return c[start:len(c):len(c)]
+}
+
+// newBytes returns an empty slice of capacity n, zeroed.
+func newBytes(n int) []byte { return make([]byte, 0, n) }
+
+// newText returns an empty slice of capacity n that is not zeroed: every
+// byte of a text chunk is written before a string covers it, so clearing
+// it first is wasted work. strings.Builder.Grow is the standard library's
+// way to get such memory; the builder is dropped at once and its one
+// byte, the only string made over the memory, is never seen.
+func newText(n int) []byte {
+	var sb strings.Builder
+	sb.Grow(n)
+	sb.WriteByte(0)
+	return unsafe.Slice(unsafe.StringData(sb.String()), n)[:0]
 }
 
 // String returns b as a string without copying it (unsafe.String).

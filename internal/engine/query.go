@@ -208,7 +208,7 @@ func (r *pageReader) examine(pk, rk []byte, pkStr, rkStr string, val []byte) err
 // Timestamp.
 func (r *pageReader) emitMatch(pkStr, rkStr string, rec driver.Record) error {
 	etag := ""
-	if ticks, err := rec.Timestamp(); err == nil {
+	if ticks, err := rec.Timestamp(); err == nil && !r.q.NoETag {
 		if ticks != r.lastTicks || r.lastETag == "" {
 			r.lastTicks, r.lastETag = ticks, driver.FormatETagTicks(ticks)
 		}
@@ -330,6 +330,9 @@ func (r *pageReader) scan(ranges []driver.KeyRange) error {
 			}
 			if err := r.examine(pk, rk, "", "", val); err != nil {
 				return err
+			}
+			if r.q.Final && r.emitted >= r.q.Top {
+				return nil // no next page will resume: skip looking for one
 			}
 		}
 		if err := it.Error(); err != nil {

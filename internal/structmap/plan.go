@@ -107,6 +107,9 @@ type Plan struct {
 	lastPage atomic.Int32
 }
 
+// HasETag reports whether the struct has an ETag field.
+func (p *Plan) HasETag() bool { return p.sysOff[systemETag] != 0 }
+
 // LastPage returns the length of the last page read into the plan's
 // type (0 before the first).
 func (p *Plan) LastPage() int { return int(p.lastPage.Load()) }
