@@ -137,8 +137,10 @@ func TestCosmosRecordings(t *testing.T) {
 					t.Errorf("%s: %s", where, d)
 				}
 				if strings.HasPrefix(e.ResponseHeaders["Content-Type"], "multipart/") {
-					want, have := batchParts(replayBody(e.ResponseBody)), batchParts(got)
-					for _, d := range compareParts(want, have) {
+					recorded := bytes.ReplaceAll(replayBody(e.ResponseBody), []byte(origin), []byte(srv.URL()))
+					want, have := batchParts(recorded), batchParts(got)
+					ids := [2]string{e.ResponseHeaders["x-ms-request-id"], resp.Header.Get("x-ms-request-id")}
+					for _, d := range compareParts(want, have, ids) {
 						t.Errorf("%s: %s", where, d)
 					}
 					for j := range min(len(want), len(have)) {
@@ -223,29 +225,38 @@ func compareCosmos(status int, hdr map[string]string, body json.RawMessage, resp
 	return diffs
 }
 
-// batchPart is one part of a batch answer: its status line and headers,
-// the names in lower case.
+// batchPart is one part of a batch answer: its status line, its header
+// names in order and values (the names in lower case), and its body.
 type batchPart struct {
 	status string
+	names  []string
 	header map[string]string
+	body   string
 }
 
 // batchParts reads the parts of a batch answer: each starts with its
-// status line and ends its headers at a blank line (CRLF or LF).
+// status line, ends its headers at a blank line (CRLF or LF) and its
+// body at the next delimiter line.
 func batchParts(body []byte) []batchPart {
 	var parts []batchPart
 	var cur *batchPart
+	inBody := false
 	for line := range strings.Lines(string(body)) {
 		line = strings.TrimRight(line, "\r\n")
 		switch {
 		case strings.HasPrefix(line, "HTTP/1.1 "):
 			parts = append(parts, batchPart{status: line, header: map[string]string{}})
-			cur = &parts[len(parts)-1]
+			cur, inBody = &parts[len(parts)-1], false
 		case cur == nil:
-		case line == "":
+		case strings.HasPrefix(line, "--"):
 			cur = nil
+		case inBody:
+			cur.body += line
+		case line == "":
+			inBody = true
 		default:
 			if k, v, ok := strings.Cut(line, ":"); ok {
+				cur.names = append(cur.names, k)
 				cur.header[strings.ToLower(k)] = strings.TrimSpace(v)
 			}
 		}
@@ -254,10 +265,12 @@ func batchParts(body []byte) []batchPart {
 }
 
 // compareParts lists how a batch answer's parts differ from the
-// recorded ones: their number and statuses, which carry an ETag, each
-// one's Content-ID, and whether their ETags (the Timestamps) are one for
-// the batch or one each, increasing.
-func compareParts(want, have []batchPart) []string {
+// recorded ones: their number and statuses; their header names, in
+// order; each one's Content-ID, Content-Type, Location and
+// Preference-Applied; a failed part's error code and message (each
+// answer's request ID, ids, read as one); and whether their ETags (the
+// Timestamps) are one for the batch or one each, increasing.
+func compareParts(want, have []batchPart, ids [2]string) []string {
 	if len(want) != len(have) {
 		return []string{fmt.Sprintf("%d parts, Cosmos %d", len(have), len(want))}
 	}
@@ -268,8 +281,16 @@ func compareParts(want, have []batchPart) []string {
 		if w.status != h.status {
 			diffs = append(diffs, fmt.Sprintf("part %d: %q, Cosmos %q", i, h.status, w.status))
 		}
-		if w.header["content-id"] != h.header["content-id"] {
-			diffs = append(diffs, fmt.Sprintf("part %d: Content-ID %q, Cosmos %q", i, h.header["content-id"], w.header["content-id"]))
+		if !slices.Equal(w.names, h.names) {
+			diffs = append(diffs, fmt.Sprintf("part %d: headers %q, Cosmos %q", i, h.names, w.names))
+		}
+		for _, k := range []string{"content-id", "content-type", "location", "preference-applied"} {
+			if w.header[k] != h.header[k] {
+				diffs = append(diffs, fmt.Sprintf("part %d: %s %q, Cosmos %q", i, k, h.header[k], w.header[k]))
+			}
+		}
+		if wm, hm := partError(w.body, ids[0]), partError(h.body, ids[1]); wm != hm {
+			diffs = append(diffs, fmt.Sprintf("part %d: error %q, Cosmos %q", i, hm, wm))
 		}
 		if (w.header["etag"] != "") != (h.header["etag"] != "") {
 			diffs = append(diffs, fmt.Sprintf("part %d: ETag %q, Cosmos %q", i, h.header["etag"], w.header["etag"]))
@@ -281,6 +302,26 @@ func compareParts(want, have []batchPart) []string {
 		diffs = append(diffs, fmt.Sprintf("the parts' ETags are %s, Cosmos's %s: %q", have, want, haveTags))
 	}
 	return diffs
+}
+
+// partError is a failed part's error body as code, lang and message,
+// its request ID id read as "<id>"; the body itself when it is no JSON
+// error.
+func partError(body, id string) string {
+	var e struct {
+		Error *struct {
+			Code    string
+			Message struct{ Lang, Value string }
+		} `json:"odata.error"`
+	}
+	if json.Unmarshal([]byte(body), &e) != nil || e.Error == nil {
+		return body
+	}
+	msg := e.Error.Message.Value
+	if id != "" {
+		msg = strings.ReplaceAll(msg, id, "<id>")
+	}
+	return e.Error.Code + " " + e.Error.Message.Lang + " " + msg
 }
 
 // versioning says how a batch's ETags, in part order, relate: all one,

@@ -37,7 +37,7 @@ func newCosmosService(t *testing.T) (*tablestoretest.Server, *aztables.ServiceCl
 // TestCosmosSDKPath runs aztables' Cosmos DB code path (merges sent as
 // POST with X-HTTP-Method: MERGE) against the Cosmos flavor: writes,
 // merges, errors without x-ms-error-code, insertion order, paging with
-// its trailing empty page, and transactions.
+// its trailing empty page, and transactions, a failed one among them.
 func TestCosmosSDKPath(t *testing.T) {
 	srv, svc := newCosmosService(t)
 	c := svc.NewClient("Cosmos")
@@ -92,6 +92,11 @@ func TestCosmosSDKPath(t *testing.T) {
 	}
 	if _, err := c.SubmitTransaction(ctx(t), batch, nil); err != nil {
 		t.Fatal(err)
+	}
+	// A failed part, in Cosmos's shape, is the transaction's error.
+	dup := []aztables.TransactionAction{{ActionType: aztables.TransactionTypeAdd, Entity: mustJSON(t, aztables.Entity{PartitionKey: "p", RowKey: "1"})}}
+	if _, err := c.SubmitTransaction(ctx(t), dup, nil); err == nil {
+		t.Error("a transaction inserting an existing entity succeeded")
 	}
 	if _, err := c.Delete(ctx(t), nil); err != nil {
 		t.Fatal(err)

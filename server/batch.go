@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -775,8 +774,8 @@ func (q *request) batch() (err error) {
 		return q.batchRetrieve(&subs[0], sc.accept)
 	}
 	cosmos := q.h.cosmos != nil
-	cosmosContentIDs := cosmos && !q.h.cosmos.opt.StorageWire
-	if cosmosContentIDs {
+	cosmosWire := cosmos && !q.h.cosmos.opt.StorageWire
+	if cosmosWire {
 		if err := checkContentIDs(subs); err != nil {
 			return err
 		}
@@ -826,8 +825,11 @@ func (q *request) batch() (err error) {
 		base = "/"
 	}
 	q.writeBatch(func(b []byte, lead string) []byte {
+		if cosmosWire {
+			return appendCosmosParts(b, lead, base, actions, subs) // cosmos_wire.go
+		}
 		sc.head = batchPartHeads(sc.head[:0], lead, base)
-		return appendBatchParts(b, sc.head, len(lead)+len(insertPartHead)+len(base), len(base), actions, subs, cosmosContentIDs)
+		return appendBatchParts(b, sc.head, len(lead)+len(insertPartHead)+len(base), len(base), actions, subs)
 	})
 	return nil
 }
@@ -855,10 +857,9 @@ func batchPartHeads(dst []byte, lead, base string) []byte {
 // the insert's first, of insertLen bytes ending with the base, of
 // baseLen. An insert's part carries its
 // Location and DataServiceId (the base and the entity's path) and its
-// ETag, an update's its ETag, a delete's neither; with contentIDs, each
-// then its Content-ID (appendPartContentID); each ends with the header block's
-// blank line and the part's CRLF.
-func appendBatchParts(b, heads []byte, insertLen, baseLen int, actions []tablestore.TransactionAction, subs []subRequest, contentIDs bool) []byte {
+// ETag, an update's its ETag, a delete's neither; each ends with the
+// header block's blank line and the part's CRLF.
+func appendBatchParts(b, heads []byte, insertLen, baseLen int, actions []tablestore.TransactionAction, subs []subRequest) []byte {
 	insertHead, otherHead := heads[:insertLen], heads[insertLen:]
 	for i := range actions {
 		a := &actions[i]
@@ -882,24 +883,9 @@ func appendBatchParts(b, heads []byte, insertLen, baseLen int, actions []tablest
 			b = append(b, etag...)
 			b = append(b, "\r\n"...)
 		}
-		if contentIDs {
-			b = append(b, "Content-ID: "...)
-			b = appendPartContentID(b, &subs[i], i)
-			b = append(b, "\r\n"...)
-		}
 		b = append(b, "\r\n\r\n"...)
 	}
 	return b
-}
-
-// appendPartContentID appends the Content-ID of the answer to s, the
-// changeset's part at index i: s's own, else i+1, as Cosmos DB numbers
-// the parts of requests that give none.
-func appendPartContentID(b []byte, s *subRequest, i int) []byte {
-	if s.contentID != "" {
-		return append(b, s.contentID...)
-	}
-	return strconv.AppendInt(b, int64(i+1), 10)
 }
 
 // actionKeys are the keys of an action's entity, a *RawEntity or an
@@ -933,8 +919,18 @@ func failAt(index int, err error) error { return &opFailure{index: index, err: e
 
 // answerFailure writes the batch response for f.
 func (q *request) answerFailure(f *opFailure) {
-	part := q.errorPart(itoa(f.index)+":", f.err, f.insert)
+	q.writeFailedPart(q.errorPart(itoa(f.index)+":", f.err, f.insert))
+}
+
+// writeFailedPart writes the 202 batch response whose changeset holds
+// one part, the failed operation's.
+func (q *request) writeFailedPart(part string) {
 	q.writeBatch(func(b []byte, lead string) []byte { return append(append(b, lead...), part...) })
+}
+
+// statusLine is a part's status line for code, with its CRLF.
+func statusLine(code int) string {
+	return "HTTP/1.1 " + itoa(code) + " " + http.StatusText(code) + "\r\n"
 }
 
 // errorPart is the response part of a batch operation that failed with
@@ -948,7 +944,7 @@ func (q *request) errorPart(prefix string, err error, insert bool) string {
 	if insert {
 		pref = "Preference-Applied: return-no-content\r\n"
 	}
-	return "HTTP/1.1 " + itoa(ae.status) + " " + http.StatusText(ae.status) + "\r\n" +
+	return statusLine(ae.status) +
 		"X-Content-Type-Options: nosniff\r\n" +
 		"Cache-Control: no-cache\r\n" + pref +
 		"DataServiceVersion: 3.0;\r\n" +

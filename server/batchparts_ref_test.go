@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tablestore/tablestore"
@@ -12,7 +14,7 @@ import (
 // response as they were written before the parts' constant heads were
 // formatted once per batch: each part's lines appended piece by piece.
 // FuzzBatchParts holds appendBatchParts equal to it.
-func appendBatchPartsByPieces(b []byte, lead, base string, actions []tablestore.TransactionAction, subs []subRequest, contentIDs bool) []byte {
+func appendBatchPartsByPieces(b []byte, lead, base string, actions []tablestore.TransactionAction, subs []subRequest) []byte {
 	for i := range actions {
 		b = append(b, lead...)
 		a, s := &actions[i], &subs[i]
@@ -34,13 +36,6 @@ func appendBatchPartsByPieces(b []byte, lead, base string, actions []tablestore.
 			b = append(b, etag...)
 			b = append(b, "\r\n"...)
 		}
-		if contentIDs {
-			id := s.contentID
-			if id == "" {
-				id = itoa(i + 1)
-			}
-			b = append(b, "Content-ID: "+id+"\r\n"...)
-		}
 		b = append(b, "\r\n"...)
 		b = append(b, "\r\n"...)
 	}
@@ -48,9 +43,10 @@ func appendBatchPartsByPieces(b []byte, lead, base string, actions []tablestore.
 }
 
 // FuzzBatchParts: the parts appendBatchParts writes for any mix of
-// actions (kinds, raw or map entities), keys, table, base, ETags and
-// Content-IDs (given or not, written or not) are those written piece by
-// piece, after any bytes already in the buffer.
+// actions (kinds, raw or map entities), keys, table, base and ETags are
+// those written piece by piece, after any bytes already in the buffer;
+// those appendCosmosParts writes read back as the Cosmos parts of the
+// actions (checkCosmosParts).
 func FuzzBatchParts(f *testing.F) {
 	f.Add("/devstoreaccount1/", "things", "p1", "r'1 /?#%", `W/"datetime'2024-01-02T03%3A04%3A05.0000000Z'"`, uint64(0x0123456789), uint8(5))
 	f.Add("/", "t", "", "", "", uint64(0xffffffffffffffff), uint8(1))
@@ -81,14 +77,62 @@ func FuzzBatchParts(f *testing.F) {
 		}
 		prefix := []byte("already written\r\n")
 		heads := batchPartHeads(nil, lead, base)
-		for _, ids := range []bool{false, true} {
-			got := appendBatchParts(bytes.Clone(prefix), heads, len(lead)+len(insertPartHead)+len(base), len(base), actions, subs, ids)
-			want := appendBatchPartsByPieces(bytes.Clone(prefix), lead, base, actions, subs, ids)
-			if !bytes.Equal(got, want) {
-				t.Fatalf("parts (Content-IDs %v):\n%q\npiece by piece:\n%q", ids, got, want)
-			}
+		got := appendBatchParts(bytes.Clone(prefix), heads, len(lead)+len(insertPartHead)+len(base), len(base), actions, subs)
+		want := appendBatchPartsByPieces(bytes.Clone(prefix), lead, base, actions, subs)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("parts:\n%q\npiece by piece:\n%q", got, want)
+		}
+		if oneLine(base + table + etag + rk) { // as the server's are; Content-IDs are checked (checkContentIDs)
+			checkCosmosParts(t, lead, base, actions, subs)
 		}
 	})
+}
+
+// oneLine reports whether s holds no control character.
+func oneLine(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f })
+}
+
+// checkCosmosParts fails t unless the parts appendCosmosParts writes for
+// actions, split by the batch parser, are one per action, each a 204
+// whose headers are, in order, those recorded for its kind, with the
+// action's ETag, the entity's Location and the part's Content-ID.
+func checkCosmosParts(t *testing.T, lead, base string, actions []tablestore.TransactionAction, subs []subRequest) {
+	t.Helper()
+	body := appendCosmosParts([]byte("preamble\r\n"), lead, base, actions, subs)
+	body = append(body, "--changesetresponse_x--\r\n"...)
+	parts, err := splitMultipart(body, "changesetresponse_x", tablestore.MaxTransactionActions, nil)
+	if err != nil || len(parts) != len(actions) {
+		t.Fatalf("%d parts for %d actions (%v):\n%q", len(parts), len(actions), err, body)
+	}
+	for i, p := range parts {
+		a := &actions[i]
+		pk, rk, etag := actionKeys(a.Entity)
+		status, rest, _ := bytes.Cut(p.body, []byte("\r\n"))
+		id := strings.TrimSpace(subs[i].contentID)
+		if id == "" {
+			id = itoa(i + 1)
+		}
+		var want []string
+		if a.Type != tablestore.ActionDelete {
+			want = append(want, "ETag: "+strings.TrimSpace(string(etag)))
+		}
+		switch a.Type {
+		case tablestore.ActionInsert:
+			want = append(want, "Preference-Applied: return-no-content", "Location: "+strings.TrimSpace(base+wire.EntityPath(subs[i].res.table, pk, rk)))
+		case tablestore.ActionUpsertMerge, tablestore.ActionUpsertReplace:
+			want = append(want, "Content-Type: application/json")
+		}
+		want = append(want, "Content-ID: "+id)
+		var got []string
+		newPart(rest).header.each(func(k, v []byte) bool {
+			got = append(got, string(k)+": "+string(v))
+			return true
+		})
+		if string(status) != "HTTP/1.1 204 No Content" || !slices.Equal(got, want) {
+			t.Fatalf("part %d (%v): %q %q, want %q", i, a.Type, status, got, want)
+		}
+	}
 }
 
 // BenchmarkBatchParts writes the response parts of 100 inserts with the
@@ -109,13 +153,13 @@ func BenchmarkBatchParts(b *testing.B) {
 	b.Run("heads", func(b *testing.B) {
 		for b.Loop() {
 			heads = batchPartHeads(heads[:0], lead, base)
-			buf = appendBatchParts(buf[:0], heads, len(lead)+len(insertPartHead)+len(base), len(base), actions, subs, false)
+			buf = appendBatchParts(buf[:0], heads, len(lead)+len(insertPartHead)+len(base), len(base), actions, subs)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*100), "ns/entity")
 	})
 	b.Run("pieces", func(b *testing.B) {
 		for b.Loop() {
-			buf = appendBatchPartsByPieces(buf[:0], lead, base, actions, subs, false)
+			buf = appendBatchPartsByPieces(buf[:0], lead, base, actions, subs)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*100), "ns/entity")
 	})

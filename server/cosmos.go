@@ -64,8 +64,8 @@ type Cosmos struct {
 	// Default false: no CORS headers, preflights refused.
 	CORS bool
 	// StorageWire keeps Storage's error bodies, content types and
-	// headers, and batch answers without Content-ID. Default false:
-	// Cosmos's (see cosmos_wire.go).
+	// headers, and Storage's batch parts (their headers, no Content-ID,
+	// its failed part). Default false: Cosmos's (see cosmos_wire.go).
 	StorageWire bool
 	// Order is the order of query results and table lists. Default
 	// OrderInsertion.

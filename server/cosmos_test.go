@@ -304,9 +304,11 @@ func FuzzReorderEntity(f *testing.F) {
 
 // TestCosmosBatchParts: a batch's answer under each flavor. Cosmos DB
 // numbers its parts with Content-ID (a part's own when the request gives
-// one, in its MIME headers or its sub-request's) and gives each entity
-// its own Timestamp, increasing; Storage neither. StorageWire and
-// StorageTimestamps switch each off alone.
+// one, in its MIME headers or its sub-request's), gives each entity its
+// own Timestamp, increasing, and answers each part with the headers
+// recorded for its kind, and a failed part with its own error shape;
+// Storage none of these. StorageWire and StorageTimestamps switch each
+// off alone.
 func TestCosmosBatchParts(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	const part = "--cs\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n"
@@ -315,39 +317,73 @@ func TestCosmosBatchParts(t *testing.T) {
 		part + "Content-ID: a1\r\n\r\nPOST http://localhost:8902/Things HTTP/1.1\r\nContent-Type: application/json\r\n\r\n{\"PartitionKey\":\"p\",\"RowKey\":\"2\"}\r\n" +
 		part + "\r\nDELETE http://localhost:8902/Things(PartitionKey='p',RowKey='old') HTTP/1.1\r\nIf-Match: *\r\nContent-ID: d\r\n\r\n" +
 		part + "\r\nPATCH http://localhost:8902/Things(PartitionKey='p',RowKey='3') HTTP/1.1\r\nContent-ID: b2\r\n\r\n{\"N\":1}\r\n" +
+		part + "\r\nPUT http://localhost:8902/Things(PartitionKey='p',RowKey='old2') HTTP/1.1\r\nIf-Match: *\r\n\r\n{\"N\":2}\r\n" +
 		"--cs--\r\n--b--\r\n"
+	// The header names of the parts: two inserts, a delete, an upsert
+	// and an update.
+	storageHeads := []string{
+		"X-Content-Type-Options Cache-Control Preference-Applied DataServiceVersion Location DataServiceId ETag",
+		"X-Content-Type-Options Cache-Control Preference-Applied DataServiceVersion Location DataServiceId ETag",
+		"X-Content-Type-Options Cache-Control DataServiceVersion",
+		"X-Content-Type-Options Cache-Control DataServiceVersion ETag",
+		"X-Content-Type-Options Cache-Control DataServiceVersion ETag",
+	}
+	cosmosHeads := []string{
+		"ETag Preference-Applied Location Content-ID",
+		"ETag Preference-Applied Location Content-ID",
+		"Content-ID",
+		"ETag Content-Type Content-ID",
+		"ETag Content-ID",
+	}
+	// A failed insert's part; <time> is when the request started, by the
+	// wall clock.
+	const storageFailed = "HTTP/1.1 409 Conflict\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nPreference-Applied: return-no-content\r\n" +
+		"DataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n" +
+		`{"odata.error":{"code":"EntityAlreadyExists","message":{"lang":"en-US","value":"0:The specified entity already exists.\nRequestId:<id>\nTime:<time>"}}}` + "\r\n"
+	const cosmosFailed = "HTTP/1.1 409 Conflict\r\nContent-Type: application/json;odata=fullmetadata\r\n\r\n" +
+		`{"odata.error":{"code":"EntityAlreadyExists","message":{"lang":"en-us","value":"0:The specified entity already exists.\n\nRequestID:<id>\n"}}}` + "\r\n"
 	for _, tc := range []struct {
 		name       string
 		c          *Cosmos
 		contentIDs []string // "" where none
 		distinct   bool     // each entity its own Timestamp
+		heads      []string // each part's header names
+		failed     string   // a failed insert's part, its request ID <id>, its Time <time>
 	}{
-		{"storage", nil, []string{"", "", "", ""}, false},
-		{"cosmos", &Cosmos{}, []string{"1", "a1", "d", "b2"}, true},
-		{"cosmos, storage wire", &Cosmos{StorageWire: true}, []string{"", "", "", ""}, true},
-		{"cosmos, storage timestamps", &Cosmos{StorageTimestamps: true}, []string{"1", "a1", "d", "b2"}, false},
+		{"storage", nil, []string{"", "", "", "", ""}, false, storageHeads, storageFailed},
+		{"cosmos", &Cosmos{}, []string{"1", "a1", "d", "b2", "5"}, true, cosmosHeads, cosmosFailed},
+		{"cosmos, storage wire", &Cosmos{StorageWire: true}, []string{"", "", "", "", ""}, true, storageHeads, storageFailed},
+		{"cosmos, storage timestamps", &Cosmos{StorageTimestamps: true}, []string{"1", "a1", "d", "b2", "5"}, false, cosmosHeads, cosmosFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := cosmosHandler(t, tc.c, &now)
 			cosmosDo(h, "POST", "/Tables", `{"TableName":"Things"}`)
-			if w := cosmosDo(h, "POST", "/Things", `{"PartitionKey":"p","RowKey":"old"}`); w.Code != http.StatusNoContent {
-				t.Fatalf("insert: %d %s", w.Code, w.Body)
+			for _, rk := range []string{"old", "old2"} {
+				if w := cosmosDo(h, "POST", "/Things", `{"PartitionKey":"p","RowKey":"`+rk+`"}`); w.Code != http.StatusNoContent {
+					t.Fatalf("insert: %d %s", w.Code, w.Body)
+				}
 			}
-			r := httptest.NewRequest("POST", "http://localhost:8902/$batch", strings.NewReader(body))
-			r.RequestURI = "/$batch"
-			r.Header.Set("Content-Type", "multipart/mixed; boundary=b")
-			signLite(r, CosmosDevAccount, CosmosDevKey, time.Now())
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, r)
+			send := func(body string) *httptest.ResponseRecorder {
+				r := httptest.NewRequest("POST", "http://localhost:8902/$batch", strings.NewReader(body))
+				r.RequestURI = "/$batch"
+				r.Header.Set("Content-Type", "multipart/mixed; boundary=b")
+				signLite(r, CosmosDevAccount, CosmosDevKey, time.Now())
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				return w
+			}
+			w := send(body)
 			if w.Code != http.StatusAccepted || strings.Contains(w.Body.String(), "odata.error") {
 				t.Fatalf("batch: %d %s", w.Code, w.Body)
 			}
-			var ids, etags []string
+			var ids, etags, heads []string
 			for _, p := range strings.Split(w.Body.String(), "HTTP/1.1 ")[1:] {
 				head, _, _ := strings.Cut(p, "\r\n\r\n")
 				id, etag := "", ""
+				var names []string
 				for _, line := range strings.Split(head, "\r\n")[1:] {
 					k, v, _ := strings.Cut(line, ": ")
+					names = append(names, k)
 					switch k {
 					case "Content-ID":
 						id = v
@@ -356,6 +392,7 @@ func TestCosmosBatchParts(t *testing.T) {
 					}
 				}
 				ids = append(ids, id)
+				heads = append(heads, strings.Join(names, " "))
 				if etag != "" {
 					etags = append(etags, etag)
 				}
@@ -363,33 +400,41 @@ func TestCosmosBatchParts(t *testing.T) {
 			if !slices.Equal(ids, tc.contentIDs) {
 				t.Errorf("Content-IDs %q, want %q", ids, tc.contentIDs)
 			}
-			if len(etags) != 3 {
-				t.Fatalf("ETags %q, want the three writes'", etags)
+			if !slices.Equal(heads, tc.heads) {
+				t.Errorf("part headers %q, want %q", heads, tc.heads)
 			}
-			increasing := etags[0] < etags[1] && etags[1] < etags[2]
-			same := etags[0] == etags[1] && etags[1] == etags[2]
+			if len(etags) != 4 {
+				t.Fatalf("ETags %q, want the four writes'", etags)
+			}
+			increasing := slices.IsSorted(etags) && len(slices.Compact(slices.Clone(etags))) == 4
+			same := len(slices.Compact(slices.Clone(etags))) == 1
 			if tc.distinct && !increasing || !tc.distinct && !same {
 				t.Errorf("ETags %q, want distinct and increasing: %v", etags, tc.distinct)
 			}
 			// A Content-ID the answer could not echo as one header line is
 			// refused where the answer echoes them.
 			echoes := tc.contentIDs[0] != ""
-			bad := strings.Replace(body, "Content-ID: a1", "Content-ID: a1\rInjected: x", 1)
-			r = httptest.NewRequest("POST", "http://localhost:8902/$batch", strings.NewReader(bad))
-			r.RequestURI = "/$batch"
-			r.Header.Set("Content-Type", "multipart/mixed; boundary=b")
-			signLite(r, CosmosDevAccount, CosmosDevKey, time.Now())
-			w = httptest.NewRecorder()
-			h.ServeHTTP(w, r)
+			w = send(strings.Replace(body, "Content-ID: a1", "Content-ID: a1\rInjected: x", 1))
 			if refused := w.Code == http.StatusBadRequest && strings.Contains(w.Body.String(), "InvalidInput"); refused != echoes {
 				t.Errorf("a Content-ID with a CR: %d %s", w.Code, w.Body)
 			}
 			// The entities are stored with the versions the parts gave.
-			for i, rk := range []string{"1", "2", "3"} {
+			for i, rk := range []string{"1", "2", "3", "old2"} {
 				g := cosmosDo(h, "GET", "/Things(PartitionKey='p',RowKey='"+rk+"')", "")
 				if got := strings.Join(g.Header()["ETag"], ","); got != etags[i] { // set as Azure spells it
 					t.Errorf("row %s: stored ETag %q, the part's %q", rk, got, etags[i])
 				}
+			}
+			// A failed insert's part, in each flavor's shape.
+			w = send("--b\r\nContent-Type: multipart/mixed; boundary=cs\r\n\r\n" + part +
+				"\r\nPOST http://localhost:8902/Things HTTP/1.1\r\nContent-Type: application/json\r\n\r\n{\"PartitionKey\":\"p\",\"RowKey\":\"1\"}\r\n--cs--\r\n--b--\r\n")
+			_, failed, _ := strings.Cut(w.Body.String(), "binary\r\n\r\n")
+			failed, _, _ = strings.Cut(failed, "--changesetresponse_")
+			_, at, _ := strings.Cut(failed, "Time:")
+			at, _, _ = strings.Cut(at, `"`)
+			want := strings.NewReplacer("<id>", w.Header().Get("x-ms-request-id"), "<time>", at).Replace(tc.failed)
+			if w.Code != http.StatusAccepted || failed != want {
+				t.Errorf("failed part: %d %q, want %q", w.Code, failed, want)
 			}
 		})
 	}

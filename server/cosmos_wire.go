@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
+	"github.com/tablestore/tablestore/internal/wire"
 )
 
 // The shape of the Cosmos flavor's answers, as the recorded answers of
@@ -16,7 +18,9 @@ import (
 // content types without streaming and charset; error bodies with lang
 // en-us and RequestID, without Time, and no x-ms-error-code header;
 // Create Table answers with an ETag; a PUT's 204 has Content-Type
-// application/json.
+// application/json; a batch's parts carry fewer headers, in another
+// order, and its failed part its own error shape (appendCosmosParts,
+// cosmosErrorPart).
 
 // cosmosStorageOnly are the headers Storage sends and Cosmos does not.
 var cosmosStorageOnly = []string{"Cache-Control", "Server", "X-Ms-Version", "X-Content-Type-Options", "DataServiceId"}
@@ -105,15 +109,7 @@ func (q *request) cosmosAnswer(ae *apiErr) bool {
 	if !q.bodyDone && q.r.ContentLength != 0 {
 		hd.Set("Connection", "close")
 	}
-	msg := ae.msg
-	if m, ok := cosmosMessages[ae.code]; ok {
-		msg = m
-	}
-	if cosmosActivity[ae.code] {
-		msg += "\r\nActivityId: " + q.id + ", documentdb-dotnet-sdk/2.14.0 Host/64-bit MicrosoftWindowsNT/10.0.19041.0"
-	}
-	msg += "\nRequestID:" + q.id + "\n"
-	body := cosmosErrorJSON(ae.code, msg)
+	body := cosmosErrorJSON(ae.code, q.cosmosText(ae)+"\nRequestID:"+q.id+"\n")
 	hd.Set("Content-Type", cosmosErrorType(q))
 	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	q.w.WriteHeader(ae.status)
@@ -121,6 +117,20 @@ func (q *request) cosmosAnswer(ae *apiErr) bool {
 		_, _ = q.w.Write(body)
 	}
 	return true
+}
+
+// cosmosText is ae's message as Cosmos DB words it: its own text where it
+// differs from Storage's, and an ActivityId line where recorded. The
+// RequestID line follows it.
+func (q *request) cosmosText(ae *apiErr) string {
+	msg := ae.msg
+	if m, ok := cosmosMessages[ae.code]; ok {
+		msg = m
+	}
+	if cosmosActivity[ae.code] {
+		msg += "\r\nActivityId: " + q.id + ", documentdb-dotnet-sdk/2.14.0 Host/64-bit MicrosoftWindowsNT/10.0.19041.0"
+	}
+	return msg
 }
 
 // cosmosErrorJSON is Cosmos's error body: Storage's shape, lang en-us.
@@ -140,18 +150,72 @@ func cosmosErrorType(q *request) string {
 	return "application/json; odata=minimalmetadata"
 }
 
-// cosmosFailure answers a batch operation's failure where Cosmos DB
-// answers it otherwise than Storage, and reports whether it did: a
+// cosmosFailure answers a batch operation's failure in Cosmos DB's shape
+// and reports whether it did (false: Storage's shape is asked for). A
 // repeated row refuses the whole batch, 400 InvalidDuplicateRow with the
-// operation's index before the message, not a 202 with a failed part.
+// operation's index before the message, not a 202 with a failed part;
+// any other failure is a 202 whose one part is cosmosErrorPart's.
 func (q *request) cosmosFailure(f *opFailure) bool {
 	if q.h.cosmos == nil || q.h.cosmos.opt.StorageWire {
 		return false
 	}
 	ae := toAPIError(f.err)
-	if ae.code != edm.CodeInvalidDuplicateRow {
-		return false
+	if ae.code == edm.CodeInvalidDuplicateRow {
+		q.code = string(ae.code)
+		return q.cosmosAnswer(apiError(http.StatusBadRequest, ae.code, itoa(f.index)+":"+ae.msg))
 	}
-	q.code = string(ae.code)
-	return q.cosmosAnswer(apiError(http.StatusBadRequest, ae.code, itoa(f.index)+":"+ae.msg))
+	q.writeFailedPart(q.cosmosErrorPart(itoa(f.index)+":", ae))
+	return true
+}
+
+// cosmosErrorPart is the part of a batch answer for an operation that
+// failed with ae, as recorded for Cosmos DB: its status line, only
+// Content-Type application/json;odata=fullmetadata, and the error body,
+// whose message is prefix and cosmosText's, then a blank line before
+// RequestID (Storage: more headers, minimal metadata, RequestId and
+// Time).
+func (q *request) cosmosErrorPart(prefix string, ae *apiErr) string {
+	msg := prefix + q.cosmosText(ae) + "\n\nRequestID:" + q.id + "\n"
+	return statusLine(ae.status) + "Content-Type: application/json;odata=fullmetadata\r\n\r\n" +
+		string(cosmosErrorJSON(ae.code, msg)) + "\r\n"
+}
+
+// appendCosmosParts appends the response parts of a successful
+// changeset's actions to b in Cosmos DB's shape, each after lead, as
+// recorded: a 204 whose headers are, for an insert, ETag,
+// Preference-Applied, Location (base and the entity's path) and
+// Content-ID; for an upsert (no If-Match), ETag, Content-Type
+// application/json and Content-ID; for an update, ETag and Content-ID;
+// for a delete, Content-ID alone. Each ends with the header block's blank
+// line and the part's CRLF.
+func appendCosmosParts(b []byte, lead, base string, actions []tablestore.TransactionAction, subs []subRequest) []byte {
+	for i := range actions {
+		a := &actions[i]
+		pk, rk, etag := actionKeys(a.Entity)
+		b = append(b, lead...)
+		b = append(b, "HTTP/1.1 204 No Content\r\n"...)
+		if a.Type != tablestore.ActionDelete {
+			b = append(append(append(b, "ETag: "...), etag...), "\r\n"...)
+		}
+		switch a.Type {
+		case tablestore.ActionInsert:
+			b = append(append(b, "Preference-Applied: return-no-content\r\nLocation: "...), base...)
+			b = append(wire.AppendEntityPath(b, subs[i].res.table, pk, rk), "\r\n"...)
+		case tablestore.ActionUpsertMerge, tablestore.ActionUpsertReplace:
+			b = append(b, "Content-Type: application/json\r\n"...)
+		}
+		b = appendPartContentID(append(b, "Content-ID: "...), &subs[i], i)
+		b = append(b, "\r\n\r\n\r\n"...)
+	}
+	return b
+}
+
+// appendPartContentID appends the Content-ID of the answer to s, the
+// changeset's part at index i: s's own, else i+1, as Cosmos DB numbers
+// the parts of requests that give none.
+func appendPartContentID(b []byte, s *subRequest, i int) []byte {
+	if s.contentID != "" {
+		return append(b, s.contentID...)
+	}
+	return strconv.AppendInt(b, int64(i+1), 10)
 }

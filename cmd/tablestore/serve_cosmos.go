@@ -42,7 +42,7 @@ func (c *cosmosFlags) register(fs *flag.FlagSet) {
 	c.storageLimits = fs.Bool("cosmos-storage-limits", false, "with --cosmos: keep Storage's RowKey and batch limits instead of Cosmos's 255 bytes and 2 MB")
 	c.caseInsensitive = fs.Bool("cosmos-case-insensitive-tables", false, "with --cosmos: find tables whatever the case of their names, as Storage does")
 	c.cors = fs.Bool("cosmos-cors", false, "with --cosmos: answer CORS as Storage does")
-	c.storageWire = fs.Bool("cosmos-storage-wire", false, "with --cosmos: keep Storage's error bodies, content types and headers")
+	c.storageWire = fs.Bool("cosmos-storage-wire", false, "with --cosmos: keep Storage's error bodies, content types, headers and batch parts")
 	c.storagePropertyOrder = fs.Bool("cosmos-storage-property-order", false, "with --cosmos: give properties in Storage's order instead of as written")
 	c.storageTimestamps = fs.Bool("cosmos-storage-timestamps", false, "with --cosmos: give the entities of a batch one Timestamp instead of one each, increasing")
 	c.storageContinuation = fs.Bool("cosmos-storage-continuation", false, "with --cosmos: no continuation on the last page (with --cosmos-order sorted: Storage's key continuation)")

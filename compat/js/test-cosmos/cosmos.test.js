@@ -44,6 +44,9 @@ test("cosmos: order, property order, paging, limits, table name case, transactio
       ["delete", { partitionKey: "p", rowKey: "2" }],
     ]);
     assert.deepEqual(await rowKeys(tc.listEntities()), ["10", "1", "9"]);
+    // A failed part, in Cosmos's shape, is the transaction's error.
+    await assert.rejects(tc.submitTransaction([["create", { partitionKey: "p", rowKey: "1" }]]),
+      (err) => err.statusCode === 409 && err.code === "EntityAlreadyExists");
   } finally {
     await svc.deleteTable(name);
   }
