@@ -50,6 +50,12 @@ type BackupHole = driver.BackupHole
 // included.
 type BackupRange = driver.BackupRange
 
+// RestoreResult describes a finished Restore or RestoreTable: the Base
+// it started from, the Records (commits) replayed after it, the Time
+// restored (the one asked for, or the newest), and the Entities the
+// check of the result read.
+type RestoreResult = driver.RestoreResult
+
 // DamagedBackupError reports a damaged record of a backup's log (a
 // checksum mismatch, a bad length, a gap in the sequence) with its File
 // and byte Offset and the Reason; Restore never replays past one.

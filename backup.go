@@ -125,16 +125,6 @@ func ListBackups(dir string, opts *Options) (*BackupWindow, error) {
 	return &w, nil
 }
 
-// RestoreResult describes a finished Restore.
-type RestoreResult struct {
-	Base    time.Time // the base it started from
-	Records int       // commits replayed after the base
-	// Time is the instant restored: the one asked for, or the newest.
-	Time time.Time
-	// Entities is the number of entities the check of the result read.
-	Entities int
-}
-
 // Restore writes into directory into, which must be missing or empty,
 // the store as it was at instant to (zero: the newest instant the
 // backup holds), from the continuous backup in directory from: every
@@ -167,7 +157,7 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts *
 	if err != nil {
 		return nil, restoreError(err)
 	}
-	return &RestoreResult{Base: res.Base, Records: res.Records, Time: res.Time, Entities: res.Entities}, nil
+	return &res.RestoreResult, nil
 }
 
 // causeError is an *Error with code that unwraps to err.
@@ -203,7 +193,7 @@ func RestoreTable(ctx context.Context, from string, to time.Time, name, as, into
 	if err != nil {
 		return nil, restoreError(err)
 	}
-	return &RestoreResult{Base: res.Base, Records: res.Records, Time: res.Time, Entities: res.Entities}, nil
+	return &res.RestoreResult, nil
 }
 
 // restoreError maps a restore's error to an *Error.
