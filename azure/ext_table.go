@@ -130,7 +130,7 @@ func (c *changeJSON) record() (driver.ChangeRecord, error) {
 	bad := func(what string) error {
 		return fmt.Errorf("%w: azure: the server sent a change with %s", driver.ErrCorrupt, what)
 	}
-	op, ok := ts.ParseChangeOp(c.Op)
+	op, ok := driver.ParseChangeOp(c.Op)
 	if !ok {
 		return driver.ChangeRecord{}, bad("the operation " + strconv.Quote(c.Op))
 	}

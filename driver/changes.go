@@ -89,6 +89,17 @@ func (op ChangeOp) String() string {
 
 var changeOpNames = [...]string{"", "insert", "updateMerge", "updateReplace", "upsertMerge", "upsertReplace", "delete", "deleteRange", "dropTable", "expire"}
 
+// ParseChangeOp is the inverse of ChangeOp's String: it reports false
+// for a name no operation has ("unknown" included).
+func ParseChangeOp(s string) (ChangeOp, bool) {
+	for op, n := range changeOpNames {
+		if n != "" && n == s {
+			return ChangeOp(op), true
+		}
+	}
+	return 0, false
+}
+
 // The change operations beyond ActionType's.
 const (
 	// ChangeDeleteRange deleted the RowKeys [RowKey, ToRowKey) of one

@@ -22,6 +22,21 @@ func TestChangeOpString(t *testing.T) {
 	}
 }
 
+// TestParseChangeOp: ParseChangeOp inverts ChangeOp's String for every
+// operation and refuses other names, "unknown" included.
+func TestParseChangeOp(t *testing.T) {
+	for op := ChangeOp(1); op <= ChangeExpire; op++ {
+		if got, ok := ParseChangeOp(op.String()); !ok || got != op {
+			t.Errorf("ParseChangeOp(%q) = %d, %v, want %d", op.String(), got, ok, op)
+		}
+	}
+	for _, s := range []string{"", "unknown", "Insert", "drop"} {
+		if got, ok := ParseChangeOp(s); ok {
+			t.Errorf("ParseChangeOp(%q) = %d, true", s, got)
+		}
+	}
+}
+
 // TestCommitKindNames: every kind has its name, ParseCommitKind inverts
 // String, and other values and names are unknown.
 func TestCommitKindNames(t *testing.T) {
