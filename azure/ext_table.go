@@ -44,10 +44,7 @@ func (t *table) EnableChangeFeed(ctx context.Context, s driver.ChangeFeedSetting
 		return err
 	}
 	defer t.c.end()
-	in := feedJSON{RetentionSeconds: s.Retention.Seconds(), Images: "keysOnly"}
-	if s.Images == driver.ImagesNew {
-		in.Images = "new"
-	}
+	in := feedJSON{RetentionSeconds: s.Retention.Seconds(), Images: s.Images.String()}
 	return t.c.ext.call(ctx, "PUT", tablePath(t.name, "changefeed"), nil, struct {
 		RetentionSeconds float64 `json:"retentionSeconds"`
 		Images           string  `json:"images"`
@@ -89,8 +86,9 @@ func (t *table) ChangeFeed(ctx context.Context) (driver.ChangeFeedState, error) 
 		return st, nil
 	}
 	st.Settings.Retention = time.Duration(f.RetentionSeconds * float64(time.Second))
-	if f.Images == "new" {
-		st.Settings.Images = driver.ImagesNew
+	var ok bool
+	if st.Settings.Images, ok = driver.ParseImageMode(f.Images); !ok {
+		return st, fmt.Errorf("%w: azure: the server sent the image mode %q", driver.ErrCorrupt, f.Images)
 	}
 	var err error
 	if st.Table, st.Oldest, err = parseFeedCursor(f.Oldest); err != nil {

@@ -53,6 +53,28 @@ const (
 	ImagesNew                       // also the new entity of a write
 )
 
+// String returns the mode's name in the feed's wire form: "keysOnly" or
+// "new"; "unknown" for any other value.
+func (m ImageMode) String() string {
+	if int(m) < len(imageModeNames) {
+		return imageModeNames[m]
+	}
+	return "unknown"
+}
+
+var imageModeNames = [...]string{"keysOnly", "new"}
+
+// ParseImageMode is the inverse of ImageMode's String: it reports false
+// for a name no mode has ("unknown" included).
+func ParseImageMode(s string) (ImageMode, bool) {
+	for m, n := range imageModeNames {
+		if n == s {
+			return ImageMode(m), true
+		}
+	}
+	return 0, false
+}
+
 // ChangeFeedSettings are a feed's settings.
 type ChangeFeedSettings struct {
 	// Retention is how long records are kept: older ones are deleted in

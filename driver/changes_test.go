@@ -54,3 +54,22 @@ func TestCommitKindNames(t *testing.T) {
 		t.Error("ParseCommitKind matched a name in another case")
 	}
 }
+
+// TestImageModeNames: every mode has its name, ParseImageMode inverts
+// String, and other values and names are unknown.
+func TestImageModeNames(t *testing.T) {
+	want := map[ImageMode]string{ImagesKeysOnly: "keysOnly", ImagesNew: "new", ImagesNew + 1: "unknown", 255: "unknown"}
+	for m, name := range want {
+		if got := m.String(); got != name {
+			t.Errorf("ImageMode(%d).String() = %q, want %q", uint8(m), got, name)
+		}
+		if got, ok := ParseImageMode(name); ok != (name != "unknown") || ok && got != m {
+			t.Errorf("ParseImageMode(%q) = %d, %v", name, got, ok)
+		}
+	}
+	for _, s := range []string{"", "keys", "New"} {
+		if got, ok := ParseImageMode(s); ok {
+			t.Errorf("ParseImageMode(%q) = %d, true", s, got)
+		}
+	}
+}
