@@ -10,8 +10,8 @@ import (
 // alias so users need not import driver for it: one type, two names,
 // the same values. Every public alias of the package is in this file (a
 // lint rule holds it); the constants and functions that come with
-// GUID, ChangeOp, ImageMode and CommitKind sit beside their uses, and
-// the error codes are edm's own constants (edm.Code*).
+// GUID, ActionType, ChangeOp, ImageMode and CommitKind sit beside their
+// uses, and the error codes are edm's own constants (edm.Code*).
 
 // EngineMetrics are the store engine's operational figures, returned by
 // DB.EngineMetrics; the fields are documented on driver.Metrics.
@@ -60,6 +60,10 @@ type RestoreResult = driver.RestoreResult
 // checksum mismatch, a bad length, a gap in the sequence) with its File
 // and byte Offset and the Reason; Restore never replays past one.
 type DamagedBackupError = driver.DamagedBackupError
+
+// ActionType is the kind of one write, or of one action of an entity
+// group transaction; String gives the Azure SDKs' name of it.
+type ActionType = driver.ActionType
 
 // GUID is an Edm.Guid value: 16 bytes in the order the canonical text
 // form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx shows them.
