@@ -65,6 +65,10 @@ type DamagedBackupError = driver.DamagedBackupError
 // group transaction; String gives the Azure SDKs' name of it.
 type ActionType = driver.ActionType
 
+// IndexState is the state of an index (IndexBuilding, IndexReady);
+// String gives "building" or "ready".
+type IndexState = driver.IndexState
+
 // GUID is an Edm.Guid value: 16 bytes in the order the canonical text
 // form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx shows them.
 type GUID = edm.GUID

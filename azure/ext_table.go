@@ -332,9 +332,9 @@ func (t *table) Indexes(ctx context.Context) ([]driver.IndexStatus, error) {
 	}
 	out := make([]driver.IndexStatus, len(ixs))
 	for i, ix := range ixs {
-		st := driver.IndexBuilding
-		if ix.State == "ready" {
-			st = driver.IndexReady
+		st, ok := driver.ParseIndexState(ix.State)
+		if !ok {
+			return nil, fmt.Errorf("%w: azure: the server sent the index state %q", driver.ErrCorrupt, ix.State)
 		}
 		out[i] = driver.IndexStatus{IndexSpec: driver.IndexSpec{Name: ix.Name, Properties: ix.Properties,
 			Partitioned: ix.Partitioned, Unique: ix.Unique}, ID: indexID(ix.Name), State: st, Done: ix.Done, Total: ix.Total}
