@@ -10,8 +10,9 @@ import (
 // alias so users need not import driver for it: one type, two names,
 // the same values. Every public alias of the package is in this file (a
 // lint rule holds it); the constants and functions that come with
-// GUID, ChangeOp and ImageMode, and the commit kinds, sit beside their
-// uses, and the error codes are edm's own constants (edm.Code*).
+// GUID, ActionType, ChangeOp and ImageMode, and the commit kinds, sit
+// beside their uses, and the error codes are edm's own constants
+// (edm.Code*).
 
 // EngineMetrics are the store engine's operational figures, returned by
 // DB.EngineMetrics; the fields are documented on driver.Metrics.
@@ -47,10 +48,24 @@ type BackupHole = driver.BackupHole
 // included.
 type BackupRange = driver.BackupRange
 
+// RestoreResult describes a finished Restore or RestoreTable: the Base
+// it started from, the Records (commits) replayed after it, the Time
+// restored (the one asked for, or the newest), and the Entities the
+// check of the result read.
+type RestoreResult = driver.RestoreResult
+
 // DamagedBackupError reports a damaged record of a backup's log (a
 // checksum mismatch, a bad length, a gap in the sequence) with its File
 // and byte Offset and the Reason; Restore never replays past one.
 type DamagedBackupError = driver.DamagedBackupError
+
+// ActionType is the kind of one write, or of one action of an entity
+// group transaction; String gives the Azure SDKs' name of it.
+type ActionType = driver.ActionType
+
+// IndexState is the state of an index (IndexBuilding, IndexReady);
+// String gives "building" or "ready".
+type IndexState = driver.IndexState
 
 // GUID is an Edm.Guid value: 16 bytes in the order the canonical text
 // form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx shows them.

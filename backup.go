@@ -6,83 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/engine"
 	"github.com/tablestore/tablestore/internal/entityenc"
 )
-
-// ContinuousBackup configures continuous backup (Options.ContinuousBackup):
-// the store keeps, in Dir, periodic base checkpoints and a log of every
-// commit of every table since, so Restore can recreate the store as it
-// was at any instant from the oldest base kept to the last commit.
-//
-// A synced commit returns only once its log record is written and
-// synced too (that sync overlaps the store's own); an unsynced commit's
-// record is written within about 50 ms, as durable as the commit itself.
-// docs/backup.md gives the costs and the layout.
-type ContinuousBackup struct {
-	// Dir is the backup directory, created if missing; one store's only.
-	Dir string
-	// BaseInterval is how often a new base checkpoint is taken; one is
-	// also taken at every Open. Default: 1 hour.
-	BaseInterval time.Duration
-	// Retention is how far back the window reaches: older bases, but
-	// the newest of them, and the log they alone need are deleted when a
-	// base is taken. Default: 24 hours.
-	Retention time.Duration
-	// SegmentBytes is the size past which the log starts a new segment
-	// file. Default: 64 MiB.
-	SegmentBytes int64
-	// BackgroundSync trades some of the backup's durability for the
-	// speed of synced commits: a synced commit returns once its log
-	// record is written to the file (it survives the process being
-	// killed) but before the record is synced; a background sync follows
-	// within about 25 ms. So a synced commit waits for one disk sync, the
-	// store's. A power loss or OS crash may then lose the last records of
-	// commits the store kept: the next Open finds them missing and the
-	// window gets a hole (BackupWindow.Holes) that Restore refuses; the
-	// instants before and after it restore as usual. Off by default.
-	BackgroundSync bool
-
-	// fs, in tests, is what the log is written through (nil: the OS).
-	fs vfs.FS
-}
-
-const (
-	defaultBaseInterval = time.Hour
-	defaultRetention    = 24 * time.Hour
-	defaultSegmentBytes = 64 << 20
-)
-
-func (c *ContinuousBackup) validate() error {
-	switch {
-	case c == nil:
-		return nil
-	case c.Dir == "":
-		return newError(edm.CodeInvalidInput, "ContinuousBackup.Dir is empty")
-	case c.BaseInterval < 0, c.Retention < 0, c.SegmentBytes < 0:
-		return newError(edm.CodeInvalidInput, "ContinuousBackup's intervals and sizes must not be negative")
-	}
-	return nil
-}
-
-func (c *ContinuousBackup) engineOptions() *engine.BackupOptions {
-	if c == nil {
-		return nil
-	}
-	o := &engine.BackupOptions{Dir: c.Dir, BaseInterval: c.BaseInterval, Retention: c.Retention, SegmentBytes: c.SegmentBytes, BackgroundSync: c.BackgroundSync, FS: c.fs}
-	if o.BaseInterval == 0 {
-		o.BaseInterval = defaultBaseInterval
-	}
-	if o.Retention == 0 {
-		o.Retention = defaultRetention
-	}
-	if o.SegmentBytes == 0 {
-		o.SegmentBytes = defaultSegmentBytes
-	}
-	return o
-}
 
 // ContinuousBackupDir returns the absolute path of the store's
 // continuous backup directory: the one it keeps (Options.ContinuousBackup),
@@ -125,16 +52,6 @@ func ListBackups(dir string, opts *Options) (*BackupWindow, error) {
 	return &w, nil
 }
 
-// RestoreResult describes a finished Restore.
-type RestoreResult struct {
-	Base    time.Time // the base it started from
-	Records int       // commits replayed after the base
-	// Time is the instant restored: the one asked for, or the newest.
-	Time time.Time
-	// Entities is the number of entities the check of the result read.
-	Entities int
-}
-
 // Restore writes into directory into, which must be missing or empty,
 // the store as it was at instant to (zero: the newest instant the
 // backup holds), from the continuous backup in directory from: every
@@ -167,7 +84,7 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts *
 	if err != nil {
 		return nil, restoreError(err)
 	}
-	return &RestoreResult{Base: res.Base, Records: res.Records, Time: res.Time, Entities: res.Entities}, nil
+	return &res.RestoreResult, nil
 }
 
 // causeError is an *Error with code that unwraps to err.
@@ -203,7 +120,7 @@ func RestoreTable(ctx context.Context, from string, to time.Time, name, as, into
 	if err != nil {
 		return nil, restoreError(err)
 	}
-	return &RestoreResult{Base: res.Base, Records: res.Records, Time: res.Time, Entities: res.Entities}, nil
+	return &res.RestoreResult, nil
 }
 
 // restoreError maps a restore's error to an *Error.

@@ -256,17 +256,6 @@ const (
 	ChangeExpire = driver.ChangeExpire
 )
 
-// ParseChangeOp is the inverse of ChangeOp's String: it reports false
-// for a name no operation has ("unknown" included).
-func ParseChangeOp(s string) (ChangeOp, bool) {
-	for op := ChangeOp(1); op <= ChangeExpire; op++ {
-		if n := op.String(); n != "unknown" && n == s {
-			return op, true
-		}
-	}
-	return 0, false
-}
-
 // The commit kinds, the values of Change.Kind (a driver.CommitKind,
 // whose String names them).
 const (

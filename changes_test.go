@@ -628,17 +628,3 @@ func TestChangesStartPrunedUnderReader(t *testing.T) {
 	require.ErrorIs(t, err, ErrCursorExpired)
 	require.Zero(t, fails)
 }
-
-// TestParseChangeOp: ParseChangeOp inverts ChangeOp's String for every
-// operation and refuses other names, "unknown" included.
-func TestParseChangeOp(t *testing.T) {
-	for op := ChangeOp(1); op <= ChangeExpire; op++ {
-		got, ok := ParseChangeOp(op.String())
-		require.True(t, ok, op.String())
-		require.Equal(t, op, got)
-	}
-	for _, s := range []string{"", "unknown", "Insert", "drop"} {
-		_, ok := ParseChangeOp(s)
-		require.False(t, ok, s)
-	}
-}

@@ -94,6 +94,17 @@ func (m UpdateMode) String() string {
 	return fmt.Sprintf("UpdateMode(%d)", uint8(m))
 }
 
+// The action types: the kind of one write, or of one action of a
+// transaction (see ActionType).
+const (
+	ActionInsert        = driver.ActionInsert        // Azure's Add
+	ActionUpdateMerge   = driver.ActionUpdateMerge   // update (merge) with IfMatch
+	ActionUpdateReplace = driver.ActionUpdateReplace // update (replace) with IfMatch
+	ActionUpsertMerge   = driver.ActionUpsertMerge   // Azure's InsertMerge
+	ActionUpsertReplace = driver.ActionUpsertReplace // Azure's InsertReplace
+	ActionDelete        = driver.ActionDelete        // delete with IfMatch
+)
+
 // decodeEntity builds an Entity from a stored key and record. A nil sel
 // decodes every property; otherwise only the properties named in sel
 // (a projection; names of absent properties and system names in sel are
@@ -249,34 +260,6 @@ func (e *RawEntity) UnmarshalJSON(data []byte) error {
 	*e = RawEntity{PartitionKey: w.PartitionKey, RowKey: w.RowKey, Timestamp: w.Timestamp, ETag: ETag(w.ETag),
 		record: rec, count: w.Count, size: w.Size}
 	return nil
-}
-
-// prepareRaw is prepareAction for a RawEntity: the If-Match rules and the
-// keys, then the entity limits; it appends the record to buf.
-func prepareRaw(buf []byte, typ ActionType, e *RawEntity, ifMatch ETag) (driver.Action, []byte, int, error) {
-	var a driver.Action
-	buf, size, err := prepareRawInto(&a, buf, typ, e, ifMatch, nil)
-	return a, buf, size, err
-}
-
-// prepareRawInto is prepareRaw setting all of *a in place; keys is as
-// prepareKeysInto's.
-func prepareRawInto(a *driver.Action, buf []byte, typ ActionType, e *RawEntity, ifMatch ETag, keys *keyMemo) ([]byte, int, error) {
-	keySize, err := prepareKeysInto(a, typ, e.PartitionKey, e.RowKey, ifMatch, keys)
-	if err != nil || typ == ActionDelete {
-		return buf, keySize, err
-	}
-	switch {
-	case e.refused != nil:
-		return buf, 0, e.refused
-	case e.record == nil:
-		return buf, 0, newError(edm.CodeInvalidInput, "the raw entity holds no entity")
-	}
-	size := keySize + e.size
-	if err := entityenc.CheckLimits(e.count, size); err != nil {
-		return buf, 0, coded(err)
-	}
-	return append(buf, e.record...), size, nil
 }
 
 // AppendJSON appends e to dst as AppendEntityJSON writes the entity it

@@ -38,28 +38,14 @@ type IndexSpec struct {
 	Unique bool
 }
 
-// IndexState is the state of an index.
-type IndexState uint8
-
 // The index states.
 const (
 	// IndexBuilding: CreateIndex is filling the index from the table's
 	// entities. Writes keep it exact meanwhile; queries do not use it.
-	IndexBuilding IndexState = IndexState(driver.IndexBuilding)
+	IndexBuilding = driver.IndexBuilding
 	// IndexReady: queries may use the index.
-	IndexReady IndexState = IndexState(driver.IndexReady)
+	IndexReady = driver.IndexReady
 )
-
-// String returns "building" or "ready".
-func (s IndexState) String() string {
-	switch s {
-	case IndexBuilding:
-		return "building"
-	case IndexReady:
-		return "ready"
-	}
-	return "unknown"
-}
 
 // IndexInfo describes one index of a table.
 type IndexInfo struct {
@@ -172,7 +158,7 @@ func (t *Table) Indexes(ctx context.Context) ([]IndexInfo, error) {
 	for i, st := range sts {
 		size := sizes[st.ID]
 		out[i] = IndexInfo{IndexSpec: IndexSpec{Name: st.Name, Properties: st.Properties, Partitioned: st.Partitioned, Unique: st.Unique},
-			State: IndexState(st.State), Done: st.Done, Total: st.Total, Entries: size.Entities, Bytes: size.Bytes}
+			State: st.State, Done: st.Done, Total: st.Total, Entries: size.Entities, Bytes: size.Bytes}
 	}
 	return out, nil
 }

@@ -210,7 +210,7 @@ func QueryStructs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, e
 			}
 			d := &structmap.Decoder{Select: pq.req.Select}
 			cont, _, err := t.readRows(ctx, pq, func(r driver.Row) error {
-				v := next(&slab)
+				v := slabElem(&slab)
 				rows = append(rows, v)
 				return decodeInto(d, p, v, r)
 			})
@@ -284,9 +284,9 @@ func growPage[T any](s []T, top int) []T {
 	return out
 }
 
-// next returns a pointer to a fresh element of *slab, starting a new slab
+// slabElem returns a pointer to a fresh element of *slab, starting a new slab
 // when it is full. Elements once returned are never moved.
-func next[E any](slab *[]E) *E {
+func slabElem[E any](slab *[]E) *E {
 	s := *slab
 	if len(s) == cap(s) {
 		s = make([]E, 0, slabSize(cap(s)))

@@ -248,12 +248,40 @@ func prepareActionInto(a *driver.Action, buf []byte, typ ActionType, e *Entity, 
 	return out, size, nil
 }
 
+// prepareRaw is prepareAction for a RawEntity: the If-Match rules and the
+// keys, then the entity limits; it appends the record to buf.
+func prepareRaw(buf []byte, typ ActionType, e *RawEntity, ifMatch ETag) (driver.Action, []byte, int, error) {
+	var a driver.Action
+	buf, size, err := prepareRawInto(&a, buf, typ, e, ifMatch, nil)
+	return a, buf, size, err
+}
+
+// prepareRawInto is prepareRaw setting all of *a in place; keys is as
+// prepareKeysInto's.
+func prepareRawInto(a *driver.Action, buf []byte, typ ActionType, e *RawEntity, ifMatch ETag, keys *keyMemo) ([]byte, int, error) {
+	keySize, err := prepareKeysInto(a, typ, e.PartitionKey, e.RowKey, ifMatch, keys)
+	if err != nil || typ == ActionDelete {
+		return buf, keySize, err
+	}
+	switch {
+	case e.refused != nil:
+		return buf, 0, e.refused
+	case e.record == nil:
+		return buf, 0, newError(edm.CodeInvalidInput, "the raw entity holds no entity")
+	}
+	size := keySize + e.size
+	if err := entityenc.CheckLimits(e.count, size); err != nil {
+		return buf, 0, coded(err)
+	}
+	return append(buf, e.record...), size, nil
+}
+
 // prepareKeysInto is the part of prepareActionInto before the
 // properties: it sets all of *a and checks the If-Match rules of the type
 // and the keys. It returns the keys' share of the entity size. keys, if
 // not nil, remembers the PartitionKey checked last (see keyMemo).
 func prepareKeysInto(a *driver.Action, typ ActionType, pk, rk string, ifMatch ETag, keys *keyMemo) (int, error) {
-	*a = driver.Action{Type: driver.ActionType(typ), PartitionKey: pk, RowKey: rk, IfMatch: string(ifMatch)}
+	*a = driver.Action{Type: typ, PartitionKey: pk, RowKey: rk, IfMatch: string(ifMatch)}
 	switch typ {
 	case ActionInsert, ActionUpsertMerge, ActionUpsertReplace:
 		if ifMatch != "" {
@@ -317,6 +345,15 @@ type txnScratch struct {
 	names entityenc.NameCache
 	keys  keyMemo
 	plan  structmap.Last
+}
+
+// actionRef is one action's entity as prepareTransaction resolved it.
+type actionRef struct {
+	pk, rk string
+	e      *Entity       // the entity to encode, if not a struct
+	raw    *RawEntity    // the entity already encoded
+	st     structmap.Ref // the struct to encode, when st.Plan is set
+	err    error         // why the action has no entity
 }
 
 // maxPooledBuf is the largest record buffer kept for reuse.

@@ -3,26 +3,12 @@ package tablestore
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 	"github.com/tablestore/tablestore/internal/structmap"
-)
-
-// ActionType is the kind of one action in an entity group transaction.
-// The names follow the Azure SDKs' transaction action types.
-type ActionType uint8
-
-const (
-	ActionInsert        ActionType = iota + 1 // Azure's Add
-	ActionUpdateMerge                         // update (merge) with IfMatch
-	ActionUpdateReplace                       // update (replace) with IfMatch
-	ActionUpsertMerge                         // Azure's InsertMerge
-	ActionUpsertReplace                       // Azure's InsertReplace
-	ActionDelete                              // delete with IfMatch
 )
 
 // TransactionAction is one action of an entity group transaction.
@@ -146,15 +132,6 @@ func (t *Table) submitTransaction(ctx context.Context, actions []TransactionActi
 		}
 	}
 	return nil
-}
-
-// actionRef is one action's entity as prepareTransaction resolved it.
-type actionRef struct {
-	pk, rk string
-	e      *Entity       // the entity to encode, if not a struct
-	raw    *RawEntity    // the entity already encoded
-	st     structmap.Ref // the struct to encode, when st.Plan is set
-	err    error         // why the action has no entity
 }
 
 // resolve fills r from a, reading the keys without validating anything;
@@ -351,25 +328,4 @@ func (s *txnScratch) firstRepeatedRow() int {
 		}
 	}
 	return repeat
-}
-
-// String returns the value of the matching aztables TransactionType
-// ("add", "updatemerge", "updatereplace", "insertmerge", "insertreplace",
-// "delete"), so aztables.TransactionType(a.String()) names the same action.
-func (a ActionType) String() string {
-	switch a {
-	case ActionInsert:
-		return "add"
-	case ActionUpdateMerge:
-		return "updatemerge"
-	case ActionUpdateReplace:
-		return "updatereplace"
-	case ActionUpsertMerge:
-		return "insertmerge"
-	case ActionUpsertReplace:
-		return "insertreplace"
-	case ActionDelete:
-		return "delete"
-	}
-	return fmt.Sprintf("ActionType(%d)", uint8(a))
 }

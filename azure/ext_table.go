@@ -44,10 +44,7 @@ func (t *table) EnableChangeFeed(ctx context.Context, s driver.ChangeFeedSetting
 		return err
 	}
 	defer t.c.end()
-	in := feedJSON{RetentionSeconds: s.Retention.Seconds(), Images: "keysOnly"}
-	if s.Images == driver.ImagesNew {
-		in.Images = "new"
-	}
+	in := feedJSON{RetentionSeconds: s.Retention.Seconds(), Images: s.Images.String()}
 	return t.c.ext.call(ctx, "PUT", tablePath(t.name, "changefeed"), nil, struct {
 		RetentionSeconds float64 `json:"retentionSeconds"`
 		Images           string  `json:"images"`
@@ -89,8 +86,9 @@ func (t *table) ChangeFeed(ctx context.Context) (driver.ChangeFeedState, error) 
 		return st, nil
 	}
 	st.Settings.Retention = time.Duration(f.RetentionSeconds * float64(time.Second))
-	if f.Images == "new" {
-		st.Settings.Images = driver.ImagesNew
+	var ok bool
+	if st.Settings.Images, ok = driver.ParseImageMode(f.Images); !ok {
+		return st, fmt.Errorf("%w: azure: the server sent the image mode %q", driver.ErrCorrupt, f.Images)
 	}
 	var err error
 	if st.Table, st.Oldest, err = parseFeedCursor(f.Oldest); err != nil {
@@ -130,7 +128,7 @@ func (c *changeJSON) record() (driver.ChangeRecord, error) {
 	bad := func(what string) error {
 		return fmt.Errorf("%w: azure: the server sent a change with %s", driver.ErrCorrupt, what)
 	}
-	op, ok := ts.ParseChangeOp(c.Op)
+	op, ok := driver.ParseChangeOp(c.Op)
 	if !ok {
 		return driver.ChangeRecord{}, bad("the operation " + strconv.Quote(c.Op))
 	}
@@ -334,9 +332,9 @@ func (t *table) Indexes(ctx context.Context) ([]driver.IndexStatus, error) {
 	}
 	out := make([]driver.IndexStatus, len(ixs))
 	for i, ix := range ixs {
-		st := driver.IndexBuilding
-		if ix.State == "ready" {
-			st = driver.IndexReady
+		st, ok := driver.ParseIndexState(ix.State)
+		if !ok {
+			return nil, fmt.Errorf("%w: azure: the server sent the index state %q", driver.ErrCorrupt, ix.State)
 		}
 		out[i] = driver.IndexStatus{IndexSpec: driver.IndexSpec{Name: ix.Name, Properties: ix.Properties,
 			Partitioned: ix.Partitioned, Unique: ix.Unique}, ID: indexID(ix.Name), State: st, Done: ix.Done, Total: ix.Total}

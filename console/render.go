@@ -79,7 +79,7 @@ type feedFormView struct {
 // feed's settings, or from the form sent (after an error).
 func newFeedFormView(prefix, name, csrf string, feed *feedView, sent *feedForm, back string) feedFormView {
 	v := feedFormView{Prefix: prefix, Path: url.PathEscape(name), Name: name, CSRF: csrf, Back: back,
-		Retention: formatDuration(tablestore.DefaultChangeRetention), Images: "keys"}
+		Retention: formatDuration(tablestore.DefaultChangeRetention), Images: tablestore.ImagesKeysOnly.String()}
 	if feed != nil {
 		v.On, v.Retention, v.Images = feed.On, feed.Retention, feed.Images
 	}

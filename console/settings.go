@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 )
 
@@ -35,17 +36,9 @@ type ttlView struct {
 type feedView struct {
 	On        bool
 	Retention string
-	Images    string // "keys" or "new"
+	Images    string // an ImageMode's name: "keysOnly" or "new"
 	Oldest    string // cursors
 	Latest    string
-}
-
-// imagesName is the form value of an image mode.
-func imagesName(m tablestore.ImageMode) string {
-	if m == tablestore.ImagesNew {
-		return "new"
-	}
-	return "keys"
 }
 
 // readTTL fills f's time-to-live settings; with expired, it also counts
@@ -95,10 +88,9 @@ func readFeed(ctx context.Context, t *tablestore.Table, f *tableFeatures) {
 }
 
 func newFeedView(st *tablestore.ChangeFeedStatus) *feedView {
-	v := &feedView{On: st.Enabled, Images: "keys", Retention: formatDuration(tablestore.DefaultChangeRetention)}
+	v := &feedView{On: st.Enabled, Images: st.Options.Images.String(), Retention: formatDuration(tablestore.DefaultChangeRetention)}
 	if st.Enabled {
 		v.Retention = formatDuration(st.Options.Retention)
-		v.Images = imagesName(st.Options.Images)
 		v.Oldest, v.Latest = st.Oldest.String(), st.Latest.String()
 	}
 	return v
@@ -221,13 +213,12 @@ func (c *Console) setChangeFeed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	images := tablestore.ImagesKeysOnly
-	switch form.Images {
-	case "new":
-		images = tablestore.ImagesNew
-	case "keys", "":
-	default:
-		fail(http.StatusBadRequest, fmt.Sprintf("unknown image mode %q: keys or new", form.Images), edm.CodeInvalidInput)
-		return
+	if form.Images != "" {
+		var ok bool
+		if images, ok = driver.ParseImageMode(form.Images); !ok {
+			fail(http.StatusBadRequest, fmt.Sprintf("unknown image mode %q: keysOnly or new", form.Images), edm.CodeInvalidInput)
+			return
+		}
 	}
 	if r.PostFormValue("confirm") != "1" {
 		fail(http.StatusBadRequest, "confirm first: the feed records every change of the table from now on, and costs a write per change", "")

@@ -171,7 +171,7 @@ func TestChangeFeedSettings(t *testing.T) {
 	status, body, _ = h.get("/tables/Orders")
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, `<span class="ok-text">On</span>: records kept 2d, with each written entity.`)
-	status, _, loc = h.post("/tables/Orders/changefeed", url.Values{"retention": {"6h"}, "images": {"keys"}, "confirm": {"1"}})
+	status, _, loc = h.post("/tables/Orders/changefeed", url.Values{"retention": {"6h"}, "images": {"keysOnly"}, "confirm": {"1"}})
 	require.Equal(t, http.StatusSeeOther, status)
 	require.Equal(t, "/tables/Orders?notice=feed-set#changefeed", loc)
 	st, err = tb.ChangeFeed(ctx)

@@ -48,6 +48,16 @@ type BackupRange struct {
 	From, To time.Time
 }
 
+// RestoreResult describes a finished restore.
+type RestoreResult struct {
+	Base    time.Time // the base it started from
+	Records int       // commits replayed after the base
+	// Time is the instant restored: the one asked for, or the newest.
+	Time time.Time
+	// Entities is the number of entities the check of the result read.
+	Entities int
+}
+
 // DamagedBackupError reports a damaged record of a backup's log (a
 // checksum mismatch, a bad length, a gap in the sequence), with its file
 // and byte offset; a restore never replays past one.

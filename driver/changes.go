@@ -53,6 +53,28 @@ const (
 	ImagesNew                       // also the new entity of a write
 )
 
+// String returns the mode's name in the feed's wire form: "keysOnly" or
+// "new"; "unknown" for any other value.
+func (m ImageMode) String() string {
+	if int(m) < len(imageModeNames) {
+		return imageModeNames[m]
+	}
+	return "unknown"
+}
+
+var imageModeNames = [...]string{"keysOnly", "new"}
+
+// ParseImageMode is the inverse of ImageMode's String: it reports false
+// for a name no mode has ("unknown" included).
+func ParseImageMode(s string) (ImageMode, bool) {
+	for m, n := range imageModeNames {
+		if n == s {
+			return ImageMode(m), true
+		}
+	}
+	return 0, false
+}
+
 // ChangeFeedSettings are a feed's settings.
 type ChangeFeedSettings struct {
 	// Retention is how long records are kept: older ones are deleted in
@@ -88,6 +110,17 @@ func (op ChangeOp) String() string {
 }
 
 var changeOpNames = [...]string{"", "insert", "updateMerge", "updateReplace", "upsertMerge", "upsertReplace", "delete", "deleteRange", "dropTable", "expire"}
+
+// ParseChangeOp is the inverse of ChangeOp's String: it reports false
+// for a name no operation has ("unknown" included).
+func ParseChangeOp(s string) (ChangeOp, bool) {
+	for op, n := range changeOpNames {
+		if n != "" && n == s {
+			return ChangeOp(op), true
+		}
+	}
+	return 0, false
+}
 
 // The change operations beyond ActionType's.
 const (

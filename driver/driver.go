@@ -72,6 +72,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/tablestore/tablestore/edm"
@@ -166,19 +167,32 @@ type ListTablesResult struct {
 	Next  string   // the first name of the next page; "" when complete
 }
 
-// ActionType is the kind of one action; the values are those of
-// tablestore.ActionType.
+// ActionType is the kind of one action of a write or an entity group
+// transaction. The names follow the Azure SDKs' transaction action types.
 type ActionType uint8
 
 // The action types.
 const (
-	ActionInsert ActionType = iota + 1
-	ActionUpdateMerge
-	ActionUpdateReplace
-	ActionUpsertMerge
-	ActionUpsertReplace
-	ActionDelete
+	ActionInsert        ActionType = iota + 1 // Azure's Add
+	ActionUpdateMerge                         // update (merge) with IfMatch
+	ActionUpdateReplace                       // update (replace) with IfMatch
+	ActionUpsertMerge                         // Azure's InsertMerge
+	ActionUpsertReplace                       // Azure's InsertReplace
+	ActionDelete                              // delete with IfMatch
 )
+
+// String returns the value of the matching aztables TransactionType
+// ("add", "updatemerge", "updatereplace", "insertmerge", "insertreplace",
+// "delete"), so aztables.TransactionType(a.String()) names the same
+// action; "ActionType(N)" for any other value.
+func (a ActionType) String() string {
+	if a >= ActionInsert && a <= ActionDelete {
+		return actionTypeNames[a-ActionInsert]
+	}
+	return fmt.Sprintf("ActionType(%d)", uint8(a))
+}
+
+var actionTypeNames = [...]string{"add", "updatemerge", "updatereplace", "insertmerge", "insertreplace", "delete"}
 
 // Action is one validated write.
 type Action struct {

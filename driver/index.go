@@ -20,6 +20,28 @@ const (
 	IndexReady
 )
 
+// String returns "building" or "ready"; "unknown" for any other value.
+func (s IndexState) String() string {
+	switch s {
+	case IndexBuilding:
+		return "building"
+	case IndexReady:
+		return "ready"
+	}
+	return "unknown"
+}
+
+// ParseIndexState is the inverse of IndexState's String: it reports
+// false for a name no state has ("unknown" included).
+func ParseIndexState(name string) (IndexState, bool) {
+	for _, s := range []IndexState{IndexBuilding, IndexReady} {
+		if s.String() == name {
+			return s, true
+		}
+	}
+	return 0, false
+}
+
 // IndexSpec declares a secondary index. The caller has validated it: a
 // name of 1 to 63 letters, digits and underscores starting with a letter,
 // 1 to 4 distinct user property names (not PartitionKey, RowKey or

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/edm"
 )
 
@@ -312,13 +313,6 @@ type feedJSON struct {
 	Latest           string  `json:"latest,omitempty"`
 }
 
-func imagesName(m tablestore.ImageMode) string {
-	if m == tablestore.ImagesNew {
-		return "new"
-	}
-	return "keysOnly"
-}
-
 func (q *request) extGetFeed() error {
 	if err := q.refuseKeyRange(); err != nil {
 		return err // its oldest and latest positions are the whole table's
@@ -330,7 +324,7 @@ func (q *request) extGetFeed() error {
 	out := feedJSON{Enabled: st.Enabled}
 	if st.Enabled {
 		out.RetentionSeconds = st.Options.Retention.Seconds()
-		out.Images = imagesName(st.Options.Images)
+		out.Images = st.Options.Images.String()
 		out.Oldest, out.Latest = st.Oldest.String(), st.Latest.String()
 	}
 	return q.writeExtJSON(http.StatusOK, out)
@@ -352,12 +346,11 @@ func (q *request) extSetFeed() error {
 		}
 		opts.Retention = time.Duration(s * float64(time.Second))
 	}
-	switch in.Images {
-	case "", "keysOnly":
-	case "new":
-		opts.Images = tablestore.ImagesNew
-	default:
-		return badBody(`images must be "keysOnly" or "new".`)
+	if in.Images != "" {
+		var ok bool
+		if opts.Images, ok = driver.ParseImageMode(in.Images); !ok {
+			return badBody(`images must be "keysOnly" or "new".`)
+		}
 	}
 	t := q.h.db.Table(q.res.table)
 	if err := t.EnableChangeFeed(q.r.Context(), opts); err != nil {

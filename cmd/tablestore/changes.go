@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/tablestore/tablestore"
+	"github.com/tablestore/tablestore/driver"
 	"github.com/tablestore/tablestore/server"
 )
 
@@ -60,7 +61,7 @@ tablestore changes --store "UseDevelopmentStorage=true" --follow People`,
 			enable := fs.Bool("enable", false, "turn the table's feed on (or change its settings) and exit")
 			disable := fs.Bool("disable", false, "turn the table's feed off, deleting its records, and exit")
 			status := fs.Bool("status", false, "print the feed's settings as JSON and exit")
-			images := fs.String("images", "keys", "with --enable: keys, or new (the new entity of each write)")
+			images := fs.String("images", tablestore.ImagesKeysOnly.String(), "with --enable: keysOnly, or new (the new entity of each write)")
 			retention := fs.Duration("retention", tablestore.DefaultChangeRetention, "with --enable: how long changes are kept")
 			return func(ctx context.Context, args []string) (err error) {
 				if len(args) != 1 {
@@ -70,14 +71,9 @@ tablestore changes --store "UseDevelopmentStorage=true" --follow People`,
 				if err != nil {
 					return usagef("--from: %v", err)
 				}
-				var mode tablestore.ImageMode
-				switch *images {
-				case "keys":
-					mode = tablestore.ImagesKeysOnly
-				case "new":
-					mode = tablestore.ImagesNew
-				default:
-					return usagef("--images is keys or new, not %q", *images)
+				mode, ok := driver.ParseImageMode(*images)
+				if !ok {
+					return usagef("--images is keysOnly or new, not %q", *images)
 				}
 				db, err := openStore(*store, nil)
 				if err != nil {
@@ -98,7 +94,7 @@ tablestore changes --store "UseDevelopmentStorage=true" --follow People`,
 					out := map[string]any{"table": args[0], "enabled": st.Enabled}
 					if st.Enabled {
 						out["retention"] = st.Options.Retention.String()
-						out["images"] = map[tablestore.ImageMode]string{tablestore.ImagesKeysOnly: "keys", tablestore.ImagesNew: "new"}[st.Options.Images]
+						out["images"] = st.Options.Images.String()
 						out["oldest"] = st.Oldest.String()
 						out["latest"] = st.Latest.String()
 					}

@@ -73,16 +73,10 @@ func (inv *backupInventory) window(dir string) (driver.BackupWindow, error) {
 	return w, nil
 }
 
-// RestoreResult describes a finished restore.
+// RestoreResult describes a finished restore: what the user reads, and
+// where its time went.
 type RestoreResult struct {
-	Base    time.Time // the base it started from
-	Records int       // commits replayed after the base
-	// Entities is the number of entities the check of the result read.
-	Entities int
-	// Time is the instant restored: the requested time, or the newest
-	// with To zero.
-	Time time.Time
-	// Phases is where the restore's time went.
+	driver.RestoreResult
 	Phases RestorePhases
 }
 
@@ -144,7 +138,7 @@ func Restore(ctx context.Context, from string, to time.Time, into string, opts O
 			base = b
 		}
 	}
-	res := RestoreResult{Base: time.Unix(0, base.Time).UTC(), Time: to.UTC()}
+	res := RestoreResult{RestoreResult: driver.RestoreResult{Base: time.Unix(0, base.Time).UTC(), Time: to.UTC()}}
 	if err := os.MkdirAll(into, 0o755); err != nil {
 		return res, fmt.Errorf("tablestore: restore: %w", err)
 	}

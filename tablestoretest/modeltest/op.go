@@ -129,9 +129,6 @@ var actionNames = map[ts.ActionType]string{
 	ts.ActionDelete:        "delete",
 }
 
-// modeNames are the names of the update modes in a line.
-var modeNames = map[ts.UpdateMode]string{ts.Merge: "merge", ts.Replace: "replace"}
-
 // String returns the operation's line: its kind, then its non-zero fields
 // as name=value (or a bare name for a flag) in a fixed order, entity and
 // actions last. Strings are Go-quoted, so the line holds no newline.
@@ -163,7 +160,7 @@ func (op Op) String() string {
 	str("to", op.to)
 	flag("all", op.all)
 	if op.mode != 0 {
-		b.WriteString(" mode=" + modeNames[op.mode])
+		b.WriteString(" mode=" + op.mode.String())
 	}
 	if op.ifMatch != "" {
 		b.WriteString(" if-match=" + string(op.ifMatch))

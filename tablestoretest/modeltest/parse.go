@@ -360,8 +360,8 @@ func (p *parser) int() int {
 
 func (p *parser) mode() ts.UpdateMode {
 	w := p.word()
-	for m, name := range modeNames {
-		if name == w {
+	for _, m := range []ts.UpdateMode{ts.Merge, ts.Replace} {
+		if m.String() == w {
 			return m
 		}
 	}
