@@ -20,6 +20,12 @@ type Batch struct {
 // NewBatch starts an empty transaction on the table.
 func (t *Table) NewBatch() *Batch { return &Batch{table: t} }
 
+// NewBatch starts an empty entity group transaction on the partition. Its
+// actions may leave PartitionKey "" (Batch.Delete takes "" too); one
+// naming another partition makes Submit fail with a *BatchError at that
+// action, code CommandsInBatchActOnDifferentPartitions.
+func (p *Partition) NewBatch() *Batch { return &Batch{table: p.t, partition: p} }
+
 // Insert adds an insert action.
 func (b *Batch) Insert(e ActionEntity) *Batch { return b.add(ActionInsert, e, "") }
 

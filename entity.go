@@ -261,35 +261,3 @@ func (e *RawEntity) UnmarshalJSON(data []byte) error {
 		record: rec, count: w.Count, size: w.Size}
 	return nil
 }
-
-// AppendJSON appends e to dst as AppendEntityJSON writes the entity it
-// holds, with e's Timestamp and ETag (those a write set), at opts. It
-// allocates nothing when dst has room. Errors: those of
-// AppendEntityJSON's options, and InvalidInput when e holds no entity (or
-// one whose values a write refused). On error dst is returned at its
-// length.
-func (e *RawEntity) AppendJSON(dst []byte, opts *JSONOptions) ([]byte, error) {
-	o, err := wireOptions(opts)
-	if err != nil {
-		return dst, err
-	}
-	if e.record == nil || e.refused != nil {
-		return dst, newError(edm.CodeInvalidInput, "the raw entity holds no entity to write")
-	}
-	// The record's header holds the Timestamp only while it is written:
-	// a write takes records whose header Timestamp is zero.
-	rec := driver.Record(e.record)
-	var ticks int64
-	if !e.Timestamp.IsZero() {
-		ticks = edm.TicksFromTime(e.Timestamp)
-	}
-	if err := rec.SetTimestamp(ticks); err != nil {
-		return dst, mapError(err, false)
-	}
-	out, err := wire.AppendRecord(dst, e.PartitionKey, e.RowKey, string(e.ETag), rec, &o)
-	_ = rec.SetTimestamp(0)
-	if err != nil {
-		return dst, mapError(coded(err), false)
-	}
-	return out, nil
-}

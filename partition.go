@@ -32,6 +32,9 @@ type Partition struct {
 	pk string
 }
 
+// Partition returns the view of the table's partition pk. It does no I/O.
+func (t *Table) Partition(pk string) *Partition { return &Partition{t: t, pk: pk} }
+
 // Table returns the partition's table.
 func (p *Partition) Table() *Table { return p.t }
 
@@ -123,12 +126,6 @@ func (p *Partition) own(e ActionEntity) (string, bool) {
 	}
 	return "", false
 }
-
-// NewBatch starts an empty entity group transaction on the partition. Its
-// actions may leave PartitionKey "" (Batch.Delete takes "" too); one
-// naming another partition makes Submit fail with a *BatchError at that
-// action, code CommandsInBatchActOnDifferentPartitions.
-func (p *Partition) NewBatch() *Batch { return &Batch{table: p.t, partition: p} }
 
 // QueryPage reads one page of the entities of the partition matching
 // q.Filter; see Table.QueryPage. The filter is combined with

@@ -42,9 +42,6 @@ func (t *Table) Exists(ctx context.Context) (bool, error) {
 	return t.db.TableExists(ctx, t.name)
 }
 
-// Partition returns the view of the table's partition pk. It does no I/O.
-func (t *Table) Partition(pk string) *Partition { return &Partition{t: t, pk: pk} }
-
 // GetOptions adjust a Get.
 type GetOptions struct {
 	// Select lists the properties to return; nil returns all. PartitionKey,
