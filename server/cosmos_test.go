@@ -421,7 +421,8 @@ func TestCosmosBatchParts(t *testing.T) {
 			// The entities are stored with the versions the parts gave.
 			for i, rk := range []string{"1", "2", "3", "old2"} {
 				g := cosmosDo(h, "GET", "/Things(PartitionKey='p',RowKey='"+rk+"')", "")
-				if got := strings.Join(g.Header()["ETag"], ","); got != etags[i] { // set as Azure spells it
+				//lint:ignore SA1008 the server sets the header as Azure spells it, not canonicalized
+				if got := strings.Join(g.Header()["ETag"], ","); got != etags[i] {
 					t.Errorf("row %s: stored ETag %q, the part's %q", rk, got, etags[i])
 				}
 			}
