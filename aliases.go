@@ -85,3 +85,8 @@ type ChangeOp = driver.ChangeOp
 // codes are Azure's own, so code that handles Azure errors by code
 // handles ours the same way.
 type Code = edm.Code
+
+// IndexSpec declares a secondary index of a table: the values of 1 to 4
+// user properties, in order, for every entity (see Table.CreateIndex; the
+// fields' rules are on driver.IndexSpec).
+type IndexSpec = driver.IndexSpec

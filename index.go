@@ -16,28 +16,6 @@ import (
 	"github.com/tablestore/tablestore/internal/plan"
 )
 
-// IndexSpec declares a secondary index of a table: the values of 1 to 4
-// user properties, in order, for every entity. See Table.CreateIndex.
-type IndexSpec struct {
-	// Name names the index in its table (case-insensitively unique): 1
-	// to 63 ASCII letters, digits and underscores, starting with a
-	// letter.
-	Name string
-	// Properties are the indexed user properties, 1 to 4 distinct valid
-	// property names; not PartitionKey, RowKey or Timestamp.
-	Properties []string
-	// Partitioned orders the entries within each partition, like a local
-	// index: only queries inside partitions can use it, and deleting a
-	// whole partition deletes its entries exactly.
-	Partitioned bool
-	// Unique refuses a second entity with the same values of every
-	// property, across the table (within each partition for a
-	// Partitioned index). Values compare as filters compare them by type:
-	// an Int32 5 and an Int64 5 are different values. An entity lacking
-	// one of the properties is exempt.
-	Unique bool
-}
-
 // The index states.
 const (
 	// IndexBuilding: CreateIndex is filling the index from the table's
@@ -47,15 +25,10 @@ const (
 	IndexReady = driver.IndexReady
 )
 
-// IndexInfo describes one index of a table.
+// IndexInfo describes one index of a table: the driver's status (its
+// spec, identity, state and build progress) and its estimated size.
 type IndexInfo struct {
-	IndexSpec
-	State IndexState
-	// Done counts the entities the build has indexed; Total estimates
-	// the entities it will index (it counts the table when the build
-	// starts and grows when writes add entities). A ready index keeps its
-	// build's last figures; an index opened from disk reports zeros.
-	Done, Total int64
+	driver.IndexStatus
 	// Entries and Bytes estimate the index's entries and the disk space
 	// they take, as Table.Stats estimates a table's: up to 20,000 entries
 	// are counted, the rest estimated from disk usage; Bytes leave out
@@ -110,8 +83,8 @@ func (t *Table) CreateIndex(ctx context.Context, spec IndexSpec) error {
 	if err != nil {
 		return err
 	}
-	return mapError(d.CreateIndex(ctx, driver.IndexSpec{Name: spec.Name, Properties: slices.Clone(spec.Properties),
-		Partitioned: spec.Partitioned, Unique: spec.Unique}), false)
+	spec.Properties = slices.Clone(spec.Properties)
+	return mapError(d.CreateIndex(ctx, spec), false)
 }
 
 // DropIndex removes an index (matched case-insensitively), ready or
@@ -157,8 +130,7 @@ func (t *Table) Indexes(ctx context.Context) ([]IndexInfo, error) {
 	out := make([]IndexInfo, len(sts))
 	for i, st := range sts {
 		size := sizes[st.ID]
-		out[i] = IndexInfo{IndexSpec: IndexSpec{Name: st.Name, Properties: st.Properties, Partitioned: st.Partitioned, Unique: st.Unique},
-			State: st.State, Done: st.Done, Total: st.Total, Entries: size.Entities, Bytes: size.Bytes}
+		out[i] = IndexInfo{IndexStatus: st, Entries: size.Entities, Bytes: size.Bytes}
 	}
 	return out, nil
 }

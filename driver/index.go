@@ -47,13 +47,22 @@ func ParseIndexState(name string) (IndexState, bool) {
 // 1 to 4 distinct user property names (not PartitionKey, RowKey or
 // Timestamp).
 type IndexSpec struct {
-	Name       string
+	// Name names the index in its table (case-insensitively unique): 1
+	// to 63 ASCII letters, digits and underscores, starting with a
+	// letter.
+	Name string
+	// Properties are the indexed user properties, 1 to 4 distinct valid
+	// property names; not PartitionKey, RowKey or Timestamp.
 	Properties []string
-	// Partitioned orders the entries within each partition (a local
-	// index); a Unique one is unique within each partition.
+	// Partitioned orders the entries within each partition, like a local
+	// index: only queries inside partitions can use it, and deleting a
+	// whole partition deletes its entries exactly.
 	Partitioned bool
 	// Unique refuses a second entity with the same values of every
-	// property (an entity lacking one of them is exempt).
+	// property, across the table (within each partition for a
+	// Partitioned index). Values compare as filters compare them by type:
+	// an Int32 5 and an Int64 5 are different values. An entity lacking
+	// one of the properties is exempt.
 	Unique bool
 }
 
@@ -65,8 +74,10 @@ type IndexStatus struct {
 	ID    string
 	State IndexState
 	// Done counts the entities the build has indexed and Total estimates
-	// the entities it will index (Total may grow as it goes); zero when
-	// the driver does not report progress.
+	// the entities it will index (it counts the table when the build
+	// starts and grows when writes add entities). A ready index keeps its
+	// build's last figures; an index opened from disk, or a driver that
+	// does not report progress, gives zeros.
 	Done, Total int64
 }
 
