@@ -219,7 +219,7 @@ var layerRules = []layerRule{
 		// that fills it in, the server, the model test that holds the
 		// root's transactions to the model, and the bench module's floors
 		// of the server's paths may use them.
-		name:      "only the root, the server, the model test and the bench floors import internal/rootapi, tests included",
+		name: "only the root, the server, the model test and the bench floors import internal/rootapi, tests included",
 		applies: func(p string) bool {
 			return p != module && p != module+"/server" && p != module+"/bench" && p != module+"/tablestoretest/modeltest"
 		},
