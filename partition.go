@@ -83,6 +83,14 @@ func (p *Partition) write(ctx context.Context, typ ActionType, e ActionEntity, i
 	return p.t.writeEntity(ctx, typ, e, ifMatch)
 }
 
+// fill sets *pk to the partition's key when it is empty and returns it.
+func (p *Partition) fill(pk *string) string {
+	if *pk == "" {
+		*pk = p.pk
+	}
+	return *pk
+}
+
 // own gives e the partition's key when its PartitionKey is empty (an
 // entity's field is set, and so is the PartitionKey field of a struct
 // passed by pointer; a struct passed by value is replaced by a copy
@@ -95,18 +103,12 @@ func (p *Partition) own(e ActionEntity) (string, bool) {
 		if e == nil {
 			return "", false
 		}
-		if e.PartitionKey == "" {
-			e.PartitionKey = p.pk
-		}
-		return e.PartitionKey, true
+		return p.fill(&e.PartitionKey), true
 	case *RawEntity:
 		if e == nil {
 			return "", false
 		}
-		if e.PartitionKey == "" {
-			e.PartitionKey = p.pk
-		}
-		return e.PartitionKey, true
+		return p.fill(&e.PartitionKey), true
 	case *structEntity:
 		if e == nil {
 			return "", false

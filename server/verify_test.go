@@ -8,8 +8,6 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
-
-	"github.com/tablestore/tablestore"
 )
 
 // sign is the base64 HMAC-SHA256 of s under the base64 key.
@@ -27,15 +25,7 @@ func sign(t *testing.T, key, s string) string {
 // nothing else, follows a key rotation at once though its HMAC states are
 // reused, and allocates nothing for a signature of the usual length.
 func TestVerify(t *testing.T) {
-	db, err := tablestore.OpenInMemory(&tablestore.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	hd, err := New(db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hd, _ := newTestHandler(t, nil)
 	h := hd.(*handler)
 	const other = "b3RoZXIta2V5LW9mLTMyLWJ5dGVzLWZvci10aGUtdGVzdA=="
 	const text = "Mon, 01 Jan 2024 00:00:00 GMT\n/devstoreaccount1/t()"
