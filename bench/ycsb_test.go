@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/tablestore/tablestore/tablestoretest/azurite"
@@ -25,55 +26,115 @@ func TestYCSBShort(t *testing.T) {
 	if err := runYCSB(context.Background(), args); err != nil {
 		t.Fatal(err)
 	}
+	rows := readYCSBRows(t, out)
+	var want []ycsbRowName
+	for _, w := range ycsbWorkloads {
+		for _, side := range ycsbSides {
+			for _, d := range []string{"synced", "unsynced"} {
+				want = append(want, ycsbRowName{w.name, side, d, 1})
+			}
+		}
+		for _, th := range []int{1, 4} {
+			want = append(want, ycsbRowName{w.name, ycsbServer, "unsynced", th})
+		}
+	}
+	checkYCSBCells(t, rows, want, 200)
+	for _, name := range []string{"ycsb.md", "ycsb.png", "ycsb-run.json"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestYCSBLong is CI's long version of -ycsb: TABLESTORE_YCSB_RECORDS
+// records (1,000,000 in CI) of 1 KB loaded into every embedded side,
+// every workload in both durability modes, one short round each. Besides
+// a figure for every cell it checks the on-disk goal: tablestore's
+// stores (maps and typed) take at most 1.2x raw Pebble's bytes after the
+// load. Skipped when the variable is unset.
+func TestYCSBLong(t *testing.T) {
+	n, err := strconv.Atoi(os.Getenv("TABLESTORE_YCSB_RECORDS"))
+	if err != nil || n <= 0 {
+		t.Skip("TABLESTORE_YCSB_RECORDS is not a positive record count")
+	}
+	out := t.TempDir()
+	args := []string{"-records", strconv.Itoa(n), "-ops", "20000", "-rounds", "1", "-max-round", "2s",
+		"-http", "", "-out", out, "-data", t.TempDir()}
+	if err := runYCSB(context.Background(), args); err != nil {
+		t.Fatal(err)
+	}
+	rows := readYCSBRows(t, out)
+	var want []ycsbRowName
+	for _, w := range ycsbWorkloads {
+		for _, side := range ycsbSides {
+			for _, d := range []string{"synced", "unsynced"} {
+				want = append(want, ycsbRowName{w.name, side, d, 1})
+			}
+		}
+	}
+	checkYCSBCells(t, rows, want, 0)
+	pebble := ycsbFind(rows, "load", sidePebble, "unsynced", 1)
+	if pebble == nil || pebble.DiskBytes <= 0 {
+		t.Fatalf("no load row with a disk size for raw Pebble")
+	}
+	for _, side := range []string{sideTablestore, sideTyped} {
+		r := ycsbFind(rows, "load", side, "unsynced", 1)
+		if r == nil || r.Records != n {
+			t.Errorf("%s: no load row of %d records", side, n)
+			continue
+		}
+		if x := float64(r.DiskBytes) / float64(pebble.DiskBytes); x > 1.2 {
+			t.Errorf("%s: %d bytes on disk after the load, %.2fx raw Pebble's %d (goal 1.2x)", side, r.DiskBytes, x, pebble.DiskBytes)
+		}
+	}
+}
+
+// ycsbRowName names one row of ycsb.json.
+type ycsbRowName struct {
+	workload, side, durability string
+	threads                    int
+}
+
+// readYCSBRows reads DIR/ycsb.json.
+func readYCSBRows(t *testing.T, out string) []*ycsbResult {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(out, "ycsb.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []ycsbResult
+	var rows []*ycsbResult
 	if err := json.Unmarshal(b, &rows); err != nil {
 		t.Fatal(err)
 	}
-	type cell struct {
-		workload, side, durability string
-		threads                    int
-	}
-	got := map[cell]ycsbResult{}
+	return rows
+}
+
+// checkYCSBCells fails the test for a row with an error (Azurite's are
+// logged: it is a comparator outside this project) and for every wanted
+// cell without a figure, a p99, a peak RSS or (embedded sides) a disk
+// size. ops, when positive, is the exact operation count every cell must
+// show; otherwise any positive count will do (a round cut by -max-round).
+func checkYCSBCells(t *testing.T, rows []*ycsbResult, want []ycsbRowName, ops int) {
+	t.Helper()
+	got := map[ycsbRowName]*ycsbResult{}
 	for _, r := range rows {
 		switch {
 		case r.Error != "" && r.Side == ycsbAzurite:
-			// Azurite is a comparator outside this project; its
-			// failures are reported, not this code's.
 			t.Logf("azurite: %s %d threads: %s", r.Workload, r.Threads, r.Error)
 		case r.Error != "":
 			t.Errorf("%s %s %s %d threads: %s", r.Workload, r.Side, r.Durability, r.Threads, r.Error)
 		}
-		got[cell{r.Workload, r.Side, r.Durability, r.Threads}] = r
-	}
-	var want []cell
-	for _, w := range ycsbWorkloads {
-		for _, side := range ycsbSides {
-			for _, d := range []string{"synced", "unsynced"} {
-				want = append(want, cell{w.name, side, d, 1})
-			}
-		}
-		for _, th := range []int{1, 4} {
-			want = append(want, cell{w.name, ycsbServer, "unsynced", th})
-		}
+		got[ycsbRowName{r.Workload, r.Side, r.Durability, r.Threads}] = r
 	}
 	for _, c := range want {
 		r, ok := got[c]
 		switch {
 		case !ok:
 			t.Errorf("no row for %+v", c)
-		case r.OpsPerSec <= 0 || r.P99 <= 0 || r.Ops != 200:
+		case r.OpsPerSec <= 0 || r.P99 <= 0 || r.Ops <= 0 || (ops > 0 && r.Ops != ops):
 			t.Errorf("%+v: %d operations, %.0f ops/s, p99 %.0f µs", c, r.Ops, r.OpsPerSec, r.P99)
 		case r.PeakRSS <= 0 || (r.Side != ycsbServer && r.DiskBytes <= 0):
 			t.Errorf("%+v: peak RSS %d, disk %d bytes", c, r.PeakRSS, r.DiskBytes)
-		}
-	}
-	for _, name := range []string{"ycsb.md", "ycsb.png", "ycsb-run.json"} {
-		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
-			t.Error(err)
 		}
 	}
 }
