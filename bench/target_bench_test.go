@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -54,6 +56,11 @@ func benchData(b *testing.B, side string) store {
 					return
 				}
 			}
+			// Settle the store into its bottom level, as the program does
+			// by default (-settle), so every side reads the same LSM shape.
+			if s, benchErr = settleBenchStore(side, benchDir+"/"+side, s); benchErr != nil {
+				return
+			}
 			benchStores[side] = s
 		}
 		// Let the flushes and compactions the load started finish, so the
@@ -64,6 +71,26 @@ func benchData(b *testing.B, side string) store {
 		b.Fatal(benchErr)
 	}
 	return benchStores[side]
+}
+
+// settleBenchStore compacts side's store s, loaded in dir, whole and
+// returns it (reopened, for tablestore's sides).
+func settleBenchStore(side, dir string, s store) (store, error) {
+	ctx := context.Background()
+	settings := storeSettings{cacheSize: 64 << 20}
+	switch p := s.(type) {
+	case *pebbleStore:
+		return s, compactWhole(ctx, p.db, []byte{0}, bytes.Repeat([]byte{0xff}, 9))
+	case *tablestoreStore, *typedStore:
+		if err := s.close(); err != nil {
+			return nil, err
+		}
+		if err := compactClosedStore(ctx, filepath.Join(dir, "tablestore"), settings); err != nil {
+			return nil, err
+		}
+		return safeOpen(side, dir, settings)
+	}
+	return s, nil
 }
 
 func TestMain(m *testing.M) {
