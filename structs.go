@@ -197,28 +197,38 @@ func QueryStructs[T any](ctx context.Context, t *Table, q Query) iter.Seq2[*T, e
 			return
 		}
 		// Values live in slabs that are never moved, so yielded pointers
-		// stay valid and a page costs no copying as it grows.
-		var slab []T
-		var rows []*T
+		// stay valid and a page costs no copying as it grows. The state
+		// and the callback are made once for every page.
+		var st struct {
+			slab []T
+			rows []*T
+			d    structmap.Decoder
+		}
+		st.d.Select = pq.req.Select
+		emit := func(r driver.Row) error {
+			v := slabElem(&st.slab)
+			st.rows = append(st.rows, v)
+			return decodeInto(&st.d, p, v, r)
+		}
 		lim := pq.limiter(q.Limit)
 		for {
 			lim.sizePage()
-			rows = rows[:0]
-			if top := pq.req.Top; top <= maxSlab && cap(slab)-len(slab) < top {
-				// A short page (a Limit's) gets room for all it may hold at once.
-				slab = make([]T, 0, top)
+			top := pq.req.Top
+			if st.rows == nil {
+				st.rows = make([]*T, 0, min(top, maxSlab))
 			}
-			d := &structmap.Decoder{Select: pq.req.Select}
-			cont, _, err := t.readRows(ctx, pq, func(r driver.Row) error {
-				v := slabElem(&slab)
-				rows = append(rows, v)
-				return decodeInto(d, p, v, r)
-			})
+			st.rows = st.rows[:0]
+			if top <= maxSlab && cap(st.slab)-len(st.slab) < top {
+				// A short page (a Limit's) gets room for all it may hold at once.
+				st.slab = make([]T, 0, top)
+			}
+			st.d.Rows = top
+			cont, _, err := t.readRows(ctx, pq, emit)
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			for _, v := range rows {
+			for _, v := range st.rows {
 				if !yield(v, nil) || lim.done() {
 					return
 				}
@@ -260,7 +270,7 @@ func readStructPage[T any](ctx context.Context, t *Table, p *structmap.Plan, pq 
 	if n := min(p.LastPage(), pq.req.Top); n > 0 {
 		page.Entities = make([]T, 0, n)
 	}
-	d := &structmap.Decoder{Select: pq.req.Select}
+	d := &structmap.Decoder{Select: pq.req.Select, Rows: pq.req.Top}
 	cont, cost, err := t.readRows(ctx, pq, func(r driver.Row) error {
 		if len(page.Entities) == cap(page.Entities) {
 			page.Entities = growPage(page.Entities, pq.req.Top)

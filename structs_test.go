@@ -782,3 +782,44 @@ func TestQueryStructsETag(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 5, rows)
 }
+
+// TestQueryStructsKeptAcrossPages: values QueryStructs yields stay whole
+// while later pages are read into the same slabs and text chunks.
+func TestQueryStructsKeptAcrossPages(t *testing.T) {
+	db, err := OpenInMemory(&Options{NoSync: true})
+	require.NoError(t, err)
+	defer db.Close()
+	tbl, err := db.CreateTable(ctx, "KeptPages")
+	require.NoError(t, err)
+	type row struct {
+		PartitionKey, RowKey string
+		Text                 string
+		N                    int32
+	}
+	const n = 300
+	for i := range n {
+		text := strings.Repeat(string(rune('a'+i%26)), 1+i%50)
+		require.NoError(t, tbl.InsertStruct(ctx, row{PartitionKey: "p", RowKey: fmt.Sprintf("%04d", i), Text: text, N: int32(i)}))
+	}
+	for _, q := range []Query{{Top: 7}, {Top: 1}, {Top: 100, Limit: 250}, {Filter: "N ge 5", Top: 3}} {
+		var kept []*row
+		for v, err := range QueryStructs[row](ctx, tbl, q) {
+			require.NoError(t, err)
+			kept = append(kept, v)
+		}
+		i0 := 0
+		if q.Filter != "" {
+			i0 = 5
+		}
+		want := n - i0
+		if q.Limit > 0 {
+			want = q.Limit
+		}
+		require.Len(t, kept, want)
+		for k, v := range kept {
+			i := i0 + k
+			require.Equal(t, row{PartitionKey: "p", RowKey: fmt.Sprintf("%04d", i),
+				Text: strings.Repeat(string(rune('a'+i%26)), 1+i%50), N: int32(i)}, *v, "query %+v, entity %d", q, i)
+		}
+	}
+}

@@ -26,12 +26,27 @@ const (
 type Arena struct {
 	text []byte // the current chunk for strings: len used, cap total
 	bin  []byte // the current chunk for byte slices, apart from text
+	// want is what is left of the text Expect announced that no chunk
+	// holds yet: the next text chunk is sized for it (up to ChunkSize)
+	// rather than doubled from the last.
+	want int
 }
+
+// Expect tells the arena that about n bytes of text are to come, so the
+// text chunks it starts next hold them (up to ChunkSize each) at once
+// instead of growing there by doubling, the last one no larger than the
+// rest of n needs. It changes only chunk sizes, never what String returns.
+func (a *Arena) Expect(n int) { a.want = n }
 
 // String returns a copy of b as a string.
 func (a *Arena) String(b []byte) string {
 	if len(b) == 0 {
 		return ""
+	}
+	if a.want > 0 && cap(a.text)-len(a.text) < len(b) && len(b) <= ChunkSize/4 {
+		// A new chunk is due: size it for the text announced.
+		n := max(min(a.want, ChunkSize), firstChunk, len(b))
+		a.text, a.want = newText(n), a.want-n
 	}
 	return String(take(&a.text, b, newText))
 }

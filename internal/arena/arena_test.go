@@ -55,3 +55,33 @@ func TestChunks(t *testing.T) {
 	require.Equal(t, long, a.Bytes(long))
 	require.Equal(t, string(long), a.String(long))
 }
+
+func TestExpect(t *testing.T) {
+	var a Arena
+	a.Expect(8 << 10)
+	first := a.String([]byte("abc"))
+	require.Equal(t, "abc", first)
+	require.Equal(t, 8<<10, cap(a.text), "the first chunk holds the text announced")
+	allocs := testing.AllocsPerRun(10, func() {
+		var a Arena
+		a.Expect(1000 * 16)
+		for range 1000 {
+			a.String([]byte("sixteen bytes..."))
+		}
+	})
+	require.LessOrEqual(t, allocs, float64(1000*16/ChunkSize+1), "no doubling from a small chunk")
+	var c Arena
+	c.Expect(ChunkSize + 1000)
+	c.String(make([]byte, ChunkSize/4))
+	require.Equal(t, ChunkSize, cap(c.text))
+	for cap(c.text) == ChunkSize {
+		c.String([]byte("sixteen bytes..."))
+	}
+	require.Equal(t, 1000, cap(c.text), "the last chunk is sized for the rest announced")
+	var b Arena
+	b.Expect(1 << 30)
+	b.String([]byte("x"))
+	require.Equal(t, ChunkSize, cap(b.text), "an announcement never makes a chunk over ChunkSize")
+	b.String(make([]byte, ChunkSize))
+	require.Equal(t, ChunkSize, cap(b.text), "a long value still gets its own allocation")
+}

@@ -30,6 +30,10 @@ type Decoder struct {
 	Owned bool
 	// Arena holds the copies of a page's text and binary values.
 	Arena arena.Arena
+	// Rows, when not 0, is how many rows the decoder expects to fill
+	// (a page's Top): the first row's size times Rows sizes the arena's
+	// first chunk, so a long page does not grow it by doubling.
+	Rows int
 }
 
 // Into fills the struct r (a zero value of its type) from row. It
@@ -90,6 +94,10 @@ func (d *Decoder) start(p *Plan, base unsafe.Pointer, row *Row) (driver.RecordIt
 	ticks, err := row.Record.Timestamp()
 	if err != nil {
 		return driver.RecordIter{}, false
+	}
+	if d.Rows > 0 {
+		d.Arena.Expect(d.Rows * len(row.Record))
+		d.Rows = 0
 	}
 	ts := edm.TimeFromTicks(ticks)
 	for _, f := range p.system {
