@@ -117,3 +117,25 @@ func BenchmarkPrepareTransaction100Typed(b *testing.B) {
 		k++
 	}
 }
+
+// BenchmarkPrepareTransaction100 is BenchmarkPrepareTransaction100Typed
+// with entity maps.
+func BenchmarkPrepareTransaction100(b *testing.B) {
+	txns := make([][]TransactionAction, 50)
+	for t := range txns {
+		txns[t] = make([]TransactionAction, 100)
+		for i := range txns[t] {
+			txns[t][i] = TransactionAction{Type: ActionUpsertReplace, Entity: benchEntity(t*100 + i)}
+		}
+	}
+	b.ReportAllocs()
+	k := 0
+	for b.Loop() {
+		s := getScratch()
+		if _, err := s.prepareTransaction(txns[k%len(txns)]); err != nil {
+			b.Fatal(err)
+		}
+		putScratch(s)
+		k++
+	}
+}
