@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
@@ -85,6 +86,50 @@ type jsonSource struct {
 	line   int
 	offset int64
 	buf    []byte
+	// block holds the text of recent lines and recs their records, so
+	// that reading a line allocates neither; both are replaced, never
+	// reused, when full.
+	block []byte
+	recs  []record
+}
+
+// Sizes of a jsonSource's blocks of line text and of records.
+const (
+	textBlock   = 64 << 10
+	recordBlock = 128
+)
+
+// newRecord returns a zeroed record from the current block of records.
+func (s *jsonSource) newRecord() *record {
+	if len(s.recs) == cap(s.recs) {
+		s.recs = make([]record, 0, recordBlock)
+	}
+	s.recs = s.recs[:len(s.recs)+1]
+	return &s.recs[len(s.recs)-1]
+}
+
+// keep returns a copy of text in the current block of text (its capacity
+// its length, so appending to it copies).
+func (s *jsonSource) keep(text []byte) []byte {
+	if len(text) > cap(s.block)-len(s.block) {
+		if len(text) > textBlock/4 {
+			return bytes.Clone(text)
+		}
+		s.block = make([]byte, 0, textBlock)
+	}
+	n := len(s.block)
+	s.block = append(s.block, text...)
+	return s.block[n:len(s.block):len(s.block)]
+}
+
+// rawEntities holds RawEntity values the bulk loader is done with, for
+// parse to decode the next lines into (their record buffers with them).
+var rawEntities = sync.Pool{New: func() any { return new(tablestore.RawEntity) }}
+
+// recycleRaw returns e, which nothing refers to any more, to rawEntities.
+func recycleRaw(e *tablestore.RawEntity) {
+	e.Reset()
+	rawEntities.Put(e)
 }
 
 func newJSONSource(r io.Reader, line int, offset int64) *jsonSource {
@@ -118,7 +163,8 @@ func (s *jsonSource) next() (*record, error) {
 			return nil, io.EOF
 		}
 		s.line++
-		rec := &record{line: s.line, lines: s.line, end: s.offset}
+		rec := s.newRecord()
+		*rec = record{line: s.line, lines: s.line, end: s.offset}
 		if tooLong {
 			rec.raw = []byte("(a line over 16 MiB)")
 			rec.err = &tablestore.Error{Code: edm.CodeRequestBodyTooLarge, Message: errRecordTooLong.Error()}
@@ -131,7 +177,7 @@ func (s *jsonSource) next() (*record, error) {
 			}
 			continue
 		}
-		rec.raw = bytes.Clone(text)
+		rec.raw = s.keep(text)
 		return rec, nil
 	}
 }
@@ -140,9 +186,10 @@ func (s *jsonSource) parse(rec *record) {
 	if rec.err != nil {
 		return
 	}
-	e := new(tablestore.RawEntity)
+	e := rawEntities.Get().(*tablestore.RawEntity)
 	if err := e.UnmarshalJSON(rec.raw); err != nil {
 		rec.err = err
+		recycleRaw(e)
 		return
 	}
 	rec.encoded = e
