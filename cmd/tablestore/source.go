@@ -140,26 +140,29 @@ func (s *jsonSource) next() (*record, error) {
 	for {
 		s.buf = s.buf[:0]
 		tooLong := false
-		var err error
-		for {
-			var chunk []byte
-			chunk, err = s.r.ReadSlice('\n')
-			s.offset += int64(len(chunk))
-			if !tooLong {
-				s.buf = append(s.buf, chunk...)
-			}
-			if err == bufio.ErrBufferFull {
-				if len(s.buf) > maxRecord {
+		// line is the line read: in the reader's buffer (valid until the
+		// next read) when it fits there, else gathered in s.buf.
+		line, err := s.r.ReadSlice('\n')
+		s.offset += int64(len(line))
+		if err == bufio.ErrBufferFull {
+			s.buf = append(s.buf, line...)
+			for err == bufio.ErrBufferFull {
+				var chunk []byte
+				chunk, err = s.r.ReadSlice('\n')
+				s.offset += int64(len(chunk))
+				if !tooLong {
+					s.buf = append(s.buf, chunk...)
+				}
+				if err == bufio.ErrBufferFull && len(s.buf) > maxRecord {
 					tooLong, s.buf = true, s.buf[:0]
 				}
-				continue
 			}
-			break
+			line = s.buf
 		}
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
-		if len(s.buf) == 0 && !tooLong {
+		if len(line) == 0 && !tooLong {
 			return nil, io.EOF
 		}
 		s.line++
@@ -170,7 +173,7 @@ func (s *jsonSource) next() (*record, error) {
 			rec.err = &tablestore.Error{Code: edm.CodeRequestBodyTooLarge, Message: errRecordTooLong.Error()}
 			return rec, nil
 		}
-		text := trimLineEnd(s.buf)
+		text := trimLineEnd(line)
 		if len(bytes.TrimSpace(text)) == 0 {
 			if err == io.EOF {
 				return nil, io.EOF
