@@ -192,6 +192,12 @@ func (l *bulkLoader) add(rec *record) error {
 	var be *tablestore.BulkError
 	switch {
 	case err == nil:
+		// Add copied the entity; a JSON record is named by its line, so
+		// its RawEntity can take the next line.
+		if rec.encoded != nil && rec.line > 0 {
+			recycleRaw(rec.encoded)
+			rec.encoded = nil
+		}
 		l.queue = append(l.queue, queued{rec: rec, seq: seq})
 		l.pending++
 		return nil

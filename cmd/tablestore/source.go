@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/tablestore/tablestore"
 	"github.com/tablestore/tablestore/edm"
@@ -85,6 +86,50 @@ type jsonSource struct {
 	line   int
 	offset int64
 	buf    []byte
+	// block holds the text of recent lines and recs their records, so
+	// that reading a line allocates neither; both are replaced, never
+	// reused, when full.
+	block []byte
+	recs  []record
+}
+
+// Sizes of a jsonSource's blocks of line text and of records.
+const (
+	textBlock   = 64 << 10
+	recordBlock = 128
+)
+
+// newRecord returns a zeroed record from the current block of records.
+func (s *jsonSource) newRecord() *record {
+	if len(s.recs) == cap(s.recs) {
+		s.recs = make([]record, 0, recordBlock)
+	}
+	s.recs = s.recs[:len(s.recs)+1]
+	return &s.recs[len(s.recs)-1]
+}
+
+// keep returns a copy of text in the current block of text (its capacity
+// its length, so appending to it copies).
+func (s *jsonSource) keep(text []byte) []byte {
+	if len(text) > cap(s.block)-len(s.block) {
+		if len(text) > textBlock/4 {
+			return bytes.Clone(text)
+		}
+		s.block = make([]byte, 0, textBlock)
+	}
+	n := len(s.block)
+	s.block = append(s.block, text...)
+	return s.block[n:len(s.block):len(s.block)]
+}
+
+// rawEntities holds RawEntity values the bulk loader is done with, for
+// parse to decode the next lines into (their record buffers with them).
+var rawEntities = sync.Pool{New: func() any { return new(tablestore.RawEntity) }}
+
+// recycleRaw returns e, which nothing refers to any more, to rawEntities.
+func recycleRaw(e *tablestore.RawEntity) {
+	e.Reset()
+	rawEntities.Put(e)
 }
 
 func newJSONSource(r io.Reader, line int, offset int64) *jsonSource {
@@ -95,43 +140,47 @@ func (s *jsonSource) next() (*record, error) {
 	for {
 		s.buf = s.buf[:0]
 		tooLong := false
-		var err error
-		for {
-			var chunk []byte
-			chunk, err = s.r.ReadSlice('\n')
-			s.offset += int64(len(chunk))
-			if !tooLong {
-				s.buf = append(s.buf, chunk...)
-			}
-			if err == bufio.ErrBufferFull {
-				if len(s.buf) > maxRecord {
+		// line is the line read: in the reader's buffer (valid until the
+		// next read) when it fits there, else gathered in s.buf.
+		line, err := s.r.ReadSlice('\n')
+		s.offset += int64(len(line))
+		if err == bufio.ErrBufferFull {
+			s.buf = append(s.buf, line...)
+			for err == bufio.ErrBufferFull {
+				var chunk []byte
+				chunk, err = s.r.ReadSlice('\n')
+				s.offset += int64(len(chunk))
+				if !tooLong {
+					s.buf = append(s.buf, chunk...)
+				}
+				if err == bufio.ErrBufferFull && len(s.buf) > maxRecord {
 					tooLong, s.buf = true, s.buf[:0]
 				}
-				continue
 			}
-			break
+			line = s.buf
 		}
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
-		if len(s.buf) == 0 && !tooLong {
+		if len(line) == 0 && !tooLong {
 			return nil, io.EOF
 		}
 		s.line++
-		rec := &record{line: s.line, lines: s.line, end: s.offset}
+		rec := s.newRecord()
+		*rec = record{line: s.line, lines: s.line, end: s.offset}
 		if tooLong {
 			rec.raw = []byte("(a line over 16 MiB)")
 			rec.err = &tablestore.Error{Code: edm.CodeRequestBodyTooLarge, Message: errRecordTooLong.Error()}
 			return rec, nil
 		}
-		text := trimLineEnd(s.buf)
+		text := trimLineEnd(line)
 		if len(bytes.TrimSpace(text)) == 0 {
 			if err == io.EOF {
 				return nil, io.EOF
 			}
 			continue
 		}
-		rec.raw = bytes.Clone(text)
+		rec.raw = s.keep(text)
 		return rec, nil
 	}
 }
@@ -140,9 +189,10 @@ func (s *jsonSource) parse(rec *record) {
 	if rec.err != nil {
 		return
 	}
-	e := new(tablestore.RawEntity)
+	e := rawEntities.Get().(*tablestore.RawEntity)
 	if err := e.UnmarshalJSON(rec.raw); err != nil {
 		rec.err = err
+		recycleRaw(e)
 		return
 	}
 	rec.encoded = e

@@ -210,7 +210,11 @@ func (r *pageReader) parallelScan(base *pebble.Iterator, spans []span) error {
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
 	g, gctx := errgroup.WithContext(ctx)
-	lookahead := 2 * workers
+	// Chunks in flight: a worker done with its chunk takes another while
+	// the merger waits for an earlier one, whose slot it frees only then.
+	// With 2 per worker the workers of a 2-CPU scan waited for work about
+	// 15 ms per 100,000 entities (block profile); with 4 under 1 ms.
+	lookahead := 4 * workers
 	work := make(chan *chunk, lookahead)
 	order := make(chan *chunk, lookahead)
 	slots := make(chan struct{}, lookahead)

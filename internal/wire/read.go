@@ -474,6 +474,16 @@ func (s *scanner) literal(lit string) error {
 	return nil
 }
 
+// plainASCII marks the bytes a JSON string holds as they are and text
+// steps over without a closer look: ASCII, not a control character, '"'
+// or '\\'.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // text reads the JSON string at i, which starts with '"', and returns its
 // value: a sub-slice of data when the string has no escape, else the tail
 // of s.buf, where its unescaped value is appended. It refuses raw control
@@ -485,6 +495,9 @@ func (s *scanner) text() ([]byte, error) {
 	i := start
 	from := -1 // where the value starts in s.buf, once an escape is met
 	for {
+		for i < len(data) && plainASCII[data[i]] {
+			i++
+		}
 		if i >= len(data) {
 			s.i = i
 			return nil, s.syntax("")
