@@ -106,16 +106,7 @@ func BenchmarkPrepareTransaction100Typed(b *testing.B) {
 	for t := range txns {
 		txns[t] = benchStructActions(t*100, 100)
 	}
-	b.ReportAllocs()
-	k := 0
-	for b.Loop() {
-		s := getScratch()
-		if _, err := s.prepareTransaction(txns[k%len(txns)]); err != nil {
-			b.Fatal(err)
-		}
-		putScratch(s)
-		k++
-	}
+	benchPrepareTransactions(b, txns)
 }
 
 // BenchmarkPrepareTransaction100 is BenchmarkPrepareTransaction100Typed
@@ -128,6 +119,12 @@ func BenchmarkPrepareTransaction100(b *testing.B) {
 			txns[t][i] = TransactionAction{Type: ActionUpsertReplace, Entity: benchEntity(t*100 + i)}
 		}
 	}
+	benchPrepareTransactions(b, txns)
+}
+
+// benchPrepareTransactions validates and encodes txns in turn, one per
+// iteration, without committing them.
+func benchPrepareTransactions(b *testing.B, txns [][]TransactionAction) {
 	b.ReportAllocs()
 	k := 0
 	for b.Loop() {

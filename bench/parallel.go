@@ -139,34 +139,8 @@ func tablestoreScanTimes(e *env, segs []*tablestore.Segment, warm bool) (_ map[i
 	defer recoverInto(&err)
 	want := countMatches(e.sc.Entities)
 	q := tablestore.Query{Filter: fmt.Sprintf("Bucket eq %d", filterBucket)}
-	count := func(db *tablestore.DB, q tablestore.Query) (int, error) {
-		n := 0
-		for _, err := range db.Table(benchTable).Query(e.ctx, q) {
-			if err != nil {
-				return n, err
-			}
-			n++
-		}
-		return n, nil
-	}
-	scan := func(db *tablestore.DB) (int, error) { return count(db, q) }
-	halves := func(db *tablestore.DB) (int, error) {
-		ns, errs := make([]int, len(segs)), make([]error, len(segs))
-		var wg sync.WaitGroup
-		for i, seg := range segs {
-			wg.Go(func() {
-				sq := q
-				sq.Segment = seg
-				ns[i], errs[i] = count(db, sq)
-			})
-		}
-		wg.Wait()
-		n := 0
-		for _, m := range ns {
-			n += m
-		}
-		return n, errors.Join(errs...)
-	}
+	scan := func(db *tablestore.DB) (int, error) { return countQuery(e.ctx, db.Table(benchTable), q) }
+	halves := func(db *tablestore.DB) (int, error) { return countSegments(e.ctx, db.Table(benchTable), q, segs) }
 	best := map[int]time.Duration{}
 	keys := []int{1, 2, halvesRound}
 	for r := range scanRounds {
@@ -421,4 +395,36 @@ func segmentsTarget(e *env) target {
 	}
 	t.Pass = t.Value <= t.Limit
 	return t
+}
+
+// countQuery counts the entities q returns from t.
+func countQuery(ctx context.Context, t *tablestore.Table, q tablestore.Query) (int, error) {
+	n := 0
+	for _, err := range t.Query(ctx, q) {
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// countSegments counts the entities q returns from each of segs, one
+// goroutine per segment, and returns their sum.
+func countSegments(ctx context.Context, t *tablestore.Table, q tablestore.Query, segs []*tablestore.Segment) (int, error) {
+	ns, errs := make([]int, len(segs)), make([]error, len(segs))
+	var wg sync.WaitGroup
+	for i, seg := range segs {
+		wg.Go(func() {
+			sq := q
+			sq.Segment = seg
+			ns[i], errs[i] = countQuery(ctx, t, sq)
+		})
+	}
+	wg.Wait()
+	n := 0
+	for _, m := range ns {
+		n += m
+	}
+	return n, errors.Join(errs...)
 }

@@ -55,29 +55,6 @@ func BenchmarkParallelScan(b *testing.B) {
 	}
 	want := countMatches(benchEntities)
 	q := tablestore.Query{Filter: fmt.Sprintf("Bucket eq %d", filterBucket)}
-	count := func(t *tablestore.Table, q tablestore.Query) (int, error) {
-		n := 0
-		for _, err := range t.Query(ctx, q) {
-			if err != nil {
-				return n, err
-			}
-			n++
-		}
-		return n, nil
-	}
-	halves := func(t *tablestore.Table, segs []*tablestore.Segment) (int, error) {
-		ns, errs := make([]int, len(segs)), make([]error, len(segs))
-		var wg sync.WaitGroup
-		for i, seg := range segs {
-			wg.Go(func() {
-				sq := q
-				sq.Segment = seg
-				ns[i], errs[i] = count(t, sq)
-			})
-		}
-		wg.Wait()
-		return ns[0] + ns[1], errors.Join(errs...)
-	}
 	run := func(b *testing.B, scan func() (int, error)) {
 		if n, err := scan(); err != nil || n != want { // warms the cache
 			b.Fatal(n, err)
@@ -109,14 +86,14 @@ func BenchmarkParallelScan(b *testing.B) {
 			defer db.Close()
 			t := db.Table(benchTable)
 			if name != "tablestore/halves" {
-				run(b, func() (int, error) { return count(t, q) })
+				run(b, func() (int, error) { return countQuery(ctx, t, q) })
 				return
 			}
 			segs, err := t.Segments(ctx, 2)
 			if err != nil || len(segs) != 2 {
 				b.Fatal(len(segs), err)
 			}
-			run(b, func() (int, error) { return halves(t, segs) })
+			run(b, func() (int, error) { return countSegments(ctx, t, q, segs) })
 		})
 	}
 	for _, ways := range []int{1, 2} {

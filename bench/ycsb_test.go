@@ -21,19 +21,11 @@ func TestYCSBShort(t *testing.T) {
 	if _, err := azurite.Find(); err == nil {
 		servers += ",azurite"
 	}
-	args := []string{"-records", "300", "-ops", "200", "-rounds", "1", "-max-round", "10s",
-		"-http", servers, "-http-threads", "1,4", "-tablestore-bin", "self", "-out", out, "-data", t.TempDir()}
-	if err := runYCSB(context.Background(), args); err != nil {
-		t.Fatal(err)
-	}
-	rows := readYCSBRows(t, out)
+	rows := runYCSBRows(t, out, "-records", "300", "-ops", "200", "-rounds", "1", "-max-round", "10s",
+		"-http", servers, "-http-threads", "1,4", "-tablestore-bin", "self")
 	var want []ycsbRowName
 	for _, w := range ycsbWorkloads {
-		for _, side := range ycsbSides {
-			for _, d := range []string{"synced", "unsynced"} {
-				want = append(want, ycsbRowName{w.name, side, d, 1})
-			}
-		}
+		want = append(want, embeddedRows(w.name)...)
 		for _, th := range []int{1, 4} {
 			want = append(want, ycsbRowName{w.name, ycsbServer, "unsynced", th})
 		}
@@ -57,20 +49,10 @@ func TestYCSBLong(t *testing.T) {
 	if err != nil || n <= 0 {
 		t.Skip("TABLESTORE_YCSB_RECORDS is not a positive record count")
 	}
-	out := t.TempDir()
-	args := []string{"-records", strconv.Itoa(n), "-ops", "20000", "-rounds", "1", "-max-round", "2s",
-		"-http", "", "-out", out, "-data", t.TempDir()}
-	if err := runYCSB(context.Background(), args); err != nil {
-		t.Fatal(err)
-	}
-	rows := readYCSBRows(t, out)
+	rows := runYCSBRows(t, t.TempDir(), "-records", strconv.Itoa(n), "-ops", "20000", "-rounds", "1", "-max-round", "2s", "-http", "")
 	var want []ycsbRowName
 	for _, w := range ycsbWorkloads {
-		for _, side := range ycsbSides {
-			for _, d := range []string{"synced", "unsynced"} {
-				want = append(want, ycsbRowName{w.name, side, d, 1})
-			}
-		}
+		want = append(want, embeddedRows(w.name)...)
 	}
 	checkYCSBCells(t, rows, want, 0)
 	pebble := ycsbFind(rows, "load", sidePebble, "unsynced", 1)
@@ -95,9 +77,13 @@ type ycsbRowName struct {
 	threads                    int
 }
 
-// readYCSBRows reads DIR/ycsb.json.
-func readYCSBRows(t *testing.T, out string) []*ycsbResult {
+// runYCSBRows runs -ycsb with args, its output in out and its stores in
+// a temporary directory, and returns the rows of out/ycsb.json.
+func runYCSBRows(t *testing.T, out string, args ...string) []*ycsbResult {
 	t.Helper()
+	if err := runYCSB(context.Background(), append(args, "-out", out, "-data", t.TempDir())); err != nil {
+		t.Fatal(err)
+	}
 	b, err := os.ReadFile(filepath.Join(out, "ycsb.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -137,4 +123,16 @@ func checkYCSBCells(t *testing.T, rows []*ycsbResult, want []ycsbRowName, ops in
 			t.Errorf("%+v: peak RSS %d, disk %d bytes", c, r.PeakRSS, r.DiskBytes)
 		}
 	}
+}
+
+// embeddedRows names the rows of workload on every embedded side, in
+// both durability modes.
+func embeddedRows(workload string) []ycsbRowName {
+	var rows []ycsbRowName
+	for _, side := range ycsbSides {
+		for _, d := range []string{"synced", "unsynced"} {
+			rows = append(rows, ycsbRowName{workload, side, d, 1})
+		}
+	}
+	return rows
 }
