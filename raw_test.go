@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -319,14 +320,25 @@ func TestRawEntityReset(t *testing.T) {
 	require.Equal(t, zeroErr.Error(), fmt.Sprint(insert(&e)))
 
 	// Decoding into the kept buffer allocates only the keys' strings.
-	fresh := testing.AllocsPerRun(100, func() {
+	// AllocsPerRun counts every goroutine's allocations, and other
+	// tests' stores may still be working in the background: only their
+	// noise can raise a count, so each side takes its least of five.
+	leastAllocs := func(f func()) float64 {
+		least := math.Inf(1)
+		for range 5 {
+			least = min(least, testing.AllocsPerRun(100, f))
+		}
+		return least
+	}
+	fresh := leastAllocs(func() {
 		var f RawEntity
 		_ = f.UnmarshalJSON(body)
 	})
-	reused := testing.AllocsPerRun(100, func() {
+	reused := leastAllocs(func() {
 		e.Reset()
 		_ = e.UnmarshalJSON(body)
 	})
+	t.Logf("allocations per decode: %.0f fresh, %.0f into a reset entity", fresh, reused)
 	require.Less(t, reused, fresh)
 	require.NoError(t, insert(&e))
 	got, err := tb.Get(ctx, "p", "r", nil)
