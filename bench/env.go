@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 )
 
 // env holds the stores of one run: per side, a "main" store opened
@@ -96,4 +97,21 @@ func recoverInto(err *error) {
 		}
 		*err = fmt.Errorf("panic: %v", r)
 	}
+}
+
+// commandLine is the shell command that runs this program as prefix
+// args, each argument that is empty or holds a space or a shell
+// character single-quoted, so a results file's command can be pasted.
+func commandLine(prefix string, args []string) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	for _, a := range args {
+		b.WriteByte(' ')
+		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+			b.WriteString(a)
+			continue
+		}
+		b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
+	}
+	return b.String()
 }

@@ -105,7 +105,7 @@ type getDiag struct {
 type getter func(ctx context.Context, pk, rk string) (int, error)
 
 func runGetDiag(ctx context.Context, c config, dataDir string, args []string) error {
-	d := &getDiag{Scale: c.scale, Command: "go run . " + strings.Join(args, " "), Started: time.Now().UTC(),
+	d := &getDiag{Scale: c.scale, Command: commandLine("go run .", args), Started: time.Now().UTC(),
 		Load: map[string]float64{}, Shapes: map[string]map[string]lsmShape{}, Uptime: map[string]string{}}
 	e := newEnv(ctx, c.scale, dataDir, c.cacheSize, c.blockSize)
 	defer e.closeAll()

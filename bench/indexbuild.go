@@ -181,7 +181,7 @@ func runIndexBuild(ctx context.Context, c config, dataDir string, args []string)
 	if n < tagMatches*partitionSize {
 		return fmt.Errorf("index-build needs at least %d entities", tagMatches*partitionSize)
 	}
-	res := &indexBuildResult{Command: "go run . " + strings.Join(args, " "), Scale: c.scale.Name, Entities: n}
+	res := &indexBuildResult{Command: commandLine("go run .", args), Scale: c.scale.Name, Entities: n}
 	res.LoadAverage[0] = loadAvg()
 	started := time.Now()
 	logf("index-build: scale %s, %s entities, load average %s", c.scale.Name, commas(float64(n)), res.LoadAverage[0])

@@ -271,7 +271,7 @@ func run(args []string) error {
 	if c.txnOnly {
 		return runTxnOnly(ctx, c, dataDir)
 	}
-	res := &results{Scale: c.scale, Command: "go run . " + strings.Join(args, " "), Started: time.Now().UTC(),
+	res := &results{Scale: c.scale, Command: commandLine("go run .", args), Started: time.Now().UTC(),
 		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), CacheSize: c.cacheSize, BlockSize: c.blockSize, Rounds: c.rounds}
 	e := newEnv(ctx, c.scale, dataDir, c.cacheSize, c.blockSize)
 	defer e.closeAll()

@@ -322,7 +322,7 @@ func runServerBench(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	res := &srvResults{Command: "go run . -server " + strings.Join(args, " "), Started: time.Now().UTC(),
+	res := &srvResults{Command: commandLine("go run . -server", args), Started: time.Now().UTC(),
 		Entities: c.entities, Conns: c.conns, Duration: c.duration.String(), Rounds: c.rounds,
 		Servers: map[string]*srvResult{}, CPUs: runtime.NumCPU()}
 	res.LoadAverage[0] = loadAvg()

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -336,7 +335,7 @@ func pollWait(remaining int64, rate int) time.Duration {
 // runTTLSweep is the -ttl-sweep mode.
 func runTTLSweep(ctx context.Context, c config, dataDir string, args []string) error {
 	n := c.scale.Entities
-	res := &ttlSweepResult{Command: "go run . " + strings.Join(args, " "), Scale: c.scale.Name, Entities: n, SweepRate: c.sweepRate,
+	res := &ttlSweepResult{Command: commandLine("go run .", args), Scale: c.scale.Name, Entities: n, SweepRate: c.sweepRate,
 		LoadRate: map[string]float64{}, SetTTLSeconds: map[string]float64{},
 		GetP50Rounds: map[string][]float64{}, PagingRounds: map[string][]float64{}, OverheadGoal: ttlOverheadGoal, SweepP99Goal: sweepP99Goal}
 	res.LoadAverage[0] = loadAvg()

@@ -275,7 +275,7 @@ func runYCSB(ctx context.Context, args []string) error {
 		}
 		defer os.RemoveAll(dataDir)
 	}
-	meta := ycsbMeta{Command: "go run . -ycsb " + strings.Join(args, " "), Started: time.Now().UTC(), Machine: machine(), CPUs: runtime.NumCPU(),
+	meta := ycsbMeta{Command: commandLine("go run . -ycsb", args), Started: time.Now().UTC(), Machine: machine(), CPUs: runtime.NumCPU(),
 		GoVersion: runtime.Version(), Records: c.records, Ops: c.ops, HTTPRecords: c.httpRecords, HTTPOps: c.httpOps,
 		Rounds: c.rounds, CacheBytes: c.cacheSize, LoadBefore: loadAvg()}
 	var rows []*ycsbResult
@@ -695,11 +695,13 @@ func printYCSBGoals(w io.Writer, meta ycsbMeta, rows []*ycsbResult) {
 			}
 			ceiling := ""
 			if meta.CPUs > 0 && s.ClientCPUPerOp > 0 {
-				// Closed-loop clients run at most min(threads, CPUs)
-				// operations at once, and each costs the client's CPU
-				// and the server's; with a server costing nothing, the
-				// client's alone.
-				busy := float64(min(th, meta.CPUs)) * 1e6
+				// The machine's CPUs bound the operations per second
+				// at CPUs / (client's + server's CPU per operation),
+				// whatever the threads (a client's or server's
+				// background work overlaps even one thread's
+				// requests); with a server costing nothing, at CPUs /
+				// the client's alone.
+				busy := float64(meta.CPUs) * 1e6
 				ceiling = fmt.Sprintf("; ceiling on %d CPUs: %.2fx with the server's %.0f µs and the client's %.0f µs of CPU per op, %.2fx were the server free",
 					meta.CPUs, busy/(s.ClientCPUPerOp+s.CPUPerOp)/a.OpsPerSec, s.CPUPerOp, s.ClientCPUPerOp, busy/s.ClientCPUPerOp/a.OpsPerSec)
 			}
