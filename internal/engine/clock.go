@@ -12,14 +12,10 @@ import (
 // Bounds of how far ahead of the Timestamps it issues the clock keeps its
 // durable ceiling (see timestampClock), in ticks.
 const (
-	// clockMinLead is the least lead: 250 ms. A move of the ceiling is
+	// clockMinLead is the least lead: 50 ms. A move of the ceiling is
 	// an fsync of its own (see clockfile.go), beside the commits' own
-	// syncs: at most one every 125 ms while writes go on. A writer that
-	// pauses for less than half a lead between writes (a program that
-	// prepares its next batch meanwhile) finds the ceiling still ahead
-	// and does not wait for that fsync, which an unsynced write would
-	// otherwise pay for at the start of every burst.
-	clockMinLead = 2_500_000
+	// syncs: at most one every 25 ms while writes go on.
+	clockMinLead = 500_000
 	// clockMaxLead is the most: 1 s, reached only when a synced write
 	// of the ceiling takes 250 ms or more.
 	clockMaxLead = 10_000_000
@@ -50,7 +46,7 @@ const (
 //
 // The ceiling is kept only a little ahead: it is moved to the value being
 // issued plus the lead, which is four times the time the last synced
-// write of the ceiling took, at least 250 ms and at most 1 s. When a
+// write of the ceiling took, at least 50 ms and at most 1 s. When a
 // value is issued less than half the lead below the ceiling, a background
 // write moves the ceiling on, so writers go on issuing values below the
 // old one meanwhile and wait only if they reach it (or write it
@@ -63,8 +59,8 @@ const (
 //     store opened and closed any number of times keeps its Timestamps
 //     on the wall clock;
 //   - after a crash (or a Close that could not write), the next Open
-//     resumes from the ceiling, at most one lead (250 ms on a disk that
-//     syncs in 62.5 ms or less) past the last value issued, so from the
+//     resumes from the ceiling, at most one lead (50 ms on a disk that
+//     syncs in 12.5 ms or less) past the last value issued, so from the
 //     wall clock itself whenever the restart takes longer than that.
 type timestampClock struct {
 	mu sync.Mutex

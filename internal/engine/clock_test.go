@@ -141,30 +141,6 @@ func TestClockMovesAheadOfNeed(t *testing.T) {
 	require.Equal(t, now+clockMinLead, c.ceiling)
 }
 
-// TestClockCoversPausesBetweenBursts writes in bursts of 10 ms with
-// pauses of 100 ms, as a program preparing its next batches between
-// commits does: only the first value waits for a write of the ceiling;
-// the pauses find it still ahead, moved in the background.
-func TestClockCoversPausesBetweenBursts(t *testing.T) {
-	var persists, spawned atomic.Int32
-	c := &timestampClock{}
-	c.init(0, func(int64) error { persists.Add(1); return nil },
-		func(f func()) { spawned.Add(1); go f() })
-	now := int64(1_000_000_000)
-	for range 50 {
-		for range 100 { // 10 ms of writes, one every 100 µs
-			_, err := c.next(now, 0)
-			require.NoError(t, err)
-			now += 1_000
-		}
-		c.settle()       // the pause lets a move in flight end
-		now += 1_000_000 // 100 ms
-	}
-	c.closing()
-	require.Greater(t, spawned.Load(), int32(0), "the ceiling moves in the background")
-	require.Equal(t, int32(1), persists.Load()-spawned.Load(), "writes of the ceiling a writer waited for")
-}
-
 func TestClockPersistFailure(t *testing.T) {
 	fail := errors.New("disk gone")
 	var failing bool
