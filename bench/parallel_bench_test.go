@@ -36,14 +36,8 @@ func BenchmarkParallelScan(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		recs := make([]record, batchSize)
-		for i := 0; i < benchEntities; i += batchSize {
-			for j := range recs {
-				genRecord(&recs[j], i+j)
-			}
-			if err := s.upsertBatch(ctx, recs); err != nil {
-				b.Fatal(err)
-			}
+		if err := loadRecords(ctx, s, benchEntities); err != nil {
+			b.Fatal(err)
 		}
 		if err := safeClose(s); err != nil {
 			b.Fatal(err)

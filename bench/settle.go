@@ -30,12 +30,11 @@ func compactMain(e *env, side string) (time.Duration, error) {
 		return 0, err
 	}
 	t0 := time.Now()
-	lo, hi := []byte{0}, bytes.Repeat([]byte{0xff}, 9)
 	switch p := s.(type) {
 	case *pebbleStore:
-		err = compactWhole(e.ctx, p.db, lo, hi)
+		err = compactAll(e.ctx, p.db)
 	case pebbleMapsStore:
-		err = compactWhole(e.ctx, p.db, lo, hi)
+		err = compactAll(e.ctx, p.db)
 	case *sqliteStore:
 		_, err = p.w.ExecContext(e.ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
 	case *tablestoreStore, *typedStore:
@@ -69,6 +68,12 @@ func compactWhole(ctx context.Context, db *pebble.DB, lo, hi []byte) error {
 	return nil
 }
 
+// compactAll compacts every key of db (every table ID: keys start with
+// an 8-byte table ID) until its files are in one level.
+func compactAll(ctx context.Context, db *pebble.DB) error {
+	return compactWhole(ctx, db, []byte{0}, bytes.Repeat([]byte{0xff}, 9))
+}
+
 func compactTablestore(e *env, side string, s store) error {
 	if err := s.close(); err != nil {
 		return err
@@ -91,7 +96,7 @@ func compactClosedStore(ctx context.Context, dir string, s storeSettings) error 
 	if err != nil {
 		return err
 	}
-	if err := compactWhole(ctx, db, []byte{0}, bytes.Repeat([]byte{0xff}, 9)); err != nil {
+	if err := compactAll(ctx, db); err != nil {
 		db.Close()
 		return err
 	}

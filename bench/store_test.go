@@ -29,16 +29,8 @@ func openTestStore(t *testing.T, side string, sync bool) store {
 			t.Error(err)
 		}
 	})
-	ctx := context.Background()
-	loader := s
-	recs := make([]record, batchSize)
-	for i := 0; i < storeTestEntities; i += batchSize {
-		for j := range recs {
-			genRecord(&recs[j], i+j)
-		}
-		if err := loader.upsertBatch(ctx, recs); err != nil {
-			t.Fatal(err)
-		}
+	if err := loadRecords(context.Background(), s, storeTestEntities); err != nil {
+		t.Fatal(err)
 	}
 	return s
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 )
 
 // The benchmarks here measure the target pairs (tablestore and raw Pebble
@@ -41,31 +39,23 @@ func benchData(b *testing.B, side string) store {
 		}
 		benchStores = map[string]store{}
 		for _, side := range benchSides() {
-			s, err := safeOpen(side, benchDir+"/"+side, storeSettings{cacheSize: 64 << 20})
+			dir := filepath.Join(benchDir, side)
+			s, err := safeOpen(side, dir, storeSettings{cacheSize: 64 << 20})
 			if err != nil {
 				benchErr = err
 				return
 			}
-			recs := make([]record, batchSize)
-			for i := 0; i < benchEntities; i += batchSize {
-				for j := range recs {
-					genRecord(&recs[j], i+j)
-				}
-				if err := s.upsertBatch(context.Background(), recs); err != nil {
-					benchErr = err
-					return
-				}
+			if benchErr = loadRecords(context.Background(), s, benchEntities); benchErr != nil {
+				return
 			}
 			// Settle the store into its bottom level, as the program does
-			// by default (-settle), so every side reads the same LSM shape.
-			if s, benchErr = settleBenchStore(side, benchDir+"/"+side, s); benchErr != nil {
+			// by default (-settle), so every side reads the same LSM shape
+			// and the first benchmark pays for no compaction the load left.
+			if s, benchErr = settleBenchStore(side, dir, s); benchErr != nil {
 				return
 			}
 			benchStores[side] = s
 		}
-		// Let the flushes and compactions the load started finish, so the
-		// first benchmark does not pay for them.
-		time.Sleep(3 * time.Second)
 	})
 	if benchErr != nil {
 		b.Fatal(benchErr)
@@ -80,7 +70,7 @@ func settleBenchStore(side, dir string, s store) (store, error) {
 	settings := storeSettings{cacheSize: 64 << 20}
 	switch p := s.(type) {
 	case *pebbleStore:
-		return s, compactWhole(ctx, p.db, []byte{0}, bytes.Repeat([]byte{0xff}, 9))
+		return s, compactAll(ctx, p.db)
 	case *tablestoreStore, *typedStore:
 		if err := s.close(); err != nil {
 			return nil, err
@@ -91,6 +81,21 @@ func settleBenchStore(side, dir string, s store) (store, error) {
 		return safeOpen(side, dir, settings)
 	}
 	return s, nil
+}
+
+// loadRecords upserts records 0 to n-1 (genRecord's) into s in batches
+// of batchSize.
+func loadRecords(ctx context.Context, s store, n int) error {
+	recs := make([]record, batchSize)
+	for i := 0; i < n; i += batchSize {
+		for j := range recs {
+			genRecord(&recs[j], i+j)
+		}
+		if err := s.upsertBatch(ctx, recs); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func TestMain(m *testing.M) {
